@@ -1,0 +1,301 @@
+"""Typed model of the experiment spec (schema 1). Validation only; no I/O.
+
+Flag values are normalised: a switch is `True`; a flag with values is a tuple of strings
+(TOML numbers are written the way a shell script would spell them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from reportgen.store.layout import BASELINE, ID_PATTERN, PROFILE_PREFIX
+
+SPEC_SCHEMA_VERSION = 1
+FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+FlagValue = Union[bool, str, int, float, list[Union[str, int, float]]]
+Normalised = Union[Literal[True], tuple[str, ...]]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+def _check_flag(flag: str) -> str:
+    if not FLAG_PATTERN.match(flag):
+        raise ValueError(f"expected a flag such as '--max-tokens-per-gpu', got {flag!r}")
+    return flag
+
+
+def _spell(v: str | int | float) -> str:
+    if isinstance(v, bool):
+        raise ValueError("true/false only as the whole value of a switch")
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return repr(v)
+    return str(v)
+
+
+def normalise_value(flag: str, value: FlagValue) -> Normalised:
+    if value is True:
+        return True
+    if value is False:
+        raise ValueError(f"{flag} = false is not an edit: list the flag under 'remove' instead")
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"{flag}: expected at least one value")
+        return tuple(_spell(v) for v in value)
+    return (_spell(value),)
+
+
+class RecipeSpec(_Model):
+    """How an arm is launched: a bash recipe script, or an argv list."""
+
+    script: str | None = None
+    argv: list[str] | None = None
+    workdir: str = "."
+    python: str = "python3"
+    shell: str = "bash"
+    env: dict[str, str] = Field(default_factory=dict)
+    entrypoint: str | None = Field(
+        default=None,
+        description="substring identifying the workload command in `set -x` trace lines",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "RecipeSpec":
+        if (self.script is None) == (self.argv is None):
+            raise ValueError("give exactly one of 'script' (a bash recipe) or 'argv' (a list)")
+        if self.argv is not None and not self.argv:
+            raise ValueError("'argv' must not be empty")
+        return self
+
+
+class ProvenanceSpec(_Model):
+    model_dir: str | None = None
+    data_files: list[str] = Field(default_factory=list)
+    commands: list[Union[str, list[str]]] = Field(default_factory=list)
+    recipe_repo: str | None = None
+
+
+class WorkloadSpec(_Model):
+    """The fixed workload: flags no candidate may touch, and the steps every arm must complete."""
+
+    flags: list[str] = Field(default_factory=list)
+    steps: int | None = Field(default=None, ge=1)
+    steps_flag: str = "--num-rollout"
+    batch_flag: str = "--global-batch-size"
+
+    @field_validator("flags")
+    @classmethod
+    def _flags(cls, v: list[str]) -> list[str]:
+        for f in v:
+            _check_flag(f)
+        if len(set(v)) != len(v):
+            raise ValueError("flags are listed twice")
+        return v
+
+
+class RunSpec(_Model):
+    repeats: int = Field(default=1, ge=1, le=100)
+    order: Literal["sequential", "interleaved"] = "sequential"
+    timeout_s: float = Field(default=3600.0, gt=0)
+    gpu_sample_interval_s: float = Field(default=1.0, gt=0, le=60)
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    num_gpus: float = Field(default=0, ge=0)
+    num_cpus: float = Field(default=1, ge=0)
+
+
+class Window(_Model):
+    name: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> "Window":
+        if self.end < self.start:
+            raise ValueError(f"window {self.name}: end ({self.end}) is before start ({self.start})")
+        return self
+
+
+class AnalysisSpec(_Model):
+    primary: str = "perf/step_resp_token_per_s"
+    direction: Literal["higher", "lower"] = "higher"
+    secondary: list[str] = Field(
+        default_factory=lambda: [
+            "perf/step_token_per_s",
+            "perf/step_time",
+            "perf/actor_train_time",
+        ]
+    )
+    warmup_steps: int = Field(default=20, ge=0)
+    windows: list[Window] = Field(default_factory=list)
+    min_effect: float = Field(default=0.05, ge=0, lt=10)
+    confidence: float = Field(default=0.95, gt=0.5, lt=1)
+    method: Literal["block-bootstrap", "batch-means"] = "block-bootstrap"
+    seed: int = 20260805
+    site_url: str | None = None
+
+    @model_validator(mode="after")
+    def _windows(self) -> "AnalysisSpec":
+        names = [w.name for w in self.windows]
+        if len(set(names)) != len(names):
+            raise ValueError("window names must be unique")
+        prev_end = -1
+        for w in self.windows:
+            if w.start < self.warmup_steps:
+                raise ValueError(
+                    f"window {w.name} starts at step {w.start}, inside the warm-up "
+                    f"(steps 0-{self.warmup_steps - 1}); start it at {self.warmup_steps} or later"
+                )
+            if w.start <= prev_end:
+                raise ValueError(f"window {w.name} overlaps the window before it; windows must be ordered and disjoint")
+            prev_end = w.end
+        return self
+
+
+class Candidate(_Model):
+    id: str
+    title: str
+    rationale: str = ""
+    base: str = BASELINE
+    remove: list[str] = Field(default_factory=list)
+    set: dict[str, FlagValue] = Field(default_factory=dict)
+    add: dict[str, FlagValue] = Field(default_factory=dict)
+    add_after: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not ID_PATTERN.match(v):
+            raise ValueError(f"expected letters, digits, '.', '_' or '-' (at most 64), got {v!r}")
+        if v == BASELINE or v.startswith(PROFILE_PREFIX):
+            raise ValueError(f"{v!r} is reserved; choose another candidate id")
+        return v
+
+    @field_validator("remove")
+    @classmethod
+    def _remove(cls, v: list[str]) -> list[str]:
+        for f in v:
+            _check_flag(f)
+        return v
+
+    @field_validator("set", "add")
+    @classmethod
+    def _values(cls, v: dict[str, FlagValue]) -> dict[str, FlagValue]:
+        for flag, value in v.items():
+            _check_flag(flag)
+            normalise_value(flag, value)
+        return v
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "Candidate":
+        if not (self.remove or self.set or self.add):
+            raise ValueError(f"candidate {self.id} changes nothing: give 'remove', 'set' or 'add'")
+        touched = [*self.remove, *self.set, *self.add]
+        dup = sorted({f for f in touched if touched.count(f) > 1})
+        if dup:
+            raise ValueError(f"candidate {self.id} edits {', '.join(dup)} more than once")
+        return self
+
+    def edits(self) -> "Edits":
+        return Edits(
+            remove=tuple(self.remove),
+            set=tuple((f, normalise_value(f, v)) for f, v in self.set.items()),
+            add=tuple((f, normalise_value(f, v)) for f, v in self.add.items()),
+            add_after=self.add_after,
+        )
+
+    def touched_flags(self) -> list[str]:
+        return [*self.remove, *self.set, *self.add]
+
+
+class Edits(_Model):
+    """One candidate's own flag edits, normalised (the plan stage composes them along `base`)."""
+
+    remove: tuple[str, ...] = ()
+    set: tuple[tuple[str, Normalised], ...] = ()
+    add: tuple[tuple[str, Normalised], ...] = ()
+    add_after: str | None = None
+
+
+class ProfilerSpec(_Model):
+    """A separate short diagnostic run with profiler flags; never part of the formal numbers."""
+
+    arms: list[str] = Field(default_factory=lambda: [BASELINE])
+    add: dict[str, FlagValue] = Field(default_factory=dict)
+    set: dict[str, FlagValue] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("add", "set")
+    @classmethod
+    def _values(cls, v: dict[str, FlagValue]) -> dict[str, FlagValue]:
+        for flag, value in v.items():
+            _check_flag(flag)
+            normalise_value(flag, value)
+        return v
+
+
+class Spec(_Model):
+    schema_version: Literal[1] = SPEC_SCHEMA_VERSION
+    name: str
+    title: str
+    hypothesis: str = ""
+    issue: str | None = None
+    pr: str | None = None
+    recipe: RecipeSpec
+    provenance: ProvenanceSpec = Field(default_factory=ProvenanceSpec)
+    workload: WorkloadSpec = Field(default_factory=WorkloadSpec)
+    run: RunSpec = Field(default_factory=RunSpec)
+    analysis: AnalysisSpec = Field(default_factory=AnalysisSpec)
+    candidates: list[Candidate] = Field(default_factory=list)
+    profiler: ProfilerSpec | None = None
+    # Filled by the loader, not by the user.
+    source_path: str = ""
+    source_dir: str = ""
+    profile: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not ID_PATTERN.match(v):
+            raise ValueError(f"expected letters, digits, '.', '_' or '-' (at most 64), got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _graph(self) -> "Spec":
+        if not self.candidates:
+            raise ValueError("no candidates: add at least one [[candidates]] table")
+        seen: set[str] = {BASELINE}
+        fixed = set(self.workload.flags)
+        for c in self.candidates:
+            if c.id in seen:
+                raise ValueError(f"candidate id {c.id!r} is used twice")
+            if c.base not in seen:
+                raise ValueError(
+                    f"candidate {c.id}: base {c.base!r} is not 'baseline' or a candidate declared before it"
+                )
+            touched = sorted(fixed.intersection(c.touched_flags()))
+            if touched:
+                raise ValueError(
+                    f"candidate {c.id} edits the fixed-workload flag {', '.join(touched)}: "
+                    "a candidate may not change the work done; drop the edit or the flag from [workload].flags"
+                )
+            seen.add(c.id)
+        if self.profiler is not None:
+            for arm in self.profiler.arms:
+                if arm not in seen:
+                    raise ValueError(f"profiler.arms: {arm!r} is not 'baseline' or a candidate id")
+        return self
+
+    def arm_ids(self) -> list[str]:
+        return [BASELINE, *(c.id for c in self.candidates)]
+
+    def candidate(self, arm_id: str) -> Candidate:
+        for c in self.candidates:
+            if c.id == arm_id:
+                return c
+        raise KeyError(arm_id)

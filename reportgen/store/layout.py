@@ -1,0 +1,91 @@
+"""Paths of the runs/ tree (schema 1). The one place that knows where files live.
+
+    runs/<experiment>/experiment.toml         the spec as run (bytes of the source file)
+    runs/<experiment>/campaign.json           machine fingerprint the campaign is pinned to
+    runs/<experiment>/analysis.json           written by `reportgen analyze`
+    runs/<experiment>/archive/<campaign>/     earlier campaigns, moved aside, never deleted
+    runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id | profile-<arm>)
+        manifest.json  recipe.sh|recipe.json  recipe.patch  command.json  stdout.log  stderr.log
+        gpu.jsonl -> gpu.parquet  provenance/  tensorboard/  traces/
+        metrics.parquet  events.json  (ingest)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+BASELINE = "baseline"
+PROFILE_PREFIX = "profile-"
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+EXPERIMENT_SPEC = "experiment.toml"
+CAMPAIGN = "campaign.json"
+ANALYSIS = "analysis.json"
+ARCHIVE = "archive"
+
+MANIFEST = "manifest.json"
+STDOUT = "stdout.log"
+STDERR = "stderr.log"
+RECIPE_SCRIPT = "recipe.sh"
+RECIPE_ARGV = "recipe.json"
+RECIPE_PATCH = "recipe.patch"
+COMMAND = "command.json"
+GPU_JSONL = "gpu.jsonl"
+GPU_PARQUET = "gpu.parquet"
+PROVENANCE = "provenance"
+TENSORBOARD = "tensorboard"
+TRACES = "traces"
+METRICS = "metrics.parquet"
+EVENTS = "events.json"
+
+RESERVED_DIRS = {ARCHIVE, "site", "docs"}
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """Address of one run inside a runs/ root."""
+
+    root: Path
+    experiment: str
+    arm: str
+    repeat: int
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.experiment / self.arm / str(self.repeat)
+
+    @property
+    def label(self) -> str:
+        return f"{self.experiment}/{self.arm}/{self.repeat}"
+
+
+def experiment_dir(root: Path, experiment: str) -> Path:
+    return Path(root) / experiment
+
+
+def iter_experiments(root: Path) -> list[Path]:
+    """Experiment folders under a runs/ root (those holding an experiment.toml), sorted."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / EXPERIMENT_SPEC).is_file())
+
+
+def iter_runs(exp_dir: Path) -> list[tuple[str, int, Path]]:
+    """(arm, repeat, path) for every run folder of an experiment, sorted by arm then repeat."""
+    out: list[tuple[str, int, Path]] = []
+    exp_dir = Path(exp_dir)
+    if not exp_dir.is_dir():
+        return out
+    for arm_dir in sorted(exp_dir.iterdir()):
+        if not arm_dir.is_dir() or arm_dir.name in RESERVED_DIRS or arm_dir.name.startswith("."):
+            continue
+        for rep_dir in arm_dir.iterdir():
+            if rep_dir.is_dir() and rep_dir.name.isdigit():
+                out.append((arm_dir.name, int(rep_dir.name), rep_dir))
+    out.sort(key=lambda t: (t[0] != BASELINE, t[0], t[1]))
+    return out
