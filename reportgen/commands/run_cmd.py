@@ -1,0 +1,39 @@
+"""`reportgen run`: execute an experiment spec into runs/ (thin; the work is reportgen.pipeline.run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from reportgen.execute.runner import RunOptions
+from reportgen.pipeline import RunRequest, run
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run_command(
+        spec: Optional[Path] = typer.Argument(None, help="Experiment spec (TOML). Default: scripts/recipes/default.toml."),
+        profile: Optional[str] = typer.Option(None, "--profile", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."),
+        runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root to write into."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print each arm's diff and command; run nothing."),
+        rerun: list[str] = typer.Option([], "--rerun", help="Rerun this arm even if complete (repeatable)."),
+        new_campaign: bool = typer.Option(False, "--new-campaign", help="Archive existing runs and rerun all arms (other machine or changed spec)."),
+        no_profiler: bool = typer.Option(False, "--no-profiler", help="Skip the separate profiler run."),
+        no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not write analysis.json at the end."),
+        ray: Optional[str] = typer.Option(None, "--ray", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."),
+    ) -> None:
+        """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
+        outcome = run(
+            RunRequest(
+                spec_path=spec,
+                profile=profile,
+                options=RunOptions(runs_root=runs, rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler),
+                dry_run=dry_run,
+                analyze=not no_analyze,
+                ray_address=ray,
+            )
+        )
+        if outcome is not None and outcome.interrupted:
+            raise typer.Exit(130)

@@ -1,0 +1,179 @@
+"""Local executor: one workload process group, its streams in files, clean stop.
+
+The workload (a bash recipe and whatever it starts) runs in its own session and process group
+so that a stop reaches every process it started. The direct child also gets a parent-death
+signal, and the group id and start time are recorded so that a later `reportgen run` can
+stop a group orphaned by a runner killed with SIGKILL before it redoes the run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a process ended: exit code, or the signal that ended it."""
+
+    exit_code: int | None
+    signal: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def exit_info(returncode: int) -> ExitInfo:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"SIG{-returncode}"
+        return ExitInfo(exit_code=None, signal=name)
+    return ExitInfo(exit_code=returncode, signal=None)
+
+
+class LocalProcess:
+    """A workload process group started from `command` with streams into two files."""
+
+    kind = "local"
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stdout_path: Path,
+        stderr_path: Path,
+    ) -> None:
+        self.command = list(command)
+        self.cwd = Path(cwd)
+        self.env = dict(env)
+        self.stdout_path = Path(stdout_path)
+        self.stderr_path = Path(stderr_path)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.pgid: int | None = None
+        self.proc_start: int | None = None
+
+    def start(self) -> None:
+        with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
+            self._proc = subprocess.Popen(
+                self.command,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=_child_setup,
+            )
+        self.pgid = self._proc.pid
+        self.proc_start = process_start_time(self._proc.pid)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def identity(self) -> dict[str, object]:
+        return {"pid": self.pid, "pgid": self.pgid, "proc_start": self.proc_start, "host": os.uname().nodename}
+
+    def poll(self) -> ExitInfo | None:
+        assert self._proc is not None
+        rc = self._proc.poll()
+        return None if rc is None else exit_info(rc)
+
+    def stop(self, *, grace_s: float = 10.0) -> ExitInfo:
+        """SIGTERM the whole group, then SIGKILL what is left after `grace_s`."""
+        assert self._proc is not None
+        _signal_group(self.pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None and not group_alive(self.pgid):
+                break
+            time.sleep(0.05)
+        _signal_group(self.pgid, signal.SIGKILL)
+        rc = self._proc.wait()
+        return exit_info(rc)
+
+    def reap_group(self) -> None:
+        """After the leader exits, stop any process of its group left behind."""
+        if self.pgid is not None and group_alive(self.pgid):
+            _signal_group(self.pgid, signal.SIGTERM)
+            time.sleep(0.5)
+            _signal_group(self.pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int | None, sig: int) -> None:
+    if pgid is None:
+        return
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def group_alive(pgid: int | None) -> bool:
+    if pgid is None:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def process_start_time(pid: int) -> int | None:
+    """Start time of `pid` in clock ticks since boot (/proc), to tell a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def stop_orphaned_group(identity: Mapping[str, object] | None) -> bool:
+    """Stop a process group left running by a runner that died; True if one was stopped.
+
+    Only acts when the group leader is still the same process (pid and start time match)
+    on this host, so a reused pid is never signalled.
+    """
+    if not identity:
+        return False
+    pgid = identity.get("pgid")
+    if not isinstance(pgid, int) or identity.get("host") != os.uname().nodename:
+        return False
+    if not group_alive(pgid):
+        return False
+    start = identity.get("proc_start")
+    if start is not None and process_start_time(pgid) not in (start, None):
+        return False
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and group_alive(pgid):
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+    return True

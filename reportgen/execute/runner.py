@@ -1,0 +1,446 @@
+"""Execute an experiment's plan into runs/: campaign pinning, resume, one run after another.
+
+Sits after `plan` and before `ingest` in the pipeline. For each (arm, repeat) in the planned
+order it keeps a finished run (complete or failed), redoes an unfinished one (interrupted, or
+left `running` by a runner that died), and otherwise: records provenance, starts the GPU
+sampler, runs the workload's process group with its streams in files, shows live progress from
+the same console parser ingest uses, stops cleanly on Ctrl-C/SIGTERM/timeout, ingests, and
+writes the manifest's final status last.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol
+
+from reportgen.capture.gpu import GpuSampler, compact
+from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
+from reportgen.capture.provenance import capture_provenance
+from reportgen.capture.redact import redact_env, redact_text, secret_values
+from reportgen.errors import UserError
+from reportgen.execute.process import ExitInfo, LocalProcess, stop_orphaned_group
+from reportgen.execute.progress import ProgressDisplay
+from reportgen.ingest.console import ConsoleParser
+from reportgen.ingest.run_dir import ingest_run
+from reportgen.plan.arms import Arm, Plan, order_runs
+from reportgen.spec import Spec
+from reportgen.store import atomic, layout
+from reportgen.store.experiment import read_experiment_record, spec_record, write_experiment
+from reportgen.store.runs import (
+    FINAL_STATUSES,
+    move_aside,
+    read_campaign,
+    read_manifest,
+    utc_now,
+    write_campaign,
+    write_manifest,
+)
+
+
+class Workload(Protocol):
+    """A started workload: the local process group, or a Ray job (reportgen.execute.ray)."""
+
+    kind: str
+
+    def start(self) -> None: ...
+    def poll(self) -> ExitInfo | None: ...
+    def stop(self, *, grace_s: float = 10.0) -> ExitInfo: ...
+    def identity(self) -> dict[str, object]: ...
+
+
+Launcher = Callable[..., Workload]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to execute a plan (everything but the spec itself)."""
+
+    runs_root: Path = Path("runs")
+    rerun: tuple[str, ...] = ()
+    new_campaign: bool = False
+    profiler: bool = True
+    stop_grace_s: float = 10.0
+    poll_s: float = 0.25
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    arm: str
+    repeat: int
+    status: str
+    path: Path
+    reused: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ExperimentOutcome:
+    experiment: str
+    path: Path
+    runs: tuple[RunOutcome, ...]
+    interrupted: bool = False
+
+
+@dataclass
+class _Stop:
+    """Set by SIGINT/SIGTERM: the run in progress is stopped and nothing further starts."""
+
+    event: threading.Event = field(default_factory=threading.Event)
+    signal_name: str | None = None
+
+
+def run_plan(
+    plan: Plan,
+    options: RunOptions,
+    *,
+    display: ProgressDisplay | None = None,
+    launcher: Launcher | None = None,
+    executor_info: Mapping[str, Any] | None = None,
+) -> ExperimentOutcome:
+    spec = plan.spec
+    display = display or ProgressDisplay()
+    launcher = launcher or LocalProcess
+    exp_dir = Path(options.runs_root) / spec.name
+    campaign = _prepare_experiment(spec, exp_dir, options)
+    stop = _Stop()
+    outcomes: list[RunOutcome] = []
+    order = [(a, r, "formal") for a, r in order_runs(plan, spec.run.repeats, spec.run.order)]
+    if options.profiler:
+        order += [(arm.id, 1, "profile") for arm in plan.arms if arm.role == "profile"]
+    arms = {arm.id: arm for arm in plan.arms}
+    with _signals(stop), display:
+        for arm_id, repeat, role in order:
+            if stop.event.is_set():
+                break
+            outcome = _run_one(
+                arms[arm_id], repeat, role, plan=plan, exp_dir=exp_dir, campaign=campaign,
+                options=options, display=display, launcher=launcher, stop=stop,
+                executor_info=dict(executor_info or {}),
+            )
+            outcomes.append(outcome)
+    return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=stop.event.is_set())
+
+
+# -- experiment folder: spec, campaign, resume rules -------------------------------------------
+
+def _prepare_experiment(spec: Spec, exp_dir: Path, options: RunOptions) -> dict[str, Any]:
+    source_bytes = Path(spec.source_path).read_bytes()
+    fp = machine_fingerprint()
+    fp_id = fingerprint_id(fp)
+    campaign = read_campaign(exp_dir)
+    record = read_experiment_record(exp_dir)
+    if campaign is not None:
+        reasons = []
+        if campaign.get("fingerprint_id") != fp_id:
+            reasons.append(
+                f"its runs were made on another machine (fingerprint {campaign.get('fingerprint_id', '?')[:12]}, "
+                f"this machine {fp_id[:12]}); arms compared must run on one machine"
+            )
+        want = spec_record(spec, source_bytes)
+        if record is not None and (record.get("spec_sha256"), record.get("profile")) != (want["spec_sha256"], want["profile"]):
+            reasons.append("the spec changed since its runs were made")
+        if reasons:
+            if not options.new_campaign:
+                raise UserError(
+                    f"{exp_dir}: {'; '.join(reasons)}. Pass --new-campaign to archive the existing runs "
+                    "and rerun every arm, or give the experiment another name"
+                )
+            _archive_campaign(exp_dir, campaign)
+            campaign = None
+    elif options.new_campaign and exp_dir.exists():
+        _archive_campaign(exp_dir, {"campaign_id": "unpinned"})
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    if campaign is None:
+        write_experiment(exp_dir, spec, source_bytes)
+        campaign = write_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id)
+    return campaign
+
+
+def _archive_campaign(exp_dir: Path, campaign: Mapping[str, Any]) -> None:
+    cid = str(campaign.get("campaign_id", "unknown"))
+    for child in sorted(exp_dir.iterdir()):
+        if child.name == layout.ARCHIVE:
+            continue
+        move_aside(child, exp_dir, cid, child.name)
+
+
+def _resume_decision(run_dir: Path, arm_id: str, options: RunOptions, campaign_id: str) -> dict[str, Any] | None:
+    """The manifest of a run to keep, or None after moving an unfinished/forced one aside."""
+    if not run_dir.exists():
+        return None
+    manifest = read_manifest(run_dir)
+    if manifest is not None and manifest.get("status") in FINAL_STATUSES and arm_id not in options.rerun:
+        return manifest
+    if manifest is not None and manifest.get("status") == "running":
+        stop_orphaned_group(manifest.get("process"))
+    label = f"{run_dir.parent.name}-{run_dir.name}"
+    move_aside(run_dir, run_dir.parent.parent, campaign_id, label)
+    return None
+
+
+# -- one run -------------------------------------------------------------------------------------
+
+def _run_one(
+    arm: Arm, repeat: int, role: str, *, plan: Plan, exp_dir: Path, campaign: dict[str, Any],
+    options: RunOptions, display: ProgressDisplay, launcher: Launcher, stop: _Stop,
+    executor_info: dict[str, Any],
+) -> RunOutcome:
+    spec = plan.spec
+    run_dir = exp_dir / arm.id / str(repeat)
+    label = f"{arm.id} {repeat}/{spec.run.repeats if role == 'formal' else 1}"
+    kept = _resume_decision(run_dir, arm.id, options, campaign["campaign_id"])
+    if kept is not None:
+        display.log(f"[{label}] kept: {kept.get('status')} (resume)")
+        return RunOutcome(arm.id, repeat, str(kept.get("status")), run_dir, reused=True)
+
+    run_dir.mkdir(parents=True)
+    base_env = _run_env(spec, arm, run_dir)
+    secrets = secret_values(base_env)
+    recipe_dir = Path(spec.source_dir)
+    workdir = (recipe_dir / spec.recipe.workdir).resolve()
+    sibling: Path | None = None
+    if arm.recipe_kind == "script":
+        atomic.write_text(run_dir / layout.RECIPE_SCRIPT, arm.recipe_text or "")
+        original = recipe_dir / (spec.recipe.script or "")
+        # Run the patched copy beside the original so the recipe's own relative paths
+        # (BASH_SOURCE, sourced helpers) resolve as they do for the original.
+        sibling = original.parent / f".reportgen.{spec.name}.{arm.id}.{repeat}.{original.name}"
+        command = [spec.recipe.shell, str(sibling)]
+    else:
+        atomic.write_json(run_dir / layout.RECIPE_ARGV, list(arm.argv or ()))
+        command = list(arm.argv or ())
+    atomic.write_text(run_dir / layout.RECIPE_PATCH, arm.diff)
+    atomic.write_json(
+        run_dir / layout.COMMAND,
+        {"command": [redact_text(c, secrets) for c in command], "cwd": str(workdir), "env": redact_env(base_env)},
+    )
+    manifest: dict[str, Any] = {
+        "experiment": spec.name, "arm": arm.id, "repeat": repeat, "role": role, "status": "running",
+        "title": arm.title, "base": arm.base, "chain": list(arm.chain),
+        "started_utc": utc_now(), "ended_utc": None, "duration_s": None,
+        "exit_code": None, "signal": None, "timed_out": False,
+        "command": [redact_text(c, secrets) for c in command], "cwd": str(workdir),
+        "recipe": _recipe_info(plan, arm),
+        "edits": [e.model_dump(mode="json") for e in arm.edits],
+        "campaign_id": campaign["campaign_id"], "fingerprint_id": campaign["fingerprint_id"],
+        "executor": {"kind": getattr(launcher, "kind", "local"), **executor_info},
+    }
+    write_manifest(run_dir, manifest)
+
+    prov = capture_provenance(
+        run_dir / layout.PROVENANCE,
+        python=spec.recipe.python,
+        recipe_repo=Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
+        model_dir=(recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
+        data_files=[recipe_dir / d for d in spec.provenance.data_files],
+        commands=list(spec.provenance.commands),
+        env=base_env,
+        cache_path=Path(options.runs_root) / ".cache" / "hashes.json",
+    )
+    manifest.update(
+        fingerprint=prov.get("fingerprint"), hashes=prov.get("hashes"), git=prov.get("git"),
+        python_version=prov.get("python_version"),
+    )
+    if prov.get("fingerprint_id") and prov["fingerprint_id"] != campaign["fingerprint_id"]:
+        manifest.setdefault("warnings", []).append("machine fingerprint changed during the campaign")
+
+    if sibling is not None:
+        atomic.write_text(sibling, arm.recipe_text or "")
+    workload = launcher(
+        command, cwd=workdir, env=base_env,
+        stdout_path=run_dir / layout.STDOUT, stderr_path=run_dir / layout.STDERR,
+    )
+    sampler = GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
+    display.start_run(label, total_steps=spec.workload.steps, metric_name=_short(spec.analysis.primary))
+    t0 = time.monotonic()
+    timed_out = False
+    interrupted = False
+    sampler.start()
+    try:
+        workload.start()
+        manifest["process"] = workload.identity()
+        write_manifest(run_dir, manifest)
+        tail = _Tail(run_dir, spec.analysis.primary, display)
+        while True:
+            info = workload.poll()
+            tail.pump()
+            if info is not None:
+                break
+            if stop.event.is_set():
+                interrupted = True
+                info = workload.stop(grace_s=options.stop_grace_s)
+                break
+            if time.monotonic() - t0 > spec.run.timeout_s:
+                timed_out = True
+                info = workload.stop(grace_s=options.stop_grace_s)
+                break
+            time.sleep(options.poll_s)
+        if hasattr(workload, "reap_group"):
+            workload.reap_group()
+        tail.pump()
+    finally:
+        gpu_status = sampler.stop()
+        if sibling is not None and sibling.exists():
+            sibling.unlink()
+    duration = time.monotonic() - t0
+    rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
+    _redact_logs(run_dir, secrets)
+
+    section = ingest_run(
+        run_dir,
+        invariants=list(spec.workload.flags),
+        expected=None if arm.id == layout.BASELINE else _baseline_values(exp_dir),
+        entrypoint=spec.recipe.entrypoint,
+        exit_code=info.exit_code,
+        signal=info.signal,
+        timed_out=timed_out,
+        interrupted=interrupted,
+    )
+    status = "interrupted" if interrupted else ("complete" if info.ok and not timed_out else "failed")
+    manifest.update(section)
+    manifest.update(
+        status=status, ended_utc=utc_now(), duration_s=round(duration, 3),
+        exit_code=info.exit_code, signal=info.signal, timed_out=timed_out,
+        gpu={"available": gpu_status.available, "reason": gpu_status.reason,
+             "gpus": gpu_status.gpus, "samples": rows},
+    )
+    write_manifest(run_dir, manifest)
+    detail = _detail(info, timed_out, section)
+    display.finish_run(status, detail)
+    return RunOutcome(arm.id, repeat, status, run_dir, detail=detail)
+
+
+def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:
+    """The fixed-workload values the first finished baseline run used: what candidates must match."""
+    for _, _, path in layout.iter_runs(exp_dir):
+        if path.parent.name != layout.BASELINE:
+            continue
+        manifest = read_manifest(path)
+        if manifest and manifest.get("status") in FINAL_STATUSES:
+            values = (manifest.get("invariants") or {}).get("values")
+            if values:
+                return dict(values)
+    return None
+
+
+def _run_env(spec: Spec, arm: Arm, run_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(spec.recipe.env)
+    env.update(arm.env)
+    python = shutil.which(spec.recipe.python) or spec.recipe.python
+    env.setdefault("PYTHON", python)
+    env.update(
+        REPORTGEN_RUN_DIR=str(run_dir.resolve()),
+        REPORTGEN_EXPERIMENT=spec.name,
+        REPORTGEN_ARM=arm.id,
+        TENSORBOARD_DIR=str((run_dir / layout.TENSORBOARD).resolve()),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def _recipe_info(plan: Plan, arm: Arm) -> dict[str, Any]:
+    import hashlib
+
+    spec = plan.spec
+    if arm.recipe_kind == "script":
+        original = (Path(spec.source_dir) / (spec.recipe.script or "")).read_bytes()
+        patched = (arm.recipe_text or "").encode()
+        return {"kind": "script", "source": spec.recipe.script,
+                "sha256": hashlib.sha256(original).hexdigest(), "patched_sha256": hashlib.sha256(patched).hexdigest()}
+    import json
+
+    return {"kind": "argv", "source": None,
+            "sha256": hashlib.sha256(json.dumps(list(spec.recipe.argv or [])).encode()).hexdigest(),
+            "patched_sha256": hashlib.sha256(json.dumps(list(arm.argv or ())).encode()).hexdigest()}
+
+
+def _redact_logs(run_dir: Path, secrets: list[str]) -> None:
+    """Rewrite a log only if a secret value leaked into it (e.g. through `set -x`)."""
+    if not secrets:
+        return
+    for name in (layout.STDOUT, layout.STDERR):
+        path = run_dir / name
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if any(s.encode() in data for s in secrets):
+            atomic.write_text(path, redact_text(data.decode("utf-8", "replace"), secrets))
+
+
+def _detail(info: ExitInfo, timed_out: bool, section: Mapping[str, Any]) -> str:
+    parts = []
+    if timed_out:
+        parts.append("timed out")
+    if info.signal:
+        parts.append(f"ended by {info.signal}")
+    elif info.exit_code not in (0, None):
+        parts.append(f"exit code {info.exit_code}")
+    counts = section.get("ingest", {}) if isinstance(section, Mapping) else {}
+    if counts.get("steps") is not None:
+        parts.append(f"{counts['steps']} steps")
+    return ", ".join(parts)
+
+
+def _short(key: str) -> str:
+    return key.split("/")[-1]
+
+
+class _Tail:
+    """Follows the growing stdout/stderr logs and feeds the console parser to the display."""
+
+    def __init__(self, run_dir: Path, primary: str, display: ProgressDisplay) -> None:
+        self.primary = primary
+        self.display = display
+        self.files = [run_dir / layout.STDOUT, run_dir / layout.STDERR]
+        self.offsets = [0, 0]
+        self.decoders = [codecs.getincrementaldecoder("utf-8")("replace") for _ in self.files]
+        self.parsers = [ConsoleParser(), ConsoleParser()]
+
+    def pump(self) -> None:
+        for i, path in enumerate(self.files):
+            try:
+                with open(path, "rb") as fh:
+                    fh.seek(self.offsets[i])
+                    chunk = fh.read(1 << 20)
+            except OSError:
+                continue
+            if not chunk:
+                continue
+            self.offsets[i] += len(chunk)
+            for rec in self.parsers[i].feed(self.decoders[i].decode(chunk)):
+                if rec.kind == "perf":
+                    value = rec.values.get(self.primary)
+                    self.display.step(rec.index, value if isinstance(value, (int, float)) else None)
+
+
+class _signals:
+    """Route SIGINT/SIGTERM to a stop flag while an experiment runs (main thread only)."""
+
+    def __init__(self, stop: _Stop) -> None:
+        self.stop = stop
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_signals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.stop.event.is_set():  # second Ctrl-C: the user insists
+            sys.stderr.write("reportgen: stopping now\n")
+        self.stop.signal_name = signal.Signals(signum).name
+        self.stop.event.set()
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)

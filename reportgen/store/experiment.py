@@ -1,0 +1,47 @@
+"""The experiment record: the spec as run (`experiment.toml`) and how it was loaded (`experiment.json`)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from reportgen.errors import UserError
+from reportgen.spec import Spec, parse_spec
+from reportgen.store import atomic
+from reportgen.store.layout import EXPERIMENT_SPEC, SCHEMA_VERSION
+
+EXPERIMENT_RECORD = "experiment.json"
+
+
+def spec_record(spec: Spec, source_bytes: bytes) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "reportgen.experiment",
+        "name": spec.name,
+        "profile": spec.profile,
+        "source_path": spec.source_path,
+        "recipe_dir": spec.source_dir,
+        "spec_sha256": hashlib.sha256(source_bytes).hexdigest(),
+    }
+
+
+def write_experiment(exp_dir: Path, spec: Spec, source_bytes: bytes) -> None:
+    """Record the spec as run; the record is written after the spec bytes."""
+    atomic.write_bytes(Path(exp_dir) / EXPERIMENT_SPEC, source_bytes)
+    atomic.write_json(Path(exp_dir) / EXPERIMENT_RECORD, spec_record(spec, source_bytes))
+
+
+def read_experiment_record(exp_dir: Path) -> dict[str, Any] | None:
+    path = Path(exp_dir) / EXPERIMENT_RECORD
+    return atomic.read_json(path) if path.is_file() else None
+
+
+def read_spec(exp_dir: Path) -> Spec:
+    """The spec an experiment folder was run with (profile overlay applied)."""
+    exp_dir = Path(exp_dir)
+    path = exp_dir / EXPERIMENT_SPEC
+    if not path.is_file():
+        raise UserError(f"{exp_dir}: not an experiment folder (no {EXPERIMENT_SPEC}); run `reportgen ls` to list experiments")
+    record = read_experiment_record(exp_dir) or {}
+    return parse_spec(path.read_text(encoding="utf-8"), source=path, profile=record.get("profile"), check_files=False)

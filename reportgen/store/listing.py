@@ -1,0 +1,41 @@
+"""A flat listing of every run under a runs/ root, for `reportgen ls`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from reportgen.store.layout import iter_experiments, iter_runs
+from reportgen.store.runs import read_manifest
+
+
+@dataclass(frozen=True)
+class RunRow:
+    experiment: str
+    arm: str
+    repeat: int
+    role: str
+    status: str
+    started_utc: str | None
+    duration_s: float | None
+    steps: int | None
+
+
+def list_runs(root: Path) -> list[RunRow]:
+    rows: list[RunRow] = []
+    for exp_dir in iter_experiments(root):
+        for arm, repeat, path in iter_runs(exp_dir):
+            m = read_manifest(path) or {}
+            rows.append(
+                RunRow(
+                    experiment=exp_dir.name,
+                    arm=arm,
+                    repeat=repeat,
+                    role=str(m.get("role", "?")),
+                    status=str(m.get("status", "no manifest")),
+                    started_utc=m.get("started_utc"),
+                    duration_s=m.get("duration_s"),
+                    steps=(m.get("ingest") or {}).get("steps"),
+                )
+            )
+    return rows
