@@ -32,6 +32,8 @@ def parse_spec(text: str, *, source: Path, profile: str | None = None, check_fil
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{source}: not valid TOML: {exc}") from None
+    if profile is None:
+        _check_overlays(raw, source, check_files)
     raw = apply_profile(raw, profile, source)
     raw["source_path"] = str(source.resolve())
     raw["source_dir"] = str(source.resolve().parent)
@@ -43,6 +45,20 @@ def parse_spec(text: str, *, source: Path, profile: str | None = None, check_fil
     if check_files:
         _check_files(spec, source)
     return spec
+
+
+def _check_overlays(raw: dict[str, Any], source: Path, check_files: bool) -> None:
+    """A typo in a profile fails now, not on the day someone selects that profile."""
+    profiles = raw.get("profiles", {})
+    if not isinstance(profiles, dict):
+        return
+    for name in profiles:
+        try:
+            merged = apply_profile(raw, name, source)
+            merged.update(source_path=str(source), source_dir=str(source.parent), profile=name)
+            Spec.model_validate(merged)
+        except ValidationError as exc:
+            raise UserError(f"{source}: [profiles.{name}] {_first_error(exc)}") from None
 
 
 def apply_profile(raw: dict[str, Any], profile: str | None, source: Path) -> dict[str, Any]:

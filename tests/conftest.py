@@ -1,0 +1,32 @@
+"""Shared test helpers: every test writes its own small fixtures under tmp_path."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(autouse=True)
+def _quiet_mkdocs_banners(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    monkeypatch.setenv("DISABLE_MKDOCS_2_WARNING", "true")
+
+
+def python_exe() -> str:
+    return sys.executable
+
+
+def env_with_repo_on_path() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env

@@ -1,0 +1,123 @@
+"""The spec loader: valid specs load; each malformed spec gets one line naming file, key and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.errors import UserError
+from reportgen.spec import load_spec
+
+RECIPE = "#!/bin/bash\nset -ex\nARGS=(\n   --num-rollout 4\n   --lr 1e-6\n)\npython3 -c pass ${ARGS[@]}\n"
+
+VALID = '''
+name = "demo"
+title = "Demo experiment"
+hypothesis = "removing offload is faster"
+
+[recipe]
+script = "recipe.sh"
+
+[workload]
+flags = ["--num-rollout"]
+steps = 4
+
+[analysis]
+warmup_steps = 1
+windows = [{name = "W1", start = 1, end = 2}, {name = "W2", start = 3, end = 3}]
+
+[[candidates]]
+id = "A1"
+title = "Lower the learning rate"
+set = {"--lr" = 1e-7}
+
+[[candidates]]
+id = "A2"
+title = "A1 plus no lr flag"
+base = "A1"
+add = {"--micro-batch-size" = 2}
+
+[profiles.gpu]
+workload = {steps = 8}
+'''
+
+
+def write(tmp_path: Path, text: str, recipe: bool = True) -> Path:
+    if recipe:
+        (tmp_path / "recipe.sh").write_text(RECIPE)
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    return path
+
+
+def test_valid_spec_loads_with_defaults(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, VALID))
+    assert spec.name == "demo"
+    assert spec.arm_ids() == ["baseline", "A1", "A2"]
+    assert spec.run.repeats == 1 and spec.run.order == "sequential"
+    assert spec.analysis.primary == "perf/step_resp_token_per_s"
+    assert spec.candidates[0].edits().set == (("--lr", ("1e-07",)),)
+    assert spec.candidates[1].edits().add == (("--micro-batch-size", ("2",)),)
+
+
+def test_profile_overlay_merges_tables_and_renames(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, VALID), profile="gpu")
+    assert spec.name == "demo-gpu"
+    assert spec.workload.steps == 8
+    assert spec.workload.flags == ["--num-rollout"]  # untouched keys of a merged table stay
+    assert spec.profile == "gpu"
+
+
+def replace(old: str, new: str) -> str:
+    assert old in VALID, old
+    return VALID.replace(old, new, 1)
+
+
+MALFORMED = [
+    ("not toml", "name = \n", "not valid TOML"),
+    ("missing name", replace('name = "demo"\n', ""), "name: required key is missing"),
+    ("bad name", replace('name = "demo"', 'name = "demo exp/1"'), "name: expected letters, digits"),
+    ("unknown top key", "colour = 1\n" + VALID, "colour: unknown key"),
+    ("typo in a profile", VALID + "\ncolour = 1\n", "[profiles.gpu] colour: unknown key"),
+    ("unknown nested key", replace('script = "recipe.sh"', 'script = "recipe.sh"\nscirpt = 1'), "recipe.scirpt: unknown key"),
+    ("no recipe source", replace('script = "recipe.sh"', 'workdir = "."'), "recipe: give exactly one of 'script'"),
+    ("both recipe sources", replace('script = "recipe.sh"', 'script = "recipe.sh"\nargv = ["x"]'), "give exactly one"),
+    ("recipe missing", replace('script = "recipe.sh"', 'script = "nope.sh"'), "recipe.script:"),
+    ("bad repeats", VALID + "\n[run]\nrepeats = 0\n", "run.repeats: Input should be greater than or equal to 1"),
+    ("bad order", VALID + '\n[run]\norder = "random"\n', "run.order: Input should be 'sequential' or 'interleaved'"),
+    ("bad timeout", VALID + "\n[run]\ntimeout_s = -5\n", "run.timeout_s"),
+    ("window in warm-up", replace('start = 1, end = 2}', 'start = 0, end = 2}'), "inside the warm-up"),
+    ("window reversed", replace('start = 3, end = 3}', 'start = 3, end = 2}'), "end (2) is before start (3)"),
+    ("windows overlap", replace('start = 3, end = 3}', 'start = 2, end = 3}'), "overlaps the window before it"),
+    ("bad direction", replace('warmup_steps = 1', 'warmup_steps = 1\ndirection = "up"'), "analysis.direction"),
+    ("duplicate candidate", replace('id = "A2"', 'id = "A1"'), "candidate id 'A1' is used twice"),
+    ("unknown base", replace('base = "A1"', 'base = "A9"'), "base 'A9' is not 'baseline'"),
+    ("reserved id", replace('id = "A1"', 'id = "baseline"'), "'baseline' is reserved"),
+    ("empty candidate", replace('set = {"--lr" = 1e-7}', ""), "candidate A1 changes nothing"),
+    ("fixed flag edited", replace('set = {"--lr" = 1e-7}', 'remove = ["--num-rollout"]'), "fixed-workload flag --num-rollout"),
+    ("not a flag", replace('set = {"--lr" = 1e-7}', 'remove = ["lr"]'), "expected a flag such as"),
+    ("false switch", replace('set = {"--lr" = 1e-7}', 'set = {"--lr" = false}'), "list the flag under 'remove'"),
+    ("no candidates", VALID.split("[[candidates]]")[0], "no candidates"),
+    ("unknown profile", VALID, "--profile tpu: no [profiles.tpu] table (profiles: gpu)"),
+    ("schema version", "schema_version = 2\n" + VALID, "schema_version: Input should be 1"),
+    ("min effect type", replace('warmup_steps = 1', 'warmup_steps = 1\nmin_effect = "5%"'), "analysis.min_effect"),
+]
+
+
+@pytest.mark.parametrize("label,text,expected", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_spec_names_the_problem(tmp_path: Path, label: str, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(UserError) as info:
+        load_spec(path, profile="tpu" if label == "unknown profile" else None)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(str(path)), message
+    assert expected in message, message
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_missing_spec_file(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="spec file not found"):
+        load_spec(tmp_path / "absent.toml")
