@@ -1,0 +1,124 @@
+"""A tiny but real workload for runner tests: a bash recipe in Relax's style whose final command
+is a Python trainer stand-in printing Relax-format metric lines, one step every STEP_SLEEP s."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TRAINER = textwrap.dedent(
+    '''
+    import argparse, os, sys, time
+    p = argparse.ArgumentParser()
+    p.add_argument("--num-rollout", type=int, default=5)
+    p.add_argument("--global-batch-size", type=int, default=4)
+    p.add_argument("--step-sleep", type=float, default=0.05)
+    p.add_argument("--fail-at", type=int, default=-1)
+    p.add_argument("--speed", type=float, default=100.0)
+    p.add_argument("--optimizer-cpu-offload", action="store_true")
+    a, _ = p.parse_known_args()
+    print("> setting random seeds to 1234 ...", flush=True)
+    for step in range(a.num_rollout):
+        time.sleep(a.step_sleep)
+        if step == a.fail_at:
+            print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB.", file=sys.stderr, flush=True)
+            sys.exit(1)
+        speed = a.speed * (0.5 if a.optimizer_cpu_offload else 1.0)
+        st = 4 * 8 / speed
+        print(f"[2026-08-05 10:11:12] data.py:1 - perf {step}: {{'perf/step_time': {st}, 'perf/train_time': {st/2}, 'perf/train_wait_time': {st/2}, 'perf/step_resp_token_per_s': {speed}, 'perf/step_token_per_s': {speed*2}, 'perf/actor_train_time': {st/3}}}", flush=True)
+        print(f"[2026-08-05 10:11:12] data.py:2 - rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_lengths': 8.0, 'rollout/num_samples': {a.global_batch_size}}}", flush=True)
+        print(f"[2026-08-05 10:11:12] model.py:3 - step {step}: {{'train/loss': 0.1, 'train/grad_norm': 1.0}}", flush=True)
+    '''
+)
+
+RECIPE = textwrap.dedent(
+    '''\
+    #!/bin/bash
+    set -ex
+    STEPS=${STEPS:-5}
+
+    # fixed workload
+    WORKLOAD_ARGS=(
+       --num-rollout ${STEPS}
+       --global-batch-size 4
+    )
+
+    PERF_ARGS=(
+       # the offload flag the candidate removes
+       --optimizer-cpu-offload
+       --step-sleep ${STEP_SLEEP:-0.05}
+    )
+
+    "${PYTHON}" trainer.py \\
+       ${WORKLOAD_ARGS[@]} \\
+       ${PERF_ARGS[@]}
+    '''
+)
+
+SPEC = textwrap.dedent(
+    '''\
+    name = "{name}"
+    title = "Runner test experiment"
+    hypothesis = "without offload the stand-in trainer is twice as fast"
+
+    [recipe]
+    script = "recipe.sh"
+    python = "{python}"
+    entrypoint = "trainer.py"
+    [recipe.env]
+    STEPS = "{steps}"
+    STEP_SLEEP = "{sleep}"
+
+    [workload]
+    flags = ["--num-rollout", "--global-batch-size"]
+    steps = {steps}
+
+    [run]
+    timeout_s = {timeout}
+    order = "{order}"
+    repeats = {repeats}
+
+    [analysis]
+    warmup_steps = 1
+    windows = [{{name = "W1", start = 1, end = 2}}, {{name = "W2", start = 3, end = 4}}]
+
+    [[candidates]]
+    id = "A1"
+    title = "Remove the offload flag"
+    remove = ["--optimizer-cpu-offload"]
+    {extra}
+    '''
+)
+
+
+def make_experiment(
+    root: Path,
+    *,
+    name: str = "exp",
+    steps: int = 5,
+    sleep: float = 0.05,
+    timeout: float = 120,
+    order: str = "sequential",
+    repeats: int = 1,
+    extra: str = "",
+    recipe: str = RECIPE,
+) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "trainer.py").write_text(TRAINER)
+    (root / "recipe.sh").write_text(recipe)
+    spec = root / "experiment.toml"
+    spec.write_text(
+        SPEC.format(
+            name=name, python=sys.executable, steps=steps, sleep=sleep, timeout=timeout,
+            order=order, repeats=repeats, extra=extra,
+        )
+    )
+    return spec
+
+
+@pytest.fixture
+def experiment(tmp_path: Path) -> Path:
+    return make_experiment(tmp_path / "recipes")

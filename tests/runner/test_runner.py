@@ -1,0 +1,245 @@
+"""`reportgen run` end to end with real subprocesses: the runs/ tree, resume, stops, refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reportgen.cli import main
+from tests.conftest import env_with_repo_on_path
+from tests.runner.conftest import RECIPE, make_experiment
+
+
+def run_cli(*args: str) -> int:
+    return main(list(args))
+
+
+def manifest(runs: Path, arm: str, repeat: int = 1, exp: str = "exp") -> dict:
+    return json.loads((runs / exp / arm / str(repeat) / "manifest.json").read_text())
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: Path) -> None:
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
+    exp = runs / "exp"
+    assert (exp / "experiment.toml").read_bytes() == experiment.read_bytes()
+    campaign = json.loads((exp / "campaign.json").read_text())
+    assert campaign["schema_version"] == 1 and len(campaign["fingerprint_id"]) >= 12
+    for arm in ("baseline", "A1"):
+        run_dir = exp / arm / "1"
+        m = manifest(runs, arm)
+        assert m["schema_version"] == 1 and m["kind"] == "reportgen.run"
+        assert m["status"] == "complete" and m["exit_code"] == 0 and m["signal"] is None
+        assert m["duration_s"] > 0 and m["started_utc"].endswith("Z") and m["ended_utc"].endswith("Z")
+        assert m["fingerprint_id"] == campaign["fingerprint_id"]
+        for name in ("recipe.sh", "recipe.patch", "command.json", "stdout.log", "stderr.log",
+                     "gpu.parquet", "metrics.parquet", "events.json"):
+            assert (run_dir / name).is_file(), name
+        assert (run_dir / "provenance" / "pip-freeze.txt").is_file()
+        assert (run_dir / "provenance" / "fingerprint.json").is_file()
+        assert not list(run_dir.glob(".*.tmp")), "temporary files left behind"
+        gpu = pd.read_parquet(run_dir / "gpu.parquet")
+        assert list(gpu.columns)[:3] == ["t", "index", "uuid"]
+        metrics = pd.read_parquet(run_dir / "metrics.parquet")
+        steps = sorted(metrics.loc[metrics.key == "perf/step_resp_token_per_s", "step"].unique())
+        assert steps == [0, 1, 2, 3, 4]
+        assert m["effective_argv"]["--num-rollout"] == "5"
+    # The candidate's patch is exactly the flag removal, and only it.
+    patch = (exp / "A1" / "1" / "recipe.patch").read_text()
+    assert "-   --optimizer-cpu-offload\n" in patch
+    assert sum(1 for line in patch.splitlines() if line.startswith(("-", "+")) and not line.startswith(("---", "+++"))) == 1
+    assert (exp / "baseline" / "1" / "recipe.patch").read_text() == ""
+    speed = pd.read_parquet(exp / "A1" / "1" / "metrics.parquet")
+    assert speed.loc[speed.key == "perf/step_resp_token_per_s", "value"].iloc[0] == 100.0
+    # The patched copy that ran beside the original is gone.
+    assert sorted(p.name for p in experiment.parent.iterdir()) == ["experiment.toml", "recipe.sh", "trainer.py"]
+
+
+def test_dry_run_prints_plan_and_writes_nothing(tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "== baseline" in out and "== A1" in out
+    assert "-   --optimizer-cpu-offload" in out
+    assert "bash" in out
+    assert not runs.exists()
+
+
+def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = make_experiment(tmp_path / "r", extra='set = {"--num-rollout" = 3}')
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(spec), "--runs", str(runs)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "fixed-workload flag --num-rollout" in err and str(spec) in err
+    assert not runs.exists()
+
+
+def test_edit_of_a_flag_absent_from_the_recipe_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = make_experiment(tmp_path / "r", extra='[[candidates]]\nid = "A2"\ntitle = "x"\nremove = ["--no-such-flag"]')
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(spec), "--runs", str(runs)) == 2
+    assert "--no-such-flag" in capsys.readouterr().err
+    assert not runs.exists()
+
+
+def test_credentials_never_reach_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret, key = "hf_plantedSecretValue123", "sk-plantedApiKey987"
+    monkeypatch.setenv("HF_TOKEN", secret)
+    monkeypatch.setenv("MY_SERVICE_API_KEY", key)
+
+    leaky = RECIPE.replace("set -ex\n", 'set -ex\necho "token is $HF_TOKEN"\nexport WANDB_API_KEY="$MY_SERVICE_API_KEY"\n')
+    spec = make_experiment(tmp_path / "r", recipe=leaky)
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
+    files = [p for p in runs.rglob("*") if p.is_file()]
+    assert len(files) > 20
+    for path in files:
+        data = path.read_bytes()
+        assert secret.encode() not in data, path
+        assert key.encode() not in data, path
+    env = json.loads((runs / "exp" / "baseline" / "1" / "command.json").read_text())["env"]
+    assert env["HF_TOKEN"] == "<redacted>" and env["MY_SERVICE_API_KEY"] == "<redacted>"
+
+
+def test_failure_and_timeout_are_recorded(tmp_path: Path) -> None:
+    spec = make_experiment(tmp_path / "r", extra='[[candidates]]\nid = "A2"\ntitle = "fails"\nadd = {"--fail-at" = 2}')
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
+    m = manifest(runs, "A2")
+    assert m["status"] == "failed" and m["exit_code"] == 1
+    events = json.loads((runs / "exp" / "A2" / "1" / "events.json").read_text())["events"]
+    assert any(e["kind"] == "oom" for e in events)
+
+    slow = make_experiment(tmp_path / "s", name="slow", sleep=5, timeout=1.5)
+    assert run_cli("run", str(slow), "--runs", str(runs), "--no-analyze", "--no-profiler") == 0
+    m = manifest(runs, "baseline", exp="slow")
+    assert m["status"] == "failed" and m["timed_out"] is True and m["duration_s"] < 20
+
+
+def test_resume_keeps_finished_runs_and_rerun_archives(tmp_path: Path, experiment: Path) -> None:
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
+    before = tree_digest(runs / "exp" / "baseline")
+    a1_before = tree_digest(runs / "exp" / "A1")
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
+    assert tree_digest(runs / "exp" / "baseline") == before
+    assert tree_digest(runs / "exp" / "A1") == a1_before
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze", "--rerun", "A1") == 0
+    assert tree_digest(runs / "exp" / "baseline") == before
+    archived = list((runs / "exp" / "archive").glob("*/A1-1"))
+    assert len(archived) == 1 and tree_digest(archived[0]) == a1_before
+
+
+def test_other_machine_is_refused_then_new_campaign(tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
+    campaign_path = runs / "exp" / "campaign.json"
+    campaign = json.loads(campaign_path.read_text())
+    campaign["fingerprint_id"] = "0" * 64
+    campaign_path.write_text(json.dumps(campaign))
+    capsys.readouterr()
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 2
+    assert "another machine" in capsys.readouterr().err
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze", "--new-campaign") == 0
+    archive = runs / "exp" / "archive" / campaign["campaign_id"]
+    assert (archive / "baseline" / "1" / "manifest.json").is_file()
+    assert manifest(runs, "baseline")["status"] == "complete"
+
+
+def _start_runner(spec: Path, runs: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze"],
+        env=env_with_repo_on_path(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not reached in time")
+
+
+def _a1_running(runs: Path) -> bool:
+    path = runs / "exp" / "A1" / "1" / "manifest.json"
+    if not path.is_file():
+        return False
+    m = json.loads(path.read_text())
+    return m.get("status") == "running" and bool(m.get("process"))
+
+
+@pytest.mark.slow
+def test_sigkilled_runner_resumes_redoing_only_the_interrupted_run(tmp_path: Path) -> None:
+    spec = make_experiment(tmp_path / "r", steps=5, sleep=1.0)
+    runs = tmp_path / "runs"
+    proc = _start_runner(spec, runs)
+    _wait_for(lambda: _a1_running(runs))
+    baseline = tree_digest(runs / "exp" / "baseline")
+    orphan_pgid = json.loads((runs / "exp" / "A1" / "1" / "manifest.json").read_text())["process"]["pgid"]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    # Resume: the finished baseline is untouched, the half-done A1 is redone from scratch.
+    assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
+    assert tree_digest(runs / "exp" / "baseline") == baseline
+    assert manifest(runs, "A1")["status"] == "complete"
+    old = list((runs / "exp" / "archive").glob("*/A1-1"))
+    assert len(old) == 1 and json.loads((old[0] / "manifest.json").read_text())["status"] == "running"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(orphan_pgid, 0)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_group_and_marks_interrupted(tmp_path: Path) -> None:
+    spec = make_experiment(tmp_path / "r", steps=30, sleep=0.5)
+    runs = tmp_path / "runs"
+    proc = _start_runner(spec, runs)
+    _wait_for(lambda: (runs / "exp" / "baseline" / "1" / "stdout.log").is_file()
+              and b"perf 1:" in (runs / "exp" / "baseline" / "1" / "stdout.log").read_bytes())
+    pgid = json.loads((runs / "exp" / "baseline" / "1" / "manifest.json").read_text())["process"]["pgid"]
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out.decode()
+    m = manifest(runs, "baseline")
+    assert m["status"] == "interrupted" and m["signal"] in ("SIGTERM", "SIGKILL")
+    assert not (runs / "exp" / "A1").exists()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pgid, 0)
+
+
+def test_ls_lists_runs(tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
+    capsys.readouterr()
+    assert run_cli("ls", "--runs", str(runs)) == 0
+    out = capsys.readouterr().out
+    assert "baseline" in out and "A1" in out and out.count("complete") == 2
+
+
+def test_interleaved_order_runs_repeats_in_turn(tmp_path: Path) -> None:
+    spec = make_experiment(tmp_path / "r", order="interleaved", repeats=2, steps=2, sleep=0.01)
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
+    starts = sorted(
+        (manifest(runs, arm, rep)["started_utc"], manifest(runs, arm, rep)["duration_s"], arm, rep)
+        for arm in ("baseline", "A1") for rep in (1, 2)
+    )
+    order = [(m[2], m[3]) for m in sorted(starts, key=lambda s: (runs / "exp" / s[2] / str(s[3]) / "manifest.json").stat().st_mtime)]
+    assert order == [("baseline", 1), ("A1", 1), ("baseline", 2), ("A1", 2)]
