@@ -203,12 +203,12 @@ def _add(text: str, flag: str, value: Normalised, anchor: str | None, ctx: _Ctx)
     target = ctx.last_array
     if target is None:
         with_flags = [s.array for s in found.flags if s.array is not None]
-        target = with_flags[-1] if with_flags else None
+        target = with_flags[-1] if with_flags else (found.arrays[-1].ordinal if found.arrays else None)
     if target is not None:
         ctx.last_array = target
         arr = found.arrays[target]
         if not arr.words:
-            return text[: arr.close_start] + new + text[arr.close_start :]
+            return _insert_in_empty_array(found, arr, new)
         return _insert_in_array_after(found, arr, arr.words[-1][1], new)
     if not found.flags:
         raise UserError(
@@ -230,6 +230,21 @@ def _insert_in_array_after(found: Scan, arr: ArraySite, pos: int, new: str) -> s
     else:
         indent = _indent(text, l0)
     return text[: l1 + 1] + indent + new + "\n" + text[l1 + 1 :]
+
+
+def _insert_in_empty_array(found: Scan, arr: ArraySite, new: str) -> str:
+    text = found.text
+    close_line = _line_start(text, arr.close_start)
+    if text[close_line : arr.close_start].strip() or close_line <= arr.open_start:
+        return text[: arr.close_start] + new + text[arr.close_start :]  # `A=()`: stays one line
+    # `)` on its own line: indent like the words of the script's other arrays.
+    indents = [
+        _indent(text, _line_start(text, a.words[0][0]))
+        for a in found.arrays
+        if a.words and _line_start(text, a.words[0][0]) > a.open_start
+    ]
+    indent = indents[0] if indents else "    "
+    return text[:close_line] + indent + new + "\n" + text[close_line:]
 
 
 def _insert_in_command_after(found: Scan, site: FlagSite, new: str) -> str:
