@@ -451,3 +451,38 @@ def flag_occurrences(text: str) -> list[Occurrence]:
         Occurrence(site.flag, tuple(display_value(text[s:e]) for s, e in site.values), site.line_no)
         for site in found.flags
     ]
+
+
+def effective_command(text: str) -> list[str]:
+    """The script's workload command as written, with whole-array splices expanded.
+
+    The last simple command that carries flags or array splices (a recipe's launch line); each
+    `${NAME[@]}` is replaced by the words of array NAME. Variables are not expanded: this is
+    a static view for `--dry-run`; the runtime view is the `set -x` trace.
+    """
+    found = scan(text)
+    arrays: dict[str, list[str]] = {}
+    for arr in found.arrays:
+        arrays[arr.name] = [text[s:e] for s, e in arr.words]
+    in_array = {a.open_start for a in found.arrays}
+    commands: list[list[str]] = [[]]
+    depth = 0  # inside an array assignment's parentheses
+    for tok in found.tokens:
+        if tok.kind == "op" and tok.text == "(" and tok.start in in_array:
+            depth += 1
+        elif depth and tok.kind == "op" and tok.text == ")":
+            depth -= 1
+        elif depth:
+            continue
+        elif tok.kind == "word":
+            commands[-1].append(tok.text)
+        elif tok.kind in ("newline", "heredoc") or (tok.kind == "op" and tok.text in (";", "&&", "||", "|", "&", "(", ")")):
+            commands.append([])
+    for words in reversed(commands):
+        if any(is_flag_word(w) or ARRAY_SPLICE.match(w) for w in words):
+            out: list[str] = []
+            for w in words:
+                m = re.match(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$', w)
+                out.extend(arrays.get(m.group(1), [w]) if m else [w])
+            return out
+    return []

@@ -155,3 +155,24 @@ add_after = "--num-rollout"
     assert a1.recipe_text is None and a1.recipe_file == "recipe.json"
     assert a1.diff == unified_diff(argv_text(base.argv), argv_text(a1.argv), "recipe.json")
     assert '-  "--offload",\n' in a1.diff
+
+
+def test_dry_run_description(tmp_path):
+    from reportgen.plan.bash import effective_command
+    from reportgen.plan.show import describe_plan
+
+    plan = build_plan(load_spec(write_spec(tmp_path)))
+    text = describe_plan(plan, runs_root=tmp_path / "runs", repeats=2, order="interleaved")
+    assert text.startswith("plan for qwen3-vl-offload: 4 formal arms x 2 repeats (interleaved), 2 profile arms")
+    assert f"launch: bash {tmp_path}/runs/qwen3-vl-offload/A2/1/recipe.sh\n" in text
+    assert "== A2: A1 and no recompute [candidate; edits from: A1 -> A2] ==" in text
+    assert plan.arm("A2").diff.rstrip("\n") in text
+    assert "diff: none (the recipe as it is)" in text
+    assert "run order:\n  1. baseline/1\n  2. A1/1\n" in text and "  10. profile-A1/1\n" in text
+    # the static effective command expands arrays in place
+    eff = effective_command(plan.arm("A3").recipe_text)
+    assert eff[:3] == ["ray", "job", "submit"]
+    i = eff.index("--max-tokens-per-gpu")
+    assert eff[i + 1] == "8192" and "--optimizer-cpu-offload" not in eff
+    assert eff[-2:] == ["--seed", "1234"]
+    assert "effective command (static): ray job submit" in text
