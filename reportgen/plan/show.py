@@ -1,0 +1,46 @@
+"""Plain-text view of a plan for `reportgen run --dry-run` (plan stage; nothing runs).
+
+Lists each arm with its launch command, its effective workload command (static: arrays
+expanded, variables as written) and its diff, then the order of runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from reportgen.plan.arms import Plan, order_runs
+from reportgen.plan.bash import effective_command
+
+
+def describe_plan(plan: Plan, *, runs_root: Path, repeats: int, order: str) -> str:
+    """The dry-run report: one block per arm, then the run order. Pure: returns text."""
+    spec = plan.spec
+    runs = order_runs(plan, repeats, order)
+    source = plan.recipe_path if plan.recipe_path is not None else "recipe.argv in the spec"
+    out = [
+        f"plan for {spec.name}: {len(plan.formal_arms)} formal arms x {repeats} repeats ({order}), "
+        f"{len(plan.profile_arms)} profile arms; --dry-run: nothing runs",
+        f"recipe: {source} ({plan.recipe_kind}; diffs name {plan.diff_path})",
+        "",
+    ]
+    for arm in plan.arms:
+        chain = " -> ".join(arm.chain) if arm.chain else "none"
+        out.append(f"== {arm.id}: {arm.title} [{arm.role}; edits from: {chain}] ==")
+        if arm.rationale:
+            out.append(f"rationale: {arm.rationale}")
+        run_dir = Path(runs_root) / spec.name / arm.id / "1"
+        out.append(f"launch: {shlex.join(arm.command_for(run_dir))}")
+        if arm.env:
+            out.append("env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(arm.env.items())))
+        if arm.recipe_kind == "script":
+            out.append("effective command (static): " + " ".join(effective_command(arm.recipe_text or "")))
+        else:
+            out.append(f"effective command: {shlex.join(arm.argv or ())}")
+        out.append("diff:" if arm.diff else "diff: none (the recipe as it is)")
+        if arm.diff:
+            out.append(arm.diff.rstrip("\n"))
+        out.append("")
+    out.append("run order:")
+    out.extend(f"  {i}. {arm_id}/{rep}" for i, (arm_id, rep) in enumerate(runs, 1))
+    return "\n".join(out) + "\n"
