@@ -50,9 +50,11 @@ def run(request: RunRequest, *, console: Console | None = None) -> ExperimentOut
     console = console or Console(stderr=True)
     plan = load_plan(request.spec_path, request.profile)
     if request.dry_run:
-        from reportgen.render.plan_text import plan_text
+        from reportgen.plan.show import describe_plan
 
-        Console().print(plan_text(plan, runs_root=request.options.runs_root), markup=False, highlight=False)
+        spec = plan.spec
+        text = describe_plan(plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order)
+        Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
         return None
     launcher = None
     executor_info: dict[str, object] = {}

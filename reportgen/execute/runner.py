@@ -30,7 +30,7 @@ from reportgen.execute.process import ExitInfo, LocalProcess, stop_orphaned_grou
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import ingest_run
-from reportgen.plan.arms import Arm, Plan, order_runs
+from reportgen.plan.arms import Arm, Plan, argv_text, order_runs
 from reportgen.spec import Spec
 from reportgen.store import atomic, layout
 from reportgen.store.experiment import read_experiment_record, spec_record, write_experiment
@@ -215,7 +215,7 @@ def _run_one(
         sibling = original.parent / f".reportgen.{spec.name}.{arm.id}.{repeat}.{original.name}"
         command = [spec.recipe.shell, str(sibling)]
     else:
-        atomic.write_json(run_dir / layout.RECIPE_ARGV, list(arm.argv or ()))
+        atomic.write_text(run_dir / layout.RECIPE_ARGV, argv_text(list(arm.argv or ())))
         command = list(arm.argv or ())
     atomic.write_text(run_dir / layout.RECIPE_PATCH, arm.diff)
     atomic.write_json(
