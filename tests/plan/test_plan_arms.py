@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
+from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 from reportgen.errors import UserError
 from reportgen.plan.arms import argv_text, build_plan, order_runs
 from reportgen.plan.recipe import edit_script, unified_diff

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from plan_fixture_recipe import RECIPE
+from tests.plan.plan_fixture_recipe import RECIPE
 from reportgen.errors import UserError
 from reportgen.plan.bash import flag_occurrences, scan, tokenize
 from reportgen.plan.recipe import edit_script

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plan_fixture_recipe import BASELINE_ARGV, OFFLOAD, PRINTF, RECIPE, RECOMPUTE, recipe
+from tests.plan.plan_fixture_recipe import BASELINE_ARGV, OFFLOAD, PRINTF, RECIPE, RECOMPUTE, recipe
 from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.spec.model import Edits
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
+from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 from reportgen.plan.recipe import edit_script
 from reportgen.spec.model import Edits
 
