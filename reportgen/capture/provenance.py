@@ -10,6 +10,7 @@ recorded as data.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -122,10 +123,8 @@ class _Writer:
     def json(self, name: str, obj: Any) -> None:
         # Redact the strings first (JSON escaping could hide a value containing quotes or
         # backslashes from a pass over the dumped text), then the dumped text as well.
-        import json
-
         clean = redact_obj(obj, self.secrets)
-        text = json.dumps(clean, indent=2, ensure_ascii=False, default=atomic._default) + "\n"
+        text = json.dumps(clean, indent=2, ensure_ascii=False, default=str) + "\n"
         self.text(name, text)
 
 

@@ -59,10 +59,12 @@ def is_secret_name(name: str) -> bool:
 
 
 def redact_env(env: Mapping[str, str]) -> dict[str, str]:
-    """A copy of env with credential-named values replaced and URL passwords masked."""
+    """A copy of env with credential-named values replaced, and those values (and URL
+    passwords) masked inside every other value, e.g. a JSON runtime env that embeds a token."""
+    secrets = secret_values(env)
     out: dict[str, str] = {}
     for name, value in env.items():
-        out[name] = REDACTED if is_secret_name(name) else _redact_urls(str(value))
+        out[name] = REDACTED if is_secret_name(name) else redact_text(str(value), secrets)
     return out
 
 

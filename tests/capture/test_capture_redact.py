@@ -37,6 +37,13 @@ def test_redact_env_replaces_values_and_url_passwords():
     assert env["HF_TOKEN"] == "hf_secret_value_123"  # input untouched
 
 
+def test_redact_env_masks_secrets_embedded_in_other_values():
+    env = {"HF_TOKEN": "hf_secret_value_123",
+           "RAY_RUNTIME_ENV_JSON": '{"env_vars": {"HF_TOKEN": "hf_secret_value_123"}}'}
+    out = redact_env(env)
+    assert out["RAY_RUNTIME_ENV_JSON"] == '{"env_vars": {"HF_TOKEN": "<redacted>"}}'
+
+
 def test_secret_values_longest_first_and_short_values_skipped():
     env = {"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefghijkl", "C_KEY": "12345", "D": "x://u:longpassword@h"}
     vals = secret_values(env)
