@@ -136,10 +136,10 @@ def test_resume_keeps_finished_runs_and_rerun_archives(tmp_path: Path, experimen
     runs = tmp_path / "runs"
     assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
     before = tree_digest(runs / "exp" / "baseline")
-    a1_before = tree_digest(runs / "exp" / "A1")
+    a1_before = tree_digest(runs / "exp" / "A1" / "1")
     assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
     assert tree_digest(runs / "exp" / "baseline") == before
-    assert tree_digest(runs / "exp" / "A1") == a1_before
+    assert tree_digest(runs / "exp" / "A1" / "1") == a1_before
     assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze", "--rerun", "A1") == 0
     assert tree_digest(runs / "exp" / "baseline") == before
     archived = list((runs / "exp" / "archive").glob("*/A1-1"))
