@@ -41,7 +41,9 @@ _register()
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, standalone_mode=False, prog_name="reportgen")
+        rc = app(args=argv, standalone_mode=False, prog_name="reportgen")
+        if isinstance(rc, int):  # typer.Exit(code) comes back as a return value here
+            return rc
     except UserError as exc:
         sys.stderr.write(f"reportgen: error: {exc}\n")
         return UserError.exit_code
