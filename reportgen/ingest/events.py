@@ -122,9 +122,7 @@ class EventScanner:
             for ev in self._open:
                 ev["after"].append(text)
                 ev["left"] -= 1
-            if any(ev["left"] <= 0 for ev in self._open):
-                for ev in [e for e in self._open if e["left"] <= 0]:
-                    self._close(ev)
+            if self._open[0]["left"] <= 0:  # opened in line order, so the first closes first
                 self._open = [e for e in self._open if e["left"] > 0]
         if record is not None:
             self._on_record(n, text, record)
@@ -161,15 +159,23 @@ class EventScanner:
             self._emit(kind, n, text, None, None, details, sig)
 
     def _classify(self, text: str) -> tuple[str | None, dict[str, Any], Any]:
+        # A fatal loop message often repeats its cause (`failed at step 9: OutOfMemoryError`);
+        # it stays one `fatal` event per step, the cause noted, and the OOM itself is the
+        # traceback's last line.
+        m = FATAL.search(text)
+        if m:
+            d: dict[str, Any] = {"signature": m.group(0)}
+            if OOM.search(text):
+                d["cause"] = "oom"
+            elif NAN.search(text):
+                d["cause"] = "nan"
+            return "fatal", d, m.group(0)
         if OOM.search(text):
             d = oom_details(text)
             return "oom", d, d.get("tried_to_allocate_gib")
         m = NAN.search(text)
         if m:
             return "nan", {"signature": m.group(0)}, m.group(0)
-        m = FATAL.search(text)
-        if m:
-            return "fatal", {"signature": m.group(0)}, m.group(0)
         return None, {}, None
 
     def _in_traceback(self, n: int, text: str) -> None:
@@ -239,9 +245,6 @@ class EventScanner:
         self._seen[key] = ev
         self._events.append(ev)
         self._open.append(ev)
-
-    def _close(self, ev: dict[str, Any]) -> None:
-        ev["left"] = 0
 
     def finish(self) -> list[Event]:
         self._open = []
