@@ -8,6 +8,7 @@ its values differ from the console's float64 in the last digits (see metrics.py 
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +30,9 @@ def read_scalars(event_dir: str | Path) -> pd.DataFrame:
         return empty()
     from tbparse import SummaryReader  # heavy import: only when there are events to read
 
-    df = SummaryReader(str(event_dir), extra_columns={"wall_time"}).scalars
+    with warnings.catch_warnings():  # tbparse's own pandas deprecation notices are not ours to show
+        warnings.simplefilter("ignore")
+        df = SummaryReader(str(event_dir), extra_columns={"wall_time"}).scalars
     if df is None or df.empty:
         return empty()
     df = df.sort_values("wall_time", kind="stable")
