@@ -17,6 +17,7 @@ only other dicts go through `ast.parse`. Lines without `{` cost one substring te
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -28,12 +29,8 @@ KINDS = ("perf", "rollout", "step", "eval", "passrate")
 # Colour and other CSI sequences (colorlog, loguru, progress bars).
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # The lookbehind keeps `critic-step 3:` and `train/step 3:` from reading as `step 3:`.
-METRIC = re.compile(r"(?<![\w/-])(perf|rollout|step|eval|passrate)[ \t]+(\d+):[ \t]*\{")
-
-_NUM = r"-?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)"
-_KEY = r"'[^'\\\n]*'"
-FLAT_DICT = re.compile(rf"\{{(?:{_KEY}: {_NUM}(?:, {_KEY}: {_NUM})*)?\}}")
-FLAT_PAIR = re.compile(rf"'([^'\\\n]*)': ({_NUM})")
+# What a metric message looks like (documentation and callers; the hot path uses string tests).
+METRIC = re.compile(r"(?<![\w/-])(perf|rollout|step|eval|passrate) (\d+): \{")
 
 # Calls that only wrap a number in a repr (numpy 2 prints `np.float64(0.5)`; torch `tensor(0.5)`).
 _SCALAR_CALLS = {
@@ -105,8 +102,22 @@ def _numbers_to_float(d: dict[str, Any]) -> dict[str, Any]:
 
 def parse_dict(text: str) -> dict[str, Any] | None:
     """Read a Python dict repr as Relax prints it; None if it cannot be read."""
-    if FLAT_DICT.fullmatch(text):
-        return {k: float(v) for k, v in FLAT_PAIR.findall(text)}
+    # Fast path: keys are the only strings (two quotes per `: `), so the repr is JSON once its
+    # quotes and non-finite tokens are respelled; json's C decoder is ~20x faster than ast.
+    if '"' not in text and "\\" not in text and text.count("'") == 2 * text.count(": "):
+        js = text.replace("'", '"')
+        # Only dict values are respelled (`: nan`); a bare nan elsewhere (in a list) fails JSON
+        # and takes the ast path below.
+        if "nan" in js:
+            js = js.replace(": nan", ": NaN")
+        if "inf" in js:
+            js = js.replace(": inf", ": Infinity").replace(": -inf", ": -Infinity")
+        try:
+            value = _JSON.decode(js)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
     try:
         tree = ast.parse(text, mode="eval")
         value = _convert(tree.body)
@@ -117,22 +128,41 @@ def parse_dict(text: str) -> dict[str, Any] | None:
     return _numbers_to_float(value)
 
 
+_JSON = json.JSONDecoder(parse_int=float)  # ints as floats too: one numeric type
+
+def _head(line: str, at: int) -> tuple[str, int] | None:
+    """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word such as
+    `critic-step`); plain string tests, several times cheaper than a regex search here."""
+    sp = line.rfind(" ", 0, at)
+    if sp <= 0 or not line[sp + 1 : at].isdigit():
+        return None
+    for kind in KINDS:
+        if line.endswith(kind, 0, sp):
+            b = sp - len(kind)
+            if b == 0 or not (line[b - 1].isalnum() or line[b - 1] in "_/-"):
+                return kind, int(line[sp + 1 : at])
+    return None
+
+
 def parse_metric_line(line: str) -> tuple[str, int, dict[str, Any]] | bool:
     """(kind, index, values) for a metric line; True if it looks like one but is unreadable;
     False if it is not a metric line. `line` must already be ANSI-free."""
-    if "{" not in line:
+    at = line.find(": {")
+    while at >= 0:
+        head = _head(line, at)
+        if head is not None:
+            break
+        at = line.find(": {", at + 3)
+    else:
         return False
-    m = METRIC.search(line)
-    if m is None:
-        return False
-    start = m.end() - 1
+    start = at + 2
     end = line.rfind("}")
     if end < start:
         return True
     values = parse_dict(line[start : end + 1])
     if values is None:
         return True
-    return m.group(1), int(m.group(2)), values
+    return head[0], head[1], values
 
 
 LineHook = Callable[[int, str, "Record | None"], None]
