@@ -1,0 +1,82 @@
+from reportgen.ingest.console import ANSI
+from reportgen.ingest.events import find_events
+
+from .conftest import OOM_LINE, relax_stdout
+
+
+def events_of(text: str, stream: str = "stdout"):
+    return find_events(text.splitlines(), stream)
+
+
+def test_oom_at_step_9_located_and_quoted():
+    text = relax_stdout()
+    lines = ANSI.sub("", text).split("\n")
+    evs = events_of(text)
+    oom = [e for e in evs if e.kind == "oom"]
+    assert len(oom) == 1
+    e = oom[0]
+    assert e.step == 9
+    assert e.message == "(MegatronTrainRayActor pid=1234) " + OOM_LINE
+    assert lines[e.line - 1] == e.message
+    assert e.details["tried_to_allocate_gib"] == 2.46
+    assert e.details["total_capacity_gib"] == 79.25
+    assert e.details["exception"] == "torch.OutOfMemoryError"
+    assert lines[e.details["traceback_line"] - 1].endswith("Traceback (most recent call last):")
+    # excerpt: the exact lines around it (8 before, up to 8 after; the log ends 2 lines later)
+    assert list(e.excerpt) == lines[e.line - 9 : e.line + 2]
+
+
+def test_fatal_loop_errors_and_step_from_message():
+    evs = events_of(relax_stdout())
+    fatal = {e.details["signature"]: e for e in evs if e.kind == "fatal"}
+    assert set(fatal) == {"Actor training failed at step", "Training loop failed with error", "Graceful shutdown triggered"}
+    assert all(e.step == 9 for e in fatal.values())
+    assert fatal["Actor training failed at step"].details["cause"] == "oom"
+    assert fatal["Training loop failed with error"].message.endswith(
+        "Training loop failed with error: ray.exceptions.RayTaskError(OutOfMemoryError)")
+
+
+def test_nan_from_message_and_from_metrics():
+    evs = [e for e in events_of(relax_stdout()) if e.kind == "nan"]
+    assert {(e.step, e.details.get("signature")) for e in evs} == {(3, "Inf found in gradients"), (3, None)}
+    metric = next(e for e in evs if "nonfinite" in e.details)
+    assert metric.details["nonfinite"] == {"train/grad_norm": "nan"}
+    megatron = events_of("[x] step 1: {'train/loss': 0.5}\nRank 0: found NaN in local grad norm in backward pass\n")
+    assert [(e.kind, e.step) for e in megatron] == [("nan", 2)]
+
+
+def test_parse_error_noise_and_clean_log_are_not_failures():
+    text = relax_stdout(steps=5, fail=False)
+    assert "parse error" in text
+    assert [e.kind for e in events_of(text) if e.kind != "nan"] == []
+
+
+def test_generic_traceback_and_interleaved_lines():
+    text = "\n".join([
+        "perf 0: {'perf/step_time': 1.0}",
+        "(A pid=1) Traceback (most recent call last):",
+        '(A pid=1)   File "x.py", line 3, in f',
+        "(B pid=2) unrelated progress line",
+        "(A pid=1)     raise KeyError('w')",
+        "(A pid=1) KeyError: 'w'",
+        "tail",
+    ])
+    evs = events_of(text, "stderr")
+    assert [(e.kind, e.step, e.line, e.stream) for e in evs] == [("traceback", 1, 6, "stderr")]
+    assert evs[0].details["exception"] == "KeyError" and evs[0].details["traceback_line"] == 2
+
+
+def test_same_oom_on_two_ranks_is_one_event():
+    text = "\n".join([
+        "step 4: {'train/loss': 0.1}",
+        "(A pid=1) " + OOM_LINE,
+        "(A pid=2) " + OOM_LINE.replace("GPU 0", "GPU 1"),
+    ])
+    evs = events_of(text)
+    assert [(e.kind, e.step, e.line) for e in evs] == [("oom", 5, 2)]
+    assert evs[0].details["repeats"] == 2 and evs[0].details["also_at_lines"] == [3]
+
+
+def test_no_metrics_step_unknown():
+    evs = events_of("CUDA error: out of memory\n")
+    assert [(e.kind, e.step) for e in evs] == [("oom", None)]

@@ -1,0 +1,108 @@
+import json
+
+import pandas as pd
+import pytest
+
+from reportgen.cli import main
+
+from .conftest import TRACE, relax_stdout
+from .test_metrics import write_tb
+
+SPEC = """
+name = "offload"
+title = "Drop optimizer CPU offload"
+
+[recipe]
+script = "recipe.sh"
+
+[workload]
+flags = ["--global-batch-size", "--n-samples-per-prompt"]
+
+[[candidates]]
+id = "A1"
+title = "no offload"
+remove = ["--optimizer-cpu-offload"]
+"""
+
+
+@pytest.fixture
+def setup(tmp_path):
+    (tmp_path / "recipe.sh").write_text("#!/bin/bash\nset -x\npython3 -m relax.entrypoints.train --optimizer-cpu-offload\n")
+    spec = tmp_path / "exp.toml"
+    spec.write_text(SPEC)
+    log = tmp_path / "hand.log"
+    log.write_text(TRACE + relax_stdout(steps=9, fail=False))
+    return tmp_path, spec, log
+
+
+def test_ingest_end_to_end(setup, capsys):
+    tmp, spec, log = setup
+    runs = tmp / "runs"
+    tb = tmp / "tb"
+    write_tb(tb / "proj" / "exp", [("perf/step_time", 30.0, 0)])
+    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs),
+                 "--tensorboard", str(tb)]) == 0
+    run = runs / "offload" / "baseline" / "1"
+    assert capsys.readouterr().out.strip() == str(run)
+    assert (runs / "offload" / "experiment.toml").read_text() == SPEC
+    assert sorted(p.name for p in run.iterdir()) == ["events.json", "manifest.json", "metrics.parquet", "stdout.log", "tensorboard"]
+    m = json.loads((run / "manifest.json").read_text())
+    assert (m["schema_version"], m["kind"], m["experiment"], m["arm"], m["repeat"], m["role"]) == (
+        1, "reportgen.run", "offload", "baseline", 1, "formal")
+    assert m["status"] == "failed"  # the nan grad norm at step 3 is a failure event
+    assert m["started_utc"] == "2026-08-05T10:10:01Z" and m["ended_utc"] == "2026-08-05T10:19:12Z"
+    assert m["executor"] == {"kind": "external"} and m["exit_code"] is None
+    assert m["argv_source"] == "trace"
+    assert m["invariants"]["values"] == {"--global-batch-size": "16", "--n-samples-per-prompt": "8"}
+    assert m["ingest"]["steps"] == 9 and m["ingest"]["sources"] == ["console", "tensorboard"]
+    assert set(pd.read_parquet(run / "metrics.parquet").columns) == {"step", "key", "value", "source"}
+    # a second ingest of the same arm takes the next repeat; a clean log makes a complete run
+    clean = tmp / "clean.log"
+    clean.write_text(log.read_text().replace("'train/grad_norm': nan", "'train/grad_norm': 1.0")
+                     .replace("Inf found in gradients", "gradients fine"))
+    assert main(["ingest", str(clean), "--spec", str(spec), "--arm", "A1", "--runs", str(runs)]) == 0
+    assert main(["ingest", str(clean), "--spec", str(spec), "--arm", "A1", "--runs", str(runs)]) == 0
+    assert json.loads((runs / "offload" / "A1" / "2" / "manifest.json").read_text())["status"] == "complete"
+    assert sorted(p.name for p in (runs / "offload" / "A1").iterdir()) == ["1", "2"]
+
+
+def run_err(args, capsys):
+    code = main(args)
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+def test_malformed_input_exit_2_nothing_written(setup, capsys):
+    tmp, spec, log = setup
+    runs = tmp / "runs"
+    bad = tmp / "notes.txt"
+    bad.write_text("just some text\nwithout metrics\n")
+    binary = tmp / "core.bin"
+    binary.write_bytes(b"\x7fELF\x00\x00" * 100)
+    cases = [
+        ([str(bad), "--arm", "baseline"], "no Relax metric lines"),
+        ([str(binary), "--arm", "baseline"], "binary file"),
+        ([str(tmp / "missing.log"), "--arm", "baseline"], "not found"),
+        ([str(log), "--arm", "A9"], "--arm A9"),
+        ([str(log), "--arm", "baseline", "--tensorboard", str(tmp / "none")], "--tensorboard"),
+    ]
+    for args, needle in cases:
+        code, err = run_err(["ingest", *args, "--spec", str(spec), "--runs", str(runs)], capsys)
+        assert code == 2, needle
+        assert err.count("\n") == 0 and needle in err and err.startswith("reportgen: error: ")
+        assert not runs.exists()
+
+
+def test_refuses_existing_run_and_other_spec(setup, capsys):
+    tmp, spec, log = setup
+    runs = tmp / "runs"
+    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs), "--repeat", "3"]) == 0
+    before = sorted(str(p) for p in runs.rglob("*"))
+    code, err = run_err(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs),
+                         "--repeat", "3"], capsys)
+    assert code == 2 and "already holds" in err
+    other = tmp / "other.toml"
+    other.write_text(SPEC.replace("Drop optimizer", "Keep optimizer"))
+    code, err = run_err(["ingest", str(log), "--spec", str(other), "--arm", "baseline", "--runs", str(runs)], capsys)
+    assert code == 2 and "differs from" in err
+    assert sorted(str(p) for p in runs.rglob("*")) == before

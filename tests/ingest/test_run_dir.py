@@ -1,0 +1,74 @@
+import json
+import os
+import random
+
+from reportgen.ingest.metrics import read_metrics, wide_table
+from reportgen.ingest.run_dir import ingest_run
+
+from .conftest import relax_stdout, step_time
+from .test_metrics import write_tb
+
+FIXED = ["--global-batch-size", "--n-samples-per-prompt", "--rollout-max-response-len", "--seed"]
+
+
+def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
+    write_tb(run_dir / "tensorboard", [("perf/step_time", step_time(s) + (1.0 if s == 2 else 0.0), s) for s in range(9)])
+    section = ingest_run(run_dir, invariants=FIXED, expected={"--n-samples-per-prompt": "4"}, exit_code=1)
+    assert section["argv_source"] == "trace"
+    assert section["effective_argv"]["--global-batch-size"] == "16"
+    inv = section["invariants"]
+    assert inv["values"]["--seed"] is None
+    assert inv["violations"] == [{"flag": "--n-samples-per-prompt", "expected": "4", "actual": "8"}]
+    ing = section["ingest"]
+    assert ing["steps"] == 10 and ing["last_step"] == 9  # perf 9 from the rollout manager before the OOM
+    assert ing["skipped_lines"] == 1 and ing["records"] == 37
+    assert ing["disagreements"] == 1 and ing["sources"] == ["console", "tensorboard"]
+    ev = json.loads((run_dir / "events.json").read_text())
+    assert ev["schema_version"] == 1 and ev["kind"] == "reportgen.events"
+    kinds = [(e["kind"], e["step"]) for e in ev["events"]]
+    assert ("oom", 9) in kinds and ("abnormal_exit", 9) in kinds
+    assert ing["events"] == len(ev["events"])
+    assert ev["disagreements"][0]["step"] == 2
+    exit_ev = next(e for e in ev["events"] if e["kind"] == "abnormal_exit")
+    assert exit_ev["line"] is None and exit_ev["stream"] == "process" and exit_ev["details"]["exit_code"] == 1
+    wide = wide_table(read_metrics(run_dir))
+    assert wide.loc[8, "perf/step_time"] == step_time(8)
+
+
+def test_argument_dump_when_no_trace(run_dir):
+    text = (run_dir / "stderr.log").read_text()
+    (run_dir / "stderr.log").write_text("\n".join(l for l in text.splitlines() if not l.startswith("+")))
+    section = ingest_run(run_dir, invariants=["--global-batch-size"], timed_out=True)
+    assert section["argv_source"] == "argument-dump"
+    assert section["invariants"]["values"]["--global-batch-size"] == "16"
+    ev = json.loads((run_dir / "events.json").read_text())["events"]
+    assert ev[-1]["kind"] == "timeout" and ev[-1]["excerpt"][-1] == "W1129 some warning"
+
+
+def test_metrics_on_stdout_failure_on_stderr(tmp_path):
+    (tmp_path / "stdout.log").write_text(relax_stdout(steps=6, fail=False))
+    (tmp_path / "stderr.log").write_text("Training loop failed with error: boom\n")
+    section = ingest_run(tmp_path, invariants=[])
+    ev = json.loads((tmp_path / "events.json").read_text())["events"]
+    assert [(e["kind"], e["step"], e["stream"]) for e in ev] == [("nan", 3, "stdout"), ("nan", 3, "stdout"), ("fatal", 6, "stderr")]
+    assert section["argv_source"] == "none" and section["effective_argv"] == {}
+
+
+def test_never_raises_on_garbage(tmp_path):
+    rng = random.Random(7)
+    junk = bytes(rng.randrange(256) for _ in range(200_000))
+    (tmp_path / "stdout.log").write_bytes(junk + b"\nperf 1: {'perf/step_time': 2.0}\n" + junk[:999])
+    (tmp_path / "stderr.log").write_bytes(b"perf 2: {{{{\nstep 3: {'a': [1, 2\n+ python3 'unterminated\n" + "é".encode()[:1])
+    section = ingest_run(tmp_path, invariants=["--x"], interrupted=True)
+    assert section["ingest"]["records"] == 1 and section["ingest"]["skipped_lines"] >= 2
+    assert section["argv_source"] == "none"
+    assert read_metrics(tmp_path)["value"].tolist() == [2.0]
+
+
+def test_empty_run_dir(tmp_path):
+    section = ingest_run(tmp_path, invariants=["--a"], signal="SIGKILL")
+    assert section["ingest"]["steps"] == 0 and section["ingest"]["last_step"] is None
+    ev = json.loads((tmp_path / "events.json").read_text())["events"]
+    assert [(e["kind"], e["step"]) for e in ev] == [("abnormal_exit", None)]
+    assert read_metrics(tmp_path).empty
+    assert sorted(os.listdir(tmp_path)) == ["events.json", "metrics.parquet"]
