@@ -13,8 +13,9 @@ from reportgen.errors import UserError
 from reportgen.spec.model import Spec
 
 
-def load_spec(path: str | Path, *, profile: str | None = None) -> Spec:
-    """Load and validate the spec at `path`; `profile` selects a `[profiles.<name>]` overlay."""
+def load_spec(path: str | Path, *, profile: str | None = None, check_files: bool = True) -> Spec:
+    """Load and validate the spec at `path`; `profile` selects a `[profiles.<name>]` overlay.
+    `check_files=False` skips the recipe/data existence checks (for a copy of a spec under runs/)."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: spec file not found; pass the path of an experiment TOML file")
@@ -22,10 +23,10 @@ def load_spec(path: str | Path, *, profile: str | None = None) -> Spec:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read the spec ({exc})") from None
-    return parse_spec(text, source=path, profile=profile)
+    return parse_spec(text, source=path, profile=profile, check_files=check_files)
 
 
-def parse_spec(text: str, *, source: Path, profile: str | None = None) -> Spec:
+def parse_spec(text: str, *, source: Path, profile: str | None = None, check_files: bool = True) -> Spec:
     source = Path(source)
     try:
         raw = tomllib.loads(text)
@@ -39,7 +40,8 @@ def parse_spec(text: str, *, source: Path, profile: str | None = None) -> Spec:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
         raise UserError(f"{source}: {_first_error(exc)}") from None
-    _check_files(spec, source)
+    if check_files:
+        _check_files(spec, source)
     return spec
 
 
