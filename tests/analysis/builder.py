@@ -58,6 +58,9 @@ class Arm:
     nan_at: int | None = None  # train/grad_norm = nan at this step
     samples: int = 16
     violations: list = field(default_factory=list)
+    cv: float = 0.05  # step-to-step noise (AR(1), rho 0.5)
+    tok_scale: float = 1.0  # breaks response-token accounting when != 1
+    drop_keys: tuple = ()  # metric keys this arm does not log
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -73,7 +76,7 @@ def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rn
               t0: float = 1_764_000_000.0, with_gpu: bool = True, resp_len: float = 512.0) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     last = steps if spec.fail_at is None else spec.fail_at
-    noise = ar1(rng, steps)
+    noise = ar1(rng, steps, cv=spec.cv)
     rows = []
     step_times = []
     for s in range(last):
@@ -81,14 +84,15 @@ def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rn
         step_times.append(st)
         tokens = resp_len * spec.samples
         vals = {
-            "perf/step_time": st, "perf/step_resp_token_per_s": tokens / st,
+            "perf/step_time": st, "perf/step_resp_token_per_s": spec.tok_scale * tokens / st,
             "perf/step_token_per_s": tokens * 1.7 / st, "perf/actor_train_time": 10.0 / spec.speed,
             "train/loss": 0.1, "rollout/raw_reward": 0.5, "rollout/response_lengths": resp_len,
             "train/ppo_kl": 0.001, "train/pg_clipfrac": 0.01,
             "train/grad_norm": float("nan") if spec.nan_at == s else 1.0,
             "rollout/num_samples": float(spec.samples),
         }
-        rows.extend({"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items())
+        rows.extend({"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items()
+                    if k not in spec.drop_keys)
     pd.DataFrame(rows, columns=["step", "key", "value", "source"]).to_parquet(run_dir / "metrics.parquet", index=False)
     end = t0 + sum(step_times) + 5
     events = []
