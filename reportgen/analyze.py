@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData
@@ -86,16 +87,19 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
         notes.append("manifest.json missing")
         manifest = {"status": "unknown"}
     metrics = _read_parquet(run_dir / layout.METRICS, notes)
+    nonfinite: tuple = ()
     if metrics is None:
         notes.append("metrics.parquet missing: run `reportgen ingest`")
         steps = wide_table(pd.DataFrame(columns=["step", "key", "value", "source"]))
     else:
         steps = wide_table(metrics)
+        bad = metrics[~np.isfinite(metrics["value"].astype(float))] if "value" in metrics else metrics.iloc[:0]
+        nonfinite = tuple((str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"]))
     events_doc = _read_json(run_dir / layout.EVENTS, notes)
     events = tuple(events_doc.get("events", [])) if isinstance(events_doc, dict) else ()
     gpu = _read_parquet(run_dir / layout.GPU_PARQUET, notes)
     return RunData(arm=arm, repeat=repeat, path=f"{arm}/{repeat}", manifest=manifest, steps=steps,
-                   events=events, gpu=gpu, notes=tuple(notes))
+                   events=events, gpu=gpu, notes=tuple(notes), nonfinite=nonfinite)
 
 
 def _sha256(path: Path) -> str:

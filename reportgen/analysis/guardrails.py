@@ -75,7 +75,9 @@ def describe_failure(run: RunData) -> str | None:
         return f"killed by {m['signal']}"
     if m.get("exit_code") not in (0, None):
         return f"exit code {m['exit_code']}"
-    if run.status not in ("complete",):
+    if run.status == "unknown":
+        return "manifest.json missing or unreadable"
+    if run.status != "complete":
         return f"run status is {run.status}"
     return None
 
@@ -178,13 +180,11 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
                 if key not in r.steps.columns:
                     continue
                 present = True
-                col = r.steps[key].dropna()
-                vals = col.to_numpy(dtype=float)
-                bad = ~np.isfinite(vals)
-                if bad.any():
-                    step = int(col.index[int(np.argmax(bad))])
+                bad = sorted((step, value) for k, step, value in r.nonfinite if k == key)
+                if bad:
+                    step, value = bad[0]
                     return Guardrail("finite_training", title, FAIL,
-                                     f"{r.path}: {key} = {vals[bad][0]} at step {step}", f"{r.path}/metrics.parquet")
+                                     f"{r.path}: {key} = {value} at step {step}", f"{r.path}/metrics.parquet")
         if present:
             seen += 1
         else:
@@ -231,13 +231,12 @@ def _hashes(r: RunData) -> tuple[Any, Any]:
 
 def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Guardrail:
     title = "Identical model manifest and data hashes"
-    runs = [*baseline, *candidate]
+    # A run that recorded no hashes (e.g. an unreadable manifest) is unknown, not different:
+    # its own failure is reported by the other guardrails.
+    runs = [r for r in (*baseline, *candidate) if _hashes(r) != (None, {})]
     if not runs:
-        return Guardrail("same_inputs", title, NA, "no formal run")
+        return Guardrail("same_inputs", title, NA, "not checkable: no hashes recorded")
     ref = _hashes(runs[0])
-    if ref == (None, {}):
-        if all(_hashes(r) == ref for r in runs):
-            return Guardrail("same_inputs", title, NA, "not checkable: no hashes recorded")
     for r in runs[1:]:
         model, data = _hashes(r)
         if model != ref[0]:
@@ -251,15 +250,16 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
 
 def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Guardrail:
     title = "Same machine fingerprint"
-    runs = [*baseline, *candidate]
-    ids = [r.manifest.get("fingerprint_id") for r in runs]
-    if not runs or all(i is None for i in ids):
+    runs = [r for r in (*baseline, *candidate) if r.manifest.get("fingerprint_id") is not None]
+    if not runs:
         return Guardrail("same_machine", title, NA, "not checkable: no fingerprint recorded")
-    for r, i in zip(runs, ids):
-        if i != ids[0]:
-            return Guardrail("same_machine", title, FAIL, f"{r.path}: fingerprint {i} differs from {runs[0].path}'s {ids[0]}",
+    ref = runs[0].manifest["fingerprint_id"]
+    for r in runs[1:]:
+        fp = r.manifest["fingerprint_id"]
+        if fp != ref:
+            return Guardrail("same_machine", title, FAIL, f"{r.path}: fingerprint {fp} differs from {runs[0].path}'s {ref}",
                              f"{r.path}/manifest.json")
-    return Guardrail("same_machine", title, PASS, f"fingerprint {str(ids[0])[:12]} in {len(runs)} run(s)")
+    return Guardrail("same_machine", title, PASS, f"fingerprint {str(ref)[:12]} in {len(runs)} run(s)")
 
 
 def no_profiler(runs: Sequence[RunData]) -> Guardrail:

@@ -24,6 +24,9 @@ class RunData:
     events: tuple[dict[str, Any], ...] = ()
     gpu: pd.DataFrame | None = None  # gpu.parquet columns, or None when absent
     notes: tuple[str, ...] = field(default_factory=tuple)  # problems met while reading
+    # (key, step, value) of every NaN/inf value logged: the wide table cannot tell a NaN from
+    # a key that was not logged at that step.
+    nonfinite: tuple[tuple[str, int, float], ...] = ()
 
     @property
     def role(self) -> str:
