@@ -218,7 +218,7 @@ def bootstrap_interval(baseline: Arm, candidate: Arm, *, confidence: float = 0.9
     if length is None:
         # Politis-White targets mean-squared error and picks short blocks on short series; a
         # floor of sqrt(n) keeps the bias correction below small (measured on the calibration page).
-        length = max(dep.block_length, math.ceil(math.sqrt(shortest)))
+        length = max(dep.block_length, math.ceil(1.5 * math.sqrt(shortest)))
         length = max(1, min(length, shortest // 4 if shortest >= 4 else 1))
     rng = np.random.default_rng(seed)
     rb = _bootstrap_arm(b, length, replicates, rng)
@@ -283,7 +283,7 @@ def batch_means_interval(baseline: Arm, candidate: Arm, *, confidence: float = 0
     if size is None:
         shortest = min(s.size for s in segs)
         # At least the bootstrap block length and sqrt(n), but keep >= 4 batches per segment.
-        size = max(block_length(segs), math.ceil(math.sqrt(shortest)))
+        size = max(block_length(segs), math.ceil(1.5 * math.sqrt(shortest)))
         size = max(1, min(size, shortest // 4 if shortest >= 4 else 1))
     sb, vb, dfb = _batch_var(b, size)
     sc, vc, dfc = _batch_var(c, size)
