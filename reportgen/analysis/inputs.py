@@ -1,0 +1,66 @@
+"""What the analysis reads, as plain data: one `RunData` per run folder.
+
+Part of reportgen.analysis (pure). The I/O edge (reportgen.analyze) fills these from runs/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+FAILURE_KINDS = ("oom", "nan", "traceback", "fatal", "abnormal_exit", "timeout", "interrupted")
+PROFILER_FLAGS = ("--use-pytorch-profiler", "--record-memory-history", "--sglang-profile", "--use-nsys")
+
+
+@dataclass(frozen=True)
+class RunData:
+    arm: str
+    repeat: int
+    path: str  # relative to the experiment folder, e.g. "A1/1"
+    manifest: dict[str, Any]
+    steps: pd.DataFrame  # wide: index = step (int), one column per metric key
+    events: tuple[dict[str, Any], ...] = ()
+    gpu: pd.DataFrame | None = None  # gpu.parquet columns, or None when absent
+    notes: tuple[str, ...] = field(default_factory=tuple)  # problems met while reading
+    # (key, step, value) of every NaN/inf value logged: the wide table cannot tell a NaN from
+    # a key that was not logged at that step.
+    nonfinite: tuple[tuple[str, int, float], ...] = ()
+
+    @property
+    def role(self) -> str:
+        return str(self.manifest.get("role") or ("profile" if self.arm.startswith("profile-") else "formal"))
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest.get("status") or "unknown")
+
+    @property
+    def argv(self) -> dict[str, Any]:
+        return dict(self.manifest.get("effective_argv") or {})
+
+    @property
+    def steps_completed(self) -> int:
+        """Distinct steps that logged any metric."""
+        return int(self.steps.index.nunique()) if not self.steps.empty else 0
+
+    def series(self, key: str, start: int, end: int) -> list[float]:
+        """The values of `key` for steps start..end inclusive, in step order."""
+        if key not in self.steps.columns:
+            return []
+        col = self.steps[key]
+        col = col[(col.index >= start) & (col.index <= end)].dropna()
+        return [float(v) for v in col.sort_index().to_numpy()]
+
+
+def argv_value(argv: dict[str, Any], flag: str) -> str | None:
+    """Effective value of a flag as one string ("16"; "a b" for several; "true" for a switch)."""
+    if flag not in argv:
+        return None
+    v = argv[flag]
+    if v is True or v is None:
+        return "true"
+    if isinstance(v, (list, tuple)):
+        return " ".join(str(x) for x in v)
+    return str(v)

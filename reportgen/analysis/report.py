@@ -1,0 +1,264 @@
+"""Assemble the whole analysis of one experiment into the analysis.json document (a dict).
+
+Part of reportgen.analysis (pure): takes the spec, the runs' data and a `Context` of facts the
+I/O edge gathered (hashes, diffs, machine, profiler artifacts); returns a JSON-ready dict whose
+keys are documented in docs/formats/analysis.md. Never raises on failed or partial runs: a
+failure becomes data (a guardrail, a verdict), not an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from reportgen import __version__
+from reportgen.analysis import guardrails as gr
+from reportgen.analysis.gpu import summarize_gpu
+from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.interval import arm_statistic, ratio_interval
+from reportgen.analysis.stats import change, overall, summarize
+from reportgen.analysis.verdict import decide
+
+SCHEMA_VERSION = 1
+BASELINE = "baseline"
+LIMIT_FLAGS = ("--rollout-max-prompt-len", "--rollout-max-response-len")
+HEADLINE = (
+    ("perf/step_resp_token_per_s", "response tokens/s", "tok/s", "higher"),
+    ("perf/step_token_per_s", "total tokens/s", "tok/s", "higher"),
+    ("perf/step_time", "step time mean", "s", "lower"),
+    ("perf/step_time:p95", "step time p95", "s", "lower"),
+    ("perf/actor_train_time", "actor train time", "s", "lower"),
+)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Facts read by the I/O edge, passed in so this module stays pure."""
+
+    experiment: str
+    spec_sha256: str = ""
+    generated_utc: str = ""
+    inputs_mtime: float | None = None
+    diffs: dict[str, str] = field(default_factory=dict)  # arm -> recipe.patch text
+    machine: dict[str, Any] = field(default_factory=dict)
+    baseline_commit: str | None = None
+    dirty: bool | None = None
+    profiler_runs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _windows(spec, expected: int | None, runs: Sequence[RunData]) -> list[tuple[str, int, int]]:
+    a = spec.analysis
+    if a.windows:
+        return [(w.name, w.start, w.end) for w in a.windows]
+    last = (expected - 1) if expected else max((int(r.steps.index.max()) for r in runs if not r.steps.empty),
+                                               default=a.warmup_steps)
+    return [("W1", a.warmup_steps, max(a.warmup_steps, last))]
+
+
+def _expected_steps(spec, runs: Sequence[RunData]) -> int | None:
+    if spec.workload.steps:
+        return int(spec.workload.steps)
+    for r in runs:
+        v = argv_value(r.argv, spec.workload.steps_flag)
+        if v is not None:
+            try:
+                return int(float(v))
+            except ValueError:
+                pass
+    return None
+
+
+def _stats_runs(runs: Sequence[RunData]) -> list[RunData]:
+    """Complete formal runs; if none completed, every formal run (partial data, shown as such)."""
+    done = [r for r in runs if r.status == "complete"]
+    return done or list(runs)
+
+
+def _segments(runs: Sequence[RunData], key: str, windows) -> list[list[np.ndarray]]:
+    return [[np.asarray(r.series(key, s, e), dtype=float) for _, s, e in windows] for r in runs]
+
+
+def _arm_block(arm_id: str, spec, runs: Sequence[RunData], windows, metrics: Sequence[str], ctx: Context,
+               expected: int | None) -> dict:
+    cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
+    used = _stats_runs(runs)
+    win_block, overall_block = {}, {}
+    for key in metrics:
+        per_window = {name: (s, e, np.concatenate([np.asarray(r.series(key, s, e)) for r in used])
+                             if used else np.array([])) for name, s, e in windows}
+        rows = summarize(per_window)
+        win_block[key] = [r.as_dict() for r in rows]
+        overall_block[key] = overall(rows)
+    first, last = windows[0][1], windows[-1][2]
+    fixed = {f: argv_value(runs[0].argv, f) if runs else None
+             for f in (*spec.workload.flags, spec.workload.batch_flag, *LIMIT_FLAGS)}
+    return {
+        "id": arm_id,
+        "title": "Baseline" if arm_id == BASELINE else (cand.title if cand else arm_id),
+        "rationale": cand.rationale if cand else "",
+        "base": cand.base if cand else None,
+        "diff": ctx.diffs.get(arm_id, ""),
+        "runs": [_run_block(r, spec, windows) for r in runs],
+        "windows": win_block,
+        "overall": overall_block,
+        "gpu": summarize_gpu(used, first, last),
+        "workload": fixed,
+    }
+
+
+def _run_block(r: RunData, spec, windows) -> dict:
+    m = r.manifest
+    return {
+        "repeat": r.repeat, "role": r.role, "status": r.status, "path": r.path,
+        "started_utc": m.get("started_utc"), "duration_s": m.get("duration_s"), "exit_code": m.get("exit_code"),
+        "steps_completed": r.steps_completed, "events": list(r.events),
+        "gpu_available": bool(r.gpu is not None and not r.gpu.empty),
+        "overall": arm_statistic(_segments([r], spec.analysis.primary, windows)),
+        "failure": gr.describe_failure(r),
+        "notes": list(r.notes),
+    }
+
+
+def _row(metric, label, unit, better, b, c) -> dict:
+    return {"metric": metric, "label": label, "unit": unit, "better": better,
+            "baseline": b, "candidate": c, "change": change(b, c)}
+
+
+def _headline(spec, base: dict, cand: dict) -> list[dict]:
+    rows = []
+    primary = spec.analysis.primary
+    if primary not in [h[0] for h in HEADLINE]:
+        rows.append(_row(primary, primary, "", spec.analysis.direction, base["overall"].get(primary),
+                         cand["overall"].get(primary)))
+    for key, label, unit, better in HEADLINE:
+        if key.endswith(":p95"):
+            k = key[:-4]
+            pick = lambda arm: next((w["p95"] for w in arm["windows"].get(k, []) if w["window"] == "all"), None)  # noqa: E731
+            rows.append(_row(key, label, unit, better, pick(base), pick(cand)))
+        else:
+            rows.append(_row(key, label, unit, better, base["overall"].get(key), cand["overall"].get(key)))
+    bg, cg = base["gpu"], cand["gpu"]
+    rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", "higher", bg["util_mean"], cg["util_mean"]))
+    cg_by = {g["index"]: g for g in cg["per_gpu"]}
+    for g in bg["per_gpu"]:
+        c = cg_by.get(g["index"], {})
+        rows.append(_row(f"gpu/{g['index']}/util_mean", f"GPU {g['index']} utilization mean", "%", "higher",
+                         g["util_mean"], c.get("util_mean")))
+        rows.append(_row(f"gpu/{g['index']}/mem_peak_mib", f"peak memory GPU {g['index']}", "MiB", "lower",
+                         g["mem_peak_mib"], c.get("mem_peak_mib")))
+    steps = lambda arm: min((r["steps_completed"] for r in arm["runs"] if r["role"] == "formal"), default=None)  # noqa: E731
+    sb, sc = steps(base), steps(cand)
+    row = _row("steps_completed", "completed steps", "steps", "higher", sb, sc)
+    row["change"] = (sc - sb) if sb is not None and sc is not None else None  # a count: show the difference
+    rows.append(row)
+    lim = lambda arm: " / ".join(str(arm["workload"].get(f) or "?") for f in (spec.workload.batch_flag, *LIMIT_FLAGS))  # noqa: E731
+    lb, lc = lim(base), lim(cand)
+    rows.append({"metric": "workload/limits", "label": "effective batch / length limits", "unit": "",
+                 "better": None, "baseline": lb, "candidate": lc, "change": None,
+                 "text": "unchanged" if lb == lc else "changed"})
+    return rows
+
+
+def _repeats(spec, b_runs, c_runs, windows) -> dict | None:
+    if len(b_runs) < 2 and len(c_runs) < 2:
+        return None
+    key = spec.analysis.primary
+    bstat = {r.repeat: arm_statistic(_segments([r], key, windows)) for r in b_runs}
+    cstat = {r.repeat: arm_statistic(_segments([r], key, windows)) for r in c_runs}
+    interleaved = spec.run.order == "interleaved"
+    b_all = arm_statistic(_segments(b_runs, key, windows))
+    ratios = []
+    for rep, c in sorted(cstat.items()):
+        # Interleaved repeats are paired: baseline i ran right before candidate i.
+        b = bstat.get(rep) if interleaved else b_all
+        if c is not None and b:
+            ratios.append(c / b)
+    return {"n": min(len(b_runs), len(c_runs)), "ratios": ratios,
+            "spread": (max(ratios) - min(ratios)) if ratios else None,
+            "interleaved": interleaved, "paired": interleaved}
+
+
+def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
+    a = spec.analysis
+    base, cand = arms[BASELINE], arms[cand_id]
+    b_runs, c_runs = formal.get(BASELINE, []), formal.get(cand_id, [])
+    guards = gr.check_all(b_runs, c_runs, expected_steps=expected, batch_flag=spec.workload.batch_flag,
+                          fixed_flags=spec.workload.flags)
+    b_used, c_used = _stats_runs(b_runs), _stats_runs(c_runs)
+    iv = ratio_interval(_segments(b_used, a.primary, windows), _segments(c_used, a.primary, windows),
+                        method=a.method, confidence=a.confidence, seed=a.seed)
+    bw = {w["window"]: w["mean"] for w in base["windows"].get(a.primary, [])}
+    cw = {w["window"]: w["mean"] for w in cand["windows"].get(a.primary, [])}
+    wrows = [{"window": name, "start": s, "end": e, "baseline": bw.get(name), "candidate": cw.get(name),
+              "change": change(bw.get(name), cw.get(name))} for name, s, e in windows]
+    changes = [w["change"] for w in wrows]
+    improving = (lambda c: c is not None and c > 0) if a.direction == "higher" else (lambda c: c is not None and c < 0)
+    consistent = bool(changes) and all(improving(c) for c in changes)
+    reps = _repeats(spec, b_used, c_used, windows)
+    cause = None
+    for label, runs in (("", c_runs), ("baseline: ", b_runs)):
+        for r in runs:
+            why = gr.describe_failure(r)
+            if why:
+                cause = cause or f"{label}{why}"
+    if not c_runs:
+        cause = "no formal run of this candidate"
+    verdict = decide(guardrails=guards, interval=iv, window_changes=changes, direction=a.direction,
+                     min_effect=a.min_effect, repeat_ratios=reps["ratios"] if reps else (), failure_cause=cause)
+    return {
+        "candidate": cand_id, "baseline": BASELINE,
+        "headline": _headline(spec, base, cand),
+        "windows": wrows,
+        "interval": iv.as_dict(),
+        "consistent_direction": consistent,
+        "repeats": reps,
+        "guardrails": [g.as_dict() for g in guards],
+        "verdict": verdict.as_dict(),
+    }
+
+
+def build(spec, runs: Sequence[RunData], ctx: Context) -> dict:
+    """The analysis.json document for one experiment."""
+    formal: dict[str, list[RunData]] = {}
+    for r in runs:
+        if r.role == "formal":
+            formal.setdefault(r.arm, []).append(r)
+    all_formal = [r for rs in formal.values() for r in rs]
+    expected = _expected_steps(spec, all_formal)
+    windows = _windows(spec, expected, all_formal)
+    a = spec.analysis
+    metrics = list(dict.fromkeys([a.primary, *a.secondary, *(h[0] for h in HEADLINE if ":" not in h[0])]))
+    arm_ids = [*spec.arm_ids(), *sorted(set(formal) - set(spec.arm_ids()))]
+    arms = {arm: _arm_block(arm, spec, formal.get(arm, []), windows, metrics, ctx, expected) for arm in arm_ids}
+    comparisons = [_comparison(spec, c.id, arms, formal, windows, expected) for c in spec.candidates]
+    base_runs = formal.get(BASELINE, [])
+    starts = sorted(m for m in (r.manifest.get("started_utc") for r in runs) if m)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "reportgen.analysis",
+        "generated_utc": ctx.generated_utc,
+        "reportgen_version": __version__,
+        "inputs_mtime": ctx.inputs_mtime,
+        "experiment": {
+            "name": ctx.experiment, "title": spec.title, "hypothesis": spec.hypothesis,
+            "issue": spec.issue, "pr": spec.pr, "spec_sha256": ctx.spec_sha256, "profile": spec.profile,
+            "created_utc": starts[0] if starts else None,
+            "baseline_commit": ctx.baseline_commit, "dirty": ctx.dirty,
+        },
+        "settings": {
+            "primary": {"key": a.primary, "direction": a.direction},
+            "secondary": list(a.secondary),
+            "warmup_steps": a.warmup_steps, "steps_expected": expected,
+            "windows": [{"name": n, "start": s, "end": e} for n, s, e in windows],
+            "min_effect": a.min_effect, "confidence": a.confidence, "method": a.method,
+            "seed": a.seed, "site_url": a.site_url,
+        },
+        "machine": ctx.machine,
+        "fixed_workload": [{"flag": f, "value": argv_value(base_runs[0].argv, f) if base_runs else None}
+                           for f in spec.workload.flags],
+        "arms": list(arms.values()),
+        "comparisons": comparisons,
+        "profiler_runs": ctx.profiler_runs,
+    }

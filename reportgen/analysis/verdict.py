@@ -1,0 +1,87 @@
+"""The verdict for one candidate against its baseline, from guardrails, interval and windows.
+
+Part of reportgen.analysis (pure). Order of precedence: an invalid comparison (machine, model or
+data differ) says nothing about speed; then any failed run or guardrail; then the interval.
+Thresholds (minimum effect, direction) come from the spec's [analysis] table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail
+from reportgen.analysis.interval import Interval
+
+STATUSES = ("accepted", "rejected", "no_change", "inconclusive", "failed", "invalid")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    summary: str
+    cause: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "summary": self.summary, "cause": self.cause}
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.2f}%"
+
+
+def decide(*, guardrails: Sequence[Guardrail], interval: Interval | None, window_changes: Sequence[float | None],
+           direction: str, min_effect: float, repeat_ratios: Sequence[float] = (),
+           failure_cause: str | None = None) -> Verdict:
+    """`window_changes` are candidate/baseline - 1 of the primary metric per window;
+    `repeat_ratios` the run-level ratios when there are repeats."""
+    bad = [g for g in guardrails if g.status == FAIL]
+    invalid = [g for g in bad if g.id in INVALIDATING]
+    if invalid:
+        return Verdict("invalid", f"Invalid comparison: {invalid[0].title.lower()} failed.", invalid[0].reason)
+    if failure_cause or bad:
+        cause = failure_cause or bad[0].reason
+        return Verdict("failed", f"Failed: {cause}.", cause)
+    if interval is None or interval.low is None or interval.high is None or interval.estimate is None:
+        why = interval.warnings[0] if interval is not None and interval.warnings else "no interval"
+        return Verdict("inconclusive", f"Inconclusive: {why}.")
+
+    def gain(r: float) -> float:  # improvement factor: > 1 is better whichever the direction
+        return r if direction == "higher" else 1.0 / r
+
+    est = gain(interval.estimate)
+    lo, hi = sorted((gain(interval.low), gain(interval.high)))
+    target = 1.0 + min_effect
+    level = f"{interval.confidence:.0%}"
+    span = f"{_pct(lo - 1)} to {_pct(hi - 1)}"
+    better = lambda c: c is not None and (c > 0 if direction == "higher" else c < 0)  # noqa: E731
+    worse = lambda c: c is not None and (c < 0 if direction == "higher" else c > 0)  # noqa: E731
+    consistent = bool(window_changes) and all(better(c) for c in window_changes)
+    repeats_agree = all(gain(r) > 1.0 for r in repeat_ratios)
+    if hi < 1.0:
+        return Verdict("rejected", f"Rejected: worse by {_pct(est - 1)} ({level} interval of the gain {span}).")
+    if lo > 1.0:
+        if hi < target:
+            return Verdict("no_change", f"No meaningful change: better by {_pct(est - 1)}, but the whole {level} "
+                                        f"interval ({span}) is below the {min_effect:.0%} minimum effect.")
+        if lo < target:
+            return Verdict("inconclusive", f"Inconclusive: better by {_pct(est - 1)}, but the {level} interval "
+                                           f"({span}) does not clear the {min_effect:.0%} minimum effect.")
+        if not consistent:
+            off = sum(1 for c in window_changes if not better(c))
+            return Verdict("inconclusive", f"Inconclusive: better by {_pct(est - 1)} overall, but {off} of "
+                                           f"{len(window_changes)} windows went the other way.")
+        if not repeats_agree:
+            return Verdict("inconclusive", f"Inconclusive: better by {_pct(est - 1)} overall, but not in every repeat.")
+        return Verdict("accepted", f"Accepted: better by {_pct(est - 1)} ({level} interval {span}), "
+                                   f"in every window, all guardrails passed.")
+    # The interval holds 1.
+    if lo >= 1.0 / target and hi <= target:
+        return Verdict("no_change", f"No significant change: {_pct(est - 1)} ({level} interval {span}, "
+                                    f"inside ±{min_effect:.0%}).")
+    if any(worse(c) for c in window_changes) and any(better(c) for c in window_changes):
+        note = " Windows disagree in direction."
+    else:
+        note = ""
+    return Verdict("inconclusive", f"Inconclusive: {_pct(est - 1)} with a {level} interval of {span}, too wide to "
+                                   f"rule out the {min_effect:.0%} minimum effect either way.{note}")

@@ -1,0 +1,198 @@
+"""The analysis I/O edge: read a runs/<experiment>/ folder, call reportgen.analysis, write
+analysis.json atomically.
+
+Pipeline position: store -> **analyze (I/O)** -> analysis (pure) -> analysis.json -> render.
+A folder that is not an experiment raises `UserError`; anything wrong inside a run (missing or
+unreadable files, failed or partial runs) becomes data in the document, never an exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reportgen.analysis.inputs import RunData
+from reportgen.analysis.report import SCHEMA_VERSION, Context, build
+from reportgen.errors import UserError
+from reportgen.spec import parse_spec
+from reportgen.store import atomic, layout
+
+# Files of a run the analysis reads: analysis.json is stale when any is newer.
+READ_FILES = (layout.MANIFEST, layout.METRICS, layout.EVENTS, layout.GPU_PARQUET, layout.RECIPE_PATCH)
+
+
+def _spec(exp_dir: Path):
+    path = exp_dir / layout.EXPERIMENT_SPEC
+    if not path.is_file():
+        raise UserError(f"{exp_dir}: not an experiment folder (no {layout.EXPERIMENT_SPEC}); "
+                        "pass a folder under runs/ made by `reportgen run`")
+    text = path.read_text(encoding="utf-8")
+    profile = None
+    try:
+        raw = tomllib.loads(text)
+        # The folder is named after the spec's name, with "-<profile>" when a profile was applied.
+        for p in (raw.get("profiles") or {}):
+            if exp_dir.name == f"{raw.get('name')}-{p}" and "name" not in raw["profiles"][p]:
+                profile = p
+    except tomllib.TOMLDecodeError:
+        pass  # parse_spec reports it as a UserError naming the file
+    return parse_spec(text, source=path, profile=profile, check_files=False), text
+
+
+def wide_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Long form (step, key, value, source) -> one row per step, one column per key; where both
+    sources logged a key for a step, the console value wins (it is what the run printed)."""
+    if metrics.empty:
+        return pd.DataFrame(index=pd.Index([], name="step", dtype=int))
+    m = metrics.copy()
+    m["rank"] = (m["source"] != "console").astype(int) if "source" in m.columns else 0
+    m = m.sort_values(["step", "key", "rank"]).drop_duplicates(["step", "key"], keep="first")
+    wide = m.pivot(index="step", columns="key", values="value")
+    wide.index = wide.index.astype(int)
+    wide.columns.name = None
+    return wide.sort_index()
+
+
+def _read_json(path: Path, notes: list[str]) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        return atomic.read_json(path)
+    except (OSError, ValueError) as exc:
+        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
+        return None
+
+
+def _read_parquet(path: Path, notes: list[str]) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # a truncated or foreign file must not stop the analysis
+        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
+        return None
+
+
+def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
+    notes: list[str] = []
+    manifest = _read_json(run_dir / layout.MANIFEST, notes)
+    if not isinstance(manifest, dict):
+        notes.append("manifest.json missing")
+        manifest = {"status": "unknown"}
+    metrics = _read_parquet(run_dir / layout.METRICS, notes)
+    nonfinite: tuple = ()
+    if metrics is None:
+        notes.append("metrics.parquet missing: run `reportgen ingest`")
+        steps = wide_table(pd.DataFrame(columns=["step", "key", "value", "source"]))
+    else:
+        steps = wide_table(metrics)
+        bad = metrics[~np.isfinite(metrics["value"].astype(float))] if "value" in metrics else metrics.iloc[:0]
+        nonfinite = tuple((str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"]))
+    events_doc = _read_json(run_dir / layout.EVENTS, notes)
+    events = tuple(events_doc.get("events", [])) if isinstance(events_doc, dict) else ()
+    gpu = _read_parquet(run_dir / layout.GPU_PARQUET, notes)
+    return RunData(arm=arm, repeat=repeat, path=f"{arm}/{repeat}", manifest=manifest, steps=steps,
+                   events=events, gpu=gpu, notes=tuple(notes), nonfinite=nonfinite)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _artifacts(run_dir: Path) -> list[dict]:
+    traces = run_dir / layout.TRACES
+    if not traces.is_dir():
+        return []
+    return [{"path": str(p.relative_to(run_dir)), "bytes": p.stat().st_size, "sha256": _sha256(p)}
+            for p in sorted(traces.rglob("*")) if p.is_file()]
+
+
+def _inputs(exp_dir: Path) -> list[Path]:
+    files = [exp_dir / layout.EXPERIMENT_SPEC, exp_dir / layout.CAMPAIGN]
+    for _, _, run_dir in layout.iter_runs(exp_dir):
+        files.extend(run_dir / f for f in READ_FILES)
+    return [f for f in files if f.is_file()]
+
+
+def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
+    notes: list[str] = []
+    campaign = _read_json(exp_dir / layout.CAMPAIGN, notes) or {}
+    fp = campaign.get("fingerprint") or {}
+    machine = {"fingerprint_id": campaign.get("fingerprint_id"), **{k: fp.get(k) for k in
+               ("hostname", "cpu", "gpus", "driver", "cuda")}}
+    diffs: dict[str, str] = {}
+    commit, dirty = None, None
+    profiler = []
+    for r in runs:
+        run_dir = exp_dir / r.arm / str(r.repeat)
+        patch = run_dir / layout.RECIPE_PATCH
+        if r.arm not in diffs and patch.is_file():
+            diffs[r.arm] = patch.read_text(encoding="utf-8", errors="replace")
+        git = _read_json(run_dir / layout.PROVENANCE / "git.json", notes)
+        if commit is None and r.arm == layout.BASELINE and isinstance(git, dict):
+            commit = git.get("commit") or git.get("head")
+            dirty = git.get("dirty")
+        if r.role == "profile":
+            profiler.append({"arm": r.arm.removeprefix(layout.PROFILE_PREFIX), "path": r.path,
+                             "status": r.status, "artifacts": _artifacts(run_dir)})
+    mtimes = [f.stat().st_mtime for f in _inputs(exp_dir)]
+    return Context(
+        experiment=exp_dir.name,
+        spec_sha256=hashlib.sha256(spec_text.encode("utf-8")).hexdigest(),
+        generated_utc=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        inputs_mtime=max(mtimes) if mtimes else None,
+        diffs=diffs, machine=machine, baseline_commit=commit, dirty=dirty, profiler_runs=profiler,
+    )
+
+
+def analyze_experiment(exp_dir: Path) -> Path:
+    """Analyse runs/<experiment>/ and write its analysis.json; returns the file's path."""
+    exp_dir = Path(exp_dir)
+    spec, text = _spec(exp_dir)
+    runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
+    doc = build(spec, runs, _context(exp_dir, text, runs))
+    return atomic.write_json(exp_dir / layout.ANALYSIS, json.loads(json.dumps(doc, default=_plain, allow_nan=True),
+                                                                   parse_constant=lambda c: None))
+
+
+def _plain(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, tuple):
+        return list(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def is_stale(exp_dir: Path) -> bool:
+    """True when analysis.json is missing, of another schema, or older than a file it reads."""
+    exp_dir = Path(exp_dir)
+    path = exp_dir / layout.ANALYSIS
+    if not path.is_file():
+        return True
+    try:
+        doc = atomic.read_json(path)
+    except (OSError, ValueError):
+        return True
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
+        return True
+    own = path.stat().st_mtime
+    return any(f.stat().st_mtime > own for f in _inputs(exp_dir))
+
+
+def analyze_all(runs_root: Path) -> list[Path]:
+    """analysis.json for every experiment under a runs/ root."""
+    runs_root = Path(runs_root)
+    if not runs_root.is_dir():
+        raise UserError(f"{runs_root}: no runs folder; run `reportgen run SPEC` first or pass --runs")
+    return [analyze_experiment(d) for d in layout.iter_experiments(runs_root)]

@@ -1,0 +1,59 @@
+"""Commands `analyze` and `pr-body`: parse options, call one plain function each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from reportgen.errors import UserError
+
+
+def analyze(experiments: list[str], runs: Path) -> list[Path]:
+    """analysis.json for the named experiments under `runs`, or for all of them."""
+    from reportgen.analyze import analyze_all, analyze_experiment
+
+    if not experiments:
+        return analyze_all(runs)
+    return [analyze_experiment(_exp_dir(name, runs)) for name in experiments]
+
+
+def pr_body(experiment: str, runs: Path, site_url: str | None) -> str:
+    from reportgen.analyze import analyze_experiment, is_stale
+    from reportgen.render.prbody import render_pr_body
+    from reportgen.store import atomic, layout
+
+    exp = _exp_dir(experiment, runs)
+    if is_stale(exp):
+        analyze_experiment(exp)
+    return render_pr_body(atomic.read_json(exp / layout.ANALYSIS), site_url=site_url, runs_dir=str(runs))
+
+
+def _exp_dir(name: str, runs: Path) -> Path:
+    p = Path(name)
+    if (p / "experiment.toml").is_file():
+        return p
+    if (runs / name / "experiment.toml").is_file():
+        return runs / name
+    raise UserError(f"{runs / name}: no such experiment (no experiment.toml); see `reportgen ls` or pass --runs")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("analyze")
+    def analyze_command(
+        experiments: Optional[List[str]] = typer.Argument(None, help="experiment names (default: all under --runs)"),
+        runs: Path = typer.Option(Path("runs"), "--runs", help="the runs/ folder"),
+    ) -> None:
+        """Write analysis.json (windows, interval, guardrails, verdicts) for experiments."""
+        for path in analyze(list(experiments or []), runs):
+            typer.echo(str(path))
+
+    @app.command("pr-body")
+    def pr_body_command(
+        experiment: str = typer.Argument(..., help="experiment name under --runs"),
+        runs: Path = typer.Option(Path("runs"), "--runs", help="the runs/ folder"),
+        site_url: Optional[str] = typer.Option(None, "--site-url", help="base URL of the published site"),
+    ) -> None:
+        """Print a Markdown section for a PR description."""
+        typer.echo(pr_body(experiment, runs, site_url), nl=False)

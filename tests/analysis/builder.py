@@ -1,0 +1,156 @@
+"""Builds runs/<experiment>/ trees by hand for the analysis tests: real files, real Parquet."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SPEC = """\
+name = "{name}"
+title = "Offload test"
+hypothesis = "Removing optimizer offload speeds up training"
+
+[recipe]
+script = "recipe.sh"
+
+[workload]
+flags = ["--global-batch-size", "--rollout-max-response-len"]
+steps = {steps}
+
+[run]
+repeats = {repeats}
+order = "{order}"
+
+[analysis]
+warmup_steps = {warmup}
+min_effect = 0.05
+method = "{method}"
+seed = 7
+site_url = "https://example.org/report"
+windows = [{windows}]
+{candidates}
+"""
+
+CANDIDATE = """
+[[candidates]]
+id = "{id}"
+title = "Candidate {id}"
+remove = ["--optimizer-cpu-offload"]
+"""
+
+BASE_ARGV = {"--global-batch-size": "16", "--rollout-max-response-len": "1024",
+             "--rollout-max-prompt-len": "2048", "--num-rollout": "60"}
+
+
+@dataclass
+class Arm:
+    """How to generate one arm's runs."""
+
+    speed: float = 1.0  # multiplies throughput, divides step time
+    fail_at: int | None = None  # OOM at this step: the run stops there
+    argv: dict = field(default_factory=dict)  # overrides of the effective argv
+    fingerprint: str = "fp-1"
+    model_hash: str = "m-1"
+    nan_at: int | None = None  # train/grad_norm = nan at this step
+    samples: int = 16
+    violations: list = field(default_factory=list)
+    cv: float = 0.05  # step-to-step noise (AR(1), rho 0.5)
+    tok_scale: float = 1.0  # breaks response-token accounting when != 1
+    drop_keys: tuple = ()  # metric keys this arm does not log
+
+
+def ar1(rng, n, rho=0.5, cv=0.05):
+    e = np.empty(n)
+    z = rng.standard_normal(n)
+    e[0] = z[0]
+    for t in range(1, n):
+        e[t] = rho * e[t - 1] + np.sqrt(1 - rho * rho) * z[t]
+    return 1.0 + cv * e
+
+
+def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rng, role="formal",
+              t0: float = 1_764_000_000.0, with_gpu: bool = True, resp_len: float = 512.0) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    last = steps if spec.fail_at is None else spec.fail_at
+    noise = ar1(rng, steps, cv=spec.cv)
+    rows = []
+    step_times = []
+    for s in range(last):
+        st = 30.0 / spec.speed / noise[s]
+        step_times.append(st)
+        tokens = resp_len * spec.samples
+        vals = {
+            "perf/step_time": st, "perf/step_resp_token_per_s": spec.tok_scale * tokens / st,
+            "perf/step_token_per_s": tokens * 1.7 / st, "perf/actor_train_time": 10.0 / spec.speed,
+            "train/loss": 0.1, "rollout/raw_reward": 0.5, "rollout/response_lengths": resp_len,
+            "train/ppo_kl": 0.001, "train/pg_clipfrac": 0.01,
+            "train/grad_norm": float("nan") if spec.nan_at == s else 1.0,
+            "rollout/num_samples": float(spec.samples),
+        }
+        rows.extend({"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items()
+                    if k not in spec.drop_keys)
+    pd.DataFrame(rows, columns=["step", "key", "value", "source"]).to_parquet(run_dir / "metrics.parquet", index=False)
+    end = t0 + sum(step_times) + 5
+    events = []
+    status, code = "complete", 0
+    if spec.fail_at is not None:
+        status, code = "failed", 1
+        events.append({"kind": "oom", "step": spec.fail_at, "stream": "stderr", "line": 812,
+                       "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB",
+                       "excerpt": [], "details": {"tried_to_allocate_gib": 2.46}})
+    if spec.nan_at is not None:
+        events.append({"kind": "nan", "step": spec.nan_at, "stream": "stdout", "line": 40,
+                       "message": "found NaN in local grad norm", "excerpt": [], "details": {}})
+    (run_dir / "events.json").write_text(json.dumps({"schema_version": 1, "kind": "reportgen.events",
+                                                     "events": events}))
+    argv = {**BASE_ARGV, **spec.argv}
+    manifest = {
+        "schema_version": 1, "kind": "reportgen.run", "experiment": run_dir.parent.parent.name,
+        "arm": arm, "repeat": repeat, "role": role, "status": status, "exit_code": code,
+        "started_utc": _iso(t0), "ended_utc": _iso(end), "duration_s": end - t0,
+        "fingerprint_id": spec.fingerprint,
+        "hashes": {"model_manifest_sha256": spec.model_hash, "data": {"train.parquet": "d-1"}},
+        "effective_argv": argv,
+        "invariants": {"checked": list(BASE_ARGV), "values": {}, "violations": spec.violations},
+    }
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    if with_gpu:
+        ts = np.arange(t0, end, 1.0)
+        gpu = pd.DataFrame([
+            {"t": t, "index": i, "uuid": f"GPU-{i}", "name": "H200", "util_gpu": 50.0 * spec.speed + i,
+             "util_mem": 10.0, "mem_used_mib": 70000.0 + 10 * i, "mem_total_mib": 81920.0,
+             "power_w": 300.0, "sm_clock_mhz": 1980.0, "temp_c": 50.0}
+            for t in ts for i in (0, 1)])
+        gpu.to_parquet(run_dir / "gpu.parquet", index=False)
+    (run_dir / "recipe.patch").write_text("" if arm == "baseline" else "-  --optimizer-cpu-offload\n")
+
+
+def _iso(t: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def make_experiment(root: Path, arms: dict[str, Arm], *, name: str = "exp", steps: int = 60, warmup: int = 6,
+                    repeats: int = 1, order: str = "sequential", method: str = "block-bootstrap",
+                    seed: int = 1, windows: int = 3, gpu: bool = True) -> Path:
+    """A runs/<name>/ tree with a spec, and one folder per arm and repeat."""
+    exp = root / name
+    exp.mkdir(parents=True)
+    edges = np.linspace(warmup, steps, windows + 1).astype(int)
+    wins = ", ".join(f'{{name = "W{i + 1}", start = {edges[i]}, end = {edges[i + 1] - 1}}}' for i in range(windows))
+    cands = "".join(CANDIDATE.format(id=a) for a in arms if a != "baseline")
+    (exp / "experiment.toml").write_text(SPEC.format(name=name, steps=steps, warmup=warmup, windows=wins,
+                                                     candidates=cands, repeats=repeats, order=order, method=method))
+    rng = np.random.default_rng(seed)
+    t0 = 1_764_000_000.0
+    for rep in range(1, repeats + 1):
+        for arm, spec in arms.items():
+            write_run(exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0,
+                      with_gpu=gpu)
+            t0 += 4000
+    return exp
