@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,8 @@ import pandas as pd
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.errors import UserError
-from reportgen.spec import parse_spec
+from reportgen.ingest.metrics import wide_table
+from reportgen.store.experiment import read_spec
 from reportgen.store import atomic, layout
 
 # Files of a run the analysis reads: analysis.json is stale when any is newer.
@@ -29,35 +29,8 @@ READ_FILES = (layout.MANIFEST, layout.METRICS, layout.EVENTS, layout.GPU_PARQUET
 
 
 def _spec(exp_dir: Path):
-    path = exp_dir / layout.EXPERIMENT_SPEC
-    if not path.is_file():
-        raise UserError(f"{exp_dir}: not an experiment folder (no {layout.EXPERIMENT_SPEC}); "
-                        "pass a folder under runs/ made by `reportgen run`")
-    text = path.read_text(encoding="utf-8")
-    profile = None
-    try:
-        raw = tomllib.loads(text)
-        # The folder is named after the spec's name, with "-<profile>" when a profile was applied.
-        for p in (raw.get("profiles") or {}):
-            if exp_dir.name == f"{raw.get('name')}-{p}" and "name" not in raw["profiles"][p]:
-                profile = p
-    except tomllib.TOMLDecodeError:
-        pass  # parse_spec reports it as a UserError naming the file
-    return parse_spec(text, source=path, profile=profile, check_files=False), text
-
-
-def wide_table(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Long form (step, key, value, source) -> one row per step, one column per key; where both
-    sources logged a key for a step, the console value wins (it is what the run printed)."""
-    if metrics.empty:
-        return pd.DataFrame(index=pd.Index([], name="step", dtype=int))
-    m = metrics.copy()
-    m["rank"] = (m["source"] != "console").astype(int) if "source" in m.columns else 0
-    m = m.sort_values(["step", "key", "rank"]).drop_duplicates(["step", "key"], keep="first")
-    wide = m.pivot(index="step", columns="key", values="value")
-    wide.index = wide.index.astype(int)
-    wide.columns.name = None
-    return wide.sort_index()
+    spec = read_spec(exp_dir)
+    return spec, (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8")
 
 
 def _read_json(path: Path, notes: list[str]) -> Any:

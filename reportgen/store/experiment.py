@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -43,5 +44,21 @@ def read_spec(exp_dir: Path) -> Spec:
     path = exp_dir / EXPERIMENT_SPEC
     if not path.is_file():
         raise UserError(f"{exp_dir}: not an experiment folder (no {EXPERIMENT_SPEC}); run `reportgen ls` to list experiments")
-    record = read_experiment_record(exp_dir) or {}
-    return parse_spec(path.read_text(encoding="utf-8"), source=path, profile=record.get("profile"), check_files=False)
+    text = path.read_text(encoding="utf-8")
+    record = read_experiment_record(exp_dir)
+    profile = record.get("profile") if record else _profile_from_folder(exp_dir.name, text)
+    return parse_spec(text, source=path, profile=profile, check_files=False)
+
+
+def _profile_from_folder(folder: str, text: str) -> str | None:
+    """Without experiment.json (a folder made by `reportgen ingest`), the folder name tells:
+    a profile that does not rename the experiment is applied as `<name>-<profile>`."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None  # parse_spec reports it, naming the file
+    profiles = raw.get("profiles") if isinstance(raw.get("profiles"), dict) else {}
+    for name, overlay in profiles.items():
+        if folder == f"{raw.get('name')}-{name}" and isinstance(overlay, dict) and "name" not in overlay:
+            return name
+    return None
