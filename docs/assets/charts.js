@@ -13,6 +13,10 @@
         el.textContent = "Chart data unreadable: " + err;
         return;
       }
+      // "container" width needs a sized parent inside vega-embed's wrapper: give it the width now.
+      if (spec.width === "container") {
+        spec.width = Math.max(320, (el.clientWidth || el.parentElement.clientWidth || 720) - 60);
+      }
       vegaEmbed(el, spec, {
         renderer: "svg",
         actions: { export: true, source: false, compiled: false, editor: false },

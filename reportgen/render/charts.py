@@ -1,15 +1,18 @@
 """Vega-Lite chart specs for the report pages (render stage; pure functions over loaded data).
 
-Each function takes the loaded tables and returns a Vega-Lite spec dict (built with Altair,
-data inlined) or None when there is nothing to draw. The page embeds the dict in a data-
-attribute; the browser draws it with the vendored Vega bundle, no network. Values are rounded
-to 4 significant digits for drawing only (tables use the unrounded numbers), and GPU samples
-are binned to at most MAX_POINTS per series so a long run keeps pages light.
+Each public function takes the loaded experiment and returns a Vega-Lite spec dict (or None
+when there is nothing to draw). The chart's structure is built with Altair once per shape
+(title, unit, arms, facets) and cached; the data goes into the spec's top-level `datasets` as
+CSV text (a third of the size of JSON records). Values are rounded to 4 significant digits
+for drawing only (tables use the unrounded numbers); GPU samples are binned to at most
+MAX_POINTS per series so a long run keeps pages light.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+from functools import lru_cache
 from typing import Any, Sequence
 
 import altair as alt
@@ -18,8 +21,7 @@ import pandas as pd
 
 from reportgen.render.load import ExperimentData, RunData
 
-MAX_POINTS = 400
-WIDTH = "container"
+MAX_POINTS = 300
 ROLLING = 10
 QUALITY_KEYS: tuple[tuple[str, ...], ...] = (
     ("train/loss",),
@@ -29,101 +31,125 @@ QUALITY_KEYS: tuple[tuple[str, ...], ...] = (
     ("train/pg_clipfrac",),
     ("train/grad_norm",),
 )
-ARM_COLORS = ["#5f6368", "#1a73e8", "#d93025", "#f29900", "#188038", "#9334e6", "#00897b", "#c5221f"]
+ARM_COLORS = ("#5f6368", "#1a73e8", "#d93025", "#f29900", "#188038", "#9334e6", "#00897b", "#c5221f")
+PART_COLORS = ("#1a73e8", "#a8c7fa", "#d93025", "#f4b4ae")
+PARTS = ("rollout", "wait (other)", "actor train", "train (other)")
 
 
 def _round(x: float) -> float | None:
     if x is None or not math.isfinite(x):
         return None
-    if x == 0:
-        return 0.0
     return float(f"{x:.4g}")
 
 
-def _arm_scale(arms: Sequence[str]) -> alt.Scale:
-    return alt.Scale(domain=list(arms), range=ARM_COLORS[: len(arms)] + ARM_COLORS[: max(0, len(arms) - len(ARM_COLORS))])
+def _csv(frame: pd.DataFrame) -> str:
+    """CSV text for a dataset; floats to 4 significant digits, NaN/inf as empty (null)."""
+    out = frame.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            v = out[c].to_numpy(dtype=float)
+            out[c] = np.where(np.isfinite(v), v, np.nan)
+    return out.to_csv(index=False, float_format="%.4g", lineterminator="\n")
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict:
+def _named(name: str, frame: pd.DataFrame) -> alt.NamedData:
+    parse = {c: ("number" if pd.api.types.is_numeric_dtype(frame[c]) else "string") for c in frame.columns}
+    return alt.NamedData(name=name, format=alt.DataFormat(type="csv", parse=parse))
+
+
+def _finish(template: dict, datasets: dict[str, str]) -> dict:
+    spec = copy.deepcopy(template)
+    spec["datasets"] = datasets
+    return spec
+
+
+def _color(arms: tuple[str, ...]) -> alt.Color:
+    """`arms` holds "id=#colour" pairs so an arm keeps its colour on every page."""
+    rng = [a.rsplit("=", 1)[1] for a in arms]
+    arms = tuple(a.rsplit("=", 1)[0] for a in arms)
+    return alt.Color(field="arm", type="nominal", scale=alt.Scale(domain=list(arms), range=rng),
+                     legend=alt.Legend(title=None, orient="top"))
+
+
+def _to_dict(chart: Any) -> dict:
     spec = chart.to_dict(validate=False)
+    spec.pop("datasets", None)
     spec.setdefault("config", {}).update({"view": {"stroke": None}, "font": "system-ui, sans-serif"})
     return spec
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    out = frame.to_dict(orient="records")
-    for row in out:
-        for k, v in row.items():
-            if isinstance(v, float):
-                row[k] = _round(v)
-            elif isinstance(v, np.integer):
-                row[k] = int(v)
-    return out
+def metric_frame(exp: ExperimentData, keys: Sequence[str], arms: Sequence[str] | None = None) -> pd.DataFrame:
+    """Long table arm, run, step, key, value for the given metric keys and arms."""
+    m = exp.metrics_long
+    mask = m["key"].isin(list(keys)).to_numpy().copy()
+    if arms is not None:
+        mask &= m["arm"].isin(list(arms)).to_numpy()
+    return m[mask]
 
 
-def metric_frame(runs: Sequence[RunData], keys: Sequence[str]) -> pd.DataFrame:
-    """Long table arm, repeat, step, key, value for the given metric keys (console source first)."""
-    parts = []
-    for r in runs:
-        m = r.metrics
-        if m.empty:
-            continue
-        m = m[m["key"].isin(list(keys))]
-        if "source" in m:
-            m = m.sort_values("source").drop_duplicates(["step", "key"], keep="first")
-        parts.append(pd.DataFrame({"arm": r.arm, "repeat": r.repeat, "step": m["step"].astype(int),
-                                   "key": m["key"], "value": m["value"].astype(float)}))
-    if not parts:
-        return pd.DataFrame(columns=["arm", "repeat", "step", "key", "value"])
-    return pd.concat(parts, ignore_index=True).sort_values(["arm", "repeat", "key", "step"])
+def _arm_order(exp: ExperimentData, present: Sequence[str]) -> tuple[str, ...]:
+    """Arms present, in the experiment's order, each with its colour ("A1=#1a73e8")."""
+    have = set(present)
+    every = list(exp.arm_ids()) + sorted(have - set(exp.arm_ids()))
+    return tuple(f"{a}={ARM_COLORS[i % len(ARM_COLORS)]}" for i, a in enumerate(every) if a in have)
 
 
-def _arm_order(exp: ExperimentData, present: Sequence[str]) -> list[str]:
-    return [a for a in exp.arm_ids() if a in set(present)] or sorted(set(present))
-
-
-def _windows_layer(exp: ExperimentData) -> alt.Chart | None:
+def _windows_frame(exp: ExperimentData) -> pd.DataFrame:
     windows = exp.analysis.get("settings", {}).get("windows") or []
-    if not windows:
-        return None
-    frame = pd.DataFrame([{"window": w["name"], "start": w["start"] - 0.5, "end": w["end"] + 0.5} for w in windows])
-    base = alt.Chart(alt.Data(values=_records(frame)))
-    shade = base.mark_rect(opacity=0.07, color="#1a73e8").encode(x="start:Q", x2="end:Q")
-    label = base.mark_text(align="left", baseline="top", dx=3, dy=3, color="#5f6368").encode(
-        x="start:Q", y=alt.value(0), text="window:N")
-    return shade + label
+    return pd.DataFrame({"window": [str(w["name"]) for w in windows],
+                         "start": [float(w["start"]) - 0.5 for w in windows],
+                         "end": [float(w["end"]) + 0.5 for w in windows]})
+
+
+STEP_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "value": [0.0]})
+WINDOW_DATA = pd.DataFrame({"window": ["W"], "start": [0.0], "end": [1.0]})
+
+
+@lru_cache(maxsize=256)
+def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool) -> dict:
+    main = _named("main", STEP_DATA)
+    base = alt.Chart(main)
+    color = _color(arms)
+    x = alt.X(field="step", type="quantitative", title="step")
+    raw = base.mark_line(strokeWidth=1, opacity=0.35 if rolling else 0.9).encode(
+        x=x, y=alt.Y(field="value", type="quantitative", title=ytitle, scale=alt.Scale(zero=False)),
+        color=color, detail=alt.Detail(field="run", type="nominal"),
+        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="step", type="quantitative"),
+                 alt.Tooltip(field="value", type="quantitative", format=".4~g")])
+    layers: list[Any] = []
+    if windows:
+        wbase = alt.Chart(_named("windows", WINDOW_DATA))
+        layers.append(wbase.mark_rect(opacity=0.07, color="#1a73e8").encode(
+            x=alt.X(field="start", type="quantitative"), x2=alt.X2(field="end")))
+        layers.append(wbase.mark_text(align="left", baseline="top", dx=3, dy=3, color="#5f6368").encode(
+            x=alt.X(field="start", type="quantitative"), y=alt.value(0), text=alt.Text(field="window", type="nominal")))
+    layers.append(raw)
+    if rolling:
+        layers.append(base.transform_window(
+            rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
+        ).mark_line(strokeWidth=2.5).encode(
+            x=x, y=alt.Y(field="rolling", type="quantitative"), color=color, detail=alt.Detail(field="run", type="nominal")))
+    return _to_dict(alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start")))
 
 
 def step_metric(exp: ExperimentData, key: str, *, title: str, unit: str = "", arms: Sequence[str] | None = None,
                 windows: bool = True, rolling: bool = True) -> dict | None:
     """A per-step metric for every arm: thin raw lines, a rolling mean, the windows shaded."""
-    runs = [r for r in exp.formal_runs() if arms is None or r.arm in arms]
-    frame = metric_frame(runs, [key])
-    frame = frame[np.isfinite(frame["value"])]
+    frame = metric_frame(exp, [key], arms)
+    frame = frame[np.isfinite(frame["value"].to_numpy(dtype=float))]
     if frame.empty:
         return None
-    order = _arm_order(exp, frame["arm"].unique())
-    frame = frame.assign(run=frame["arm"] + "/" + frame["repeat"].astype(str))
-    base = alt.Chart(alt.Data(values=_records(frame[["arm", "run", "step", "value"]])))
-    color = alt.Color("arm:N", scale=_arm_scale(order), legend=alt.Legend(title=None, orient="top"))
-    ytitle = f"{title} ({unit})" if unit else title
-    raw = base.mark_line(strokeWidth=1, opacity=0.35 if rolling else 0.9, point=False).encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("value:Q", title=ytitle, scale=alt.Scale(zero=False)),
-        color=color, detail="run:N",
-        tooltip=[alt.Tooltip("arm:N"), alt.Tooltip("step:Q"), alt.Tooltip("value:Q", format=".4~g")])
-    layers: list[Any] = []
-    if windows:
-        w = _windows_layer(exp)
-        if w is not None:
-            layers.append(w)
-    layers.append(raw)
-    if rolling:
-        smooth = base.transform_window(
-            rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
-        ).mark_line(strokeWidth=2.5).encode(x="step:Q", y="rolling:Q", color=color, detail="run:N")
-        layers.append(smooth)
-    chart = alt.layer(*layers).properties(width=WIDTH, height=260, title=alt.Title(title, anchor="start"))
-    return _spec(chart)
+    wframe = _windows_frame(exp)
+    show_windows = windows and not wframe.empty
+    template = _step_template(title, f"{title} ({unit})" if unit else title, _arm_order(exp, frame["arm"].unique()),
+                              show_windows, rolling)
+    data = {"main": _csv(frame[["arm", "run", "step", "value"]])}
+    if show_windows:
+        data["windows"] = _csv(wframe)
+    return _finish(template, data)
+
+
+GPU_DATA = pd.DataFrame({"sec": [0.0], "value": [0.0], "total": [0.0], "arm": ["a"], "run": ["a/1"], "gpu": ["GPU 0"]})
 
 
 def _gpu_frame(runs: Sequence[RunData], column: str, how: str) -> pd.DataFrame:
@@ -132,17 +158,41 @@ def _gpu_frame(runs: Sequence[RunData], column: str, how: str) -> pd.DataFrame:
         g = r.gpu
         if g.empty or column not in g:
             continue
-        t0 = float(g["t"].min())
-        g = g.assign(sec=g["t"] - t0)
-        for idx, one in g.groupby("index"):
-            one = one.sort_values("sec")
-            bins = max(1, math.ceil(len(one) / MAX_POINTS))
-            grouped = one.groupby(np.arange(len(one)) // bins)
-            agg = grouped.agg(sec=("sec", "first"), value=(column, how), total=("mem_total_mib", "max"))
-            parts.append(agg.assign(arm=r.arm, repeat=r.repeat, gpu=f"GPU {int(idx)}"))
+        g = g.sort_values(["index", "t"], kind="stable")
+        pos = g.groupby("index").cumcount().to_numpy()
+        counts = g.groupby("index")["t"].transform("size").to_numpy()
+        width = np.maximum(1, np.ceil(counts / MAX_POINTS)).astype(int)
+        frame = pd.DataFrame({"index": g["index"].to_numpy(), "bin": pos // width, "sec": g["t"].to_numpy() - float(g["t"].min()),
+                              "value": g[column].to_numpy(dtype=float),
+                              "total": g["mem_total_mib"].to_numpy(dtype=float) if "mem_total_mib" in g else np.nan})
+        agg = frame.groupby(["index", "bin"], sort=True).agg(sec=("sec", "first"), value=("value", how), total=("total", "max")).reset_index()
+        agg["arm"] = r.arm
+        agg["run"] = f"{r.arm}/{r.repeat}"
+        agg["gpu"] = "GPU " + agg["index"].astype(int).astype(str)
+        parts.append(agg[["sec", "value", "total", "arm", "run", "gpu"]])
     if not parts:
-        return pd.DataFrame(columns=["sec", "value", "total", "arm", "repeat", "gpu"])
+        return GPU_DATA.iloc[0:0]
     return pd.concat(parts, ignore_index=True)
+
+
+@lru_cache(maxsize=256)
+def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool) -> dict:
+    base = alt.Chart(_named("main", GPU_DATA))
+    lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
+        x=alt.X(field="sec", type="quantitative", title="seconds since the run started"),
+        y=alt.Y(field="value", type="quantitative", title=unit), color=_color(arms),
+        detail=alt.Detail(field="run", type="nominal"),
+        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="sec", type="quantitative", format=".0f"),
+                 alt.Tooltip(field="value", type="quantitative", format=".4~g")])
+    layers: list[Any] = [lines]
+    if show_total:
+        layers.append(base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
+            y=alt.Y(field="total", type="quantitative", aggregate="max"),
+            tooltip=[alt.Tooltip(field="total", type="quantitative", aggregate="max", title="device total (MiB)")]))
+    chart = alt.layer(*layers).properties(width=640, height=170).facet(
+        row=alt.Row(field="gpu", type="nominal", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+    ).properties(title=alt.Title(title, anchor="start"))
+    return _to_dict(chart)
 
 
 def gpu_metric(exp: ExperimentData, column: str, *, title: str, unit: str, arms: Sequence[str] | None = None,
@@ -152,78 +202,86 @@ def gpu_metric(exp: ExperimentData, column: str, *, title: str, unit: str, arms:
     frame = _gpu_frame(runs, column, how)
     if frame.empty:
         return None
-    order = _arm_order(exp, frame["arm"].unique())
-    frame = frame.assign(run=frame["arm"] + "/" + frame["repeat"].astype(str))
-    data = alt.Data(values=_records(frame[["sec", "value", "total", "arm", "run", "gpu"]]))
-    base = alt.Chart(data)
-    color = alt.Color("arm:N", scale=_arm_scale(order), legend=alt.Legend(title=None, orient="top"))
-    lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
-        x=alt.X("sec:Q", title="seconds since the run started"),
-        y=alt.Y("value:Q", title=f"{title} ({unit})"), color=color, detail="run:N",
-        tooltip=[alt.Tooltip("arm:N"), alt.Tooltip("sec:Q", format=".0f"), alt.Tooltip("value:Q", format=".4~g")])
-    layers: list[Any] = [lines]
-    if show_total:
-        layers.append(base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
-            y="max(total):Q", tooltip=[alt.Tooltip("max(total):Q", title="device total (MiB)")]))
-    chart = alt.layer(*layers).properties(width=640, height=180).facet(
-        row=alt.Row("gpu:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-    ).properties(title=alt.Title(title, anchor="start")).resolve_scale(x="shared")
-    return _spec(chart)
+    template = _gpu_template(title, unit, _arm_order(exp, frame["arm"].unique()), show_total)
+    return _finish(template, {"main": _csv(frame)})
+
+
+QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": ["k"], "value": [0.0]})
+
+
+@lru_cache(maxsize=256)
+def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
+    chart = alt.Chart(_named("main", QUALITY_DATA)).mark_line(strokeWidth=1.2).encode(
+        x=alt.X(field="step", type="quantitative", title="step"),
+        y=alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False)),
+        color=_color(arms), detail=alt.Detail(field="run", type="nominal"),
+        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="step", type="quantitative"),
+                 alt.Tooltip(field="value", type="quantitative", format=".4~g")],
+    ).properties(width=200, height=120).facet(
+        facet=alt.Facet(field="key", type="nominal", sort=list(keys), title=None), columns=3,
+    ).resolve_scale(y="independent").properties(title=alt.Title("Training quality", anchor="start"))
+    return _to_dict(chart)
 
 
 def quality(exp: ExperimentData) -> dict | None:
     """Training-quality curves as small multiples (one panel per metric, own y scale)."""
     wanted = [k for ks in QUALITY_KEYS for k in ks]
-    frame = metric_frame(exp.formal_runs(), wanted)
-    frame = frame[np.isfinite(frame["value"])]
+    frame = metric_frame(exp, wanted)
+    frame = frame[np.isfinite(frame["value"].to_numpy(dtype=float))]
     if frame.empty:
         return None
-    chosen = []
-    for alts in QUALITY_KEYS:
-        for k in alts:
-            if (frame["key"] == k).any():
-                chosen.append(k)
-                break
+    present = set(frame["key"].unique())
+    chosen = tuple(next(k for k in alts if k in present) for alts in QUALITY_KEYS if any(k in present for k in alts))
     frame = frame[frame["key"].isin(chosen)]
-    order = _arm_order(exp, frame["arm"].unique())
-    frame = frame.assign(run=frame["arm"] + "/" + frame["repeat"].astype(str))
-    chart = alt.Chart(alt.Data(values=_records(frame[["arm", "run", "step", "key", "value"]]))).mark_line(strokeWidth=1.2).encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
-        color=alt.Color("arm:N", scale=_arm_scale(order), legend=alt.Legend(title=None, orient="top")),
-        detail="run:N", tooltip=["arm:N", "step:Q", alt.Tooltip("value:Q", format=".4~g")],
-    ).properties(width=210, height=130).facet(
-        facet=alt.Facet("key:N", sort=chosen, title=None), columns=3,
-    ).resolve_scale(y="independent").properties(title=alt.Title("Training quality", anchor="start"))
-    return _spec(chart)
+    template = _quality_template(_arm_order(exp, frame["arm"].unique()), chosen)
+    return _finish(template, {"main": _csv(frame[["arm", "run", "step", "key", "value"]])})
+
+
+BREAKDOWN_DATA = pd.DataFrame({"arm": ["a"], "part": ["p"], "seconds": [0.0], "o": [0]})
+
+
+@lru_cache(maxsize=256)
+def _breakdown_template(arms: tuple[str, ...]) -> dict:
+    chart = alt.Chart(_named("main", BREAKDOWN_DATA)).mark_bar().encode(
+        y=alt.Y(field="arm", type="nominal", sort=[a.rsplit("=", 1)[0] for a in arms], title=None),
+        x=alt.X(field="seconds", type="quantitative", aggregate="sum", title="mean seconds per step (window steps)"),
+        color=alt.Color(field="part", type="nominal", sort=list(PARTS), legend=alt.Legend(title=None, orient="top"),
+                        scale=alt.Scale(domain=list(PARTS), range=list(PART_COLORS))),
+        order=alt.Order(field="o", type="quantitative"),
+        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="part", type="nominal"),
+                 alt.Tooltip(field="seconds", type="quantitative", format=".3f")],
+    ).properties(width="container", height=28 * len(arms) + 20, title=alt.Title("Where a step's time goes", anchor="start"))
+    return _to_dict(chart)
+
+
+def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
+    """Mean seconds per step and arm: rollout, other wait, actor train, other train (window steps)."""
+    keys = ["perf/rollout_time", "perf/train_wait_time", "perf/train_time", "perf/actor_train_time"]
+    frame = metric_frame(exp, keys)
+    windows = exp.analysis.get("settings", {}).get("windows") or []
+    if windows and not frame.empty:
+        step = frame["step"].to_numpy()
+        inside = np.zeros(len(frame), dtype=bool)
+        for w in windows:
+            inside |= (step >= w["start"]) & (step <= w["end"])
+        frame = frame[inside]
+    rows = []
+    if frame.empty:
+        return BREAKDOWN_DATA.iloc[0:0]
+    means = frame.groupby(["arm", "key"])["value"].mean().unstack("key")
+    for arm, m in means.iterrows():
+        def get(k: str) -> float:
+            v = m.get(k, float("nan"))
+            return float(v) if v is not None and math.isfinite(v) else 0.0
+        rollout, wait, train, actor = (get(k) for k in keys)
+        values = (rollout, max(0.0, wait - rollout), actor, max(0.0, train - actor))
+        rows += [{"arm": arm, "part": p, "seconds": v, "o": i} for i, (p, v) in enumerate(zip(PARTS, values))]
+    return pd.DataFrame(rows)
 
 
 def breakdown(exp: ExperimentData) -> dict | None:
-    """Mean step time per arm split into rollout, other wait, actor train and other train (window steps)."""
-    keys = ["perf/rollout_time", "perf/train_wait_time", "perf/train_time", "perf/actor_train_time"]
-    frame = metric_frame(exp.formal_runs(), keys)
-    windows = exp.analysis.get("settings", {}).get("windows") or []
-    if windows:
-        inside = np.zeros(len(frame), dtype=bool)
-        for w in windows:
-            inside |= (frame["step"] >= w["start"]).to_numpy() & (frame["step"] <= w["end"]).to_numpy()
-        frame = frame[inside]
-    if frame.empty:
+    """A per-arm stacked bar of the mean step time (rollout, wait, train)."""
+    frame = breakdown_frame(exp)
+    if frame.empty or float(frame["seconds"].sum()) == 0.0:
         return None
-    means = frame.groupby(["arm", "key"])["value"].mean().unstack("key")
-    rows = []
-    for arm, m in means.iterrows():
-        get = lambda k: float(m[k]) if k in m and math.isfinite(m[k]) else 0.0
-        rollout, wait, train, actor = get(keys[0]), get(keys[1]), get(keys[2]), get(keys[3])
-        parts = [("rollout", rollout), ("wait (other)", max(0.0, wait - rollout)),
-                 ("actor train", actor), ("train (other)", max(0.0, train - actor))]
-        rows += [{"arm": arm, "part": p, "seconds": _round(v), "o": i} for i, (p, v) in enumerate(parts)]
-    order = _arm_order(exp, means.index)
-    chart = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        y=alt.Y("arm:N", sort=order, title=None),
-        x=alt.X("sum(seconds):Q", title="mean seconds per step (window steps)"),
-        color=alt.Color("part:N", sort=[p for p, _ in parts], legend=alt.Legend(title=None, orient="top"),
-                        scale=alt.Scale(range=["#1a73e8", "#a8c7fa", "#d93025", "#f4b4ae"])),
-        order=alt.Order("o:Q"),
-        tooltip=["arm:N", "part:N", alt.Tooltip("seconds:Q", format=".3f")],
-    ).properties(width=WIDTH, height=28 * len(order) + 20, title=alt.Title("Where a step's time goes", anchor="start"))
-    return _spec(chart)
+    return _finish(_breakdown_template(_arm_order(exp, frame["arm"].unique())), {"main": _csv(frame)})

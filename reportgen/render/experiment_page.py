@@ -67,16 +67,20 @@ def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
 
 
 def windows_table(exp: ExperimentData, key: str) -> str:
-    rows = []
+    """Per arm (one content tab each): W1/W2/W3 and pooled rows, then the mean of window means."""
+    out = []
     for arm in exp.analysis.get("arms", []):
+        rows = []
         for w in arm.get("windows", {}).get(key, []):
-            name = "all windows" if w.get("window") == "all" else w.get("window")
-            span = f"{w.get('start')}-{w.get('end')}"
-            rows.append([safe.text(arm["id"]), safe.text(name), span, fmt_num(w.get("n"), 0),
+            name = "all windows pooled" if w.get("window") == "all" else w.get("window")
+            rows.append([safe.text(name), f"{w.get('start')}-{w.get('end')}", fmt_num(w.get("n"), 0),
                          *(fmt_num(w.get(k)) for k in ("mean", "std", "median", "p95"))])
         overall = arm.get("overall", {}).get(key)
-        rows.append([safe.text(arm["id"]), "**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
-    return table(["arm", "window", "steps", "n", "mean", "std", "median", "p95"], rows)
+        rows.append(["**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
+        out.append(f'=== "{safe.text(arm["id"])}"\n')
+        tbl = table(["window", "steps", "n", "mean", "std", "median", "p95"], rows)
+        out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+    return "\n".join(out)
 
 
 def window_change_table(exp: ExperimentData) -> str:
@@ -246,7 +250,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         if any(key in a.get("windows", {}) for a in exp.analysis.get("arms", [])):
             st, _ = metric_title(key)
             md += [f'??? info "{safe.text(st)} per window"\n',
-                   "\n".join("    " + line for line in windows_table(exp, key).split("\n")) + "\n"]
+                   "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n"]
     conf = settings.get("confidence") or 0.95
     md += ["## Confidence and verdicts\n",
            f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "

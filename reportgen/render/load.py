@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -69,6 +70,22 @@ class ExperimentData:
 
     def formal_runs(self, arm_id: str | None = None) -> list[RunData]:
         return [r for r in self.runs if r.role == "formal" and (arm_id is None or r.arm == arm_id)]
+
+    @cached_property
+    def metrics_long(self) -> pd.DataFrame:
+        """All formal runs' metrics in one table: arm, run, step, key, value (one source per step+key)."""
+        parts = []
+        for r in self.formal_runs():
+            m = r.metrics
+            if m.empty:
+                continue
+            if "source" in m:  # console first, TensorBoard where the console lacks the key
+                m = m.sort_values("source", kind="stable").drop_duplicates(["step", "key"], keep="first")
+            parts.append(pd.DataFrame({"arm": r.arm, "run": r.rel, "step": m["step"].to_numpy(dtype="int64"),
+                                       "key": m["key"].astype(str).to_numpy(), "value": m["value"].to_numpy(dtype=float)}))
+        if not parts:
+            return pd.DataFrame({"arm": [], "run": [], "step": [], "key": [], "value": []})
+        return pd.concat(parts, ignore_index=True).sort_values(["run", "key", "step"], kind="stable").reset_index(drop=True)
 
 
 def _read_text(path: Path) -> str:
