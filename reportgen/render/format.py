@@ -27,6 +27,4 @@ def fmt_num(x: float | int | str | None, digits: int = 3) -> str:
         return f"{x:,}".replace(",", " ") if abs(x) >= 100000 else str(x)
     if not math.isfinite(x):
         return "NaN" if math.isnan(x) else ("+inf" if x > 0 else "-inf")
-    if float(x).is_integer() and abs(x) < 1e15:
-        return str(int(x))
     return f"{x:.{digits}f}"
