@@ -1,0 +1,26 @@
+"""Generate the report pages during `mkdocs build` / `mkdocs serve` (mkdocs-gen-files script).
+
+Thin on purpose: everything lives in reportgen.render.site, which analyzes stale experiments,
+renders Markdown + chart specs and writes them here. runs/ is found next to mkdocs.yml, or at
+$REPORTGEN_RUNS.
+"""
+
+import sys
+from pathlib import Path
+
+import mkdocs_gen_files
+
+config = mkdocs_gen_files.config
+repo = Path(config.config_file_path).resolve().parent
+try:
+    import reportgen  # noqa: F401
+except ModuleNotFoundError:  # building from a checkout without installing reportgen
+    sys.path.insert(0, str(repo))
+
+from reportgen.render.site import SiteOptions, generate, resolve_runs_root  # noqa: E402
+
+generate(
+    resolve_runs_root(repo),
+    open_file=mkdocs_gen_files.open,
+    options=SiteOptions.from_extra(config.extra, repo_root=repo, docs_dir=Path(config.docs_dir)),
+)

@@ -1,0 +1,92 @@
+"""Markdown building blocks shared by the report pages (render stage; strings in, strings out)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Sequence
+
+from reportgen.render import safe
+from reportgen.render.format import fmt_change, fmt_num
+
+VERDICT_ADMONITION = {"accepted": "success", "rejected": "warning", "no_change": "info",
+                      "inconclusive": "question", "failed": "failure", "invalid": "danger"}
+VERDICT_LABEL = {"accepted": "accepted", "rejected": "rejected", "no_change": "no significant change",
+                 "inconclusive": "inconclusive", "failed": "failed", "invalid": "invalid"}
+_URL = re.compile(r"^https?://[^\s<>\"']+$")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> str:
+    """A Markdown table; cells must already be escaped."""
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    rule = ["---:" if a == "r" else ":---:" if a == "c" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(c if c != "" else " " for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def badge(status: str | None) -> str:
+    s = status or "unknown"
+    cls = re.sub(r"[^a-z_]", "", s.lower()) or "unknown"
+    return f'<span class="rg-badge rg-{cls}">{safe.text(VERDICT_LABEL.get(s, s))}</span>'
+
+
+def link(url: Any, label: Any) -> str:
+    """An external link only for http(s) URLs; anything else is shown as text."""
+    if isinstance(url, str) and _URL.match(url):
+        return f'<a href="{safe.attr(url)}">{safe.text(label)}</a>'
+    return safe.text(label if url is None else url)
+
+
+def value(x: Any, unit: str = "", digits: int = 3) -> str:
+    if isinstance(x, str):
+        return safe.text(x)
+    s = fmt_num(x, digits)
+    return f"{s} {safe.text(unit)}" if unit and x is not None and unit not in ("%",) else (s + "%" if unit == "%" and x is not None else s)
+
+
+def interval_text(interval: dict | None) -> str:
+    """'+21.44% (95% CI +18.94% to +23.94%)', or '~ no significant change (...)' when the CI spans 0."""
+    if not interval or interval.get("estimate") is None:
+        return "no interval"
+    est, lo, hi = (interval.get(k) for k in ("estimate", "low", "high"))
+    conf = interval.get("confidence") or 0.95
+    ci = f"{fmt_num(conf * 100, 0)}% CI {fmt_change(lo - 1 if lo is not None else None)} to {fmt_change(hi - 1 if hi is not None else None)}"
+    if not interval.get("significant"):
+        return f"~ no significant change ({fmt_change(est - 1)}, {ci})"
+    return f"{fmt_change(est - 1)} ({ci})"
+
+
+def headline_change(row: dict) -> str:
+    metric, ch = row.get("metric"), row.get("change")
+    b, c = row.get("baseline"), row.get("candidate")
+    if isinstance(b, str) or isinstance(c, str) or ch is None and row.get("label", "").startswith("effective"):
+        return "unchanged" if b == c else "**changed**"
+    if metric == "steps_completed":
+        return fmt_num(ch, 0) if ch is not None else "n/a"
+    return fmt_change(ch)
+
+
+def headline_table(comparison: dict, *, candidate_label: str) -> str:
+    rows = []
+    for r in comparison.get("headline", []):
+        unit = r.get("unit") or ""
+        digits = 0 if unit == "MiB" or r.get("metric") == "steps_completed" else 3
+        rows.append([safe.text(r.get("label") or r.get("metric")), value(r.get("baseline"), unit, digits),
+                     value(r.get("candidate"), unit, digits), headline_change(r)])
+    return table(["metric", "baseline", safe.text(candidate_label), "change"], rows)
+
+
+def chart(name: str, spec: dict | None, *, title: str, svg: bool, empty: str = "") -> str:
+    """A chart: its Vega-Lite spec in a data- attribute, a static SVG for readers without JavaScript."""
+    if spec is None:
+        return f'!!! note "{safe.text(title)}: nothing to draw"\n    {safe.text(empty or "No samples were recorded for this chart.")}\n'
+    fallback = (f'<img src="{safe.attr(name)}.svg" alt="{safe.attr(title)}" loading="lazy">' if svg
+                else "<p>This chart needs JavaScript.</p>")
+    return (f'<figure class="rg-chart" id="chart-{safe.attr(name)}">'
+            f'<div class="rg-vega" data-chart="{safe.attr(name)}" data-spec="{safe.json_attr(spec)}"></div>'
+            f"<noscript>{fallback}</noscript></figure>\n")
+
+
+def finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,0 +1,268 @@
+"""The experiment page (render stage): the answer first, then the evidence.
+
+Order: verdict per candidate with the headline gain and its interval; hypothesis; headline
+tables in the protocol's shape; window tables; intervals and verdicts; guardrails; curves;
+fixed workload; runs; reproduction commands.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from reportgen.render import blocks, charts, safe
+from reportgen.render.blocks import badge, table
+from reportgen.render.format import fmt_change, fmt_num
+from reportgen.render.load import ExperimentData
+from reportgen.render.page import Page, candidate_slug, experiment_base
+
+METRIC_TITLES = {
+    "perf/step_resp_token_per_s": ("response tokens/s", "tok/s"),
+    "perf/step_token_per_s": ("total tokens/s", "tok/s"),
+    "perf/step_time": ("step time", "s"),
+    "perf/actor_train_time": ("actor train time", "s"),
+    "perf/rollout_time": ("rollout time", "s"),
+}
+
+
+def metric_title(key: str) -> tuple[str, str]:
+    return METRIC_TITLES.get(key, (key, ""))
+
+
+def primary_headline(comparison: dict, primary: str) -> dict:
+    for r in comparison.get("headline", []):
+        if r.get("metric") == primary:
+            return r
+    return {}
+
+
+def answer_line(exp: ExperimentData, comparison: dict) -> str:
+    """'A1 accepted: response tokens/s +20.68% (95% CI ...)' or the failure cause."""
+    settings = exp.analysis.get("settings", {})
+    primary = settings.get("primary", {}).get("key", "")
+    label = metric_title(primary)[0]
+    verdict = comparison.get("verdict", {})
+    status = verdict.get("status", "unknown")
+    cand = comparison.get("candidate", "?")
+    if status in ("failed", "invalid") and verdict.get("cause"):
+        return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {verdict['cause']}"
+    return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.get('interval'))}"
+
+
+def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
+    out = []
+    comps = sorted(exp.analysis.get("comparisons", []),
+                   key=lambda c: ["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"].index(
+                       c.get("verdict", {}).get("status")) if c.get("verdict", {}).get("status") in blocks.VERDICT_ADMONITION else 9)
+    for c in comps:
+        v = c.get("verdict", {})
+        kind = blocks.VERDICT_ADMONITION.get(v.get("status"), "note")
+        arm = exp.arm(c.get("candidate"))
+        out.append(f'!!! {kind} "{safe.text(answer_line(exp, c))}"')
+        body = safe.text(v.get("summary") or "")
+        title = safe.text(arm.get("title") or "")
+        more = f'[write-up]({link_prefix}{candidate_slug(c.get("candidate"))}/index.md)'
+        out.append(f"    {title}. {body} {more}\n")
+    return "\n".join(out)
+
+
+def windows_table(exp: ExperimentData, key: str) -> str:
+    """Per arm (one content tab each): W1/W2/W3 and pooled rows, then the mean of window means."""
+    out = []
+    for arm in exp.analysis.get("arms", []):
+        rows = []
+        for w in arm.get("windows", {}).get(key, []):
+            name = "all windows pooled" if w.get("window") == "all" else w.get("window")
+            rows.append([safe.text(name), f"{w.get('start')}-{w.get('end')}", fmt_num(w.get("n"), 0),
+                         *(fmt_num(w.get(k)) for k in ("mean", "std", "median", "p95"))])
+        overall = arm.get("overall", {}).get(key)
+        rows.append(["**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
+        out.append(f'=== "{safe.text(arm["id"])}"\n')
+        tbl = table(["window", "steps", "n", "mean", "std", "median", "p95"], rows)
+        out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+    return "\n".join(out)
+
+
+def window_change_table(exp: ExperimentData) -> str:
+    comps = exp.analysis.get("comparisons", [])
+    names = [w["name"] for w in exp.analysis.get("settings", {}).get("windows", [])]
+    header = ["window", "baseline", *[f"{safe.text(c['candidate'])} (change)" for c in comps]]
+    rows = []
+    for name in names:
+        base = next((w.get("baseline") for c in comps for w in c.get("windows", []) if w.get("window") == name), None)
+        row = [safe.text(name), fmt_num(base)]
+        for c in comps:
+            w = next((w for w in c.get("windows", []) if w.get("window") == name), {})
+            row.append(f"{fmt_num(w.get('candidate'))} ({fmt_change(w.get('change'))})" if w.get("candidate") is not None else "not reached")
+        rows.append(row)
+    return table(header, rows)
+
+
+def verdict_table(exp: ExperimentData) -> str:
+    rows = []
+    for c in exp.analysis.get("comparisons", []):
+        iv = c.get("interval") or {}
+        rep = c.get("repeats") or {}
+        rows.append([
+            f'[{safe.text(c["candidate"])}]({candidate_slug(c["candidate"])}/index.md)',
+            badge(c.get("verdict", {}).get("status")),
+            safe.text(blocks.interval_text(c.get("interval"))),
+            safe.text(iv.get("method") or "n/a"),
+            f"{fmt_num(iv.get('n_baseline'), 0)} / {fmt_num(iv.get('n_candidate'), 0)}" if iv else "n/a",
+            "yes" if c.get("consistent_direction") else "no",
+            f"{rep.get('n')} (spread {fmt_change(rep.get('spread'))})" if rep else "1 each",
+            "<br>".join(safe.text(w) for w in iv.get("warnings") or []) or "none",
+        ])
+    return table(["candidate", "verdict", "change of the primary metric", "method", "n (steps)",
+                  "same direction in every window", "repeats", "warnings"], rows,
+                 align=["l", "l", "l", "l", "r", "c", "r", "l"])
+
+
+def guardrail_table(exp: ExperimentData) -> str:
+    comps = exp.analysis.get("comparisons", [])
+    ids: list[tuple[str, str]] = []
+    for c in comps:
+        for g in c.get("guardrails", []):
+            if g.get("id") not in [i for i, _ in ids]:
+                ids.append((g.get("id"), g.get("title") or g.get("id")))
+    rows = []
+    for gid, title in ids:
+        row = [safe.text(title)]
+        for c in comps:
+            g = next((g for g in c.get("guardrails", []) if g.get("id") == gid), None)
+            if g is None:
+                row.append("n/a")
+            else:
+                mark = '<span class="rg-pass">✓</span>' if g.get("passed") else '<span class="rg-fail">✗</span>'
+                row.append(f"{mark} {safe.text(g.get('reason') or '')}")
+        rows.append(row)
+    return table(["guardrail", *[safe.text(c["candidate"]) for c in comps]], rows, align=["l"] + ["l"] * len(comps))
+
+
+def workload_table(exp: ExperimentData) -> str:
+    arms = exp.analysis.get("arms", [])
+    rows = []
+    for item in exp.analysis.get("fixed_workload", []):
+        flag, val = item.get("flag"), item.get("value")
+        seen = {a["id"]: a.get("workload", {}).get(flag) for a in arms}
+        diff = [a for a, v in seen.items() if v is not None and str(v) != str(val)]
+        status = ("**differs in " + ", ".join(safe.text(d) for d in diff) + "**") if diff else f"same in all {len(arms)} arms"
+        rows.append([safe.code(flag), safe.code(val), status])
+    return table(["flag", "value", "arms"], rows, align=["l", "l", "l"])
+
+
+def runs_table(exp: ExperimentData) -> str:
+    rows = []
+    for arm in exp.analysis.get("arms", []):
+        for r in arm.get("runs", []):
+            ev = ", ".join(sorted({e.get("kind", "?") for e in r.get("events", [])})) or "none"
+            rows.append([safe.text(f"{arm['id']}/{r.get('repeat')}"), safe.text(r.get("role")), badge(r.get("status")),
+                         fmt_num(r.get("steps_completed"), 0), fmt_num(r.get("duration_s"), 1) + " s",
+                         fmt_num(r.get("exit_code"), 0), safe.text(ev)])
+    return table(["run", "role", "status", "steps", "duration", "exit code", "events"], rows)
+
+
+def reproduce(exp: ExperimentData) -> str:
+    info = exp.analysis.get("experiment", {})
+    commit = info.get("baseline_commit")
+    name = exp.name
+    lines = []
+    if commit:
+        lines.append(f"git checkout {shlex.quote(str(commit))}")
+    lines += [f"reportgen run runs/{shlex.quote(name)}/experiment.toml",
+              "mkdocs build   # analyzes runs/ when analysis.json is missing or stale"]
+    out = ["Re-run every arm from the spec as it was run, then rebuild this site:\n",
+           safe.fence("\n".join(lines), "bash"), "\nThe exact command of each run:\n"]
+    for run in exp.formal_runs():
+        argv = run.command.get("argv") or run.manifest.get("command")
+        if not argv:
+            continue
+        cmd = " ".join(shlex.quote(str(a)) for a in argv) if isinstance(argv, list) else str(argv)
+        cwd = run.command.get("cwd") or run.manifest.get("cwd")
+        body = (f"cd {shlex.quote(str(cwd))}\n" if cwd else "") + cmd
+        out.append(safe.fence(body, "bash", title=f"{run.rel}"))
+        out.append("")
+    return "\n".join(out)
+
+
+def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
+    primary = exp.analysis.get("settings", {}).get("primary", {}).get("key", "perf/step_resp_token_per_s")
+    t, u = metric_title(primary)
+    return {
+        "primary": charts.step_metric(exp, primary, title=t, unit=u),
+        "step-time": charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
+        "actor-train-time": charts.step_metric(exp, "perf/actor_train_time", title="actor train time", unit="s"),
+        "rollout-time": charts.step_metric(exp, "perf/rollout_time", title="rollout time", unit="s"),
+        "breakdown": charts.breakdown(exp),
+        "gpu-util": charts.gpu_metric(exp, "util_gpu", title="GPU utilization", unit="%"),
+        "gpu-memory": charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used", unit="MiB", show_total=True, how="max"),
+        "quality": charts.quality(exp),
+    }
+
+
+CHART_TITLES = {
+    "primary": "Primary metric per step (thin: raw; thick: rolling mean of 10; shaded: windows)",
+    "step-time": "Step time per step", "actor-train-time": "Actor train time per step",
+    "rollout-time": "Rollout time per step", "breakdown": "Step time breakdown per arm",
+    "gpu-util": "GPU utilization, 1 Hz, per GPU", "gpu-memory": "GPU memory used per GPU (dashed: device total)",
+    "quality": "Training quality: loss, reward, response length, KL, clip fraction, grad norm",
+}
+
+
+def render(exp: ExperimentData, *, svg: bool = True) -> Page:
+    info = exp.analysis.get("experiment", {})
+    settings = exp.analysis.get("settings", {})
+    primary = settings.get("primary", {}).get("key", "")
+    title = info.get("title") or exp.name
+    specs = experiment_charts(exp)
+    machine = exp.analysis.get("machine", {})
+    gpus = machine.get("gpus") or []
+    md = [f"# {safe.text(title)}\n",
+          f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.get("created_utc") or "date unknown")} · '
+          f'{safe.text(machine.get("hostname") or "machine unknown")}'
+          + (f" ({len(gpus)} x {safe.text(gpus[0].get('name'))})" if gpus else "")
+          + f' · baseline commit {safe.code((info.get("baseline_commit") or "unknown")[:12])}'
+          + (' <span class="rg-badge rg-failed">dirty</span>' if info.get("dirty") else "") + "</p>\n",
+          "## Answer\n", answer(exp),
+          "\nUndo the accepted change: [rollback](rollback/index.md) · "
+          "Machine, versions and hashes: [provenance](provenance/index.md) · "
+          "Unrounded numbers: [analysis.json](analysis.json)\n",
+          "## Hypothesis\n", safe.text(info.get("hypothesis") or "No hypothesis was written in the spec.") + "\n"]
+    links = []
+    if info.get("issue"):
+        links.append("Issue: " + blocks.link(info["issue"], info["issue"]))
+    if info.get("pr"):
+        links.append("Pull request: " + blocks.link(info["pr"], info["pr"]))
+    if links:
+        md.append(" · ".join(links) + "\n")
+    md.append("## Headline\n")
+    md.append(f"Means over the windows (steps after the {fmt_num(settings.get('warmup_steps'), 0)}-step warm-up); "
+              "changes computed from unrounded values, shown rounded.\n")
+    for c in exp.analysis.get("comparisons", []):
+        cand = c.get("candidate", "?")
+        status = c.get("verdict", {}).get("status", "unknown")
+        md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
+        md.append("\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand).split("\n")) + "\n")
+    t, _ = metric_title(primary)
+    md += [f"## Windows\n", f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n", windows_table(exp, primary) + "\n",
+           "Change of each window's mean against the baseline:\n", window_change_table(exp) + "\n"]
+    for key in settings.get("secondary", []):
+        if any(key in a.get("windows", {}) for a in exp.analysis.get("arms", [])):
+            st, _ = metric_title(key)
+            md += [f'??? info "{safe.text(st)} per window"\n',
+                   "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n"]
+    conf = settings.get("confidence") or 0.95
+    md += ["## Confidence and verdicts\n",
+           f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
+           f"(method {safe.code(settings.get('method'))}); the smallest change that counts is "
+           f"{fmt_change(settings.get('min_effect'))}. \"~\" means the interval includes no change.\n",
+           verdict_table(exp) + "\n",
+           "## Guardrails\n", guardrail_table(exp) + "\n", "## Curves\n"]
+    for name, spec in specs.items():
+        md.append(f"### {safe.text(CHART_TITLES[name])}\n")
+        md.append(blocks.chart(name, spec, title=CHART_TITLES[name], svg=svg))
+    md += ["## Fixed workload\n", "Flags no candidate may change; the value each arm ran with, read from its effective command line.\n",
+           workload_table(exp) + "\n", "## Runs\n", runs_table(exp) + "\n", "## Reproduce\n", reproduce(exp)]
+    files = {"analysis.json": json.dumps(exp.analysis, indent=2, ensure_ascii=False).encode()}
+    return Page(path=f"{experiment_base(exp.name)}/index.md", title=str(title), markdown="\n".join(md),
+                charts={k: v for k, v in specs.items() if v is not None}, files=files)

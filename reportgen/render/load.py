@@ -1,0 +1,159 @@
+"""Read what the site renders for one experiment (render stage, I/O edge).
+
+Reads `analysis.json` and each run's stored tables (`metrics.parquet`, `gpu.parquet`),
+`manifest.json`, `events.json`, `recipe.patch`, `command.json` and `provenance/` files.
+Never the logs: log excerpts reach the site through events.json. Every string passes through
+the path shortener here, so nothing downstream sees a machine-specific path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from reportgen.errors import UserError
+from reportgen.store import layout
+from reportgen.store.atomic import read_json
+
+METRIC_COLUMNS = ["step", "key", "value", "source"]
+GPU_COLUMNS = ["t", "index", "uuid", "name", "util_gpu", "util_mem", "mem_used_mib",
+               "mem_total_mib", "power_w", "sm_clock_mhz", "temp_c"]
+# Provenance files shown as text; anything bigger than this is cut (with a note), never embedded whole.
+MAX_TEXT = 200_000
+
+
+@dataclass(frozen=True)
+class RunData:
+    arm: str
+    repeat: int
+    rel: str                      # "A1/1", relative to the experiment folder
+    manifest: dict
+    metrics: pd.DataFrame         # step, key, value, source
+    gpu: pd.DataFrame             # columns of gpu.parquet
+    events: list
+    patch: str
+    command: dict
+    provenance: dict[str, str] = field(default_factory=dict)   # file name -> text
+
+    @property
+    def role(self) -> str:
+        return str(self.manifest.get("role") or ("profile" if self.arm.startswith(layout.PROFILE_PREFIX) else "formal"))
+
+
+@dataclass(frozen=True)
+class ExperimentData:
+    name: str
+    path: Path
+    analysis: dict
+    runs: tuple[RunData, ...]
+    spec_text: str
+
+    def arm_ids(self) -> list[str]:
+        return [a["id"] for a in self.analysis.get("arms", [])]
+
+    def arm(self, arm_id: str) -> dict:
+        for a in self.analysis.get("arms", []):
+            if a.get("id") == arm_id:
+                return a
+        return {}
+
+    def comparison(self, candidate: str) -> dict:
+        for c in self.analysis.get("comparisons", []):
+            if c.get("candidate") == candidate:
+                return c
+        return {}
+
+    def formal_runs(self, arm_id: str | None = None) -> list[RunData]:
+        return [r for r in self.runs if r.role == "formal" and (arm_id is None or r.arm == arm_id)]
+
+    @cached_property
+    def metrics_long(self) -> pd.DataFrame:
+        """All formal runs' metrics in one table: arm, run, step, key, value (one source per step+key)."""
+        parts = []
+        for r in self.formal_runs():
+            m = r.metrics
+            if m.empty:
+                continue
+            if "source" in m:  # console first, TensorBoard where the console lacks the key
+                m = m.sort_values("source", kind="stable").drop_duplicates(["step", "key"], keep="first")
+            parts.append(pd.DataFrame({"arm": r.arm, "run": r.rel, "step": m["step"].to_numpy(dtype="int64"),
+                                       "key": m["key"].astype(str).to_numpy(), "value": m["value"].to_numpy(dtype=float)}))
+        if not parts:
+            return pd.DataFrame({"arm": [], "run": [], "step": [], "key": [], "value": []})
+        return pd.concat(parts, ignore_index=True).sort_values(["run", "key", "step"], kind="stable").reset_index(drop=True)
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()[: MAX_TEXT + 1]
+    text = data.decode("utf-8", errors="replace")
+    if len(data) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"\n[... cut at {MAX_TEXT} bytes; the full file is {path.stat().st_size} bytes]"
+    return text
+
+
+def _read_parquet(path: Path, columns: list[str]) -> pd.DataFrame:
+    if not path.is_file():
+        return pd.DataFrame({c: [] for c in columns})
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # a truncated or foreign file: name it, say what to do
+        raise UserError(f"{path}: cannot read ({exc.__class__.__name__}); re-run `reportgen ingest` for this run") from exc
+
+
+def _read_json_or(path: Path, default: Any) -> Any:
+    if not path.is_file():
+        return default
+    try:
+        return read_json(path)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON (line {exc.lineno}); re-run the stage that writes it") from exc
+
+
+def load_run(exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any]) -> RunData:
+    events_doc = _read_json_or(path / layout.EVENTS, {"events": []})
+    prov: dict[str, str] = {}
+    prov_dir = path / layout.PROVENANCE
+    if prov_dir.is_dir():
+        for f in sorted(prov_dir.iterdir()):
+            if f.is_file():
+                prov[f.name] = shorten(_read_text(f))
+    patch = path / layout.RECIPE_PATCH
+    return RunData(
+        arm=arm,
+        repeat=repeat,
+        rel=f"{arm}/{repeat}",
+        manifest=shorten(_read_json_or(path / layout.MANIFEST, {})),
+        metrics=_read_parquet(path / layout.METRICS, METRIC_COLUMNS),
+        gpu=_read_parquet(path / layout.GPU_PARQUET, GPU_COLUMNS),
+        events=shorten(list(events_doc.get("events", []))),
+        patch=shorten(_read_text(patch)) if patch.is_file() else "",
+        command=shorten(_read_json_or(path / layout.COMMAND, {})),
+        provenance=prov,
+    )
+
+
+def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None) -> ExperimentData:
+    """Everything the pages of one experiment need; `shorten` maps strings (default: identity)."""
+    exp_dir = Path(exp_dir)
+    deep = getattr(shorten, "deep", None) or (lambda x: x)
+    one = shorten or (lambda x: x)
+    analysis_path = exp_dir / layout.ANALYSIS
+    if not analysis_path.is_file():
+        raise UserError(f"{analysis_path}: missing; run `reportgen analyze {exp_dir}` (or `reportgen run`) first")
+    analysis = deep(_read_json_or(analysis_path, {}))
+    if analysis.get("kind") != "reportgen.analysis" or analysis.get("schema_version") != 1:
+        raise UserError(f"{analysis_path}: not an analysis.json of schema 1; re-run `reportgen analyze`")
+    runs = tuple(load_run(exp_dir, arm, rep, p, deep) for arm, rep, p in layout.iter_runs(exp_dir))
+    spec = exp_dir / layout.EXPERIMENT_SPEC
+    return ExperimentData(
+        name=exp_dir.name,
+        path=exp_dir,
+        analysis=analysis,
+        runs=runs,
+        spec_text=one(_read_text(spec)) if spec.is_file() else "",
+    )

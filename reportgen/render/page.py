@@ -1,0 +1,31 @@
+"""The render stage's output unit: one page's Markdown plus the files that sit next to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RESERVED_PAGES = ("rollback", "provenance")
+
+
+@dataclass(frozen=True)
+class Page:
+    """`path` is relative to the docs root, e.g. "reports/grpo-offload/A2/index.md".
+
+    `charts` maps a chart name to its Vega-Lite spec (drawn in the browser; an SVG fallback
+    `<name>.svg` is written next to the page); `files` are extra files next to the page.
+    """
+
+    path: str
+    title: str
+    markdown: str
+    charts: dict[str, dict] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def candidate_slug(candidate: str) -> str:
+    """Folder of a candidate's write-up; ids that collide with fixed pages get a prefix."""
+    return f"candidate-{candidate}" if candidate in RESERVED_PAGES or candidate == "charts" else candidate
+
+
+def experiment_base(experiment: str) -> str:
+    return f"reports/{experiment}"

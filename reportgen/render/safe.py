@@ -1,0 +1,58 @@
+"""Escaping for everything the render stage takes from logs, specs and environments.
+
+Render stage helpers: text from runs/ (titles, log excerpts, package lists, commands) is data,
+never markup. Inline text becomes HTML entities for every character Markdown or HTML would act
+on; blocks go into fenced code whose fence is longer than any backtick run inside, so no line
+can close it early. Attribute values are quoted and entity-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+# Characters Python-Markdown (with tables, attr_list and emphasis) or HTML would interpret.
+_INLINE = {
+    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+    "`": "&#96;", "*": "&#42;", "_": "&#95;", "[": "&#91;", "]": "&#93;",
+    "{": "&#123;", "}": "&#125;", "|": "&#124;", "\\": "&#92;", "#": "&#35;",
+    "!": "&#33;", "~": "&#126;", "=": "&#61;", "^": "&#94;",
+}
+_INLINE_RE = re.compile("[" + re.escape("".join(_INLINE)) + "]")
+_BACKTICKS = re.compile(r"`+")
+
+
+def text(value: Any) -> str:
+    """One line of untrusted text for a paragraph or a table cell (newlines become spaces)."""
+    s = "" if value is None else str(value)
+    s = " ".join(s.split())
+    return _INLINE_RE.sub(lambda m: _INLINE[m.group(0)], s)
+
+
+def code(value: Any) -> str:
+    """Untrusted text as inline code that cannot break out (an HTML <code> element)."""
+    s = "" if value is None else " ".join(str(value).split())
+    return "<code>" + html.escape(s, quote=True).replace("`", "&#96;") + "</code>"
+
+
+def fence(body: str, lang: str = "text", *, indent: str = "", title: str | None = None) -> str:
+    """A fenced code block holding `body` verbatim, with a fence no line of `body` can close."""
+    longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(body)), default=0)
+    bar = "`" * max(3, longest + 1)
+    head = f"{bar}{lang}"
+    if title:
+        head += ' title="' + title.replace('"', "'").replace("\n", " ") + '"'
+    lines = [head, *body.rstrip("\n").split("\n"), bar]
+    return "\n".join(indent + line if line else line for line in lines)
+
+
+def attr(value: Any) -> str:
+    """A value for a double-quoted HTML attribute."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def json_attr(obj: Any) -> str:
+    """A JSON document for a data- attribute (compact, entity-escaped)."""
+    return attr(json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False))

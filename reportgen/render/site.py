@@ -1,0 +1,221 @@
+"""Write the report pages into a MkDocs build (render stage; the one module that does I/O for pages).
+
+`generate()` is called by docs/gen_pages.py (mkdocs-gen-files) on every build: it brings stale
+analyses up to date (when the analysis stage is installed), loads each experiment, renders its
+pages, writes them with the given `open_file` (mkdocs_gen_files.open during a build), writes the
+vendored Vega bundle once and one static SVG per chart (cached by content hash), and writes the
+literate-nav SUMMARY.md from what exists. Nothing here knows MkDocs beyond `open_file`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Sequence
+
+from reportgen.errors import UserError
+from reportgen.render import candidate_page, experiment_page, home_page, provenance_page, rollback_page
+from reportgen.render.load import ExperimentData, load_experiment
+from reportgen.render.page import Page
+from reportgen.render.paths import PathShortener
+from reportgen.store import layout
+
+VEGA_ASSET = "assets/vendor/vega-bundle.js"
+SVG_WIDTH = 720
+OpenFile = Callable[..., IO]
+
+
+@dataclass(frozen=True)
+class SiteOptions:
+    """Switches of the report part of the site (mkdocs.yml `extra.reportgen`, or env)."""
+
+    svg_fallback: bool = True
+    shorten_paths: bool = False
+    repo_root: Path | None = None
+    cache_dir: Path | None = None
+    analyze_stale: bool = True
+    docs_dir: Path | None = None          # project docs listed in the nav after the reports
+    exclude_docs: tuple[str, ...] = field(default=("SUMMARY.md",))
+
+    @classmethod
+    def from_extra(cls, extra: dict | None, **kw) -> "SiteOptions":
+        cfg = dict((extra or {}).get("reportgen") or {})
+        env_short = os.environ.get("REPORTGEN_SHORTEN_PATHS")
+        if env_short is not None:
+            cfg["shorten_paths"] = env_short.lower() in ("1", "true", "yes", "on")
+        env_svg = os.environ.get("REPORTGEN_SVG_FALLBACK")
+        if env_svg is not None:
+            cfg["svg_fallback"] = env_svg.lower() in ("1", "true", "yes", "on")
+        known = {k: v for k, v in cfg.items() if k in ("svg_fallback", "shorten_paths", "analyze_stale")}
+        unknown = sorted(set(cfg) - set(known))
+        if unknown:
+            raise UserError(f"mkdocs.yml extra.reportgen: unknown key(s) {', '.join(unknown)}; "
+                            "known: svg_fallback, shorten_paths, analyze_stale")
+        return cls(**known, **kw)
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("REPORTGEN_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "reportgen")
+    return Path(base)
+
+
+def resolve_runs_root(config_dir: Path) -> Path:
+    """REPORTGEN_RUNS if set, else runs/ next to mkdocs.yml."""
+    env = os.environ.get("REPORTGEN_RUNS")
+    return Path(env).expanduser().resolve() if env else (Path(config_dir) / "runs").resolve()
+
+
+def refresh_analysis(exp_dir: Path) -> None:
+    """Analyze an experiment whose analysis.json is missing or older than its runs.
+
+    Uses the analysis stage (`reportgen.analyze`) when it is installed; without it a missing
+    analysis.json is an error (the site never invents numbers).
+    """
+    try:
+        analyze = importlib.import_module("reportgen.analyze")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("reportgen.analyze",):
+            raise
+        analyze = None
+    if analyze is not None:
+        if analyze.is_stale(exp_dir):
+            analyze.analyze_experiment(exp_dir)
+        return
+    if not (exp_dir / layout.ANALYSIS).is_file():
+        raise UserError(f"{exp_dir / layout.ANALYSIS}: missing and the analysis stage (reportgen.analyze) "
+                        "is not installed; run `reportgen analyze` or install reportgen fully")
+
+
+def render_experiment(exp: ExperimentData, *, svg: bool = True) -> list[Page]:
+    """All pages of one experiment: overview, one write-up per candidate, rollback, provenance."""
+    pages = [experiment_page.render(exp, svg=svg)]
+    for c in exp.analysis.get("comparisons", []):
+        pages.append(candidate_page.render(exp, c["candidate"], svg=svg))
+    pages += [rollback_page.render(exp), provenance_page.render(exp)]
+    return pages
+
+
+def summary(pages_by_exp: Sequence[tuple[str, Sequence[Page]]], docs: Sequence[tuple[str, str]]) -> str:
+    """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs."""
+    lines = ["- [Home](index.md)", "- [Reports](reports/index.md)"]
+    for name, pages in pages_by_exp:
+        main, *rest = pages
+        lines.append(f"    - [{_nav_text(main.title)}]({main.path})")
+        for p in rest:
+            lines.append(f"        - [{_nav_text(p.title)}]({p.path})")
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for path, title in docs:
+        if path in ("index.md",):
+            continue
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        groups.setdefault(folder, []).append((path, title))
+    if groups:
+        lines.append("- Documentation")
+        for path, title in groups.get("", []):
+            lines.append(f"    - [{_nav_text(title)}]({path})")
+        for folder in sorted(k for k in groups if k):
+            lines.append(f"    - {_nav_text(folder.replace('/', ' / ').capitalize())}")
+            for path, title in groups[folder]:
+                lines.append(f"        - [{_nav_text(title)}]({path})")
+    return "\n".join(lines) + "\n"
+
+
+def _nav_text(s: str) -> str:
+    return re.sub(r"[\[\]<>&`*_\\|]", " ", " ".join(str(s).split())).strip() or "page"
+
+
+def project_docs(docs_dir: Path | None, exclude: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, title) of every hand-written Markdown page under docs/, sorted, title from its `# `."""
+    if docs_dir is None or not Path(docs_dir).is_dir():
+        return []
+    out = []
+    for p in sorted(Path(docs_dir).rglob("*.md")):
+        rel = p.relative_to(docs_dir).as_posix()
+        if rel in exclude or rel.startswith("reports/") or any(part.startswith(".") for part in p.parts):
+            continue
+        title = next((ln[2:].strip() for ln in p.read_text(encoding="utf-8", errors="replace").splitlines() if ln.startswith("# ")), p.stem)
+        out.append((rel, re.sub(r"`", "", title)))
+    return out
+
+
+def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
+    if cache is None:
+        return make()
+    path = cache / key
+    if path.is_file():
+        return path.read_bytes()
+    data = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return data
+
+
+def vega_bundle(cache: Path | None) -> bytes:
+    import vl_convert
+
+    version = getattr(vl_convert, "__version__", "unknown")
+    return _cached(cache, f"vega-bundle-{version}.js", lambda: vl_convert.javascript_bundle().encode())
+
+
+def chart_svg(spec: dict, cache: Path | None) -> bytes:
+    """A static SVG of a chart (its container width made fixed), cached by the spec's hash."""
+    import vl_convert
+
+    fixed = json.loads(json.dumps(spec).replace('"width": "container"', f'"width": {SVG_WIDTH}'))
+    key = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode())
+
+
+def write_page(page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None) -> None:
+    folder = page.path.rsplit("/", 1)[0]
+    with open_file(page.path, "w", encoding="utf-8") as fh:
+        fh.write(page.markdown)
+    for name, data in page.files.items():
+        with open_file(f"{folder}/{name}", "wb") as fh:
+            fh.write(data)
+    if svg:
+        for name, spec in page.charts.items():
+            with open_file(f"{folder}/{name}.svg", "wb") as fh:
+                fh.write(chart_svg(spec, cache))
+
+
+def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions()) -> list[Page]:
+    """Render every experiment under `runs_root` into the site; returns the pages written."""
+    runs_root = Path(runs_root)
+    cache = options.cache_dir if options.cache_dir is not None else default_cache_dir()
+    shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
+    experiments: list[ExperimentData] = []
+    for exp_dir in layout.iter_experiments(runs_root):
+        if options.analyze_stale:
+            refresh_analysis(exp_dir)
+        experiments.append(load_experiment(exp_dir, shorten=shorten))
+    written: list[Page] = []
+    per_exp: list[tuple[str, list[Page]]] = []
+    for exp in experiments:
+        pages = render_experiment(exp, svg=options.svg_fallback)
+        per_exp.append((exp.name, pages))
+        written += pages
+    home = home_page.render(experiments)
+    written.insert(0, home)
+    for page in written:
+        write_page(page, open_file, svg=options.svg_fallback, cache=cache)
+    with open_file("versions.json", "w", encoding="utf-8") as fh:
+        json.dump(UNVERSIONED, fh)
+    with open_file(VEGA_ASSET, "wb") as fh:
+        fh.write(vega_bundle(cache))
+    with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
+        fh.write(summary(per_exp, project_docs(options.docs_dir, options.exclude_docs)))
+    return written
+
+
+# Material's version selector (extra.version.provider: mike) fetches ../versions.json. A site
+# published with mike has one at the gh-pages root; a plain build served at its own root gets
+# this one, so viewing it does not log a 404.
+UNVERSIONED = [{"version": "unversioned", "title": "unversioned build", "aliases": []}]

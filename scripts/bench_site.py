@@ -1,0 +1,77 @@
+"""Benchmark the report site: build time and page weight for 1, 10 and 50 experiments.
+
+Each experiment has 4 arms x 200 steps (tests/site/site_fixture.py). For each size, a fresh
+project is built twice with `mkdocs build` (cold: empty SVG/bundle cache; warm: cache kept),
+and a project with no experiment gives MkDocs' fixed cost. Page weight is the gzipped size of
+an experiment page plus the files it loads that are not shared (SVGs are only loaded without
+JavaScript and are reported apart). Usage:
+
+    PYTHONPATH=. python scripts/bench_site.py [--sizes 1 10 50] [--steps 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "site"))
+
+from conftest import build_env, make_project  # noqa: E402
+import site_fixture  # noqa: E402
+
+
+def build(project: Path, cache: Path) -> float:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build"], cwd=project, env=build_env(cache),
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-3000:])
+    return time.perf_counter() - t
+
+
+def gz(path: Path) -> int:
+    return len(gzip.compress(path.read_bytes(), 6))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 50])
+    ap.add_argument("--steps", type=int, default=200)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        empty = make_project(tmp / "empty")
+        (empty / "runs").mkdir()
+        build(empty, tmp / "cache-empty")
+        fixed = min(build(empty, tmp / "cache-empty") for _ in range(2))
+        print(f"fixed cost (no experiment, warm): {fixed:.2f} s")
+        print("experiments | cold build s | warm build s | warm s/experiment over fixed | page gz KB (max) | SVG gz KB/page")
+        for n in args.sizes:
+            project = make_project(tmp / f"p{n}")
+            for i in range(n):
+                site_fixture.build_experiment(project / "runs", f"exp-{i:03d}", steps=args.steps, seed=i)
+            cache = tmp / f"cache-{n}"
+            cold = build(project, cache)
+            warm = build(project, cache)
+            site = project / "site" / "reports"
+            weights, svgs = [], []
+            for exp in sorted(site.glob("exp-*")):
+                for page in [exp / "index.html", *exp.glob("*/index.html")]:
+                    weights.append(gz(page))
+                svgs.append(sum(gz(p) for p in exp.glob("*.svg")))
+            print(f"{n:11d} | {cold:12.2f} | {warm:12.2f} | {(warm - fixed) / n:28.3f} | "
+                  f"{max(weights) / 1024:16.1f} | {max(svgs) / 1024:14.1f}")
+            shutil.rmtree(project)
+        bundle = gz(empty / "site" / "assets" / "vendor" / "vega-bundle.js")
+        print(f"shared Vega bundle: {bundle / 1024:.0f} KB gzipped (loaded once, cached by the browser)")
+
+
+if __name__ == "__main__":
+    main()
