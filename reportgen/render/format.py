@@ -33,8 +33,8 @@ def fmt_num(x: float | int | str | None, digits: int = 3, *, unit: str = "") -> 
         return "yes" if x else "no"
     if isinstance(x, float) and not math.isfinite(x):
         text = "NaN" if math.isnan(x) else ("+inf" if x > 0 else "-inf")
-    elif isinstance(x, int):
-        text = str(x)
+    elif isinstance(x, int) or (float(x).is_integer() and abs(x) >= 1000):
+        text = str(int(x))  # MiB, steps, tokens: whole numbers read as whole numbers
     else:
         text = f"{x:.{digits}f}"
     if not unit:

@@ -138,4 +138,4 @@ def test_fmt_change():
     assert fmt_change(0.20682) == "+20.68%"
     assert fmt_change(-0.18913) == "-18.91%"
     assert fmt_change(0.01, significant=False) == "~"
-    assert fmt_change(None) == "–"
+    assert fmt_change(None) == "n/a"

@@ -1,0 +1,99 @@
+"""Fixtures for the site tests: a realistic runs/ tree and a site built from it with MkDocs."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+from tests.site import site_fixture
+
+
+
+def make_project(root: Path) -> Path:
+    """A folder with mkdocs.yml inheriting the repository's and a copy of the real docs/, so a
+    strict build here checks every documentation page and link too."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "mkdocs.yml").write_text(f"INHERIT: {REPO / 'mkdocs.yml'}\n")
+    shutil.copytree(REPO / "docs", root / "docs", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("vendor", "__pycache__"))
+    return root
+
+
+def build_env(cache: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""), "REPORTGEN_CACHE": str(cache),
+                "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
+    env.pop("REPORTGEN_RUNS", None)
+    env.update(extra)
+    return env
+
+
+def mkdocs_build(project: Path, cache: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", *args], cwd=project,
+                          env=build_env(cache, **env), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+@pytest.fixture(scope="session")
+def svg_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("svg-cache")
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, svg_cache) -> Path:
+    """runs/ with the four-arm fixture, built with `mkdocs build --strict`; returns site/."""
+    project = make_project(tmp_path_factory.mktemp("project"))
+    site_fixture.build_experiment(project / "runs")
+    mkdocs_build(project, svg_cache)
+    return project / "site"
+
+
+class Server:
+    def __init__(self, root: Path):
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> "Server":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's Chromium is not installed at /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -1,0 +1,74 @@
+"""Versions: `mike deploy` of two report versions into a temporary git repository, both served."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import io
+from pathlib import Path
+
+import pytest
+
+from tests.site import site_fixture
+from tests.site.conftest import Server, build_env, make_project
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+MIKE = str(Path(sys.executable).parent / "mike")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
+    project = make_project(tmp_path / "repo")
+    site_fixture.build_experiment(project / "runs")
+    env = build_env(svg_cache, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid",
+                    # mike runs `properdocs` (or `mkdocs`) from PATH: the venv's bin must be on it.
+                    PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "-A")
+    subprocess.run(["git", "commit", "-qm", "v1"], cwd=project, env=env, check=True)
+
+    def deploy(version: str) -> None:
+        proc = subprocess.run([MIKE, "deploy", "--update-aliases", version, "latest"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+
+    deploy("v1")
+    site_fixture.build_experiment(project / "runs", seed=7)  # a new revision of the same experiment
+    deploy("v2")
+    subprocess.run([MIKE, "set-default", "latest"], cwd=project, env=env, check=True, capture_output=True)
+
+    versions = json.loads(_git(project, "show", "gh-pages:versions.json"))
+    assert [v["version"] for v in versions] == ["v2", "v1"] and versions[0]["aliases"] == ["latest"]
+    out = tmp_path / "gh-pages"
+    out.mkdir()
+    archive = subprocess.run(["git", "archive", "gh-pages"], cwd=project, check=True, capture_output=True).stdout
+    tarfile.open(fileobj=io.BytesIO(archive)).extractall(out)
+    v1 = (out / "v1/reports/grpo-offload/index.html").read_text()
+    v2 = (out / "v2/reports/grpo-offload/index.html").read_text()
+    assert v1 != v2  # same stable URL, different report revisions
+
+    with Server(out) as srv:
+        page = browser.new_page()
+        remote: list[str] = []
+        page.on("request", lambda r: r.url.startswith(srv.url) or r.url.startswith("data:") or remote.append(r.url))
+        for version in ("v1", "v2", "latest"):
+            page.goto(f"{srv.url}/{version}/reports/grpo-offload/")
+            page.wait_for_function("() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => e.dataset.drawn === 'yes')",
+                                   timeout=20_000)
+            assert page.locator("div.rg-vega svg.marks").count() == 8
+        page.goto(f"{srv.url}/")
+        page.wait_for_url("**/latest/")
+        # Material's version selector lists both versions from mike's versions.json
+        page.goto(f"{srv.url}/v1/reports/grpo-offload/")
+        page.wait_for_selector(".md-version__list", state="attached", timeout=10_000)
+        labels = page.eval_on_selector_all(".md-version__link", "els => els.map(e => e.textContent.trim())")
+        assert "v1" in labels and any(l.startswith("v2") for l in labels)
+        assert remote == []
+        page.close()

@@ -1,0 +1,203 @@
+"""The rendered Markdown and chart specs of every page type, from a realistic runs/ tree."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.site import site_fixture
+from reportgen.errors import UserError
+from reportgen.render import candidate_page, charts, experiment_page, home_page, provenance_page, rollback_page
+from reportgen.render.load import load_experiment
+from reportgen.render.paths import PathShortener
+from reportgen.render.site import SiteOptions, generate, summary
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def exp(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    site_fixture.build_experiment(root)
+    return load_experiment(root / "grpo-offload")
+
+
+def _strip_specs(md: str) -> str:
+    return re.sub(r'data-spec="[^"]*"', 'data-spec="…"', md)
+
+
+def test_experiment_page_matches_golden(exp):
+    got = _strip_specs(experiment_page.render(exp).markdown)
+    golden = GOLDEN / "experiment.md"
+    if os.environ.get("REPORTGEN_UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(got)
+    want = golden.read_text()
+    if got != want:
+        golden.with_suffix(".md.got").write_text(got)
+        pytest.fail(f"rendered page differs from {golden}; see {golden}.got (REPORTGEN_UPDATE_GOLDEN=1 to accept)")
+
+
+def test_experiment_page_answers_first(exp):
+    md = experiment_page.render(exp).markdown
+    answer = md.index("## Answer")
+    assert answer < md.index("## Headline") < md.index("## Windows") < md.index("## Curves")
+    head = md[answer: md.index("## Hypothesis")]
+    a1 = exp.comparison("A1")
+    est = a1["interval"]["estimate"] - 1
+    assert f"A1 accepted: response tokens/s {est * 100:+.2f}%" in head
+    assert "A2 failed: OOM at step 9, tried to allocate 2.46 GiB" in head
+    assert "A3 rejected" in head and "95% CI" in head
+    # unrounded change, rounded display: the table's change is computed from the stored change
+    row = next(r for r in a1["headline"] if r["metric"] == "perf/step_resp_token_per_s")
+    assert f"| {row['baseline']:.3f} tok/s | {row['candidate']:.3f} tok/s | {row['change'] * 100:+.2f}% |" in md
+    # planted markup from the hypothesis stays text
+    assert "<b>not bold</b>" not in md and "&lt;b&gt;not bold&lt;/b&gt;" in md
+
+
+def test_window_tables_have_every_statistic(exp):
+    md = experiment_page.render(exp).markdown
+    base = exp.arm("baseline")["windows"]["perf/step_resp_token_per_s"]
+    for w in base[:3]:
+        assert f"| {w['window']} | {w['start']}-{w['end']} | {w['n']} | {w['mean']:.3f} | {w['std']:.3f} | {w['median']:.3f} | {w['p95']:.3f} |" in md
+    overall = exp.arm("A1")["overall"]["perf/step_resp_token_per_s"]
+    assert f"**{overall:.3f}**" in md
+
+
+def test_not_significant_shows_tilde(exp):
+    from reportgen.render.blocks import interval_text
+
+    assert interval_text({"estimate": 1.01, "low": 0.99, "high": 1.03, "significant": False, "confidence": 0.95}).startswith("~ no significant change")
+
+
+def test_every_chart_has_data_and_marks(exp):
+    page = experiment_page.render(exp)
+    assert set(page.charts) == {"primary", "step-time", "actor-train-time", "rollout-time", "breakdown",
+                                "gpu-util", "gpu-memory", "quality"}
+    for name, spec in page.charts.items():
+        assert spec["datasets"]["main"].count("\n") > 3, name
+        text = str(spec)
+        assert "http" not in text.replace("https://vega.github.io/schema", ""), name
+    quality = page.charts["quality"]["datasets"]["main"]
+    for key in ("train/loss", "rollout/raw_reward", "train/ppo_kl", "train/pg_clipfrac", "train/grad_norm"):
+        assert key in quality
+
+
+def test_failed_candidate_leads_with_cause_and_excerpt(exp):
+    page = candidate_page.render(exp, "A2")
+    md = page.markdown
+    assert md.index("## What happened") < md.index("## What changed")
+    assert "**Cause:** OOM at step 9, tried to allocate 2.46 GiB" in md
+    # the excerpt is quoted verbatim inside a fence longer than its backtick runs
+    assert "\n````text title=\"log excerpt\"\n" in md and "<script>alert(1)</script> ``` ``" in md
+    assert "memory" in page.charts
+    mem = page.charts["memory"]["datasets"]["main"]
+    assert "A2/1" in mem and "baseline" not in mem
+
+
+def test_rejected_candidate_shows_regression(exp):
+    md = candidate_page.render(exp, "A3").markdown
+    row = next(r for r in exp.comparison("A3")["headline"] if r["metric"] == "perf/step_resp_token_per_s")
+    assert row["change"] < 0 and f"{row['change'] * 100:+.2f}%" in md
+    assert "--max-tokens-per-gpu 8192" in md
+
+
+def test_rollback_has_reverse_patch_commands_and_risks(exp):
+    page = rollback_page.render(exp)
+    md = page.markdown
+    assert "## Undo A1" in md
+    assert "+   --optimizer-cpu-offload" in md  # the reverse patch adds the offload flags back
+    assert "git apply rollback-A1.patch" in md
+    assert b"+   --optimizer-cpu-offload" in page.files["rollback-A1.patch"]
+    assert "OOM on GPUs with less memory" in md and "A2 (failed)" in md and "A3 (rejected)" in md
+
+
+def test_provenance_lists_versions_hashes_and_artifacts(exp):
+    md = provenance_page.render(exp).markdown
+    assert "No difference between the 4 runs" in md
+    assert "580.95.05" in md and "torch" in md and "d52cd0aca9b3" in md
+    assert "Perfetto" in md and "memory viz" in md
+    art = exp.analysis["profiler_runs"][0]["artifacts"][0]
+    assert art["sha256"] in md
+
+
+def test_provenance_flags_package_differences(tmp_path):
+    site_fixture.build_experiment(tmp_path)
+    freeze = tmp_path / "grpo-offload" / "A1" / "1" / "provenance" / "pip-freeze.txt"
+    freeze.write_text(freeze.read_text().replace("torch==2.11.0+cu129", "torch==2.12.0"))
+    md = provenance_page.render(load_experiment(tmp_path / "grpo-offload")).markdown
+    assert "1 package(s) differ between runs" in md and "2.12.0" in md
+
+
+def test_home_lists_every_experiment(tmp_path):
+    site_fixture.build_experiment(tmp_path, "exp-one")
+    site_fixture.build_experiment(tmp_path, "exp-two", seed=1)
+    exps = [load_experiment(tmp_path / n) for n in ("exp-one", "exp-two")]
+    md = home_page.render(exps).markdown
+    assert "(exp-one/index.md)" in md and "(exp-two/index.md)" in md
+    assert md.count("rg-accepted") == 2 and "2025-11-29" in md and "d52cd0aca9b3" in md
+
+
+def test_shortened_paths_leave_no_home_dir(tmp_path):
+    site_fixture.build_experiment(tmp_path)
+    exp = load_experiment(tmp_path / "grpo-offload", shorten=PathShortener.for_repo(tmp_path))
+    pages = [experiment_page.render(exp), provenance_page.render(exp), candidate_page.render(exp, "A2")]
+    assert all("/home/alice" not in p.markdown for p in pages)
+    assert "~/relax" in pages[0].markdown
+
+
+@pytest.mark.slow
+def test_generate_writes_pages_nav_and_assets(tmp_path):
+    site_fixture.build_experiment(tmp_path / "runs")
+    written: dict[str, object] = {}
+
+    class Sink(io.StringIO):
+        def __init__(self, name, binary):
+            super().__init__()
+            self.name, self.binary = name, binary
+
+        def close(self):
+            written[self.name] = self.getvalue()
+            super().close()
+
+    class BSink(io.BytesIO):
+        def __init__(self, name):
+            super().__init__()
+            self.name = name
+
+        def close(self):
+            written[self.name] = self.getvalue()
+            super().close()
+
+    def open_file(name, mode, encoding=None):
+        return BSink(name) if "b" in mode else Sink(name, False)
+
+    docs = tmp_path / "docs"
+    (docs / "formats").mkdir(parents=True)
+    (docs / "formats" / "runs.md").write_text("# The runs/ store\n")
+    generate(tmp_path / "runs", open_file=open_file,
+             options=SiteOptions(cache_dir=tmp_path / "cache", docs_dir=docs, svg_fallback=True))
+    for path in ("reports/index.md", "reports/grpo-offload/index.md", "reports/grpo-offload/A2/index.md",
+                 "reports/grpo-offload/rollback/index.md", "reports/grpo-offload/provenance/index.md",
+                 "reports/grpo-offload/primary.svg", "reports/grpo-offload/A2/memory.svg",
+                 "assets/vendor/vega-bundle.js", "SUMMARY.md", "versions.json"):
+        assert path in written, path
+    assert written["reports/grpo-offload/primary.svg"].startswith(b"<svg")
+    nav = written["SUMMARY.md"]
+    assert "[The runs/ store](formats/runs.md)" in nav and "(reports/grpo-offload/A2/index.md)" in nav
+
+
+def test_missing_analysis_is_a_clear_error(tmp_path):
+    exp = site_fixture.build_experiment(tmp_path)
+    (exp / "analysis.json").unlink()
+    with pytest.raises(UserError, match="analysis.json: missing"):
+        load_experiment(exp)
+
+
+def test_nav_summary_from_what_exists():
+    nav = summary([], [("a.md", "A"), ("formats/b.md", "B [x]")])
+    assert "- [A](a.md)" in nav and "(formats/b.md)" in nav and "[x]" not in nav
