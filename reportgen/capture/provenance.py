@@ -1,0 +1,261 @@
+"""Provenance capture (execute+capture stage): what a run ran on, written into provenance/.
+
+`capture_provenance` records the recipe repository's git state, nvidia-smi, the workload's
+Python and packages, the machine fingerprint, the model manifest, data hashes and any extra
+commands the spec asks for. Every byte goes through `redact_text` with the secret values of
+the workload's environment (and of the runner's own) before it is written, each file
+atomically. External commands never raise: a missing tool, a non-zero exit or a timeout is
+recorded as data.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
+from reportgen.capture.model_manifest import data_hashes, model_manifest
+from reportgen.capture.redact import redact_obj, redact_text, secret_values
+from reportgen.store import atomic
+
+SCHEMA_VERSION = 1
+COMMAND_TIMEOUT_S = 60.0
+PIP_TIMEOUT_S = 180.0
+OUTPUT_LIMIT = 64 * 1024  # characters of stdout/stderr kept per extra command in commands.json
+
+GIT_JSON = "git.json"
+GIT_STATUS = "git-status.txt"
+GIT_DIFF = "git-diff.patch"
+NVIDIA_SMI = "nvidia-smi.txt"
+PYTHON = "python.txt"
+PIP_FREEZE = "pip-freeze.txt"
+FINGERPRINT = "fingerprint.json"
+MODEL_MANIFEST = "model-manifest.json"
+DATA_HASHES = "data-hashes.json"
+COMMANDS = "commands.json"
+
+# Lists installed distributions where pip is missing (uv-made venvs have none).
+_LIST_DISTRIBUTIONS = (
+    "import importlib.metadata as m\n"
+    "rows = sorted({(d.metadata['Name'] or '?', d.version) for d in m.distributions()}, key=lambda r: r[0].lower())\n"
+    "print('\\n'.join(f'{n}=={v}' for n, v in rows))\n"
+)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """One external command as it ran: never raised, always recorded."""
+
+    argv: list[str] | str
+    exit_code: int | None  # None when it could not start or timed out
+    stdout: str
+    stderr: str
+    duration_s: float
+    error: str | None = None  # "not found: ...", "timed out after 60 s", ...
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and self.error is None
+
+
+def run_command(
+    cmd: str | Sequence[str], *, env: Mapping[str, str], cwd: Path | None = None,
+    timeout_s: float = COMMAND_TIMEOUT_S,
+) -> CommandResult:
+    """Run a list as argv (no shell) or a string through /bin/sh; capture everything, raise nothing."""
+    shell = isinstance(cmd, str)
+    argv: list[str] | str = cmd if shell else [str(a) for a in cmd]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            argv, shell=shell, env=dict(env), cwd=cwd, capture_output=True, timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        return CommandResult(argv, None, _decode(exc.stdout), _decode(exc.stderr),
+                             time.monotonic() - t0, f"timed out after {timeout_s:g} s")
+    except OSError as exc:  # FileNotFoundError, PermissionError: the tool is not there
+        return CommandResult(argv, None, "", "", time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
+    return CommandResult(argv, proc.returncode, _decode(proc.stdout), _decode(proc.stderr),
+                         time.monotonic() - t0)
+
+
+def _decode(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+
+
+def _clip(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+
+
+def _child_env(env: Mapping[str, str]) -> dict[str, str]:
+    out = {str(k): str(v) for k, v in env.items()}
+    # Commands are looked up on the workload's PATH; fall back to ours if it has none.
+    out.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
+    out["GIT_TERMINAL_PROMPT"] = "0"  # never wait for a password
+    out["GIT_PAGER"] = "cat"
+    return out
+
+
+class _Writer:
+    """Writes files into dest atomically, each passed through redaction first."""
+
+    def __init__(self, dest: Path, secrets: list[str]) -> None:
+        self.dest = Path(dest)
+        self.secrets = secrets
+        self.files: list[str] = []
+
+    def text(self, name: str, text: str) -> None:
+        atomic.write_text(self.dest / name, redact_text(text, self.secrets))
+        self.files.append(name)
+
+    def json(self, name: str, obj: Any) -> None:
+        # Redact the strings first (JSON escaping could hide a value containing quotes or
+        # backslashes from a pass over the dumped text), then the dumped text as well.
+        import json
+
+        clean = redact_obj(obj, self.secrets)
+        text = json.dumps(clean, indent=2, ensure_ascii=False, default=atomic._default) + "\n"
+        self.text(name, text)
+
+
+def _git(repo: Path, env: dict[str, str], log: list[CommandResult], *args: str) -> CommandResult:
+    res = run_command(["git", "-C", str(repo), "--no-pager", *args], env=env)
+    log.append(res)
+    return res
+
+
+def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log: list[CommandResult]) -> dict[str, Any]:
+    if recipe_repo is None:
+        info: dict[str, Any] = {"repository": False, "reason": "no recipe repository given"}
+        w.json(GIT_JSON, info)
+        return {"head": None, "dirty": None}
+    start = Path(recipe_repo)
+    start = start if start.is_dir() else start.parent
+    top = _git(start, env, log, "rev-parse", "--show-toplevel")
+    if not top.ok:
+        reason = (top.error or top.stderr.strip() or f"exit {top.exit_code}").splitlines()[0]
+        w.json(GIT_JSON, {"repository": False, "path": str(start), "reason": f"not a git repository: {reason}"})
+        return {"head": None, "dirty": None}
+    root = Path(top.stdout.strip())
+    head_res = _git(root, env, log, "rev-parse", "HEAD")
+    head = head_res.stdout.strip() if head_res.ok else None  # None in a repo with no commit yet
+    branch = _git(root, env, log, "rev-parse", "--abbrev-ref", "HEAD")
+    status = _git(root, env, log, "status", "--short")
+    # Against HEAD so staged changes count too; a repo without commits diffs the index.
+    diff = _git(root, env, log, "diff", "HEAD") if head else _git(root, env, log, "diff")
+    origin = _git(root, env, log, "remote", "get-url", "origin")
+    dirty = bool(status.stdout.strip()) if status.ok else None
+    w.text(GIT_STATUS, status.stdout if status.ok else f"# git status failed: {status.error or status.stderr}")
+    w.text(GIT_DIFF, diff.stdout if diff.ok else f"# git diff failed: {diff.error or diff.stderr}")
+    w.json(GIT_JSON, {
+        "repository": True, "repo": str(root), "head": head,
+        "branch": branch.stdout.strip() if branch.ok else None,
+        "origin": origin.stdout.strip() if origin.ok else None,
+        "dirty": dirty, "status_short": status.stdout if status.ok else None,
+    })
+    return {"head": head, "dirty": dirty}
+
+
+def _capture_python(w: _Writer, python: str, env: dict[str, str], log: list[CommandResult]) -> str | None:
+    ver = run_command([python, "-V"], env=env)
+    log.append(ver)
+    text = (ver.stdout + ver.stderr).strip()  # Python 2 printed -V to stderr
+    if ver.ok:
+        w.text(PYTHON, text + "\n")
+    else:
+        w.text(PYTHON, f"# {python} -V failed: {ver.error or f'exit {ver.exit_code}'}\n{text}\n")
+    version = text.split()[-1] if ver.ok and text.startswith("Python ") else None
+
+    freeze = run_command([python, "-m", "pip", "freeze"], env=env, timeout_s=PIP_TIMEOUT_S)
+    log.append(freeze)
+    if freeze.ok:
+        w.text(PIP_FREEZE, freeze.stdout)
+    else:
+        listed = run_command([python, "-c", _LIST_DISTRIBUTIONS], env=env)
+        log.append(listed)
+        why = freeze.error or f"exit {freeze.exit_code}: {freeze.stderr.strip()[-500:]}"
+        body = listed.stdout if listed.ok else ""
+        w.text(PIP_FREEZE, f"# pip freeze failed ({why}); listed by importlib.metadata instead\n{body}")
+    return version
+
+
+def capture_provenance(
+    dest: Path,
+    *,
+    python: str,
+    recipe_repo: Path | None,
+    model_dir: Path | None,
+    data_files: Sequence[Path],
+    commands: Sequence[str | list[str]],
+    env: Mapping[str, str],
+    cache_path: Path | None,
+) -> dict[str, Any]:
+    """Write a run's provenance/ folder and return the summary for its manifest.
+
+    Summary: {"git": {head, dirty}, "fingerprint_id", "fingerprint", "hashes":
+    {"model_manifest_sha256", "data"}, "python_version", "nvidia_smi", "files"}.
+    Raises UserError only for bad input (a model folder or data file that does not exist).
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    secrets = sorted(set(secret_values(env)) | set(secret_values(os.environ)), key=lambda s: (-len(s), s))
+    w = _Writer(dest, secrets)
+    child_env = _child_env(env)
+    log: list[CommandResult] = []
+
+    # Hash first: a wrong model or data path is the user's mistake and should stop the run
+    # before anything else is recorded.
+    manifest = model_manifest(Path(model_dir), cache_path=cache_path) if model_dir is not None else None
+    data = data_hashes([Path(p) for p in data_files], cache_path=cache_path)
+
+    git = _capture_git(w, recipe_repo, child_env, log)
+
+    smi = run_command(["nvidia-smi", "-q"], env=child_env)
+    log.append(smi)
+    if smi.ok:
+        w.text(NVIDIA_SMI, smi.stdout)
+    else:
+        w.text(NVIDIA_SMI, f"# nvidia-smi -q unavailable: {smi.error or f'exit {smi.exit_code}: {smi.stderr.strip()}'}\n")
+
+    python_version = _capture_python(w, python, child_env, log)
+
+    fp = machine_fingerprint(env)
+    fp_id = fingerprint_id(fp)
+    w.json(FINGERPRINT, {"schema_version": SCHEMA_VERSION, "fingerprint_id": fp_id, **fp})
+
+    if manifest is not None:
+        w.json(MODEL_MANIFEST, {"schema_version": SCHEMA_VERSION, **manifest})
+    else:
+        w.json(MODEL_MANIFEST, {"schema_version": SCHEMA_VERSION, "root": None, "files": [],
+                                "sha256": None, "note": "no model folder given"})
+    w.json(DATA_HASHES, {"schema_version": SCHEMA_VERSION, "files": data})
+
+    extra = []
+    for cmd in commands:
+        res = run_command(cmd, env=child_env)
+        extra.append({**asdict(res), "stdout": _clip(res.stdout), "stderr": _clip(res.stderr)})
+    builtin = [{"argv": r.argv, "exit_code": r.exit_code, "duration_s": round(r.duration_s, 3),
+                "error": r.error, "stderr": _clip(r.stderr, 4096)} for r in log]
+    w.json(COMMANDS, {"schema_version": SCHEMA_VERSION, "commands": extra, "builtin": builtin})
+
+    summary = {
+        "git": git,
+        "fingerprint_id": fp_id,
+        "fingerprint": fp,
+        "hashes": {"model_manifest_sha256": manifest["sha256"] if manifest else None, "data": data},
+        "python_version": python_version,
+        "nvidia_smi": smi.ok,
+        "files": sorted(w.files),
+    }
+    return redact_obj(summary, secrets)

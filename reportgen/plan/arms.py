@@ -1,0 +1,250 @@
+"""Arms of an experiment (plan stage: spec -> **plan** -> execute).
+
+`build_plan(spec)` turns the spec into the arms the runner executes: the baseline (the
+recipe as it is), each candidate (its bases' edits, then its own, applied to the recipe),
+then one `profile-<arm>` per `[profiler].arms` entry (that arm plus the profiler's edits).
+Each arm carries its patched recipe and the unified diff against the original: exactly the
+change a PR would carry; its reverse is the rollback. `order_runs` gives the order in which
+formal runs and profile runs happen. The recipe script is read once here; the editing
+functions themselves are pure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal, Sequence
+
+from reportgen.errors import UserError
+from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
+from reportgen.spec.model import Edits, Spec, normalise_value
+from reportgen.store.layout import BASELINE, PROFILE_PREFIX, RECIPE_ARGV, RECIPE_SCRIPT
+
+Role = Literal["baseline", "candidate", "profile"]
+ORDERS = ("sequential", "interleaved")
+
+
+def argv_text(argv: Sequence[str]) -> str:
+    """How an argv recipe is written to recipe.json and diffed: one argument per line."""
+    return json.dumps(list(argv), indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm: the recipe as this arm runs it, the diff that made it, how to launch it."""
+
+    id: str
+    title: str
+    rationale: str
+    role: Role
+    base: str | None
+    chain: tuple[str, ...]
+    edits: tuple[Edits, ...]
+    recipe_kind: Literal["script", "argv"]
+    recipe_text: str | None
+    argv: tuple[str, ...] | None
+    diff: str
+    shell: str = "bash"
+    env: dict[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def formal(self) -> bool:
+        return self.role != "profile"
+
+    @property
+    def recipe_file(self) -> str:
+        """File name the runner writes the patched recipe to inside a run folder."""
+        return RECIPE_SCRIPT if self.recipe_kind == "script" else RECIPE_ARGV
+
+    def command_for(self, run_dir: Path) -> list[str]:
+        """The command that launches this arm, given the run folder its recipe is written to."""
+        if self.recipe_kind == "script":
+            return [self.shell, str(Path(run_dir) / RECIPE_SCRIPT)]
+        return list(self.argv or ())
+
+    def flags(self) -> list[tuple[str, tuple[str, ...], int]]:
+        """Static view of this arm's flags: (flag, values, line number or argv position)."""
+        if self.recipe_kind == "script":
+            return list(flag_occurrences(self.recipe_text or ""))
+        return argv_occurrences(self.argv or ())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything `reportgen run` needs to know before it starts anything."""
+
+    spec: Spec
+    arms: tuple[Arm, ...]
+    recipe_kind: Literal["script", "argv"]
+    recipe_path: Path | None  # the script that was read (None for an argv recipe)
+    diff_path: str  # the path named in diff headers, relative to the recipe's repository
+    original_text: str | None
+    original_argv: tuple[str, ...] | None
+
+    def arm(self, arm_id: str) -> Arm:
+        for a in self.arms:
+            if a.id == arm_id:
+                return a
+        raise KeyError(arm_id)
+
+    @property
+    def formal_arms(self) -> tuple[Arm, ...]:
+        return tuple(a for a in self.arms if a.formal)
+
+    @property
+    def profile_arms(self) -> tuple[Arm, ...]:
+        return tuple(a for a in self.arms if not a.formal)
+
+
+def diff_path_for(spec: Spec) -> str:
+    """Path for diff headers: relative to provenance.recipe_repo when the script lies inside it,
+    else the script path as the spec writes it (its file name if that climbs out with '..')."""
+    if spec.recipe.script is None:
+        return RECIPE_ARGV
+    base = Path(spec.source_dir or ".")
+    script = (base / spec.recipe.script).resolve()
+    if spec.provenance.recipe_repo:
+        repo = (base / spec.provenance.recipe_repo).resolve()
+        if script.is_relative_to(repo):
+            return script.relative_to(repo).as_posix()
+    rel = PurePosixPath(os.path.normpath(spec.recipe.script).replace(os.sep, "/"))
+    if rel.is_absolute() or (rel.parts and rel.parts[0] == ".."):
+        return rel.name
+    return rel.as_posix()
+
+
+def _chain(spec: Spec, arm_id: str) -> list[str]:
+    chain: list[str] = []
+    while arm_id != BASELINE:
+        chain.append(arm_id)
+        arm_id = spec.candidate(arm_id).base
+    return chain[::-1]
+
+
+def _refuse_fixed(spec: Spec, arm_id: str, chain: Sequence[str]) -> None:
+    fixed = set(spec.workload.flags)
+    for cid in chain:
+        cand = spec.candidate(cid)
+        touched = sorted(fixed.intersection(cand.touched_flags()))
+        if touched:
+            via = "" if cid == arm_id else f" (through its base {cid})"
+            raise UserError(
+                f"candidate {arm_id}{via} edits the fixed-workload flag {', '.join(touched)}: "
+                "a candidate may not change the work done; drop the edit"
+            )
+
+
+def _check_fixed_unchanged(spec: Spec, arm_id: str, before: list, after: list) -> None:
+    # Defence in depth: whatever the edits were, the fixed flags must read the same afterwards.
+    fixed = set(spec.workload.flags)
+    pick = lambda occ: sorted((f, v) for f, v, _ in occ if f in fixed)  # noqa: E731
+    if pick(before) != pick(after):
+        raise UserError(
+            f"candidate {arm_id}: its edits changed a fixed-workload flag in the recipe; "
+            "a candidate may not change the work done; drop the edit"
+        )
+
+
+def _profiler_edits(spec: Spec) -> Edits:
+    prof = spec.profiler
+    assert prof is not None
+    return Edits(
+        set=tuple((f, normalise_value(f, v)) for f, v in prof.set.items()),
+        add=tuple((f, normalise_value(f, v)) for f, v in prof.add.items()),
+    )
+
+
+def build_plan(spec: Spec) -> Plan:
+    """Arms of `spec`: baseline, candidates in spec order, then profile arms.
+
+    Reads the recipe script from `Path(spec.source_dir) / spec.recipe.script`. Raises
+    UserError when an edit cannot be applied or a candidate touches a fixed-workload flag.
+    """
+    recipe = spec.recipe
+    kind: Literal["script", "argv"] = "script" if recipe.script is not None else "argv"
+    diff_path = diff_path_for(spec)
+    recipe_path: Path | None = None
+    original_text: str | None = None
+    original_argv: tuple[str, ...] | None = None
+    if kind == "script":
+        recipe_path = Path(spec.source_dir or ".") / str(recipe.script)
+        try:
+            original_text = recipe_path.read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise UserError(f"recipe.script: cannot read {recipe_path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise UserError(f"recipe.script: {recipe_path} is not UTF-8 text") from None
+        original_static = flag_occurrences(original_text)
+    else:
+        original_argv = tuple(recipe.argv or ())
+        original_static = argv_occurrences(original_argv)
+
+    def make(arm_id: str, title: str, rationale: str, role: Role, base: str | None,
+             chain: Sequence[str], edits: Sequence[Edits], labels: Sequence[str], env: dict[str, str]) -> Arm:
+        text: str | None = None
+        argv: tuple[str, ...] | None = None
+        if kind == "script":
+            assert original_text is not None
+            text = edit_script(original_text, edits, labels=labels, path=diff_path)
+            diff = unified_diff(original_text, text, diff_path)
+            static = flag_occurrences(text)
+        else:
+            argv = tuple(edit_argv(original_argv or (), edits, labels=labels, path=diff_path))
+            diff = unified_diff(argv_text(original_argv or ()), argv_text(argv), diff_path)
+            static = argv_occurrences(argv)
+        if role == "candidate":
+            _check_fixed_unchanged(spec, arm_id, original_static, static)
+        return Arm(
+            id=arm_id, title=title, rationale=rationale, role=role, base=base, chain=tuple(chain),
+            edits=tuple(edits), recipe_kind=kind, recipe_text=text, argv=argv, diff=diff,
+            shell=recipe.shell, env=dict(env),
+        )
+
+    arms: list[Arm] = [
+        make(BASELINE, "baseline", "the recipe as it is", "baseline", None, (), (), (), dict(recipe.env))
+    ]
+    for cand in spec.candidates:
+        chain = _chain(spec, cand.id)
+        _refuse_fixed(spec, cand.id, chain)
+        edits = [spec.candidate(c).edits() for c in chain]
+        labels = [f"candidate {cand.id}" + ("" if c == cand.id else f" (base {c})") for c in chain]
+        arms.append(
+            make(cand.id, cand.title, cand.rationale, "candidate", cand.base, chain, edits, labels, dict(recipe.env))
+        )
+    if spec.profiler is not None:
+        prof_edits = _profiler_edits(spec)
+        by_id = {a.id: a for a in arms}
+        for target in spec.profiler.arms:
+            src = by_id[target]
+            labels = [f"profile-{target} (candidate {c})" for c in src.chain] + [f"profile-{target} (profiler)"]
+            arms.append(
+                make(
+                    f"{PROFILE_PREFIX}{target}", f"profile of {src.title}",
+                    "diagnostic profiler run; never part of the formal numbers", "profile", target,
+                    src.chain, [*src.edits, prof_edits], labels, {**recipe.env, **spec.profiler.env},
+                )
+            )
+    return Plan(
+        spec=spec, arms=tuple(arms), recipe_kind=kind, recipe_path=recipe_path, diff_path=diff_path,
+        original_text=original_text, original_argv=original_argv,
+    )
+
+
+def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:
+    """(arm id, repeat) in execution order: formal arms per `order`, then each profile arm once.
+
+    sequential: every repeat of baseline, then of the first candidate, ...
+    interleaved: baseline 1, A1 1, A2 1, ..., baseline 2, A1 2, ... (spreads machine drift).
+    """
+    if repeats < 1:
+        raise UserError(f"run.repeats must be at least 1, got {repeats}")
+    if order not in ORDERS:
+        raise UserError(f"run.order must be 'sequential' or 'interleaved', got {order!r}")
+    formal = [a.id for a in plan.formal_arms]
+    if order == "sequential":
+        runs = [(a, r) for a in formal for r in range(1, repeats + 1)]
+    else:
+        runs = [(a, r) for r in range(1, repeats + 1) for a in formal]
+    return runs + [(a.id, 1) for a in plan.profile_arms]

@@ -1,0 +1,62 @@
+"""Redaction by name and by value."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reportgen.capture.redact import REDACTED, is_secret_name, redact_env, redact_obj, redact_text, secret_values
+
+
+@pytest.mark.parametrize("name", [
+    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "CLEARML_API_ACCESS_KEY",
+    "CLEARML_API_SECRET_KEY", "CLEARML_API_HOST_EXTRA", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
+    "GITHUB_TOKEN", "MY_API_KEY", "db_password", "SSH_PASSPHRASE", "GOOGLE_APPLICATION_CREDENTIALS",
+    "BASIC_AUTH", "SESSION_COOKIE", "PRIVATE_REPO_URL", "MYSQL_PWD", "SENTRY_DSN", "KEYBOARD_LAYOUT",
+])
+def test_secret_names_are_recognised(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "PATH", "HOME", "PWD", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "TOKENIZERS_PARALLELISM",
+    "PYTHONHASHSEED", "MASTER_ADDR", "RAY_ADDRESS", "OMP_NUM_THREADS",
+])
+def test_ordinary_names_are_kept(name):
+    assert not is_secret_name(name)
+
+
+def test_redact_env_replaces_values_and_url_passwords():
+    env = {"HF_TOKEN": "hf_secret_value_123", "PATH": "/usr/bin",
+           "HTTPS_PROXY": "http://alice:pr0xyPassw0rd@proxy:3128"}
+    out = redact_env(env)
+    assert out["HF_TOKEN"] == REDACTED
+    assert out["PATH"] == "/usr/bin"
+    assert out["HTTPS_PROXY"] == f"http://alice:{REDACTED}@proxy:3128"
+    assert env["HF_TOKEN"] == "hf_secret_value_123"  # input untouched
+
+
+def test_secret_values_longest_first_and_short_values_skipped():
+    env = {"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefghijkl", "C_KEY": "12345", "D": "x://u:longpassword@h"}
+    vals = secret_values(env)
+    assert vals == ["abcdefghijkl", "longpassword", "abcdefgh"]
+
+
+def test_redact_text_replaces_every_occurrence():
+    text = "run --token hf_secret_value_123 again hf_secret_value_123; pip git+https://ghp_abcdefghijklmnopqrstuv@github.com/x/y"
+    out = redact_text(text + " short", ["hf_secret_value_123", "short"])
+    assert "hf_secret_value_123" not in out
+    assert "ghp_abcdefghijklmnopqrstuv" not in out
+    assert out.count(REDACTED) == 3
+    assert out.endswith(" short")  # values under 6 characters are not searched for
+    assert "run --token" in out
+
+
+def test_redact_obj_covers_keys_and_values_before_json_escaping():
+    secret = 'pa"ss\\word99'
+    obj = {"cmd": ["x", f"--pw={secret}"], secret: 1, "n": 3}
+    out = redact_obj(obj, [secret])
+    dumped = json.dumps(out)
+    assert secret not in dumped and json.dumps(secret)[1:-1] not in dumped
+    assert out["n"] == 3 and out["cmd"][1] == f"--pw={REDACTED}"
