@@ -20,13 +20,15 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    # A callback keeps `reportgen` a command group even when only one command module is present.
+    """Run, ingest, analyze and publish performance experiments for RL training."""
+
+
 def _register() -> None:
     # One module per command; each exposes register(app).
-    from reportgen.commands import run_cmd, ls_cmd
-
-    for module in (run_cmd, ls_cmd):
-        module.register(app)
-    for name in ("ingest_cmd", "analyze_cmd", "site_cmd"):
+    for name in ("run_cmd", "ls_cmd", "ingest_cmd", "analyze_cmd", "site_cmd"):
         try:
             module = __import__(f"reportgen.commands.{name}", fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -1,0 +1,32 @@
+"""`reportgen ingest LOG --spec SPEC --arm ARM`: a log made outside `reportgen run` becomes a run.
+
+Thin: parses options and calls `reportgen.ingest.external.ingest_external`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def ingest(
+    log: Path = typer.Argument(..., help="Relax console log (stdout, or the tee'd log file)."),
+    spec: Path = typer.Option(..., "--spec", help="Experiment spec (TOML) the run belongs to."),
+    arm: str = typer.Option(..., "--arm", help="'baseline' or a candidate id of the spec."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", help="Repeat number (default: the next free one)."),
+    runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root."),
+    tensorboard: Optional[Path] = typer.Option(None, "--tensorboard", help="TensorBoard event folder of the run."),
+    stderr: Optional[Path] = typer.Option(None, "--stderr", help="The run's stderr, if kept apart from LOG."),
+) -> None:
+    """Ingest a Relax console log (and optional TensorBoard folder) as a run under runs/."""
+    from reportgen.ingest.external import ingest_external
+
+    path = ingest_external(log, spec_path=spec, arm=arm, repeat=repeat, runs_root=runs,
+                           tensorboard=tensorboard, stderr_log=stderr)
+    typer.echo(str(path))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)

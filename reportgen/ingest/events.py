@@ -1,0 +1,265 @@
+"""Failure events found in a console log: OOM, NaN/Inf, tracebacks, fatal loop errors.
+
+Pipeline position: ingest. `EventScanner.push` is hooked into `ConsoleParser` (one read of a log
+gives records and events); `find_events` wraps both for callers holding lines. Each event is
+located (stream, 1-based line, step) and quoted exactly (the line and ~8 lines either side,
+ANSI codes stripped). Memory stays bounded: a ring of recent lines plus the open excerpts.
+
+Step: the number in a `... failed at step N` message on, just before or just after the line;
+else the step after the last one whose training finished (`step N` record, or a `perf N` record
+carrying a training timer); else the last metric index seen; else unknown (None).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from reportgen.ingest.console import ConsoleParser, Record
+
+EVENT_KINDS = ("oom", "nan", "traceback", "fatal", "abnormal_exit", "timeout", "interrupted")
+FAILURE_KINDS = frozenset({"oom", "nan", "traceback", "fatal"})
+CONTEXT = 8
+MAX_EVENTS = 2000
+# How far back a `failed at step N` message still names the step of a later event line.
+STEP_MESSAGE_REACH = 200
+# A traceback with no exception line after this many lines is abandoned.
+MAX_TRACEBACK = 2000
+
+RAY_PREFIX = re.compile(r"^\([^()]*pid=\d+[^()]*\) ?")
+OOM = re.compile(r"out of memory|OutOfMemoryError|OUT_OF_MEMORY|Observe OOM")
+NAN = re.compile(r"found NaN|found nan|NaN found|Inf found in gradients|found Inf|NaN or Inf")
+FATAL = re.compile(r"Training loop failed with error|Actor training failed at step|Graceful shutdown triggered")
+FAILED_AT_STEP = re.compile(r"failed at step (\d+)")
+ALLOC = re.compile(r"Tried to allocate ([\d.]+) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
+CAPACITY = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) ?(GiB|MiB)(?: of which ([\d.]+) ?(GiB|MiB) is free)?")
+_UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
+TRAIN_DONE_KEYS = ("perf/train_time", "perf/step_time", "perf/actor_train_time")
+
+
+def _gib(num: str, unit: str) -> float:
+    return round(float(num) * _UNIT[unit], 6)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    step: int | None
+    stream: str
+    line: int | None
+    message: str
+    excerpt: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "step": self.step,
+            "stream": self.stream,
+            "line": self.line,
+            "message": self.message,
+            "excerpt": list(self.excerpt),
+            "details": self.details,
+        }
+
+
+def _maybe_trigger(text: str) -> bool:
+    # Substring tests are ~10x cheaper than one alternation regex; most lines stop here.
+    return (
+        "memory" in text or "OOM" in text or "NaN" in text or "nan" in text or "Inf" in text
+        or "Traceback" in text or "failed" in text or "Graceful" in text
+    )
+
+
+def oom_details(text: str) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    m = ALLOC.search(text)
+    if m:
+        d["tried_to_allocate_gib"] = _gib(m.group(1), m.group(2))
+    m = CAPACITY.search(text)
+    if m:
+        d["gpu"] = int(m.group(1))
+        d["total_capacity_gib"] = _gib(m.group(2), m.group(3))
+        if m.group(4):
+            d["free_gib"] = _gib(m.group(4), m.group(5))
+    return d
+
+
+def _nonfinite_losses(rec: Record) -> dict[str, str]:
+    bad = {}
+    for k, v in rec.values.items():
+        leaf = k.rsplit("/", 1)[-1]
+        if ("loss" in leaf or "grad_norm" in leaf) and isinstance(v, float) and not math.isfinite(v):
+            bad[k] = repr(v)
+    return bad
+
+
+class EventScanner:
+    """Streaming failure scan of one stream. Call `push` per line, then `finish()`."""
+
+    def __init__(self, stream: str, *, context: int = CONTEXT) -> None:
+        self.stream = stream
+        self.context = context
+        self.metric_lines = 0
+        self.done_step: int | None = None
+        self.any_index: int | None = None
+        self.dropped = 0
+        self._before: deque[str] = deque(maxlen=context)
+        self._open: list[dict[str, Any]] = []  # events still collecting after-context
+        self._events: list[dict[str, Any]] = []
+        self._seen: dict[tuple, dict[str, Any]] = {}
+        self._step_msg: tuple[int, int] | None = None  # (step, line) of the last `failed at step N`
+        self._tb_start: int | None = None
+        self._tb_prefix = ""
+        self._tb_files = 0
+
+    # -- per line ---------------------------------------------------------------------------
+    def push(self, n: int, text: str, record: Record | None) -> None:
+        if self._open:
+            for ev in self._open:
+                ev["after"].append(text)
+                ev["left"] -= 1
+            if any(ev["left"] <= 0 for ev in self._open):
+                for ev in [e for e in self._open if e["left"] <= 0]:
+                    self._close(ev)
+                self._open = [e for e in self._open if e["left"] > 0]
+        if record is not None:
+            self._on_record(n, text, record)
+        elif self._tb_start is not None:
+            self._in_traceback(n, text)
+        elif _maybe_trigger(text):
+            self._on_text(n, text)
+        self._before.append(text)
+
+    def _on_record(self, n: int, text: str, rec: Record) -> None:
+        self.metric_lines += 1
+        self.any_index = rec.index if self.any_index is None else max(self.any_index, rec.index)
+        if rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS)):
+            self.done_step = rec.index if self.done_step is None else max(self.done_step, rec.index)
+        if rec.kind in ("step", "perf", "rollout"):
+            bad = _nonfinite_losses(rec)
+            if bad:
+                self._emit("nan", n, text, rec.index, "metric", {"nonfinite": bad, "record": f"{rec.kind} {rec.index}"},
+                           sig=tuple(sorted(bad)))
+
+    def _on_text(self, n: int, text: str) -> None:
+        m = FAILED_AT_STEP.search(text)
+        if m:
+            self._step_msg = (int(m.group(1)), n)
+            for ev in self._open:  # a message right after an event names its step
+                if ev["step_source"] != "message":
+                    ev["step"], ev["step_source"] = int(m.group(1)), "message"
+        body = RAY_PREFIX.sub("", text, count=1)
+        if body.startswith("Traceback (most recent call last)"):
+            self._tb_start, self._tb_prefix, self._tb_files = n, text[: len(text) - len(body)], 0
+            return
+        kind, details, sig = self._classify(text)
+        if kind:
+            self._emit(kind, n, text, None, None, details, sig)
+
+    def _classify(self, text: str) -> tuple[str | None, dict[str, Any], Any]:
+        if OOM.search(text):
+            d = oom_details(text)
+            return "oom", d, d.get("tried_to_allocate_gib")
+        m = NAN.search(text)
+        if m:
+            return "nan", {"signature": m.group(0)}, m.group(0)
+        m = FATAL.search(text)
+        if m:
+            return "fatal", {"signature": m.group(0)}, m.group(0)
+        return None, {}, None
+
+    def _in_traceback(self, n: int, text: str) -> None:
+        assert self._tb_start is not None
+        if self._tb_prefix and not text.startswith(self._tb_prefix):
+            if _maybe_trigger(text):  # another process's line, interleaved
+                self._on_text(n, text)
+            return
+        body = text[len(self._tb_prefix):]
+        if body.startswith(" ") or body.startswith("\t") or not body.strip():
+            if body.lstrip().startswith("File "):
+                self._tb_files += 1
+            if n - self._tb_start > MAX_TRACEBACK:
+                self._tb_start = None
+            return
+        if body.startswith("Traceback (most recent call last)"):
+            self._tb_start, self._tb_files = n, 0
+            return
+        if self._tb_files == 0:  # not a traceback after all
+            self._tb_start = None
+            if _maybe_trigger(text):
+                self._on_text(n, text)
+            return
+        start, self._tb_start = self._tb_start, None
+        kind, details, sig = self._classify(text)
+        exc = body.split(":", 1)[0].strip()
+        m = FAILED_AT_STEP.search(text)
+        if m:
+            self._step_msg = (int(m.group(1)), n)
+        if kind is None or kind == "fatal":
+            kind, details, sig = "traceback", {}, body.strip()
+        details = {**details, "exception": exc, "traceback_line": start}
+        self._emit(kind, n, text, None, None, details, sig)
+
+    # -- event bookkeeping ------------------------------------------------------------------
+    def _step_for(self, n: int, text: str) -> tuple[int | None, str]:
+        m = FAILED_AT_STEP.search(text)
+        if m:
+            return int(m.group(1)), "message"
+        if self._step_msg is not None and n - self._step_msg[1] <= STEP_MESSAGE_REACH:
+            return self._step_msg[0], "message"
+        if self.done_step is not None:
+            return self.done_step + 1, "metrics"
+        if self.any_index is not None:
+            return self.any_index, "metrics"
+        return None, "unknown"
+
+    def _emit(self, kind: str, n: int, text: str, step: int | None, step_source: str | None,
+              details: dict[str, Any], sig: Any) -> None:
+        if step is None:
+            step, step_source = self._step_for(n, text)
+        key = (kind, step, sig)
+        prev = self._seen.get(key)
+        if prev is not None:  # the same failure again (another rank, or the traceback's last line)
+            prev["details"]["repeats"] = prev["details"].get("repeats", 1) + 1
+            also = prev["details"].setdefault("also_at_lines", [])
+            if len(also) < 20:
+                also.append(n)
+            return
+        if len(self._events) >= MAX_EVENTS:
+            self.dropped += 1
+            return
+        ev = {
+            "kind": kind, "step": step, "step_source": step_source, "line": n, "message": text,
+            "before": list(self._before), "after": [], "left": self.context, "details": dict(details),
+        }
+        self._seen[key] = ev
+        self._events.append(ev)
+        self._open.append(ev)
+
+    def _close(self, ev: dict[str, Any]) -> None:
+        ev["left"] = 0
+
+    def finish(self) -> list[Event]:
+        self._open = []
+        out = []
+        for ev in self._events:
+            details = {**ev["details"], "step_source": ev["step_source"]}
+            out.append(Event(
+                kind=ev["kind"], step=ev["step"], stream=self.stream, line=ev["line"],
+                message=ev["message"], excerpt=tuple([*ev["before"], ev["message"], *ev["after"]]),
+                details=details,
+            ))
+        return out
+
+
+def find_events(lines: Iterable[str], stream: str) -> list[Event]:
+    """Failure events of one stream, given its lines (with or without trailing newlines)."""
+    scanner = EventScanner(stream)
+    parser = ConsoleParser(stream, on_line=scanner.push)
+    for line in lines:
+        parser.feed_line(line)
+    return scanner.finish()

@@ -1,0 +1,180 @@
+"""`reportgen ingest`: turn a log made outside `reportgen run` into a run folder.
+
+Pipeline position: ingest (an alternative entry to execute+capture). A console log (a run made
+by hand, a CI artifact), optionally its stderr and TensorBoard folder, becomes
+runs/<experiment>/<arm>/<repeat>/ with the same files `reportgen run` leaves, so analysis and
+the site accept it. The run is assembled in a hidden staging folder next to its final place and
+renamed into place once complete (manifest.json written last): a failure leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from reportgen.errors import UserError
+from reportgen.ingest.console import parse_file
+from reportgen.ingest.events import FAILURE_KINDS
+from reportgen.ingest.run_dir import ingest_run
+from reportgen.spec.load import load_spec
+from reportgen.store import atomic
+from reportgen.store.layout import (
+    EVENTS, EXPERIMENT_SPEC, MANIFEST, SCHEMA_VERSION, STDERR, STDOUT, TENSORBOARD,
+)
+
+TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?")
+PROBE_BYTES = 1 << 20
+
+
+def _check_log(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise UserError(f"{path}: {what} not found; pass the path of a Relax console log")
+    with open(path, "rb") as fh:
+        head = fh.read(PROBE_BYTES)
+    if b"\x00" in head:
+        raise UserError(f"{path}: {what} is a binary file, not a console log; pass the text log Relax printed")
+
+
+def _probe_records(log: Path) -> int:
+    for _ in parse_file(log):
+        return 1
+    return 0
+
+
+def log_times(path: Path) -> tuple[str | None, str | None]:
+    """First and last logger timestamps of a log (read from its head and tail). Relax logs
+    carry no zone: they are taken as UTC and marked so in the manifest."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(PROBE_BYTES).decode("utf-8", "replace")
+        fh.seek(max(0, size - PROBE_BYTES))
+        tail = fh.read().decode("utf-8", "replace")
+    first = TIMESTAMP.search(head)
+    last = None
+    for last in TIMESTAMP.finditer(tail):
+        pass
+    return _iso(first), _iso(last)
+
+
+def _iso(m: re.Match | None) -> str | None:
+    if m is None:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}")
+    except ValueError:
+        return None
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _next_repeat(arm_dir: Path) -> int:
+    taken = [int(p.name) for p in arm_dir.iterdir() if p.is_dir() and p.name.isdigit()] if arm_dir.is_dir() else []
+    return max(taken, default=0) + 1
+
+
+def ingest_external(log: Path, *, spec_path: Path, arm: str, repeat: int | None, runs_root: Path,
+                    tensorboard: Path | None = None, stderr_log: Path | None = None) -> Path:
+    """Create runs/<experiment>/<arm>/<repeat>/ from an outside log; return its path."""
+    log, spec_path, runs_root = Path(log), Path(spec_path), Path(runs_root)
+    spec = load_spec(spec_path)
+    if arm not in spec.arm_ids():
+        raise UserError(f"--arm {arm}: not 'baseline' or a candidate of {spec_path} "
+                        f"(arms: {', '.join(spec.arm_ids())})")
+    _check_log(log, "log")
+    if stderr_log is not None:
+        _check_log(Path(stderr_log), "stderr log")
+    if tensorboard is not None and not Path(tensorboard).is_dir():
+        raise UserError(f"--tensorboard {tensorboard}: not a folder; pass the TensorBoard log folder of the run")
+    if repeat is not None and repeat < 1:
+        raise UserError(f"--repeat {repeat}: repeats are numbered from 1")
+    if not _probe_records(log):
+        raise UserError(f"{log}: no Relax metric lines (`perf N: {{...}}`) found; is this the run's console log?")
+
+    spec_bytes = spec_path.read_bytes()
+    exp_dir = runs_root / spec.name
+    exp_spec = exp_dir / EXPERIMENT_SPEC
+    if exp_spec.is_file() and exp_spec.read_bytes() != spec_bytes:
+        raise UserError(f"{exp_spec}: differs from {spec_path}; ingest with the spec this experiment was run "
+                        "with, or give the experiment another name")
+    arm_dir = exp_dir / arm
+    repeat = repeat if repeat is not None else _next_repeat(arm_dir)
+    final = arm_dir / str(repeat)
+    if final.exists():
+        state = "a complete run" if _is_complete(final) else "an unfinished run"
+        raise UserError(f"{final}: already holds {state}; leave out --repeat to use the next free one")
+
+    created_exp = not exp_dir.exists()
+    arm_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".ingest-{repeat}-", dir=arm_dir))
+    try:
+        os.chmod(staging, 0o755)  # mkdtemp makes it private; the run folder is not
+        shutil.copyfile(log, staging / STDOUT)
+        if stderr_log is not None:
+            shutil.copyfile(stderr_log, staging / STDERR)
+        if tensorboard is not None:
+            shutil.copytree(tensorboard, staging / TENSORBOARD)
+        section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
+        manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging)
+        atomic.write_json(staging / MANIFEST, manifest)
+        if not exp_spec.is_file():
+            atomic.write_bytes(exp_spec, spec_bytes)
+        os.rename(staging, final)  # the run appears complete, or not at all
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created_exp:
+            shutil.rmtree(exp_dir, ignore_errors=True)
+        elif not any(arm_dir.iterdir()):
+            arm_dir.rmdir()
+        raise
+    return final
+
+
+def _is_complete(run: Path) -> bool:
+    try:
+        return atomic.read_json(run / MANIFEST).get("status") == "complete"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _manifest(experiment: str, arm: str, repeat: int, log: Path, stderr_log: Path | None,
+              tensorboard: Path | None, section: dict[str, Any], run: Path) -> dict[str, Any]:
+    events = atomic.read_json(run / EVENTS)["events"]
+    failed = any(e["kind"] in FAILURE_KINDS for e in events)
+    starts = [log_times(run / name) for name in (STDOUT, STDERR) if (run / name).is_file()]
+    firsts = [a for a, _ in starts if a]
+    lasts = [b for _, b in starts if b]
+    started, ended = (min(firsts) if firsts else None), (max(lasts) if lasts else None)
+    duration = None
+    if started and ended:
+        fmt = "%Y-%m-%dT%H:%M:%SZ"
+        duration = (dt.datetime.strptime(ended, fmt) - dt.datetime.strptime(started, fmt)).total_seconds()
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "reportgen.run",
+        "experiment": experiment,
+        "arm": arm,
+        "repeat": repeat,
+        "role": "formal",
+        "status": "failed" if failed else "complete",
+        "started_utc": started,
+        "ended_utc": ended,
+        "duration_s": duration,
+        "times_from": "log timestamps (no zone in the log; read as UTC)" if started else None,
+        "exit_code": None,
+        "signal": None,
+        "timed_out": False,
+        "command": None,
+        "cwd": None,
+        "executor": {"kind": "external"},
+        "ingested_from": {
+            "stdout": str(log.resolve()),
+            "stderr": str(Path(stderr_log).resolve()) if stderr_log else None,
+            "tensorboard": str(Path(tensorboard).resolve()) if tensorboard else None,
+            "ingested_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+        **section,
+    }

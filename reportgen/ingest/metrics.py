@@ -1,0 +1,176 @@
+"""Metrics store: long-form `metrics.parquet` per run, merging console and TensorBoard.
+
+Pipeline position: ingest -> **store** -> analysis. The long table keeps every source's value
+(`step`, `key`, `value`, `source`); `wide_table` picks one value per (step, key) by the declared
+source priority for the analysis. Two sources that disagree are listed, never silently merged.
+
+Equal means: both NaN, the same infinity, or relatively within `REL_TOL` (TensorBoard keeps
+float32, the console prints float64: 31.2 comes back as 31.200000762939453).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from reportgen.ingest.console import Record, flatten
+from reportgen.store import atomic
+from reportgen.store.layout import METRICS
+
+COLUMNS = ["step", "key", "value", "source"]
+PRIORITY = ("console", "tensorboard")
+REL_TOL = 1e-6
+
+
+class ConsoleMetrics:
+    """Accumulates records as compact columns (a 10,000-step run has ~10^6 values)."""
+
+    def __init__(self) -> None:
+        self._steps = array("q")
+        self._codes = array("i")
+        self._values = array("d")
+        self._keys: dict[str, int] = {}
+
+    def add(self, rec: Record) -> None:
+        for key, value in flatten(rec.values, rec.kind):
+            code = self._keys.get(key)
+            if code is None:
+                code = self._keys[key] = len(self._keys)
+            self._steps.append(rec.index)
+            self._codes.append(code)
+            self._values.append(value)
+
+    def extend(self, records: Iterable[Record]) -> "ConsoleMetrics":
+        for rec in records:
+            self.add(rec)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def frame(self) -> pd.DataFrame:
+        """Rows in log order (duplicates kept): [step, key, value]."""
+        names = np.array(list(self._keys), dtype=object)
+        codes = np.frombuffer(self._codes, dtype=np.int32) if len(self._codes) else np.zeros(0, np.int32)
+        return pd.DataFrame({
+            "step": np.frombuffer(self._steps, dtype=np.int64).copy() if len(self._steps) else np.zeros(0, np.int64),
+            "key": names[codes] if len(names) else np.array([], dtype=object),
+            "value": np.frombuffer(self._values, dtype=np.float64).copy() if len(self._values) else np.zeros(0),
+        })
+
+
+def console_frame(records: Iterable[Record]) -> pd.DataFrame:
+    return ConsoleMetrics().extend(records).frame()
+
+
+def _json_float(v: float) -> float | str:
+    return v if math.isfinite(v) else repr(float(v))
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    both_nan = np.isnan(a) & np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        close = (a == b) | (np.abs(a - b) <= REL_TOL * np.maximum(np.abs(a), np.abs(b)))
+    return both_nan | np.nan_to_num(close, nan=False).astype(bool)
+
+
+def _dedupe(df: pd.DataFrame, source: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Keep the last value of each (step, key) in one source; list those that changed value
+    (e.g. the two `perf N` lines of a step both carrying a key, with different numbers)."""
+    df = df[["step", "key", "value"]]
+    dup = df.duplicated(["step", "key"], keep=False)
+    out = df.drop_duplicates(["step", "key"], keep="last")
+    notes: list[dict[str, Any]] = []
+    if dup.any():
+        grp = df[dup].groupby(["step", "key"], sort=True)["value"]
+        for (step, key), vals in grp:
+            v = vals.to_numpy(dtype=float)
+            if not _same(v[:-1], np.full(len(v) - 1, v[-1])).all():
+                notes.append({"step": int(step), "key": str(key), "chosen": source,
+                              "values": {source: [_json_float(x) for x in v]}})
+    return out.assign(source=source), notes
+
+
+def merge_sources(console_df: pd.DataFrame, tb_df: pd.DataFrame | None,
+                  priority: tuple[str, ...] = PRIORITY) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Long table of both sources (each de-duplicated) and the list of disagreements.
+
+    A disagreement is `{step, key, chosen, values: {source: value}}`; `chosen` is the source
+    the priority picks (the same rule `wide_table` applies)."""
+    frames, notes = [], []
+    for name, df in (("console", console_df), ("tensorboard", tb_df)):
+        if df is None or len(df) == 0:
+            continue
+        d, n = _dedupe(df, name)
+        frames.append(d)
+        notes.extend(n)
+    if not frames:
+        return empty(), notes
+    long_df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
+    long_df = _typed(long_df)
+    if len(frames) == 2:
+        j = frames[0].merge(frames[1], on=["step", "key"], suffixes=("_a", "_b"))
+        if len(j):
+            a, b = j["value_a"].to_numpy(float), j["value_b"].to_numpy(float)
+            bad = j[~_same(a, b)]
+            src_a, src_b = frames[0]["source"].iat[0], frames[1]["source"].iat[0]
+            chosen = min((src_a, src_b), key=lambda s: _rank(s, priority))
+            for step, key, va, vb in zip(bad["step"], bad["key"], bad["value_a"], bad["value_b"]):
+                notes.append({"step": int(step), "key": str(key), "chosen": chosen,
+                              "values": {src_a: _json_float(va), src_b: _json_float(vb)}})
+    notes.sort(key=lambda n: (n["step"], n["key"]))
+    return long_df.sort_values(["step", "key", "source"], kind="stable").reset_index(drop=True), notes
+
+
+def _rank(source: str, priority: tuple[str, ...]) -> int:
+    return priority.index(source) if source in priority else len(priority)
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "step": df["step"].astype("int64").to_numpy(),
+        "key": df["key"].astype(str).to_numpy(),
+        "value": df["value"].astype("float64").to_numpy(),
+        "source": df["source"].astype(str).to_numpy(),
+    })
+
+
+def empty() -> pd.DataFrame:
+    return pd.DataFrame({"step": pd.Series([], dtype="int64"), "key": pd.Series([], dtype=str),
+                         "value": pd.Series([], dtype="float64"), "source": pd.Series([], dtype=str)})
+
+
+def write_metrics(run_dir: str | Path, long_df: pd.DataFrame) -> Path:
+    """Write `<run_dir>/metrics.parquet` atomically."""
+    df = _typed(long_df) if len(long_df) else empty()
+    return atomic.write_parquet(Path(run_dir) / METRICS, df)
+
+
+def read_metrics(run_dir: str | Path) -> pd.DataFrame:
+    """The long table of a run; an empty table if the run has no metrics.parquet."""
+    path = Path(run_dir) / METRICS
+    if not path.is_file():
+        return empty()
+    df = pd.read_parquet(path)
+    return _typed(df) if len(df) else empty()
+
+
+def wide_table(long_df: pd.DataFrame, priority: tuple[str, ...] = PRIORITY) -> pd.DataFrame:
+    """One row per step (int index, sorted), one float column per key; where sources overlap the
+    first source in `priority` wins. Missing values are NaN."""
+    if len(long_df) == 0:
+        return pd.DataFrame(index=pd.Index([], dtype="int64", name="step"), dtype="float64")
+    rank = long_df["source"].map(lambda s: _rank(s, priority))
+    df = long_df.assign(_rank=rank.to_numpy()).sort_values(["step", "key", "_rank"], kind="stable")
+    df = df.drop_duplicates(["step", "key"], keep="first")
+    wide = df.pivot(index="step", columns="key", values="value").astype("float64")
+    wide = wide.sort_index().sort_index(axis=1)
+    wide.index = wide.index.astype("int64")
+    wide.index.name = "step"
+    wide.columns.name = None
+    return wide

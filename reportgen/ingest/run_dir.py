@@ -1,0 +1,185 @@
+"""Ingest one run folder: logs + TensorBoard -> metrics.parquet, events.json, manifest section.
+
+Pipeline position: called by the runner once the workload process has ended (and by
+`reportgen ingest` for outside logs); analysis reads what this writes. Each log is read once:
+`ConsoleParser` yields the metric records and hands every line to the failure scan and to the
+collectors of `set -x` trace lines and the argument dump. Malformed logs never raise; only I/O
+errors do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from reportgen.ingest import argv as argv_mod
+from reportgen.ingest.console import ConsoleParser, iter_chunks
+from reportgen.ingest.events import CONTEXT, EventScanner, Event
+from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics
+from reportgen.ingest.tensorboard import has_events, read_scalars
+from reportgen.store import atomic
+from reportgen.store.layout import EVENTS, STDERR, STDOUT, TENSORBOARD
+
+EVENTS_SCHEMA_VERSION = 1
+MAX_DISAGREEMENTS = 1000
+MAX_TRACE_LINES = 200
+MAX_DUMP_LINES = 5000
+
+
+@dataclasses.dataclass
+class _Collector:
+    """Keeps the few lines argv parsing needs: trace lines and argument-dump blocks."""
+
+    trace: deque = dataclasses.field(default_factory=lambda: deque(maxlen=MAX_TRACE_LINES))
+    dump: list = dataclasses.field(default_factory=list)
+    in_dump: bool = False
+    tail: deque = dataclasses.field(default_factory=lambda: deque(maxlen=CONTEXT))
+
+    def push(self, text: str) -> None:
+        self.tail.append(text)
+        body = argv_mod._clean(text)
+        if body.startswith("+"):
+            self.trace.append(body)
+        if self.in_dump:
+            if len(self.dump) < MAX_DUMP_LINES:
+                self.dump.append(body)
+            if "end of arguments" in body:
+                self.in_dump = False
+        elif "arguments --" in body and "end of" not in body:
+            if len(self.dump) >= MAX_DUMP_LINES:
+                self.dump = []
+            self.dump.append(body)
+            self.in_dump = True
+
+
+@dataclasses.dataclass
+class _StreamResult:
+    name: str
+    present: bool
+    lines: int = 0
+    records: int = 0
+    skipped: int = 0
+    perf_steps: set = dataclasses.field(default_factory=set)
+    events: list = dataclasses.field(default_factory=list)
+    done_step: int | None = None
+    metric_lines: int = 0
+    collector: _Collector = dataclasses.field(default_factory=_Collector)
+
+
+def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResult:
+    res = _StreamResult(name=name, present=path.is_file())
+    if not res.present:
+        return res
+    scanner = EventScanner(name)
+    col = res.collector
+
+    def on_line(n: int, text: str, rec: Any) -> None:
+        scanner.push(n, text, rec)
+        col.push(text)
+
+    parser = ConsoleParser(name, on_line=on_line)
+
+    def take(recs: list) -> None:
+        for r in recs:
+            metrics.add(r)
+            if r.kind == "perf":
+                res.perf_steps.add(r.index)
+
+    for chunk in iter_chunks(path):
+        take(parser.feed(chunk))
+    take(parser.close())
+    res.lines, res.records, res.skipped = parser.lines, parser.records, parser.skipped
+    res.events = scanner.finish()
+    res.done_step, res.metric_lines = scanner.done_step, scanner.metric_lines
+    return res
+
+
+def _process_event(kind: str, message: str, step: int | None, tail: list[str], details: dict[str, Any]) -> Event:
+    return Event(kind=kind, step=step, stream="process", line=None, message=message,
+                 excerpt=tuple(tail), details=details)
+
+
+def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = None,
+               entrypoint: str | None = None, exit_code: int | None = None, signal: str | None = None,
+               timed_out: bool = False, interrupted: bool = False) -> dict:
+    """Read a run folder's logs and TensorBoard events; write metrics.parquet and events.json;
+    return the manifest section {effective_argv, argv_source, invariants, ingest}."""
+    run_dir = Path(run_dir)
+    metrics = ConsoleMetrics()
+    streams = [_read_stream(run_dir / STDOUT, "stdout", metrics), _read_stream(run_dir / STDERR, "stderr", metrics)]
+
+    # Steps completed anywhere: names the step of process-level events and of stream events
+    # whose stream printed no metrics (e.g. tracebacks on stderr, metrics on stdout).
+    done = [s.done_step for s in streams if s.done_step is not None]
+    next_step = max(done) + 1 if done else None
+    events: list[Event] = []
+    for s in streams:
+        for ev in s.events:
+            if ev.step is None and s.metric_lines == 0 and next_step is not None:
+                ev = dataclasses.replace(ev, step=next_step, details={**ev.details, "step_source": "end-of-run"})
+            events.append(ev)
+
+    tail = list(next((s.collector.tail for s in reversed(streams) if s.present and s.collector.tail), []))
+    end = {"step_source": "end-of-run"}
+    if timed_out:
+        events.append(_process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end))
+    elif interrupted:
+        events.append(_process_event("interrupted", "the run was interrupted", next_step, tail, end))
+    elif (exit_code not in (None, 0)) or signal:
+        how = f"signal {signal}" if signal else f"exit code {exit_code}"
+        events.append(_process_event("abnormal_exit", f"the workload process ended with {how}", next_step, tail,
+                                     {**end, "exit_code": exit_code, "signal": signal}))
+
+    # TensorBoard: a corrupt event file is a finding about the run, not a crash of the ingest.
+    tb_df, tb_error = None, None
+    tb_dir = run_dir / TENSORBOARD
+    if has_events(tb_dir):
+        try:
+            tb_df = read_scalars(tb_dir)
+        except OSError:
+            raise
+        except Exception as exc:  # tbparse/tensorboard raise assorted types on corrupt records
+            tb_error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+    long_df, disagreements = merge_sources(metrics.frame(), tb_df)
+    write_metrics(run_dir, long_df)
+    atomic.write_json(run_dir / EVENTS, {
+        "schema_version": EVENTS_SCHEMA_VERSION,
+        "kind": "reportgen.events",
+        "events": [e.to_json() for e in events],
+        "disagreements": disagreements[:MAX_DISAGREEMENTS],
+        "disagreements_total": len(disagreements),
+    })
+
+    # Effective argv: the trace (what was launched) wins over the dump (what Megatron parsed).
+    trace_text = "\n".join(line for s in streams for line in s.collector.trace)
+    dump_text = "\n".join(line for s in streams for line in s.collector.dump)
+    argv = argv_mod.parse_trace(trace_text, entrypoint) if trace_text else None
+    if argv:
+        mapping, source = argv_mod.argv_to_mapping(argv), "trace"
+    else:
+        dump = argv_mod.parse_argument_dump(dump_text) if dump_text else {}
+        mapping, source = (argv_mod.dump_to_mapping(dump), "argument-dump") if dump else ({}, "none")
+
+    sources = sorted(set(long_df["source"])) if len(long_df) else []
+    perf_steps = set().union(*(s.perf_steps for s in streams))
+    ingest = {
+        "steps": len(perf_steps),
+        "last_step": max(perf_steps) if perf_steps else None,
+        "records": sum(s.records for s in streams),
+        "skipped_lines": sum(s.skipped for s in streams),
+        "events": len(events),
+        "disagreements": len(disagreements),
+        "sources": sources,
+        "lines": {s.name: s.lines for s in streams if s.present},
+    }
+    if tb_error:
+        ingest["tensorboard_error"] = tb_error
+    return {
+        "effective_argv": mapping,
+        "argv_source": source,
+        "invariants": argv_mod.check_invariants(mapping, list(invariants), expected),
+        "ingest": ingest,
+    }
