@@ -43,7 +43,10 @@ _register()
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, standalone_mode=False, prog_name="reportgen")
+        # Outside standalone mode click returns typer.Exit's code instead of raising it.
+        rc = app(args=argv, standalone_mode=False, prog_name="reportgen")
+        if isinstance(rc, int):
+            return rc
     except UserError as exc:
         sys.stderr.write(f"reportgen: error: {exc}\n")
         return UserError.exit_code
