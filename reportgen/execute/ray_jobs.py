@@ -47,6 +47,7 @@ STATUS_EVERY_S = 1.0
 NODE_CHECK_EVERY_S = 5.0
 PROBE_TIMEOUT_S = 180.0
 MAX_NODE_ATTEMPTS = 2
+SUBMIT_RETRY_S = 60.0
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # reportgen/, shipped to nodes as a py_module
 
 
@@ -332,7 +333,8 @@ class RayJob:
         env_vars[ray_node.JOB_ENV] = ray_node.encode_job(self._job())
         run = self.run_dir
         self.job_id = f"reportgen-{spec.name}-{run.parent.name}-{run.name}-{uuid.uuid4().hex[:8]}"
-        self.client.submit_job(
+        submit(
+            self.client,
             entrypoint=f"{shlex.quote(spec.recipe.python)} -m reportgen.execute.ray_node",
             submission_id=self.job_id,
             runtime_env={"env_vars": env_vars, "py_modules": [str(_PACKAGE_DIR)]},
@@ -439,6 +441,18 @@ class RayJob:
         return prov, status
 
 
+def submit(client: Any, **kwargs: Any) -> str:
+    """submit_job, retried while the cluster says its job agent is not ready yet (a node just joined)."""
+    deadline = time.monotonic() + SUBMIT_RETRY_S
+    while True:
+        try:
+            return client.submit_job(**kwargs)
+        except RuntimeError as exc:
+            if "try again" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
 def _wait_terminal(client: Any, job_id: str, timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
     status = "UNKNOWN"
@@ -458,7 +472,8 @@ def _wait_terminal(client: Any, job_id: str, timeout_s: float) -> str:
 def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
     """Run the wrapper's `fingerprint` mode on `node`: the machine the campaign will pin."""
     job_id = f"reportgen-probe-{uuid.uuid4().hex[:12]}"
-    client.submit_job(
+    submit(
+        client,
         entrypoint=f"{shlex.quote(python)} -m reportgen.execute.ray_node",
         submission_id=job_id,
         runtime_env={"env_vars": {ray_node.JOB_ENV: ray_node.encode_job({"mode": "fingerprint"})},

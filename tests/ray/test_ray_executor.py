@@ -82,7 +82,7 @@ def _wait_for(predicate, timeout: float = 90.0) -> None:
 def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: Path, ray_cluster: str) -> None:
     from ray.job_submission import JobSubmissionClient
 
-    spec = make_experiment(tmp_path / "r", name="slow", steps=4, sleep=1.0)
+    spec = make_experiment(tmp_path / "r", name="slow", steps=10, sleep=0.6)
     runs = tmp_path / "runs"
     args = [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze",
             "--no-profiler", "--ray", ray_cluster]
