@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -27,6 +28,7 @@ class RunRequest:
     dry_run: bool = False
     analyze: bool = True
     ray_address: str | None = None
+    more_specs: tuple[Path, ...] = ()  # further experiments; on Ray they run in parallel, one node each
 
 
 def resolve_spec_path(path: Path | None) -> Path:
@@ -47,28 +49,69 @@ def load_plan(spec_path: Path | None, profile: str | None) -> Plan:
 
 def run(request: RunRequest, *, console: Console | None = None) -> ExperimentOutcome | None:
     """Execute (or, with dry_run, describe) the experiment; analysis.json is written at the end."""
+    outcomes = run_all(request, console=console)
+    return outcomes[0] if outcomes else None
+
+
+def run_all(request: RunRequest, *, console: Console | None = None) -> list[ExperimentOutcome]:
+    """Every requested experiment: one after another here, or in parallel on a Ray cluster."""
     console = console or Console(stderr=True)
-    plan = load_plan(request.spec_path, request.profile)
+    paths = [request.spec_path, *request.more_specs]
+    plans = [load_plan(p, request.profile) for p in paths]
+    names = [p.spec.name for p in plans]
+    if len(set(names)) != len(names):
+        raise UserError(f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')")
     if request.dry_run:
         from reportgen.plan.show import describe_plan
 
-        spec = plan.spec
-        text = describe_plan(plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order)
-        Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
-        return None
-    launcher = None
-    executor_info: dict[str, object] = {}
-    address = request.ray_address or (plan.spec.run.ray_address if plan.spec.run.executor == "ray" else None)
-    if address or plan.spec.run.executor == "ray":
-        from reportgen.execute.ray_jobs import ray_launcher
+        for plan in plans:
+            spec = plan.spec
+            text = describe_plan(plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order)
+            Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
+        return []
+    if request.ray_address or plans[0].spec.run.executor == "ray":
+        from reportgen.execute.ray_jobs import run_experiments
 
-        launcher, executor_info = ray_launcher(plan, address=address, runs_root=request.options.runs_root)
-    outcome = run_plan(
-        plan, request.options, display=ProgressDisplay(console), launcher=launcher, executor_info=executor_info
-    )
+        def display_for(plan: Plan) -> ProgressDisplay:
+            if len(plans) == 1:
+                return ProgressDisplay(console)
+            # Experiments in parallel share the terminal: plain lines, each tagged with its experiment.
+            return ProgressDisplay(Console(file=_Prefixed(console.file, plan.spec.name), width=console.width), live=False)
+
+        done = run_experiments(plans, request.options, address=request.ray_address, display_for=display_for)
+        outcomes = [o for o in done if o is not None]
+    else:
+        outcomes = []
+        for plan in plans:
+            outcomes.append(run_plan(plan, request.options, display=ProgressDisplay(console)))
+            if outcomes[-1].interrupted:
+                break
     if request.analyze:
         from reportgen.analyze import analyze_experiment
 
-        path = analyze_experiment(outcome.path)
-        console.print(f"analysis: {path}", markup=False, highlight=False)
-    return outcome
+        for outcome in outcomes:
+            path = analyze_experiment(outcome.path)
+            console.print(f"analysis: {path}", markup=False, highlight=False)
+    return outcomes
+
+
+class _Prefixed:
+    """A text stream that starts every line with `[name] `."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self.stream = stream
+        self.prefix = f"[{name}] "
+        self.at_line_start = True
+
+    def write(self, text: str) -> int:
+        out = []
+        for piece in text.splitlines(keepends=True):
+            if self.at_line_start:
+                out.append(self.prefix)
+            out.append(piece)
+            self.at_line_start = piece.endswith("\n")
+        self.stream.write("".join(out))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()

@@ -8,13 +8,13 @@ from typing import Optional
 import typer
 
 from reportgen.execute.runner import RunOptions
-from reportgen.pipeline import RunRequest, run
+from reportgen.pipeline import RunRequest, run_all
 
 
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_command(
-        spec: Optional[Path] = typer.Argument(None, help="Experiment spec (TOML). Default: scripts/recipes/default.toml."),
+        specs: Optional[list[Path]] = typer.Argument(None, help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel with --ray (one node each), else one after another."),
         profile: Optional[str] = typer.Option(None, "--profile", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."),
         runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root to write into."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Print each arm's diff and command; run nothing."),
@@ -25,9 +25,11 @@ def register(app: typer.Typer) -> None:
         ray: Optional[str] = typer.Option(None, "--ray", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
-        outcome = run(
+        specs = list(specs or [])
+        outcomes = run_all(
             RunRequest(
-                spec_path=spec,
+                spec_path=specs[0] if specs else None,
+                more_specs=tuple(specs[1:]),
                 profile=profile,
                 options=RunOptions(runs_root=runs, rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler),
                 dry_run=dry_run,
@@ -35,5 +37,5 @@ def register(app: typer.Typer) -> None:
                 ray_address=ray,
             )
         )
-        if outcome is not None and outcome.interrupted:
+        if any(o.interrupted for o in outcomes):
             raise typer.Exit(130)

@@ -46,7 +46,16 @@ from reportgen.store.runs import (
 
 
 class Workload(Protocol):
-    """A started workload: the local process group, or a Ray job (reportgen.execute.ray)."""
+    """A started workload: the local process group, or a Ray job (reportgen.execute.ray_jobs).
+
+    A launcher whose `captures_on_node` is true runs elsewhere: it is called with an extra
+    `capture=CaptureRequest(...)`, records provenance and GPU samples beside the workload, puts
+    them into the run folder and answers `capture_result()` after `poll()`/`stop()`. Such a
+    launcher may also carry `fingerprint` (the machine the runs execute on, pinned by the
+    campaign instead of this one) and `stop_orphan(identity)` (stops a workload left running
+    by a runner that died). A workload whose `lost` is set after it ended lost its machine:
+    the run is interrupted and nothing further starts.
+"""
 
     kind: str
 
@@ -57,6 +66,15 @@ class Workload(Protocol):
 
 
 Launcher = Callable[..., Workload]
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    """What a node-side launcher records beside the workload (same inputs as the local path)."""
+
+    run_dir: Path
+    provenance: Mapping[str, Any]  # keyword arguments of capture_provenance, less dest/env/cache_path
+    gpu_interval_s: float
 
 
 @dataclass(frozen=True)
@@ -104,13 +122,18 @@ def run_plan(
     display: ProgressDisplay | None = None,
     launcher: Launcher | None = None,
     executor_info: Mapping[str, Any] | None = None,
+    stop_event: threading.Event | None = None,
 ) -> ExperimentOutcome:
+    """Run every planned run; `stop_event` lets a caller running several experiments stop them all."""
     spec = plan.spec
     display = display or ProgressDisplay()
     launcher = launcher or LocalProcess
     exp_dir = Path(options.runs_root) / spec.name
-    campaign = _prepare_experiment(spec, exp_dir, options)
-    stop = _Stop()
+    campaign = _prepare_experiment(
+        spec, exp_dir, options, machine=getattr(launcher, "fingerprint", None),
+        executor=dict(executor_info or {}) or None,
+    )
+    stop = _Stop(event=stop_event) if stop_event is not None else _Stop()
     outcomes: list[RunOutcome] = []
     order = [(a, r, "formal") for a, r in order_runs(plan, spec.run.repeats, spec.run.order)]
     if options.profiler:
@@ -126,14 +149,21 @@ def run_plan(
                 executor_info=dict(executor_info or {}),
             )
             outcomes.append(outcome)
-    return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=stop.event.is_set())
+            if getattr(launcher, "lost", None):  # its machine is gone: no later run may go elsewhere
+                break
+    interrupted = stop.event.is_set() or bool(getattr(launcher, "lost", None))
+    return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=interrupted)
 
 
 # -- experiment folder: spec, campaign, resume rules -------------------------------------------
 
-def _prepare_experiment(spec: Spec, exp_dir: Path, options: RunOptions) -> dict[str, Any]:
+def _prepare_experiment(
+    spec: Spec, exp_dir: Path, options: RunOptions, *,
+    machine: Mapping[str, Any] | None = None, executor: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     source_bytes = Path(spec.source_path).read_bytes()
-    fp = machine_fingerprint()
+    # The campaign pins the machine the runs execute on: this one, or the executor's node.
+    fp = dict(machine) if machine else machine_fingerprint()
     fp_id = fingerprint_id(fp)
     campaign = read_campaign(exp_dir)
     record = read_experiment_record(exp_dir)
@@ -160,7 +190,7 @@ def _prepare_experiment(spec: Spec, exp_dir: Path, options: RunOptions) -> dict[
     exp_dir.mkdir(parents=True, exist_ok=True)
     if campaign is None:
         write_experiment(exp_dir, spec, source_bytes)
-        campaign = write_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id)
+        campaign = write_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id, executor=executor)
     return campaign
 
 
@@ -172,7 +202,10 @@ def _archive_campaign(exp_dir: Path, campaign: Mapping[str, Any]) -> None:
         move_aside(child, exp_dir, cid, child.name)
 
 
-def _resume_decision(run_dir: Path, arm_id: str, options: RunOptions, campaign_id: str) -> dict[str, Any] | None:
+def _resume_decision(
+    run_dir: Path, arm_id: str, options: RunOptions, campaign_id: str,
+    stop_orphan: Callable[[Mapping[str, Any] | None], bool] = stop_orphaned_group,
+) -> dict[str, Any] | None:
     """The manifest of a run to keep, or None after moving an unfinished/forced one aside."""
     if not run_dir.exists():
         return None
@@ -180,7 +213,7 @@ def _resume_decision(run_dir: Path, arm_id: str, options: RunOptions, campaign_i
     if manifest is not None and manifest.get("status") in FINAL_STATUSES and arm_id not in options.rerun:
         return manifest
     if manifest is not None and manifest.get("status") == "running":
-        stop_orphaned_group(manifest.get("process"))
+        stop_orphan(manifest.get("process"))
     label = f"{run_dir.parent.name}-{run_dir.name}"
     move_aside(run_dir, run_dir.parent.parent, campaign_id, label)
     return None
@@ -196,7 +229,10 @@ def _run_one(
     spec = plan.spec
     run_dir = exp_dir / arm.id / str(repeat)
     label = f"{arm.id} {repeat}/{spec.run.repeats if role == 'formal' else 1}"
-    kept = _resume_decision(run_dir, arm.id, options, campaign["campaign_id"])
+    kept = _resume_decision(
+        run_dir, arm.id, options, campaign["campaign_id"],
+        stop_orphan=getattr(launcher, "stop_orphan", stop_orphaned_group),
+    )
     if kept is not None:
         display.log(f"[{label}] kept: {kept.get('status')} (resume)")
         return RunOutcome(arm.id, repeat, str(kept.get("status")), run_dir, reused=True)
@@ -235,30 +271,31 @@ def _run_one(
     }
     write_manifest(run_dir, manifest)
 
-    prov = capture_provenance(
-        run_dir / layout.PROVENANCE,
+    prov_args = dict(
         python=spec.recipe.python,
         recipe_repo=Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
         model_dir=(recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
         data_files=[recipe_dir / d for d in spec.provenance.data_files],
         commands=list(spec.provenance.commands),
-        env=base_env,
-        cache_path=Path(options.runs_root) / ".cache" / "hashes.json",
     )
-    manifest.update(
-        fingerprint=prov.get("fingerprint"), hashes=prov.get("hashes"), git=prov.get("git"),
-        python_version=prov.get("python_version"),
-    )
-    if prov.get("fingerprint_id") and prov["fingerprint_id"] != campaign["fingerprint_id"]:
-        manifest.setdefault("warnings", []).append("machine fingerprint changed during the campaign")
+    on_node = bool(getattr(launcher, "captures_on_node", False))
+    if not on_node:
+        prov = capture_provenance(
+            run_dir / layout.PROVENANCE, **prov_args, env=base_env,
+            cache_path=Path(options.runs_root) / ".cache" / "hashes.json",
+        )
+        _record_provenance(manifest, prov, campaign)
 
     if sibling is not None:
         atomic.write_text(sibling, arm.recipe_text or "")
+    extra: dict[str, Any] = {}
+    if on_node:
+        extra["capture"] = CaptureRequest(run_dir, prov_args, spec.run.gpu_sample_interval_s)
     workload = launcher(
         command, cwd=workdir, env=base_env,
-        stdout_path=run_dir / layout.STDOUT, stderr_path=run_dir / layout.STDERR,
+        stdout_path=run_dir / layout.STDOUT, stderr_path=run_dir / layout.STDERR, **extra,
     )
-    sampler = GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
+    sampler = _NoSampler() if on_node else GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
     display.start_run(label, total_steps=spec.workload.steps, metric_name=_short(spec.analysis.primary))
     t0 = time.monotonic()
     timed_out = False
@@ -291,6 +328,13 @@ def _run_one(
         if sibling is not None and sibling.exists():
             sibling.unlink()
     duration = time.monotonic() - t0
+    if on_node:
+        prov, gpu_status = workload.capture_result()
+        _record_provenance(manifest, prov, campaign)
+    if getattr(workload, "lost", None):
+        # The machine went away: the run is unfinished, and no later run may go elsewhere.
+        interrupted = True
+        manifest.setdefault("warnings", []).append(str(workload.lost))
     rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
     _redact_logs(run_dir, secrets)
 
@@ -316,6 +360,25 @@ def _run_one(
     detail = _detail(info, timed_out, section)
     display.finish_run(status, detail)
     return RunOutcome(arm.id, repeat, status, run_dir, detail=detail)
+
+
+def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], campaign: Mapping[str, Any]) -> None:
+    manifest.update(
+        fingerprint=prov.get("fingerprint"), hashes=prov.get("hashes"), git=prov.get("git"),
+        python_version=prov.get("python_version"),
+    )
+    if prov.get("fingerprint_id") and prov["fingerprint_id"] != campaign["fingerprint_id"]:
+        manifest.setdefault("warnings", []).append("machine fingerprint changed during the campaign")
+
+
+class _NoSampler:
+    """Stands in for the local sampler when the GPU samples are taken on the executor's node."""
+
+    def start(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
 
 
 def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:

@@ -51,7 +51,9 @@ def read_campaign(exp_dir: Path) -> dict[str, Any] | None:
     return atomic.read_json(path) if path.is_file() else None
 
 
-def write_campaign(exp_dir: Path, *, fingerprint: dict[str, Any], fingerprint_id: str) -> dict[str, Any]:
+def write_campaign(
+    exp_dir: Path, *, fingerprint: dict[str, Any], fingerprint_id: str, executor: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     doc = {
         "schema_version": SCHEMA_VERSION,
         "kind": CAMPAIGN_KIND,
@@ -60,6 +62,8 @@ def write_campaign(exp_dir: Path, *, fingerprint: dict[str, Any], fingerprint_id
         "fingerprint": fingerprint,
         "started_utc": utc_now(),
     }
+    if executor:  # where the campaign's runs execute when it is not this machine (a Ray node)
+        doc["executor"] = executor
     atomic.write_json(Path(exp_dir) / CAMPAIGN, doc)
     return doc
 

@@ -1,0 +1,599 @@
+"""Ray executor (execute stage): each run is a Ray job pinned to one node per experiment.
+
+The runner (reportgen.execute.runner) stays in charge of runs/: it calls the launcher made
+here instead of starting a local process group. Each run becomes one job submitted through
+Ray's Job Submission API, whose entrypoint is reportgen.execute.ray_node on the node: that
+wrapper records provenance and GPU samples beside the workload and ships them back through
+the job log, which is followed here and split back into stdout.log / stderr.log.
+
+Same-machine rule: an experiment takes one node (preferring the node its campaign already
+ran on), every arm and repeat is pinned to it with the label selector `ray.io/node-id`, and
+the campaign pins that node's fingerprint. Experiments run in this process take distinct
+nodes; one waits while all fitting nodes are taken. If the node dies mid-run, the run is
+marked interrupted and `run_experiments` reruns every arm of that experiment together on
+another node as a new campaign (the old one is archived, never mixed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import io
+import json
+import os
+import shlex
+import signal
+import sys
+import tarfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from reportgen.capture.gpu import GpuStatus
+from reportgen.errors import UserError
+from reportgen.execute import ray_node
+from reportgen.execute.process import ExitInfo, stop_orphaned_group
+from reportgen.plan.arms import Plan
+from reportgen.store import atomic, layout
+from reportgen.store.runs import read_campaign
+
+LABEL_NODE_ID = "ray.io/node-id"
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+STATUS_EVERY_S = 1.0
+NODE_CHECK_EVERY_S = 5.0
+PROBE_TIMEOUT_S = 180.0
+MAX_NODE_ATTEMPTS = 2
+SUBMIT_RETRY_S = 60.0
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # reportgen/, shipped to nodes as a py_module
+
+
+def normalise_address(address: str) -> str:
+    """The dashboard's HTTP address: `host:port` becomes `http://host:port`."""
+    address = address.strip().rstrip("/")
+    if "://" not in address:
+        address = f"http://{address}"
+    return address
+
+
+def resolve_address(plan: Plan, address: str | None) -> str:
+    chosen = address or plan.spec.run.ray_address or os.environ.get("RAY_ADDRESS")
+    if not chosen:
+        raise UserError(
+            f"{plan.spec.source_path}: [run] executor = \"ray\" needs a cluster address: pass --ray "
+            "http://HEAD:8265 or set [run].ray_address (the address of the Ray dashboard)"
+        )
+    return normalise_address(chosen)
+
+
+def _client(address: str) -> Any:
+    import logging
+
+    from ray.job_submission import JobSubmissionClient
+
+    # The SDK logs every package upload and websocket close at INFO; the runner has its own display.
+    for name in ("ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    try:
+        return JobSubmissionClient(address)
+    except Exception as exc:  # ConnectionError, or a refused/odd HTTP answer
+        raise UserError(
+            f"--ray {address}: no Ray dashboard answers there ({type(exc).__name__}); give the address of a "
+            "running cluster's dashboard, e.g. http://HEAD:8265 (see docs/ray.md)"
+        ) from exc
+
+
+# -- nodes --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Node:
+    node_id: str
+    ip: str
+    name: str
+    resources: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)
+
+    def record(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "node_ip": self.ip, "node_name": self.name}
+
+
+def alive_nodes(address: str) -> list[Node]:
+    from ray.util.state import list_nodes
+
+    nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], detail=True, limit=10000)
+    return sorted(
+        (Node(n.node_id, n.node_ip, n.node_name, dict(n.resources_total or {})) for n in nodes),
+        key=lambda n: n.node_id,
+    )
+
+
+def node_alive(address: str, node_id: str) -> bool | None:
+    """True/False, or None when the cluster cannot be asked right now."""
+    try:
+        return any(n.node_id == node_id for n in alive_nodes(address))
+    except Exception:
+        return None
+
+
+def fits(node: Node, num_cpus: float, num_gpus: float) -> bool:
+    return node.resources.get("CPU", 0) >= num_cpus and node.resources.get("GPU", 0) >= num_gpus
+
+
+def choose_node(nodes: Sequence[Node], *, num_cpus: float, num_gpus: float,
+                preferred: str | None, busy: set[str], excluded: set[str]) -> Node | None:
+    """The campaign's node when it is free and fits; else the first free fitting node."""
+    ok = [n for n in nodes if fits(n, num_cpus, num_gpus) and n.node_id not in excluded]
+    free = [n for n in ok if n.node_id not in busy]
+    for n in free:
+        if n.node_id == preferred:
+            return n
+    return free[0] if free else None
+
+
+class NodePool:
+    """Hands each experiment of one `reportgen run` its own node; an experiment waits for a free one."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.busy: set[str] = set()
+        self.cond = threading.Condition()
+
+    def acquire(self, *, num_cpus: float, num_gpus: float, preferred: str | None,
+                excluded: set[str], stop: threading.Event, name: str) -> Node | None:
+        announced = False
+        while not stop.is_set():
+            nodes = alive_nodes(self.address)
+            if not any(fits(n, num_cpus, num_gpus) and n.node_id not in excluded for n in nodes):
+                raise UserError(
+                    f"experiment {name}: no alive node of the cluster at {self.address} has {num_cpus:g} CPU and "
+                    f"{num_gpus:g} GPU; lower [run].num_cpus / num_gpus or add a node"
+                )
+            with self.cond:
+                node = choose_node(nodes, num_cpus=num_cpus, num_gpus=num_gpus, preferred=preferred,
+                                   busy=self.busy, excluded=excluded)
+                if node is not None:
+                    self.busy.add(node.node_id)
+                    return node
+                if not announced:
+                    sys.stderr.write(f"[{name}] waiting for a free node\n")
+                    announced = True
+                self.cond.wait(timeout=2.0)
+        return None
+
+    def release(self, node: Node) -> None:
+        with self.cond:
+            self.busy.discard(node.node_id)
+            self.cond.notify_all()
+
+
+# -- the job log ---------------------------------------------------------------------------------
+
+class LogDemux:
+    """Splits the wrapper's tagged job log back into stdout.log, stderr.log and the result block."""
+
+    def __init__(self, stdout_path: Path, stderr_path: Path) -> None:
+        self.out = open(stdout_path, "a", encoding="utf-8")
+        self.err = open(stderr_path, "a", encoding="utf-8")
+        self.pending = ""
+        self.consumed = 0  # characters of the job log fed so far
+        self.result: list[str] = []
+        self.lock = threading.Lock()
+
+    def feed(self, text: str) -> None:
+        with self.lock:
+            self.consumed += len(text)
+            self.pending += text
+            *lines, self.pending = self.pending.split("\n")
+            for line in lines:
+                self._line(line)
+            self.out.flush()
+            self.err.flush()
+
+    def _line(self, line: str) -> None:
+        tag, body = line[:2], line[2:]
+        if tag == "O|":
+            self.out.write(body + "\n")
+        elif tag == "o|":
+            self.out.write(body)
+        elif tag == "E|":
+            self.err.write(body + "\n")
+        elif tag == "e|":
+            self.err.write(body)
+        elif tag == "R|":
+            self.result.append(body)
+        else:  # Ray's own lines, or a wrapper that failed before it could tag anything
+            self.err.write(line + "\n")
+
+    def close(self) -> None:
+        with self.lock:
+            if self.pending:
+                self._line(self.pending)
+                self.pending = ""
+            self.out.close()
+            self.err.close()
+
+
+def unpack_result(lines: Sequence[str]) -> tuple[dict[str, Any], bytes] | None:
+    """(result.json, the tar.gz bytes) from a complete, intact result block; None otherwise."""
+    if "BEGIN" not in lines:
+        return None
+    start = len(lines) - 1 - lines[::-1].index("BEGIN")
+    tail = lines[start + 1:]
+    end = next((i for i, line in enumerate(tail) if line.startswith("END ")), None)
+    if end is None:
+        return None
+    data = "".join(tail[:end])
+    if hashlib.sha256(data.encode()).hexdigest() != tail[end].split(" ", 1)[1].strip():
+        return None
+    blob = base64.b64decode(data)
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+        member = tar.extractfile(ray_node.RESULT_FILE)
+        result = json.loads(member.read()) if member else {}
+    return result, blob
+
+
+def extract_into(blob: bytes, run_dir: Path) -> None:
+    """Put the node's provenance/, gpu.jsonl, tensorboard/, traces/ into the run folder."""
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+        members = [m for m in tar.getmembers() if m.name != ray_node.RESULT_FILE]
+        tar.extractall(run_dir, members=members, filter="data")
+
+
+# -- launcher and job ----------------------------------------------------------------------------
+
+class RayLauncher:
+    """The runner's launcher for one experiment on one node (see runner.Workload)."""
+
+    kind = "ray"
+    captures_on_node = True
+
+    def __init__(self, plan: Plan, *, address: str, node: Node, fingerprint: dict[str, Any],
+                 client: Any = None) -> None:
+        self.plan = plan
+        self.address = address
+        self.node = node
+        self.fingerprint = fingerprint
+        self.client = client or _client(address)
+        self.lost: str | None = None  # set when a job of this experiment lost the node
+
+    def __call__(self, command: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout_path: Path,
+                 stderr_path: Path, capture: Any) -> "RayJob":
+        return RayJob(self, list(command), cwd=Path(cwd), env=dict(env), stdout_path=Path(stdout_path),
+                      stderr_path=Path(stderr_path), capture=capture)
+
+    def stop_orphan(self, identity: Mapping[str, Any] | None) -> bool:
+        """Stop a job (or, for a local run, a process group) left running by a runner that died."""
+        if not identity or "job_id" not in identity:
+            return stop_orphaned_group(identity)
+        client = self.client if identity.get("address") in (None, self.address) else _client(str(identity["address"]))
+        try:
+            if str(client.get_job_status(identity["job_id"])) in TERMINAL:
+                return False
+            client.stop_job(identity["job_id"])
+        except Exception:
+            return False  # the job is gone with its cluster: nothing left to stop
+        _wait_terminal(client, str(identity["job_id"]), 60.0)
+        return True
+
+
+def job_env(env: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str]:
+    """What the runner added to its own environment: the only variables that travel to the node.
+
+    The node keeps its own PATH, HOME, drivers and so on; the spec's [recipe.env], the arm's
+    env and reportgen's variables are set on top.
+    """
+    return {k: v for k, v in env.items() if base.get(k) != v}
+
+
+class RayJob:
+    """One run as one Ray job; follows its log into the run folder as it arrives."""
+
+    kind = "ray"
+
+    def __init__(self, launcher: RayLauncher, command: list[str], *, cwd: Path, env: dict[str, str],
+                 stdout_path: Path, stderr_path: Path, capture: Any) -> None:
+        self.launcher = launcher
+        self.client = launcher.client
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self.capture = capture
+        self.run_dir = Path(capture.run_dir)
+        self.demux = LogDemux(stdout_path, stderr_path)
+        self.job_id: str | None = None
+        self._tail: threading.Thread | None = None
+        self._exit: ExitInfo | None = None
+        self._result: dict[str, Any] | None = None
+        self._last_status = 0.0
+        self._last_node_check = time.monotonic()
+        self._status = "PENDING"
+
+    @property
+    def lost(self) -> str | None:
+        return self.launcher.lost
+
+    def _job(self) -> dict[str, Any]:
+        prov = dict(self.capture.provenance)
+        for key in ("recipe_repo", "model_dir"):
+            prov[key] = str(prov[key]) if prov.get(key) else None
+        prov["data_files"] = [str(p) for p in prov.get("data_files") or []]
+        files = {}
+        for arg in self.command[1:2]:  # the runner's patched recipe copy, for nodes without the shared folder
+            path = Path(arg)
+            if path.name.startswith(".reportgen.") and path.is_file():
+                files[str(path)] = base64.b64encode(path.read_bytes()).decode()
+        return {"mode": "run", "command": self.command, "cwd": str(self.cwd), "run_dir": str(self.run_dir.resolve()),
+                "provenance": prov, "gpu_interval_s": self.capture.gpu_interval_s, "files": files}
+
+    def start(self) -> None:
+        spec = self.launcher.plan.spec
+        env_vars = job_env(self.env, os.environ)
+        env_vars[ray_node.JOB_ENV] = ray_node.encode_job(self._job())
+        run = self.run_dir
+        self.job_id = f"reportgen-{spec.name}-{run.parent.name}-{run.name}-{uuid.uuid4().hex[:8]}"
+        submit(
+            self.client,
+            entrypoint=f"{shlex.quote(spec.recipe.python)} -m reportgen.execute.ray_node",
+            submission_id=self.job_id,
+            runtime_env={"env_vars": env_vars, "py_modules": [str(_PACKAGE_DIR)]},
+            metadata={"reportgen_experiment": spec.name, "reportgen_arm": run.parent.name,
+                      "reportgen_repeat": run.name},
+            entrypoint_num_cpus=spec.run.num_cpus,
+            entrypoint_num_gpus=spec.run.num_gpus,
+            entrypoint_label_selector={LABEL_NODE_ID: self.launcher.node.node_id},
+        )
+        self._tail = threading.Thread(target=self._follow, name=f"reportgen-log-{self.job_id}", daemon=True)
+        self._tail.start()
+
+    def _follow(self) -> None:
+        async def follow() -> None:
+            async for chunk in self.client.tail_job_logs(self.job_id):
+                self.demux.feed(chunk)
+
+        try:
+            asyncio.run(follow())
+        except Exception:
+            pass  # the remainder is fetched in one piece once the job has ended (_finish)
+
+    def identity(self) -> dict[str, object]:
+        return {"job_id": self.job_id, "node_id": self.launcher.node.node_id, "address": self.launcher.address}
+
+    def poll(self) -> ExitInfo | None:
+        if self._exit is not None:
+            return self._exit
+        now = time.monotonic()
+        if now - self._last_status < STATUS_EVERY_S:
+            return None
+        self._last_status = now
+        try:
+            self._status = str(self.client.get_job_status(self.job_id))
+        except Exception:
+            self._status = "UNKNOWN"
+        if self._status in TERMINAL:
+            return self._finish()
+        if now - self._last_node_check >= NODE_CHECK_EVERY_S or self._status == "UNKNOWN":
+            self._last_node_check = now
+            if node_alive(self.launcher.address, self.launcher.node.node_id) is False:
+                self._mark_lost()
+                try:
+                    self.client.stop_job(self.job_id)
+                except Exception:
+                    pass
+                return self._finish(wait_s=5.0)
+        return None
+
+    def stop(self, *, grace_s: float = 10.0) -> ExitInfo:
+        if self._exit is not None:
+            return self._exit
+        try:
+            self.client.stop_job(self.job_id)
+        except Exception:
+            pass
+        _wait_terminal(self.client, str(self.job_id), grace_s + 30.0)
+        return self._finish(default=ExitInfo(exit_code=None, signal="SIGTERM"))
+
+    def _mark_lost(self) -> None:
+        node = self.launcher.node
+        self.launcher.lost = f"Ray node {node.node_id[:12]} ({node.ip}) died during the run"
+
+    def _finish(self, *, wait_s: float = 0.0, default: ExitInfo | None = None) -> ExitInfo:
+        if wait_s:
+            _wait_terminal(self.client, str(self.job_id), wait_s)
+        if self._tail is not None:
+            self._tail.join(timeout=15.0)
+        try:  # whatever the tail missed (a dropped websocket) is still in the full log
+            full = self.client.get_job_logs(self.job_id)
+            if len(full) > self.demux.consumed:
+                self.demux.feed(full[self.demux.consumed:])
+        except Exception:
+            pass
+        self.demux.close()
+        unpacked = unpack_result(self.demux.result)
+        if unpacked is not None:
+            self._result, blob = unpacked
+            extract_into(blob, self.run_dir)
+            info = ExitInfo(self._result.get("exit_code"), self._result.get("signal"))
+        else:
+            info = default or self._info_from_job()
+            if self.launcher.lost is None and node_alive(self.launcher.address, self.launcher.node.node_id) is False:
+                self._mark_lost()
+        self._exit = info
+        return info
+
+    def _info_from_job(self) -> ExitInfo:
+        try:
+            details = self.client.get_job_info(self.job_id)
+            code = getattr(details, "driver_exit_code", None)
+        except Exception:
+            code = None
+        return ExitInfo(exit_code=code if code is not None else 1, signal=None)
+
+    def capture_result(self) -> tuple[dict[str, Any], GpuStatus]:
+        if self._result is None:
+            reason = "no result came back from the Ray node (the job was stopped or its node was lost)"
+            return {}, GpuStatus(available=False, reason=reason)
+        gpu = dict(self._result.get("gpu") or {})
+        status = GpuStatus(**{k: gpu[k] for k in GpuStatus.__dataclass_fields__ if k in gpu}) if gpu else \
+            GpuStatus(available=False, reason="the node sent no GPU status")
+        prov = dict(self._result.get("provenance") or {})
+        return prov, status
+
+
+def submit(client: Any, **kwargs: Any) -> str:
+    """submit_job, retried while the cluster says its job agent is not ready yet (a node just joined)."""
+    deadline = time.monotonic() + SUBMIT_RETRY_S
+    while True:
+        try:
+            return client.submit_job(**kwargs)
+        except RuntimeError as exc:
+            if "try again" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
+def _wait_terminal(client: Any, job_id: str, timeout_s: float) -> str:
+    deadline = time.monotonic() + timeout_s
+    status = "UNKNOWN"
+    while time.monotonic() < deadline:
+        try:
+            status = str(client.get_job_status(job_id))
+        except Exception:
+            status = "UNKNOWN"
+        if status in TERMINAL:
+            break
+        time.sleep(0.25)
+    return status
+
+
+# -- choosing a node, probing its fingerprint --------------------------------------------------
+
+def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
+    """Run the wrapper's `fingerprint` mode on `node`: the machine the campaign will pin."""
+    job_id = f"reportgen-probe-{uuid.uuid4().hex[:12]}"
+    submit(
+        client,
+        entrypoint=f"{shlex.quote(python)} -m reportgen.execute.ray_node",
+        submission_id=job_id,
+        runtime_env={"env_vars": {ray_node.JOB_ENV: ray_node.encode_job({"mode": "fingerprint"})},
+                     "py_modules": [str(_PACKAGE_DIR)]},
+        entrypoint_num_cpus=0,
+        entrypoint_label_selector={LABEL_NODE_ID: node.node_id},
+    )
+    status = _wait_terminal(client, job_id, PROBE_TIMEOUT_S)
+    logs = client.get_job_logs(job_id)
+    lines = [line[2:] for line in logs.splitlines() if line.startswith("R|")]
+    unpacked = unpack_result(lines)
+    if status != "SUCCEEDED" or unpacked is None:
+        if status not in TERMINAL:
+            client.stop_job(job_id)
+        last = " | ".join(logs.strip().splitlines()[-3:])
+        raise UserError(
+            f"Ray node {node.ip} ({node.node_id[:12]}): the reportgen probe job ended {status}: {last}; "
+            f"check that `{python} -c 'import ray'` works on that node ([recipe].python)"
+        )
+    return dict(unpacked[0])
+
+
+def ray_launcher(plan: Plan, *, address: str | None, runs_root: Path, pool: NodePool | None = None,
+                 excluded: set[str] | None = None, stop: threading.Event | None = None,
+                 ) -> tuple[RayLauncher | None, dict[str, Any]]:
+    """A launcher pinned to one node for `plan`'s experiment, and the executor block to record.
+
+    Prefers the node the experiment's campaign ran on; returns (None, {}) if `stop` was set
+    while waiting for a free node.
+    """
+    address = resolve_address(plan, address)
+    client = _client(address)
+    pool = pool or NodePool(address)
+    spec = plan.spec
+    campaign = read_campaign(Path(runs_root) / spec.name) or {}
+    preferred = (campaign.get("executor") or {}).get("node_id")
+    node = pool.acquire(num_cpus=spec.run.num_cpus, num_gpus=spec.run.num_gpus, preferred=preferred,
+                        excluded=set(excluded or ()), stop=stop or threading.Event(), name=spec.name)
+    if node is None:
+        return None, {}
+    try:
+        probe = probe_fingerprint(client, node, spec.recipe.python)
+    except BaseException:
+        pool.release(node)
+        raise
+    launcher = RayLauncher(plan, address=address, node=node, fingerprint=probe["fingerprint"], client=client)
+    info = {"address": address, **node.record(), "hostname": probe.get("hostname")}
+    return launcher, info
+
+
+# -- several experiments at once -----------------------------------------------------------------
+
+def run_experiments(
+    plans: Sequence[Plan], options: Any, *, address: str | None,
+    display_for: Callable[[Plan], Any], stop: threading.Event | None = None,
+) -> list[Any]:
+    """Run each plan on its own node, in parallel (one thread per experiment); outcomes in plan order.
+
+    A node lost mid-experiment reruns that experiment's arms together on another node as a new
+    campaign (at most MAX_NODE_ATTEMPTS nodes in all). Ctrl-C/SIGTERM stops every job.
+    """
+    from reportgen.execute.runner import run_plan
+
+    stop = stop or threading.Event()
+    address = resolve_address(plans[0], address)
+    pool = NodePool(address)
+    outcomes: list[Any] = [None] * len(plans)
+    errors: list[BaseException] = []
+
+    def one(i: int, plan: Plan) -> None:
+        excluded: set[str] = set()
+        opts = options
+        try:
+            for _ in range(MAX_NODE_ATTEMPTS):
+                launcher, info = ray_launcher(plan, address=address, runs_root=options.runs_root, pool=pool,
+                                              excluded=excluded, stop=stop)
+                if launcher is None:
+                    return
+                try:
+                    outcomes[i] = run_plan(plan, opts, display=display_for(plan), launcher=launcher,
+                                           executor_info=info, stop_event=stop)
+                finally:
+                    pool.release(launcher.node)
+                if launcher.lost is None:
+                    return
+                sys.stderr.write(f"[{plan.spec.name}] {launcher.lost}; rerunning all its arms together on another node\n")
+                excluded.add(launcher.node.node_id)
+                opts = replace(opts, new_campaign=True)
+        except BaseException as exc:  # reported by the caller's thread
+            errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=one, args=(i, p), name=f"reportgen-{p.spec.name}") for i, p in enumerate(plans)]
+    with _signals_to(stop):
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.2)
+    if errors:
+        raise errors[0]
+    return outcomes
+
+
+class _signals_to:
+    """Route SIGINT/SIGTERM to `stop` while experiment threads run (the main thread waits)."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_signals_to":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.stop.set()
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)

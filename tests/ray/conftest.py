@@ -1,0 +1,124 @@
+"""A real two-node Ray cluster on loopback for the Ray executor's tests, started and stopped here.
+
+Both nodes run on this machine (one CPU each) so that two experiments can be placed on two
+different nodes. The cluster's processes are found by the private temp dir on their command
+lines or by the session `ray start` was started in (Ray renames its agents' command lines) and
+stopped by pid, so another Ray on the same machine is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+RAY = Path(sys.executable).with_name("ray")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _session(pid_dir: Path) -> int | None:
+    try:
+        stat = (pid_dir / "stat").read_text()
+        return int(stat[stat.rfind(")") + 2:].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pids_with(marker: str, sessions: set[int]) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline or _session(entry) in sessions:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _stop_cluster(temp_dir: str, sessions: set[int]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in _pids_with(temp_dir, sessions):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while _pids_with(temp_dir, sessions) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> None:
+    # A new session per `ray start`: every daemon it leaves behind is found by it at teardown.
+    proc = subprocess.Popen([str(RAY), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    sessions.add(proc.pid)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ray {' '.join(args)} failed:\n{out}\n{err}")
+
+
+def _agent_ports() -> list[str]:
+    """Free ports for a node's agents: the defaults would clash between the two nodes (and other Rays)."""
+    return [f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
+            f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}"]
+
+
+def _warm_up(address: str) -> None:
+    """Wait until the cluster runs a job: its job agent starts some seconds after the node."""
+    from ray.job_submission import JobSubmissionClient
+
+    from reportgen.execute.ray_jobs import _wait_terminal, submit
+
+    client = JobSubmissionClient(address)
+    job = submit(client, entrypoint="true")
+    if _wait_terminal(client, job, 120) != "SUCCEEDED":
+        raise RuntimeError(f"the test cluster could not run a job: {client.get_job_logs(job)}")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[str]:
+    """The dashboard address of a fresh head + worker node on 127.0.0.1."""
+    if not RAY.is_file():
+        pytest.skip("the ray extra is not installed (pip install 'reportgen[ray]')")
+    temp_dir = tempfile.mkdtemp(prefix="rg-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{RAY.parent}{os.pathsep}{env.get('PATH', '')}")
+    gcs, dashboard = free_port(), free_port()
+    sessions: set[int] = set()
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000",
+              "--disable-usage-stats"]
+    try:
+        _ray(["start", "--head", f"--port={gcs}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
+              "--include-dashboard=true", f"--temp-dir={temp_dir}", f"--ray-client-server-port={free_port()}",
+              *_agent_ports(), *common], env, sessions)
+        _ray(["start", f"--address=127.0.0.1:{gcs}", *_agent_ports(), *common], env, sessions)
+        address = f"http://127.0.0.1:{dashboard}"
+        from ray.util.state import list_nodes
+
+        deadline = time.monotonic() + 60
+        while len(list_nodes(address=address, filters=[("state", "=", "ALIVE")])) < 2:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the worker node did not join the test cluster")
+            time.sleep(0.5)
+        _warm_up(address)
+        yield address
+    finally:
+        _stop_cluster(temp_dir, sessions)
+        shutil.rmtree(temp_dir, ignore_errors=True)
