@@ -25,6 +25,7 @@ class RolloutBatch:
     prompts: list[list[int]]
     responses: list[list[int]]
     truncated: list[bool]
+    log_probs: list[list[float]]  # the sampler's log-prob of each response token (at temperature)
     decode_steps: int
     decode_time_s: float
 
@@ -114,12 +115,14 @@ class StaticKVDecoder:
         self.valid[:, :plen] = torch.arange(plen, device=dev)[None] >= pad[:, None]
         logits = self._forward(tokens, positions, torch.arange(plen, device=dev))
         out = torch.full((b, max_new), PAD_ID, dtype=torch.long, device=dev)
+        out_lp = torch.zeros((b, max_new), dtype=torch.float32, device=dev)
         done = torch.zeros(b, dtype=torch.bool, device=dev)
         next_pos = positions[:, -1] + 1
         steps = 0
         for t in range(max_new):
-            probs = torch.softmax(logits.float() / temperature, dim=-1)
-            nxt = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+            logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+            nxt = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(1)
+            out_lp[:, t] = logp.gather(1, nxt[:, None]).squeeze(1)
             nxt = torch.where(done, torch.full_like(nxt, PAD_ID), nxt)
             out[:, t] = nxt
             done |= nxt == EOS_ID
@@ -137,10 +140,14 @@ class StaticKVDecoder:
             else:
                 logits = self._step()
         rows = out[:, :steps].tolist()
-        responses, truncated = [], []
-        for row in rows:
+        lps = out_lp[:, :steps].tolist()
+        responses, truncated, log_probs = [], [], []
+        for row, lp in zip(rows, lps):
             ended = EOS_ID in row
-            responses.append(row[: row.index(EOS_ID) + 1] if ended else row)
+            n = row.index(EOS_ID) + 1 if ended else len(row)
+            responses.append(row[:n])
+            log_probs.append(lp[:n])
             truncated.append(not ended)
         return RolloutBatch(prompts=[list(p) for p in prompts], responses=responses, truncated=truncated,
+                            log_probs=log_probs,
                             decode_steps=steps, decode_time_s=time.perf_counter() - t0)

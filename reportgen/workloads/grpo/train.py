@@ -133,6 +133,7 @@ class Trainer:
         self.profiler = StepProfiler(args, self.device, self.log)
         self.memory = MemoryHistory(args, self.device, self.log)
         self.train_step = 0
+        self.last_prompt_indices: list[int] = []
         _sync(self.device)
         self.init_time = time.perf_counter() - t0
         self.last_train_end = time.perf_counter()
@@ -247,6 +248,7 @@ class Trainer:
             "rollout/response_lengths": statistics.fmean(resp_lens),
             "rollout/total_lengths": statistics.fmean(lengths),
             "rollout/log_probs": float(token_lp.mean()),
+            "rollout/rollout_log_probs": statistics.fmean(x for lp in batch.log_probs for x in lp),
             "rollout/correct_ratio": sum(v.correct for v in verdicts) / len(verdicts),
             "rollout/format_ratio": sum(v.well_formed for v in verdicts) / len(verdicts),
             "rollout/num_samples": len(responses),
@@ -271,7 +273,7 @@ class Trainer:
 
     def step(self, rollout_id: int) -> dict:
         self.profiler.before_step(rollout_id)
-        _, batch, verdicts = self.rollout(rollout_id)
+        self.last_prompt_indices, batch, verdicts = self.rollout(rollout_id)
         t_train = time.perf_counter()
         wait = t_train - self.last_train_end
         rollout, perf = self.train(rollout_id, batch, verdicts)
