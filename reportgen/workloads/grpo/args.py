@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     g.add_argument("--bf16", action="store_true", help="bf16 weights/compute (default on CUDA)")
     g.add_argument("--fp32", action="store_true", help="force fp32 on CUDA")
+    g.add_argument("--cpu-threads", type=int, default=None,
+                   help="torch CPU threads (default 1 on a CPU device: spinning OpenMP threads on a busy "
+                        "2-core machine make step times erratic; torch's default with CUDA)")
     g.add_argument("--gpu-memory-fraction", type=float, default=None,
                    help="cap this process's CUDA memory (emulate a smaller card); workload-only flag")
 

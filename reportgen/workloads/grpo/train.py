@@ -102,6 +102,10 @@ class Trainer:
                           f"{total / 2**30:.1f} GiB = {args.gpu_memory_fraction * total / 2**30:.1f} GiB")
         elif args.gpu_memory_fraction is not None:
             self.log.info("gpu-memory-fraction: no accelerator; the cap has nothing to limit")
+        threads = args.cpu_threads or (1 if self.device.type == "cpu" else None)
+        if threads:
+            torch.set_num_threads(threads)
+        self.log.info(f"cpu-threads: {torch.get_num_threads()}")
         print(f"> setting random seeds to {args.seed} ...", flush=True)
         random.seed(args.seed)
         torch.manual_seed(args.seed)
@@ -303,7 +307,11 @@ class Trainer:
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    return run_args(parse_args(argv))
+
+
+def run_args(args) -> int:
+    """Train for `--num-rollout` steps; a CUDA OOM propagates (exit code 1, PyTorch's own text)."""
     print(format_argument_dump(args), flush=True)
     trainer = Trainer(args)
     try:
