@@ -170,6 +170,7 @@ class Trainer:
             "rollout/truncated_ratio": sum(batch.truncated) / len(resp),
         }
         self.sink.emit("perf", rollout_id, perf)
+        self.last_rollout_perf = perf
         return [p.index for p in prompts], batch, verdicts
 
     # -- training block ------------------------------------------------------------------------
@@ -300,7 +301,7 @@ class Trainer:
         self.last_train_end = time.perf_counter()
         self.profiler.after_step(rollout_id)
         self.memory.after_step(rollout_id)
-        return {**rollout, **perf}
+        return {**self.last_rollout_perf, **rollout, **perf}
 
     def close(self) -> None:
         self.sink.close()
