@@ -4,11 +4,11 @@
 # Its baseline mirrors the task-01 plan's: optimizer offload trio on, full recompute, dynamic batch
 # under a token budget. Unlike Relax's launcher it starts no Ray and kills no process.
 #
-#   bash scripts/recipes/grpo-recipe.sh                      # CPU-tiny model, 36 steps
+#   bash scripts/recipes/grpo-recipe.sh                      # CPU-tiny model, 48 steps
 #   PRESET=gpu-small DEVICE=cuda NUM_ROLLOUT=80 bash scripts/recipes/grpo-recipe.sh
 set -ex
 
-NUM_ROLLOUT=${NUM_ROLLOUT:-36}
+NUM_ROLLOUT=${NUM_ROLLOUT:-48}
 PRESET=${PRESET:-cpu-tiny}
 DEVICE=${DEVICE:-auto}
 PROJECT_NAME=${PROJECT_NAME:-reportgen}
