@@ -1,0 +1,1 @@
+"""Workloads reportgen can launch itself (the embedded default GRPO trainer lives in `grpo`)."""

@@ -1,0 +1,160 @@
+"""The policy model: a transformers Qwen3 decoder built from a config with seeded random init.
+
+The weights and modules are transformers' own `Qwen3ForCausalLM`; the forward pass over packed
+micro-batches is written here (embedding -> decoder layers -> norm -> head) so that activation
+checkpointing can wrap exactly the layers `--recompute-*` names, and so the pass does not depend
+on transformers' cache/mask API, which changes between releases. A test checks it against
+transformers' own forward.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+from transformers import Qwen3Config, Qwen3ForCausalLM
+
+from reportgen.workloads.grpo.task import BOS_ID, EOS_ID, NEVER_SAMPLED, PAD_ID
+
+
+assert NEVER_SAMPLED == tuple(range(len(NEVER_SAMPLED))), "masked ids must be the first ids"
+
+
+def build_config(args) -> Qwen3Config:
+    return Qwen3Config(
+        vocab_size=args.vocab_size,
+        hidden_size=args.hidden_size,
+        intermediate_size=args.ffn_hidden_size,
+        num_hidden_layers=args.num_layers,
+        num_attention_heads=args.num_attention_heads,
+        num_key_value_heads=args.num_key_value_heads,
+        head_dim=args.head_dim,
+        max_position_embeddings=max(256, args.rollout_max_prompt_len + args.rollout_max_response_len),
+        tie_word_embeddings=False,
+        pad_token_id=PAD_ID,
+        bos_token_id=BOS_ID,
+        eos_token_id=EOS_ID,
+        attn_implementation="sdpa",
+    )
+
+
+def build_policy(args, device: torch.device, dtype: torch.dtype) -> Qwen3ForCausalLM:
+    """Seeded random init (the caller seeds torch), then moved to device/dtype."""
+    model = Qwen3ForCausalLM(build_config(args))
+    return model.to(device=device, dtype=dtype)
+
+
+def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
+    ref = copy.deepcopy(model)
+    ref.eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    return ref
+
+
+def count_parameters(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Consecutive decoder layers [start, end), recomputed in backward as one unit when `checkpointed`."""
+
+    start: int
+    end: int
+    checkpointed: bool
+
+
+def plan_recompute(num_layers: int, granularity: str | None, method: str | None, n: int | None) -> list[Segment]:
+    """Megatron's meaning: `uniform` checkpoints every chunk of N layers; `block` the first N layers."""
+    if granularity is None:
+        return [Segment(0, num_layers, False)]
+    if granularity == "selective":
+        # Selective recompute in Megatron recomputes only core attention; here each layer's
+        # attention block is the part recomputed (see `_layer`).
+        return [Segment(i, i + 1, False) for i in range(num_layers)]
+    n = max(1, n or 1)
+    if method == "uniform":
+        return [Segment(s, min(s + n, num_layers), True) for s in range(0, num_layers, n)]
+    segs = [Segment(i, i + 1, True) for i in range(min(n, num_layers))]
+    if n < num_layers:
+        segs.append(Segment(n, num_layers, False))
+    return segs
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    return x * cos + _rotate_half(x) * sin
+
+
+def attention_qkv(layer, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+    """Projected, normed and rotated q, k, v of one layer: shapes [B, heads, T, head_dim]."""
+    attn = layer.self_attn
+    b, t, _ = h.shape
+    hd = attn.head_dim
+    q = attn.q_norm(attn.q_proj(h).view(b, t, -1, hd)).transpose(1, 2)
+    k = attn.k_norm(attn.k_proj(h).view(b, t, -1, hd)).transpose(1, 2)
+    v = attn.v_proj(h).view(b, t, -1, hd).transpose(1, 2)
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return rope(q, cos, sin), rope(k, cos, sin), v
+
+
+def _attn_block(layer, x, cos, sin, mask):
+    h = layer.input_layernorm(x)
+    q, k, v = attention_qkv(layer, h, cos, sin)
+    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True,
+                                       scale=layer.self_attn.scaling)
+    b, _, t, _ = o.shape
+    return x + layer.self_attn.o_proj(o.transpose(1, 2).reshape(b, t, -1))
+
+
+def _layer(layer, x, cos, sin, mask, selective: bool):
+    if selective and torch.is_grad_enabled():
+        x = checkpoint(_attn_block, layer, x, cos, sin, mask, use_reentrant=False)
+    else:
+        x = _attn_block(layer, x, cos, sin, mask)
+    return x + layer.mlp(layer.post_attention_layernorm(x))
+
+
+def _segment(layers, x, cos, sin, mask, selective):
+    for layer in layers:
+        x = _layer(layer, x, cos, sin, mask, selective)
+    return x
+
+
+def packed_mask(seq_ids: torch.Tensor) -> torch.Tensor:
+    """Block-diagonal causal mask [1, 1, L, L] (True = may attend) for samples packed in one row."""
+    same = seq_ids[:, None] == seq_ids[None, :]
+    causal = torch.ones_like(same).tril_()
+    return (same & causal)[None, None]
+
+
+def forward_packed(model, input_ids: torch.Tensor, position_ids: torch.Tensor, seq_ids: torch.Tensor,
+                   segments: list[Segment], selective: bool = False) -> torch.Tensor:
+    """Logits [L, vocab] of one packed row of samples (input_ids, position_ids, seq_ids: [L])."""
+    inner = model.model
+    x = inner.embed_tokens(input_ids[None])
+    cos, sin = inner.rotary_emb(x, position_ids[None])
+    mask = packed_mask(seq_ids)
+    layers = inner.layers
+    for seg in segments:
+        chunk = layers[seg.start:seg.end]
+        if seg.checkpointed and torch.is_grad_enabled():
+            x = checkpoint(_segment, chunk, x, cos, sin, mask, selective, use_reentrant=False)
+        else:
+            x = _segment(chunk, x, cos, sin, mask, selective)
+    return restrict_logits(model.lm_head(inner.norm(x))[0])
+
+
+def restrict_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Padding and BOS are never a valid output: both the sampler and the trainer see them masked."""
+    logits = logits.float()
+    logits[..., : len(NEVER_SAMPLED)] = -1e9  # a slice, not an index list: safe inside a CUDA graph
+    return logits

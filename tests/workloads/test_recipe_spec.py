@@ -1,0 +1,46 @@
+"""The shipped recipe and default experiment: the spec validates, the recipe runs the workload."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportgen.spec import load_spec
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "scripts" / "recipes" / "default.toml"
+
+
+@pytest.mark.parametrize("profile", [None, "gpu"])
+def test_default_spec_validates(profile):
+    spec = load_spec(SPEC, profile=profile)
+    assert spec.arm_ids() == ["baseline", "A1", "A2", "A3"]
+    assert spec.workload.steps == int(spec.recipe.env["NUM_ROLLOUT"])
+    last = spec.analysis.windows[-1].end
+    assert last == spec.workload.steps - 1
+    assert len(spec.analysis.windows) == 3
+    a1 = spec.candidate("A1")
+    assert set(a1.remove) == {"--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d",
+                              "--use-precision-aware-optimizer"}
+    recipe = (REPO / "scripts" / "recipes" / spec.recipe.script).read_text()
+    for flag in [*a1.remove, *spec.candidate("A2").remove, *spec.candidate("A3").set]:
+        assert flag in recipe, flag
+
+
+@pytest.mark.slow
+def test_recipe_runs_the_workload(tmp_path):
+    env = dict(os.environ, NUM_ROLLOUT="2", PYTHON=sys.executable, TENSORBOARD_DIR=str(tmp_path / "tb"),
+               ROLLOUT_BATCH_SIZE="2", N_SAMPLES_PER_PROMPT="4", GLOBAL_BATCH_SIZE="8", DEVICE="cpu")
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "recipes" / "grpo-recipe.sh")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # `set -x` prints the effective argv, as a Relax recipe does.
+    assert re.search(r"^\+ \S+ -m reportgen\.workloads\.grpo .*--optimizer-cpu-offload", proc.stderr, re.M)
+    assert len(re.findall(r" - perf 1: \{", proc.stdout)) == 2
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
