@@ -335,7 +335,7 @@ class RayJob:
         self.job_id = f"reportgen-{spec.name}-{run.parent.name}-{run.name}-{uuid.uuid4().hex[:8]}"
         submit(
             self.client,
-            entrypoint=f"{shlex.quote(spec.recipe.python)} -m reportgen.execute.ray_node",
+            entrypoint=f"{shlex.quote(spec.recipe.interpreter())} -m reportgen.execute.ray_node",
             submission_id=self.job_id,
             runtime_env={"env_vars": env_vars, "py_modules": [str(_PACKAGE_DIR)]},
             metadata={"reportgen_experiment": spec.name, "reportgen_arm": run.parent.name,
@@ -515,7 +515,7 @@ def ray_launcher(plan: Plan, *, address: str | None, runs_root: Path, pool: Node
     if node is None:
         return None, {}
     try:
-        probe = probe_fingerprint(client, node, spec.recipe.python)
+        probe = probe_fingerprint(client, node, spec.recipe.interpreter())
     except BaseException:
         pool.release(node)
         raise

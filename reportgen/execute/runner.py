@@ -135,10 +135,12 @@ def run_plan(
     )
     stop = _Stop(event=stop_event) if stop_event is not None else _Stop()
     outcomes: list[RunOutcome] = []
-    order = [(a, r, "formal") for a, r in order_runs(plan, spec.run.repeats, spec.run.order)]
-    if options.profiler:
-        order += [(arm.id, 1, "profile") for arm in plan.arms if arm.role == "profile"]
     arms = {arm.id: arm for arm in plan.arms}
+    order = [
+        (a, r, "profile" if arms[a].role == "profile" else "formal")
+        for a, r in order_runs(plan, spec.run.repeats, spec.run.order)
+        if options.profiler or arms[a].role != "profile"
+    ]
     with _signals(stop), display:
         for arm_id, repeat, role in order:
             if stop.event.is_set():
@@ -272,7 +274,7 @@ def _run_one(
     write_manifest(run_dir, manifest)
 
     prov_args = dict(
-        python=spec.recipe.python,
+        python=spec.recipe.interpreter(),
         recipe_repo=Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
         model_dir=(recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
         data_files=[recipe_dir / d for d in spec.provenance.data_files],
@@ -296,7 +298,8 @@ def _run_one(
         stdout_path=run_dir / layout.STDOUT, stderr_path=run_dir / layout.STDERR, **extra,
     )
     sampler = _NoSampler() if on_node else GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
-    display.start_run(label, total_steps=spec.workload.steps, metric_name=_short(spec.analysis.primary))
+    display.start_run(label, total_steps=spec.workload.steps if role == "formal" else None,
+                      metric_name=_short(spec.analysis.primary))
     t0 = time.monotonic()
     timed_out = False
     interrupted = False
@@ -398,8 +401,9 @@ def _run_env(spec: Spec, arm: Arm, run_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(spec.recipe.env)
     env.update(arm.env)
-    python = shutil.which(spec.recipe.python) or spec.recipe.python
-    env.setdefault("PYTHON", python)
+    python = shutil.which(spec.recipe.interpreter()) or spec.recipe.interpreter()
+    if "PYTHON" not in spec.recipe.env and "PYTHON" not in arm.env:
+        env["PYTHON"] = python  # the spec's interpreter, not whatever $PYTHON the shell had
     env.update(
         REPORTGEN_RUN_DIR=str(run_dir.resolve()),
         REPORTGEN_EXPERIMENT=spec.name,

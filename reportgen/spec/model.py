@@ -7,6 +7,7 @@ Flag values are normalised: a switch is `True`; a flag with values is a tuple of
 from __future__ import annotations
 
 import re
+import sys
 from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -56,13 +57,18 @@ class RecipeSpec(_Model):
     script: str | None = None
     argv: list[str] | None = None
     workdir: str = "."
-    python: str = "python3"
+    python: str | None = None  # default: the interpreter running reportgen
     shell: str = "bash"
     env: dict[str, str] = Field(default_factory=dict)
     entrypoint: str | None = Field(
         default=None,
         description="substring identifying the workload command in `set -x` trace lines",
     )
+
+    def interpreter(self) -> str:
+        """The workload's Python: as given, else the one running reportgen (its venv has the
+        workload's dependencies, where a bare `python3` on PATH may not)."""
+        return self.python or sys.executable
 
     @model_validator(mode="after")
     def _one_source(self) -> "RecipeSpec":
