@@ -16,6 +16,7 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.spec import Spec, load_spec
+from reportgen.store.layout import ID_PATTERN
 
 DEFAULT_SPEC = Path("scripts/recipes/default.toml")
 
@@ -28,7 +29,8 @@ class RunRequest:
     dry_run: bool = False
     analyze: bool = True
     ray_address: str | None = None
-    more_specs: tuple[Path, ...] = ()  # further experiments; on Ray they run in parallel, one node each
+    more_specs: tuple[Path, ...] = ()
+    name: str | None = None  # experiment folder name instead of the spec's (one spec only)  # further experiments; on Ray they run in parallel, one node each
 
 
 def resolve_spec_path(path: Path | None) -> Path:
@@ -42,9 +44,18 @@ def resolve_spec_path(path: Path | None) -> Path:
     )
 
 
-def load_plan(spec_path: Path | None, profile: str | None) -> Plan:
+def load_plan(spec_path: Path | None, profile: str | None, name: str | None = None) -> Plan:
     spec: Spec = load_spec(resolve_spec_path(spec_path), profile=profile)
+    if name is not None:
+        spec = rename(spec, name)
     return build_plan(spec)
+
+
+def rename(spec: Spec, name: str) -> Spec:
+    """The same experiment under another folder name (e.g. a showcase labelled with its machine)."""
+    if not ID_PATTERN.match(name):
+        raise UserError(f"--name {name!r}: expected letters, digits, '.', '_' or '-' (at most 64)")
+    return spec.model_copy(update={"name": name})
 
 
 def run(request: RunRequest, *, console: Console | None = None) -> ExperimentOutcome | None:
@@ -57,7 +68,9 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
     """Every requested experiment: one after another here, or in parallel on a Ray cluster."""
     console = console or Console(stderr=True)
     paths = [request.spec_path, *request.more_specs]
-    plans = [load_plan(p, request.profile) for p in paths]
+    if request.name is not None and request.more_specs:
+        raise UserError("--name renames one experiment; give one spec with it")
+    plans = [load_plan(p, request.profile, request.name) for p in paths]
     names = [p.spec.name for p in plans]
     if len(set(names)) != len(names):
         raise UserError(f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')")

@@ -22,6 +22,7 @@ def register(app: typer.Typer) -> None:
         new_campaign: bool = typer.Option(False, "--new-campaign", help="Archive existing runs and rerun all arms (other machine or changed spec)."),
         no_profiler: bool = typer.Option(False, "--no-profiler", help="Skip the separate profiler run."),
         no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not write analysis.json at the end."),
+        name: Optional[str] = typer.Option(None, "--name", help="Experiment folder name under runs/ instead of the spec's name."),
         ray: Optional[str] = typer.Option(None, "--ray", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
@@ -35,6 +36,7 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 analyze=not no_analyze,
                 ray_address=ray,
+                name=name,
             )
         )
         if any(o.interrupted for o in outcomes):

@@ -47,7 +47,10 @@ def read_spec(exp_dir: Path) -> Spec:
     text = path.read_text(encoding="utf-8")
     record = read_experiment_record(exp_dir)
     profile = record.get("profile") if record else _profile_from_folder(exp_dir.name, text)
-    return parse_spec(text, source=path, profile=profile, check_files=False)
+    spec = parse_spec(text, source=path, profile=profile, check_files=False)
+    if record and record.get("name") and record["name"] != spec.name:
+        spec = spec.model_copy(update={"name": record["name"]})  # run with --name
+    return spec
 
 
 def _profile_from_folder(folder: str, text: str) -> str | None:

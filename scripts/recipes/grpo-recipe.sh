@@ -24,6 +24,9 @@ EXTRA_ARGS=()
 if [ -n "${GPU_MEMORY_FRACTION:-}" ]; then
    EXTRA_ARGS+=(--gpu-memory-fraction "${GPU_MEMORY_FRACTION}")
 fi
+if [ -n "${GPU_MEMORY_CAP_GIB:-}" ]; then
+   EXTRA_ARGS+=(--gpu-memory-cap-gib "${GPU_MEMORY_CAP_GIB}")
+fi
 
 MODEL_ARGS=(
    # Qwen3 decoder built from a config with seeded random init (no download)

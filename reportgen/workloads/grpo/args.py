@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "2-core machine make step times erratic; torch's default with CUDA)")
     g.add_argument("--gpu-memory-fraction", type=float, default=None,
                    help="cap this process's CUDA memory (emulate a smaller card); workload-only flag")
+    g.add_argument("--gpu-memory-cap-gib", type=float, default=None,
+                   help="the same cap in GiB, whatever the card (converted to a fraction of its total); "
+                        "workload-only flag")
 
     g = p.add_argument_group("rollout")
     g.add_argument("--num-rollout", type=int, default=20, help="number of rollout/train steps")
@@ -178,6 +181,11 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
             raise WorkloadArgError("--profile-step-end is before --profile-step-start")
     if args.gpu_memory_fraction is not None and not 0 < args.gpu_memory_fraction <= 1:
         raise WorkloadArgError("--gpu-memory-fraction must be in (0, 1]")
+    if args.gpu_memory_cap_gib is not None:
+        if args.gpu_memory_fraction is not None:
+            raise WorkloadArgError("give --gpu-memory-fraction or --gpu-memory-cap-gib, not both")
+        if not args.gpu_memory_cap_gib > 0:
+            raise WorkloadArgError("--gpu-memory-cap-gib must be positive")
     if args.num_rollout <= 0:
         raise WorkloadArgError("--num-rollout must be positive")
     shortest = MIN_DIGITS + PROMPT_OVERHEAD

@@ -95,12 +95,16 @@ class Trainer:
         self.args = args
         self.log = log or get_logger()
         self.device = resolve_device(args.device)
-        if self.device.type == "cuda" and args.gpu_memory_fraction is not None:
+        capped = args.gpu_memory_fraction is not None or args.gpu_memory_cap_gib is not None
+        if self.device.type == "cuda" and capped:
             total = torch.cuda.get_device_properties(self.device).total_memory
-            torch.cuda.set_per_process_memory_fraction(args.gpu_memory_fraction, self.device)
-            self.log.info(f"gpu-memory-fraction: capping this process at {args.gpu_memory_fraction} of "
-                          f"{total / 2**30:.1f} GiB = {args.gpu_memory_fraction * total / 2**30:.1f} GiB")
-        elif args.gpu_memory_fraction is not None:
+            fraction = args.gpu_memory_fraction
+            if fraction is None:
+                fraction = min(1.0, args.gpu_memory_cap_gib * 2**30 / total)
+            torch.cuda.set_per_process_memory_fraction(fraction, self.device)
+            self.log.info(f"gpu-memory-fraction: capping this process at {fraction:.4f} of "
+                          f"{total / 2**30:.1f} GiB = {fraction * total / 2**30:.2f} GiB")
+        elif capped:
             self.log.info("gpu-memory-fraction: no accelerator; the cap has nothing to limit")
         threads = args.cpu_threads or (1 if self.device.type == "cpu" else None)
         if threads:
