@@ -173,10 +173,48 @@ def chart_svg(spec: dict, cache: Path | None) -> bytes:
     return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode())
 
 
+SPEC_SIDECAR = ".charts.json"   # "<page>.charts.json" next to "<page>.md"; read back by docs/hooks
+SPEC_TOKEN = "@rg-spec:"
+_SPEC_ATTR = re.compile(r'(<div class="rg-vega" data-chart="([^"]*)") data-spec="([^"]*)"')
+
+
+def split_specs(markdown: str) -> tuple[str, dict[str, str]]:
+    """The page's Markdown with each chart's data-spec replaced by a short token, and the specs.
+
+    A chart's spec is 10-100 KB of entity-escaped JSON; Python-Markdown's raw-HTML scan,
+    Material's search indexer and Jinja would each walk it on every page. The build hook
+    (docs/hooks/reportgen_hooks.py, `on_post_page`) puts the attribute back into the final HTML,
+    so the published page is the same as without this step.
+    """
+    specs: dict[str, str] = {}
+
+    def token(m: re.Match) -> str:
+        specs[m.group(2)] = m.group(3)
+        return f'{m.group(1)} data-spec="{SPEC_TOKEN}{m.group(2)}"'
+
+    return _SPEC_ATTR.sub(token, markdown), specs
+
+
+def join_specs(html: str, specs: dict[str, str]) -> str:
+    """Inverse of `split_specs` on the rendered HTML (the attribute values are already escaped)."""
+    if not specs:
+        return html
+    return re.sub(r'data-spec="' + re.escape(SPEC_TOKEN) + r'([^"]*)"',
+                  lambda m: f'data-spec="{specs[m.group(1)]}"' if m.group(1) in specs else m.group(0), html)
+
+
+def spec_sidecar(page_path: str) -> str:
+    return page_path[: -len(".md")] + SPEC_SIDECAR if page_path.endswith(".md") else page_path + SPEC_SIDECAR
+
+
 def write_page(page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None) -> None:
     folder = page.path.rsplit("/", 1)[0]
+    markdown, specs = split_specs(page.markdown)
     with open_file(page.path, "w", encoding="utf-8") as fh:
-        fh.write(page.markdown)
+        fh.write(markdown)
+    if specs:
+        with open_file(spec_sidecar(page.path), "w", encoding="utf-8") as fh:
+            json.dump(specs, fh, ensure_ascii=False, separators=(",", ":"))
     for name, data in page.files.items():
         with open_file(f"{folder}/{name}", "wb") as fh:
             fh.write(data)
