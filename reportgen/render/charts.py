@@ -14,10 +14,13 @@ import copy
 import csv
 import io
 import math
-from functools import lru_cache
-from typing import Any, Sequence
+import hashlib
+import json
+import os
+from functools import cache, wraps
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -36,6 +39,57 @@ QUALITY_KEYS: tuple[tuple[str, ...], ...] = (
 ARM_COLORS = ("#5f6368", "#1a73e8", "#d93025", "#f29900", "#188038", "#9334e6", "#00897b", "#c5221f")
 PART_COLORS = ("#1a73e8", "#a8c7fa", "#d93025", "#f4b4ae")
 PARTS = ("rollout", "wait (other)", "actor train", "train (other)")
+
+
+# Chart templates (the spec without data) depend only on their arguments and this module's code.
+# Building one with Altair costs about 0.1 s, and importing Altair about 1 s, so templates are kept
+# in memory and, when the site sets a store (reportgen.render.site: the build cache), on disk,
+# keyed by the arguments, this file's text and Altair's version.
+_TEMPLATE_STORE: list[Path | None] = [None]
+
+
+def set_template_store(folder: Path | None) -> None:
+    _TEMPLATE_STORE[0] = Path(folder) if folder is not None else None
+
+
+@cache
+def _source_hash() -> str:
+    try:
+        import importlib.metadata as md
+        version = md.version("altair")
+    except Exception:  # metadata missing: the file hash alone still tracks template changes
+        version = "unknown"
+    return hashlib.sha256(Path(__file__).read_bytes() + version.encode()).hexdigest()[:16]
+
+
+def _template(build: Callable[..., dict]) -> Callable[..., dict]:
+    memo: dict[tuple, dict] = {}
+
+    @wraps(build)
+    def get(*args: Any) -> dict:
+        if args in memo:
+            return memo[args]
+        store = _TEMPLATE_STORE[0]
+        path = None
+        if store is not None:
+            key = hashlib.sha256(json.dumps([build.__name__, _source_hash(), list(args)]).encode()).hexdigest()
+            path = store / f"{key}.json"
+            if path.is_file():
+                try:
+                    memo[args] = json.loads(path.read_text(encoding="utf-8"))
+                    return memo[args]
+                except ValueError:  # a damaged entry is rebuilt below
+                    pass
+        spec = build(*args)
+        memo[args] = spec
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(spec), encoding="utf-8")
+            os.replace(tmp, path)
+        return spec
+
+    return get
 
 
 def _round(x: float) -> float | None:
@@ -71,6 +125,7 @@ def _csv(frame: pd.DataFrame) -> str:
 
 
 def _named(name: str, frame: pd.DataFrame) -> alt.NamedData:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     parse = {c: ("number" if pd.api.types.is_numeric_dtype(frame[c]) else "string") for c in frame.columns}
     return alt.NamedData(name=name, format=alt.DataFormat(type="csv", parse=parse))
 
@@ -83,6 +138,7 @@ def _finish(template: dict, datasets: dict[str, str]) -> dict:
 
 def _color(arms: tuple[str, ...]) -> alt.Color:
     """`arms` holds "id=#colour" pairs so an arm keeps its colour on every page."""
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     rng = [a.rsplit("=", 1)[1] for a in arms]
     arms = tuple(a.rsplit("=", 1)[0] for a in arms)
     return alt.Color(field="arm", type="nominal", scale=alt.Scale(domain=list(arms), range=rng),
@@ -139,8 +195,9 @@ STEP_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "value": [0
 WINDOW_DATA = pd.DataFrame({"window": ["W"], "start": [0.0], "end": [1.0]})
 
 
-@lru_cache(maxsize=256)
+@_template
 def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     main = _named("main", STEP_DATA)
     base = alt.Chart(main)
     color = _color(arms)
@@ -238,8 +295,9 @@ def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-@lru_cache(maxsize=256)
+@_template
 def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     base = alt.Chart(_named("main", GPU_DATA))
     lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
         x=alt.X(field="sec", type="quantitative", title="seconds since the run started"),
@@ -272,8 +330,9 @@ def gpu_metric(exp: ExperimentData, column: str, *, title: str, unit: str, arms:
 QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": ["k"], "value": [0.0]})
 
 
-@lru_cache(maxsize=256)
+@_template
 def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     chart = alt.Chart(_named("main", QUALITY_DATA)).mark_line(strokeWidth=1.2).encode(
         x=alt.X(field="step", type="quantitative", title="step"),
         y=alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False)),
@@ -305,8 +364,9 @@ def quality(exp: ExperimentData) -> dict | None:
 BREAKDOWN_DATA = pd.DataFrame({"arm": ["a"], "part": ["p"], "seconds": [0.0], "o": [0]})
 
 
-@lru_cache(maxsize=256)
+@_template
 def _breakdown_template(arms: tuple[str, ...]) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     chart = alt.Chart(_named("main", BREAKDOWN_DATA)).mark_bar().encode(
         y=alt.Y(field="arm", type="nominal", sort=[a.rsplit("=", 1)[0] for a in arms], title=None),
         x=alt.X(field="seconds", type="quantitative", aggregate="sum", title="mean seconds per step (window steps)"),

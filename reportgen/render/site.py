@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Callable, Sequence
 
 from reportgen.errors import UserError
-from reportgen.render import candidate_page, experiment_page, home_page, provenance_page, rollback_page
+from reportgen.render import candidate_page, charts, experiment_page, home_page, provenance_page, rollback_page
 from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
@@ -247,6 +247,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else default_cache_dir()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
+    charts.set_template_store(cache / "templates" if cache is not None else None)
     experiments: list[ExperimentData] = []
     for exp_dir in layout.iter_experiments(runs_root):
         if options.analyze_stale:
