@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import shutil
 import subprocess
 import sys
@@ -21,18 +22,24 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "site"))
+sys.path.insert(0, str(REPO))
 
-from conftest import build_env, make_project  # noqa: E402
-import site_fixture  # noqa: E402
+from tests.site import site_fixture  # noqa: E402
+from tests.site.conftest import build_env, make_project  # noqa: E402
+
+
+CPU: list[float] = []   # CPU seconds (user + system) of the last build, next to its wall time
 
 
 def build(project: Path, cache: Path) -> float:
+    before = os.times()
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build"], cwd=project, env=build_env(cache),
                           capture_output=True, text=True)
     if proc.returncode:
         raise SystemExit(proc.stderr[-3000:])
+    after = os.times()
+    CPU[:] = [(after.children_user - before.children_user) + (after.children_system - before.children_system)]
     return time.perf_counter() - t
 
 
@@ -50,9 +57,13 @@ def main() -> None:
         empty = make_project(tmp / "empty")
         (empty / "runs").mkdir()
         build(empty, tmp / "cache-empty")
-        fixed = min(build(empty, tmp / "cache-empty") for _ in range(2))
-        print(f"fixed cost (no experiment, warm): {fixed:.2f} s")
-        print("experiments | cold build s | warm build s | warm s/experiment over fixed | page gz KB (max) | SVG gz KB/page")
+        runs = []
+        for _ in range(2):
+            runs.append((build(empty, tmp / "cache-empty"), CPU[0]))
+        fixed, fixed_cpu = min(runs)
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"fixed cost (no experiment, warm): {fixed:.2f} s wall, {fixed_cpu:.2f} s CPU")
+        print("experiments | cold build s | warm build s | warm s/experiment over fixed | warm CPU s | CPU s/experiment over fixed | page gz KB (max) | SVG gz KB/page | load avg")
         for n in args.sizes:
             project = make_project(tmp / f"p{n}")
             for i in range(n):
@@ -60,14 +71,16 @@ def main() -> None:
             cache = tmp / f"cache-{n}"
             cold = build(project, cache)
             warm = build(project, cache)
+            warm_cpu = CPU[0]
             site = project / "site" / "reports"
             weights, svgs = [], []
             for exp in sorted(site.glob("exp-*")):
                 for page in [exp / "index.html", *exp.glob("*/index.html")]:
                     weights.append(gz(page))
                 svgs.append(sum(gz(p) for p in exp.glob("*.svg")))
-            print(f"{n:11d} | {cold:12.2f} | {warm:12.2f} | {(warm - fixed) / n:28.3f} | "
-                  f"{max(weights) / 1024:16.1f} | {max(svgs) / 1024:14.1f}")
+            print(f"{n:11d} | {cold:12.2f} | {warm:12.2f} | {(warm - fixed) / n:28.3f} | {warm_cpu:10.2f} | "
+                  f"{(warm_cpu - fixed_cpu) / n:27.3f} | {max(weights) / 1024:16.1f} | {max(svgs) / 1024:14.1f} | "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
             shutil.rmtree(project)
         bundle = gz(empty / "site" / "assets" / "vendor" / "vega-bundle.js")
         print(f"shared Vega bundle: {bundle / 1024:.0f} KB gzipped (loaded once, cached by the browser)")

@@ -2,15 +2,27 @@
 
 - The generated literate-nav SUMMARY.md is navigation, not a page: exclude it late, after
   literate-nav has found it.
+- Chart specs travel next to each report page as "<page>.charts.json" (written by
+  reportgen.render.site.write_page) so MkDocs never parses them: they are put back into the
+  page's final HTML here, and the sidecar files are not published.
 - `mkdocs serve` rebuilds when runs/ (or $REPORTGEN_RUNS) changes; a hook instead of `watch:`
   so a checkout without runs/ still builds.
 """
 
+import json
 import os
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import InclusionLevel
+
+try:
+    from reportgen.render.site import SPEC_SIDECAR, join_specs
+except ModuleNotFoundError:  # building from a checkout without installing reportgen
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from reportgen.render.site import SPEC_SIDECAR, join_specs
 
 
 @event_priority(-100)
@@ -18,7 +30,20 @@ def on_files(files, config):
     f = files.get_file_from_path("SUMMARY.md")
     if f is not None:
         f.inclusion = InclusionLevel.EXCLUDED
+    for f in files:
+        if f.src_uri.endswith(SPEC_SIDECAR):
+            f.inclusion = InclusionLevel.EXCLUDED
     return files
+
+
+def on_post_page(output, page, config):
+    src = page.file.abs_src_path
+    if not src or not src.endswith(".md"):
+        return output
+    sidecar = Path(src[: -len(".md")] + SPEC_SIDECAR)
+    if not sidecar.is_file():
+        return output
+    return join_specs(output, json.loads(sidecar.read_text(encoding="utf-8")))
 
 
 def on_serve(server, config, builder):

@@ -11,11 +11,16 @@ MAX_POINTS per series so a long run keeps pages light.
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import math
-from functools import lru_cache
-from typing import Any, Sequence
+import hashlib
+import json
+import os
+from functools import cache, wraps
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -36,23 +41,91 @@ PART_COLORS = ("#1a73e8", "#a8c7fa", "#d93025", "#f4b4ae")
 PARTS = ("rollout", "wait (other)", "actor train", "train (other)")
 
 
+# Chart templates (the spec without data) depend only on their arguments and this module's code.
+# Building one with Altair costs about 0.1 s, and importing Altair about 1 s, so templates are kept
+# in memory and, when the site sets a store (reportgen.render.site: the build cache), on disk,
+# keyed by the arguments, this file's text and Altair's version.
+_TEMPLATE_STORE: list[Path | None] = [None]
+
+
+def set_template_store(folder: Path | None) -> None:
+    _TEMPLATE_STORE[0] = Path(folder) if folder is not None else None
+
+
+@cache
+def _source_hash() -> str:
+    try:
+        import importlib.metadata as md
+        version = md.version("altair")
+    except Exception:  # metadata missing: the file hash alone still tracks template changes
+        version = "unknown"
+    return hashlib.sha256(Path(__file__).read_bytes() + version.encode()).hexdigest()[:16]
+
+
+def _template(build: Callable[..., dict]) -> Callable[..., dict]:
+    memo: dict[tuple, dict] = {}
+
+    @wraps(build)
+    def get(*args: Any) -> dict:
+        if args in memo:
+            return memo[args]
+        store = _TEMPLATE_STORE[0]
+        path = None
+        if store is not None:
+            key = hashlib.sha256(json.dumps([build.__name__, _source_hash(), list(args)]).encode()).hexdigest()
+            path = store / f"{key}.json"
+            if path.is_file():
+                try:
+                    memo[args] = json.loads(path.read_text(encoding="utf-8"))
+                    return memo[args]
+                except ValueError:  # a damaged entry is rebuilt below
+                    pass
+        spec = build(*args)
+        memo[args] = spec
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(spec), encoding="utf-8")
+            os.replace(tmp, path)
+        return spec
+
+    return get
+
+
 def _round(x: float) -> float | None:
     if x is None or not math.isfinite(x):
         return None
     return float(f"{x:.4g}")
 
 
+def _column_text(values: Any) -> list[str]:
+    """One column as CSV cells: floats to 4 significant digits ("%.4g"), NaN/inf as empty (null)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        return [("%.4g" % v) if math.isfinite(v) else "" for v in arr.tolist()]
+    return [str(v) for v in arr.tolist()]
+
+
+def csv_text(columns: dict[str, Any]) -> str:
+    """CSV text for a dataset given as column name -> values (numpy arrays or lists).
+
+    Written with the csv module rather than DataFrame.to_csv: a page has a dozen datasets and
+    pandas' per-call overhead was most of the chart cost of a build.
+    """
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(list(columns))
+    out.writerows(zip(*(_column_text(v) for v in columns.values())))
+    return buf.getvalue()
+
+
 def _csv(frame: pd.DataFrame) -> str:
-    """CSV text for a dataset; floats to 4 significant digits, NaN/inf as empty (null)."""
-    out = frame.copy()
-    for c in out.columns:
-        if pd.api.types.is_float_dtype(out[c]):
-            v = out[c].to_numpy(dtype=float)
-            out[c] = np.where(np.isfinite(v), v, np.nan)
-    return out.to_csv(index=False, float_format="%.4g", lineterminator="\n")
+    """CSV text for a (small) dataset frame; see `csv_text`."""
+    return csv_text({c: frame[c].to_numpy() for c in frame.columns})
 
 
 def _named(name: str, frame: pd.DataFrame) -> alt.NamedData:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     parse = {c: ("number" if pd.api.types.is_numeric_dtype(frame[c]) else "string") for c in frame.columns}
     return alt.NamedData(name=name, format=alt.DataFormat(type="csv", parse=parse))
 
@@ -65,6 +138,7 @@ def _finish(template: dict, datasets: dict[str, str]) -> dict:
 
 def _color(arms: tuple[str, ...]) -> alt.Color:
     """`arms` holds "id=#colour" pairs so an arm keeps its colour on every page."""
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     rng = [a.rsplit("=", 1)[1] for a in arms]
     arms = tuple(a.rsplit("=", 1)[0] for a in arms)
     return alt.Color(field="arm", type="nominal", scale=alt.Scale(domain=list(arms), range=rng),
@@ -87,6 +161,22 @@ def metric_frame(exp: ExperimentData, keys: Sequence[str], arms: Sequence[str] |
     return m[mask]
 
 
+def metric_columns(exp: ExperimentData, key: str, arms: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    """arm, run, step, value of one metric key (finite values only), as arrays, in (run, step) order.
+
+    Built from `ExperimentData.metrics_by_key` (the long table split by key once per
+    experiment) so each chart costs a mask, not a scan of every metric of every run.
+    """
+    cols = exp.metrics_by_key.get(key)
+    if cols is None:
+        return {"arm": np.array([], dtype=object), "run": np.array([], dtype=object),
+                "step": np.array([], dtype="int64"), "value": np.array([], dtype=float)}
+    mask = np.isfinite(cols["value"])
+    if arms is not None:
+        mask &= np.isin(cols["arm"], list(arms))
+    return {k: v[mask] for k, v in cols.items()}
+
+
 def _arm_order(exp: ExperimentData, present: Sequence[str]) -> tuple[str, ...]:
     """Arms present, in the experiment's order, each with its colour ("A1=#1a73e8")."""
     have = set(present)
@@ -105,8 +195,9 @@ STEP_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "value": [0
 WINDOW_DATA = pd.DataFrame({"window": ["W"], "start": [0.0], "end": [1.0]})
 
 
-@lru_cache(maxsize=256)
+@_template
 def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     main = _named("main", STEP_DATA)
     base = alt.Chart(main)
     color = _color(arms)
@@ -135,15 +226,14 @@ def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool
 def step_metric(exp: ExperimentData, key: str, *, title: str, unit: str = "", arms: Sequence[str] | None = None,
                 windows: bool = True, rolling: bool = True) -> dict | None:
     """A per-step metric for every arm: thin raw lines, a rolling mean, the windows shaded."""
-    frame = metric_frame(exp, [key], arms)
-    frame = frame[np.isfinite(frame["value"].to_numpy(dtype=float))]
-    if frame.empty:
+    cols = metric_columns(exp, key, arms)
+    if not len(cols["value"]):
         return None
     wframe = _windows_frame(exp)
     show_windows = windows and not wframe.empty
-    template = _step_template(title, f"{title} ({unit})" if unit else title, _arm_order(exp, frame["arm"].unique()),
+    template = _step_template(title, f"{title} ({unit})" if unit else title, _arm_order(exp, pd.unique(cols["arm"])),
                               show_windows, rolling)
-    data = {"main": _csv(frame[["arm", "run", "step", "value"]])}
+    data = {"main": csv_text(cols)}
     if show_windows:
         data["windows"] = _csv(wframe)
     return _finish(template, data)
@@ -152,31 +242,62 @@ def step_metric(exp: ExperimentData, key: str, *, title: str, unit: str = "", ar
 GPU_DATA = pd.DataFrame({"sec": [0.0], "value": [0.0], "total": [0.0], "arm": ["a"], "run": ["a/1"], "gpu": ["GPU 0"]})
 
 
-def _gpu_frame(runs: Sequence[RunData], column: str, how: str) -> pd.DataFrame:
+def _reduce_bins(values: np.ndarray, starts: np.ndarray, how: str) -> np.ndarray:
+    """Mean or max of each bin [starts[i], starts[i+1]), skipping NaN (NaN when a bin has none)."""
+    finite = np.isfinite(values)
+    if how == "max":
+        return np.fmax.reduceat(np.where(finite, values, np.nan), starts)
+    n = np.add.reduceat(finite.astype(float), starts)
+    total = np.add.reduceat(np.where(finite, values, 0.0), starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.maximum(n, 1), np.nan)
+
+
+def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarray] | None:
+    """One run's samples binned to at most MAX_POINTS per GPU: sec, value, total, arm, run, gpu."""
+    g = run.gpu
+    if g.empty or column not in g:
+        return None
+    t = g["t"].to_numpy(dtype=float)
+    idx = g["index"].to_numpy()
+    order = np.lexsort((t, idx))           # by GPU, then time (stable, like a two-key sort)
+    t, idx = t[order], idx[order]
+    value = g[column].to_numpy(dtype=float)[order]
+    total = g["mem_total_mib"].to_numpy(dtype=float)[order] if "mem_total_mib" in g else np.full(len(t), np.nan)
+    t0 = float(t.min())
+    parts: dict[str, list] = {"sec": [], "value": [], "total": [], "gpu": []}
+    bounds = np.flatnonzero(np.diff(idx)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(t)]):
+        width = max(1, math.ceil((hi - lo) / MAX_POINTS))
+        starts = np.arange(lo, hi, width)
+        parts["sec"].append(t[starts] - t0)
+        parts["value"].append(_reduce_bins(value[lo:hi], starts - lo, how))
+        parts["total"].append(_reduce_bins(total[lo:hi], starts - lo, "max"))
+        parts["gpu"].append(np.full(len(starts), f"GPU {int(idx[lo])}", dtype=object))
+    out = {k: np.concatenate(v) for k, v in parts.items()}
+    n = len(out["sec"])
+    return {"sec": out["sec"], "value": out["value"], "total": out["total"],
+            "arm": np.full(n, run.arm, dtype=object), "run": np.full(n, f"{run.arm}/{run.repeat}", dtype=object),
+            "gpu": out["gpu"]}
+
+
+def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how: str) -> dict[str, np.ndarray] | None:
+    cache = exp.derived
     parts = []
     for r in runs:
-        g = r.gpu
-        if g.empty or column not in g:
-            continue
-        g = g.sort_values(["index", "t"], kind="stable")
-        pos = g.groupby("index").cumcount().to_numpy()
-        counts = g.groupby("index")["t"].transform("size").to_numpy()
-        width = np.maximum(1, np.ceil(counts / MAX_POINTS)).astype(int)
-        frame = pd.DataFrame({"index": g["index"].to_numpy(), "bin": pos // width, "sec": g["t"].to_numpy() - float(g["t"].min()),
-                              "value": g[column].to_numpy(dtype=float),
-                              "total": g["mem_total_mib"].to_numpy(dtype=float) if "mem_total_mib" in g else np.nan})
-        agg = frame.groupby(["index", "bin"], sort=True).agg(sec=("sec", "first"), value=("value", how), total=("total", "max")).reset_index()
-        agg["arm"] = r.arm
-        agg["run"] = f"{r.arm}/{r.repeat}"
-        agg["gpu"] = "GPU " + agg["index"].astype(int).astype(str)
-        parts.append(agg[["sec", "value", "total", "arm", "run", "gpu"]])
+        key = ("gpu", r.rel, column, how)
+        if key not in cache:
+            cache[key] = _gpu_run_columns(r, column, how)
+        if cache[key] is not None:
+            parts.append(cache[key])
     if not parts:
-        return GPU_DATA.iloc[0:0]
-    return pd.concat(parts, ignore_index=True)
+        return None
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-@lru_cache(maxsize=256)
+@_template
 def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     base = alt.Chart(_named("main", GPU_DATA))
     lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
         x=alt.X(field="sec", type="quantitative", title="seconds since the run started"),
@@ -199,18 +320,19 @@ def gpu_metric(exp: ExperimentData, column: str, *, title: str, unit: str, arms:
                show_total: bool = False, how: str = "mean") -> dict | None:
     """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU."""
     runs = [r for r in exp.formal_runs() if arms is None or r.arm in arms]
-    frame = _gpu_frame(runs, column, how)
-    if frame.empty:
+    cols = _gpu_columns(exp, runs, column, how)
+    if cols is None or not len(cols["sec"]):
         return None
-    template = _gpu_template(title, unit, _arm_order(exp, frame["arm"].unique()), show_total)
-    return _finish(template, {"main": _csv(frame)})
+    template = _gpu_template(title, unit, _arm_order(exp, pd.unique(cols["arm"])), show_total)
+    return _finish(template, {"main": csv_text(cols)})
 
 
 QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": ["k"], "value": [0.0]})
 
 
-@lru_cache(maxsize=256)
+@_template
 def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     chart = alt.Chart(_named("main", QUALITY_DATA)).mark_line(strokeWidth=1.2).encode(
         x=alt.X(field="step", type="quantitative", title="step"),
         y=alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False)),
@@ -225,23 +347,26 @@ def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
 
 def quality(exp: ExperimentData) -> dict | None:
     """Training-quality curves as small multiples (one panel per metric, own y scale)."""
-    wanted = [k for ks in QUALITY_KEYS for k in ks]
-    frame = metric_frame(exp, wanted)
-    frame = frame[np.isfinite(frame["value"].to_numpy(dtype=float))]
-    if frame.empty:
-        return None
-    present = set(frame["key"].unique())
+    present = {k for alts in QUALITY_KEYS for k in alts if len(metric_columns(exp, k)["value"])}
     chosen = tuple(next(k for k in alts if k in present) for alts in QUALITY_KEYS if any(k in present for k in alts))
-    frame = frame[frame["key"].isin(chosen)]
-    template = _quality_template(_arm_order(exp, frame["arm"].unique()), chosen)
-    return _finish(template, {"main": _csv(frame[["arm", "run", "step", "key", "value"]])})
+    if not chosen:
+        return None
+    parts = [metric_columns(exp, k) for k in chosen]
+    cols = {c: np.concatenate([p[c] for p in parts]) for c in ("arm", "run", "step")}
+    cols["key"] = np.concatenate([np.full(len(p["value"]), k, dtype=object) for k, p in zip(chosen, parts)])
+    cols["value"] = np.concatenate([p["value"] for p in parts])
+    order = np.lexsort((cols["step"], cols["key"], cols["run"]))   # the long table's (run, key, step) order
+    cols = {c: v[order] for c, v in cols.items()}
+    template = _quality_template(_arm_order(exp, pd.unique(cols["arm"])), chosen)
+    return _finish(template, {"main": csv_text(cols)})
 
 
 BREAKDOWN_DATA = pd.DataFrame({"arm": ["a"], "part": ["p"], "seconds": [0.0], "o": [0]})
 
 
-@lru_cache(maxsize=256)
+@_template
 def _breakdown_template(arms: tuple[str, ...]) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
     chart = alt.Chart(_named("main", BREAKDOWN_DATA)).mark_bar().encode(
         y=alt.Y(field="arm", type="nominal", sort=[a.rsplit("=", 1)[0] for a in arms], title=None),
         x=alt.X(field="seconds", type="quantitative", aggregate="sum", title="mean seconds per step (window steps)"),

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 
 from reportgen.errors import UserError
@@ -86,6 +87,30 @@ class ExperimentData:
         if not parts:
             return pd.DataFrame({"arm": [], "run": [], "step": [], "key": [], "value": []})
         return pd.concat(parts, ignore_index=True).sort_values(["run", "key", "step"], kind="stable").reset_index(drop=True)
+
+
+    @cached_property
+    def metrics_by_key(self) -> dict[str, dict[str, Any]]:
+        """`metrics_long` split by key once: key -> arm, run, step, value arrays (in run, step order)."""
+        m = self.metrics_long
+        if m.empty:
+            return {}
+        keys = m["key"].to_numpy()
+        cols = {c: m[c].to_numpy() for c in ("arm", "run", "step", "value")}
+        cols["value"] = cols["value"].astype(float)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        out = {}
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(keys)]):
+            rows = order[lo:hi]
+            out[str(keys[lo])] = {c: v[rows] for c, v in cols.items()}
+        return out
+
+    @cached_property
+    def derived(self) -> dict:
+        """Per-experiment memo for the chart builders (binned GPU series are shared by pages)."""
+        return {}
 
 
 def _read_text(path: Path) -> str:
