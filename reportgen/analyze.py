@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData
+from reportgen.capture.artifacts import list_artifacts
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
@@ -75,20 +76,12 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
                    events=events, gpu=gpu, notes=tuple(notes), nonfinite=nonfinite)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _artifacts(run_dir: Path) -> list[dict]:
-    traces = run_dir / layout.TRACES
-    if not traces.is_dir():
-        return []
-    return [{"path": str(p.relative_to(run_dir)), "bytes": p.stat().st_size, "sha256": _sha256(p)}
-            for p in sorted(traces.rglob("*")) if p.is_file()]
+    """The runner lists artifacts in the manifest; a run made elsewhere is listed from its files."""
+    manifest = _read_json(run_dir / layout.MANIFEST, []) or {}
+    if isinstance(manifest.get("artifacts"), list):
+        return manifest["artifacts"]
+    return list_artifacts(run_dir)
 
 
 def _inputs(exp_dir: Path) -> list[Path]:

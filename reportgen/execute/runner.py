@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
 from reportgen.capture.gpu import GpuSampler, compact
+from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import redact_env, redact_text, secret_values
@@ -339,6 +340,7 @@ def _run_one(
         interrupted = True
         manifest.setdefault("warnings", []).append(str(workload.lost))
     rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
+    manifest["artifacts"] = list_artifacts(run_dir)
     _redact_logs(run_dir, secrets)
 
     section = ingest_run(
