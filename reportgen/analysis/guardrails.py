@@ -61,8 +61,12 @@ def describe_failure(run: RunData) -> str | None:
             at = f" at step {e['step']}" if e.get("step") is not None else ""
             details = e.get("details") or {}
             if kind == "oom":
+                said = details.get("tried_to_allocate")
                 gib = details.get("tried_to_allocate_gib")
-                tail = f", tried to allocate {gib:g} GiB" if isinstance(gib, (int, float)) else ""
+                if said:
+                    tail = f", tried to allocate {said}"
+                else:
+                    tail = f", tried to allocate {gib:g} GiB" if isinstance(gib, (int, float)) else ""
                 return f"OOM{at}{tail}"
             label = {"nan": "NaN/Inf", "traceback": "exception", "fatal": "fatal error",
                      "abnormal_exit": "abnormal exit", "timeout": "timeout", "interrupted": "interrupted"}[kind]

@@ -42,8 +42,14 @@ class RunData:
 
     @property
     def steps_completed(self) -> int:
-        """Distinct steps that logged any metric."""
-        return int(self.steps.index.nunique()) if not self.steps.empty else 0
+        """Steps that finished: those with a step time (Relax writes perf/step_time once the
+        training block of the step is done). A step whose rollout logged but whose training died
+        (an OOM in backward) is not complete. Without that key, steps that logged anything."""
+        if self.steps.empty:
+            return 0
+        if "perf/step_time" in self.steps.columns:
+            return int(self.steps["perf/step_time"].notna().sum())
+        return int(self.steps.index.nunique())
 
     def series(self, key: str, start: int, end: int) -> list[float]:
         """The values of `key` for steps start..end inclusive, in step order."""

@@ -79,6 +79,7 @@ def oom_details(text: str) -> dict[str, Any]:
     m = ALLOC.search(text)
     if m:
         d["tried_to_allocate_gib"] = _gib(m.group(1), m.group(2))
+        d["tried_to_allocate"] = f"{m.group(1)} {m.group(2)}"  # as PyTorch said it
     m = CAPACITY.search(text)
     if m:
         d["gpu"] = int(m.group(1))
