@@ -166,6 +166,11 @@ def parse_metric_line(line: str) -> tuple[str, int, dict[str, Any]] | bool:
 
 
 LineHook = Callable[[int, str, "Record | None"], None]
+BlockHook = Callable[[int, str, "list[Record]"], None]
+
+# A line that contains `{` (only these can hold a metric message), found by C-speed scanning of a
+# whole block instead of a Python loop over every line.
+_BRACE_LINE = re.compile(r"^[^\n{]*\{[^\n]*", re.MULTILINE)
 
 
 class ConsoleParser:
@@ -173,12 +178,17 @@ class ConsoleParser:
 
     Holds only the unfinished last line between calls. `lines` counts complete lines seen,
     `skipped` the metric-like lines that could not be read (split or garbled by interleaved
-    output), `records` the records returned. `on_line(line_no, text, record)` (optional) sees
-    every line, ANSI-stripped, with its record or None: the failure scan hooks in here so a
-    log is read once.
+    output), `records` the records returned.
+
+    Two optional hooks let one read of a log serve other scans. `on_line(line_no, text, record)`
+    sees every line, ANSI-stripped, with its (last) record or None; it costs a Python call per
+    line. `on_block(first_line_no, text, records)` sees each block of complete lines at once
+    (ANSI-stripped, joined by `\n`, no trailing newline) with the records found in it: the
+    failure scan and argv collectors use it to skip uninteresting lines at C speed.
     """
 
-    def __init__(self, stream: str = "stdout", *, on_line: LineHook | None = None) -> None:
+    def __init__(self, stream: str = "stdout", *, on_line: LineHook | None = None,
+                 on_block: BlockHook | None = None) -> None:
         self.stream = stream
         self.lines = 0
         self.skipped = 0
@@ -186,6 +196,7 @@ class ConsoleParser:
         self._partial = ""
         self._overlong = False
         self._on_line = on_line
+        self._on_block = on_block
 
     def feed(self, chunk: str) -> list[Record]:
         out: list[Record] = []
@@ -195,7 +206,7 @@ class ConsoleParser:
             cut = chunk.find("\n")
             if cut < 0:
                 return out
-            self._end_overlong()
+            self._end_overlong(out)
             chunk = chunk[cut + 1 :]
         text = self._partial + chunk if self._partial else chunk
         cut = text.rfind("\n")
@@ -209,8 +220,7 @@ class ConsoleParser:
         body = text[:cut]
         if "\x1b" in body:
             body = ANSI.sub("", body)
-        for line in body.split("\n"):
-            self._line(line, out)
+        self._block(body, out)
         return out
 
     def feed_line(self, line: str) -> Record | None:
@@ -219,20 +229,20 @@ class ConsoleParser:
         line = line.rstrip("\n")
         if "\x1b" in line:
             line = ANSI.sub("", line)
-        self._line(line, out)
+        self._one_line(line, out)
         return out[0] if out else None
 
     def close(self) -> list[Record]:
         """Finish the log: the unterminated last line (if any) is parsed too."""
         out: list[Record] = []
         if self._overlong:
-            self._end_overlong()
+            self._end_overlong(out)
         if self._partial:
             line = self._partial
             self._partial = ""
             if "\x1b" in line:
                 line = ANSI.sub("", line)
-            self._line(line, out)
+            self._block(line, out)
         return out
 
     def _keep_partial(self, text: str) -> None:
@@ -242,30 +252,68 @@ class ConsoleParser:
         else:
             self._partial = text
 
-    def _end_overlong(self) -> None:
+    def _end_overlong(self, out: list[Record]) -> None:
         self._overlong = False
-        self.lines += 1
         self.skipped += 1
-        if self._on_line is not None:
-            self._on_line(self.lines, "", None)
+        self._block("", out)
 
-    def _line(self, line: str, out: list[Record]) -> None:
+    def _one_line(self, line: str, out: list[Record]) -> None:
+        """One line, even if it holds a `\n` (callers of `feed_line` decide what a line is)."""
+        if self._on_line is None and self._on_block is None:
+            self.lines += 1
+            if line.endswith("\r"):
+                line = line[:-1]
+            if "{" in line:
+                self._parse(line, self.lines, out)
+            return
+        if "\n" not in line:
+            self._block(line, out)
+            return
         self.lines += 1
         if line.endswith("\r"):
             line = line[:-1]
-        rec = None
-        if "{" in line:
-            # A progress bar may have overwritten part of the line with \r: read each segment.
-            for seg in line.split("\r") if "\r" in line else (line,):
-                got = parse_metric_line(seg)
-                if got is True:
-                    self.skipped += 1
-                elif got:
-                    rec = Record(got[0], got[1], got[2], self.lines, self.stream)
-                    out.append(rec)
-                    self.records += 1
+        start = len(out)
+        rec = self._parse(line, self.lines, out) if "{" in line else None
         if self._on_line is not None:
             self._on_line(self.lines, line, rec)
+        if self._on_block is not None:
+            self._on_block(self.lines, line.replace("\n", " "), out[start:])
+
+    def _block(self, text: str, out: list[Record]) -> None:
+        """Complete lines `text` (joined by `\n`): parse them, call the hooks."""
+        if self._on_line is not None:
+            for line in text.split("\n"):
+                self.lines += 1
+                if line.endswith("\r"):
+                    line = line[:-1]
+                rec = self._parse(line, self.lines, out) if "{" in line else None
+                self._on_line(self.lines, line, rec)
+            return
+        first = self.lines + 1
+        start = len(out)
+        self.lines += text.count("\n") + 1
+        if "{" in text:
+            n, pos = first, 0
+            for m in _BRACE_LINE.finditer(text):
+                n += text.count("\n", pos, m.start())
+                pos = m.start()
+                line = m.group()
+                self._parse(line[:-1] if line.endswith("\r") else line, n, out)
+        if self._on_block is not None:
+            self._on_block(first, text, out[start:])
+
+    def _parse(self, line: str, n: int, out: list[Record]) -> Record | None:
+        # A progress bar may have overwritten part of the line with \r: read each segment.
+        rec = None
+        for seg in line.split("\r") if "\r" in line else (line,):
+            got = parse_metric_line(seg)
+            if got is True:
+                self.skipped += 1
+            elif got:
+                rec = Record(got[0], got[1], got[2], n, self.stream)
+                out.append(rec)
+                self.records += 1
+        return rec
 
 
 CHUNK = 1 << 20
