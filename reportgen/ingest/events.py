@@ -74,6 +74,28 @@ def _maybe_trigger(text: str) -> bool:
     )
 
 
+# The words `_maybe_trigger` tests, as one pattern for scanning a whole block.
+TRIGGER = re.compile(r"memory|OOM|NaN|nan|Inf|Traceback|failed|Graceful")
+
+
+def line_indices(pattern: re.Pattern[str], text: str) -> list[int]:
+    """0-based numbers of the `\n`-separated lines of `text` in which `pattern` matches
+    (a match must not span lines)."""
+    out: list[int] = []
+    idx, pos = 0, 0
+    m = pattern.search(text)
+    while m is not None:
+        idx += text.count("\n", pos, m.start())
+        out.append(idx)
+        nl = text.find("\n", m.end())
+        if nl < 0:
+            break
+        idx += 1 + text.count("\n", m.end(), nl)
+        pos = nl + 1
+        m = pattern.search(text, pos)
+    return out
+
+
 def oom_details(text: str) -> dict[str, Any]:
     d: dict[str, Any] = {}
     m = ALLOC.search(text)
@@ -131,6 +153,34 @@ class EventScanner:
         elif _maybe_trigger(text):
             self._on_text(n, text)
         self._before.append(text)
+
+    def push_block(self, first: int, text: str, lines: list[str], records: list[Record]) -> None:
+        """The same as `push` for each of `lines` (numbered from `first`; `text` is them joined
+        by `\n`), but lines that cannot start or end an event are passed over in bulk: only
+        record lines, lines holding a trigger word and lines inside a traceback cost Python work."""
+        rec_at = {r.line_no - first: r for r in records}  # the last record of a line, as `push` sees it
+        todo = sorted(set(rec_at).union(line_indices(TRIGGER, text)))
+        cur = 0
+        for i in todo:
+            self._advance(first, lines, cur, i)
+            self.push(first + i, lines[i], rec_at.get(i))
+            cur = i + 1
+        self._advance(first, lines, cur, len(lines))
+
+    def _advance(self, first: int, lines: list[str], cur: int, stop: int) -> None:
+        """Push lines[cur:stop], none of which holds a record or a trigger word."""
+        while cur < stop and self._tb_start is not None:
+            self.push(first + cur, lines[cur], None)
+            cur += 1
+        if cur >= stop:
+            return
+        if self._open:
+            for ev in self._open:
+                take = lines[cur : min(stop, cur + ev["left"])]
+                ev["after"].extend(take)
+                ev["left"] -= len(take)
+            self._open = [e for e in self._open if e["left"] > 0]
+        self._before.extend(lines[max(cur, stop - self.context) : stop])
 
     def _on_record(self, n: int, text: str, rec: Record) -> None:
         self.metric_lines += 1

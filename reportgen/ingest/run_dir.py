@@ -10,13 +10,14 @@ errors do.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from reportgen.ingest import argv as argv_mod
 from reportgen.ingest.console import ConsoleParser, iter_chunks
-from reportgen.ingest.events import CONTEXT, EventScanner, Event
+from reportgen.ingest.events import CONTEXT, EventScanner, Event, line_indices
 from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics
 from reportgen.ingest.tensorboard import has_events, read_scalars
 from reportgen.store import atomic
@@ -26,6 +27,10 @@ EVENTS_SCHEMA_VERSION = 1
 MAX_DISAGREEMENTS = 1000
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
+# Lines that may be a `set -x` trace line (`+ ...`, maybe behind a Ray prefix) or start an
+# argument dump; `_Collector._line` decides exactly.
+_TRACE_CANDIDATE = re.compile(r"^(?:\([^()\n]*pid=\d+[^()\n]*\) ?)?\+", re.MULTILINE)
+_DUMP_CANDIDATE = re.compile(r"arguments --")
 
 
 @dataclasses.dataclass
@@ -39,6 +44,26 @@ class _Collector:
 
     def push(self, text: str) -> None:
         self.tail.append(text)
+        self._line(text)
+
+    def push_block(self, text: str, lines: list[str]) -> None:
+        """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
+        argument-dump candidates, and the lines of an open dump, are looked at one by one."""
+        self.tail.extend(lines[-CONTEXT:])
+        todo = sorted(set(line_indices(_TRACE_CANDIDATE, text)).union(line_indices(_DUMP_CANDIDATE, text)))
+        cur = 0
+        for i in todo:
+            while self.in_dump and cur < i:
+                self._line(lines[cur])
+                cur += 1
+            if i >= cur:
+                self._line(lines[i])
+                cur = i + 1
+        while self.in_dump and cur < len(lines):
+            self._line(lines[cur])
+            cur += 1
+
+    def _line(self, text: str) -> None:
         body = argv_mod._clean(text)
         if body.startswith("+"):
             self.trace.append(body)
@@ -75,11 +100,14 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
     scanner = EventScanner(name)
     col = res.collector
 
-    def on_line(n: int, text: str, rec: Any) -> None:
-        scanner.push(n, text, rec)
-        col.push(text)
+    def on_block(first: int, text: str, recs: list) -> None:
+        lines = text.split("\n")
+        if "\r" in text:  # the parser reads each line without one trailing \r
+            lines = [x[:-1] if x.endswith("\r") else x for x in lines]
+        scanner.push_block(first, text, lines, recs)
+        col.push_block(text, lines)
 
-    parser = ConsoleParser(name, on_line=on_line)
+    parser = ConsoleParser(name, on_block=on_block)
 
     def take(recs: list) -> None:
         for r in recs:
