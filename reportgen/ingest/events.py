@@ -74,25 +74,34 @@ def _maybe_trigger(text: str) -> bool:
     )
 
 
-# The words `_maybe_trigger` tests, as one pattern for scanning a whole block.
-TRIGGER = re.compile(r"memory|OOM|NaN|nan|Inf|Traceback|failed|Graceful")
+# The words `_maybe_trigger` tests: a line holding none of them cannot start an event.
+TRIGGER_WORDS = ("memory", "OOM", "NaN", "nan", "Inf", "Traceback", "failed", "Graceful")
 
 
-def line_indices(pattern: re.Pattern[str], text: str) -> list[int]:
-    """0-based numbers of the `\n`-separated lines of `text` in which `pattern` matches
-    (a match must not span lines)."""
+def lines_with(text: str, needles: tuple[str, ...]) -> list[int]:
+    """Sorted 0-based numbers of the `\n`-separated lines of `text` that hold any of `needles`
+    (a needle may start with `\n`: its line is the one its last character is on). str.find
+    loops run at memchr speed, far faster than one alternation regex over the block."""
+    hits: list[int] = []
+    for needle in needles:
+        back = len(needle) - 1
+        at = text.find(needle)
+        while at >= 0:
+            hits.append(at + back)
+            nl = text.find("\n", at + back + 1)
+            if nl < 0:
+                break
+            at = text.find(needle, nl + 1 - back)
+    if not hits:
+        return []
+    hits.sort()
     out: list[int] = []
     idx, pos = 0, 0
-    m = pattern.search(text)
-    while m is not None:
-        idx += text.count("\n", pos, m.start())
-        out.append(idx)
-        nl = text.find("\n", m.end())
-        if nl < 0:
-            break
-        idx += 1 + text.count("\n", m.end(), nl)
-        pos = nl + 1
-        m = pattern.search(text, pos)
+    for h in hits:
+        idx += text.count("\n", pos, h)
+        pos = h
+        if not out or out[-1] != idx:
+            out.append(idx)
     return out
 
 
@@ -117,6 +126,14 @@ def _nonfinite_losses(rec: Record) -> dict[str, str]:
         if ("loss" in leaf or "grad_norm" in leaf) and isinstance(v, float) and not math.isfinite(v):
             bad[k] = repr(v)
     return bad
+
+
+def _all_finite(values: dict[str, Any]) -> bool:
+    """True if every value is a finite number (one C-speed sum; False also means "look closer")."""
+    try:
+        return math.isfinite(sum(values.values()))
+    except (TypeError, OverflowError):
+        return False
 
 
 class EventScanner:
@@ -159,7 +176,7 @@ class EventScanner:
         by `\n`), but lines that cannot start or end an event are passed over in bulk: only
         record lines, lines holding a trigger word and lines inside a traceback cost Python work."""
         rec_at = {r.line_no - first: r for r in records}  # the last record of a line, as `push` sees it
-        todo = sorted(set(rec_at).union(line_indices(TRIGGER, text)))
+        todo = sorted(set(rec_at).union(lines_with(text, TRIGGER_WORDS)))
         cur = 0
         for i in todo:
             self._advance(first, lines, cur, i)
@@ -187,7 +204,7 @@ class EventScanner:
         self.any_index = rec.index if self.any_index is None else max(self.any_index, rec.index)
         if rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS)):
             self.done_step = rec.index if self.done_step is None else max(self.done_step, rec.index)
-        if rec.kind in ("step", "perf", "rollout"):
+        if rec.kind in ("step", "perf", "rollout") and not _all_finite(rec.values):
             bad = _nonfinite_losses(rec)
             if bad:
                 self._emit("nan", n, text, rec.index, "metric", {"nonfinite": bad, "record": f"{rec.kind} {rec.index}"},

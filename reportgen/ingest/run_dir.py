@@ -10,15 +10,14 @@ errors do.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from reportgen.ingest import argv as argv_mod
 from reportgen.ingest.console import ConsoleParser, iter_chunks
-from reportgen.ingest.events import CONTEXT, EventScanner, Event, line_indices
-from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics
+from reportgen.ingest.events import CONTEXT, EventScanner, Event, lines_with
+from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics, write_metrics_table
 from reportgen.ingest.tensorboard import has_events, read_scalars
 from reportgen.store import atomic
 from reportgen.store.layout import EVENTS, STDERR, STDOUT, TENSORBOARD
@@ -27,10 +26,9 @@ EVENTS_SCHEMA_VERSION = 1
 MAX_DISAGREEMENTS = 1000
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
-# Lines that may be a `set -x` trace line (`+ ...`, maybe behind a Ray prefix) or start an
-# argument dump; `_Collector._line` decides exactly.
-_TRACE_CANDIDATE = re.compile(r"^(?:\([^()\n]*pid=\d+[^()\n]*\) ?)?\+", re.MULTILINE)
-_DUMP_CANDIDATE = re.compile(r"arguments --")
+# Text that marks a line as a possible `set -x` trace line (`+ ...` at the line start or behind a
+# Ray prefix `(... pid=N) `) or the start of an argument dump; `_Collector._line` decides exactly.
+_CANDIDATES = ("\n+", ") +", ")+", "arguments --")
 
 
 @dataclasses.dataclass
@@ -50,7 +48,9 @@ class _Collector:
         """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
         argument-dump candidates, and the lines of an open dump, are looked at one by one."""
         self.tail.extend(lines[-CONTEXT:])
-        todo = sorted(set(line_indices(_TRACE_CANDIDATE, text)).union(line_indices(_DUMP_CANDIDATE, text)))
+        todo = lines_with(text, _CANDIDATES)
+        if text.startswith("+"):
+            todo = [0, *todo] if not todo or todo[0] != 0 else todo
         cur = 0
         for i in todo:
             while self.in_dump and cur < i:
@@ -171,8 +171,14 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
         except Exception as exc:  # tbparse/tensorboard raise assorted types on corrupt records
             tb_error = f"{type(exc).__name__}: {exc}".splitlines()[0]
 
-    long_df, disagreements = merge_sources(metrics.frame(), tb_df)
-    write_metrics(run_dir, long_df)
+    if tb_df is None:
+        table, disagreements = metrics.long_table()
+        write_metrics_table(run_dir, table)
+        sources = ["console"] if table.num_rows else []
+    else:
+        long_df, disagreements = merge_sources(metrics.frame(), tb_df)
+        write_metrics(run_dir, long_df)
+        sources = sorted(set(long_df["source"])) if len(long_df) else []
     atomic.write_json(run_dir / EVENTS, {
         "schema_version": EVENTS_SCHEMA_VERSION,
         "kind": "reportgen.events",
@@ -191,7 +197,6 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
         dump = argv_mod.parse_argument_dump(dump_text) if dump_text else {}
         mapping, source = (argv_mod.dump_to_mapping(dump), "argument-dump") if dump else ({}, "none")
 
-    sources = sorted(set(long_df["source"])) if len(long_df) else []
     perf_steps = set().union(*(s.perf_steps for s in streams))
     ingest = {
         "steps": len(perf_steps),
