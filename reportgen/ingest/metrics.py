@@ -121,7 +121,7 @@ class ConsoleMetrics:
             "step": pa.array(steps[keep]),
             "key": sorted_names.take(pa.array(ranks[keep])),
             "value": pa.array(values[keep]),
-            "source": pa.array(np.full(len(keep), "console", dtype=object), type=pa.large_string()),
+            "source": pa.array(["console"], type=pa.large_string()).take(pa.array(np.zeros(len(keep), dtype=np.int32))),
         })
         return table.replace_schema_metadata(_pandas_schema().metadata), notes
 
