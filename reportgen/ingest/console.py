@@ -118,6 +118,23 @@ def parse_dict(text: str) -> dict[str, Any] | None:
             value = None
         if isinstance(value, dict):
             return value
+    elif "\\" not in text and "[" not in text:
+        # Quoted string values (e.g. a nested `{'source': 'x', 'note': "it's"}`): respell each
+        # literal as a JSON string and each bare nan/inf as JSON's, in one regex pass; anything
+        # else JSON cannot read (True, None, tuples, 1_000) still goes to ast below, and so do
+        # lists (ast keeps their ints) and what JSON would read differently from Python (a bare
+        # true/false/null, an int -0).
+        try:
+            value = _JSON.decode(_LITERAL.sub(_json_token, text))
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return parse_dict_ast(text)
+
+
+def parse_dict_ast(text: str) -> dict[str, Any] | None:
+    """`parse_dict` without the JSON fast paths: the reference they must agree with."""
     try:
         tree = ast.parse(text, mode="eval")
         value = _convert(tree.body)
@@ -129,6 +146,19 @@ def parse_dict(text: str) -> dict[str, Any] | None:
 
 
 _JSON = json.JSONDecoder(parse_int=float)  # ints as floats too: one numeric type
+# A string literal without backslashes, or a bare nan/inf/-inf (not part of a longer word).
+_LITERAL = re.compile(r"""'([^'\n]*)'|"([^"\n]*)"|(?<![\w.])(-?)(nan|inf|true|false|null|0+)(?![\w.])""")
+_JSON_NAMED = {"nan": "NaN", "inf": "Infinity"}
+
+
+def _json_token(m: re.Match[str]) -> str:
+    word = m.group(4)
+    if word is not None:
+        if word in _JSON_NAMED:
+            return m.group(3) + _JSON_NAMED[word]
+        return m.group(0) if word[0] == "0" and not m.group(3) else "@"  # "@": not JSON, so ast decides
+    return json.dumps(m.group(1) if m.group(1) is not None else m.group(2))
+
 
 def _head(line: str, at: int) -> tuple[str, int] | None:
     """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word such as
