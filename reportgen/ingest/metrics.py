@@ -10,15 +10,17 @@ float32, the console prints float64: 31.2 comes back as 31.200000762939453).
 
 from __future__ import annotations
 
+import functools
 import math
 from array import array
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from reportgen.ingest.console import Record, flatten
 from reportgen.store import atomic
@@ -86,13 +88,13 @@ class ConsoleMetrics:
         })
 
 
-    def long_table(self) -> tuple[pa.Table, list[dict[str, Any]]]:
-        """`merge_sources(self.frame(), None)` as an Arrow table, computed on the integer
-        columns (no per-row Python objects): the last value of each (step, key) in log order,
-        rows sorted by step then key, and the notes on repeated keys that changed value."""
+    def long_rows(self) -> tuple["_SortedRows", list[dict[str, Any]]]:
+        """`merge_sources(self.frame(), None)` computed on the integer columns (no per-row
+        Python objects): the last value of each (step, key) in log order, rows sorted by step
+        then key, and the notes on repeated keys that changed value."""
         n = len(self._values)
         if n == 0:
-            return pa.Table.from_pandas(empty(), preserve_index=False), []
+            return _SortedRows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), []), []
         names = list(self._keys)
         by_name = sorted(range(len(names)), key=names.__getitem__)
         rank = np.empty(len(names), dtype=np.int64)
@@ -116,16 +118,52 @@ class ConsoleMetrics:
                 notes.append({"step": int(s_steps[a]), "key": names[by_name[int(s_ranks[a])]], "chosen": "console",
                               "values": {"console": [_json_float(float(x)) for x in v]}})
         keep = order[last]
-        sorted_names = pa.array([names[i] for i in by_name], type=pa.large_string())
-        table = pa.table({
-            "step": pa.array(steps[keep]),
-            "key": sorted_names.take(pa.array(ranks[keep])),
-            "value": pa.array(values[keep]),
-            "source": pa.array(["console"], type=pa.large_string()).take(pa.array(np.zeros(len(keep), dtype=np.int32))),
-        })
-        return table.replace_schema_metadata(_pandas_schema().metadata), notes
+        del order, s_steps, s_ranks, new_group, last
+        return _SortedRows(steps, ranks, values, keep, [names[i] for i in by_name]), notes
+
+    def long_table(self) -> tuple[pa.Table, list[dict[str, Any]]]:
+        """`long_rows` as one Arrow table."""
+        rows, notes = self.long_rows()
+        return rows.table(), notes
 
 
+class _SortedRows:
+    """The console long table as index arrays into the accumulated columns; rows become Arrow
+    (and key strings exist) only one row group at a time, so writing it adds bounded memory."""
+
+    ROW_GROUP = 1 << 16
+
+    def __init__(self, steps: np.ndarray, ranks: np.ndarray, values: np.ndarray, keep: np.ndarray,
+                 names: list[str]) -> None:
+        self._steps, self._ranks, self._values, self._keep = steps, ranks, values, keep
+        self._names = pa.array(names, type=pa.large_string())
+        self._source = pa.array(["console"], type=pa.large_string())
+        self.num_rows = len(keep)
+
+    def _batch(self, a: int, b: int) -> pa.RecordBatch:
+        idx = self._keep[a:b]
+        return pa.record_batch({
+            "step": pa.array(self._steps[idx]),
+            "key": self._names.take(pa.array(self._ranks[idx])),
+            "value": pa.array(self._values[idx]),
+            "source": self._source.take(pa.array(np.zeros(b - a, dtype=np.int32))),
+        }, schema=_pandas_schema())
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        for a in range(0, self.num_rows, self.ROW_GROUP):
+            yield self._batch(a, min(a + self.ROW_GROUP, self.num_rows))
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_batches(list(self.batches()), schema=_pandas_schema())
+
+    def to_parquet(self, path: str | Path, index: bool = False) -> None:
+        """Row group by row group; called by `atomic.write_parquet` like `DataFrame.to_parquet`."""
+        with pq.ParquetWriter(path, _pandas_schema()) as writer:
+            for batch in self.batches():
+                writer.write_batch(batch)
+
+
+@functools.cache
 def _pandas_schema() -> pa.Schema:
     """The schema (with pandas metadata) that `write_metrics` gives a non-empty table."""
     one = pd.DataFrame({"step": [0], "key": ["k"], "value": [0.0], "source": ["console"]})
@@ -219,12 +257,22 @@ def write_metrics(run_dir: str | Path, long_df: pd.DataFrame) -> Path:
     return atomic.write_parquet(Path(run_dir) / METRICS, df)
 
 
-def write_metrics_table(run_dir: str | Path, table: pa.Table) -> Path:
-    """Write `<run_dir>/metrics.parquet` atomically from an Arrow table (`ConsoleMetrics.long_table`)."""
-    if table.num_rows == 0:
+def write_metrics_table(run_dir: str | Path, rows: "pa.Table | _SortedRows") -> Path:
+    """Write `<run_dir>/metrics.parquet` atomically from `ConsoleMetrics.long_rows()` (or an Arrow
+    table of the same schema)."""
+    if rows.num_rows == 0:
         return write_metrics(run_dir, empty())
-    # pandas 3 keeps Arrow-backed strings, so this round trip copies no string data.
-    return atomic.write_parquet(Path(run_dir) / METRICS, table.to_pandas())
+    if isinstance(rows, pa.Table):
+        rows = _TableWriter(rows)
+    return atomic.write_parquet(Path(run_dir) / METRICS, rows)
+
+
+class _TableWriter:
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def to_parquet(self, path: str | Path, index: bool = False) -> None:
+        pq.write_table(self.table, path)
 
 
 def read_metrics(run_dir: str | Path) -> pd.DataFrame:

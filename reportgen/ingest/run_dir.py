@@ -172,9 +172,9 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
             tb_error = f"{type(exc).__name__}: {exc}".splitlines()[0]
 
     if tb_df is None:
-        table, disagreements = metrics.long_table()
-        write_metrics_table(run_dir, table)
-        sources = ["console"] if table.num_rows else []
+        rows, disagreements = metrics.long_rows()
+        write_metrics_table(run_dir, rows)
+        sources = ["console"] if rows.num_rows else []
     else:
         long_df, disagreements = merge_sources(metrics.frame(), tb_df)
         write_metrics(run_dir, long_df)
