@@ -176,10 +176,11 @@ class EventScanner:
     def push_block(self, first: int, text: str, lines: list[str], records: list[Record]) -> None:
         """The same as `push` for each of `lines` (numbered from `first`; `text` is them joined
         by `\n`), but lines that cannot start or end an event are passed over in bulk: only
-        lines holding a trigger word, records with a non-finite value and lines inside a
+        lines holding a trigger word, records with a non-finite loss and lines inside a
         traceback cost a `push`; other records only update the step bookkeeping."""
         rec_at = {r.line_no - first: r for r in records}  # the last record of a line, as `push` sees it
-        loud = [i for i, r in rec_at.items() if r.kind in _LOSS_KINDS and not _all_finite(r.values)]
+        loud = [i for i, r in rec_at.items()
+                if r.kind in _LOSS_KINDS and not _all_finite(r.values) and _nonfinite_losses(r)]
         todo_set = set(loud).union(lines_with(text, TRIGGER_WORDS))
         todo = sorted(todo_set)
         quiet = [i for i in rec_at if i not in todo_set]
@@ -193,7 +194,7 @@ class EventScanner:
     def _advance(self, first: int, lines: list[str], cur: int, stop: int, rec_at: dict[int, Record],
                  quiet: list[int]) -> None:
         """Push lines[cur:stop]: none holds a trigger word; records among them (line numbers in
-        the sorted `quiet`) are finite, so they cannot raise an event."""
+        the sorted `quiet`) have no non-finite loss, so they cannot raise an event."""
         while cur < stop and self._tb_start is not None:
             self.push(first + cur, lines[cur], rec_at.get(cur))
             cur += 1
