@@ -118,6 +118,23 @@ def parse_dict(text: str) -> dict[str, Any] | None:
             value = None
         if isinstance(value, dict):
             return value
+    elif "\\" not in text and "[" not in text:
+        # Quoted string values (e.g. a nested `{'source': 'x', 'note': "it's"}`): respell each
+        # literal as a JSON string and each bare nan/inf as JSON's, in one regex pass; anything
+        # else JSON cannot read (True, None, tuples, 1_000) still goes to ast below, and so do
+        # lists (ast keeps their ints) and what JSON would read differently from Python (a bare
+        # true/false/null, an int -0).
+        try:
+            value = _JSON.decode(_LITERAL.sub(_json_token, text))
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return parse_dict_ast(text)
+
+
+def parse_dict_ast(text: str) -> dict[str, Any] | None:
+    """`parse_dict` without the JSON fast paths: the reference they must agree with."""
     try:
         tree = ast.parse(text, mode="eval")
         value = _convert(tree.body)
@@ -129,6 +146,19 @@ def parse_dict(text: str) -> dict[str, Any] | None:
 
 
 _JSON = json.JSONDecoder(parse_int=float)  # ints as floats too: one numeric type
+# A string literal without backslashes, or a bare nan/inf/-inf (not part of a longer word).
+_LITERAL = re.compile(r"""'([^'\n]*)'|"([^"\n]*)"|(?<![\w.])(-?)(nan|inf|true|false|null|0+)(?![\w.])""")
+_JSON_NAMED = {"nan": "NaN", "inf": "Infinity"}
+
+
+def _json_token(m: re.Match[str]) -> str:
+    word = m.group(4)
+    if word is not None:
+        if word in _JSON_NAMED:
+            return m.group(3) + _JSON_NAMED[word]
+        return m.group(0) if word[0] == "0" and not m.group(3) else "@"  # "@": not JSON, so ast decides
+    return json.dumps(m.group(1) if m.group(1) is not None else m.group(2))
+
 
 def _head(line: str, at: int) -> tuple[str, int] | None:
     """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word such as
@@ -166,6 +196,7 @@ def parse_metric_line(line: str) -> tuple[str, int, dict[str, Any]] | bool:
 
 
 LineHook = Callable[[int, str, "Record | None"], None]
+BlockHook = Callable[[int, str, "list[Record]"], None]
 
 
 class ConsoleParser:
@@ -173,12 +204,17 @@ class ConsoleParser:
 
     Holds only the unfinished last line between calls. `lines` counts complete lines seen,
     `skipped` the metric-like lines that could not be read (split or garbled by interleaved
-    output), `records` the records returned. `on_line(line_no, text, record)` (optional) sees
-    every line, ANSI-stripped, with its record or None: the failure scan hooks in here so a
-    log is read once.
+    output), `records` the records returned.
+
+    Two optional hooks let one read of a log serve other scans. `on_line(line_no, text, record)`
+    sees every line, ANSI-stripped, with its (last) record or None; it costs a Python call per
+    line. `on_block(first_line_no, text, records)` sees each block of complete lines at once
+    (ANSI-stripped, joined by `\n`, no trailing newline) with the records found in it: the
+    failure scan and argv collectors use it to skip uninteresting lines at C speed.
     """
 
-    def __init__(self, stream: str = "stdout", *, on_line: LineHook | None = None) -> None:
+    def __init__(self, stream: str = "stdout", *, on_line: LineHook | None = None,
+                 on_block: BlockHook | None = None) -> None:
         self.stream = stream
         self.lines = 0
         self.skipped = 0
@@ -186,6 +222,7 @@ class ConsoleParser:
         self._partial = ""
         self._overlong = False
         self._on_line = on_line
+        self._on_block = on_block
 
     def feed(self, chunk: str) -> list[Record]:
         out: list[Record] = []
@@ -195,7 +232,7 @@ class ConsoleParser:
             cut = chunk.find("\n")
             if cut < 0:
                 return out
-            self._end_overlong()
+            self._end_overlong(out)
             chunk = chunk[cut + 1 :]
         text = self._partial + chunk if self._partial else chunk
         cut = text.rfind("\n")
@@ -209,8 +246,7 @@ class ConsoleParser:
         body = text[:cut]
         if "\x1b" in body:
             body = ANSI.sub("", body)
-        for line in body.split("\n"):
-            self._line(line, out)
+        self._block(body, out)
         return out
 
     def feed_line(self, line: str) -> Record | None:
@@ -219,20 +255,20 @@ class ConsoleParser:
         line = line.rstrip("\n")
         if "\x1b" in line:
             line = ANSI.sub("", line)
-        self._line(line, out)
+        self._one_line(line, out)
         return out[0] if out else None
 
     def close(self) -> list[Record]:
         """Finish the log: the unterminated last line (if any) is parsed too."""
         out: list[Record] = []
         if self._overlong:
-            self._end_overlong()
+            self._end_overlong(out)
         if self._partial:
             line = self._partial
             self._partial = ""
             if "\x1b" in line:
                 line = ANSI.sub("", line)
-            self._line(line, out)
+            self._block(line, out)
         return out
 
     def _keep_partial(self, text: str) -> None:
@@ -242,30 +278,75 @@ class ConsoleParser:
         else:
             self._partial = text
 
-    def _end_overlong(self) -> None:
+    def _end_overlong(self, out: list[Record]) -> None:
         self._overlong = False
-        self.lines += 1
         self.skipped += 1
-        if self._on_line is not None:
-            self._on_line(self.lines, "", None)
+        self._block("", out)
 
-    def _line(self, line: str, out: list[Record]) -> None:
+    def _one_line(self, line: str, out: list[Record]) -> None:
+        """One line, even if it holds a `\n` (callers of `feed_line` decide what a line is)."""
+        if self._on_line is None and self._on_block is None:
+            self.lines += 1
+            if line.endswith("\r"):
+                line = line[:-1]
+            if "{" in line:
+                self._parse(line, self.lines, out)
+            return
+        if "\n" not in line:
+            self._block(line, out)
+            return
         self.lines += 1
         if line.endswith("\r"):
             line = line[:-1]
-        rec = None
-        if "{" in line:
-            # A progress bar may have overwritten part of the line with \r: read each segment.
-            for seg in line.split("\r") if "\r" in line else (line,):
-                got = parse_metric_line(seg)
-                if got is True:
-                    self.skipped += 1
-                elif got:
-                    rec = Record(got[0], got[1], got[2], self.lines, self.stream)
-                    out.append(rec)
-                    self.records += 1
+        start = len(out)
+        rec = self._parse(line, self.lines, out) if "{" in line else None
         if self._on_line is not None:
             self._on_line(self.lines, line, rec)
+        if self._on_block is not None:
+            self._on_block(self.lines, line.replace("\n", " "), out[start:])
+
+    def _block(self, text: str, out: list[Record]) -> None:
+        """Complete lines `text` (joined by `\n`): parse them, call the hooks."""
+        if self._on_line is not None:
+            for line in text.split("\n"):
+                self.lines += 1
+                if line.endswith("\r"):
+                    line = line[:-1]
+                rec = self._parse(line, self.lines, out) if "{" in line else None
+                self._on_line(self.lines, line, rec)
+            return
+        first = self.lines + 1
+        start = len(out)
+        self.lines += text.count("\n") + 1
+        # Only lines holding `{` can carry a metric message: jump between them with C-speed
+        # find()s (memchr) instead of looking at every line.
+        at = text.find("{")
+        n, pos = first, 0
+        while at >= 0:
+            a = text.rfind("\n", pos, at) + 1
+            b = text.find("\n", at)
+            if b < 0:
+                b = len(text)
+            n += text.count("\n", pos, a)
+            pos = a
+            line = text[a:b]
+            self._parse(line[:-1] if line.endswith("\r") else line, n, out)
+            at = text.find("{", b)
+        if self._on_block is not None:
+            self._on_block(first, text, out[start:])
+
+    def _parse(self, line: str, n: int, out: list[Record]) -> Record | None:
+        # A progress bar may have overwritten part of the line with \r: read each segment.
+        rec = None
+        for seg in line.split("\r") if "\r" in line else (line,):
+            got = parse_metric_line(seg)
+            if got is True:
+                self.skipped += 1
+            elif got:
+                rec = Record(got[0], got[1], got[2], n, self.stream)
+                out.append(rec)
+                self.records += 1
+        return rec
 
 
 CHUNK = 1 << 20

@@ -10,13 +10,17 @@ float32, the console prints float64: 31.2 comes back as 31.200000762939453).
 
 from __future__ import annotations
 
+import functools
 import math
 from array import array
+from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from reportgen.ingest.console import Record, flatten
 from reportgen.store import atomic
@@ -25,6 +29,7 @@ from reportgen.store.layout import METRICS
 COLUMNS = ["step", "key", "value", "source"]
 PRIORITY = ("console", "tensorboard")
 REL_TOL = 1e-6
+_FLOAT = {float}
 
 
 class ConsoleMetrics:
@@ -35,14 +40,33 @@ class ConsoleMetrics:
         self._codes = array("i")
         self._values = array("d")
         self._keys: dict[str, int] = {}
+        self._flat: dict[tuple, array] = {}
 
     def add(self, rec: Record) -> None:
+        values = rec.values
+        sig = (rec.kind, tuple(values))
+        codes = self._flat.get(sig)
+        if codes is None or set(map(type, values.values())) != _FLOAT:
+            if set(map(type, values.values())) != _FLOAT:
+                self._add_slow(rec)
+                return
+            # A flat dict of floats (almost every record): its key layout is coded once, then
+            # each record with that layout costs three C-level array extends.
+            codes = self._flat[sig] = array("i", [self._code(k) for k, _ in flatten(values, rec.kind)])
+        self._steps.extend(repeat(rec.index, len(codes)))
+        self._codes.extend(codes)
+        self._values.extend(values.values())
+
+    def _code(self, key: str) -> int:
+        code = self._keys.get(key)
+        if code is None:
+            code = self._keys[key] = len(self._keys)
+        return code
+
+    def _add_slow(self, rec: Record) -> None:
         for key, value in flatten(rec.values, rec.kind):
-            code = self._keys.get(key)
-            if code is None:
-                code = self._keys[key] = len(self._keys)
             self._steps.append(rec.index)
-            self._codes.append(code)
+            self._codes.append(self._code(key))
             self._values.append(value)
 
     def extend(self, records: Iterable[Record]) -> "ConsoleMetrics":
@@ -62,6 +86,88 @@ class ConsoleMetrics:
             "key": names[codes] if len(names) else np.array([], dtype=object),
             "value": np.frombuffer(self._values, dtype=np.float64).copy() if len(self._values) else np.zeros(0),
         })
+
+
+    def long_rows(self) -> tuple["_SortedRows", list[dict[str, Any]]]:
+        """`merge_sources(self.frame(), None)` computed on the integer columns (no per-row
+        Python objects): the last value of each (step, key) in log order, rows sorted by step
+        then key, and the notes on repeated keys that changed value."""
+        n = len(self._values)
+        if n == 0:
+            return _SortedRows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), []), []
+        names = list(self._keys)
+        by_name = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[by_name] = np.arange(len(names))
+        steps = np.frombuffer(self._steps, dtype=np.int64)
+        values = np.frombuffer(self._values, dtype=np.float64)
+        ranks = rank[np.frombuffer(self._codes, dtype=np.int32)]
+        order = np.lexsort((ranks, steps))  # stable: a (step, key)'s values stay in log order
+        s_steps, s_ranks = steps[order], ranks[order]
+        new_group = np.ones(n, dtype=bool)
+        new_group[1:] = (s_steps[1:] != s_steps[:-1]) | (s_ranks[1:] != s_ranks[:-1])
+        last = np.ones(n, dtype=bool)
+        last[:-1] = new_group[1:]
+        notes: list[dict[str, Any]] = []
+        starts = np.flatnonzero(new_group)
+        sizes = np.diff(np.append(starts, n))
+        for g in np.flatnonzero(sizes > 1):
+            a, b = int(starts[g]), int(starts[g] + sizes[g])
+            v = values[order[a:b]]
+            if not _same(v[:-1], np.full(len(v) - 1, v[-1])).all():
+                notes.append({"step": int(s_steps[a]), "key": names[by_name[int(s_ranks[a])]], "chosen": "console",
+                              "values": {"console": [_json_float(float(x)) for x in v]}})
+        keep = order[last]
+        del order, s_steps, s_ranks, new_group, last
+        return _SortedRows(steps, ranks, values, keep, [names[i] for i in by_name]), notes
+
+    def long_table(self) -> tuple[pa.Table, list[dict[str, Any]]]:
+        """`long_rows` as one Arrow table."""
+        rows, notes = self.long_rows()
+        return rows.table(), notes
+
+
+class _SortedRows:
+    """The console long table as index arrays into the accumulated columns; rows become Arrow
+    (and key strings exist) only one row group at a time, so writing it adds bounded memory."""
+
+    ROW_GROUP = 1 << 16
+
+    def __init__(self, steps: np.ndarray, ranks: np.ndarray, values: np.ndarray, keep: np.ndarray,
+                 names: list[str]) -> None:
+        self._steps, self._ranks, self._values, self._keep = steps, ranks, values, keep
+        self._names = pa.array(names, type=pa.large_string())
+        self._source = pa.array(["console"], type=pa.large_string())
+        self.num_rows = len(keep)
+
+    def _batch(self, a: int, b: int) -> pa.RecordBatch:
+        idx = self._keep[a:b]
+        return pa.record_batch({
+            "step": pa.array(self._steps[idx]),
+            "key": self._names.take(pa.array(self._ranks[idx])),
+            "value": pa.array(self._values[idx]),
+            "source": self._source.take(pa.array(np.zeros(b - a, dtype=np.int32))),
+        }, schema=_pandas_schema())
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        for a in range(0, self.num_rows, self.ROW_GROUP):
+            yield self._batch(a, min(a + self.ROW_GROUP, self.num_rows))
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_batches(list(self.batches()), schema=_pandas_schema())
+
+    def to_parquet(self, path: str | Path, index: bool = False) -> None:
+        """Row group by row group; called by `atomic.write_parquet` like `DataFrame.to_parquet`."""
+        with pq.ParquetWriter(path, _pandas_schema()) as writer:
+            for batch in self.batches():
+                writer.write_batch(batch)
+
+
+@functools.cache
+def _pandas_schema() -> pa.Schema:
+    """The schema (with pandas metadata) that `write_metrics` gives a non-empty table."""
+    one = pd.DataFrame({"step": [0], "key": ["k"], "value": [0.0], "source": ["console"]})
+    return pa.Schema.from_pandas(_typed(one), preserve_index=False)
 
 
 def console_frame(records: Iterable[Record]) -> pd.DataFrame:
@@ -149,6 +255,24 @@ def write_metrics(run_dir: str | Path, long_df: pd.DataFrame) -> Path:
     """Write `<run_dir>/metrics.parquet` atomically."""
     df = _typed(long_df) if len(long_df) else empty()
     return atomic.write_parquet(Path(run_dir) / METRICS, df)
+
+
+def write_metrics_table(run_dir: str | Path, rows: "pa.Table | _SortedRows") -> Path:
+    """Write `<run_dir>/metrics.parquet` atomically from `ConsoleMetrics.long_rows()` (or an Arrow
+    table of the same schema)."""
+    if rows.num_rows == 0:
+        return write_metrics(run_dir, empty())
+    if isinstance(rows, pa.Table):
+        rows = _TableWriter(rows)
+    return atomic.write_parquet(Path(run_dir) / METRICS, rows)
+
+
+class _TableWriter:
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def to_parquet(self, path: str | Path, index: bool = False) -> None:
+        pq.write_table(self.table, path)
 
 
 def read_metrics(run_dir: str | Path) -> pd.DataFrame:

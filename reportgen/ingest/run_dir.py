@@ -16,8 +16,8 @@ from typing import Any
 
 from reportgen.ingest import argv as argv_mod
 from reportgen.ingest.console import ConsoleParser, iter_chunks
-from reportgen.ingest.events import CONTEXT, EventScanner, Event
-from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics
+from reportgen.ingest.events import CONTEXT, EventScanner, Event, lines_with
+from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics, write_metrics_table
 from reportgen.ingest.tensorboard import has_events, read_scalars
 from reportgen.store import atomic
 from reportgen.store.layout import EVENTS, STDERR, STDOUT, TENSORBOARD
@@ -26,6 +26,9 @@ EVENTS_SCHEMA_VERSION = 1
 MAX_DISAGREEMENTS = 1000
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
+# Text that marks a line as a possible `set -x` trace line (`+ ...` at the line start or behind a
+# Ray prefix `(... pid=N) `) or the start of an argument dump; `_Collector._line` decides exactly.
+_CANDIDATES = ("\n+", ") +", ")+", "arguments --")
 
 
 @dataclasses.dataclass
@@ -39,6 +42,28 @@ class _Collector:
 
     def push(self, text: str) -> None:
         self.tail.append(text)
+        self._line(text)
+
+    def push_block(self, text: str, lines: list[str]) -> None:
+        """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
+        argument-dump candidates, and the lines of an open dump, are looked at one by one."""
+        self.tail.extend(lines[-CONTEXT:])
+        todo = lines_with(text, _CANDIDATES)
+        if text.startswith("+"):
+            todo = [0, *todo] if not todo or todo[0] != 0 else todo
+        cur = 0
+        for i in todo:
+            while self.in_dump and cur < i:
+                self._line(lines[cur])
+                cur += 1
+            if i >= cur:
+                self._line(lines[i])
+                cur = i + 1
+        while self.in_dump and cur < len(lines):
+            self._line(lines[cur])
+            cur += 1
+
+    def _line(self, text: str) -> None:
         body = argv_mod._clean(text)
         if body.startswith("+"):
             self.trace.append(body)
@@ -75,11 +100,14 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
     scanner = EventScanner(name)
     col = res.collector
 
-    def on_line(n: int, text: str, rec: Any) -> None:
-        scanner.push(n, text, rec)
-        col.push(text)
+    def on_block(first: int, text: str, recs: list) -> None:
+        lines = text.split("\n")
+        if "\r" in text:  # the parser reads each line without one trailing \r
+            lines = [x[:-1] if x.endswith("\r") else x for x in lines]
+        scanner.push_block(first, text, lines, recs)
+        col.push_block(text, lines)
 
-    parser = ConsoleParser(name, on_line=on_line)
+    parser = ConsoleParser(name, on_block=on_block)
 
     def take(recs: list) -> None:
         for r in recs:
@@ -143,8 +171,14 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
         except Exception as exc:  # tbparse/tensorboard raise assorted types on corrupt records
             tb_error = f"{type(exc).__name__}: {exc}".splitlines()[0]
 
-    long_df, disagreements = merge_sources(metrics.frame(), tb_df)
-    write_metrics(run_dir, long_df)
+    if tb_df is None:
+        rows, disagreements = metrics.long_rows()
+        write_metrics_table(run_dir, rows)
+        sources = ["console"] if rows.num_rows else []
+    else:
+        long_df, disagreements = merge_sources(metrics.frame(), tb_df)
+        write_metrics(run_dir, long_df)
+        sources = sorted(set(long_df["source"])) if len(long_df) else []
     atomic.write_json(run_dir / EVENTS, {
         "schema_version": EVENTS_SCHEMA_VERSION,
         "kind": "reportgen.events",
@@ -163,7 +197,6 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
         dump = argv_mod.parse_argument_dump(dump_text) if dump_text else {}
         mapping, source = (argv_mod.dump_to_mapping(dump), "argument-dump") if dump else ({}, "none")
 
-    sources = sorted(set(long_df["source"])) if len(long_df) else []
     perf_steps = set().union(*(s.perf_steps for s in streams))
     ingest = {
         "steps": len(perf_steps),
