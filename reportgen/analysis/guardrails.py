@@ -52,6 +52,10 @@ def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
     return f"{run.path}/manifest.json"
 
 
+def _size(gib: float) -> str:
+    return f"{gib * 1024:.2f} MiB" if gib < 1 else f"{gib:.2f} GiB"
+
+
 def describe_failure(run: RunData) -> str | None:
     """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB"."""
     for kind in FAILURE_KINDS:
@@ -66,7 +70,7 @@ def describe_failure(run: RunData) -> str | None:
                 if said:
                     tail = f", tried to allocate {said}"
                 else:
-                    tail = f", tried to allocate {gib:g} GiB" if isinstance(gib, (int, float)) else ""
+                    tail = f", tried to allocate {_size(gib)}" if isinstance(gib, (int, float)) else ""
                 return f"OOM{at}{tail}"
             label = {"nan": "NaN/Inf", "traceback": "exception", "fatal": "fatal error",
                      "abnormal_exit": "abnormal exit", "timeout": "timeout", "interrupted": "interrupted"}[kind]
