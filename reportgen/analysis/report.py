@@ -180,6 +180,28 @@ def _repeats(spec, b_runs, c_runs, windows) -> dict | None:
             "interleaved": interleaved, "paired": interleaved}
 
 
+RESPONSE_LENGTH = "rollout/response_lengths"
+LENGTH_TOLERANCE = 0.10
+
+
+def _work_notes(b_runs, c_runs, windows) -> list[str]:
+    """Tokens/s compares like with like only if both arms generated about as much: in RL the
+    candidate's policy can drift to other response lengths (other numerics, other learning), and
+    a step's time depends on them. Say so when the window means differ by more than 10%."""
+    def mean_len(runs):
+        vals = [v for run in _segments(runs, RESPONSE_LENGTH, windows) for window in run for v in window]
+        return float(np.mean(vals)) if vals else None
+
+    b, c = mean_len(b_runs), mean_len(c_runs)
+    if b is None or c is None or b <= 0:
+        return []
+    diff = c / b - 1
+    if abs(diff) <= LENGTH_TOLERANCE:
+        return []
+    return [f"mean response length differs: baseline {b:.1f}, candidate {c:.1f} tokens ({diff:+.1%}); "
+            "throughput compares different generated work, so read it with the quality curves"]
+
+
 def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
     a = spec.analysis
     base, cand = arms[BASELINE], arms[cand_id]
@@ -207,11 +229,13 @@ def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
         cause = "no formal run of this candidate"
     verdict = decide(guardrails=guards, interval=iv, window_changes=changes, direction=a.direction,
                      min_effect=a.min_effect, repeat_ratios=reps["ratios"] if reps else (), failure_cause=cause)
+    interval = iv.as_dict()
+    interval["warnings"] += _work_notes(b_used, c_used, windows)
     return {
         "candidate": cand_id, "baseline": BASELINE,
         "headline": _headline(spec, base, cand),
         "windows": wrows,
-        "interval": iv.as_dict(),
+        "interval": interval,
         "consistent_direction": consistent,
         "repeats": reps,
         "guardrails": [g.as_dict() for g in guards],

@@ -58,6 +58,7 @@ class Arm:
     nan_at: int | None = None  # train/grad_norm = nan at this step
     samples: int = 16
     violations: list = field(default_factory=list)
+    resp_len: float | None = None  # mean response length per step (default: write_run's)
     cv: float = 0.05  # step-to-step noise (AR(1), rho 0.5)
     tok_scale: float = 1.0  # breaks response-token accounting when != 1
     drop_keys: tuple = ()  # metric keys this arm does not log
@@ -77,6 +78,7 @@ def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rn
     run_dir.mkdir(parents=True, exist_ok=True)
     last = steps if spec.fail_at is None else spec.fail_at
     noise = ar1(rng, steps, cv=spec.cv)
+    resp_len = spec.resp_len or resp_len
     rows = []
     step_times = []
     for s in range(last):

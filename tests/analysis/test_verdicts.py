@@ -115,3 +115,11 @@ def test_decide_precedence_invalid_over_failed():
     v = decide(guardrails=gs, interval=_iv(1.2, 1.1, 1.3), window_changes=[0.2], direction="higher",
                min_effect=0.05, failure_cause="OOM at step 3")
     assert v.status == "invalid" and v.cause == "fp"
+
+
+def test_different_response_lengths_are_flagged(tmp_path):
+    # The candidate's policy generates a third fewer tokens: tokens/s no longer compares the same work.
+    doc = _analyse(tmp_path, {"baseline": Arm(), "short": Arm(speed=1.2, resp_len=340.0), "fast": Arm(speed=1.2)})
+    short = _comp(doc, "short")["interval"]["warnings"]
+    assert any("mean response length differs: baseline 512.0, candidate 340.0" in w for w in short), short
+    assert not any("response length" in w for w in _comp(doc, "fast")["interval"]["warnings"])
