@@ -22,19 +22,14 @@ app = typer.Typer(
 
 @app.callback()
 def _root() -> None:
-    # A callback keeps `reportgen` a command group even when only one command module is present.
     """Run, ingest, analyze and publish performance experiments for RL training."""
 
 
 def _register() -> None:
     # One module per command; each exposes register(app).
-    for name in ("run_cmd", "ls_cmd", "ingest_cmd", "analyze_cmd", "site_cmd"):
-        try:
-            module = __import__(f"reportgen.commands.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"reportgen.commands.{name}":
-                raise
-            continue
+    from reportgen.commands import analyze_cmd, ingest_cmd, ls_cmd, run_cmd
+
+    for module in (run_cmd, ls_cmd, ingest_cmd, analyze_cmd):
         module.register(app)
 
 
