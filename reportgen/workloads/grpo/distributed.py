@@ -71,7 +71,7 @@ def worker_env(base: dict[str, str], rank: int, world: int, port: int) -> dict[s
     return env
 
 
-def launch(argv: list[str], world: int, *, poll_s: float = 0.2) -> int:
+def launch(argv: list[str], world: int, *, module: str = "reportgen.workloads.grpo", poll_s: float = 0.2) -> int:
     """Run `world` worker processes with `argv`; the job's exit code (first failing rank's, else 0).
 
     Workers inherit stdout/stderr, so rank 0's metric lines and any rank's traceback (a CUDA OOM's
@@ -79,7 +79,7 @@ def launch(argv: list[str], world: int, *, poll_s: float = 0.2) -> int:
     collective forever, so they are stopped (SIGTERM, then SIGKILL after 10 s).
     """
     port = free_port()
-    cmd = [sys.executable, "-m", "reportgen.workloads.grpo", *argv]
+    cmd = [sys.executable, "-m", module, *argv]
     procs = [subprocess.Popen(cmd, env=worker_env(os.environ, r, world, port)) for r in range(world)]
 
     def stop_all(sig=signal.SIGTERM) -> None:
