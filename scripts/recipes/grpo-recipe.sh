@@ -6,9 +6,11 @@
 #
 #   bash scripts/recipes/grpo-recipe.sh                      # CPU-tiny model, 48 steps
 #   PRESET=gpu-small DEVICE=cuda NUM_ROLLOUT=80 bash scripts/recipes/grpo-recipe.sh
+#   NUM_GPUS=2 PRESET=gpu-small DEVICE=cuda bash scripts/recipes/grpo-recipe.sh   # data parallel, 2 GPUs
 set -ex
 
 NUM_ROLLOUT=${NUM_ROLLOUT:-48}
+NUM_GPUS=${NUM_GPUS:-1}
 PRESET=${PRESET:-cpu-tiny}
 DEVICE=${DEVICE:-auto}
 PROJECT_NAME=${PROJECT_NAME:-reportgen}
@@ -32,6 +34,11 @@ MODEL_ARGS=(
    # Qwen3 decoder built from a config with seeded random init (no download)
    --preset ${PRESET}
    --device ${DEVICE}
+)
+
+DISTRIBUTED_ARGS=(
+   # one colocated rollout+training process per GPU, data parallel (NCCL, NVLink multicast off)
+   --actor-num-gpus-per-node ${NUM_GPUS}
 )
 
 ROLLOUT_ARGS=(
@@ -85,5 +92,5 @@ LOG_ARGS=(
    --tb-experiment-name ${EXPERIMENT_NAME}
 )
 
-"${PYTHON:-python3}" -m reportgen.workloads.grpo ${MODEL_ARGS[@]} ${ROLLOUT_ARGS[@]} ${GRPO_ARGS[@]} \
+"${PYTHON:-python3}" -m reportgen.workloads.grpo ${MODEL_ARGS[@]} ${DISTRIBUTED_ARGS[@]} ${ROLLOUT_ARGS[@]} ${GRPO_ARGS[@]} \
    ${OPTIMIZER_ARGS[@]} ${PERF_ARGS[@]} ${LOG_ARGS[@]} ${EXTRA_ARGS[@]}

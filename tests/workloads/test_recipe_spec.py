@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "scripts" / "recipes" / "default.toml"
 
 
-@pytest.mark.parametrize("profile", [None, "gpu"])
+@pytest.mark.parametrize("profile", [None, "gpu", "gpu2"])
 def test_default_spec_validates(profile):
     spec = load_spec(SPEC, profile=profile)
     assert spec.arm_ids() == ["baseline", "A1", "A2", "A3"]

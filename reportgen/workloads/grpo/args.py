@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the same cap in GiB, whatever the card (converted to a fraction of its total); "
                         "workload-only flag")
 
+    g = p.add_argument_group("parallel")
+    g.add_argument("--actor-num-gpus-per-node", "--num-gpus", dest="num_gpus", type=int, default=1,
+                   help="data-parallel processes, one per device (colocated rollout and training); "
+                        "N > 1 starts N workers from this one command (NCCL on CUDA, gloo on the CPU)")
+
     g = p.add_argument_group("rollout")
     g.add_argument("--num-rollout", type=int, default=20, help="number of rollout/train steps")
     g.add_argument("--rollout-batch-size", type=int, default=8, help="prompts per rollout")
@@ -154,6 +159,17 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
         )
     if args.global_batch_size % args.n_samples_per_prompt:
         raise WorkloadArgError("--global-batch-size must be a multiple of --n-samples-per-prompt (whole groups)")
+    if args.num_gpus <= 0:
+        raise WorkloadArgError("--actor-num-gpus-per-node must be positive")
+    if args.rollout_batch_size % args.num_gpus:
+        raise WorkloadArgError(
+            f"--rollout-batch-size {args.rollout_batch_size} must be a multiple of "
+            f"--actor-num-gpus-per-node {args.num_gpus} (each rank rolls out whole prompts)")
+    if args.global_batch_size % (args.num_gpus * args.n_samples_per_prompt):
+        raise WorkloadArgError(
+            f"--global-batch-size {args.global_batch_size} must be a multiple of --actor-num-gpus-per-node x "
+            f"--n-samples-per-prompt = {args.num_gpus * args.n_samples_per_prompt} (each rank's share of "
+            f"an optimizer step is whole prompt groups)")
     if args.eps_clip_high is None:
         args.eps_clip_high = args.eps_clip
     if args.use_dynamic_batch_size:

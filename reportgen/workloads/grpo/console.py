@@ -45,10 +45,10 @@ def tensorboard_dir(args, env: dict[str, str] | None = None) -> Path:
 class MetricSink:
     """Console always; TensorBoard scalars too with --use-tensorboard."""
 
-    def __init__(self, args, log: logging.Logger) -> None:
+    def __init__(self, args, log: logging.Logger, *, tensorboard: bool = True) -> None:
         self.log = log
         self.writer = None
-        if args.use_tensorboard:
+        if args.use_tensorboard and tensorboard:  # data parallel: rank 0 alone writes scalars
             from torch.utils.tensorboard import SummaryWriter
 
             path = tensorboard_dir(args)

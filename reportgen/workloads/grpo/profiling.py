@@ -19,6 +19,11 @@ import torch
 RANK_TAG = "rank0_dp0_tp0_pp0"
 
 
+def rank_tag(rank: int = 0) -> str:
+    """Relax's file tag of one rank; data-parallel ranks differ in the global and DP index."""
+    return f"rank{rank}_dp{rank}_tp0_pp0"
+
+
 def traces_root(args, env: dict[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     base = Path(env["REPORTGEN_RUN_DIR"]) / "traces" if env.get("REPORTGEN_RUN_DIR") else Path("traces")
@@ -28,8 +33,8 @@ def traces_root(args, env: dict[str, str] | None = None) -> Path:
 class StepProfiler:
     """Profiles steps S..E inclusive and writes one Chrome trace when step E ends."""
 
-    def __init__(self, args, device: torch.device, log) -> None:
-        self.args, self.log = args, log
+    def __init__(self, args, device: torch.device, log, rank: int = 0) -> None:
+        self.args, self.log, self.tag = args, log, rank_tag(rank)
         self.enabled = bool(args.use_pytorch_profiler)
         self.prof = None
         self.activities = [torch.profiler.ProfilerActivity.CPU]
@@ -49,7 +54,7 @@ class StepProfiler:
         self.prof.__exit__(None, None, None)
         out = traces_root(self.args) / "train_trace"
         out.mkdir(parents=True, exist_ok=True)
-        path = out / f"{self.args.profile_target}_{RANK_TAG}.{int(time.time() * 1000)}.pt.trace.json.gz"
+        path = out / f"{self.args.profile_target}_{self.tag}.{int(time.time() * 1000)}.pt.trace.json.gz"
         self.prof.export_chrome_trace(str(path))
         self.prof = None
         self.log.info(f"profiler: wrote {path}")
@@ -63,8 +68,8 @@ class MemoryHistory:
     peak resident memory and says so, and the log says so too.
     """
 
-    def __init__(self, args, device: torch.device, log) -> None:
-        self.args, self.log, self.device = args, log, device
+    def __init__(self, args, device: torch.device, log, rank: int = 0) -> None:
+        self.args, self.log, self.device, self.tag = args, log, device, rank_tag(rank)
         self.enabled = bool(args.record_memory_history)
         self.dump_after = max(1, args.memory_snapshot_num_steps or 1) - 1
         if self.enabled:
@@ -77,7 +82,7 @@ class MemoryHistory:
     def path(self) -> Path:
         out = traces_root(self.args) / "memory_snapshot"
         out.mkdir(parents=True, exist_ok=True)
-        return out / f"memory_snapshot_time{int(time.time())}_{RANK_TAG}_snapshot.pickle"
+        return out / f"memory_snapshot_time{int(time.time())}_{self.tag}_snapshot.pickle"
 
     def dump(self, path: Path | None = None) -> Path:
         path = path or self.path()

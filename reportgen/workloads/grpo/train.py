@@ -3,10 +3,16 @@
 Timing follows Relax's definitions: the training block (ref/actor log-probs, advantages, actor
 train, logging) is `perf/train_time`; everything from the end of one block to the start of the
 next (here: generation and reward) is `perf/train_wait_time`; their sum is `perf/step_time`.
+
+With data parallelism (`--actor-num-gpus-per-node N`, see `distributed`) each rank rolls out and
+trains on its share of every optimizer step's prompt groups; gradients are summed over ranks and
+the per-step statistics gathered, so rank 0 prints the same keys with the same (global)
+definitions as a single process: one set of `perf`/`rollout`/`step` lines for the whole job.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import statistics
@@ -20,6 +26,8 @@ from reportgen.workloads.grpo.args import format_argument_dump, parse_args
 from reportgen.workloads.grpo.batching import micro_batches
 from reportgen.workloads.grpo.console import MetricSink, get_logger
 from reportgen.workloads.grpo.decode import StaticKVDecoder
+from reportgen.workloads.grpo.distributed import (DistEnv, allreduce_grads, destroy_process_group, env_of, gather,
+                                                  init_process_group, parameter_checksum, sum_floats)
 from reportgen.workloads.grpo.losses import group_advantages, grpo_loss
 from reportgen.workloads.grpo.model import (build_policy, count_parameters, forward_packed, frozen_copy,
                                             plan_recompute)
@@ -90,10 +98,11 @@ def token_logprobs(model, mb: MicroBatch, segments, selective: bool, with_entrop
 class Trainer:
     """Holds the model, optimizer, decoder and data stream; `step(rollout_id)` runs one GRPO step."""
 
-    def __init__(self, args, log=None) -> None:
+    def __init__(self, args, log=None, dist_env: DistEnv | None = None) -> None:
         t0 = time.perf_counter()
         self.args = args
         self.log = log or get_logger()
+        self.dist = dist_env or DistEnv()
         self.device = resolve_device(args.device)
         capped = args.gpu_memory_fraction is not None or args.gpu_memory_cap_gib is not None
         if self.device.type == "cuda" and capped:
@@ -110,7 +119,8 @@ class Trainer:
         if threads:
             torch.set_num_threads(threads)
         self.log.info(f"cpu-threads: {torch.get_num_threads()}")
-        print(f"> setting random seeds to {args.seed} ...", flush=True)
+        if self.dist.is_logger:
+            print(f"> setting random seeds to {args.seed} ...", flush=True)
         random.seed(args.seed)
         torch.manual_seed(args.seed)
         use_bf16 = args.bf16 or (self.device.type == "cuda" and not args.fp32)
@@ -131,15 +141,21 @@ class Trainer:
                           f"{n_ckpt} of {args.num_layers} decoder layers recomputed in backward "
                           f"({len([s for s in self.segments if s.checkpointed])} checkpointed segments)")
         cuda_graph = args.rollout_cuda_graph if args.rollout_cuda_graph is not None else self.device.type == "cuda"
-        self.n_samples = args.rollout_batch_size * args.n_samples_per_prompt
+        # This rank's share: whole prompt groups of every optimizer step (all of it with one rank).
+        world = self.dist.world_size
+        self.n_samples = args.rollout_batch_size * args.n_samples_per_prompt // world
+        self.step_samples = args.global_batch_size // world
+        if self.dist.active:
+            self.log.info(f"data-parallel: {world} ranks ({'nccl' if self.device.type == 'cuda' else 'gloo'}), "
+                          f"{self.n_samples} samples and {self.step_samples} per optimizer step on each rank")
         self.decoder = StaticKVDecoder(self.model, self.n_samples,
                                        args.rollout_max_prompt_len + args.rollout_max_response_len,
                                        cuda_graph=cuda_graph)
         self.log.info(f"rollout: static KV cache decode loop, CUDA graph {'on' if self.decoder.use_graph else 'off'}")
         self.stream = PromptStream(make_dataset(args.rollout_seed, args.rollout_max_prompt_len), args.rollout_seed)
-        self.sink = MetricSink(args, self.log)
-        self.profiler = StepProfiler(args, self.device, self.log)
-        self.memory = MemoryHistory(args, self.device, self.log)
+        self.sink = MetricSink(args, self.log, tensorboard=self.dist.is_logger)
+        self.profiler = StepProfiler(args, self.device, self.log, rank=self.dist.rank)
+        self.memory = MemoryHistory(args, self.device, self.log, rank=self.dist.rank)
         self.train_step = 0
         self.last_prompt_indices: list[int] = []
         _sync(self.device)
@@ -150,11 +166,12 @@ class Trainer:
     def rollout(self, rollout_id: int):
         a = self.args
         t0 = time.perf_counter()
-        prompts = self.stream.next_batch(a.rollout_batch_size)
+        prompts = self._shard(self.stream.next_batch(a.rollout_batch_size))
         prompt_ids = [p.token_ids for p in prompts for _ in range(a.n_samples_per_prompt)]
         answers = [p.answer for p in prompts for _ in range(a.n_samples_per_prompt)]
         gen = torch.Generator(device=self.device)
-        gen.manual_seed(a.rollout_seed * 1_000_003 + rollout_id)
+        # Rank 0 draws as a single process does; other ranks draw from disjoint seeds.
+        gen.manual_seed(a.rollout_seed * 1_000_003 + rollout_id + self.dist.rank * 2**40)
         self.model.eval()
         batch = self.decoder.generate(prompt_ids, max_new=a.rollout_max_response_len,
                                       temperature=a.rollout_temperature, generator=gen)
@@ -162,20 +179,34 @@ class Trainer:
         verdicts = [score(r, ans) for r, ans in zip(batch.responses, answers)]
         _sync(self.device)
         rollout_time = time.perf_counter() - t0
-        resp = [len(r) for r in batch.responses]
+        local = ([len(r) for r in batch.responses], list(batch.truncated), rollout_time,
+                 batch.decode_steps * len(batch.responses) / batch.decode_time_s)
+        parts = gather(self.dist, local)
+        resp = [n for p in parts for n in p[0]]
+        truncated = [t for p in parts for t in p[1]]
+        rollout_time = max(p[2] for p in parts)  # the slowest rank gates the step
         perf = {
             "perf/rollout_time": rollout_time,
-            "perf/tokens_per_gpu_per_sec": sum(resp) / rollout_time,
-            "perf/decode_tok_per_s": batch.decode_steps * len(resp) / batch.decode_time_s,
+            "perf/tokens_per_gpu_per_sec": sum(resp) / rollout_time / self.dist.world_size,
+            "perf/decode_tok_per_s": sum(p[3] for p in parts),
             "rollout/response_len/mean": statistics.fmean(resp),
             "rollout/response_len/median": float(statistics.median(resp)),
             "rollout/response_len/max": max(resp),
             "rollout/response_len/min": min(resp),
-            "rollout/truncated_ratio": sum(batch.truncated) / len(resp),
+            "rollout/truncated_ratio": sum(truncated) / len(resp),
         }
         self.sink.emit("perf", rollout_id, perf)
         self.last_rollout_perf = perf
         return [p.index for p in prompts], batch, verdicts
+
+    def _shard(self, items: list) -> list:
+        """This rank's prompts: its equal slice of each optimizer step's prompt groups."""
+        if not self.dist.active:
+            return items
+        per_step = self.args.global_batch_size // self.args.n_samples_per_prompt
+        chunk = per_step // self.dist.world_size
+        r = self.dist.rank
+        return [x for s in range(0, len(items), per_step) for x in items[s + r * chunk:s + (r + 1) * chunk]]
 
     # -- training block ------------------------------------------------------------------------
     def _logprob_pass(self, model, mbs) -> tuple[list[torch.Tensor], float]:
@@ -194,8 +225,8 @@ class Trainer:
         lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
         # One optimizer step per global batch of whole groups; micro-batches inside each.
         steps = []
-        for start in range(0, self.n_samples, a.global_batch_size):
-            idx = list(range(start, start + a.global_batch_size))
+        for start in range(0, self.n_samples, self.step_samples):
+            idx = list(range(start, start + self.step_samples))
             groups = micro_batches([lengths[i] for i in idx], dynamic=a.use_dynamic_batch_size,
                                    max_tokens=a.max_tokens_per_gpu, micro_batch_size=a.micro_batch_size)
             steps.append([pack([idx[j] for j in g], prompts, responses, dev) for g in groups])
@@ -228,6 +259,9 @@ class Trainer:
                     sums[name] += float(value.detach()) / a.global_batch_size
                 k += 1
             params = [p for p in self.model.parameters() if p.grad is not None]
+            allreduce_grads(self.dist, params)
+            if self.dist.active:
+                sums = dict(zip(sums, sum_floats(self.dist, list(sums.values()), dev)))
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, a.clip_grad if a.clip_grad > 0 else float("inf")))
             t_opt = time.perf_counter()
             if math.isfinite(grad_norm):
@@ -247,37 +281,60 @@ class Trainer:
         actor_time = time.perf_counter() - t0
 
         resp_lens = [len(r) for r in responses]
-        n_resp_tokens = sum(resp_lens)
         token_lp = torch.cat(old_lp)
+        token_adv = adv_dev[torch.cat([torch.tensor(mb.samples, device=dev)[mb.local_index] for mb in all_mbs])]
+        ref_tok = torch.cat(ref_lp) if ref_lp is not None else None
+        sampler_lp = [x for lp in batch.log_probs for x in lp]
+        correct = [v.correct for v in verdicts]
+        well_formed = [v.well_formed for v in verdicts]
+        n_mbs = len(all_mbs)
+        peak = torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else None
+        if self.dist.active:
+            # Every rank's samples, so that rank 0's figures are the job's (global) figures.
+            def cpu(t):
+                return None if t is None else t.detach().cpu()
+
+            parts = gather(self.dist, dict(raw=raw, adv=adv, token_adv=cpu(token_adv), token_lp=cpu(token_lp),
+                                           ref_tok=cpu(ref_tok), resp_lens=resp_lens, lengths=lengths,
+                                           sampler_lp=sampler_lp, correct=correct, well_formed=well_formed,
+                                           n_mbs=n_mbs, peak=peak))
+            raw, adv, token_adv, token_lp = (torch.cat([p[k] for p in parts])
+                                             for k in ("raw", "adv", "token_adv", "token_lp"))
+            if ref_tok is not None:
+                ref_tok = torch.cat([p["ref_tok"] for p in parts])
+            resp_lens, lengths, sampler_lp, correct, well_formed = (
+                [x for p in parts for x in p[k]] for k in ("resp_lens", "lengths", "sampler_lp", "correct", "well_formed"))
+            n_mbs = sum(p["n_mbs"] for p in parts)
+            peak = max(p["peak"] for p in parts) if peak is not None else None
+        n_resp_tokens = sum(resp_lens)
         rollout = {
             "rollout/raw_reward": float(raw.mean()),
             "rollout/rewards": float(adv.mean()),
-            "rollout/advantages": float(adv_dev[torch.cat([torch.tensor(mb.samples, device=dev)[mb.local_index]
-                                                            for mb in all_mbs])].mean()),
+            "rollout/advantages": float(token_adv.mean()),
             "rollout/response_lengths": statistics.fmean(resp_lens),
             "rollout/total_lengths": statistics.fmean(lengths),
             "rollout/log_probs": float(token_lp.mean()),
-            "rollout/rollout_log_probs": statistics.fmean(x for lp in batch.log_probs for x in lp),
-            "rollout/correct_ratio": sum(v.correct for v in verdicts) / len(verdicts),
-            "rollout/format_ratio": sum(v.well_formed for v in verdicts) / len(verdicts),
-            "rollout/num_samples": len(responses),
+            "rollout/rollout_log_probs": statistics.fmean(sampler_lp),
+            "rollout/correct_ratio": sum(correct) / len(correct),
+            "rollout/format_ratio": sum(well_formed) / len(well_formed),
+            "rollout/num_samples": len(resp_lens),
             "rollout/step": rollout_id,
         }
-        if ref_lp is not None:
-            rollout["rollout/ref_log_probs"] = float(torch.cat(ref_lp).mean())
+        if ref_tok is not None:
+            rollout["rollout/ref_log_probs"] = float(ref_tok.mean())
         perf = {
             "perf/actor_train_time": actor_time,
             "perf/actor_train_tokens": sum(lengths),
             "perf/actor_train_tok_per_s": sum(lengths) / actor_time,
             "perf/log_probs_time": lp_time,
             "perf/optimizer_time": opt_time,
-            "perf/micro_batches": len(all_mbs),
+            "perf/micro_batches": n_mbs,
             "perf/response_tokens": n_resp_tokens,
         }
         if self.ref is not None:
             perf["perf/ref_log_probs_time"] = ref_time
-        if dev.type == "cuda":
-            perf["perf/max_memory_allocated_gib"] = torch.cuda.max_memory_allocated(dev) / 2**30
+        if peak is not None:
+            perf["perf/max_memory_allocated_gib"] = peak  # the fullest device of the job
         return rollout, perf
 
     def step(self, rollout_id: int) -> dict:
@@ -315,17 +372,48 @@ def run(argv: list[str] | None = None) -> int:
     return run_args(parse_args(argv))
 
 
+def _join(args) -> DistEnv:
+    """Join the process group a launcher set up (nothing to do in a single-process run)."""
+    dist_env = env_of()
+    if not dist_env.active:
+        return dist_env
+    if dist_env.world_size != args.num_gpus:
+        raise SystemExit(f"WORLD_SIZE={dist_env.world_size} but --actor-num-gpus-per-node {args.num_gpus}; "
+                         f"start {args.num_gpus} workers or change the flag")
+    if not dist_env.is_logger:
+        get_logger().setLevel(logging.WARNING)  # other ranks stay silent except warnings and errors
+    if args.device != "cpu" and torch.cuda.is_available():
+        if torch.cuda.device_count() <= dist_env.local_rank:
+            raise SystemExit(f"--actor-num-gpus-per-node {args.num_gpus}: only {torch.cuda.device_count()} "
+                             f"CUDA device(s) visible; lower the flag or expose more devices")
+        torch.cuda.set_device(dist_env.local_rank)
+        init_process_group(dist_env, "cuda")
+    else:
+        if args.device == "cuda":
+            raise SystemExit("--device cuda: no CUDA device is visible to this process")
+        init_process_group(dist_env, "cpu")
+    return dist_env
+
+
 def run_args(args) -> int:
     """Train for `--num-rollout` steps; a CUDA OOM propagates (exit code 1, PyTorch's own text)."""
-    print(format_argument_dump(args), flush=True)
-    trainer = Trainer(args)
+    dist_env = _join(args)
+    if dist_env.is_logger:
+        print(format_argument_dump(args), flush=True)
+    trainer = Trainer(args, dist_env=dist_env)
     try:
         for rollout_id in range(args.num_rollout):
             trainer.step(rollout_id)
+        if dist_env.active:
+            sums = gather(dist_env, parameter_checksum(trainer.model))
+            trainer.log.info(f"data-parallel: parameter checksum per rank: {sums}")
+            if len(set(sums)) != 1:
+                raise RuntimeError(f"data-parallel replicas diverged: parameter checksums {sums}")
     except torch.OutOfMemoryError:
         trainer.memory.on_oom()
         raise  # Python prints PyTorch's own "CUDA out of memory" text and exits with code 1
     finally:
         trainer.close()
+    destroy_process_group(dist_env)
     trainer.log.info(f"training finished: {args.num_rollout} steps")
     return 0
