@@ -67,9 +67,12 @@ OPTIMIZER_ARGS=(
 
 PERF_ARGS=(
    # activation checkpointing of every decoder layer
+   --recompute-granularity full
+   --recompute-method uniform
+   --recompute-num-layers 1
    # pack samples into micro-batches under a token budget
    --use-dynamic-batch-size
-   --max-tokens-per-gpu ${MAX_TOKENS_PER_GPU}
+   --max-tokens-per-gpu 128
 )
 
 LOG_ARGS=(
