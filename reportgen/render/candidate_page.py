@@ -34,6 +34,7 @@ def _event_block(rel: str, e: dict) -> str:
     step = f" at step {fmt_num(e.get('step'), 0)}" if e.get("step") is not None else ""
     out = [f"**{safe.text(e.get('kind', 'event'))}{step}** ({safe.text(where)}): {safe.code(e.get('message'))}\n"]
     details = e.get("details") or {}
+    details = {k: v for k, v in details.items() if v not in (None, "")}
     if details:
         out.append(", ".join(f"{safe.text(k)} = {safe.code(v)}" for k, v in details.items()) + "\n")
     excerpt = e.get("excerpt") or []
@@ -84,12 +85,15 @@ def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
             total = max(total or 0.0, float(g["mem_total_mib"].max()))
     parts = []
     if peak is not None:
-        parts.append(f"Peak GPU memory used before the failure: {fmt_num(round(peak), 0)} MiB")
+        parts.append(f"Peak GPU memory used before the failure: {fmt_num(round(peak), 0)} MiB (nvidia-smi: includes the "
+                     "CUDA context and other memory outside PyTorch's allocator)")
     if cap is not None:
         parts.append(f"the workload capped itself at {fmt_num(cap / 1024, 2).rstrip('0').rstrip('.')} GiB "
                      f"({fmt_num(round(cap), 0)} MiB, {safe.code(CAP_FLAG)} in the effective command line; dotted orange rule)")
     if total is not None:
-        parts.append(f"device total {fmt_num(round(total), 0)} MiB (dashed red rule)")
+        zoomed = cap is not None and total > 4 * max(cap, peak or 0.0)
+        parts.append(f"device total {fmt_num(round(total), 0)} MiB"
+                     + (" (far above the cap: the chart's scale stops near the cap)" if zoomed else " (dashed red rule)"))
     return ("; ".join(parts) + ".\n") if parts else ""
 
 

@@ -143,8 +143,12 @@ def verdict_table(exp: ExperimentData) -> str:
             "yes" if c.get("consistent_direction") else "no",
             f"{rep.get('n')} (spread {fmt_change(rep.get('spread'))})" if rep else "1 each",
         ])
-    out = table(["candidate", "verdict", "change of the primary metric", "n (steps)",
-                 "same direction in every window", "runs per arm"], rows, align=["l", "l", "l", "r", "c", "r"])
+    header = ["candidate", "verdict", "change of the primary metric", "n (steps)", "same direction in every window",
+              "runs per arm"]
+    align = ["l", "l", "l", "r", "c", "r"]
+    if not any(c.get("repeats") for c in comps):  # one run per arm everywhere: a column of "1 each" says little
+        header, align, rows = header[:-1], align[:-1], [r[:-1] for r in rows]
+    out = table(header, rows, align=align)
     if notes:
         out += "\n\n" + '<ol class="rg-footnotes">' + "".join(
             f"<li>{safe.text(t)} ({safe.text(', '.join(cands))})</li>" for t, cands in notes) + "</ol>"

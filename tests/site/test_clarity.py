@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.site import site_fixture
@@ -72,7 +73,7 @@ def test_interval_warnings_are_footnotes(exp):
     assert "warnings" not in header and "method" not in header
     rows = [line for line in tbl.splitlines() if line.startswith("| [A")]
     assert all("a very long warning" not in r for r in rows)
-    assert rows[0].endswith("<sup>1</sup> | 36 / 36 | yes | 1 each |")
+    assert rows[0].endswith("<sup>1</sup> | 36 / 36 | yes |")
     assert "<sup>1</sup><sup>2</sup>" in rows[2] and "<sup>" not in rows[1]
     notes = re.findall(r"<li>(.*?)</li>", tbl)
     assert notes[0] == "only one repeat per arm (A1, A3)" and notes[1].endswith("(A3)") and len(notes) == 2
@@ -111,3 +112,23 @@ def test_failed_candidate_shows_the_memory_cap(tmp_path):
     assert "capped itself" not in plain.markdown
     assert all(layer["encoding"]["y"]["field"] != "cap" for layer in plain.charts["memory"]["spec"]["layer"]
                if "y" in layer.get("encoding", {}))
+
+
+def test_a_small_cap_zooms_the_memory_chart(tmp_path):
+    """A 5 GiB cap on an 80 GiB card: the scale stops near the cap, the total is said in words."""
+    exp_dir = site_fixture.build_experiment(tmp_path)
+    manifest = exp_dir / "A2" / "1" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["effective_argv"] = ["--gpu-memory-cap-gib=5"]
+    manifest.write_text(json.dumps(doc))
+    gpu = pd.read_parquet(exp_dir / "A2" / "1" / "gpu.parquet")
+    gpu["mem_used_mib"] = gpu["mem_used_mib"] / 16   # a small workload on a big card, as on the H200
+    gpu.to_parquet(exp_dir / "A2" / "1" / "gpu.parquet")
+    exp = load_experiment(exp_dir)
+    peak = max(float(r.gpu["mem_used_mib"].max()) for r in exp.formal_runs("A2"))
+    assert 81920 > 4 * peak  # the fixture's A2 peak, or this test checks nothing
+    page = candidate_page.render(exp, "A2")
+    lines = next(layer for layer in page.charts["memory"]["spec"]["layer"] if layer["mark"]["type"] == "line")
+    top = lines["encoding"]["y"]["scale"]["domain"][1]
+    assert max(5120, peak) < top < 81920
+    assert "device total 81920 MiB (far above the cap" in page.markdown
