@@ -90,6 +90,18 @@ def describe_failure(run: RunData) -> str | None:
     return None
 
 
+def which_runs(runs: Sequence[RunData]) -> str:
+    """The runs a passing check covered, by arm: "baseline and A1" with one run per arm,
+    "baseline (3 runs) and A1 (3 runs)" with repeats; reads better than a bare count."""
+    arms: dict[str, int] = {}
+    for r in runs:
+        arms[r.arm] = arms.get(r.arm, 0) + 1
+    names = [a if n == 1 else f"{a} ({n} runs)" for a, n in arms.items()]
+    if not names:
+        return "no run"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def steps_completed(runs: Sequence[RunData], expected: int | None) -> Guardrail:
     title = "All declared steps completed"
     if not runs:
@@ -100,7 +112,7 @@ def steps_completed(runs: Sequence[RunData], expected: int | None) -> Guardrail:
     if short:
         r, n = short[0]
         return Guardrail("steps_completed", title, FAIL, f"{r.path}: {n}/{expected} steps", _ev(r))
-    return Guardrail("steps_completed", title, PASS, f"{expected}/{expected} steps in {len(runs)} run(s)")
+    return Guardrail("steps_completed", title, PASS, f"{which_runs(runs)}: {expected}/{expected} steps")
 
 
 def no_failures(runs: Sequence[RunData]) -> Guardrail:
@@ -112,12 +124,12 @@ def no_failures(runs: Sequence[RunData]) -> Guardrail:
             return Guardrail("no_failures", title, FAIL, f"{r.path}: {cause}", _ev(r, event))
     if not runs:
         return Guardrail("no_failures", title, FAIL, "no formal run")
-    return Guardrail("no_failures", title, PASS, f"{len(runs)} run(s) exited 0 with no failure event")
+    return Guardrail("no_failures", title, PASS, f"{which_runs(runs)}: exited 0 with no failure event")
 
 
 def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     title = "Samples per step equal the global batch"
-    checked = 0
+    checked: list[RunData] = []
     for r in runs:
         batch = argv_value(r.argv, batch_flag)
         if batch is None or "rollout/num_samples" not in r.steps.columns:
@@ -128,7 +140,7 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
             continue
         col = r.steps["rollout/num_samples"].dropna()
         bad = col[col != want]
-        checked += 1
+        checked.append(r)
         if len(bad):
             return Guardrail("samples_per_step", title, FAIL,
                              f"{r.path}: step {int(bad.index[0])} had {bad.iloc[0]:g} samples, global batch {batch}",
@@ -136,14 +148,14 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     if not checked:
         return Guardrail("samples_per_step", title, NA,
                          f"not checkable: rollout/num_samples or {batch_flag} missing")
-    return Guardrail("samples_per_step", title, PASS, f"every step of {checked} run(s) matched the global batch")
+    return Guardrail("samples_per_step", title, PASS, f"{which_runs(checked)}: every step matched the global batch")
 
 
 def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     """response tokens/s x step time = mean response length x samples, step by step."""
     title = "Response-token accounting consistent"
     need = ("perf/step_resp_token_per_s", "perf/step_time", "rollout/response_lengths")
-    checked = 0
+    checked: list[RunData] = []
     for r in runs:
         df = r.steps
         if any(k not in df.columns for k in need):
@@ -163,7 +175,7 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
         ok = lhs.notna() & rhs.notna() & np.isfinite(lhs) & np.isfinite(rhs) & (rhs != 0)
         if not ok.any():
             continue
-        checked += 1
+        checked.append(r)
         rel = ((lhs[ok] - rhs[ok]).abs() / rhs[ok].abs())
         bad = rel[rel > TOKEN_TOLERANCE]
         if len(bad):
@@ -175,7 +187,7 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     if not checked:
         return Guardrail("token_accounting", title, NA, "not checkable: key missing (" + ", ".join(need) + ")")
     return Guardrail("token_accounting", title, PASS,
-                     f"agree within {TOKEN_TOLERANCE:.0%} on every step of {checked} run(s)")
+                     f"{which_runs(checked)}: agree within {TOKEN_TOLERANCE:.0%} on every step")
 
 
 def finite_training(runs: Sequence[RunData]) -> Guardrail:
@@ -253,7 +265,7 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
         if data != ref[1]:
             return Guardrail("same_inputs", title, FAIL, f"{r.path}: data hashes differ from {runs[0].path}",
                              f"{r.path}/manifest.json")
-    return Guardrail("same_inputs", title, PASS, f"same hashes in {len(runs)} run(s)")
+    return Guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
 
 
 def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Guardrail:
@@ -267,7 +279,7 @@ def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> G
         if fp != ref:
             return Guardrail("same_machine", title, FAIL, f"{r.path}: fingerprint {fp} differs from {runs[0].path}'s {ref}",
                              f"{r.path}/manifest.json")
-    return Guardrail("same_machine", title, PASS, f"fingerprint {str(ref)[:12]} in {len(runs)} run(s)")
+    return Guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
 
 
 def no_profiler(runs: Sequence[RunData]) -> Guardrail:

@@ -9,8 +9,10 @@ from typing import Any, Sequence
 from reportgen.render import safe
 from reportgen.render.format import fmt_change, fmt_num
 
-VERDICT_ADMONITION = {"accepted": "success", "rejected": "warning", "no_change": "info",
-                      "inconclusive": "question", "failed": "failure", "invalid": "danger"}
+# Admonition type per verdict: green accepted, orange rejected, red failed; the neutral outcomes
+# use report.css's own grey types (Material's "question" is green, which read as a success).
+VERDICT_ADMONITION = {"accepted": "success", "rejected": "warning", "no_change": "rg-neutral",
+                      "inconclusive": "rg-inconclusive", "failed": "failure", "invalid": "rg-invalid"}
 VERDICT_LABEL = {"accepted": "accepted", "rejected": "rejected", "no_change": "no significant change",
                  "inconclusive": "inconclusive", "failed": "failed", "invalid": "invalid"}
 _URL = re.compile(r"^https?://[^\s<>\"']+$")
@@ -29,6 +31,21 @@ def badge(status: str | None) -> str:
     s = status or "unknown"
     cls = re.sub(r"[^a-z_]", "", s.lower()) or "unknown"
     return f'<span class="rg-badge rg-{cls}">{safe.text(VERDICT_LABEL.get(s, s))}</span>'
+
+
+def guardrail_status(g: dict) -> str:
+    """"pass", "fail" or "not_applicable"; older documents carry only `passed` (None: not checkable)."""
+    status = g.get("status")
+    if status in ("pass", "fail", "not_applicable"):
+        return status
+    return "not_applicable" if g.get("passed") is None else ("pass" if g.get("passed") else "fail")
+
+
+def guardrail_mark(g: dict) -> str:
+    """✓ passed, ✗ failed, a grey "– n/a" for a check that could not be made (not a failure)."""
+    return {"pass": '<span class="rg-pass" title="passed">✓</span>',
+            "fail": '<span class="rg-fail" title="failed">✗</span>',
+            "not_applicable": '<span class="rg-na" title="not checkable">– n/a</span>'}[guardrail_status(g)]
 
 
 def link(url: Any, label: Any) -> str:

@@ -34,12 +34,67 @@ def _event_block(rel: str, e: dict) -> str:
     step = f" at step {fmt_num(e.get('step'), 0)}" if e.get("step") is not None else ""
     out = [f"**{safe.text(e.get('kind', 'event'))}{step}** ({safe.text(where)}): {safe.code(e.get('message'))}\n"]
     details = e.get("details") or {}
+    details = {k: v for k, v in details.items() if v not in (None, "")}
     if details:
         out.append(", ".join(f"{safe.text(k)} = {safe.code(v)}" for k, v in details.items()) + "\n")
     excerpt = e.get("excerpt") or []
     if excerpt:
         out.append(safe.fence("\n".join(str(x) for x in excerpt), "text", title="log excerpt"))
     return "\n".join(out) + "\n"
+
+
+CAP_FLAG = "--gpu-memory-cap-gib"
+
+
+def _flag_value(argv, flag: str):
+    """A flag's value from an effective argv: a {flag: value} dict or a list of words."""
+    if isinstance(argv, dict):
+        return argv.get(flag)
+    if isinstance(argv, list):
+        for i, word in enumerate(argv):
+            if word == flag and i + 1 < len(argv):
+                return argv[i + 1]
+            if isinstance(word, str) and word.startswith(flag + "="):
+                return word.split("=", 1)[1]
+    return None
+
+
+def memory_cap_mib(exp: ExperimentData, cand: str) -> float | None:
+    """The GPU memory cap the workload applied to itself (`--gpu-memory-cap-gib N` in the effective
+    argv), in MiB; None when no run of the arm set one."""
+    for run in exp.formal_runs(cand):
+        for argv in (run.manifest.get("effective_argv"), run.command.get("argv"), run.manifest.get("command")):
+            value = _flag_value(argv, CAP_FLAG)
+            if value is None:
+                continue
+            try:
+                return float(value) * 1024.0
+            except (TypeError, ValueError):
+                continue
+    return None
+
+
+def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
+    """Peak memory before the failure against the cap and the device total, in words."""
+    peak = total = None
+    for run in exp.formal_runs(cand):
+        g = run.gpu
+        if "mem_used_mib" in g and len(g):
+            peak = max(peak or 0.0, float(g["mem_used_mib"].max()))
+        if "mem_total_mib" in g and len(g):
+            total = max(total or 0.0, float(g["mem_total_mib"].max()))
+    parts = []
+    if peak is not None:
+        parts.append(f"Peak GPU memory used before the failure: {fmt_num(round(peak), 0)} MiB (nvidia-smi: includes the "
+                     "CUDA context and other memory outside PyTorch's allocator)")
+    if cap is not None:
+        parts.append(f"the workload capped itself at {fmt_num(cap / 1024, 2).rstrip('0').rstrip('.')} GiB "
+                     f"({fmt_num(round(cap), 0)} MiB, {safe.code(CAP_FLAG)} in the effective command line; dotted orange rule)")
+    if total is not None:
+        zoomed = cap is not None and total > 4 * max(cap, peak or 0.0)
+        parts.append(f"device total {fmt_num(round(total), 0)} MiB"
+                     + (" (far above the cap: the chart's scale stops near the cap)" if zoomed else " (dashed red rule)"))
+    return ("; ".join(parts) + ".\n") if parts else ""
 
 
 def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
@@ -64,10 +119,14 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
             md += [_event_block(rel, e) for rel, e in events]
         else:
             md.append("No failure event was recorded in events.json.\n")
+        cap = memory_cap_mib(exp, cand)
         specs["memory"] = charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used up to the failure", unit="MiB",
-                                            arms=[cand], show_total=True, how="max")
+                                            arms=[cand], show_total=True, how="max", cap=cap)
         md.append("### Memory up to the failure\n")
-        md.append(blocks.chart("memory", specs["memory"], title="GPU memory used up to the failure (dashed: device total)", svg=svg))
+        md.append(memory_text(exp, cand, cap))
+        md.append(blocks.chart("memory", specs["memory"], svg=svg,
+                               title="GPU memory used up to the failure (dashed: device total"
+                                     + (", dotted: the workload's memory cap)" if cap is not None else ")")))
     md += ["## What changed\n", f"Based on {safe.code(arm.get('base') or 'baseline')}. The recipe diff against the original:\n",
            safe.fence(arm.get("diff") or "(no change)", "diff") + "\n",
            "## Why it was tried\n", safe.text(arm.get("rationale") or "No rationale was written in the spec.") + "\n",
@@ -83,7 +142,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     md += [f"- {safe.text(w)}" for w in warnings]
     md.append("\n## Guardrails\n")
     for g in comp.get("guardrails", []):
-        mark = '<span class="rg-pass">✓</span>' if g.get("passed") else '<span class="rg-fail">✗</span>'
+        mark = blocks.guardrail_mark(g)
         ev = f" (evidence: {safe.code(g['evidence'])})" if g.get("evidence") else ""
         md.append(f"- {mark} **{safe.text(g.get('title'))}**: {safe.text(g.get('reason'))}{ev}")
     md.append("")

@@ -296,20 +296,26 @@ def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how:
 
 
 @_template
-def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool) -> dict:
+def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False,
+                  y_max: float | None = None) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
-    base = alt.Chart(_named("main", GPU_DATA))
+    base = alt.Chart(_named("main", GPU_DATA.assign(cap=[0.0]) if show_cap else GPU_DATA))
     lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
         x=alt.X(field="sec", type="quantitative", title="seconds since the run started"),
-        y=alt.Y(field="value", type="quantitative", title=unit), color=_color(arms),
+        y=alt.Y(field="value", type="quantitative", title=unit,
+                scale=alt.Scale(domain=[0, y_max]) if y_max else alt.Undefined), color=_color(arms),
         detail=alt.Detail(field="run", type="nominal"),
         tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="sec", type="quantitative", format=".0f"),
                  alt.Tooltip(field="value", type="quantitative", format=".4~g")])
     layers: list[Any] = [lines]
-    if show_total:
+    if show_total and not y_max:  # with a zoomed scale the device total lies above it (said in the title)
         layers.append(base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
             y=alt.Y(field="total", type="quantitative", aggregate="max"),
             tooltip=[alt.Tooltip(field="total", type="quantitative", aggregate="max", title="device total (MiB)")]))
+    if show_cap:  # a limit the workload set itself (e.g. --gpu-memory-cap-gib), below the device total
+        layers.append(base.mark_rule(color="#e37400", strokeDash=[2, 2], strokeWidth=1.5).encode(
+            y=alt.Y(field="cap", type="quantitative", aggregate="max"),
+            tooltip=[alt.Tooltip(field="cap", type="quantitative", aggregate="max", title="memory cap (MiB)")]))
     chart = alt.layer(*layers).properties(width=640, height=170).facet(
         row=alt.Row(field="gpu", type="nominal", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
     ).properties(title=alt.Title(title, anchor="start"))
@@ -317,13 +323,23 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
 
 
 def gpu_metric(exp: ExperimentData, column: str, *, title: str, unit: str, arms: Sequence[str] | None = None,
-               show_total: bool = False, how: str = "mean") -> dict | None:
-    """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU."""
+               show_total: bool = False, how: str = "mean", cap: float | None = None) -> dict | None:
+    """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU; `cap` (in the
+    column's unit) draws the limit the workload applied as a dotted rule."""
     runs = [r for r in exp.formal_runs() if arms is None or r.arm in arms]
     cols = _gpu_columns(exp, runs, column, how)
     if cols is None or not len(cols["sec"]):
         return None
-    template = _gpu_template(title, unit, _arm_order(exp, pd.unique(cols["arm"])), show_total)
+    y_max = None
+    if cap is not None:
+        cols = {**cols, "cap": np.full(len(cols["sec"]), float(cap))}
+        # A cap far below the device total would squash every curve into the bottom few pixels:
+        # zoom on the cap and the peak; the caller states the device total in words.
+        total = float(np.nanmax(cols["total"])) if len(cols["total"]) else 0.0
+        top = max(float(cap), float(np.nanmax(cols["value"])))
+        if total > 4 * top:
+            y_max = float(round(top * 1.25, -2))
+    template = _gpu_template(title, unit, _arm_order(exp, pd.unique(cols["arm"])), show_total, cap is not None, y_max)
     return _finish(template, {"main": csv_text(cols)})
 
 

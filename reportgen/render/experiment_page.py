@@ -11,6 +11,7 @@ import json
 import shlex
 
 from reportgen.render import blocks, charts, safe
+from reportgen.render import machine as machine_info
 from reportgen.render.blocks import badge, table
 from reportgen.render.format import fmt_change, fmt_num
 from reportgen.render.load import ExperimentData
@@ -98,24 +99,60 @@ def window_change_table(exp: ExperimentData) -> str:
     return table(header, rows)
 
 
+def interval_cell(interval: dict | None) -> str:
+    """The change on one line, its interval on the next, neither wrapped inside a narrow column."""
+    text = blocks.interval_text(interval)
+    head, sep, ci = text.partition(" (")
+    if not sep:
+        return safe.text(text)
+    return f'<span class="rg-nowrap">{safe.text(head)}</span><br><span class="rg-nowrap">({safe.text(ci)}</span>'
+
+
+def warning_notes(comparisons: list[dict]) -> tuple[dict[str, list[int]], list[tuple[str, list[str]]]]:
+    """Interval warnings as numbered footnotes (benchstat style): the same warning text gets one
+    number shared by every candidate it applies to. Returns candidate -> footnote numbers, and
+    the notes in order as (text, candidates)."""
+    notes: list[tuple[str, list[str]]] = []
+    marks: dict[str, list[int]] = {}
+    for c in comparisons:
+        cand = str(c.get("candidate"))
+        for w in (c.get("interval") or {}).get("warnings") or []:
+            num = next((i for i, (t, _) in enumerate(notes) if t == w), None)
+            if num is None:
+                notes.append((str(w), []))
+                num = len(notes) - 1
+            notes[num][1].append(cand)
+            marks.setdefault(cand, []).append(num + 1)
+    return marks, notes
+
+
 def verdict_table(exp: ExperimentData) -> str:
+    """Candidate, verdict, change with its interval, n, window agreement, repeats; warnings below as footnotes."""
+    comps = exp.analysis.get("comparisons", [])
+    marks, notes = warning_notes(comps)
     rows = []
-    for c in exp.analysis.get("comparisons", []):
+    for c in comps:
         iv = c.get("interval") or {}
         rep = c.get("repeats") or {}
+        sup = "".join(f"<sup>{n}</sup>" for n in marks.get(str(c.get("candidate")), []))
         rows.append([
             f'[{safe.text(c["candidate"])}]({candidate_slug(c["candidate"])}/index.md)',
             badge(c.get("verdict", {}).get("status")),
-            safe.text(blocks.interval_text(c.get("interval"))),
-            safe.text(iv.get("method") or "n/a"),
+            interval_cell(c.get("interval")) + sup,
             f"{fmt_num(iv.get('n_baseline'), 0)} / {fmt_num(iv.get('n_candidate'), 0)}" if iv else "n/a",
             "yes" if c.get("consistent_direction") else "no",
             f"{rep.get('n')} (spread {fmt_change(rep.get('spread'))})" if rep else "1 each",
-            "<br>".join(safe.text(w) for w in iv.get("warnings") or []) or "none",
         ])
-    return table(["candidate", "verdict", "change of the primary metric", "method", "n (steps)",
-                  "same direction in every window", "repeats", "warnings"], rows,
-                 align=["l", "l", "l", "l", "r", "c", "r", "l"])
+    header = ["candidate", "verdict", "change of the primary metric", "n (steps)", "same direction in every window",
+              "runs per arm"]
+    align = ["l", "l", "l", "r", "c", "r"]
+    if not any(c.get("repeats") for c in comps):  # one run per arm everywhere: a column of "1 each" says little
+        header, align, rows = header[:-1], align[:-1], [r[:-1] for r in rows]
+    out = table(header, rows, align=align)
+    if notes:
+        out += "\n\n" + '<ol class="rg-footnotes">' + "".join(
+            f"<li>{safe.text(t)} ({safe.text(', '.join(cands))})</li>" for t, cands in notes) + "</ol>"
+    return out
 
 
 def guardrail_table(exp: ExperimentData) -> str:
@@ -133,7 +170,7 @@ def guardrail_table(exp: ExperimentData) -> str:
             if g is None:
                 row.append("n/a")
             else:
-                mark = '<span class="rg-pass">✓</span>' if g.get("passed") else '<span class="rg-fail">✗</span>'
+                mark = blocks.guardrail_mark(g)
                 row.append(f"{mark} {safe.text(g.get('reason') or '')}")
         rows.append(row)
     return table(["guardrail", *[safe.text(c["candidate"]) for c in comps]], rows, align=["l"] + ["l"] * len(comps))
@@ -216,11 +253,9 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     title = info.get("title") or exp.name
     specs = experiment_charts(exp)
     machine = exp.analysis.get("machine", {})
-    gpus = machine.get("gpus") or []
     md = [f"# {safe.text(title)}\n",
           f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.get("created_utc") or "date unknown")} · '
-          f'{safe.text(machine.get("hostname") or "machine unknown")}'
-          + (f" ({len(gpus)} x {safe.text(gpus[0].get('name'))})" if gpus else "")
+          f'{safe.text(machine_info.summary(machine, machine_info.fingerprint(exp)))}'
           + f' · baseline commit {safe.code((info.get("baseline_commit") or "unknown")[:12])}'
           + (' <span class="rg-badge rg-failed">dirty</span>' if info.get("dirty") else "") + "</p>\n",
           "## Answer\n", answer(exp),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from reportgen.render import machine as machine_info
 from reportgen.render import safe
 from reportgen.render.blocks import badge, interval_text, table
 from reportgen.render.load import ExperimentData
@@ -16,7 +17,6 @@ def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str,
     for exp in sorted(experiments, key=lambda e: e.analysis.get("experiment", {}).get("created_utc") or "", reverse=True):
         info = exp.analysis.get("experiment", {})
         machine = exp.analysis.get("machine", {})
-        gpus = machine.get("gpus") or []
         cands = []
         for c in exp.analysis.get("comparisons", []):
             v = c.get("verdict", {})
@@ -24,7 +24,7 @@ def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str,
             cands.append(f"{badge(v.get('status'))} **{safe.text(c.get('candidate'))}** {safe.text(gain)}")
         rows.append([f"[{safe.text(info.get('title') or exp.name)}]({exp.name}/index.md)<br>{safe.code(exp.name)}",
                      safe.text((info.get("created_utc") or "")[:10]),
-                     safe.text(machine.get("hostname")) + (f"<br>{len(gpus)} x {safe.text(gpus[0].get('name'))}" if gpus else ""),
+                     safe.text(machine_info.summary(machine, machine_info.fingerprint(exp))),
                      safe.code((info.get("baseline_commit") or "unknown")[:12]),
                      "<br>".join(cands) or "no candidates"])
     md = ["# Reports\n"]

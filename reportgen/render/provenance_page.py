@@ -7,6 +7,7 @@ import json
 from collections import OrderedDict
 
 from reportgen.render import safe
+from reportgen.render import machine as machine_info
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
@@ -57,7 +58,7 @@ def _open_with(path: str) -> str:
 
 def machine_section(exp: ExperimentData) -> list[str]:
     m = exp.analysis.get("machine", {})
-    rows = [["host", safe.text(m.get("hostname"))], ["CPU", safe.text(m.get("cpu"))],
+    rows = [["host", safe.text(m.get("hostname"))], ["CPU", safe.text(machine_info.cpu_text(m, machine_info.fingerprint(exp)) or "n/a")],
             ["driver", safe.text(m.get("driver") or "n/a")], ["CUDA", safe.text(m.get("cuda") or "n/a")],
             ["fingerprint", safe.code(m.get("fingerprint_id"))]]
     for g in m.get("gpus") or []:

@@ -1,0 +1,44 @@
+"""What machine a run used, in words (render stage): "1 x NVIDIA H200", or the CPU and its cores.
+
+Pipeline position: analysis.json + each run's provenance/fingerprint.json -> **render** -> page headers.
+The hostname says nothing to a reader of a report (it is often "vm" or a pod name), so it is
+shown on the provenance page only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from reportgen.render.load import ExperimentData
+
+
+def fingerprint(exp: ExperimentData) -> dict:
+    """The first formal run's provenance/fingerprint.json, or {} when none was recorded or readable."""
+    for run in exp.formal_runs():
+        text = run.provenance.get("fingerprint.json")
+        if text:
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(doc, dict):
+                return doc
+    return {}
+
+
+def cpu_text(machine: dict, fp: dict) -> str | None:
+    """"Intel(R) Xeon(R) Processor, 16 cores"; analysis.json's `cpu` when the fingerprint has no model."""
+    model, count = fp.get("cpu_model"), fp.get("cpu_count")
+    if model:
+        return f"{model}, {count} cores" if count else str(model)
+    return machine.get("cpu") or None
+
+
+def summary(machine: dict, fp: dict) -> str:
+    """GPU model and count ("2 x NVIDIA A100-SXM4-80GB"; mixed models listed each), else the CPU."""
+    gpus = machine.get("gpus") or fp.get("gpus") or []
+    names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
+    if names:
+        return " + ".join(f"{n} x {name}" for name, n in names.items())
+    return cpu_text(machine, fp) or "machine unknown"

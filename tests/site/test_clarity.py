@@ -1,0 +1,134 @@
+"""What a reviewer must be able to tell apart on a report page: a check that could not be made
+from a failed one, a neutral verdict from a good one, the machine by its hardware, the cause of
+a failure and the memory limit it hit."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.site import site_fixture
+from reportgen.render import blocks, candidate_page, experiment_page, home_page, provenance_page
+from reportgen.render import machine
+from reportgen.render.load import load_experiment
+
+CSS = Path(__file__).resolve().parents[2] / "docs" / "assets" / "report.css"
+NA_GUARD = {"id": "same_inputs", "title": "Identical model manifest and data hashes", "status": "not_applicable",
+            "passed": None, "reason": "not checkable: no hashes recorded", "evidence": None}
+
+
+@pytest.fixture(scope="module")
+def exp(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    site_fixture.build_experiment(root)
+    return load_experiment(root / "grpo-offload")
+
+
+def _with(exp, edit):
+    """A copy of the experiment whose analysis.json was changed by `edit`."""
+    analysis = copy.deepcopy(exp.analysis)
+    edit(analysis)
+    return dataclasses.replace(exp, analysis=analysis)
+
+
+def test_not_checkable_guardrail_is_neutral_not_a_failure(exp):
+    changed = _with(exp, lambda a: [c["guardrails"].append(dict(NA_GUARD)) for c in a["comparisons"]])
+    row = next(line for line in experiment_page.guardrail_table(changed).splitlines() if "Identical model" in line)
+    assert "rg-fail" not in row and "✗" not in row and "rg-pass" not in row
+    assert row.count('<span class="rg-na" title="not checkable">– n/a</span> not checkable: no hashes recorded') == 3
+    md = candidate_page.render(changed, "A1").markdown
+    line = next(x for x in md.splitlines() if "Identical model" in x)
+    assert "rg-na" in line and "✗" not in line
+    # the failures stay failures, the passes stay passes
+    assert blocks.guardrail_mark({"status": "fail", "passed": False}).count("✗") == 1
+    assert "✓" in blocks.guardrail_mark({"passed": True})
+    assert "n/a" in blocks.guardrail_mark({"passed": None})
+    assert ".rg-na" in CSS.read_text()
+
+
+def test_verdict_colours(exp):
+    green = {"success", "tip", "question"}   # Material's green-ish admonition types
+    assert blocks.VERDICT_ADMONITION["accepted"] == "success"
+    assert blocks.VERDICT_ADMONITION["failed"] in {"failure", "danger"}
+    assert blocks.VERDICT_ADMONITION["rejected"] == "warning"
+    for status in ("inconclusive", "no_change", "invalid"):
+        kind = blocks.VERDICT_ADMONITION[status]
+        assert kind not in green and kind not in {"failure", "danger", "warning"}
+        assert f".rg-{kind.removeprefix('rg-')} > .admonition-title::before" in CSS.read_text()
+    changed = _with(exp, lambda a: a["comparisons"][0]["verdict"].update(status="inconclusive"))
+    assert '!!! rg-inconclusive "A1 inconclusive' in experiment_page.answer(changed)
+
+
+def test_interval_warnings_are_footnotes(exp):
+    def edit(a):
+        a["comparisons"][2]["interval"]["warnings"] = ["only one repeat per arm", "a very long warning " * 8]
+    tbl = experiment_page.verdict_table(_with(exp, edit))
+    header = tbl.splitlines()[0]
+    assert "warnings" not in header and "method" not in header
+    rows = [line for line in tbl.splitlines() if line.startswith("| [A")]
+    assert all("a very long warning" not in r for r in rows)
+    assert rows[0].endswith("<sup>1</sup> | 36 / 36 | yes |")
+    assert "<sup>1</sup><sup>2</sup>" in rows[2] and "<sup>" not in rows[1]
+    notes = re.findall(r"<li>(.*?)</li>", tbl)
+    assert notes[0] == "only one repeat per arm (A1, A3)" and notes[1].endswith("(A3)") and len(notes) == 2
+
+
+def test_machine_is_its_hardware_and_the_hostname_stays_on_provenance(exp):
+    md = experiment_page.render(exp).markdown
+    meta = md.splitlines()[2]
+    assert "2 x NVIDIA A100-SXM4-80GB" in meta and "gpu-node-7" not in meta
+    assert "gpu-node-7" in provenance_page.render(exp).markdown
+    assert "gpu-node-7" not in home_page.render([exp]).markdown
+    fp = {"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16}
+    assert machine.summary({"hostname": "vm", "gpus": []}, fp) == "Intel(R) Xeon(R) Processor, 16 cores"
+    assert machine.summary({"gpus": [{"name": "H200"}, {"name": "H200"}, {"name": "L4"}]}, {}) == "2 x H200 + 1 x L4"
+    assert machine.summary({"hostname": "vm"}, {}) == "machine unknown"
+
+
+def test_failed_candidate_shows_the_memory_cap(tmp_path):
+    exp_dir = site_fixture.build_experiment(tmp_path)
+    manifest = exp_dir / "A2" / "1" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["effective_argv"] = {"--num-rollout": "40", "--gpu-memory-cap-gib": "5"}
+    manifest.write_text(json.dumps(doc))
+    page = candidate_page.render(load_experiment(exp_dir), "A2")
+    md = page.markdown
+    assert md.index("**Cause:** OOM at step 9") < md.index("log excerpt") < md.index("### Memory up to the failure")
+    assert "capped itself at 5 GiB (5120 MiB, <code>--gpu-memory-cap-gib</code>" in md
+    assert "device total 81920 MiB" in md
+    spec = page.charts["memory"]
+    rules = [layer for layer in spec["spec"]["layer"] if layer.get("mark", {}).get("type") == "rule"]
+    assert {r["encoding"]["y"]["field"] for r in rules} == {"total", "cap"}
+    first = spec["datasets"]["main"].splitlines()
+    assert "cap" in first[0].split(",") and first[1].split(",")[first[0].split(",").index("cap")] == "5120"
+    # no cap flag: no cap rule and no cap sentence
+    plain = candidate_page.render(load_experiment(site_fixture.build_experiment(tmp_path / "b")), "A2")
+    assert "capped itself" not in plain.markdown
+    assert all(layer["encoding"]["y"]["field"] != "cap" for layer in plain.charts["memory"]["spec"]["layer"]
+               if "y" in layer.get("encoding", {}))
+
+
+def test_a_small_cap_zooms_the_memory_chart(tmp_path):
+    """A 5 GiB cap on an 80 GiB card: the scale stops near the cap, the total is said in words."""
+    exp_dir = site_fixture.build_experiment(tmp_path)
+    manifest = exp_dir / "A2" / "1" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["effective_argv"] = ["--gpu-memory-cap-gib=5"]
+    manifest.write_text(json.dumps(doc))
+    gpu = pd.read_parquet(exp_dir / "A2" / "1" / "gpu.parquet")
+    gpu["mem_used_mib"] = gpu["mem_used_mib"] / 16   # a small workload on a big card, as on the H200
+    gpu.to_parquet(exp_dir / "A2" / "1" / "gpu.parquet")
+    exp = load_experiment(exp_dir)
+    peak = max(float(r.gpu["mem_used_mib"].max()) for r in exp.formal_runs("A2"))
+    assert 81920 > 4 * peak  # the fixture's A2 peak, or this test checks nothing
+    page = candidate_page.render(exp, "A2")
+    lines = next(layer for layer in page.charts["memory"]["spec"]["layer"] if layer["mark"]["type"] == "line")
+    top = lines["encoding"]["y"]["scale"]["domain"][1]
+    assert max(5120, peak) < top < 81920
+    assert "device total 81920 MiB (far above the cap" in page.markdown
