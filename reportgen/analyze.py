@@ -96,7 +96,7 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
     campaign = _read_json(exp_dir / layout.CAMPAIGN, notes) or {}
     fp = campaign.get("fingerprint") or {}
     machine = {"fingerprint_id": campaign.get("fingerprint_id"), **{k: fp.get(k) for k in
-               ("hostname", "cpu", "gpus", "driver", "cuda")}}
+               ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")}}
     diffs: dict[str, str] = {}
     commit, dirty = None, None
     profiler = []

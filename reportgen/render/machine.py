@@ -28,11 +28,12 @@ def fingerprint(exp: ExperimentData) -> dict:
 
 
 def cpu_text(machine: dict, fp: dict) -> str | None:
-    """"Intel(R) Xeon(R) Processor, 16 cores"; analysis.json's `cpu` when the fingerprint has no model."""
-    model, count = fp.get("cpu_model"), fp.get("cpu_count")
+    """"Intel(R) Xeon(R) Processor, 16 cores", from the fingerprint or analysis.json's machine."""
+    model = fp.get("cpu_model") or machine.get("cpu_model")
+    count = fp.get("cpu_count") or machine.get("cpu_count")
     if model:
         return f"{model}, {count} cores" if count else str(model)
-    return machine.get("cpu") or None
+    return None
 
 
 def summary(machine: dict, fp: dict) -> str:
