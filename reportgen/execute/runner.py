@@ -245,17 +245,12 @@ def _run_one(
     secrets = secret_values(base_env)
     recipe_dir = Path(spec.source_dir)
     workdir = (recipe_dir / spec.recipe.workdir).resolve()
-    sibling: Path | None = None
+    sibling = plan.launch_script(arm, repeat)
+    command = plan.command(arm, repeat)
     if arm.recipe_kind == "script":
         atomic.write_text(run_dir / layout.RECIPE_SCRIPT, arm.recipe_text or "")
-        original = recipe_dir / (spec.recipe.script or "")
-        # Run the patched copy beside the original so the recipe's own relative paths
-        # (BASH_SOURCE, sourced helpers) resolve as they do for the original.
-        sibling = original.parent / f".reportgen.{spec.name}.{arm.id}.{repeat}.{original.name}"
-        command = [spec.recipe.shell, str(sibling)]
     else:
         atomic.write_text(run_dir / layout.RECIPE_ARGV, argv_text(list(arm.argv or ())))
-        command = list(arm.argv or ())
     atomic.write_text(run_dir / layout.RECIPE_PATCH, arm.diff)
     atomic.write_json(
         run_dir / layout.COMMAND,

@@ -58,12 +58,6 @@ class Arm:
         """File name the runner writes the patched recipe to inside a run folder."""
         return RECIPE_SCRIPT if self.recipe_kind == "script" else RECIPE_ARGV
 
-    def command_for(self, run_dir: Path) -> list[str]:
-        """The command that launches this arm, given the run folder its recipe is written to."""
-        if self.recipe_kind == "script":
-            return [self.shell, str(Path(run_dir) / RECIPE_SCRIPT)]
-        return list(self.argv or ())
-
     def flags(self) -> list[tuple[str, tuple[str, ...], int]]:
         """Static view of this arm's flags: (flag, values, line number or argv position)."""
         if self.recipe_kind == "script":
@@ -96,6 +90,22 @@ class Plan:
     @property
     def profile_arms(self) -> tuple[Arm, ...]:
         return tuple(a for a in self.arms if not a.formal)
+
+    def launch_script(self, arm: Arm, repeat: int) -> Path | None:
+        """Where a script arm's patched copy runs: beside the original, hidden, so the recipe's
+        own relative paths (BASH_SOURCE, sourced helpers) resolve as they do for the original.
+        The runner writes it when the run starts and removes it when the run ends."""
+        if arm.recipe_kind != "script" or self.recipe_path is None:
+            return None
+        original = self.recipe_path
+        return original.parent / f".reportgen.{self.spec.name}.{arm.id}.{repeat}.{original.name}"
+
+    def command(self, arm: Arm, repeat: int) -> list[str]:
+        """The command that launches `arm`'s run number `repeat`."""
+        script = self.launch_script(arm, repeat)
+        if script is not None:
+            return [arm.shell, str(script)]
+        return list(arm.argv or ())
 
 
 def diff_path_for(spec: Spec) -> str:

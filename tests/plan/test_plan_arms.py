@@ -77,8 +77,9 @@ def test_arms_in_order_with_chains_diffs_and_commands(tmp_path):
     assert "-   --max-tokens-per-gpu 9216\n+   --max-tokens-per-gpu 8192\n" in a3.diff
     assert "-   --optimizer-cpu-offload\n" in a3.diff  # A3 carries its base's edits
 
-    run_dir = tmp_path / "runs" / "x" / "A1" / "1"
-    assert a1.command_for(run_dir) == ["bash", str(run_dir / "recipe.sh")]
+    copy = plan.launch_script(a1, 2)
+    assert copy == plan.recipe_path.parent / f".reportgen.{plan.spec.name}.A1.2.{plan.recipe_path.name}"
+    assert plan.command(a1, 2) == ["bash", str(copy)]
     assert a1.env == {"NUM_GPUS": "2"}
     assert a1.title == "no optimizer offload" and a1.rationale == "offload costs step time"
 
@@ -151,7 +152,7 @@ add_after = "--num-rollout"
     base, a1 = plan.arms
     assert base.argv == ("python3", "-m", "wl", "--num-rollout", "20", "--offload", "--lr=1e-6", "--tp", "2")
     assert a1.argv == ("python3", "-m", "wl", "--num-rollout", "20", "--flash", "--lr=2e-6", "--tp", "2")
-    assert a1.command_for(tmp_path) == list(a1.argv)
+    assert plan.launch_script(a1, 1) is None and plan.command(a1, 1) == list(a1.argv)
     assert a1.recipe_text is None and a1.recipe_file == "recipe.json"
     assert a1.diff == unified_diff(argv_text(base.argv), argv_text(a1.argv), "recipe.json")
     assert '-  "--offload",\n' in a1.diff
@@ -164,7 +165,8 @@ def test_dry_run_description(tmp_path):
     plan = build_plan(load_spec(write_spec(tmp_path)))
     text = describe_plan(plan, runs_root=tmp_path / "runs", repeats=2, order="interleaved")
     assert text.startswith("plan for qwen3-vl-offload: 4 formal arms x 2 repeats (interleaved), 2 profile arms")
-    assert f"launch: bash {tmp_path}/runs/qwen3-vl-offload/A2/1/recipe.sh\n" in text
+    copy = plan.launch_script(plan.arm("A2"), 1)
+    assert f"launch: bash {copy}  (the patched copy beside the original; kept as {tmp_path}/runs/qwen3-vl-offload/A2/1/recipe.sh)\n" in text
     assert "== A2: A1 and no recompute [candidate; edits from: A1 -> A2] ==" in text
     assert plan.arm("A2").diff.rstrip("\n") in text
     assert "diff: none (the recipe as it is)" in text
