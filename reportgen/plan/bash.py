@@ -163,37 +163,17 @@ def _skip_backtick(text: str, i: int) -> int:
 
 def _skip_paren(text: str, i: int) -> int:
     """i is just past `$(` (or `$((`'s first paren); return past the matching ')'."""
-    n = len(text)
-    start = i - 2
-    depth = 1
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            i = _skip_single(text, i + 1)
-        elif c == '"':
-            i = _skip_double(text, i + 1)
-        elif c == "`":
-            i = _skip_backtick(text, i + 1)
-        elif c == "$" and text.startswith("${", i):
-            i = _skip_brace(text, i + 2)
-        elif c == "(":
-            depth += 1
-            i += 1
-        elif c == ")":
-            depth -= 1
-            i += 1
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    raise _fail(text, start, "unterminated $( substitution")
+    return _skip_group(text, i, "(", ")", "unterminated $( substitution")
 
 
 def _skip_brace(text: str, i: int) -> int:
     """i is just past `${`; return past the matching '}'."""
+    return _skip_group(text, i, "", "}", "unterminated ${ expansion")
+
+
+def _skip_group(text: str, i: int, opener: str, closer: str, unterminated: str) -> int:
+    """Past the `closer` matching an opening two characters before i; quotes, backticks and
+    nested `$(`/`${` are skipped whole, and a bare `opener` (parens only) nests."""
     n = len(text)
     start = i - 2
     depth = 1
@@ -206,18 +186,23 @@ def _skip_brace(text: str, i: int) -> int:
             i = _skip_single(text, i + 1)
         elif c == '"':
             i = _skip_double(text, i + 1)
+        elif c == "`" and opener:
+            i = _skip_backtick(text, i + 1)
         elif c == "$" and text.startswith("$(", i):
             i = _skip_paren(text, i + 2)
         elif c == "$" and text.startswith("${", i):
             i = _skip_brace(text, i + 2)
-        elif c == "}":
+        elif opener and c == opener:
+            depth += 1
+            i += 1
+        elif c == closer:
             depth -= 1
             i += 1
             if depth == 0:
                 return i
         else:
             i += 1
-    raise _fail(text, start, "unterminated ${ expansion")
+    raise _fail(text, start, unterminated)
 
 
 def _skip_word(text: str, i: int) -> int:

@@ -31,6 +31,14 @@ def _check_flag(flag: str) -> str:
     return flag
 
 
+def _check_values(values: dict[str, FlagValue]) -> dict[str, FlagValue]:
+    """Flag names well formed and every value spellable (shared by candidates and the profiler)."""
+    for flag, value in values.items():
+        _check_flag(flag)
+        normalise_value(flag, value)
+    return values
+
+
 def _spell(v: str | int | float) -> str:
     if isinstance(v, bool):
         raise ValueError("true/false only as the whole value of a switch")
@@ -192,10 +200,7 @@ class Candidate(_Model):
     @field_validator("set", "add")
     @classmethod
     def _values(cls, v: dict[str, FlagValue]) -> dict[str, FlagValue]:
-        for flag, value in v.items():
-            _check_flag(flag)
-            normalise_value(flag, value)
-        return v
+        return _check_values(v)
 
     @model_validator(mode="after")
     def _not_empty(self) -> "Candidate":
@@ -239,10 +244,7 @@ class ProfilerSpec(_Model):
     @field_validator("add", "set")
     @classmethod
     def _values(cls, v: dict[str, FlagValue]) -> dict[str, FlagValue]:
-        for flag, value in v.items():
-            _check_flag(flag)
-            normalise_value(flag, value)
-        return v
+        return _check_values(v)
 
 
 class Spec(_Model):
