@@ -481,7 +481,9 @@ class _Tail:
                 continue
             self.offsets[i] += len(chunk)
             for rec in self.parsers[i].feed(self.decoders[i].decode(chunk)):
-                if rec.kind == "perf":
+                # Relax prints `perf N` twice: the rollout manager's line comes first, mid-step;
+                # the actor's line (step time, throughput) marks the step as done.
+                if rec.kind == "perf" and (self.primary in rec.values or "perf/step_time" in rec.values):
                     value = rec.values.get(self.primary)
                     self.display.step(rec.index, value if isinstance(value, (int, float)) else None)
 
