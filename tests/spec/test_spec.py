@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.cli import main
 from reportgen.errors import UserError
 from reportgen.spec import load_spec
 
@@ -116,6 +117,19 @@ def test_malformed_spec_names_the_problem(tmp_path: Path, label: str, text: str,
     assert message.startswith(str(path)), message
     assert expected in message, message
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("label,text,expected", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_spec_through_the_cli_exits_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], label: str, text: str, expected: str
+) -> None:
+    path = write(tmp_path, text)
+    runs = tmp_path / "runs"
+    argv = ["run", str(path), "--runs", str(runs)] + (["--profile", "tpu"] if label == "unknown profile" else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("reportgen: error: ") and expected in err, err
+    assert not runs.exists()
 
 
 def test_missing_spec_file(tmp_path: Path) -> None:
