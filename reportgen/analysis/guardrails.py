@@ -8,7 +8,6 @@ different model or data (`INVALIDATING`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -310,5 +309,3 @@ def check_all(baseline: Sequence[RunData], candidate: Sequence[RunData], *, expe
     ]
 
 
-def is_finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-SAMPLE_FIELDS = (
-    "util_gpu", "util_mem", "mem_used_mib", "mem_total_mib", "power_w", "sm_clock_mhz", "temp_c",
-)
 _MIB = 1024 * 1024
 
 

@@ -113,7 +113,6 @@ class _Stop:
     """Set by SIGINT/SIGTERM: the run in progress is stopped and nothing further starts."""
 
     event: threading.Event = field(default_factory=threading.Event)
-    signal_name: str | None = None
 
 
 def run_plan(
@@ -502,9 +501,8 @@ class _signals:
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if self.stop.event.is_set():  # second Ctrl-C: the user insists
-            sys.stderr.write("reportgen: stopping now\n")
-        self.stop.signal_name = signal.Signals(signum).name
+        if self.stop.event.is_set():  # a second Ctrl-C: say what is going on
+            sys.stderr.write("reportgen: already stopping: waiting for the run's process group to end\n")
         self.stop.event.set()
 
     def __exit__(self, *exc: object) -> None:

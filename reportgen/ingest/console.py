@@ -28,9 +28,6 @@ KINDS = ("perf", "rollout", "step", "eval", "passrate")
 
 # Colour and other CSI sequences (colorlog, loguru, progress bars).
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# The lookbehind keeps `critic-step 3:` and `train/step 3:` from reading as `step 3:`.
-# What a metric message looks like (documentation and callers; the hot path uses string tests).
-METRIC = re.compile(r"(?<![\w/-])(perf|rollout|step|eval|passrate) (\d+): \{")
 
 # Calls that only wrap a number in a repr (numpy 2 prints `np.float64(0.5)`; torch `tensor(0.5)`).
 _SCALAR_CALLS = {

@@ -92,12 +92,6 @@ def _template(build: Callable[..., dict]) -> Callable[..., dict]:
     return get
 
 
-def _round(x: float) -> float | None:
-    if x is None or not math.isfinite(x):
-        return None
-    return float(f"{x:.4g}")
-
-
 def _column_text(values: Any) -> list[str]:
     """One column as CSV cells: floats to 4 significant digits ("%.4g"), NaN/inf as empty (null)."""
     arr = np.asarray(values)

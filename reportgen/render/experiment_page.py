@@ -30,13 +30,6 @@ def metric_title(key: str) -> tuple[str, str]:
     return METRIC_TITLES.get(key, (key, ""))
 
 
-def primary_headline(comparison: dict, primary: str) -> dict:
-    for r in comparison.get("headline", []):
-        if r.get("metric") == primary:
-            return r
-    return {}
-
-
 def answer_line(exp: ExperimentData, comparison: dict) -> str:
     """'A1 accepted: response tokens/s +20.68% (95% CI ...)' or the failure cause."""
     settings = exp.analysis.get("settings", {})

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -43,28 +42,6 @@ METRICS = "metrics.parquet"
 EVENTS = "events.json"
 
 RESERVED_DIRS = {ARCHIVE, "site", "docs"}
-
-
-@dataclass(frozen=True)
-class RunRef:
-    """Address of one run inside a runs/ root."""
-
-    root: Path
-    experiment: str
-    arm: str
-    repeat: int
-
-    @property
-    def path(self) -> Path:
-        return self.root / self.experiment / self.arm / str(self.repeat)
-
-    @property
-    def label(self) -> str:
-        return f"{self.experiment}/{self.arm}/{self.repeat}"
-
-
-def experiment_dir(root: Path, experiment: str) -> Path:
-    return Path(root) / experiment
 
 
 def iter_experiments(root: Path) -> list[Path]:

@@ -18,8 +18,7 @@ from reportgen.store.layout import ARCHIVE, CAMPAIGN, MANIFEST, SCHEMA_VERSION
 RUN_KIND = "reportgen.run"
 CAMPAIGN_KIND = "reportgen.campaign"
 FINAL_STATUSES = ("complete", "failed")  # finished: kept on resume
-REDO_STATUSES = ("running", "interrupted")  # unfinished: redone on resume
-STATUSES = FINAL_STATUSES + REDO_STATUSES
+# "running" (the runner died) and "interrupted" runs are unfinished: redone on resume.
 
 
 class CompleteRunError(RuntimeError):
