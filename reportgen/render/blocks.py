@@ -18,13 +18,42 @@ VERDICT_LABEL = {"accepted": "accepted", "rejected": "rejected", "no_change": "n
 _URL = re.compile(r"^https?://[^\s<>\"']+$")
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> str:
-    """A Markdown table; cells must already be escaped."""
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None,
+          *, html: bool = True) -> str:
+    """A table; cells must already be escaped. Emitted as a raw HTML block (the same markup
+    Python-Markdown's table extension writes) so Markdown does not parse every cell again: that
+    parse was the largest per-experiment cost of a build. Cells holding Markdown links, and tables
+    a caller indents into a tab or admonition (raw HTML is only a block at the start of a line;
+    pass html=False), stay pipe tables."""
     align = align or ["l"] + ["r"] * (len(header) - 1)
+    if html and not any("](" in c for row in rows for c in row):
+        return _html_table(header, rows, align)
     rule = ["---:" if a == "r" else ":---:" if a == "c" else "---" for a in align]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
     lines += ["| " + " | ".join(c if c != "" else " " for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+_STYLE = {"r": ' style="text-align: right;"', "c": ' style="text-align: center;"'}
+
+
+_STRONG = re.compile(r"\*\*(.+?)\*\*")   # the only Markdown the render layer writes into cells
+
+
+def _strong(m: re.Match) -> str:
+    return f"<strong>{m.group(1)}</strong>"
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str]) -> str:
+    """One line per row, like a pipe table, so a row can still be found by a line search."""
+    styles = [_STYLE.get(a, "") for a in align]
+    out = ["<table>", "<thead>", "<tr>" + "".join(f"<th{st}>{h}</th>" for h, st in zip(header, styles)) + "</tr>",
+           "</thead>", "<tbody>"]
+    for row in rows:
+        cells = list(row) + [""] * (len(header) - len(row))
+        out.append("<tr>" + "".join(f"<td{st}>{_STRONG.sub(_strong, c)}</td>" for c, st in zip(cells, styles)) + "</tr>")
+    out += ["</tbody>", "</table>"]
+    return "\n".join(out)
 
 
 def badge(status: str | None) -> str:
@@ -84,14 +113,14 @@ def headline_change(row: dict) -> str:
     return fmt_change(ch)
 
 
-def headline_table(comparison: dict, *, candidate_label: str) -> str:
+def headline_table(comparison: dict, *, candidate_label: str, html: bool = True) -> str:
     rows = []
     for r in comparison.get("headline", []):
         unit = r.get("unit") or ""
         digits = 0 if unit == "MiB" or r.get("metric") == "steps_completed" else 3
         rows.append([safe.text(r.get("label") or r.get("metric")), value(r.get("baseline"), unit, digits),
                      value(r.get("candidate"), unit, digits), headline_change(r)])
-    return table(["metric", "baseline", safe.text(candidate_label), "change"], rows)
+    return table(["metric", "baseline", safe.text(candidate_label), "change"], rows, html=html)
 
 
 def chart(name: str, spec: dict | None, *, title: str, svg: bool, empty: str = "") -> str:

@@ -72,7 +72,7 @@ def windows_table(exp: ExperimentData, key: str) -> str:
         overall = arm.get("overall", {}).get(key)
         rows.append(["**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
         out.append(f'=== "{safe.text(arm["id"])}"\n')
-        tbl = table(["window", "steps", "n", "mean", "std", "median", "p95"], rows)
+        tbl = table(["window", "steps", "n", "mean", "std", "median", "p95"], rows, html=False)  # indented into a tab
         out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
     return "\n".join(out)
 
@@ -270,7 +270,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         cand = c.get("candidate", "?")
         status = c.get("verdict", {}).get("status", "unknown")
         md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
-        md.append("\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand).split("\n")) + "\n")
+        md.append("\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand, html=False).split("\n")) + "\n")
     t, _ = metric_title(primary)
     md += [f"## Windows\n", f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n", windows_table(exp, primary) + "\n",
            "Change of each window's mean against the baseline:\n", window_change_table(exp) + "\n"]

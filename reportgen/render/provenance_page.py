@@ -87,7 +87,7 @@ def packages_section(exp: ExperimentData) -> list[str]:
     else:
         out.append(f"No difference between the {len(freezes)} runs' `pip freeze`.\n")
     out.append(f'??? info "All {len(first)} packages ({safe.text(first_rel)})"\n')
-    out.append("\n".join("    " + line for line in table(["package", "version"], [[safe.text(n), safe.text(v)] for n, v in sorted(first.items())], align=["l", "l"]).split("\n")) + "\n")
+    out.append("\n".join("    " + line for line in table(["package", "version"], [[safe.text(n), safe.text(v)] for n, v in sorted(first.items())], align=["l", "l"], html=False).split("\n")) + "\n")
     return out
 
 
