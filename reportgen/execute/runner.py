@@ -11,6 +11,7 @@ writes the manifest's final status last.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import shutil
 import signal
@@ -411,32 +412,41 @@ def _run_env(spec: Spec, arm: Arm, run_dir: Path) -> dict[str, str]:
 
 
 def _recipe_info(plan: Plan, arm: Arm) -> dict[str, Any]:
-    import hashlib
-
-    spec = plan.spec
+    """Hashes of the recipe as read by the plan and as this arm runs it (no second read)."""
     if arm.recipe_kind == "script":
-        original = (Path(spec.source_dir) / (spec.recipe.script or "")).read_bytes()
-        patched = (arm.recipe_text or "").encode()
-        return {"kind": "script", "source": spec.recipe.script,
-                "sha256": hashlib.sha256(original).hexdigest(), "patched_sha256": hashlib.sha256(patched).hexdigest()}
-    import json
-
-    return {"kind": "argv", "source": None,
-            "sha256": hashlib.sha256(json.dumps(list(spec.recipe.argv or [])).encode()).hexdigest(),
-            "patched_sha256": hashlib.sha256(json.dumps(list(arm.argv or ())).encode()).hexdigest()}
+        original, patched = plan.original_text or "", arm.recipe_text or ""
+        source = plan.spec.recipe.script
+    else:
+        original, patched = argv_text(list(plan.original_argv or ())), argv_text(list(arm.argv or ()))
+        source = None
+    return {"kind": arm.recipe_kind, "source": source,
+            "sha256": hashlib.sha256(original.encode()).hexdigest(),
+            "patched_sha256": hashlib.sha256(patched.encode()).hexdigest()}
 
 
 def _redact_logs(run_dir: Path, secrets: list[str]) -> None:
-    """Rewrite a log only if a secret value leaked into it (e.g. through `set -x`)."""
+    """Rewrite a log only if a secret value leaked into it (e.g. through `set -x`). Logs can be
+    gigabytes: both the scan and the rewrite stream."""
     if not secrets:
         return
+    needles = [s.encode() for s in secrets]
     for name in (layout.STDOUT, layout.STDERR):
         path = run_dir / name
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        if any(s.encode() in data for s in secrets):
-            atomic.write_text(path, redact_text(data.decode("utf-8", "replace"), secrets))
+        if path.is_file() and _contains_any(path, needles):
+            with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+                atomic.write_lines(path, (redact_text(line, secrets) for line in fh))
+
+
+def _contains_any(path: Path, needles: list[bytes], chunk: int = 1 << 20) -> bool:
+    keep = max(len(n) for n in needles) - 1  # a needle may straddle two chunks
+    tail = b""
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            data = tail + block
+            if any(n in data for n in needles):
+                return True
+            tail = data[-keep:] if keep else b""
+    return False
 
 
 def _detail(info: ExitInfo, timed_out: bool, section: Mapping[str, Any]) -> str:

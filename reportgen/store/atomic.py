@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 
 class AlreadyExists(FileExistsError):
@@ -47,6 +47,25 @@ def write_bytes(path: Path, data: bytes, *, exclusive: bool = False) -> Path:
 
 def write_text(path: Path, text: str, *, exclusive: bool = False) -> Path:
     return write_bytes(path, text.encode("utf-8"), exclusive=exclusive)
+
+
+def write_lines(path: Path, lines: "Iterable[str]") -> Path:
+    """Stream text lines into `path` atomically (for files too large to hold in memory). The
+    lines may be read from `path` itself: the old file stays in place until the rename."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            for line in lines:
+                fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
 
 
 def write_json(path: Path, obj: Any, *, exclusive: bool = False) -> Path:
