@@ -76,9 +76,8 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
                    events=events, gpu=gpu, notes=tuple(notes), nonfinite=nonfinite)
 
 
-def _artifacts(run_dir: Path) -> list[dict]:
+def _artifacts(run_dir: Path, manifest: dict) -> list[dict]:
     """The runner lists artifacts in the manifest; a run made elsewhere is listed from its files."""
-    manifest = _read_json(run_dir / layout.MANIFEST, []) or {}
     if isinstance(manifest.get("artifacts"), list):
         return manifest["artifacts"]
     return list_artifacts(run_dir)
@@ -105,13 +104,14 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         patch = run_dir / layout.RECIPE_PATCH
         if r.arm not in diffs and patch.is_file():
             diffs[r.arm] = patch.read_text(encoding="utf-8", errors="replace")
-        git = _read_json(run_dir / layout.PROVENANCE / "git.json", notes)
-        if commit is None and r.arm == layout.BASELINE and isinstance(git, dict):
-            commit = git.get("commit") or git.get("head")
-            dirty = git.get("dirty")
+        if commit is None and r.arm == layout.BASELINE:
+            git = _read_json(run_dir / layout.PROVENANCE / "git.json", notes)
+            if isinstance(git, dict):
+                commit = git.get("commit") or git.get("head")
+                dirty = git.get("dirty")
         if r.role == "profile":
             profiler.append({"arm": r.arm.removeprefix(layout.PROFILE_PREFIX), "path": r.path,
-                             "status": r.status, "artifacts": _artifacts(run_dir)})
+                             "status": r.status, "artifacts": _artifacts(run_dir, r.manifest)})
     mtimes = [f.stat().st_mtime for f in _inputs(exp_dir)]
     return Context(
         experiment=exp_dir.name,
