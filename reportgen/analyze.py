@@ -19,6 +19,7 @@ import pandas as pd
 
 from reportgen.analysis.inputs import RunData
 from reportgen.capture.artifacts import list_artifacts
+from reportgen.capture.model_manifest import file_sha256
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
@@ -112,12 +113,11 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         if r.role == "profile":
             profiler.append({"arm": r.arm.removeprefix(layout.PROFILE_PREFIX), "path": r.path,
                              "status": r.status, "artifacts": _artifacts(run_dir, r.manifest)})
-    mtimes = [f.stat().st_mtime for f in _inputs(exp_dir)]
     return Context(
         experiment=exp_dir.name,
         spec_sha256=hashlib.sha256(spec_text.encode("utf-8")).hexdigest(),
         generated_utc=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        inputs_mtime=max(mtimes) if mtimes else None,
+        inputs_sha256=inputs_sha256(exp_dir),
         diffs=diffs, machine=machine, baseline_commit=commit, dirty=dirty, profiler_runs=profiler,
     )
 
@@ -141,7 +141,10 @@ def _plain(obj: Any) -> Any:
 
 
 def is_stale(exp_dir: Path) -> bool:
-    """True when analysis.json is missing, of another schema, or older than a file it reads."""
+    """True when analysis.json is missing, of another schema, or was made from other inputs.
+
+    By content, not modification time: a fresh `git clone` gives every file a new mtime, and a
+    committed analysis must not be redone (and rewritten) just for that."""
     exp_dir = Path(exp_dir)
     path = exp_dir / layout.ANALYSIS
     if not path.is_file():
@@ -152,8 +155,15 @@ def is_stale(exp_dir: Path) -> bool:
         return True
     if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
         return True
-    own = path.stat().st_mtime
-    return any(f.stat().st_mtime > own for f in _inputs(exp_dir))
+    return doc.get("inputs_sha256") != inputs_sha256(exp_dir)
+
+
+def inputs_sha256(exp_dir: Path) -> str:
+    """One digest over every file the analysis reads (relative path and content)."""
+    h = hashlib.sha256()
+    for f in sorted(_inputs(Path(exp_dir))):
+        h.update(f.relative_to(exp_dir).as_posix().encode() + b"\0" + file_sha256(f).encode() + b"\n")
+    return h.hexdigest()
 
 
 def analyze_all(runs_root: Path) -> list[Path]:

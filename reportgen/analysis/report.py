@@ -40,7 +40,7 @@ class Context:
     experiment: str
     spec_sha256: str = ""
     generated_utc: str = ""
-    inputs_mtime: float | None = None
+    inputs_sha256: str | None = None
     diffs: dict[str, str] = field(default_factory=dict)  # arm -> recipe.patch text
     machine: dict[str, Any] = field(default_factory=dict)
     baseline_commit: str | None = None
@@ -264,7 +264,7 @@ def build(spec, runs: Sequence[RunData], ctx: Context) -> dict:
         "kind": "reportgen.analysis",
         "generated_utc": ctx.generated_utc,
         "reportgen_version": __version__,
-        "inputs_mtime": ctx.inputs_mtime,
+        "inputs_sha256": ctx.inputs_sha256,
         "experiment": {
             "name": ctx.experiment, "title": spec.title, "hypothesis": spec.hypothesis,
             "issue": spec.issue, "pr": spec.pr, "spec_sha256": ctx.spec_sha256, "profile": spec.profile,

@@ -67,8 +67,12 @@ def test_staleness(tmp_path):
     assert not is_stale(exp)
     later = time.time() + 10
     os.utime(exp / "A1" / "1" / "events.json", (later, later))
-    assert is_stale(exp)
+    assert not is_stale(exp)  # a newer mtime alone (a fresh git clone) changes nothing
+    events = exp / "A1" / "1" / "events.json"
+    events.write_text(events.read_text().replace('"events": [', '"events": [ ', 1) + " ")
+    assert is_stale(exp)  # other content: analyze again
     analyze_experiment(exp)
+    assert not is_stale(exp)
     doc = json.loads(path.read_text())
     doc["schema_version"] = 0
     path.write_text(json.dumps(doc))

@@ -206,7 +206,7 @@ def build_experiment(root: Path, name: str = "grpo-offload", *, steps: int = 40,
     comparisons = [_comparison(c, series, windows, steps, fail_step) for c in ("A1", "A2", "A3")]
     analysis = {
         "schema_version": 1, "kind": "reportgen.analysis", "generated_utc": _utc(clock), "reportgen_version": "0.1.0",
-        "inputs_mtime": time.time(),
+        "inputs_sha256": None,  # filled in below, once every input file is written
         "experiment": {"name": name, "title": "Drop optimizer CPU offload", "hypothesis":
                        "The optimizer state fits in GPU memory, so offloading it to the CPU only adds copies. <b>not bold</b>",
                        "issue": "https://github.com/redai-infra/Relax/issues/123", "pr": None, "spec_sha256": _sha(b"spec"),
@@ -221,6 +221,9 @@ def build_experiment(root: Path, name: str = "grpo-offload", *, steps: int = 40,
         "fixed_workload": [{"flag": f, "value": v} for f, v in fixed],
         "arms": analysis_arms, "comparisons": comparisons, "profiler_runs": profiler_runs,
     }
+    from reportgen.analyze import inputs_sha256
+
+    analysis["inputs_sha256"] = inputs_sha256(exp)
     write_json(exp / "analysis.json", analysis)
     return exp
 
