@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData
+from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.model_manifest import file_sha256
-from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
-from reportgen.store.experiment import read_spec
 from reportgen.store import atomic, layout
+from reportgen.store.experiment import read_spec
 
 # Files of a run the analysis reads: analysis.json is stale when any is newer.
 READ_FILES = (layout.MANIFEST, layout.METRICS, layout.EVENTS, layout.GPU_PARQUET, layout.RECIPE_PATCH)
@@ -69,12 +69,23 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
     else:
         steps = wide_table(metrics)
         bad = metrics[~np.isfinite(metrics["value"].astype(float))] if "value" in metrics else metrics.iloc[:0]
-        nonfinite = tuple((str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"]))
+        nonfinite = tuple(
+            (str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"], strict=False)
+        )
     events_doc = _read_json(run_dir / layout.EVENTS, notes)
     events = tuple(events_doc.get("events", [])) if isinstance(events_doc, dict) else ()
     gpu = _read_parquet(run_dir / layout.GPU_PARQUET, notes)
-    return RunData(arm=arm, repeat=repeat, path=f"{arm}/{repeat}", manifest=manifest, steps=steps,
-                   events=events, gpu=gpu, notes=tuple(notes), nonfinite=nonfinite)
+    return RunData(
+        arm=arm,
+        repeat=repeat,
+        path=f"{arm}/{repeat}",
+        manifest=manifest,
+        steps=steps,
+        events=events,
+        gpu=gpu,
+        notes=tuple(notes),
+        nonfinite=nonfinite,
+    )
 
 
 def _artifacts(run_dir: Path, manifest: dict) -> list[dict]:
@@ -95,8 +106,10 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
     notes: list[str] = []
     campaign = _read_json(exp_dir / layout.CAMPAIGN, notes) or {}
     fp = campaign.get("fingerprint") or {}
-    machine = {"fingerprint_id": campaign.get("fingerprint_id"), **{k: fp.get(k) for k in
-               ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")}}
+    machine = {
+        "fingerprint_id": campaign.get("fingerprint_id"),
+        **{k: fp.get(k) for k in ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")},
+    }
     diffs: dict[str, str] = {}
     commit, dirty = None, None
     profiler = []
@@ -111,14 +124,24 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
                 commit = git.get("commit") or git.get("head")
                 dirty = git.get("dirty")
         if r.role == "profile":
-            profiler.append({"arm": r.arm.removeprefix(layout.PROFILE_PREFIX), "path": r.path,
-                             "status": r.status, "artifacts": _artifacts(run_dir, r.manifest)})
+            profiler.append(
+                {
+                    "arm": r.arm.removeprefix(layout.PROFILE_PREFIX),
+                    "path": r.path,
+                    "status": r.status,
+                    "artifacts": _artifacts(run_dir, r.manifest),
+                }
+            )
     return Context(
         experiment=exp_dir.name,
         spec_sha256=hashlib.sha256(spec_text.encode("utf-8")).hexdigest(),
-        generated_utc=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        generated_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         inputs_sha256=inputs_sha256(exp_dir),
-        diffs=diffs, machine=machine, baseline_commit=commit, dirty=dirty, profiler_runs=profiler,
+        diffs=diffs,
+        machine=machine,
+        baseline_commit=commit,
+        dirty=dirty,
+        profiler_runs=profiler,
     )
 
 
@@ -128,8 +151,10 @@ def analyze_experiment(exp_dir: Path) -> Path:
     spec, text = _spec(exp_dir)
     runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
     doc = build(spec, runs, _context(exp_dir, text, runs))
-    return atomic.write_json(exp_dir / layout.ANALYSIS, json.loads(json.dumps(doc, default=_plain, allow_nan=True),
-                                                                   parse_constant=lambda c: None))
+    return atomic.write_json(
+        exp_dir / layout.ANALYSIS,
+        json.loads(json.dumps(doc, default=_plain, allow_nan=True), parse_constant=lambda c: None),
+    )
 
 
 def _plain(obj: Any) -> Any:

@@ -5,7 +5,7 @@ spec -> plan -> execute (+ capture, ingest per run) -> analyze. The CLI only par
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,14 @@ DEFAULT_SPEC = Path("scripts/recipes/default.toml")
 class RunRequest:
     spec_path: Path | None = None
     profile: str | None = None
-    options: RunOptions = RunOptions()
+    options: RunOptions = field(default_factory=RunOptions)
     dry_run: bool = False
     analyze: bool = True
     ray_address: str | None = None
     more_specs: tuple[Path, ...] = ()
-    name: str | None = None  # experiment folder name instead of the spec's (one spec only)  # further experiments; on Ray they run in parallel, one node each
+    name: str | None = (
+        None  # experiment folder name instead of the spec's (one spec only)  # further experiments; on Ray they run in parallel, one node each
+    )
 
 
 def resolve_spec_path(path: Path | None) -> Path:
@@ -73,13 +75,17 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
     plans = [load_plan(p, request.profile, request.name) for p in paths]
     names = [p.spec.name for p in plans]
     if len(set(names)) != len(names):
-        raise UserError(f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')")
+        raise UserError(
+            f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')"
+        )
     if request.dry_run:
         from reportgen.plan.show import describe_plan
 
         for plan in plans:
             spec = plan.spec
-            text = describe_plan(plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order)
+            text = describe_plan(
+                plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order
+            )
             Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
         return []
     if request.ray_address or plans[0].spec.run.executor == "ray":
@@ -89,7 +95,9 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             if len(plans) == 1:
                 return ProgressDisplay(console)
             # Experiments in parallel share the terminal: plain lines, each tagged with its experiment.
-            return ProgressDisplay(Console(file=_Prefixed(console.file, plan.spec.name), width=console.width), live=False)
+            return ProgressDisplay(
+                Console(file=_Prefixed(console.file, plan.spec.name), width=console.width), live=False
+            )
 
         done = run_experiments(plans, request.options, address=request.ray_address, display_for=display_for)
         outcomes = [o for o in done if o is not None]

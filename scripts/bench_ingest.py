@@ -36,21 +36,51 @@ def step_lines(s: int, rng: random.Random) -> list[str]:
     noise += [f"{actor}[rank0]: iteration {s} micro-batch {i} done, {r() * 1e3:.1f} ms" for i in range(4)]
     noise += [f"W{s % 10000:04d} 10:11:12.123 ray/_private/worker.py:2512: progress {r():.3f}"]
     grad = "nan" if s % 997 == 3 else f"{r() * 2:.6f}"
-    perf_roll = ", ".join([f"'perf/rollout_time': {10 + r() * 5:.6f}", f"'perf/tokens_per_gpu_per_sec': {900 + r() * 50:.4f}"]
-                          + [f"'rollout/response_len/{k}': {r() * 1000:.2f}" for k in ("mean", "median", "max", "min")]
-                          + ["'rollout/truncated_ratio': 0.0"])
-    perf_act = ", ".join([f"'perf/{k}': {r() * 40:.6f}" for k in (
-        "train_time", "train_wait_time", "step_time", "wait_time_ratio", "step_token_per_s",
-        "step_resp_token_per_s", "actor_train_time", "actor_train_tokens", "actor_train_tok_per_s",
-        "actor_train_tflops", "log_probs_time", "ref_log_probs_time")] + ["'perf/mfu/actor_train': inf"])
-    rollout = ", ".join(f"'rollout/{k}': {r() - 0.5:.6f}" for k in (
-        "raw_reward", "rewards", "response_lengths", "total_lengths", "advantages", "log_probs",
-        "ref_log_probs", "rollout_log_probs", "returns"))
+    perf_roll = ", ".join(
+        [f"'perf/rollout_time': {10 + r() * 5:.6f}", f"'perf/tokens_per_gpu_per_sec': {900 + r() * 50:.4f}"]
+        + [f"'rollout/response_len/{k}': {r() * 1000:.2f}" for k in ("mean", "median", "max", "min")]
+        + ["'rollout/truncated_ratio': 0.0"]
+    )
+    perf_act = ", ".join(
+        [
+            f"'perf/{k}': {r() * 40:.6f}"
+            for k in (
+                "train_time",
+                "train_wait_time",
+                "step_time",
+                "wait_time_ratio",
+                "step_token_per_s",
+                "step_resp_token_per_s",
+                "actor_train_time",
+                "actor_train_tokens",
+                "actor_train_tok_per_s",
+                "actor_train_tflops",
+                "log_probs_time",
+                "ref_log_probs_time",
+            )
+        ]
+        + ["'perf/mfu/actor_train': inf"]
+    )
+    rollout = ", ".join(
+        f"'rollout/{k}': {r() - 0.5:.6f}"
+        for k in (
+            "raw_reward",
+            "rewards",
+            "response_lengths",
+            "total_lengths",
+            "advantages",
+            "log_probs",
+            "ref_log_probs",
+            "rollout_log_probs",
+            "returns",
+        )
+    )
     if s % 10 == 0:
         rollout += ", 'rollout/meta': {'source': 'openr1mm', 'note': \"it's fine\"}"
-    train = ", ".join([f"'train/{k}': {r():.6f}" for k in (
-        "loss", "pg_loss", "entropy_loss", "pg_clipfrac", "ppo_kl", "kl_loss")]
-                      + [f"'train/grad_norm': {grad}", "'train/lr-pg_0': 1e-06", f"'train/step': {s}"])
+    train = ", ".join(
+        [f"'train/{k}': {r():.6f}" for k in ("loss", "pg_loss", "entropy_loss", "pg_clipfrac", "ppo_kl", "kl_loss")]
+        + [f"'train/grad_norm': {grad}", "'train/lr-pg_0': 1e-06", f"'train/step': {s}"]
+    )
     return [
         *noise[:2],
         roll + col + f"perf {s}: {{{perf_roll}}}",
@@ -68,7 +98,9 @@ def generate(path: Path, steps: int) -> int:
         for s in range(steps):
             fh.write("\n".join(step_lines(s, rng)) + "\n")
             if s % 500 == 250:  # a line garbled by interleaved output
-                fh.write("(MegatronTrainRayActor pid=1234) perf 1: {'perf/train_time': 1.0, 'pe(RolloutManager pid=2345) x\n")
+                fh.write(
+                    "(MegatronTrainRayActor pid=1234) perf 1: {'perf/train_time': 1.0, 'pe(RolloutManager pid=2345) x\n"
+                )
     return path.stat().st_size
 
 
@@ -76,8 +108,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=10_000)
     ap.add_argument("--keep", type=Path, default=None, help="write the log and run folder here instead of a temp dir")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="also run parser and ingest_run this many times more and print the best CPU-time rates")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="also run parser and ingest_run this many times more and print the best CPU-time rates",
+    )
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -102,13 +138,17 @@ def main() -> None:
 
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"log: {args.steps} steps, {mb:.1f} MB, {parser.lines} lines, {n} records, {parser.skipped} skipped")
-    print(f"parser (ConsoleParser.feed): {parse_s:.2f} s = {mb / parse_s:.1f} MB/s wall, "
-          f"{mb / parse_cpu:.1f} MB/s of CPU time; "
-          f"peak RSS {rss0:.0f} MiB before, {rss1:.0f} MiB after (+{rss1 - rss0:.0f})")
-    print(f"ingest_run (parse + events + argv + parquet): {ingest_s:.2f} s = {mb / ingest_s:.1f} MB/s wall, "
-          f"{mb / ingest_cpu:.1f} MB/s of CPU time; "
-          f"peak RSS {rss2:.0f} MiB; {section['ingest']['events']} events, "
-          f"{section['ingest']['steps']} steps")
+    print(
+        f"parser (ConsoleParser.feed): {parse_s:.2f} s = {mb / parse_s:.1f} MB/s wall, "
+        f"{mb / parse_cpu:.1f} MB/s of CPU time; "
+        f"peak RSS {rss0:.0f} MiB before, {rss1:.0f} MiB after (+{rss1 - rss0:.0f})"
+    )
+    print(
+        f"ingest_run (parse + events + argv + parquet): {ingest_s:.2f} s = {mb / ingest_s:.1f} MB/s wall, "
+        f"{mb / ingest_cpu:.1f} MB/s of CPU time; "
+        f"peak RSS {rss2:.0f} MiB; {section['ingest']['events']} events, "
+        f"{section['ingest']['steps']} steps"
+    )
     if args.repeat > 1:
         best_p, best_i = parse_cpu, ingest_cpu
         for _ in range(args.repeat):
@@ -121,8 +161,10 @@ def main() -> None:
             c = time.process_time()
             ingest_run(work, invariants=["--global-batch-size"])
             best_i = min(best_i, time.process_time() - c)
-        print(f"best of {args.repeat + 1} runs in this process (CPU time): parser {mb / best_p:.1f} MB/s, "
-              f"ingest_run {mb / best_i:.1f} MB/s")
+        print(
+            f"best of {args.repeat + 1} runs in this process (CPU time): parser {mb / best_p:.1f} MB/s, "
+            f"ingest_run {mb / best_i:.1f} MB/s"
+        )
     if args.keep is None:
         shutil.rmtree(work)
 

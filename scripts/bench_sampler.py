@@ -30,9 +30,18 @@ def simulated_reader(n: int):
     def read():
         calls[0] += 1
         return [
-            {"index": i, "uuid": f"GPU-{i:08x}-1111-2222-3333-444444444444", "name": "NVIDIA H200",
-             "util_gpu": (calls[0] + i) % 101, "util_mem": 12, "mem_used_mib": 70000.0 + i,
-             "mem_total_mib": 143771.0, "power_w": 412.5, "sm_clock_mhz": 1980, "temp_c": 45}
+            {
+                "index": i,
+                "uuid": f"GPU-{i:08x}-1111-2222-3333-444444444444",
+                "name": "NVIDIA H200",
+                "util_gpu": (calls[0] + i) % 101,
+                "util_mem": 12,
+                "mem_used_mib": 70000.0 + i,
+                "mem_total_mib": 143771.0,
+                "power_w": 412.5,
+                "sm_clock_mhz": 1980,
+                "temp_c": 45,
+            }
             for i in range(n)
         ]
 
@@ -90,7 +99,9 @@ def main() -> int:
         idle_pct = 100 * (_process_cpu() - idle0) / (time.monotonic() - t0)
         print(f"idle process (main thread asleep): {idle_pct:.4f}% of one core", flush=True)
         if not args.skip_sim:
-            results.append(measure(f"simulated-{args.gpus}gpu", simulated_reader(args.gpus), args.seconds, args.interval, folder))
+            results.append(
+                measure(f"simulated-{args.gpus}gpu", simulated_reader(args.gpus), args.seconds, args.interval, folder)
+            )
             print(json.dumps(results[-1]), flush=True)
         ok, reason = nvml_available()
         if args.skip_nvml:
@@ -101,9 +112,11 @@ def main() -> int:
         else:
             print(f"nvml: not measured ({reason})", flush=True)
     for r in results:
-        print(f"{r['label']:>16}: {r['thread_pct_one_core']:.4f}% of one core (thread), "
-              f"{r['process_pct_one_core']:.4f}% (process), {r['per_tick_ms']} ms/tick, "
-              f"{r['gpus']} GPUs, {r['ticks']} ticks")
+        print(
+            f"{r['label']:>16}: {r['thread_pct_one_core']:.4f}% of one core (thread), "
+            f"{r['process_pct_one_core']:.4f}% (process), {r['per_tick_ms']} ms/tick, "
+            f"{r['gpus']} GPUs, {r['ticks']} ticks"
+        )
     return 0
 
 

@@ -1,6 +1,6 @@
 """Benchmark the report site: build time and page weight for 1, 10 and 50 experiments.
 
-Each experiment has 4 arms x 200 steps (tests/site/site_fixture.py). For each size, a fresh
+Each experiment has 4 arms x 200 steps (tests/render/site_fixture.py). For each size, a fresh
 project is built twice with `mkdocs build` (cold: empty SVG/bundle cache; warm: cache kept),
 and a project with no experiment gives MkDocs' fixed cost. Page weight is the gzipped size of
 an experiment page plus the files it loads that are not shared (SVGs are only loaded without
@@ -24,18 +24,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.site import site_fixture  # noqa: E402
-from tests.site.conftest import build_env, make_project  # noqa: E402
+from tests.render import site_fixture  # noqa: E402
+from tests.render.conftest import build_env, make_project  # noqa: E402
 
-
-CPU: list[float] = []   # CPU seconds (user + system) of the last build, next to its wall time
+CPU: list[float] = []  # CPU seconds (user + system) of the last build, next to its wall time
 
 
 def build(project: Path, cache: Path) -> float:
     before = os.times()
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build"], cwd=project, env=build_env(cache),
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build"], cwd=project, env=build_env(cache), capture_output=True, text=True
+    )
     if proc.returncode:
         raise SystemExit(proc.stderr[-3000:])
     after = os.times()
@@ -63,7 +63,9 @@ def main() -> None:
         fixed, fixed_cpu = min(runs)
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"fixed cost (no experiment, warm): {fixed:.2f} s wall, {fixed_cpu:.2f} s CPU")
-        print("experiments | cold build s | warm build s | warm s/experiment over fixed | warm CPU s | CPU s/experiment over fixed | page gz KB (max) | SVG gz KB/page | load avg")
+        print(
+            "experiments | cold build s | warm build s | warm s/experiment over fixed | warm CPU s | CPU s/experiment over fixed | page gz KB (max) | SVG gz KB/page | load avg"
+        )
         for n in args.sizes:
             project = make_project(tmp / f"p{n}")
             for i in range(n):
@@ -78,9 +80,12 @@ def main() -> None:
                 for page in [exp / "index.html", *exp.glob("*/index.html")]:
                     weights.append(gz(page))
                 svgs.append(sum(gz(p) for p in exp.glob("*.svg")))
-            print(f"{n:11d} | {cold:12.2f} | {warm:12.2f} | {(warm - fixed) / n:28.3f} | {warm_cpu:10.2f} | "
-                  f"{(warm_cpu - fixed_cpu) / n:27.3f} | {max(weights) / 1024:16.1f} | {max(svgs) / 1024:14.1f} | "
-                  f"{os.getloadavg()[0]:.2f}", flush=True)
+            print(
+                f"{n:11d} | {cold:12.2f} | {warm:12.2f} | {(warm - fixed) / n:28.3f} | {warm_cpu:10.2f} | "
+                f"{(warm_cpu - fixed_cpu) / n:27.3f} | {max(weights) / 1024:16.1f} | {max(svgs) / 1024:14.1f} | "
+                f"{os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
             shutil.rmtree(project)
         bundle = gz(empty / "site" / "assets" / "vendor" / "vega-bundle.js")
         print(f"shared Vega bundle: {bundle / 1024:.0f} KB gzipped (loaded once, cached by the browser)")

@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from reportgen.workloads.grpo.args import parse_args  # noqa: E402
-from reportgen.workloads.grpo.decode import StaticKVDecoder  # noqa: E402
-from reportgen.workloads.grpo.task import Prompt  # noqa: E402
-from reportgen.workloads.grpo.train import Trainer  # noqa: E402
+from reportgen.workloads.grpo.args import parse_args
+from reportgen.workloads.grpo.decode import StaticKVDecoder
+from reportgen.workloads.grpo.task import Prompt
+from reportgen.workloads.grpo.train import Trainer
 
 OFFLOAD = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
 RECOMPUTE = ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
@@ -56,8 +56,7 @@ def decode_throughput(argv: list[str], batch: int, new_tokens: int, repeats: int
     trainer = Trainer(args)
     model = trainer.model.eval()
     prompts = [Prompt(i, (i % 10, (3 * i) % 10, 7)).token_ids for i in range(batch)]
-    dec = StaticKVDecoder(model, batch, args.rollout_max_prompt_len + new_tokens,
-                          cuda_graph=trainer.decoder.use_graph)
+    dec = StaticKVDecoder(model, batch, args.rollout_max_prompt_len + new_tokens, cuda_graph=trainer.decoder.use_graph)
     gen = torch.Generator(device=trainer.device).manual_seed(0)
     # check_every > new_tokens: never stop early, so every run decodes exactly new_tokens steps.
     dec.generate(prompts, max_new=new_tokens, temperature=1.0, generator=gen, check_every=new_tokens + 1)
@@ -68,8 +67,13 @@ def decode_throughput(argv: list[str], batch: int, new_tokens: int, repeats: int
         times.append(time.perf_counter() - t0)
     trainer.close()
     best = min(times)
-    return {"decode_tok_per_s": out.decode_steps * batch / best, "decode_ms_per_step": 1e3 * best / out.decode_steps,
-            "batch": batch, "new_tokens": new_tokens, "cuda_graph": dec.use_graph}
+    return {
+        "decode_tok_per_s": out.decode_steps * batch / best,
+        "decode_ms_per_step": 1e3 * best / out.decode_steps,
+        "batch": batch,
+        "new_tokens": new_tokens,
+        "cuda_graph": dec.use_graph,
+    }
 
 
 def main() -> int:
@@ -84,14 +88,35 @@ def main() -> int:
     p.add_argument("--decode-tokens", type=int, default=64)
     p.add_argument("--no-graph", action="store_true", help="also measure decode without the CUDA graph")
     opts = p.parse_args()
-    base = ["--preset", opts.preset, "--device", opts.device, "--rollout-batch-size", "4",
-            "--n-samples-per-prompt", "8", "--global-batch-size", "32", "--rollout-max-prompt-len", "8",
-            "--rollout-max-response-len", str(opts.response_len), "--rollout-temperature", "0.8",
-            "--use-kl-loss", "--kl-loss-coef", "0.01", "--use-dynamic-batch-size",
-            "--max-tokens-per-gpu", str(opts.max_tokens_per_gpu)]
+    base = [
+        "--preset",
+        opts.preset,
+        "--device",
+        opts.device,
+        "--rollout-batch-size",
+        "4",
+        "--n-samples-per-prompt",
+        "8",
+        "--global-batch-size",
+        "32",
+        "--rollout-max-prompt-len",
+        "8",
+        "--rollout-max-response-len",
+        str(opts.response_len),
+        "--rollout-temperature",
+        "0.8",
+        "--use-kl-loss",
+        "--kl-loss-coef",
+        "0.01",
+        "--use-dynamic-batch-size",
+        "--max-tokens-per-gpu",
+        str(opts.max_tokens_per_gpu),
+    ]
     results = []
-    for name, extra in (("baseline (offload trio + recompute)", OFFLOAD + RECOMPUTE),
-                        ("A1 (no offload, recompute)", RECOMPUTE)):
+    for name, extra in (
+        ("baseline (offload trio + recompute)", OFFLOAD + RECOMPUTE),
+        ("A1 (no offload, recompute)", RECOMPUTE),
+    ):
         r = step_breakdown(base + extra, opts.steps, opts.warmup)
         results.append({"config": name, **r})
     dec_argv = base[:]
@@ -103,11 +128,15 @@ def main() -> int:
     print("| config | step | rollout | log-probs | actor train (fwd+bwd) | optimizer | resp tok/s |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['config']} | {r['step_time']:.3f} | {r['rollout']:.3f} | {r['log_probs']:.3f} | "
-              f"{r['actor_train_wo_optimizer']:.3f} | {r['optimizer']:.3f} | {r['step_resp_token_per_s']:.1f} |")
+        print(
+            f"| {r['config']} | {r['step_time']:.3f} | {r['rollout']:.3f} | {r['log_probs']:.3f} | "
+            f"{r['actor_train_wo_optimizer']:.3f} | {r['optimizer']:.3f} | {r['step_resp_token_per_s']:.1f} |"
+        )
     for d in dec:
-        print(f"\ndecode: {d['decode_tok_per_s']:.0f} tok/s ({d['decode_ms_per_step']:.2f} ms/step, batch {d['batch']}, "
-              f"{d['new_tokens']} new tokens, CUDA graph {'on' if d['cuda_graph'] else 'off'})")
+        print(
+            f"\ndecode: {d['decode_tok_per_s']:.0f} tok/s ({d['decode_ms_per_step']:.2f} ms/step, batch {d['batch']}, "
+            f"{d['new_tokens']} new tokens, CUDA graph {'on' if d['cuda_graph'] else 'off'})"
+        )
     for r in results + dec:
         print(json.dumps(r))
     return 0

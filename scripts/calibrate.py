@@ -34,17 +34,37 @@ def main() -> None:
     by = {(r.method, r.scenario): r for r in rates}
     methods = list(dict.fromkeys(r.method for r in rates))
     effect = f"+{s.effect:.0%}"
-    print(f"rho {s.rho}, CV {s.cv:.0%}, {s.steps} steps in {s.windows} windows, {s.sims} simulations, "
-          f"seed {s.seed}, nominal level {1 - s.confidence:.0%} ({elapsed:.0f} s)\n")
+    print(
+        f"rho {s.rho}, CV {s.cv:.0%}, {s.steps} steps in {s.windows} windows, {s.sims} simulations, "
+        f"seed {s.seed}, nominal level {1 - s.confidence:.0%} ({elapsed:.0f} s)\n"
+    )
     print(f"| method | A/A false-positive rate | power for {effect} |")
     print("|---|---|---|")
     for m in methods:
         aa, pw = by[(m, "A/A")], by[(m, effect)]
         print(f"| {m} | {aa.rate:.1%} ± {aa.mc_se:.1%} | {pw.rate:.1%} ± {pw.mc_se:.1%} |")
     if a.out:
-        a.out.write_text(json.dumps({"settings": asdict(s), "seconds": elapsed, "rates": [
-            {"method": r.method, "scenario": r.scenario, "hits": r.hits, "sims": r.sims, "rate": r.rate,
-             "mc_se": r.mc_se} for r in rates]}, indent=2) + "\n")
+        a.out.write_text(
+            json.dumps(
+                {
+                    "settings": asdict(s),
+                    "seconds": elapsed,
+                    "rates": [
+                        {
+                            "method": r.method,
+                            "scenario": r.scenario,
+                            "hits": r.hits,
+                            "sims": r.sims,
+                            "rate": r.rate,
+                            "mc_se": r.mc_se,
+                        }
+                        for r in rates
+                    ],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

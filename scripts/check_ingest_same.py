@@ -35,8 +35,12 @@ section = ingest_run(out, invariants=["--global-batch-size"], exit_code=1)
 def ingest(code_root: Path, log: Path, out: Path) -> None:
     out.mkdir(parents=True)
     shutil.copy(log, out / "stdout.log")
-    subprocess.run([sys.executable, "-c", RUN, str(out)], check=True, cwd=code_root,
-                   env={"PYTHONPATH": str(code_root), "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        [sys.executable, "-c", RUN, str(out)],
+        check=True,
+        cwd=code_root,
+        env={"PYTHONPATH": str(code_root), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def differences(a: Path, b: Path) -> list[str]:
@@ -70,7 +74,9 @@ def main() -> None:
         work = Path(tmp)
         old = work / "old"
         old.mkdir()
-        archive = subprocess.run(["git", "archive", args.rev, "reportgen"], cwd=root, check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", args.rev, "reportgen"], cwd=root, check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         log = work / "stdout.log"
         generate(log, args.steps)

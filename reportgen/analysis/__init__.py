@@ -5,13 +5,21 @@ dicts already read from disk) and return frozen dataclasses or plain dicts. No f
 no subprocess. The I/O edge that reads runs/ and writes analysis.json is `reportgen.analyze`.
 """
 
-from reportgen.analysis.stats import WindowStats, change, window_stats, summarize
 from reportgen.analysis.guardrails import Guardrail
+from reportgen.analysis.interval import Interval, block_length, dependence, ratio_interval
+from reportgen.analysis.stats import WindowStats, change, summarize, window_stats
 from reportgen.analysis.verdict import Verdict, decide
-from reportgen.analysis.interval import Interval, ratio_interval, block_length, dependence
 
 __all__ = [
-    "WindowStats", "change", "window_stats", "summarize",
-    "Interval", "ratio_interval", "block_length", "dependence", "Guardrail", "Verdict", "decide",
-
+    "Guardrail",
+    "Interval",
+    "Verdict",
+    "WindowStats",
+    "block_length",
+    "change",
+    "decide",
+    "dependence",
+    "ratio_interval",
+    "summarize",
+    "window_stats",
 ]

@@ -68,8 +68,12 @@ def _split(x: np.ndarray, windows: int) -> list[np.ndarray]:
     return list(np.array_split(x, windows))
 
 
-def simulate(settings: SimSettings, methods: tuple[str, ...] = ("block-bootstrap", "batch-means", "mann-whitney"),
-             *, replicates: int | None = None) -> list[Rate]:
+def simulate(
+    settings: SimSettings,
+    methods: tuple[str, ...] = ("block-bootstrap", "batch-means", "mann-whitney"),
+    *,
+    replicates: int | None = None,
+) -> list[Rate]:
     """Rates for each method under A/A (no effect) and under +effect. Deterministic given the seed."""
     rng = np.random.default_rng(settings.seed)
     hits = {(m, sc): 0 for m in methods for sc in ("A/A", f"+{settings.effect:.0%}")}
@@ -82,8 +86,13 @@ def simulate(settings: SimSettings, methods: tuple[str, ...] = ("block-bootstrap
                 if m == "mann-whitney":
                     sig = mann_whitney_significant(base, cand, confidence=settings.confidence)
                 else:
-                    iv = ratio_interval([_split(base, settings.windows)], [_split(cand, settings.windows)],
-                                        method=m, confidence=settings.confidence, seed=settings.seed + i)
+                    iv = ratio_interval(
+                        [_split(base, settings.windows)],
+                        [_split(cand, settings.windows)],
+                        method=m,
+                        confidence=settings.confidence,
+                        seed=settings.seed + i,
+                    )
                     sig = iv.significant
                 hits[(m, scenario)] += int(sig)
     return [Rate(m, sc, h, settings.sims) for (m, sc), h in hits.items()]

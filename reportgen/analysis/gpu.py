@@ -8,8 +8,8 @@ at the end keeps them out). Without step times, every sample of the run is used,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -64,13 +64,20 @@ def summarize_gpu(runs: Sequence[RunData], first: int, last: int) -> dict:
     g = pd.concat(frames, ignore_index=True)
     per_gpu = []
     for idx, part in g.groupby("index", sort=True):
-        per_gpu.append({
-            "index": int(idx),
-            "uuid": str(part["uuid"].iloc[0]) if "uuid" in part else None,
-            "name": str(part["name"].iloc[0]) if "name" in part else None,
-            "util_mean": float(part["util_gpu"].mean()),
-            "mem_peak_mib": float(part["mem_used_mib"].max()),
-            "mem_total_mib": float(part["mem_total_mib"].max()) if "mem_total_mib" in part else None,
-        })
-    return {"available": True, "util_mean": float(g["util_gpu"].mean()), "per_gpu": per_gpu,
-            "samples": int(len(g)), "notes": notes}
+        per_gpu.append(
+            {
+                "index": int(idx),
+                "uuid": str(part["uuid"].iloc[0]) if "uuid" in part else None,
+                "name": str(part["name"].iloc[0]) if "name" in part else None,
+                "util_mean": float(part["util_gpu"].mean()),
+                "mem_peak_mib": float(part["mem_used_mib"].max()),
+                "mem_total_mib": float(part["mem_total_mib"].max()) if "mem_total_mib" in part else None,
+            }
+        )
+    return {
+        "available": True,
+        "util_mean": float(g["util_gpu"].mean()),
+        "per_gpu": per_gpu,
+        "samples": len(g),
+        "notes": notes,
+    }

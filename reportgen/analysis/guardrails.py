@@ -8,8 +8,9 @@ different model or data (`INVALIDATING`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,8 +42,14 @@ class Guardrail:
         return None if self.status == NA else self.status == PASS
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "status": self.status, "passed": self.passed,
-                "reason": self.reason, "evidence": self.evidence}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "passed": self.passed,
+            "reason": self.reason,
+            "evidence": self.evidence,
+        }
 
 
 def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
@@ -71,8 +78,14 @@ def describe_failure(run: RunData) -> str | None:
                 else:
                     tail = f", tried to allocate {_size(gib)}" if isinstance(gib, (int, float)) else ""
                 return f"OOM{at}{tail}"
-            label = {"nan": "NaN/Inf", "traceback": "exception", "fatal": "fatal error",
-                     "abnormal_exit": "abnormal exit", "timeout": "timeout", "interrupted": "interrupted"}[kind]
+            label = {
+                "nan": "NaN/Inf",
+                "traceback": "exception",
+                "fatal": "fatal error",
+                "abnormal_exit": "abnormal exit",
+                "timeout": "timeout",
+                "interrupted": "interrupted",
+            }[kind]
             msg = str(e.get("message") or "").strip()
             return f"{label}{at}" + (f": {msg[:160]}" if msg else "")
     m = run.manifest
@@ -141,12 +154,15 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
         bad = col[col != want]
         checked.append(r)
         if len(bad):
-            return Guardrail("samples_per_step", title, FAIL,
-                             f"{r.path}: step {int(bad.index[0])} had {bad.iloc[0]:g} samples, global batch {batch}",
-                             f"{r.path}/metrics.parquet")
+            return Guardrail(
+                "samples_per_step",
+                title,
+                FAIL,
+                f"{r.path}: step {int(bad.index[0])} had {bad.iloc[0]:g} samples, global batch {batch}",
+                f"{r.path}/metrics.parquet",
+            )
     if not checked:
-        return Guardrail("samples_per_step", title, NA,
-                         f"not checkable: rollout/num_samples or {batch_flag} missing")
+        return Guardrail("samples_per_step", title, NA, f"not checkable: rollout/num_samples or {batch_flag} missing")
     return Guardrail("samples_per_step", title, PASS, f"{which_runs(checked)}: every step matched the global batch")
 
 
@@ -175,18 +191,23 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
         if not ok.any():
             continue
         checked.append(r)
-        rel = ((lhs[ok] - rhs[ok]).abs() / rhs[ok].abs())
+        rel = (lhs[ok] - rhs[ok]).abs() / rhs[ok].abs()
         bad = rel[rel > TOKEN_TOLERANCE]
         if len(bad):
             s = int(bad.index[0])
-            return Guardrail("token_accounting", title, FAIL,
-                             f"{r.path}: step {s}: {lhs[s]:.1f} tokens from throughput x time vs "
-                             f"{rhs[s]:.1f} from lengths x samples ({bad.iloc[0]:.1%} apart)",
-                             f"{r.path}/metrics.parquet")
+            return Guardrail(
+                "token_accounting",
+                title,
+                FAIL,
+                f"{r.path}: step {s}: {lhs[s]:.1f} tokens from throughput x time vs "
+                f"{rhs[s]:.1f} from lengths x samples ({bad.iloc[0]:.1%} apart)",
+                f"{r.path}/metrics.parquet",
+            )
     if not checked:
         return Guardrail("token_accounting", title, NA, "not checkable: key missing (" + ", ".join(need) + ")")
-    return Guardrail("token_accounting", title, PASS,
-                     f"{which_runs(checked)}: agree within {TOKEN_TOLERANCE:.0%} on every step")
+    return Guardrail(
+        "token_accounting", title, PASS, f"{which_runs(checked)}: agree within {TOKEN_TOLERANCE:.0%} on every step"
+    )
 
 
 def finite_training(runs: Sequence[RunData]) -> Guardrail:
@@ -202,8 +223,13 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
                 bad = sorted((step, value) for k, step, value in r.nonfinite if k == key)
                 if bad:
                     step, value = bad[0]
-                    return Guardrail("finite_training", title, FAIL,
-                                     f"{r.path}: {key} = {value} at step {step}", f"{r.path}/metrics.parquet")
+                    return Guardrail(
+                        "finite_training",
+                        title,
+                        FAIL,
+                        f"{r.path}: {key} = {value} at step {step}",
+                        f"{r.path}/metrics.parquet",
+                    )
         if present:
             seen += 1
         else:
@@ -218,9 +244,13 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
         for v in (r.manifest.get("invariants") or {}).get("violations") or []:
-            return Guardrail("fixed_workload", title, FAIL,
-                             f"{r.path}: {v.get('flag')} is {v.get('actual')!r}, expected {v.get('expected')!r}",
-                             f"{r.path}/manifest.json")
+            return Guardrail(
+                "fixed_workload",
+                title,
+                FAIL,
+                f"{r.path}: {v.get('flag')} is {v.get('actual')!r}, expected {v.get('expected')!r}",
+                f"{r.path}/manifest.json",
+            )
     if not flags:
         return Guardrail("fixed_workload", title, NA, "no fixed-workload flags declared ([workload].flags)")
     if not baseline or not candidate:
@@ -235,8 +265,13 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
                 unknown.append(flag)
                 continue
             if got != want:
-                return Guardrail("fixed_workload", title, FAIL,
-                                 f"{r.path}: {flag} = {got!r}, baseline {want!r}", f"{r.path}/manifest.json")
+                return Guardrail(
+                    "fixed_workload",
+                    title,
+                    FAIL,
+                    f"{r.path}: {flag} = {got!r}, baseline {want!r}",
+                    f"{r.path}/manifest.json",
+                )
     if len(set(unknown)) == len(flags):
         return Guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
     tail = f" ({', '.join(sorted(set(unknown)))} not recorded)" if unknown else ""
@@ -259,11 +294,21 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
     for r in runs[1:]:
         model, data = _hashes(r)
         if model != ref[0]:
-            return Guardrail("same_inputs", title, FAIL, f"{r.path}: model manifest hash differs from {runs[0].path}",
-                             f"{r.path}/manifest.json")
+            return Guardrail(
+                "same_inputs",
+                title,
+                FAIL,
+                f"{r.path}: model manifest hash differs from {runs[0].path}",
+                f"{r.path}/manifest.json",
+            )
         if data != ref[1]:
-            return Guardrail("same_inputs", title, FAIL, f"{r.path}: data hashes differ from {runs[0].path}",
-                             f"{r.path}/manifest.json")
+            return Guardrail(
+                "same_inputs",
+                title,
+                FAIL,
+                f"{r.path}: data hashes differ from {runs[0].path}",
+                f"{r.path}/manifest.json",
+            )
     return Guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
 
 
@@ -276,8 +321,13 @@ def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> G
     for r in runs[1:]:
         fp = r.manifest["fingerprint_id"]
         if fp != ref:
-            return Guardrail("same_machine", title, FAIL, f"{r.path}: fingerprint {fp} differs from {runs[0].path}'s {ref}",
-                             f"{r.path}/manifest.json")
+            return Guardrail(
+                "same_machine",
+                title,
+                FAIL,
+                f"{r.path}: fingerprint {fp} differs from {runs[0].path}'s {ref}",
+                f"{r.path}/manifest.json",
+            )
     return Guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
 
 
@@ -286,15 +336,22 @@ def no_profiler(runs: Sequence[RunData]) -> Guardrail:
     for r in runs:
         on = [f for f in PROFILER_FLAGS if f in r.argv]
         if on:
-            return Guardrail("no_profiler", title, FAIL, f"{r.path}: {', '.join(on)} in a formal run",
-                             f"{r.path}/manifest.json")
+            return Guardrail(
+                "no_profiler", title, FAIL, f"{r.path}: {', '.join(on)} in a formal run", f"{r.path}/manifest.json"
+            )
     if runs and all(not r.argv for r in runs):
         return Guardrail("no_profiler", title, NA, "not checkable: no effective argv recorded")
     return Guardrail("no_profiler", title, PASS, "no profiler flag in the effective argv")
 
 
-def check_all(baseline: Sequence[RunData], candidate: Sequence[RunData], *, expected_steps: int | None,
-              batch_flag: str, fixed_flags: Sequence[str]) -> list[Guardrail]:
+def check_all(
+    baseline: Sequence[RunData],
+    candidate: Sequence[RunData],
+    *,
+    expected_steps: int | None,
+    batch_flag: str,
+    fixed_flags: Sequence[str],
+) -> list[Guardrail]:
     both = [*baseline, *candidate]
     return [
         steps_completed(both, expected_steps),
@@ -307,5 +364,3 @@ def check_all(baseline: Sequence[RunData], candidate: Sequence[RunData], *, expe
         same_machine(baseline, candidate),
         no_profiler(both),
     ]
-
-

@@ -19,8 +19,8 @@ array the window's finite per-step values in step order. Results are frozen `Int
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -52,15 +52,21 @@ class Interval:
 
     def as_dict(self) -> dict:
         return {
-            "estimate": self.estimate, "low": self.low, "high": self.high,
-            "confidence": self.confidence, "method": self.method,
-            "n_baseline": self.n_baseline, "n_candidate": self.n_candidate,
-            "block_length": self.block_length, "significant": self.significant,
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "confidence": self.confidence,
+            "method": self.method,
+            "n_baseline": self.n_baseline,
+            "n_candidate": self.n_candidate,
+            "block_length": self.block_length,
+            "significant": self.significant,
             "warnings": list(self.warnings),
         }
 
 
 # ---------------------------------------------------------------- block length
+
 
 def _flat_top(t: np.ndarray) -> np.ndarray:
     a = np.abs(t)
@@ -122,6 +128,7 @@ def block_length(segments: Sequence[np.ndarray]) -> int:
 
 # ---------------------------------------------------------------- helpers
 
+
 def _clean(arm: Arm) -> list[list[np.ndarray]]:
     out = []
     for run in arm:
@@ -161,6 +168,7 @@ def _usable(arm: list[list[np.ndarray]]) -> bool:
 
 # ---------------------------------------------------------------- block bootstrap
 
+
 def _segment_replicates(x: np.ndarray, length: int, reps: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
     """Circular-block-bootstrap sums of one segment: (reps,) sums and the resampled length."""
     n = x.size
@@ -197,8 +205,15 @@ def _bootstrap_arm(arm: list[list[np.ndarray]], length: int, reps: int, rng: np.
     return stat / n_windows
 
 
-def bootstrap_interval(baseline: Arm, candidate: Arm, *, confidence: float = 0.95, seed: int = 0,
-                       replicates: int = DEFAULT_REPLICATES, length: int | None = None) -> Interval:
+def bootstrap_interval(
+    baseline: Arm,
+    candidate: Arm,
+    *,
+    confidence: float = 0.95,
+    seed: int = 0,
+    replicates: int = DEFAULT_REPLICATES,
+    length: int | None = None,
+) -> Interval:
     """Circular block bootstrap of log(candidate/baseline), turned into a t interval.
 
     Why not the plain percentile interval: on windows of a few dozen steps the block bootstrap
@@ -248,6 +263,7 @@ def bootstrap_interval(baseline: Arm, candidate: Arm, *, confidence: float = 0.9
 
 # ---------------------------------------------------------------- batch means
 
+
 def _batch_var(arm: list[list[np.ndarray]], size: int) -> tuple[float, float, int]:
     """Statistic, its variance from batch means, and degrees of freedom."""
     n_windows = max(len(r) for r in arm)
@@ -271,8 +287,9 @@ def _batch_var(arm: list[list[np.ndarray]], size: int) -> tuple[float, float, in
     return stat, float(np.sum(variances)) / n_windows**2, df
 
 
-def batch_means_interval(baseline: Arm, candidate: Arm, *, confidence: float = 0.95,
-                         size: int | None = None) -> Interval:
+def batch_means_interval(
+    baseline: Arm, candidate: Arm, *, confidence: float = 0.95, size: int | None = None
+) -> Interval:
     from scipy import stats as st
 
     b, c = _clean(baseline), _clean(candidate)
@@ -302,8 +319,10 @@ def batch_means_interval(baseline: Arm, candidate: Arm, *, confidence: float = 0
 
 # ---------------------------------------------------------------- dispatch
 
-def ratio_interval(baseline: Arm, candidate: Arm, *, method: str = "block-bootstrap",
-                   confidence: float = 0.95, seed: int = 0) -> Interval:
+
+def ratio_interval(
+    baseline: Arm, candidate: Arm, *, method: str = "block-bootstrap", confidence: float = 0.95, seed: int = 0
+) -> Interval:
     """The interval the spec asks for (`analysis.method`); deterministic given `seed`."""
     if method == "block-bootstrap":
         return bootstrap_interval(baseline, candidate, confidence=confidence, seed=seed)

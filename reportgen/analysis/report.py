@@ -8,8 +8,9 @@ failure becomes data (a guardrail, a verdict), not an exception.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,8 +53,11 @@ def _windows(spec, expected: int | None, runs: Sequence[RunData]) -> list[tuple[
     a = spec.analysis
     if a.windows:
         return [(w.name, w.start, w.end) for w in a.windows]
-    last = (expected - 1) if expected else max((int(r.steps.index.max()) for r in runs if not r.steps.empty),
-                                               default=a.warmup_steps)
+    last = (
+        (expected - 1)
+        if expected
+        else max((int(r.steps.index.max()) for r in runs if not r.steps.empty), default=a.warmup_steps)
+    )
     return [("W1", a.warmup_steps, max(a.warmup_steps, last))]
 
 
@@ -80,20 +84,25 @@ def _segments(runs: Sequence[RunData], key: str, windows) -> list[list[np.ndarra
     return [[np.asarray(r.series(key, s, e), dtype=float) for _, s, e in windows] for r in runs]
 
 
-def _arm_block(arm_id: str, spec, runs: Sequence[RunData], windows, metrics: Sequence[str], ctx: Context,
-               expected: int | None) -> dict:
+def _arm_block(
+    arm_id: str, spec, runs: Sequence[RunData], windows, metrics: Sequence[str], ctx: Context, expected: int | None
+) -> dict:
     cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
     used = _stats_runs(runs)
     win_block, overall_block = {}, {}
     for key in metrics:
-        per_window = {name: (s, e, np.concatenate([np.asarray(r.series(key, s, e)) for r in used])
-                             if used else np.array([])) for name, s, e in windows}
+        per_window = {
+            name: (s, e, np.concatenate([np.asarray(r.series(key, s, e)) for r in used]) if used else np.array([]))
+            for name, s, e in windows
+        }
         rows = summarize(per_window)
         win_block[key] = [r.as_dict() for r in rows]
         overall_block[key] = overall(rows)
     first, last = windows[0][1], windows[-1][2]
-    fixed = {f: argv_value(runs[0].argv, f) if runs else None
-             for f in (*spec.workload.flags, spec.workload.batch_flag, *LIMIT_FLAGS)}
+    fixed = {
+        f: argv_value(runs[0].argv, f) if runs else None
+        for f in (*spec.workload.flags, spec.workload.batch_flag, *LIMIT_FLAGS)
+    }
     return {
         "id": arm_id,
         "title": "Baseline" if arm_id == BASELINE else (cand.title if cand else arm_id),
@@ -111,9 +120,15 @@ def _arm_block(arm_id: str, spec, runs: Sequence[RunData], windows, metrics: Seq
 def _run_block(r: RunData, spec, windows) -> dict:
     m = r.manifest
     return {
-        "repeat": r.repeat, "role": r.role, "status": r.status, "path": r.path,
-        "started_utc": m.get("started_utc"), "duration_s": m.get("duration_s"), "exit_code": m.get("exit_code"),
-        "steps_completed": r.steps_completed, "events": list(r.events),
+        "repeat": r.repeat,
+        "role": r.role,
+        "status": r.status,
+        "path": r.path,
+        "started_utc": m.get("started_utc"),
+        "duration_s": m.get("duration_s"),
+        "exit_code": m.get("exit_code"),
+        "steps_completed": r.steps_completed,
+        "events": list(r.events),
         "gpu_available": bool(r.gpu is not None and not r.gpu.empty),
         "overall": arm_statistic(_segments([r], spec.analysis.primary, windows)),
         "failure": gr.describe_failure(r),
@@ -122,21 +137,39 @@ def _run_block(r: RunData, spec, windows) -> dict:
 
 
 def _row(metric, label, unit, better, b, c) -> dict:
-    return {"metric": metric, "label": label, "unit": unit, "better": better,
-            "baseline": b, "candidate": c, "change": change(b, c)}
+    return {
+        "metric": metric,
+        "label": label,
+        "unit": unit,
+        "better": better,
+        "baseline": b,
+        "candidate": c,
+        "change": change(b, c),
+    }
 
 
 def _headline(spec, base: dict, cand: dict) -> list[dict]:
     rows = []
     primary = spec.analysis.primary
     if primary not in [h[0] for h in HEADLINE]:
-        rows.append(_row(primary, primary, "", spec.analysis.direction, base["overall"].get(primary),
-                         cand["overall"].get(primary)))
+        rows.append(
+            _row(
+                primary,
+                primary,
+                "",
+                spec.analysis.direction,
+                base["overall"].get(primary),
+                cand["overall"].get(primary),
+            )
+        )
     for key, label, unit, better in HEADLINE:
         if key.endswith(":p95"):
             k = key[:-4]
-            pick = lambda arm: next((w["p95"] for w in arm["windows"].get(k, []) if w["window"] == "all"), None)  # noqa: E731
-            rows.append(_row(key, label, unit, better, pick(base), pick(cand)))
+            b95, c95 = (
+                next((w["p95"] for w in arm["windows"].get(k, []) if w["window"] == "all"), None)
+                for arm in (base, cand)
+            )
+            rows.append(_row(key, label, unit, better, b95, c95))
         else:
             rows.append(_row(key, label, unit, better, base["overall"].get(key), cand["overall"].get(key)))
     bg, cg = base["gpu"], cand["gpu"]
@@ -144,10 +177,26 @@ def _headline(spec, base: dict, cand: dict) -> list[dict]:
     cg_by = {g["index"]: g for g in cg["per_gpu"]}
     for g in bg["per_gpu"]:
         c = cg_by.get(g["index"], {})
-        rows.append(_row(f"gpu/{g['index']}/util_mean", f"GPU {g['index']} utilization mean", "%", "higher",
-                         g["util_mean"], c.get("util_mean")))
-        rows.append(_row(f"gpu/{g['index']}/mem_peak_mib", f"peak memory GPU {g['index']}", "MiB", "lower",
-                         g["mem_peak_mib"], c.get("mem_peak_mib")))
+        rows.append(
+            _row(
+                f"gpu/{g['index']}/util_mean",
+                f"GPU {g['index']} utilization mean",
+                "%",
+                "higher",
+                g["util_mean"],
+                c.get("util_mean"),
+            )
+        )
+        rows.append(
+            _row(
+                f"gpu/{g['index']}/mem_peak_mib",
+                f"peak memory GPU {g['index']}",
+                "MiB",
+                "lower",
+                g["mem_peak_mib"],
+                c.get("mem_peak_mib"),
+            )
+        )
     steps = lambda arm: min((r["steps_completed"] for r in arm["runs"] if r["role"] == "formal"), default=None)  # noqa: E731
     sb, sc = steps(base), steps(cand)
     row = _row("steps_completed", "completed steps", "steps", "higher", sb, sc)
@@ -155,9 +204,18 @@ def _headline(spec, base: dict, cand: dict) -> list[dict]:
     rows.append(row)
     lim = lambda arm: " / ".join(str(arm["workload"].get(f) or "?") for f in (spec.workload.batch_flag, *LIMIT_FLAGS))  # noqa: E731
     lb, lc = lim(base), lim(cand)
-    rows.append({"metric": "workload/limits", "label": "effective batch / length limits", "unit": "",
-                 "better": None, "baseline": lb, "candidate": lc, "change": None,
-                 "text": "unchanged" if lb == lc else "changed"})
+    rows.append(
+        {
+            "metric": "workload/limits",
+            "label": "effective batch / length limits",
+            "unit": "",
+            "better": None,
+            "baseline": lb,
+            "candidate": lc,
+            "change": None,
+            "text": "unchanged" if lb == lc else "changed",
+        }
+    )
     return rows
 
 
@@ -175,9 +233,13 @@ def _repeats(spec, b_runs, c_runs, windows) -> dict | None:
         b = bstat.get(rep) if interleaved else b_all
         if c is not None and b:
             ratios.append(c / b)
-    return {"n": min(len(b_runs), len(c_runs)), "ratios": ratios,
-            "spread": (max(ratios) - min(ratios)) if ratios else None,
-            "interleaved": interleaved, "paired": interleaved}
+    return {
+        "n": min(len(b_runs), len(c_runs)),
+        "ratios": ratios,
+        "spread": (max(ratios) - min(ratios)) if ratios else None,
+        "interleaved": interleaved,
+        "paired": interleaved,
+    }
 
 
 RESPONSE_LENGTH = "rollout/response_lengths"
@@ -188,6 +250,7 @@ def _work_notes(b_runs, c_runs, windows) -> list[str]:
     """Tokens/s compares like with like only if both arms generated about as much: in RL the
     candidate's policy can drift to other response lengths (other numerics, other learning), and
     a step's time depends on them. Say so when the window means differ by more than 10%."""
+
     def mean_len(runs):
         vals = [v for run in _segments(runs, RESPONSE_LENGTH, windows) for window in run for v in window]
         return float(np.mean(vals)) if vals else None
@@ -198,23 +261,40 @@ def _work_notes(b_runs, c_runs, windows) -> list[str]:
     diff = c / b - 1
     if abs(diff) <= LENGTH_TOLERANCE:
         return []
-    return [f"mean response length differs: baseline {b:.1f}, candidate {c:.1f} tokens ({diff:+.1%}); "
-            "throughput compares different generated work, so read it with the quality curves"]
+    return [
+        f"mean response length differs: baseline {b:.1f}, candidate {c:.1f} tokens ({diff:+.1%}); "
+        "throughput compares different generated work, so read it with the quality curves"
+    ]
 
 
 def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
     a = spec.analysis
     base, cand = arms[BASELINE], arms[cand_id]
     b_runs, c_runs = formal.get(BASELINE, []), formal.get(cand_id, [])
-    guards = gr.check_all(b_runs, c_runs, expected_steps=expected, batch_flag=spec.workload.batch_flag,
-                          fixed_flags=spec.workload.flags)
+    guards = gr.check_all(
+        b_runs, c_runs, expected_steps=expected, batch_flag=spec.workload.batch_flag, fixed_flags=spec.workload.flags
+    )
     b_used, c_used = _stats_runs(b_runs), _stats_runs(c_runs)
-    iv = ratio_interval(_segments(b_used, a.primary, windows), _segments(c_used, a.primary, windows),
-                        method=a.method, confidence=a.confidence, seed=a.seed)
+    iv = ratio_interval(
+        _segments(b_used, a.primary, windows),
+        _segments(c_used, a.primary, windows),
+        method=a.method,
+        confidence=a.confidence,
+        seed=a.seed,
+    )
     bw = {w["window"]: w["mean"] for w in base["windows"].get(a.primary, [])}
     cw = {w["window"]: w["mean"] for w in cand["windows"].get(a.primary, [])}
-    wrows = [{"window": name, "start": s, "end": e, "baseline": bw.get(name), "candidate": cw.get(name),
-              "change": change(bw.get(name), cw.get(name))} for name, s, e in windows]
+    wrows = [
+        {
+            "window": name,
+            "start": s,
+            "end": e,
+            "baseline": bw.get(name),
+            "candidate": cw.get(name),
+            "change": change(bw.get(name), cw.get(name)),
+        }
+        for name, s, e in windows
+    ]
     changes = [w["change"] for w in wrows]
     improving = (lambda c: c is not None and c > 0) if a.direction == "higher" else (lambda c: c is not None and c < 0)
     consistent = bool(changes) and all(improving(c) for c in changes)
@@ -227,12 +307,20 @@ def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
                 cause = cause or f"{label}{why}"
     if not c_runs:
         cause = "no formal run of this candidate"
-    verdict = decide(guardrails=guards, interval=iv, window_changes=changes, direction=a.direction,
-                     min_effect=a.min_effect, repeat_ratios=reps["ratios"] if reps else (), failure_cause=cause)
+    verdict = decide(
+        guardrails=guards,
+        interval=iv,
+        window_changes=changes,
+        direction=a.direction,
+        min_effect=a.min_effect,
+        repeat_ratios=reps["ratios"] if reps else (),
+        failure_cause=cause,
+    )
     interval = iv.as_dict()
     interval["warnings"] += _work_notes(b_used, c_used, windows)
     return {
-        "candidate": cand_id, "baseline": BASELINE,
+        "candidate": cand_id,
+        "baseline": BASELINE,
         "headline": _headline(spec, base, cand),
         "windows": wrows,
         "interval": interval,
@@ -266,22 +354,33 @@ def build(spec, runs: Sequence[RunData], ctx: Context) -> dict:
         "reportgen_version": __version__,
         "inputs_sha256": ctx.inputs_sha256,
         "experiment": {
-            "name": ctx.experiment, "title": spec.title, "hypothesis": spec.hypothesis,
-            "issue": spec.issue, "pr": spec.pr, "spec_sha256": ctx.spec_sha256, "profile": spec.profile,
+            "name": ctx.experiment,
+            "title": spec.title,
+            "hypothesis": spec.hypothesis,
+            "issue": spec.issue,
+            "pr": spec.pr,
+            "spec_sha256": ctx.spec_sha256,
+            "profile": spec.profile,
             "created_utc": starts[0] if starts else None,
-            "baseline_commit": ctx.baseline_commit, "dirty": ctx.dirty,
+            "baseline_commit": ctx.baseline_commit,
+            "dirty": ctx.dirty,
         },
         "settings": {
             "primary": {"key": a.primary, "direction": a.direction},
             "secondary": list(a.secondary),
-            "warmup_steps": a.warmup_steps, "steps_expected": expected,
+            "warmup_steps": a.warmup_steps,
+            "steps_expected": expected,
             "windows": [{"name": n, "start": s, "end": e} for n, s, e in windows],
-            "min_effect": a.min_effect, "confidence": a.confidence, "method": a.method,
-            "seed": a.seed, "site_url": a.site_url,
+            "min_effect": a.min_effect,
+            "confidence": a.confidence,
+            "method": a.method,
+            "seed": a.seed,
+            "site_url": a.site_url,
         },
         "machine": ctx.machine,
-        "fixed_workload": [{"flag": f, "value": argv_value(base_runs[0].argv, f) if base_runs else None}
-                           for f in spec.workload.flags],
+        "fixed_workload": [
+            {"flag": f, "value": argv_value(base_runs[0].argv, f) if base_runs else None} for f in spec.workload.flags
+        ],
         "arms": list(arms.values()),
         "comparisons": comparisons,
         "profiler_runs": ctx.profiler_runs,

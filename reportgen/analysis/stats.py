@@ -8,8 +8,8 @@ underlying values, not of their printed forms.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -31,9 +31,16 @@ class WindowStats:
 
     def as_dict(self) -> dict:
         return {
-            "window": self.window, "start": self.start, "end": self.end, "n": self.n,
-            "mean": self.mean, "std": self.std, "median": self.median, "p95": self.p95,
-            "min": self.min, "max": self.max,
+            "window": self.window,
+            "start": self.start,
+            "end": self.end,
+            "n": self.n,
+            "mean": self.mean,
+            "std": self.std,
+            "median": self.median,
+            "p95": self.p95,
+            "min": self.min,
+            "max": self.max,
         }
 
 
@@ -51,12 +58,16 @@ def window_stats(values: Sequence[float], *, window: str, start: int, end: int) 
     if n == 0:
         return WindowStats(window, start, end, 0, None, None, None, None, None, None)
     return WindowStats(
-        window=window, start=start, end=end, n=n,
+        window=window,
+        start=start,
+        end=end,
+        n=n,
         mean=_f(arr.mean()),
         std=_f(arr.std(ddof=1)) if n >= 2 else None,
         median=_f(np.median(arr)),
         p95=_f(np.percentile(arr, 95, method="linear")),
-        min=_f(arr.min()), max=_f(arr.max()),
+        min=_f(arr.min()),
+        max=_f(arr.max()),
     )
 
 

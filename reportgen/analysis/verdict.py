@@ -7,8 +7,8 @@ Thresholds (minimum effect, direction) come from the spec's [analysis] table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail
 from reportgen.analysis.interval import Interval
@@ -30,9 +30,16 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.2f}%"
 
 
-def decide(*, guardrails: Sequence[Guardrail], interval: Interval | None, window_changes: Sequence[float | None],
-           direction: str, min_effect: float, repeat_ratios: Sequence[float] = (),
-           failure_cause: str | None = None) -> Verdict:
+def decide(
+    *,
+    guardrails: Sequence[Guardrail],
+    interval: Interval | None,
+    window_changes: Sequence[float | None],
+    direction: str,
+    min_effect: float,
+    repeat_ratios: Sequence[float] = (),
+    failure_cause: str | None = None,
+) -> Verdict:
     """`window_changes` are candidate/baseline - 1 of the primary metric per window;
     `repeat_ratios` the run-level ratios when there are repeats."""
     bad = [g for g in guardrails if g.status == FAIL]
@@ -62,26 +69,41 @@ def decide(*, guardrails: Sequence[Guardrail], interval: Interval | None, window
         return Verdict("rejected", f"Rejected: worse by {_pct(est - 1)} ({level} interval of the gain {span}).")
     if lo > 1.0:
         if hi < target:
-            return Verdict("no_change", f"No meaningful change: better by {_pct(est - 1)}, but the whole {level} "
-                                        f"interval ({span}) is below the {min_effect:.0%} minimum effect.")
+            return Verdict(
+                "no_change",
+                f"No meaningful change: better by {_pct(est - 1)}, but the whole {level} "
+                f"interval ({span}) is below the {min_effect:.0%} minimum effect.",
+            )
         if lo < target:
-            return Verdict("inconclusive", f"Inconclusive: better by {_pct(est - 1)}, but the {level} interval "
-                                           f"({span}) does not clear the {min_effect:.0%} minimum effect.")
+            return Verdict(
+                "inconclusive",
+                f"Inconclusive: better by {_pct(est - 1)}, but the {level} interval "
+                f"({span}) does not clear the {min_effect:.0%} minimum effect.",
+            )
         if not consistent:
             off = sum(1 for c in window_changes if not better(c))
-            return Verdict("inconclusive", f"Inconclusive: better by {_pct(est - 1)} overall, but {off} of "
-                                           f"{len(window_changes)} windows went the other way.")
+            return Verdict(
+                "inconclusive",
+                f"Inconclusive: better by {_pct(est - 1)} overall, but {off} of "
+                f"{len(window_changes)} windows went the other way.",
+            )
         if not repeats_agree:
             return Verdict("inconclusive", f"Inconclusive: better by {_pct(est - 1)} overall, but not in every repeat.")
-        return Verdict("accepted", f"Accepted: better by {_pct(est - 1)} ({level} interval {span}), "
-                                   f"in every window, all guardrails passed.")
+        return Verdict(
+            "accepted",
+            f"Accepted: better by {_pct(est - 1)} ({level} interval {span}), in every window, all guardrails passed.",
+        )
     # The interval holds 1.
     if lo >= 1.0 / target and hi <= target:
-        return Verdict("no_change", f"No significant change: {_pct(est - 1)} ({level} interval {span}, "
-                                    f"inside ±{min_effect:.0%}).")
+        return Verdict(
+            "no_change", f"No significant change: {_pct(est - 1)} ({level} interval {span}, inside ±{min_effect:.0%})."
+        )
     if any(worse(c) for c in window_changes) and any(better(c) for c in window_changes):
         note = " Windows disagree in direction."
     else:
         note = ""
-    return Verdict("inconclusive", f"Inconclusive: {_pct(est - 1)} with a {level} interval of {span}, too wide to "
-                                   f"rule out the {min_effect:.0%} minimum effect either way.{note}")
+    return Verdict(
+        "inconclusive",
+        f"Inconclusive: {_pct(est - 1)} with a {level} interval of {span}, too wide to "
+        f"rule out the {min_effect:.0%} minimum effect either way.{note}",
+    )

@@ -57,7 +57,9 @@ def _gpus_from_nvidia_smi() -> dict[str, Any] | None:
     try:
         proc = subprocess.run(
             [exe, "--query-gpu=index,name,uuid,memory.total,driver_version", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -69,8 +71,14 @@ def _gpus_from_nvidia_smi() -> dict[str, Any] | None:
         if len(parts) != 5:
             continue
         index, name, uuid, mem, driver = parts
-        gpus.append({"index": int(index), "name": name, "uuid": uuid,
-                     "mem_total_mib": int(float(mem)) if mem.replace(".", "").isdigit() else None})
+        gpus.append(
+            {
+                "index": int(index),
+                "name": name,
+                "uuid": uuid,
+                "mem_total_mib": int(float(mem)) if mem.replace(".", "").isdigit() else None,
+            }
+        )
     return {"driver": driver, "cuda": None, "gpus": gpus}
 
 

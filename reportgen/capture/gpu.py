@@ -34,8 +34,17 @@ __all__ = ["COLUMNS", "GpuSampler", "GpuStatus", "compact", "nvml_available", "r
 HEADER_KIND = "reportgen.gpu"
 SCHEMA_VERSION = 1
 COLUMNS = (
-    "t", "index", "uuid", "name", "util_gpu", "util_mem", "mem_used_mib", "mem_total_mib",
-    "power_w", "sm_clock_mhz", "temp_c",
+    "t",
+    "index",
+    "uuid",
+    "name",
+    "util_gpu",
+    "util_mem",
+    "mem_used_mib",
+    "mem_total_mib",
+    "power_w",
+    "sm_clock_mhz",
+    "temp_c",
 )
 _FLOAT_COLUMNS = COLUMNS[4:]
 
@@ -124,7 +133,7 @@ class GpuSampler:
         if self._thread is not None:
             raise RuntimeError("GpuSampler already started")
         self.jsonl_path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.jsonl_path, "a", encoding="utf-8")
+        self._fh = open(self.jsonl_path, "a", encoding="utf-8")  # noqa: SIM115 (open until stop())
         self._t_start = time.monotonic()
         if self._reader is None:
             ok, reason = nvml_available()
@@ -156,9 +165,14 @@ class GpuSampler:
     @property
     def status(self) -> GpuStatus:
         return GpuStatus(
-            available=self._available, reason=self._reason, gpus=[dict(g) for g in self._gpus],
-            samples=self._samples, ticks=self._ticks, errors=self._errors,
-            last_error=self._last_error, cpu_s=self._cpu_s,
+            available=self._available,
+            reason=self._reason,
+            gpus=[dict(g) for g in self._gpus],
+            samples=self._samples,
+            ticks=self._ticks,
+            errors=self._errors,
+            last_error=self._last_error,
+            cpu_s=self._cpu_s,
             wall_s=(self._t_end or time.monotonic()) - self._t_start if self._t_start else 0.0,
         )
 
@@ -179,8 +193,13 @@ class GpuSampler:
                 return
             self._available, self._reason = True, None
             self._gpus = [
-                {"index": r["index"], "uuid": r["uuid"], "name": r["name"],
-                 "mem_total_mib": r.get("mem_total_mib"), "visible": self._visible(r["index"], r["uuid"])}
+                {
+                    "index": r["index"],
+                    "uuid": r["uuid"],
+                    "name": r["name"],
+                    "mem_total_mib": r.get("mem_total_mib"),
+                    "visible": self._visible(r["index"], r["uuid"]),
+                }
                 for r in rows
             ]
             self._write_header()
@@ -235,8 +254,12 @@ class GpuSampler:
 
     def _write_header(self) -> None:
         header = {
-            "kind": HEADER_KIND, "schema_version": SCHEMA_VERSION, "available": self._available,
-            "reason": self._reason, "interval_s": self.interval_s, "t": self._clock(),
+            "kind": HEADER_KIND,
+            "schema_version": SCHEMA_VERSION,
+            "available": self._available,
+            "reason": self._reason,
+            "interval_s": self.interval_s,
+            "t": self._clock(),
             "gpus": self._gpus,
         }
         self._fh.write(json.dumps(header, separators=(",", ":")) + "\n")
@@ -283,12 +306,14 @@ def compact(jsonl_path: Path, parquet_path: Path) -> int:
     import pandas as pd  # only the compaction step needs pandas, not the sampler thread
 
     _, samples = read_samples(jsonl_path)
-    frame = pd.DataFrame({
-        "t": pd.Series([s.get("t") for s in samples], dtype="float64"),
-        "index": pd.Series([s.get("index") for s in samples], dtype="int64"),
-        "uuid": pd.Series([s.get("uuid") for s in samples], dtype="string"),
-        "name": pd.Series([s.get("name") for s in samples], dtype="string"),
-        **{c: pd.Series([s.get(c) for s in samples], dtype="float64") for c in _FLOAT_COLUMNS},
-    })
+    frame = pd.DataFrame(
+        {
+            "t": pd.Series([s.get("t") for s in samples], dtype="float64"),
+            "index": pd.Series([s.get("index") for s in samples], dtype="int64"),
+            "uuid": pd.Series([s.get("uuid") for s in samples], dtype="string"),
+            "name": pd.Series([s.get("name") for s in samples], dtype="string"),
+            **{c: pd.Series([s.get(c) for s in samples], dtype="float64") for c in _FLOAT_COLUMNS},
+        }
+    )
     atomic.write_parquet(Path(parquet_path), frame)
     return len(frame)

@@ -7,6 +7,7 @@ and never raised. NVML's init is reference-counted, so each user pairs init with
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 _MIB = 1024 * 1024
@@ -44,10 +45,8 @@ def _text(value: Any) -> str:
 
 
 def _shutdown(nv: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):
         nv.nvmlShutdown()
-    except Exception:
-        pass
 
 
 def _maybe(fn: Any, *args: Any) -> Any:
@@ -72,12 +71,14 @@ def static_info() -> dict[str, Any] | None:
         for i in range(nv.nvmlDeviceGetCount()):
             h = nv.nvmlDeviceGetHandleByIndex(i)
             mem = _maybe(nv.nvmlDeviceGetMemoryInfo, h)
-            gpus.append({
-                "index": i,
-                "name": _text(nv.nvmlDeviceGetName(h)),
-                "uuid": _text(nv.nvmlDeviceGetUUID(h)),
-                "mem_total_mib": round(mem.total / _MIB) if mem is not None else None,
-            })
+            gpus.append(
+                {
+                    "index": i,
+                    "name": _text(nv.nvmlDeviceGetName(h)),
+                    "uuid": _text(nv.nvmlDeviceGetUUID(h)),
+                    "mem_total_mib": round(mem.total / _MIB) if mem is not None else None,
+                }
+            )
         return {"driver": _text(_maybe(nv.nvmlSystemGetDriverVersion) or "") or None, "cuda": cuda, "gpus": gpus}
     finally:
         _shutdown(nv)
@@ -106,18 +107,20 @@ class NvmlReader:
             util = _maybe(nv.nvmlDeviceGetUtilizationRates, h)
             mem = _maybe(nv.nvmlDeviceGetMemoryInfo, h)
             power_mw = _maybe(nv.nvmlDeviceGetPowerUsage, h)
-            rows.append({
-                "index": index,
-                "uuid": uuid,
-                "name": name,
-                "util_gpu": util.gpu if util is not None else None,
-                "util_mem": util.memory if util is not None else None,
-                "mem_used_mib": mem.used / _MIB if mem is not None else None,
-                "mem_total_mib": mem.total / _MIB if mem is not None else None,
-                "power_w": power_mw / 1000.0 if power_mw is not None else None,
-                "sm_clock_mhz": _maybe(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM),
-                "temp_c": _maybe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
-            })
+            rows.append(
+                {
+                    "index": index,
+                    "uuid": uuid,
+                    "name": name,
+                    "util_gpu": util.gpu if util is not None else None,
+                    "util_mem": util.memory if util is not None else None,
+                    "mem_used_mib": mem.used / _MIB if mem is not None else None,
+                    "mem_total_mib": mem.total / _MIB if mem is not None else None,
+                    "power_w": power_mw / 1000.0 if power_mw is not None else None,
+                    "sm_clock_mhz": _maybe(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM),
+                    "temp_c": _maybe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+                }
+            )
         return rows
 
     def close(self) -> None:

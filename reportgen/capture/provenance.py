@@ -65,7 +65,10 @@ class CommandResult:
 
 
 def run_command(
-    cmd: str | Sequence[str], *, env: Mapping[str, str], cwd: Path | None = None,
+    cmd: str | Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
     timeout_s: float = COMMAND_TIMEOUT_S,
 ) -> CommandResult:
     """Run a list as argv (no shell) or a string through /bin/sh; capture everything, raise nothing."""
@@ -74,16 +77,26 @@ def run_command(
     t0 = time.monotonic()
     try:
         proc = subprocess.run(
-            argv, shell=shell, env=dict(env), cwd=cwd, capture_output=True, timeout=timeout_s,
+            argv,
+            shell=shell,
+            env=dict(env),
+            cwd=cwd,
+            capture_output=True,
+            timeout=timeout_s,
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as exc:
-        return CommandResult(argv, None, _decode(exc.stdout), _decode(exc.stderr),
-                             time.monotonic() - t0, f"timed out after {timeout_s:g} s")
+        return CommandResult(
+            argv,
+            None,
+            _decode(exc.stdout),
+            _decode(exc.stderr),
+            time.monotonic() - t0,
+            f"timed out after {timeout_s:g} s",
+        )
     except OSError as exc:  # FileNotFoundError, PermissionError: the tool is not there
         return CommandResult(argv, None, "", "", time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
-    return CommandResult(argv, proc.returncode, _decode(proc.stdout), _decode(proc.stderr),
-                         time.monotonic() - t0)
+    return CommandResult(argv, proc.returncode, _decode(proc.stdout), _decode(proc.stderr), time.monotonic() - t0)
 
 
 def _decode(data: bytes | str | None) -> str:
@@ -157,12 +170,18 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
     dirty = bool(status.stdout.strip()) if status.ok else None
     w.text(GIT_STATUS, status.stdout if status.ok else f"# git status failed: {status.error or status.stderr}")
     w.text(GIT_DIFF, diff.stdout if diff.ok else f"# git diff failed: {diff.error or diff.stderr}")
-    w.json(GIT_JSON, {
-        "repository": True, "repo": str(root), "head": head,
-        "branch": branch.stdout.strip() if branch.ok else None,
-        "origin": origin.stdout.strip() if origin.ok else None,
-        "dirty": dirty, "status_short": status.stdout if status.ok else None,
-    })
+    w.json(
+        GIT_JSON,
+        {
+            "repository": True,
+            "repo": str(root),
+            "head": head,
+            "branch": branch.stdout.strip() if branch.ok else None,
+            "origin": origin.stdout.strip() if origin.ok else None,
+            "dirty": dirty,
+            "status_short": status.stdout if status.ok else None,
+        },
+    )
     return {"head": head, "dirty": dirty}
 
 
@@ -225,7 +244,9 @@ def capture_provenance(
     if smi.ok:
         w.text(NVIDIA_SMI, smi.stdout)
     else:
-        w.text(NVIDIA_SMI, f"# nvidia-smi -q unavailable: {smi.error or f'exit {smi.exit_code}: {smi.stderr.strip()}'}\n")
+        w.text(
+            NVIDIA_SMI, f"# nvidia-smi -q unavailable: {smi.error or f'exit {smi.exit_code}: {smi.stderr.strip()}'}\n"
+        )
 
     python_version = _capture_python(w, python, child_env, log)
 
@@ -236,16 +257,32 @@ def capture_provenance(
     if manifest is not None:
         w.json(MODEL_MANIFEST, {"schema_version": SCHEMA_VERSION, **manifest})
     else:
-        w.json(MODEL_MANIFEST, {"schema_version": SCHEMA_VERSION, "root": None, "files": [],
-                                "sha256": None, "note": "no model folder given"})
+        w.json(
+            MODEL_MANIFEST,
+            {
+                "schema_version": SCHEMA_VERSION,
+                "root": None,
+                "files": [],
+                "sha256": None,
+                "note": "no model folder given",
+            },
+        )
     w.json(DATA_HASHES, {"schema_version": SCHEMA_VERSION, "files": data})
 
     extra = []
     for cmd in commands:
         res = run_command(cmd, env=child_env)
         extra.append({**asdict(res), "stdout": _clip(res.stdout), "stderr": _clip(res.stderr)})
-    builtin = [{"argv": r.argv, "exit_code": r.exit_code, "duration_s": round(r.duration_s, 3),
-                "error": r.error, "stderr": _clip(r.stderr, 4096)} for r in log]
+    builtin = [
+        {
+            "argv": r.argv,
+            "exit_code": r.exit_code,
+            "duration_s": round(r.duration_s, 3),
+            "error": r.error,
+            "stderr": _clip(r.stderr, 4096),
+        }
+        for r in log
+    ]
     w.json(COMMANDS, {"schema_version": SCHEMA_VERSION, "commands": extra, "builtin": builtin})
 
     summary = {

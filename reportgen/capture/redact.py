@@ -20,17 +20,46 @@ REDACTED = "<redacted>"
 
 # Substrings of a variable name (upper-cased) that mark it as a credential.
 SECRET_NAME_PARTS = (
-    "TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH",
-    "COOKIE", "PRIVATE", "SESSION", "SIGNATURE", "CERT",
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "PRIVATE",
+    "SESSION",
+    "SIGNATURE",
+    "CERT",
 )
 # Names that hold credentials without saying so.
-SECRET_NAMES = frozenset({
-    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "GITHUB_TOKEN", "GH_TOKEN",
-    "CLEARML_API_ACCESS_KEY", "CLEARML_API_SECRET_KEY", "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-    "MYSQL_PWD", "PGPASSWORD", "SENTRY_DSN", "DATABASE_URL", "REDIS_URL", "NGC_API_KEY",
-    "DOCKER_AUTH_CONFIG", "NETRC", "KAGGLE_KEY",
-})
+SECRET_NAMES = frozenset(
+    {
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "WANDB_API_KEY",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "CLEARML_API_ACCESS_KEY",
+        "CLEARML_API_SECRET_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "MYSQL_PWD",
+        "PGPASSWORD",
+        "SENTRY_DSN",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "NGC_API_KEY",
+        "DOCKER_AUTH_CONFIG",
+        "NETRC",
+        "KAGGLE_KEY",
+    }
+)
 SECRET_PREFIXES = ("CLEARML_API_", "WANDB_API", "AWS_SECRET", "AZURE_CLIENT_SECRET")
 # Names that match a part above but are known to hold no secret and matter for a run's
 # behaviour (kept so the provenance stays useful). Exact names only.

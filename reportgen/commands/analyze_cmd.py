@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -42,7 +41,7 @@ def _exp_dir(name: str, runs: Path) -> Path:
 def register(app: typer.Typer) -> None:
     @app.command("analyze")
     def analyze_command(
-        experiments: Optional[List[str]] = typer.Argument(None, help="experiment names (default: all under --runs)"),
+        experiments: list[str] | None = typer.Argument(None, help="experiment names (default: all under --runs)"),
         runs: Path = typer.Option(Path("runs"), "--runs", help="the runs/ folder"),
     ) -> None:
         """Write analysis.json (windows, interval, guardrails, verdicts) for experiments."""
@@ -53,7 +52,7 @@ def register(app: typer.Typer) -> None:
     def pr_body_command(
         experiment: str = typer.Argument(..., help="experiment name under --runs"),
         runs: Path = typer.Option(Path("runs"), "--runs", help="the runs/ folder"),
-        site_url: Optional[str] = typer.Option(None, "--site-url", help="base URL of the published site"),
+        site_url: str | None = typer.Option(None, "--site-url", help="base URL of the published site"),
     ) -> None:
         """Print a Markdown section for a PR description."""
         typer.echo(pr_body(experiment, runs, site_url), nl=False)

@@ -6,7 +6,6 @@ Thin: parses options and calls `reportgen.ingest.external.ingest_external`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,16 +14,17 @@ def ingest(
     log: Path = typer.Argument(..., help="Relax console log (stdout, or the tee'd log file)."),
     spec: Path = typer.Option(..., "--spec", help="Experiment spec (TOML) the run belongs to."),
     arm: str = typer.Option(..., "--arm", help="'baseline' or a candidate id of the spec."),
-    repeat: Optional[int] = typer.Option(None, "--repeat", help="Repeat number (default: the next free one)."),
+    repeat: int | None = typer.Option(None, "--repeat", help="Repeat number (default: the next free one)."),
     runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root."),
-    tensorboard: Optional[Path] = typer.Option(None, "--tensorboard", help="TensorBoard event folder of the run."),
-    stderr: Optional[Path] = typer.Option(None, "--stderr", help="The run's stderr, if kept apart from LOG."),
+    tensorboard: Path | None = typer.Option(None, "--tensorboard", help="TensorBoard event folder of the run."),
+    stderr: Path | None = typer.Option(None, "--stderr", help="The run's stderr, if kept apart from LOG."),
 ) -> None:
     """Ingest a Relax console log (and optional TensorBoard folder) as a run under runs/."""
     from reportgen.ingest.external import ingest_external
 
-    path = ingest_external(log, spec_path=spec, arm=arm, repeat=repeat, runs_root=runs,
-                           tensorboard=tensorboard, stderr_log=stderr)
+    path = ingest_external(
+        log, spec_path=spec, arm=arm, repeat=repeat, runs_root=runs, tensorboard=tensorboard, stderr_log=stderr
+    )
     typer.echo(str(path))
 
 

@@ -23,7 +23,12 @@ def register(app: typer.Typer) -> None:
         table = Table("experiment", "arm", "repeat", "role", "status", "started (UTC)", "duration", "steps", box=None)
         for r in rows:
             table.add_row(
-                r.experiment, r.arm, str(r.repeat), r.role, r.status, r.started_utc or "-",
+                r.experiment,
+                r.arm,
+                str(r.repeat),
+                r.role,
+                r.status,
+                r.started_utc or "-",
                 "-" if r.duration_s is None else f"{r.duration_s:.1f} s",
                 "-" if r.steps is None else str(r.steps),
             )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,16 +13,27 @@ from reportgen.pipeline import RunRequest, run_all
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_command(
-        specs: Optional[list[Path]] = typer.Argument(None, help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel with --ray (one node each), else one after another."),
-        profile: Optional[str] = typer.Option(None, "--profile", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."),
+        specs: list[Path] | None = typer.Argument(
+            None,
+            help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel with --ray (one node each), else one after another.",
+        ),
+        profile: str | None = typer.Option(
+            None, "--profile", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."
+        ),
         runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root to write into."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Print each arm's diff and command; run nothing."),
         rerun: list[str] = typer.Option([], "--rerun", help="Rerun this arm even if complete (repeatable)."),
-        new_campaign: bool = typer.Option(False, "--new-campaign", help="Archive existing runs and rerun all arms (other machine or changed spec)."),
+        new_campaign: bool = typer.Option(
+            False, "--new-campaign", help="Archive existing runs and rerun all arms (other machine or changed spec)."
+        ),
         no_profiler: bool = typer.Option(False, "--no-profiler", help="Skip the separate profiler run."),
         no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not write analysis.json at the end."),
-        name: Optional[str] = typer.Option(None, "--name", help="Experiment folder name under runs/ instead of the spec's name."),
-        ray: Optional[str] = typer.Option(None, "--ray", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."),
+        name: str | None = typer.Option(
+            None, "--name", help="Experiment folder name under runs/ instead of the spec's name."
+        ),
+        ray: str | None = typer.Option(
+            None, "--ray", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."
+        ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
         specs = list(specs or [])
@@ -32,7 +42,9 @@ def register(app: typer.Typer) -> None:
                 spec_path=specs[0] if specs else None,
                 more_specs=tuple(specs[1:]),
                 profile=profile,
-                options=RunOptions(runs_root=runs, rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler),
+                options=RunOptions(
+                    runs_root=runs, rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler
+                ),
                 dry_run=dry_run,
                 analyze=not no_analyze,
                 ray_address=ray,

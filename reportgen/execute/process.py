@@ -8,14 +8,15 @@ stop a group orphaned by a runner killed with SIGKILL before it redoes the run.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 _PR_SET_PDEATHSIG = 1
 
@@ -124,10 +125,8 @@ class LocalProcess:
 def _signal_group(pgid: int | None, sig: int) -> None:
     if pgid is None:
         return
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def group_alive(pgid: int | None) -> bool:

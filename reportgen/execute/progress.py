@@ -8,8 +8,8 @@ console and the clock are injected so tests can drive it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -46,7 +46,7 @@ class RunProgress:
 def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return "?"
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     h, rem = divmod(seconds, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
@@ -78,7 +78,7 @@ class ProgressDisplay:
         self._task: TaskID | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def __enter__(self) -> "ProgressDisplay":
+    def __enter__(self) -> ProgressDisplay:
         if self.live:
             self._progress = Progress(
                 TextColumn("[bold]{task.fields[label]}"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import io
 import json
@@ -29,16 +30,16 @@ import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 from reportgen.execute import ray_node
 from reportgen.execute.process import ExitInfo, stop_orphaned_group
 from reportgen.plan.arms import Plan
-from reportgen.store import atomic, layout
 from reportgen.store.runs import read_campaign
 
 LABEL_NODE_ID = "ray.io/node-id"
@@ -63,7 +64,7 @@ def resolve_address(plan: Plan, address: str | None) -> str:
     chosen = address or plan.spec.run.ray_address or os.environ.get("RAY_ADDRESS")
     if not chosen:
         raise UserError(
-            f"{plan.spec.source_path}: [run] executor = \"ray\" needs a cluster address: pass --ray "
+            f'{plan.spec.source_path}: [run] executor = "ray" needs a cluster address: pass --ray '
             "http://HEAD:8265 or set [run].ray_address (the address of the Ray dashboard)"
         )
     return normalise_address(chosen)
@@ -87,6 +88,7 @@ def _client(address: str) -> Any:
 
 
 # -- nodes --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Node:
@@ -121,8 +123,15 @@ def fits(node: Node, num_cpus: float, num_gpus: float) -> bool:
     return node.resources.get("CPU", 0) >= num_cpus and node.resources.get("GPU", 0) >= num_gpus
 
 
-def choose_node(nodes: Sequence[Node], *, num_cpus: float, num_gpus: float,
-                preferred: str | None, busy: set[str], excluded: set[str]) -> Node | None:
+def choose_node(
+    nodes: Sequence[Node],
+    *,
+    num_cpus: float,
+    num_gpus: float,
+    preferred: str | None,
+    busy: set[str],
+    excluded: set[str],
+) -> Node | None:
     """The campaign's node when it is free and fits; else the first free fitting node."""
     ok = [n for n in nodes if fits(n, num_cpus, num_gpus) and n.node_id not in excluded]
     free = [n for n in ok if n.node_id not in busy]
@@ -140,8 +149,16 @@ class NodePool:
         self.busy: set[str] = set()
         self.cond = threading.Condition()
 
-    def acquire(self, *, num_cpus: float, num_gpus: float, preferred: str | None,
-                excluded: set[str], stop: threading.Event, name: str) -> Node | None:
+    def acquire(
+        self,
+        *,
+        num_cpus: float,
+        num_gpus: float,
+        preferred: str | None,
+        excluded: set[str],
+        stop: threading.Event,
+        name: str,
+    ) -> Node | None:
         announced = False
         while not stop.is_set():
             nodes = alive_nodes(self.address)
@@ -151,8 +168,9 @@ class NodePool:
                     f"{num_gpus:g} GPU; lower [run].num_cpus / num_gpus or add a node"
                 )
             with self.cond:
-                node = choose_node(nodes, num_cpus=num_cpus, num_gpus=num_gpus, preferred=preferred,
-                                   busy=self.busy, excluded=excluded)
+                node = choose_node(
+                    nodes, num_cpus=num_cpus, num_gpus=num_gpus, preferred=preferred, busy=self.busy, excluded=excluded
+                )
                 if node is not None:
                     self.busy.add(node.node_id)
                     return node
@@ -170,12 +188,13 @@ class NodePool:
 
 # -- the job log ---------------------------------------------------------------------------------
 
+
 class LogDemux:
     """Splits the wrapper's tagged job log back into stdout.log, stderr.log and the result block."""
 
     def __init__(self, stdout_path: Path, stderr_path: Path) -> None:
-        self.out = open(stdout_path, "a", encoding="utf-8")
-        self.err = open(stderr_path, "a", encoding="utf-8")
+        self.out = open(stdout_path, "a", encoding="utf-8")  # noqa: SIM115 (open until close())
+        self.err = open(stderr_path, "a", encoding="utf-8")  # noqa: SIM115
         self.pending = ""
         self.consumed = 0  # characters of the job log fed so far
         self.result: list[str] = []
@@ -220,7 +239,7 @@ def unpack_result(lines: Sequence[str]) -> tuple[dict[str, Any], bytes] | None:
     if "BEGIN" not in lines:
         return None
     start = len(lines) - 1 - lines[::-1].index("BEGIN")
-    tail = lines[start + 1:]
+    tail = lines[start + 1 :]
     end = next((i for i, line in enumerate(tail) if line.startswith("END ")), None)
     if end is None:
         return None
@@ -243,14 +262,16 @@ def extract_into(blob: bytes, run_dir: Path) -> None:
 
 # -- launcher and job ----------------------------------------------------------------------------
 
+
 class RayLauncher:
     """The runner's launcher for one experiment on one node (see runner.Workload)."""
 
     kind = "ray"
     captures_on_node = True
 
-    def __init__(self, plan: Plan, *, address: str, node: Node, fingerprint: dict[str, Any],
-                 client: Any = None) -> None:
+    def __init__(
+        self, plan: Plan, *, address: str, node: Node, fingerprint: dict[str, Any], client: Any = None
+    ) -> None:
         self.plan = plan
         self.address = address
         self.node = node
@@ -258,10 +279,25 @@ class RayLauncher:
         self.client = client or _client(address)
         self.lost: str | None = None  # set when a job of this experiment lost the node
 
-    def __call__(self, command: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout_path: Path,
-                 stderr_path: Path, capture: Any) -> "RayJob":
-        return RayJob(self, list(command), cwd=Path(cwd), env=dict(env), stdout_path=Path(stdout_path),
-                      stderr_path=Path(stderr_path), capture=capture)
+    def __call__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stdout_path: Path,
+        stderr_path: Path,
+        capture: Any,
+    ) -> RayJob:
+        return RayJob(
+            self,
+            list(command),
+            cwd=Path(cwd),
+            env=dict(env),
+            stdout_path=Path(stdout_path),
+            stderr_path=Path(stderr_path),
+            capture=capture,
+        )
 
     def stop_orphan(self, identity: Mapping[str, Any] | None) -> bool:
         """Stop a job (or, for a local run, a process group) left running by a runner that died."""
@@ -292,8 +328,17 @@ class RayJob:
 
     kind = "ray"
 
-    def __init__(self, launcher: RayLauncher, command: list[str], *, cwd: Path, env: dict[str, str],
-                 stdout_path: Path, stderr_path: Path, capture: Any) -> None:
+    def __init__(
+        self,
+        launcher: RayLauncher,
+        command: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        stdout_path: Path,
+        stderr_path: Path,
+        capture: Any,
+    ) -> None:
         self.launcher = launcher
         self.client = launcher.client
         self.command = command
@@ -324,8 +369,15 @@ class RayJob:
             path = Path(arg)
             if path.name.startswith(".reportgen.") and path.is_file():
                 files[str(path)] = base64.b64encode(path.read_bytes()).decode()
-        return {"mode": "run", "command": self.command, "cwd": str(self.cwd), "run_dir": str(self.run_dir.resolve()),
-                "provenance": prov, "gpu_interval_s": self.capture.gpu_interval_s, "files": files}
+        return {
+            "mode": "run",
+            "command": self.command,
+            "cwd": str(self.cwd),
+            "run_dir": str(self.run_dir.resolve()),
+            "provenance": prov,
+            "gpu_interval_s": self.capture.gpu_interval_s,
+            "files": files,
+        }
 
     def start(self) -> None:
         spec = self.launcher.plan.spec
@@ -338,8 +390,11 @@ class RayJob:
             entrypoint=f"{shlex.quote(spec.recipe.interpreter())} -m reportgen.execute.ray_node",
             submission_id=self.job_id,
             runtime_env={"env_vars": env_vars, "py_modules": [str(_PACKAGE_DIR)]},
-            metadata={"reportgen_experiment": spec.name, "reportgen_arm": run.parent.name,
-                      "reportgen_repeat": run.name},
+            metadata={
+                "reportgen_experiment": spec.name,
+                "reportgen_arm": run.parent.name,
+                "reportgen_repeat": run.name,
+            },
             entrypoint_num_cpus=spec.run.num_cpus,
             entrypoint_num_gpus=spec.run.num_gpus,
             entrypoint_label_selector={LABEL_NODE_ID: self.launcher.node.node_id},
@@ -352,10 +407,9 @@ class RayJob:
             async for chunk in self.client.tail_job_logs(self.job_id):
                 self.demux.feed(chunk)
 
-        try:
+        # On any error the remainder is fetched in one piece once the job has ended (_finish).
+        with contextlib.suppress(Exception):
             asyncio.run(follow())
-        except Exception:
-            pass  # the remainder is fetched in one piece once the job has ended (_finish)
 
     def identity(self) -> dict[str, object]:
         return {"job_id": self.job_id, "node_id": self.launcher.node.node_id, "address": self.launcher.address}
@@ -377,20 +431,16 @@ class RayJob:
             self._last_node_check = now
             if node_alive(self.launcher.address, self.launcher.node.node_id) is False:
                 self._mark_lost()
-                try:
+                with contextlib.suppress(Exception):
                     self.client.stop_job(self.job_id)
-                except Exception:
-                    pass
                 return self._finish(wait_s=5.0)
         return None
 
     def stop(self, *, grace_s: float = 10.0) -> ExitInfo:
         if self._exit is not None:
             return self._exit
-        try:
+        with contextlib.suppress(Exception):
             self.client.stop_job(self.job_id)
-        except Exception:
-            pass
         _wait_terminal(self.client, str(self.job_id), grace_s + 30.0)
         return self._finish(default=ExitInfo(exit_code=None, signal="SIGTERM"))
 
@@ -406,7 +456,7 @@ class RayJob:
         try:  # whatever the tail missed (a dropped websocket) is still in the full log
             full = self.client.get_job_logs(self.job_id)
             if len(full) > self.demux.consumed:
-                self.demux.feed(full[self.demux.consumed:])
+                self.demux.feed(full[self.demux.consumed :])
         except Exception:
             pass
         self.demux.close()
@@ -435,8 +485,11 @@ class RayJob:
             reason = "no result came back from the Ray node (the job was stopped or its node was lost)"
             return {}, GpuStatus(available=False, reason=reason)
         gpu = dict(self._result.get("gpu") or {})
-        status = GpuStatus(**{k: gpu[k] for k in GpuStatus.__dataclass_fields__ if k in gpu}) if gpu else \
-            GpuStatus(available=False, reason="the node sent no GPU status")
+        status = (
+            GpuStatus(**{k: gpu[k] for k in GpuStatus.__dataclass_fields__ if k in gpu})
+            if gpu
+            else GpuStatus(available=False, reason="the node sent no GPU status")
+        )
         prov = dict(self._result.get("provenance") or {})
         return prov, status
 
@@ -469,6 +522,7 @@ def _wait_terminal(client: Any, job_id: str, timeout_s: float) -> str:
 
 # -- choosing a node, probing its fingerprint --------------------------------------------------
 
+
 def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
     """Run the wrapper's `fingerprint` mode on `node`: the machine the campaign will pin."""
     job_id = f"reportgen-probe-{uuid.uuid4().hex[:12]}"
@@ -476,8 +530,10 @@ def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
         client,
         entrypoint=f"{shlex.quote(python)} -m reportgen.execute.ray_node",
         submission_id=job_id,
-        runtime_env={"env_vars": {ray_node.JOB_ENV: ray_node.encode_job({"mode": "fingerprint"})},
-                     "py_modules": [str(_PACKAGE_DIR)]},
+        runtime_env={
+            "env_vars": {ray_node.JOB_ENV: ray_node.encode_job({"mode": "fingerprint"})},
+            "py_modules": [str(_PACKAGE_DIR)],
+        },
         entrypoint_num_cpus=0,
         entrypoint_label_selector={LABEL_NODE_ID: node.node_id},
     )
@@ -496,9 +552,15 @@ def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
     return dict(unpacked[0])
 
 
-def ray_launcher(plan: Plan, *, address: str | None, runs_root: Path, pool: NodePool | None = None,
-                 excluded: set[str] | None = None, stop: threading.Event | None = None,
-                 ) -> tuple[RayLauncher | None, dict[str, Any]]:
+def ray_launcher(
+    plan: Plan,
+    *,
+    address: str | None,
+    runs_root: Path,
+    pool: NodePool | None = None,
+    excluded: set[str] | None = None,
+    stop: threading.Event | None = None,
+) -> tuple[RayLauncher | None, dict[str, Any]]:
     """A launcher pinned to one node for `plan`'s experiment, and the executor block to record.
 
     Prefers the node the experiment's campaign ran on; returns (None, {}) if `stop` was set
@@ -510,8 +572,14 @@ def ray_launcher(plan: Plan, *, address: str | None, runs_root: Path, pool: Node
     spec = plan.spec
     campaign = read_campaign(Path(runs_root) / spec.name) or {}
     preferred = (campaign.get("executor") or {}).get("node_id")
-    node = pool.acquire(num_cpus=spec.run.num_cpus, num_gpus=spec.run.num_gpus, preferred=preferred,
-                        excluded=set(excluded or ()), stop=stop or threading.Event(), name=spec.name)
+    node = pool.acquire(
+        num_cpus=spec.run.num_cpus,
+        num_gpus=spec.run.num_gpus,
+        preferred=preferred,
+        excluded=set(excluded or ()),
+        stop=stop or threading.Event(),
+        name=spec.name,
+    )
     if node is None:
         return None, {}
     try:
@@ -526,9 +594,14 @@ def ray_launcher(plan: Plan, *, address: str | None, runs_root: Path, pool: Node
 
 # -- several experiments at once -----------------------------------------------------------------
 
+
 def run_experiments(
-    plans: Sequence[Plan], options: Any, *, address: str | None,
-    display_for: Callable[[Plan], Any], stop: threading.Event | None = None,
+    plans: Sequence[Plan],
+    options: Any,
+    *,
+    address: str | None,
+    display_for: Callable[[Plan], Any],
+    stop: threading.Event | None = None,
 ) -> list[Any]:
     """Run each plan on its own node, in parallel (one thread per experiment); outcomes in plan order.
 
@@ -548,18 +621,22 @@ def run_experiments(
         opts = options
         try:
             for _ in range(MAX_NODE_ATTEMPTS):
-                launcher, info = ray_launcher(plan, address=address, runs_root=options.runs_root, pool=pool,
-                                              excluded=excluded, stop=stop)
+                launcher, info = ray_launcher(
+                    plan, address=address, runs_root=options.runs_root, pool=pool, excluded=excluded, stop=stop
+                )
                 if launcher is None:
                     return
                 try:
-                    outcomes[i] = run_plan(plan, opts, display=display_for(plan), launcher=launcher,
-                                           executor_info=info, stop_event=stop)
+                    outcomes[i] = run_plan(
+                        plan, opts, display=display_for(plan), launcher=launcher, executor_info=info, stop_event=stop
+                    )
                 finally:
                     pool.release(launcher.node)
                 if launcher.lost is None:
                     return
-                sys.stderr.write(f"[{plan.spec.name}] {launcher.lost}; rerunning all its arms together on another node\n")
+                sys.stderr.write(
+                    f"[{plan.spec.name}] {launcher.lost}; rerunning all its arms together on another node\n"
+                )
                 excluded.add(launcher.node.node_id)
                 opts = replace(opts, new_campaign=True)
         except BaseException as exc:  # reported by the caller's thread
@@ -585,7 +662,7 @@ class _signals_to:
         self.stop = stop
         self.previous: dict[int, Any] = {}
 
-    def __enter__(self) -> "_signals_to":
+    def __enter__(self) -> _signals_to:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)

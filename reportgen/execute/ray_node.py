@@ -20,6 +20,7 @@ wrapper that could not start). The result block is a gzip'd tar of the node-side
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import json
@@ -33,8 +34,9 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 JOB_ENV = "REPORTGEN_NODE_JOB"
 RESULT_FILE = "result.json"
@@ -57,7 +59,7 @@ def result_lines(folder: Path) -> list[str]:
             tar.add(child, arcname=child.name)
     data = base64.b64encode(buf.getvalue()).decode()
     digest = hashlib.sha256(data.encode()).hexdigest()
-    return ["R|BEGIN", *(f"R|{data[i:i + CHUNK]}" for i in range(0, len(data), CHUNK)), f"R|END {digest}"]
+    return ["R|BEGIN", *(f"R|{data[i : i + CHUNK]}" for i in range(0, len(data), CHUNK)), f"R|END {digest}"]
 
 
 class _Out:
@@ -95,7 +97,7 @@ def _node_env(job: Mapping[str, Any], scratch: Path) -> dict[str, str]:
     if local:
         for key, value in list(env.items()):
             if value == local or value.startswith(local + os.sep):
-                env[key] = str(scratch) + value[len(local):]
+                env[key] = str(scratch) + value[len(local) :]
     env["REPORTGEN_RUN_DIR"] = str(scratch)
     env["TENSORBOARD_DIR"] = str(scratch / "tensorboard")
     return env
@@ -107,9 +109,9 @@ def _fingerprint() -> int:
     fp = machine_fingerprint()
     with tempfile.TemporaryDirectory(prefix="reportgen-node-") as tmp:
         folder = Path(tmp)
-        (folder / RESULT_FILE).write_text(json.dumps(
-            {"fingerprint": fp, "fingerprint_id": fingerprint_id(fp), "hostname": socket.gethostname()}
-        ))
+        (folder / RESULT_FILE).write_text(
+            json.dumps({"fingerprint": fp, "fingerprint_id": fingerprint_id(fp), "hostname": socket.gethostname()})
+        )
         sys.stdout.write("\n".join(result_lines(folder)) + "\n")
     return 0
 
@@ -141,10 +143,8 @@ def _run(job: Mapping[str, Any]) -> int:
         stopping.set()
         result["stopped_by"] = signal.Signals(signum).name
         if proc is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -168,12 +168,19 @@ def _run(job: Mapping[str, Any]) -> int:
         try:
             if not stopping.is_set():
                 proc = subprocess.Popen(
-                    list(job["command"]), cwd=job.get("cwd") or None, env=env, stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    list(job["command"]),
+                    cwd=job.get("cwd") or None,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
                     preexec_fn=_child_setup,
                 )
-                pumps = [threading.Thread(target=out.pump, args=(s, t), daemon=True)
-                         for s, t in ((proc.stdout, "O"), (proc.stderr, "E"))]
+                pumps = [
+                    threading.Thread(target=out.pump, args=(s, t), daemon=True)
+                    for s, t in ((proc.stdout, "O"), (proc.stderr, "E"))
+                ]
                 for p in pumps:
                     p.start()
                 grace = float(job.get("stop_grace_s", 10.0))
@@ -182,16 +189,12 @@ def _run(job: Mapping[str, Any]) -> int:
                         deadline = time.monotonic() + grace
                         while proc.poll() is None and time.monotonic() < deadline:
                             time.sleep(0.05)
-                        try:
+                        with contextlib.suppress(ProcessLookupError):
                             os.killpg(proc.pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
                         proc.wait()
                 # Whatever the recipe left in its group goes too (as the local executor does).
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 for p in pumps:
                     p.join(timeout=10)
                 rc = proc.returncode

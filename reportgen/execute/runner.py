@@ -18,13 +18,14 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Protocol
 
-from reportgen.capture.gpu import GpuSampler, compact
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
+from reportgen.capture.gpu import GpuSampler, compact
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import redact_env, redact_text, secret_values
 from reportgen.errors import UserError
@@ -57,7 +58,7 @@ class Workload(Protocol):
     campaign instead of this one) and `stop_orphan(identity)` (stops a workload left running
     by a runner that died). A workload whose `lost` is set after it ended lost its machine:
     the run is interrupted and nothing further starts.
-"""
+    """
 
     kind: str
 
@@ -131,7 +132,10 @@ def run_plan(
     launcher = launcher or LocalProcess
     exp_dir = Path(options.runs_root) / spec.name
     campaign = _prepare_experiment(
-        spec, exp_dir, options, machine=getattr(launcher, "fingerprint", None),
+        spec,
+        exp_dir,
+        options,
+        machine=getattr(launcher, "fingerprint", None),
         executor=dict(executor_info or {}) or None,
     )
     stop = _Stop(event=stop_event) if stop_event is not None else _Stop()
@@ -147,8 +151,16 @@ def run_plan(
             if stop.event.is_set():
                 break
             outcome = _run_one(
-                arms[arm_id], repeat, role, plan=plan, exp_dir=exp_dir, campaign=campaign,
-                options=options, display=display, launcher=launcher, stop=stop,
+                arms[arm_id],
+                repeat,
+                role,
+                plan=plan,
+                exp_dir=exp_dir,
+                campaign=campaign,
+                options=options,
+                display=display,
+                launcher=launcher,
+                stop=stop,
                 executor_info=dict(executor_info or {}),
             )
             outcomes.append(outcome)
@@ -160,9 +172,14 @@ def run_plan(
 
 # -- experiment folder: spec, campaign, resume rules -------------------------------------------
 
+
 def _prepare_experiment(
-    spec: Spec, exp_dir: Path, options: RunOptions, *,
-    machine: Mapping[str, Any] | None = None, executor: Mapping[str, Any] | None = None,
+    spec: Spec,
+    exp_dir: Path,
+    options: RunOptions,
+    *,
+    machine: Mapping[str, Any] | None = None,
+    executor: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     source_bytes = Path(spec.source_path).read_bytes()
     # The campaign pins the machine the runs execute on: this one, or the executor's node.
@@ -178,7 +195,10 @@ def _prepare_experiment(
                 f"this machine {fp_id[:12]}); arms compared must run on one machine"
             )
         want = spec_record(spec, source_bytes)
-        if record is not None and (record.get("spec_sha256"), record.get("profile")) != (want["spec_sha256"], want["profile"]):
+        if record is not None and (record.get("spec_sha256"), record.get("profile")) != (
+            want["spec_sha256"],
+            want["profile"],
+        ):
             reasons.append("the spec changed since its runs were made")
         if reasons:
             if not options.new_campaign:
@@ -206,7 +226,10 @@ def _archive_campaign(exp_dir: Path, campaign: Mapping[str, Any]) -> None:
 
 
 def _resume_decision(
-    run_dir: Path, arm_id: str, options: RunOptions, campaign_id: str,
+    run_dir: Path,
+    arm_id: str,
+    options: RunOptions,
+    campaign_id: str,
     stop_orphan: Callable[[Mapping[str, Any] | None], bool] = stop_orphaned_group,
 ) -> dict[str, Any] | None:
     """The manifest of a run to keep, or None after moving an unfinished/forced one aside."""
@@ -224,16 +247,29 @@ def _resume_decision(
 
 # -- one run -------------------------------------------------------------------------------------
 
+
 def _run_one(
-    arm: Arm, repeat: int, role: str, *, plan: Plan, exp_dir: Path, campaign: dict[str, Any],
-    options: RunOptions, display: ProgressDisplay, launcher: Launcher, stop: _Stop,
+    arm: Arm,
+    repeat: int,
+    role: str,
+    *,
+    plan: Plan,
+    exp_dir: Path,
+    campaign: dict[str, Any],
+    options: RunOptions,
+    display: ProgressDisplay,
+    launcher: Launcher,
+    stop: _Stop,
     executor_info: dict[str, Any],
 ) -> RunOutcome:
     spec = plan.spec
     run_dir = exp_dir / arm.id / str(repeat)
     label = f"{arm.id} {repeat}/{spec.run.repeats if role == 'formal' else 1}"
     kept = _resume_decision(
-        run_dir, arm.id, options, campaign["campaign_id"],
+        run_dir,
+        arm.id,
+        options,
+        campaign["campaign_id"],
         stop_orphan=getattr(launcher, "stop_orphan", stop_orphaned_group),
     )
     if kept is not None:
@@ -257,29 +293,43 @@ def _run_one(
         {"command": [redact_text(c, secrets) for c in command], "cwd": str(workdir), "env": redact_env(base_env)},
     )
     manifest: dict[str, Any] = {
-        "experiment": spec.name, "arm": arm.id, "repeat": repeat, "role": role, "status": "running",
-        "title": arm.title, "base": arm.base, "chain": list(arm.chain),
-        "started_utc": utc_now(), "ended_utc": None, "duration_s": None,
-        "exit_code": None, "signal": None, "timed_out": False,
-        "command": [redact_text(c, secrets) for c in command], "cwd": str(workdir),
+        "experiment": spec.name,
+        "arm": arm.id,
+        "repeat": repeat,
+        "role": role,
+        "status": "running",
+        "title": arm.title,
+        "base": arm.base,
+        "chain": list(arm.chain),
+        "started_utc": utc_now(),
+        "ended_utc": None,
+        "duration_s": None,
+        "exit_code": None,
+        "signal": None,
+        "timed_out": False,
+        "command": [redact_text(c, secrets) for c in command],
+        "cwd": str(workdir),
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
-        "campaign_id": campaign["campaign_id"], "fingerprint_id": campaign["fingerprint_id"],
+        "campaign_id": campaign["campaign_id"],
+        "fingerprint_id": campaign["fingerprint_id"],
         "executor": {"kind": getattr(launcher, "kind", "local"), **executor_info},
     }
     write_manifest(run_dir, manifest)
 
-    prov_args = dict(
-        python=spec.recipe.interpreter(),
-        recipe_repo=Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
-        model_dir=(recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
-        data_files=[recipe_dir / d for d in spec.provenance.data_files],
-        commands=list(spec.provenance.commands),
-    )
+    prov_args = {
+        "python": spec.recipe.interpreter(),
+        "recipe_repo": Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
+        "model_dir": (recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
+        "data_files": [recipe_dir / d for d in spec.provenance.data_files],
+        "commands": list(spec.provenance.commands),
+    }
     on_node = bool(getattr(launcher, "captures_on_node", False))
     if not on_node:
         prov = capture_provenance(
-            run_dir / layout.PROVENANCE, **prov_args, env=base_env,
+            run_dir / layout.PROVENANCE,
+            **prov_args,
+            env=base_env,
             cache_path=Path(options.runs_root) / ".cache" / "hashes.json",
         )
         _record_provenance(manifest, prov, campaign)
@@ -290,12 +340,19 @@ def _run_one(
     if on_node:
         extra["capture"] = CaptureRequest(run_dir, prov_args, spec.run.gpu_sample_interval_s)
     workload = launcher(
-        command, cwd=workdir, env=base_env,
-        stdout_path=run_dir / layout.STDOUT, stderr_path=run_dir / layout.STDERR, **extra,
+        command,
+        cwd=workdir,
+        env=base_env,
+        stdout_path=run_dir / layout.STDOUT,
+        stderr_path=run_dir / layout.STDERR,
+        **extra,
     )
-    sampler = _NoSampler() if on_node else GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
-    display.start_run(label, total_steps=spec.workload.steps if role == "formal" else None,
-                      metric_name=_short(spec.analysis.primary))
+    sampler = (
+        _NoSampler() if on_node else GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
+    )
+    display.start_run(
+        label, total_steps=spec.workload.steps if role == "formal" else None, metric_name=_short(spec.analysis.primary)
+    )
     t0 = time.monotonic()
     timed_out = False
     interrupted = False
@@ -351,10 +408,13 @@ def _run_one(
     status = "interrupted" if interrupted else ("complete" if info.ok and not timed_out else "failed")
     manifest.update(section)
     manifest.update(
-        status=status, ended_utc=utc_now(), duration_s=round(duration, 3),
-        exit_code=info.exit_code, signal=info.signal, timed_out=timed_out,
-        gpu={"available": gpu_status.available, "reason": gpu_status.reason,
-             "gpus": gpu_status.gpus, "samples": rows},
+        status=status,
+        ended_utc=utc_now(),
+        duration_s=round(duration, 3),
+        exit_code=info.exit_code,
+        signal=info.signal,
+        timed_out=timed_out,
+        gpu={"available": gpu_status.available, "reason": gpu_status.reason, "gpus": gpu_status.gpus, "samples": rows},
     )
     write_manifest(run_dir, manifest)
     detail = _detail(info, timed_out, section)
@@ -364,7 +424,9 @@ def _run_one(
 
 def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], campaign: Mapping[str, Any]) -> None:
     manifest.update(
-        fingerprint=prov.get("fingerprint"), hashes=prov.get("hashes"), git=prov.get("git"),
+        fingerprint=prov.get("fingerprint"),
+        hashes=prov.get("hashes"),
+        git=prov.get("git"),
         python_version=prov.get("python_version"),
     )
     if prov.get("fingerprint_id") and prov["fingerprint_id"] != campaign["fingerprint_id"]:
@@ -419,9 +481,12 @@ def _recipe_info(plan: Plan, arm: Arm) -> dict[str, Any]:
     else:
         original, patched = argv_text(list(plan.original_argv or ())), argv_text(list(arm.argv or ()))
         source = None
-    return {"kind": arm.recipe_kind, "source": source,
-            "sha256": hashlib.sha256(original.encode()).hexdigest(),
-            "patched_sha256": hashlib.sha256(patched.encode()).hexdigest()}
+    return {
+        "kind": arm.recipe_kind,
+        "source": source,
+        "sha256": hashlib.sha256(original.encode()).hexdigest(),
+        "patched_sha256": hashlib.sha256(patched.encode()).hexdigest(),
+    }
 
 
 def _redact_logs(run_dir: Path, secrets: list[str]) -> None:
@@ -504,7 +569,7 @@ class _signals:
         self.stop = stop
         self.previous: dict[int, Any] = {}
 
-    def __enter__(self) -> "_signals":
+    def __enter__(self) -> _signals:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)

@@ -20,8 +20,20 @@ DUMP_START = re.compile(r"-{3,}\s*arguments\s*-{3,}")
 DUMP_END = re.compile(r"-{3,}\s*end of arguments\s*-{3,}")
 DUMP_ITEM = re.compile(r"^\s*([A-Za-z_][\w]*) \.* ?(.*?)\s*$")
 PYTHON = re.compile(r"^python[\d.]*$")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
-            "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+}
 
 
 def _clean(line: str) -> str:

@@ -20,9 +20,10 @@ import ast
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 KINDS = ("perf", "rollout", "step", "eval", "passrate")
 
@@ -31,11 +32,30 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # Calls that only wrap a number in a repr (numpy 2 prints `np.float64(0.5)`; torch `tensor(0.5)`).
 _SCALAR_CALLS = {
-    "float", "int", "tensor", "torch.tensor",
-    *(f"{m}.{t}" for m in ("np", "numpy") for t in (
-        "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-        "uint8", "uint16", "uint32", "uint64", "bool_", "float_", "double",
-    )),
+    "float",
+    "int",
+    "tensor",
+    "torch.tensor",
+    *(
+        f"{m}.{t}"
+        for m in ("np", "numpy")
+        for t in (
+            "float16",
+            "float32",
+            "float64",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "bool_",
+            "float_",
+            "double",
+        )
+    ),
 }
 _NAMED = {"nan": math.nan, "NaN": math.nan, "inf": math.inf, "Infinity": math.inf, "infinity": math.inf}
 
@@ -63,7 +83,7 @@ def _convert(node: ast.AST) -> Any:
         return node.value
     if isinstance(node, ast.Dict):
         out = {}
-        for k, v in zip(node.keys, node.values):
+        for k, v in zip(node.keys, node.values, strict=False):
             if k is None:
                 raise _Unreadable("** in dict")
             key = _convert(k)
@@ -210,8 +230,9 @@ class ConsoleParser:
     failure scan and argv collectors use it to skip uninteresting lines at C speed.
     """
 
-    def __init__(self, stream: str = "stdout", *, on_line: LineHook | None = None,
-                 on_block: BlockHook | None = None) -> None:
+    def __init__(
+        self, stream: str = "stdout", *, on_line: LineHook | None = None, on_block: BlockHook | None = None
+    ) -> None:
         self.stream = stream
         self.lines = 0
         self.skipped = 0
@@ -375,8 +396,7 @@ def flatten(values: dict[str, Any], kind: str) -> Iterator[tuple[str, float]]:
         if isinstance(v, float):
             yield key, v
         elif isinstance(v, dict):
-            for sub, x in _nested(v, key):
-                yield sub, x
+            yield from _nested(v, key)
 
 
 def _nested(d: dict[str, Any], prefix: str) -> Iterator[tuple[str, float]]:

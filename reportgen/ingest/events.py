@@ -13,11 +13,12 @@ carrying a training timer); else the last metric index seen; else unknown (None)
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 import re
+from bisect import bisect_left
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from reportgen.ingest.console import ConsoleParser, Record
 
@@ -36,7 +37,9 @@ NAN = re.compile(r"found NaN|found nan|NaN found|Inf found in gradients|found In
 FATAL = re.compile(r"Training loop failed with error|Actor training failed at step|Graceful shutdown triggered")
 FAILED_AT_STEP = re.compile(r"failed at step (\d+)")
 ALLOC = re.compile(r"Tried to allocate ([\d.]+) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
-CAPACITY = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) ?(GiB|MiB)(?: of which ([\d.]+) ?(GiB|MiB) is free)?")
+CAPACITY = re.compile(
+    r"GPU (\d+) has a total capacity of ([\d.]+) ?(GiB|MiB)(?: of which ([\d.]+) ?(GiB|MiB) is free)?"
+)
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout")  # records whose non-finite losses are an event
 TRAIN_DONE_KEYS = ("perf/train_time", "perf/step_time", "perf/actor_train_time")
@@ -71,8 +74,14 @@ class Event:
 def _maybe_trigger(text: str) -> bool:
     # Substring tests are ~10x cheaper than one alternation regex; most lines stop here.
     return (
-        "memory" in text or "OOM" in text or "NaN" in text or "nan" in text or "Inf" in text
-        or "Traceback" in text or "failed" in text or "Graceful" in text
+        "memory" in text
+        or "OOM" in text
+        or "NaN" in text
+        or "nan" in text
+        or "Inf" in text
+        or "Traceback" in text
+        or "failed" in text
+        or "Graceful" in text
     )
 
 
@@ -180,8 +189,9 @@ class EventScanner:
         lines holding a trigger word, records with a non-finite loss and lines inside a
         traceback cost a `push`; other records only update the step bookkeeping."""
         rec_at = {r.line_no - first: r for r in records}  # the last record of a line, as `push` sees it
-        loud = [i for i, r in rec_at.items()
-                if r.kind in _LOSS_KINDS and not _all_finite(r.values) and _nonfinite_losses(r)]
+        loud = [
+            i for i, r in rec_at.items() if r.kind in _LOSS_KINDS and not _all_finite(r.values) and _nonfinite_losses(r)
+        ]
         todo_set = set(loud).union(lines_with(text, TRIGGER_WORDS))
         todo = sorted(todo_set)
         quiet = [i for i in rec_at if i not in todo_set]
@@ -192,8 +202,9 @@ class EventScanner:
             cur = i + 1
         self._advance(first, lines, cur, len(lines), rec_at, quiet)
 
-    def _advance(self, first: int, lines: list[str], cur: int, stop: int, rec_at: dict[int, Record],
-                 quiet: list[int]) -> None:
+    def _advance(
+        self, first: int, lines: list[str], cur: int, stop: int, rec_at: dict[int, Record], quiet: list[int]
+    ) -> None:
         """Push lines[cur:stop]: none holds a trigger word; records among them (line numbers in
         the sorted `quiet`) have no non-finite loss, so they cannot raise an event."""
         while cur < stop and self._tb_start is not None:
@@ -222,8 +233,15 @@ class EventScanner:
         if rec.kind in _LOSS_KINDS and not _all_finite(rec.values):
             bad = _nonfinite_losses(rec)
             if bad:
-                self._emit("nan", n, text, rec.index, "metric", {"nonfinite": bad, "record": f"{rec.kind} {rec.index}"},
-                           sig=tuple(sorted(bad)))
+                self._emit(
+                    "nan",
+                    n,
+                    text,
+                    rec.index,
+                    "metric",
+                    {"nonfinite": bad, "record": f"{rec.kind} {rec.index}"},
+                    sig=tuple(sorted(bad)),
+                )
 
     def _on_text(self, n: int, text: str) -> None:
         m = FAILED_AT_STEP.search(text)
@@ -266,8 +284,8 @@ class EventScanner:
             if _maybe_trigger(text):  # another process's line, interleaved
                 self._on_text(n, text)
             return
-        body = text[len(self._tb_prefix):]
-        if body.startswith(" ") or body.startswith("\t") or not body.strip():
+        body = text[len(self._tb_prefix) :]
+        if body.startswith((" ", "\t")) or not body.strip():
             if body.lstrip().startswith("File "):
                 self._tb_files += 1
             if n - self._tb_start > MAX_TRACEBACK:
@@ -305,8 +323,9 @@ class EventScanner:
             return self.any_index, "metrics"
         return None, "unknown"
 
-    def _emit(self, kind: str, n: int, text: str, step: int | None, step_source: str | None,
-              details: dict[str, Any], sig: Any) -> None:
+    def _emit(
+        self, kind: str, n: int, text: str, step: int | None, step_source: str | None, details: dict[str, Any], sig: Any
+    ) -> None:
         if step is None:
             step, step_source = self._step_for(n, text)
         key = (kind, step, sig)
@@ -321,8 +340,15 @@ class EventScanner:
             self.dropped += 1
             return
         ev = {
-            "kind": kind, "step": step, "step_source": step_source, "line": n, "message": text,
-            "before": list(self._before), "after": [], "left": self.context, "details": dict(details),
+            "kind": kind,
+            "step": step,
+            "step_source": step_source,
+            "line": n,
+            "message": text,
+            "before": list(self._before),
+            "after": [],
+            "left": self.context,
+            "details": dict(details),
         }
         self._seen[key] = ev
         self._events.append(ev)
@@ -333,11 +359,17 @@ class EventScanner:
         out = []
         for ev in self._events:
             details = {**ev["details"], "step_source": ev["step_source"]}
-            out.append(Event(
-                kind=ev["kind"], step=ev["step"], stream=self.stream, line=ev["line"],
-                message=ev["message"], excerpt=tuple([*ev["before"], ev["message"], *ev["after"]]),
-                details=details,
-            ))
+            out.append(
+                Event(
+                    kind=ev["kind"],
+                    step=ev["step"],
+                    stream=self.stream,
+                    line=ev["line"],
+                    message=ev["message"],
+                    excerpt=(*ev["before"], ev["message"], *ev["after"]),
+                    details=details,
+                )
+            )
         return out
 
 

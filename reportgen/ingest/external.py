@@ -24,7 +24,13 @@ from reportgen.ingest.run_dir import ingest_run
 from reportgen.spec.load import load_spec
 from reportgen.store import atomic
 from reportgen.store.layout import (
-    EVENTS, EXPERIMENT_SPEC, MANIFEST, SCHEMA_VERSION, STDERR, STDOUT, TENSORBOARD,
+    EVENTS,
+    EXPERIMENT_SPEC,
+    MANIFEST,
+    SCHEMA_VERSION,
+    STDERR,
+    STDOUT,
+    TENSORBOARD,
 )
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?")
@@ -55,9 +61,8 @@ def log_times(path: Path) -> tuple[str | None, str | None]:
         fh.seek(max(0, size - PROBE_BYTES))
         tail = fh.read().decode("utf-8", "replace")
     first = TIMESTAMP.search(head)
-    last = None
-    for last in TIMESTAMP.finditer(tail):
-        pass
+    matches = list(TIMESTAMP.finditer(tail))
+    last = matches[-1] if matches else None
     return _iso(first), _iso(last)
 
 
@@ -76,14 +81,23 @@ def _next_repeat(arm_dir: Path) -> int:
     return max(taken, default=0) + 1
 
 
-def ingest_external(log: Path, *, spec_path: Path, arm: str, repeat: int | None, runs_root: Path,
-                    tensorboard: Path | None = None, stderr_log: Path | None = None) -> Path:
+def ingest_external(
+    log: Path,
+    *,
+    spec_path: Path,
+    arm: str,
+    repeat: int | None,
+    runs_root: Path,
+    tensorboard: Path | None = None,
+    stderr_log: Path | None = None,
+) -> Path:
     """Create runs/<experiment>/<arm>/<repeat>/ from an outside log; return its path."""
     log, spec_path, runs_root = Path(log), Path(spec_path), Path(runs_root)
     spec = load_spec(spec_path)
     if arm not in spec.arm_ids():
-        raise UserError(f"--arm {arm}: not 'baseline' or a candidate of {spec_path} "
-                        f"(arms: {', '.join(spec.arm_ids())})")
+        raise UserError(
+            f"--arm {arm}: not 'baseline' or a candidate of {spec_path} (arms: {', '.join(spec.arm_ids())})"
+        )
     _check_log(log, "log")
     if stderr_log is not None:
         _check_log(Path(stderr_log), "stderr log")
@@ -98,8 +112,10 @@ def ingest_external(log: Path, *, spec_path: Path, arm: str, repeat: int | None,
     exp_dir = runs_root / spec.name
     exp_spec = exp_dir / EXPERIMENT_SPEC
     if exp_spec.is_file() and exp_spec.read_bytes() != spec_bytes:
-        raise UserError(f"{exp_spec}: differs from {spec_path}; ingest with the spec this experiment was run "
-                        "with, or give the experiment another name")
+        raise UserError(
+            f"{exp_spec}: differs from {spec_path}; ingest with the spec this experiment was run "
+            "with, or give the experiment another name"
+        )
     arm_dir = exp_dir / arm
     repeat = repeat if repeat is not None else _next_repeat(arm_dir)
     final = arm_dir / str(repeat)
@@ -140,8 +156,16 @@ def _is_complete(run: Path) -> bool:
         return False
 
 
-def _manifest(experiment: str, arm: str, repeat: int, log: Path, stderr_log: Path | None,
-              tensorboard: Path | None, section: dict[str, Any], run: Path) -> dict[str, Any]:
+def _manifest(
+    experiment: str,
+    arm: str,
+    repeat: int,
+    log: Path,
+    stderr_log: Path | None,
+    tensorboard: Path | None,
+    section: dict[str, Any],
+    run: Path,
+) -> dict[str, Any]:
     events = atomic.read_json(run / EVENTS)["events"]
     failed = any(e["kind"] in FAILURE_KINDS for e in events)
     starts = [log_times(run / name) for name in (STDOUT, STDERR) if (run / name).is_file()]
@@ -174,7 +198,7 @@ def _manifest(experiment: str, arm: str, repeat: int, log: Path, stderr_log: Pat
             "stdout": str(log.resolve()),
             "stderr": str(Path(stderr_log).resolve()) if stderr_log else None,
             "tensorboard": str(Path(tensorboard).resolve()) if tensorboard else None,
-            "ingested_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "ingested_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
         **section,
     }

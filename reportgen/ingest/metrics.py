@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 import math
 from array import array
+from collections.abc import Iterable, Iterator
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,7 +70,7 @@ class ConsoleMetrics:
             self._codes.append(self._code(key))
             self._values.append(value)
 
-    def extend(self, records: Iterable[Record]) -> "ConsoleMetrics":
+    def extend(self, records: Iterable[Record]) -> ConsoleMetrics:
         for rec in records:
             self.add(rec)
         return self
@@ -81,14 +82,17 @@ class ConsoleMetrics:
         """Rows in log order (duplicates kept): [step, key, value]."""
         names = np.array(list(self._keys), dtype=object)
         codes = np.frombuffer(self._codes, dtype=np.int32) if len(self._codes) else np.zeros(0, np.int32)
-        return pd.DataFrame({
-            "step": np.frombuffer(self._steps, dtype=np.int64).copy() if len(self._steps) else np.zeros(0, np.int64),
-            "key": names[codes] if len(names) else np.array([], dtype=object),
-            "value": np.frombuffer(self._values, dtype=np.float64).copy() if len(self._values) else np.zeros(0),
-        })
+        return pd.DataFrame(
+            {
+                "step": np.frombuffer(self._steps, dtype=np.int64).copy()
+                if len(self._steps)
+                else np.zeros(0, np.int64),
+                "key": names[codes] if len(names) else np.array([], dtype=object),
+                "value": np.frombuffer(self._values, dtype=np.float64).copy() if len(self._values) else np.zeros(0),
+            }
+        )
 
-
-    def long_rows(self) -> tuple["_SortedRows", list[dict[str, Any]]]:
+    def long_rows(self) -> tuple[_SortedRows, list[dict[str, Any]]]:
         """`merge_sources(self.frame(), None)` computed on the integer columns (no per-row
         Python objects): the last value of each (step, key) in log order, rows sorted by step
         then key, and the notes on repeated keys that changed value."""
@@ -115,8 +119,14 @@ class ConsoleMetrics:
             a, b = int(starts[g]), int(starts[g] + sizes[g])
             v = values[order[a:b]]
             if not _same(v[:-1], np.full(len(v) - 1, v[-1])).all():
-                notes.append({"step": int(s_steps[a]), "key": names[by_name[int(s_ranks[a])]], "chosen": "console",
-                              "values": {"console": [_json_float(float(x)) for x in v]}})
+                notes.append(
+                    {
+                        "step": int(s_steps[a]),
+                        "key": names[by_name[int(s_ranks[a])]],
+                        "chosen": "console",
+                        "values": {"console": [_json_float(float(x)) for x in v]},
+                    }
+                )
         keep = order[last]
         del order, s_steps, s_ranks, new_group, last
         return _SortedRows(steps, ranks, values, keep, [names[i] for i in by_name]), notes
@@ -133,8 +143,9 @@ class _SortedRows:
 
     ROW_GROUP = 1 << 16
 
-    def __init__(self, steps: np.ndarray, ranks: np.ndarray, values: np.ndarray, keep: np.ndarray,
-                 names: list[str]) -> None:
+    def __init__(
+        self, steps: np.ndarray, ranks: np.ndarray, values: np.ndarray, keep: np.ndarray, names: list[str]
+    ) -> None:
         self._steps, self._ranks, self._values, self._keep = steps, ranks, values, keep
         self._names = pa.array(names, type=pa.large_string())
         self._source = pa.array(["console"], type=pa.large_string())
@@ -142,12 +153,15 @@ class _SortedRows:
 
     def _batch(self, a: int, b: int) -> pa.RecordBatch:
         idx = self._keep[a:b]
-        return pa.record_batch({
-            "step": pa.array(self._steps[idx]),
-            "key": self._names.take(pa.array(self._ranks[idx])),
-            "value": pa.array(self._values[idx]),
-            "source": self._source.take(pa.array(np.zeros(b - a, dtype=np.int32))),
-        }, schema=_pandas_schema())
+        return pa.record_batch(
+            {
+                "step": pa.array(self._steps[idx]),
+                "key": self._names.take(pa.array(self._ranks[idx])),
+                "value": pa.array(self._values[idx]),
+                "source": self._source.take(pa.array(np.zeros(b - a, dtype=np.int32))),
+            },
+            schema=_pandas_schema(),
+        )
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         for a in range(0, self.num_rows, self.ROW_GROUP):
@@ -197,13 +211,20 @@ def _dedupe(df: pd.DataFrame, source: str) -> tuple[pd.DataFrame, list[dict[str,
         for (step, key), vals in grp:
             v = vals.to_numpy(dtype=float)
             if not _same(v[:-1], np.full(len(v) - 1, v[-1])).all():
-                notes.append({"step": int(step), "key": str(key), "chosen": source,
-                              "values": {source: [_json_float(x) for x in v]}})
+                notes.append(
+                    {
+                        "step": int(step),
+                        "key": str(key),
+                        "chosen": source,
+                        "values": {source: [_json_float(x) for x in v]},
+                    }
+                )
     return out.assign(source=source), notes
 
 
-def merge_sources(console_df: pd.DataFrame, tb_df: pd.DataFrame | None,
-                  priority: tuple[str, ...] = PRIORITY) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def merge_sources(
+    console_df: pd.DataFrame, tb_df: pd.DataFrame | None, priority: tuple[str, ...] = PRIORITY
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Long table of both sources (each de-duplicated) and the list of disagreements.
 
     A disagreement is `{step, key, chosen, values: {source: value}}`; `chosen` is the source
@@ -226,9 +247,15 @@ def merge_sources(console_df: pd.DataFrame, tb_df: pd.DataFrame | None,
             bad = j[~_same(a, b)]
             src_a, src_b = frames[0]["source"].iat[0], frames[1]["source"].iat[0]
             chosen = min((src_a, src_b), key=lambda s: _rank(s, priority))
-            for step, key, va, vb in zip(bad["step"], bad["key"], bad["value_a"], bad["value_b"]):
-                notes.append({"step": int(step), "key": str(key), "chosen": chosen,
-                              "values": {src_a: _json_float(va), src_b: _json_float(vb)}})
+            for step, key, va, vb in zip(bad["step"], bad["key"], bad["value_a"], bad["value_b"], strict=False):
+                notes.append(
+                    {
+                        "step": int(step),
+                        "key": str(key),
+                        "chosen": chosen,
+                        "values": {src_a: _json_float(va), src_b: _json_float(vb)},
+                    }
+                )
     notes.sort(key=lambda n: (n["step"], n["key"]))
     return long_df.sort_values(["step", "key", "source"], kind="stable").reset_index(drop=True), notes
 
@@ -238,17 +265,25 @@ def _rank(source: str, priority: tuple[str, ...]) -> int:
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "step": df["step"].astype("int64").to_numpy(),
-        "key": df["key"].astype(str).to_numpy(),
-        "value": df["value"].astype("float64").to_numpy(),
-        "source": df["source"].astype(str).to_numpy(),
-    })
+    return pd.DataFrame(
+        {
+            "step": df["step"].astype("int64").to_numpy(),
+            "key": df["key"].astype(str).to_numpy(),
+            "value": df["value"].astype("float64").to_numpy(),
+            "source": df["source"].astype(str).to_numpy(),
+        }
+    )
 
 
 def empty() -> pd.DataFrame:
-    return pd.DataFrame({"step": pd.Series([], dtype="int64"), "key": pd.Series([], dtype=str),
-                         "value": pd.Series([], dtype="float64"), "source": pd.Series([], dtype=str)})
+    return pd.DataFrame(
+        {
+            "step": pd.Series([], dtype="int64"),
+            "key": pd.Series([], dtype=str),
+            "value": pd.Series([], dtype="float64"),
+            "source": pd.Series([], dtype=str),
+        }
+    )
 
 
 def write_metrics(run_dir: str | Path, long_df: pd.DataFrame) -> Path:
@@ -257,7 +292,7 @@ def write_metrics(run_dir: str | Path, long_df: pd.DataFrame) -> Path:
     return atomic.write_parquet(Path(run_dir) / METRICS, df)
 
 
-def write_metrics_table(run_dir: str | Path, rows: "pa.Table | _SortedRows") -> Path:
+def write_metrics_table(run_dir: str | Path, rows: pa.Table | _SortedRows) -> Path:
     """Write `<run_dir>/metrics.parquet` atomically from `ConsoleMetrics.long_rows()` (or an Arrow
     table of the same schema)."""
     if rows.num_rows == 0:

@@ -16,7 +16,7 @@ from typing import Any
 
 from reportgen.ingest import argv as argv_mod
 from reportgen.ingest.console import ConsoleParser, iter_chunks
-from reportgen.ingest.events import CONTEXT, EventScanner, Event, lines_with
+from reportgen.ingest.events import CONTEXT, Event, EventScanner, lines_with
 from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics, write_metrics_table
 from reportgen.ingest.tensorboard import has_events, read_scalars
 from reportgen.store import atomic
@@ -125,13 +125,22 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
 
 
 def _process_event(kind: str, message: str, step: int | None, tail: list[str], details: dict[str, Any]) -> Event:
-    return Event(kind=kind, step=step, stream="process", line=None, message=message,
-                 excerpt=tuple(tail), details=details)
+    return Event(
+        kind=kind, step=step, stream="process", line=None, message=message, excerpt=tuple(tail), details=details
+    )
 
 
-def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = None,
-               entrypoint: str | None = None, exit_code: int | None = None, signal: str | None = None,
-               timed_out: bool = False, interrupted: bool = False) -> dict:
+def ingest_run(
+    run_dir: Path,
+    *,
+    invariants: list[str],
+    expected: dict | None = None,
+    entrypoint: str | None = None,
+    exit_code: int | None = None,
+    signal: str | None = None,
+    timed_out: bool = False,
+    interrupted: bool = False,
+) -> dict:
     """Read a run folder's logs and TensorBoard events; write metrics.parquet and events.json;
     return the manifest section {effective_argv, argv_source, invariants, ingest}."""
     run_dir = Path(run_dir)
@@ -152,13 +161,22 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
     tail = list(next((s.collector.tail for s in reversed(streams) if s.present and s.collector.tail), []))
     end = {"step_source": "end-of-run"}
     if timed_out:
-        events.append(_process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end))
+        events.append(
+            _process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end)
+        )
     elif interrupted:
         events.append(_process_event("interrupted", "the run was interrupted", next_step, tail, end))
     elif (exit_code not in (None, 0)) or signal:
         how = f"signal {signal}" if signal else f"exit code {exit_code}"
-        events.append(_process_event("abnormal_exit", f"the workload process ended with {how}", next_step, tail,
-                                     {**end, "exit_code": exit_code, "signal": signal}))
+        events.append(
+            _process_event(
+                "abnormal_exit",
+                f"the workload process ended with {how}",
+                next_step,
+                tail,
+                {**end, "exit_code": exit_code, "signal": signal},
+            )
+        )
 
     # TensorBoard: a corrupt event file is a finding about the run, not a crash of the ingest.
     tb_df, tb_error = None, None
@@ -179,13 +197,16 @@ def ingest_run(run_dir: Path, *, invariants: list[str], expected: dict | None = 
         long_df, disagreements = merge_sources(metrics.frame(), tb_df)
         write_metrics(run_dir, long_df)
         sources = sorted(set(long_df["source"])) if len(long_df) else []
-    atomic.write_json(run_dir / EVENTS, {
-        "schema_version": EVENTS_SCHEMA_VERSION,
-        "kind": "reportgen.events",
-        "events": [e.to_json() for e in events],
-        "disagreements": disagreements[:MAX_DISAGREEMENTS],
-        "disagreements_total": len(disagreements),
-    })
+    atomic.write_json(
+        run_dir / EVENTS,
+        {
+            "schema_version": EVENTS_SCHEMA_VERSION,
+            "kind": "reportgen.events",
+            "events": [e.to_json() for e in events],
+            "disagreements": disagreements[:MAX_DISAGREEMENTS],
+            "disagreements_total": len(disagreements),
+        },
+    )
 
     # Effective argv: the trace (what was launched) wins over the dump (what Megatron parsed).
     trace_text = "\n".join(line for s in streams for line in s.collector.trace)

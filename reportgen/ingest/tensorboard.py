@@ -37,14 +37,17 @@ def read_scalars(event_dir: str | Path) -> pd.DataFrame:
         return empty()
     df = df.sort_values("wall_time", kind="stable")
     df = df.drop_duplicates(["step", "tag"], keep="last")
-    out = pd.DataFrame({
-        "step": df["step"].astype("int64").to_numpy(),
-        "key": df["tag"].astype(str).to_numpy(),
-        "value": df["value"].astype("float64").to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "step": df["step"].astype("int64").to_numpy(),
+            "key": df["tag"].astype(str).to_numpy(),
+            "value": df["value"].astype("float64").to_numpy(),
+        }
+    )
     return out.sort_values(["step", "key"], kind="stable").reset_index(drop=True)
 
 
 def empty() -> pd.DataFrame:
-    return pd.DataFrame({"step": pd.Series([], dtype="int64"), "key": pd.Series([], dtype=str),
-                         "value": pd.Series([], dtype="float64")})
+    return pd.DataFrame(
+        {"step": pd.Series([], dtype="int64"), "key": pd.Series([], dtype=str), "value": pd.Series([], dtype="float64")}
+    )

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal, Sequence
+from typing import Literal
 
 from reportgen.errors import UserError
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
@@ -191,8 +192,17 @@ def build_plan(spec: Spec) -> Plan:
         original_argv = tuple(recipe.argv or ())
         original_static = argv_occurrences(original_argv)
 
-    def make(arm_id: str, title: str, rationale: str, role: Role, base: str | None,
-             chain: Sequence[str], edits: Sequence[Edits], labels: Sequence[str], env: dict[str, str]) -> Arm:
+    def make(
+        arm_id: str,
+        title: str,
+        rationale: str,
+        role: Role,
+        base: str | None,
+        chain: Sequence[str],
+        edits: Sequence[Edits],
+        labels: Sequence[str],
+        env: dict[str, str],
+    ) -> Arm:
         text: str | None = None
         argv: tuple[str, ...] | None = None
         if kind == "script":
@@ -207,9 +217,19 @@ def build_plan(spec: Spec) -> Plan:
         if role == "candidate":
             _check_fixed_unchanged(spec, arm_id, original_static, static)
         return Arm(
-            id=arm_id, title=title, rationale=rationale, role=role, base=base, chain=tuple(chain),
-            edits=tuple(edits), recipe_kind=kind, recipe_text=text, argv=argv, diff=diff,
-            shell=recipe.shell, env=dict(env),
+            id=arm_id,
+            title=title,
+            rationale=rationale,
+            role=role,
+            base=base,
+            chain=tuple(chain),
+            edits=tuple(edits),
+            recipe_kind=kind,
+            recipe_text=text,
+            argv=argv,
+            diff=diff,
+            shell=recipe.shell,
+            env=dict(env),
         )
 
     arms: list[Arm] = [
@@ -231,14 +251,25 @@ def build_plan(spec: Spec) -> Plan:
             labels = [f"profile-{target} (candidate {c})" for c in src.chain] + [f"profile-{target} (profiler)"]
             arms.append(
                 make(
-                    f"{PROFILE_PREFIX}{target}", f"profile of {src.title}",
-                    "diagnostic profiler run; never part of the formal numbers", "profile", target,
-                    src.chain, [*src.edits, prof_edits], labels, {**recipe.env, **spec.profiler.env},
+                    f"{PROFILE_PREFIX}{target}",
+                    f"profile of {src.title}",
+                    "diagnostic profiler run; never part of the formal numbers",
+                    "profile",
+                    target,
+                    src.chain,
+                    [*src.edits, prof_edits],
+                    labels,
+                    {**recipe.env, **spec.profiler.env},
                 )
             )
     return Plan(
-        spec=spec, arms=tuple(arms), recipe_kind=kind, recipe_path=recipe_path, diff_path=diff_path,
-        original_text=original_text, original_argv=original_argv,
+        spec=spec,
+        arms=tuple(arms),
+        recipe_kind=kind,
+        recipe_path=recipe_path,
+        diff_path=diff_path,
+        original_text=original_text,
+        original_argv=original_argv,
     )
 
 

@@ -336,11 +336,10 @@ def scan(text: str) -> Scan:
                     stack.append(len(arrays) - 1)
                 else:
                     stack.append(None)
-            elif tok.text == ")":
-                if stack:
-                    top = stack.pop()
-                    if top is not None:
-                        arrays[top]["close"] = tok.start
+            elif tok.text == ")" and stack:
+                top = stack.pop()
+                if top is not None:
+                    arrays[top]["close"] = tok.start
             after_redirect = tok.text in ("<", ">", ">>", ">&", "<&", ">|", "<>", "<<<", "<<", "<<-")
             i += 1
             continue
@@ -390,9 +389,7 @@ def scan(text: str) -> Scan:
         text=text,
         tokens=tuple(tokens),
         flags=tuple(flags),
-        arrays=tuple(
-            ArraySite(a["ordinal"], a["name"], a["open"], a["close"], tuple(a["words"])) for a in arrays
-        ),
+        arrays=tuple(ArraySite(a["ordinal"], a["name"], a["open"], a["close"], tuple(a["words"])) for a in arrays),
         heredocs=tuple((t.start, t.end) for t in tokens if t.kind == "heredoc"),
     )
 
@@ -461,7 +458,9 @@ def effective_command(text: str) -> list[str]:
             continue
         elif tok.kind == "word":
             commands[-1].append(tok.text)
-        elif tok.kind in ("newline", "heredoc") or (tok.kind == "op" and tok.text in (";", "&&", "||", "|", "&", "(", ")")):
+        elif tok.kind in ("newline", "heredoc") or (
+            tok.kind == "op" and tok.text in (";", "&&", "||", "|", "&", "(", ")")
+        ):
             commands.append([])
     for words in reversed(commands):
         if any(is_flag_word(w) or ARRAY_SPLICE.match(w) for w in words):

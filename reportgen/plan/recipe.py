@@ -15,8 +15,8 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from reportgen.errors import UserError
 from reportgen.plan.bash import (
@@ -31,7 +31,7 @@ from reportgen.plan.bash import (
 )
 from reportgen.spec.model import Edits, Normalised
 
-__all__ = ["edit_script", "edit_argv", "unified_diff", "flag_occurrences", "spell_flag"]
+__all__ = ["edit_argv", "edit_script", "flag_occurrences", "spell_flag", "unified_diff"]
 
 
 @dataclass
@@ -59,9 +59,7 @@ def _labels(edits: Sequence[Edits], labels: Sequence[str] | None) -> list[str]:
 # --------------------------------------------------------------------------- bash scripts
 
 
-def edit_script(
-    text: str, edits: Sequence[Edits], *, labels: Sequence[str] | None = None, path: str = "recipe"
-) -> str:
+def edit_script(text: str, edits: Sequence[Edits], *, labels: Sequence[str] | None = None, path: str = "recipe") -> str:
     """Apply a chain of edits to a bash recipe; bytes outside the edited lines stay identical.
 
     `labels[i]` names who asked for `edits[i]` (e.g. "candidate A2") in error messages; `path`
@@ -69,7 +67,7 @@ def edit_script(
     occurrence), already present (for add), or only inside a here-document.
     """
     ctx = _Ctx(who="edit", path=path)
-    for label, one in zip(_labels(edits, labels), edits):
+    for label, one in zip(_labels(edits, labels), edits, strict=False):
         ctx.who = label
         for flag in one.remove:
             text = _remove(text, _find(scan(text), flag, ctx), ctx)
@@ -211,9 +209,7 @@ def _add(text: str, flag: str, value: Normalised, anchor: str | None, ctx: _Ctx)
             return _insert_in_empty_array(found, arr, new)
         return _insert_in_array_after(found, arr, arr.words[-1][1], new)
     if not found.flags:
-        raise UserError(
-            f"{ctx.who}: recipe {ctx.path} has no flags to add {flag} next to; give 'add_after'"
-        )
+        raise UserError(f"{ctx.who}: recipe {ctx.path} has no flags to add {flag} next to; give 'add_after'")
     return _insert_in_command_after(found, found.flags[-1], new)
 
 
@@ -312,7 +308,7 @@ def edit_argv(
     """
     out = list(argv)
     ctx = _Ctx(who="edit", path=path)
-    for label, one in zip(_labels(edits, labels), edits):
+    for label, one in zip(_labels(edits, labels), edits, strict=False):
         ctx.who = label
         for flag in one.remove:
             _, i, j, _eq = _argv_find(out, flag, ctx)
@@ -369,4 +365,3 @@ def unified_diff(original: str, patched: str, path: str) -> str:
             line += "\n\\ No newline at end of file\n"
         out.append(line)
     return "".join(out)
-

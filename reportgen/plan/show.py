@@ -29,8 +29,10 @@ def describe_plan(plan: Plan, *, runs_root: Path, repeats: int, order: str) -> s
         out.append(f"== {arm.id}: {arm.title} [{arm.role}; edits from: {chain}] ==")
         if arm.rationale:
             out.append(f"rationale: {arm.rationale}")
-        out.append(f"launch: {shlex.join(plan.command(arm, 1))}  (the patched copy beside the original;"
-                   f" kept as {Path(runs_root) / spec.name / arm.id / '1' / arm.recipe_file})")
+        out.append(
+            f"launch: {shlex.join(plan.command(arm, 1))}  (the patched copy beside the original;"
+            f" kept as {Path(runs_root) / spec.name / arm.id / '1' / arm.recipe_file})"
+        )
         if arm.env:
             out.append("env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(arm.env.items())))
         if arm.recipe_kind == "script":

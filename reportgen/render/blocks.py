@@ -4,22 +4,36 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from reportgen.render import safe
 from reportgen.render.format import fmt_change, fmt_num
 
 # Admonition type per verdict: green accepted, orange rejected, red failed; the neutral outcomes
 # use report.css's own grey types (Material's "question" is green, which read as a success).
-VERDICT_ADMONITION = {"accepted": "success", "rejected": "warning", "no_change": "rg-neutral",
-                      "inconclusive": "rg-inconclusive", "failed": "failure", "invalid": "rg-invalid"}
-VERDICT_LABEL = {"accepted": "accepted", "rejected": "rejected", "no_change": "no significant change",
-                 "inconclusive": "inconclusive", "failed": "failed", "invalid": "invalid"}
+VERDICT_ADMONITION = {
+    "accepted": "success",
+    "rejected": "warning",
+    "no_change": "rg-neutral",
+    "inconclusive": "rg-inconclusive",
+    "failed": "failure",
+    "invalid": "rg-invalid",
+}
+VERDICT_LABEL = {
+    "accepted": "accepted",
+    "rejected": "rejected",
+    "no_change": "no significant change",
+    "inconclusive": "inconclusive",
+    "failed": "failed",
+    "invalid": "invalid",
+}
 _URL = re.compile(r"^https?://[^\s<>\"']+$")
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None,
-          *, html: bool = True) -> str:
+def table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None, *, html: bool = True
+) -> str:
     """A table; cells must already be escaped. Emitted as a raw HTML block (the same markup
     Python-Markdown's table extension writes) so Markdown does not parse every cell again: that
     parse was the largest per-experiment cost of a build. Cells holding Markdown links, and tables
@@ -37,7 +51,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[
 _STYLE = {"r": ' style="text-align: right;"', "c": ' style="text-align: center;"'}
 
 
-_STRONG = re.compile(r"\*\*(.+?)\*\*")   # the only Markdown the render layer writes into cells
+_STRONG = re.compile(r"\*\*(.+?)\*\*")  # the only Markdown the render layer writes into cells
 
 
 def _strong(m: re.Match) -> str:
@@ -47,11 +61,20 @@ def _strong(m: re.Match) -> str:
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str]) -> str:
     """One line per row, like a pipe table, so a row can still be found by a line search."""
     styles = [_STYLE.get(a, "") for a in align]
-    out = ["<table>", "<thead>", "<tr>" + "".join(f"<th{st}>{h}</th>" for h, st in zip(header, styles)) + "</tr>",
-           "</thead>", "<tbody>"]
+    out = [
+        "<table>",
+        "<thead>",
+        "<tr>" + "".join(f"<th{st}>{h}</th>" for h, st in zip(header, styles, strict=False)) + "</tr>",
+        "</thead>",
+        "<tbody>",
+    ]
     for row in rows:
         cells = list(row) + [""] * (len(header) - len(row))
-        out.append("<tr>" + "".join(f"<td{st}>{_STRONG.sub(_strong, c)}</td>" for c, st in zip(cells, styles)) + "</tr>")
+        out.append(
+            "<tr>"
+            + "".join(f"<td{st}>{_STRONG.sub(_strong, c)}</td>" for c, st in zip(cells, styles, strict=False))
+            + "</tr>"
+        )
     out += ["</tbody>", "</table>"]
     return "\n".join(out)
 
@@ -63,7 +86,7 @@ def badge(status: str | None) -> str:
 
 
 def guardrail_status(g: dict) -> str:
-    """"pass", "fail" or "not_applicable"; older documents carry only `passed` (None: not checkable)."""
+    """ "pass", "fail" or "not_applicable"; older documents carry only `passed` (None: not checkable)."""
     status = g.get("status")
     if status in ("pass", "fail", "not_applicable"):
         return status
@@ -72,9 +95,11 @@ def guardrail_status(g: dict) -> str:
 
 def guardrail_mark(g: dict) -> str:
     """✓ passed, ✗ failed, a grey "– n/a" for a check that could not be made (not a failure)."""
-    return {"pass": '<span class="rg-pass" title="passed">✓</span>',
-            "fail": '<span class="rg-fail" title="failed">✗</span>',
-            "not_applicable": '<span class="rg-na" title="not checkable">– n/a</span>'}[guardrail_status(g)]
+    return {
+        "pass": '<span class="rg-pass" title="passed">✓</span>',
+        "fail": '<span class="rg-fail" title="failed">✗</span>',
+        "not_applicable": '<span class="rg-na" title="not checkable">– n/a</span>',
+    }[guardrail_status(g)]
 
 
 def link(url: Any, label: Any) -> str:
@@ -88,7 +113,11 @@ def value(x: Any, unit: str = "", digits: int = 3) -> str:
     if isinstance(x, str):
         return safe.text(x)
     s = fmt_num(x, digits)
-    return f"{s} {safe.text(unit)}" if unit and x is not None and unit not in ("%",) else (s + "%" if unit == "%" and x is not None else s)
+    return (
+        f"{s} {safe.text(unit)}"
+        if unit and x is not None and unit not in ("%",)
+        else (s + "%" if unit == "%" and x is not None else s)
+    )
 
 
 def interval_text(interval: dict | None) -> str:
@@ -106,7 +135,7 @@ def interval_text(interval: dict | None) -> str:
 def headline_change(row: dict) -> str:
     metric, ch = row.get("metric"), row.get("change")
     b, c = row.get("baseline"), row.get("candidate")
-    if isinstance(b, str) or isinstance(c, str) or ch is None and row.get("label", "").startswith("effective"):
+    if isinstance(b, str) or isinstance(c, str) or (ch is None and row.get("label", "").startswith("effective")):
         return "unchanged" if b == c else "**changed**"
     if metric == "steps_completed":
         return fmt_num(ch, 0) if ch is not None else "n/a"
@@ -118,8 +147,14 @@ def headline_table(comparison: dict, *, candidate_label: str, html: bool = True)
     for r in comparison.get("headline", []):
         unit = r.get("unit") or ""
         digits = 0 if unit == "MiB" or r.get("metric") == "steps_completed" else 3
-        rows.append([safe.text(r.get("label") or r.get("metric")), value(r.get("baseline"), unit, digits),
-                     value(r.get("candidate"), unit, digits), headline_change(r)])
+        rows.append(
+            [
+                safe.text(r.get("label") or r.get("metric")),
+                value(r.get("baseline"), unit, digits),
+                value(r.get("candidate"), unit, digits),
+                headline_change(r),
+            ]
+        )
     return table(["metric", "baseline", safe.text(candidate_label), "change"], rows, html=html)
 
 
@@ -127,11 +162,16 @@ def chart(name: str, spec: dict | None, *, title: str, svg: bool, empty: str = "
     """A chart: its Vega-Lite spec in a data- attribute, a static SVG for readers without JavaScript."""
     if spec is None:
         return f'!!! note "{safe.text(title)}: nothing to draw"\n    {safe.text(empty or "No samples were recorded for this chart.")}\n'
-    fallback = (f'<img src="{safe.attr(name)}.svg" alt="{safe.attr(title)}" loading="lazy">' if svg
-                else "<p>This chart needs JavaScript.</p>")
-    return (f'<figure class="rg-chart" id="chart-{safe.attr(name)}">'
-            f'<div class="rg-vega" data-chart="{safe.attr(name)}" data-spec="{safe.json_attr(spec)}"></div>'
-            f"<noscript>{fallback}</noscript></figure>\n")
+    fallback = (
+        f'<img src="{safe.attr(name)}.svg" alt="{safe.attr(title)}" loading="lazy">'
+        if svg
+        else "<p>This chart needs JavaScript.</p>"
+    )
+    return (
+        f'<figure class="rg-chart" id="chart-{safe.attr(name)}">'
+        f'<div class="rg-vega" data-chart="{safe.attr(name)}" data-spec="{safe.json_attr(spec)}"></div>'
+        f"<noscript>{fallback}</noscript></figure>\n"
+    )
 
 
 def finite(x: Any) -> bool:

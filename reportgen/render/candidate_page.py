@@ -85,15 +85,21 @@ def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
             total = max(total or 0.0, float(g["mem_total_mib"].max()))
     parts = []
     if peak is not None:
-        parts.append(f"Peak GPU memory used before the failure: {fmt_num(round(peak), 0)} MiB (nvidia-smi: includes the "
-                     "CUDA context and other memory outside PyTorch's allocator)")
+        parts.append(
+            f"Peak GPU memory used before the failure: {fmt_num(round(peak), 0)} MiB (nvidia-smi: includes the "
+            "CUDA context and other memory outside PyTorch's allocator)"
+        )
     if cap is not None:
-        parts.append(f"the workload capped itself at {fmt_num(cap / 1024, 2).rstrip('0').rstrip('.')} GiB "
-                     f"({fmt_num(round(cap), 0)} MiB, {safe.code(CAP_FLAG)} in the effective command line; dotted orange rule)")
+        parts.append(
+            f"the workload capped itself at {fmt_num(cap / 1024, 2).rstrip('0').rstrip('.')} GiB "
+            f"({fmt_num(round(cap), 0)} MiB, {safe.code(CAP_FLAG)} in the effective command line; dotted orange rule)"
+        )
     if total is not None:
         zoomed = cap is not None and total > 4 * max(cap, peak or 0.0)
-        parts.append(f"device total {fmt_num(round(total), 0)} MiB"
-                     + (" (far above the cap: the chart's scale stops near the cap)" if zoomed else " (dashed red rule)"))
+        parts.append(
+            f"device total {fmt_num(round(total), 0)} MiB"
+            + (" (far above the cap: the chart's scale stops near the cap)" if zoomed else " (dashed red rule)")
+        )
     return ("; ".join(parts) + ".\n") if parts else ""
 
 
@@ -120,23 +126,53 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         else:
             md.append("No failure event was recorded in events.json.\n")
         cap = memory_cap_mib(exp, cand)
-        specs["memory"] = charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used up to the failure", unit="MiB",
-                                            arms=[cand], show_total=True, how="max", cap=cap)
+        specs["memory"] = charts.gpu_metric(
+            exp,
+            "mem_used_mib",
+            title="GPU memory used up to the failure",
+            unit="MiB",
+            arms=[cand],
+            show_total=True,
+            how="max",
+            cap=cap,
+        )
         md.append("### Memory up to the failure\n")
         md.append(memory_text(exp, cand, cap))
-        md.append(blocks.chart("memory", specs["memory"], svg=svg,
-                               title="GPU memory used up to the failure (dashed: device total"
-                                     + (", dotted: the workload's memory cap)" if cap is not None else ")")))
-    md += ["## What changed\n", f"Based on {safe.code(arm.get('base') or 'baseline')}. The recipe diff against the original:\n",
-           safe.fence(arm.get("diff") or "(no change)", "diff") + "\n",
-           "## Why it was tried\n", safe.text(arm.get("rationale") or "No rationale was written in the spec.") + "\n",
-           "## What was measured\n" if not failed else "## What was measured before it failed\n",
-           blocks.headline_table(comp, candidate_label=cand) + "\n"]
+        md.append(
+            blocks.chart(
+                "memory",
+                specs["memory"],
+                svg=svg,
+                title="GPU memory used up to the failure (dashed: device total"
+                + (", dotted: the workload's memory cap)" if cap is not None else ")"),
+            )
+        )
+    md += [
+        "## What changed\n",
+        f"Based on {safe.code(arm.get('base') or 'baseline')}. The recipe diff against the original:\n",
+        safe.fence(arm.get("diff") or "(no change)", "diff") + "\n",
+        "## Why it was tried\n",
+        safe.text(arm.get("rationale") or "No rationale was written in the spec.") + "\n",
+        "## What was measured\n" if not failed else "## What was measured before it failed\n",
+        blocks.headline_table(comp, candidate_label=cand) + "\n",
+    ]
     wins = comp.get("windows", [])
     if wins:
-        md.append(table(["window", "baseline", cand, "change"],
-                        [[safe.text(w.get("window")), fmt_num(w.get("baseline")), fmt_num(w.get("candidate")),
-                          fmt_change(w.get("change")) if w.get("candidate") is not None else "not reached"] for w in wins]) + "\n")
+        md.append(
+            table(
+                ["window", "baseline", cand, "change"],
+                [
+                    [
+                        safe.text(w.get("window")),
+                        fmt_num(w.get("baseline")),
+                        fmt_num(w.get("candidate")),
+                        fmt_change(w.get("change")) if w.get("candidate") is not None else "not reached",
+                    ]
+                    for w in wins
+                ],
+            )
+            + "\n"
+        )
     md.append(f"**{safe.text(ptitle)}:** {safe.text(blocks.interval_text(comp.get('interval')))}.\n")
     warnings = (comp.get("interval") or {}).get("warnings") or []
     md += [f"- {safe.text(w)}" for w in warnings]
@@ -149,6 +185,13 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     if not failed and events:
         md += ["## Events\n", *[_event_block(rel, e) for rel, e in events]]
     specs["primary"] = charts.step_metric(exp, primary, title=ptitle, unit=punit, arms=["baseline", cand])
-    md += ["## Curve against the baseline\n", blocks.chart("primary", specs["primary"], title=f"{ptitle}: baseline vs {cand}", svg=svg)]
-    return Page(path=f"{experiment_base(exp.name)}/{candidate_slug(cand)}/index.md", title=title,
-                markdown="\n".join(md), charts={k: v for k, v in specs.items() if v is not None})
+    md += [
+        "## Curve against the baseline\n",
+        blocks.chart("primary", specs["primary"], title=f"{ptitle}: baseline vs {cand}", svg=svg),
+    ]
+    return Page(
+        path=f"{experiment_base(exp.name)}/{candidate_slug(cand)}/index.md",
+        title=title,
+        markdown="\n".join(md),
+        charts={k: v for k, v in specs.items() if v is not None},
+    )

@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import copy
 import csv
-import io
-import math
 import hashlib
+import io
 import json
+import math
 import os
+from collections.abc import Callable, Sequence
 from functools import cache, wraps
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from reportgen.render.load import ExperimentData, RunData
+
+if TYPE_CHECKING:
+    import altair as alt
 
 MAX_POINTS = 300
 ROLLING = 10
@@ -56,6 +60,7 @@ def set_template_store(folder: Path | None) -> None:
 def _source_hash() -> str:
     try:
         import importlib.metadata as md
+
         version = md.version("altair")
     except Exception:  # metadata missing: the file hash alone still tracks template changes
         version = "unknown"
@@ -96,7 +101,7 @@ def _column_text(values: Any) -> list[str]:
     """One column as CSV cells: floats to 4 significant digits ("%.4g"), NaN/inf as empty (null)."""
     arr = np.asarray(values)
     if arr.dtype.kind == "f":
-        return [("%.4g" % v) if math.isfinite(v) else "" for v in arr.tolist()]
+        return [(f"{v:.4g}") if math.isfinite(v) else "" for v in arr.tolist()]
     return [str(v) for v in arr.tolist()]
 
 
@@ -109,7 +114,7 @@ def csv_text(columns: dict[str, Any]) -> str:
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(list(columns))
-    out.writerows(zip(*(_column_text(v) for v in columns.values())))
+    out.writerows(zip(*(_column_text(v) for v in columns.values()), strict=False))
     return buf.getvalue()
 
 
@@ -120,6 +125,7 @@ def _csv(frame: pd.DataFrame) -> str:
 
 def _named(name: str, frame: pd.DataFrame) -> alt.NamedData:
     import altair as alt  # imported on a template-store miss only (about 1 s)
+
     parse = {c: ("number" if pd.api.types.is_numeric_dtype(frame[c]) else "string") for c in frame.columns}
     return alt.NamedData(name=name, format=alt.DataFormat(type="csv", parse=parse))
 
@@ -133,10 +139,15 @@ def _finish(template: dict, datasets: dict[str, str]) -> dict:
 def _color(arms: tuple[str, ...]) -> alt.Color:
     """`arms` holds "id=#colour" pairs so an arm keeps its colour on every page."""
     import altair as alt  # imported on a template-store miss only (about 1 s)
+
     rng = [a.rsplit("=", 1)[1] for a in arms]
     arms = tuple(a.rsplit("=", 1)[0] for a in arms)
-    return alt.Color(field="arm", type="nominal", scale=alt.Scale(domain=list(arms), range=rng),
-                     legend=alt.Legend(title=None, orient="top"))
+    return alt.Color(
+        field="arm",
+        type="nominal",
+        scale=alt.Scale(domain=list(arms), range=rng),
+        legend=alt.Legend(title=None, orient="top"),
+    )
 
 
 def _to_dict(chart: Any) -> dict:
@@ -163,8 +174,12 @@ def metric_columns(exp: ExperimentData, key: str, arms: Sequence[str] | None = N
     """
     cols = exp.metrics_by_key.get(key)
     if cols is None:
-        return {"arm": np.array([], dtype=object), "run": np.array([], dtype=object),
-                "step": np.array([], dtype="int64"), "value": np.array([], dtype=float)}
+        return {
+            "arm": np.array([], dtype=object),
+            "run": np.array([], dtype=object),
+            "step": np.array([], dtype="int64"),
+            "value": np.array([], dtype=float),
+        }
     mask = np.isfinite(cols["value"])
     if arms is not None:
         mask &= np.isin(cols["arm"], list(arms))
@@ -180,9 +195,13 @@ def _arm_order(exp: ExperimentData, present: Sequence[str]) -> tuple[str, ...]:
 
 def _windows_frame(exp: ExperimentData) -> pd.DataFrame:
     windows = exp.analysis.get("settings", {}).get("windows") or []
-    return pd.DataFrame({"window": [str(w["name"]) for w in windows],
-                         "start": [float(w["start"]) - 0.5 for w in windows],
-                         "end": [float(w["end"]) + 0.5 for w in windows]})
+    return pd.DataFrame(
+        {
+            "window": [str(w["name"]) for w in windows],
+            "start": [float(w["start"]) - 0.5 for w in windows],
+            "end": [float(w["end"]) + 0.5 for w in windows],
+        }
+    )
 
 
 STEP_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "value": [0.0]})
@@ -192,41 +211,75 @@ WINDOW_DATA = pd.DataFrame({"window": ["W"], "start": [0.0], "end": [1.0]})
 @_template
 def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
+
     main = _named("main", STEP_DATA)
     base = alt.Chart(main)
     color = _color(arms)
     x = alt.X(field="step", type="quantitative", title="step")
     raw = base.mark_line(strokeWidth=1, opacity=0.35 if rolling else 0.9).encode(
-        x=x, y=alt.Y(field="value", type="quantitative", title=ytitle, scale=alt.Scale(zero=False)),
-        color=color, detail=alt.Detail(field="run", type="nominal"),
-        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="step", type="quantitative"),
-                 alt.Tooltip(field="value", type="quantitative", format=".4~g")])
+        x=x,
+        y=alt.Y(field="value", type="quantitative", title=ytitle, scale=alt.Scale(zero=False)),
+        color=color,
+        detail=alt.Detail(field="run", type="nominal"),
+        tooltip=[
+            alt.Tooltip(field="arm", type="nominal"),
+            alt.Tooltip(field="step", type="quantitative"),
+            alt.Tooltip(field="value", type="quantitative", format=".4~g"),
+        ],
+    )
     layers: list[Any] = []
     if windows:
         wbase = alt.Chart(_named("windows", WINDOW_DATA))
-        layers.append(wbase.mark_rect(opacity=0.07, color="#1a73e8").encode(
-            x=alt.X(field="start", type="quantitative"), x2=alt.X2(field="end")))
-        layers.append(wbase.mark_text(align="left", baseline="top", dx=3, dy=3, color="#5f6368").encode(
-            x=alt.X(field="start", type="quantitative"), y=alt.value(0), text=alt.Text(field="window", type="nominal")))
+        layers.append(
+            wbase.mark_rect(opacity=0.07, color="#1a73e8").encode(
+                x=alt.X(field="start", type="quantitative"), x2=alt.X2(field="end")
+            )
+        )
+        layers.append(
+            wbase.mark_text(align="left", baseline="top", dx=3, dy=3, color="#5f6368").encode(
+                x=alt.X(field="start", type="quantitative"),
+                y=alt.value(0),
+                text=alt.Text(field="window", type="nominal"),
+            )
+        )
     layers.append(raw)
     if rolling:
-        layers.append(base.transform_window(
-            rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
-        ).mark_line(strokeWidth=2.5).encode(
-            x=x, y=alt.Y(field="rolling", type="quantitative"), color=color, detail=alt.Detail(field="run", type="nominal")))
-    return _to_dict(alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start")))
+        layers.append(
+            base.transform_window(
+                rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
+            )
+            .mark_line(strokeWidth=2.5)
+            .encode(
+                x=x,
+                y=alt.Y(field="rolling", type="quantitative"),
+                color=color,
+                detail=alt.Detail(field="run", type="nominal"),
+            )
+        )
+    return _to_dict(
+        alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start"))
+    )
 
 
-def step_metric(exp: ExperimentData, key: str, *, title: str, unit: str = "", arms: Sequence[str] | None = None,
-                windows: bool = True, rolling: bool = True) -> dict | None:
+def step_metric(
+    exp: ExperimentData,
+    key: str,
+    *,
+    title: str,
+    unit: str = "",
+    arms: Sequence[str] | None = None,
+    windows: bool = True,
+    rolling: bool = True,
+) -> dict | None:
     """A per-step metric for every arm: thin raw lines, a rolling mean, the windows shaded."""
     cols = metric_columns(exp, key, arms)
     if not len(cols["value"]):
         return None
     wframe = _windows_frame(exp)
     show_windows = windows and not wframe.empty
-    template = _step_template(title, f"{title} ({unit})" if unit else title, _arm_order(exp, pd.unique(cols["arm"])),
-                              show_windows, rolling)
+    template = _step_template(
+        title, f"{title} ({unit})" if unit else title, _arm_order(exp, pd.unique(cols["arm"])), show_windows, rolling
+    )
     data = {"main": csv_text(cols)}
     if show_windows:
         data["windows"] = _csv(wframe)
@@ -254,14 +307,14 @@ def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarra
         return None
     t = g["t"].to_numpy(dtype=float)
     idx = g["index"].to_numpy()
-    order = np.lexsort((t, idx))           # by GPU, then time (stable, like a two-key sort)
+    order = np.lexsort((t, idx))  # by GPU, then time (stable, like a two-key sort)
     t, idx = t[order], idx[order]
     value = g[column].to_numpy(dtype=float)[order]
     total = g["mem_total_mib"].to_numpy(dtype=float)[order] if "mem_total_mib" in g else np.full(len(t), np.nan)
     t0 = float(t.min())
     parts: dict[str, list] = {"sec": [], "value": [], "total": [], "gpu": []}
     bounds = np.flatnonzero(np.diff(idx)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(t)]):
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(t)], strict=False):
         width = max(1, math.ceil((hi - lo) / MAX_POINTS))
         starts = np.arange(lo, hi, width)
         parts["sec"].append(t[starts] - t0)
@@ -270,9 +323,14 @@ def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarra
         parts["gpu"].append(np.full(len(starts), f"GPU {int(idx[lo])}", dtype=object))
     out = {k: np.concatenate(v) for k, v in parts.items()}
     n = len(out["sec"])
-    return {"sec": out["sec"], "value": out["value"], "total": out["total"],
-            "arm": np.full(n, run.arm, dtype=object), "run": np.full(n, f"{run.arm}/{run.repeat}", dtype=object),
-            "gpu": out["gpu"]}
+    return {
+        "sec": out["sec"],
+        "value": out["value"],
+        "total": out["total"],
+        "arm": np.full(n, run.arm, dtype=object),
+        "run": np.full(n, f"{run.arm}/{run.repeat}", dtype=object),
+        "gpu": out["gpu"],
+    }
 
 
 def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how: str) -> dict[str, np.ndarray] | None:
@@ -290,34 +348,65 @@ def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how:
 
 
 @_template
-def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False,
-                  y_max: float | None = None) -> dict:
+def _gpu_template(
+    title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False, y_max: float | None = None
+) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
+
     base = alt.Chart(_named("main", GPU_DATA.assign(cap=[0.0]) if show_cap else GPU_DATA))
     lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
         x=alt.X(field="sec", type="quantitative", title="seconds since the run started"),
-        y=alt.Y(field="value", type="quantitative", title=unit,
-                scale=alt.Scale(domain=[0, y_max]) if y_max else alt.Undefined), color=_color(arms),
+        y=alt.Y(
+            field="value",
+            type="quantitative",
+            title=unit,
+            scale=alt.Scale(domain=[0, y_max]) if y_max else alt.Undefined,
+        ),
+        color=_color(arms),
         detail=alt.Detail(field="run", type="nominal"),
-        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="sec", type="quantitative", format=".0f"),
-                 alt.Tooltip(field="value", type="quantitative", format=".4~g")])
+        tooltip=[
+            alt.Tooltip(field="arm", type="nominal"),
+            alt.Tooltip(field="sec", type="quantitative", format=".0f"),
+            alt.Tooltip(field="value", type="quantitative", format=".4~g"),
+        ],
+    )
     layers: list[Any] = [lines]
     if show_total and not y_max:  # with a zoomed scale the device total lies above it (said in the title)
-        layers.append(base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
-            y=alt.Y(field="total", type="quantitative", aggregate="max"),
-            tooltip=[alt.Tooltip(field="total", type="quantitative", aggregate="max", title="device total (MiB)")]))
+        layers.append(
+            base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
+                y=alt.Y(field="total", type="quantitative", aggregate="max"),
+                tooltip=[alt.Tooltip(field="total", type="quantitative", aggregate="max", title="device total (MiB)")],
+            )
+        )
     if show_cap:  # a limit the workload set itself (e.g. --gpu-memory-cap-gib), below the device total
-        layers.append(base.mark_rule(color="#e37400", strokeDash=[2, 2], strokeWidth=1.5).encode(
-            y=alt.Y(field="cap", type="quantitative", aggregate="max"),
-            tooltip=[alt.Tooltip(field="cap", type="quantitative", aggregate="max", title="memory cap (MiB)")]))
-    chart = alt.layer(*layers).properties(width=640, height=170).facet(
-        row=alt.Row(field="gpu", type="nominal", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-    ).properties(title=alt.Title(title, anchor="start"))
+        layers.append(
+            base.mark_rule(color="#e37400", strokeDash=[2, 2], strokeWidth=1.5).encode(
+                y=alt.Y(field="cap", type="quantitative", aggregate="max"),
+                tooltip=[alt.Tooltip(field="cap", type="quantitative", aggregate="max", title="memory cap (MiB)")],
+            )
+        )
+    chart = (
+        alt.layer(*layers)
+        .properties(width=640, height=170)
+        .facet(
+            row=alt.Row(field="gpu", type="nominal", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        )
+        .properties(title=alt.Title(title, anchor="start"))
+    )
     return _to_dict(chart)
 
 
-def gpu_metric(exp: ExperimentData, column: str, *, title: str, unit: str, arms: Sequence[str] | None = None,
-               show_total: bool = False, how: str = "mean", cap: float | None = None) -> dict | None:
+def gpu_metric(
+    exp: ExperimentData,
+    column: str,
+    *,
+    title: str,
+    unit: str,
+    arms: Sequence[str] | None = None,
+    show_total: bool = False,
+    how: str = "mean",
+    cap: float | None = None,
+) -> dict | None:
     """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU; `cap` (in the
     column's unit) draws the limit the workload applied as a dotted rule."""
     runs = [r for r in exp.formal_runs() if arms is None or r.arm in arms]
@@ -343,15 +432,29 @@ QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": [
 @_template
 def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
-    chart = alt.Chart(_named("main", QUALITY_DATA)).mark_line(strokeWidth=1.2).encode(
-        x=alt.X(field="step", type="quantitative", title="step"),
-        y=alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False)),
-        color=_color(arms), detail=alt.Detail(field="run", type="nominal"),
-        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="step", type="quantitative"),
-                 alt.Tooltip(field="value", type="quantitative", format=".4~g")],
-    ).properties(width=200, height=120).facet(
-        facet=alt.Facet(field="key", type="nominal", sort=list(keys), title=None), columns=3,
-    ).resolve_scale(y="independent").properties(title=alt.Title("Training quality", anchor="start"))
+
+    chart = (
+        alt.Chart(_named("main", QUALITY_DATA))
+        .mark_line(strokeWidth=1.2)
+        .encode(
+            x=alt.X(field="step", type="quantitative", title="step"),
+            y=alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False)),
+            color=_color(arms),
+            detail=alt.Detail(field="run", type="nominal"),
+            tooltip=[
+                alt.Tooltip(field="arm", type="nominal"),
+                alt.Tooltip(field="step", type="quantitative"),
+                alt.Tooltip(field="value", type="quantitative", format=".4~g"),
+            ],
+        )
+        .properties(width=200, height=120)
+        .facet(
+            facet=alt.Facet(field="key", type="nominal", sort=list(keys), title=None),
+            columns=3,
+        )
+        .resolve_scale(y="independent")
+        .properties(title=alt.Title("Training quality", anchor="start"))
+    )
     return _to_dict(chart)
 
 
@@ -363,9 +466,11 @@ def quality(exp: ExperimentData) -> dict | None:
         return None
     parts = [metric_columns(exp, k) for k in chosen]
     cols = {c: np.concatenate([p[c] for p in parts]) for c in ("arm", "run", "step")}
-    cols["key"] = np.concatenate([np.full(len(p["value"]), k, dtype=object) for k, p in zip(chosen, parts)])
+    cols["key"] = np.concatenate(
+        [np.full(len(p["value"]), k, dtype=object) for k, p in zip(chosen, parts, strict=False)]
+    )
     cols["value"] = np.concatenate([p["value"] for p in parts])
-    order = np.lexsort((cols["step"], cols["key"], cols["run"]))   # the long table's (run, key, step) order
+    order = np.lexsort((cols["step"], cols["key"], cols["run"]))  # the long table's (run, key, step) order
     cols = {c: v[order] for c, v in cols.items()}
     template = _quality_template(_arm_order(exp, pd.unique(cols["arm"])), chosen)
     return _finish(template, {"main": csv_text(cols)})
@@ -377,15 +482,33 @@ BREAKDOWN_DATA = pd.DataFrame({"arm": ["a"], "part": ["p"], "seconds": [0.0], "o
 @_template
 def _breakdown_template(arms: tuple[str, ...]) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
-    chart = alt.Chart(_named("main", BREAKDOWN_DATA)).mark_bar().encode(
-        y=alt.Y(field="arm", type="nominal", sort=[a.rsplit("=", 1)[0] for a in arms], title=None),
-        x=alt.X(field="seconds", type="quantitative", aggregate="sum", title="mean seconds per step (window steps)"),
-        color=alt.Color(field="part", type="nominal", sort=list(PARTS), legend=alt.Legend(title=None, orient="top"),
-                        scale=alt.Scale(domain=list(PARTS), range=list(PART_COLORS))),
-        order=alt.Order(field="o", type="quantitative"),
-        tooltip=[alt.Tooltip(field="arm", type="nominal"), alt.Tooltip(field="part", type="nominal"),
-                 alt.Tooltip(field="seconds", type="quantitative", format=".3f")],
-    ).properties(width="container", height=28 * len(arms) + 20, title=alt.Title("Where a step's time goes", anchor="start"))
+
+    chart = (
+        alt.Chart(_named("main", BREAKDOWN_DATA))
+        .mark_bar()
+        .encode(
+            y=alt.Y(field="arm", type="nominal", sort=[a.rsplit("=", 1)[0] for a in arms], title=None),
+            x=alt.X(
+                field="seconds", type="quantitative", aggregate="sum", title="mean seconds per step (window steps)"
+            ),
+            color=alt.Color(
+                field="part",
+                type="nominal",
+                sort=list(PARTS),
+                legend=alt.Legend(title=None, orient="top"),
+                scale=alt.Scale(domain=list(PARTS), range=list(PART_COLORS)),
+            ),
+            order=alt.Order(field="o", type="quantitative"),
+            tooltip=[
+                alt.Tooltip(field="arm", type="nominal"),
+                alt.Tooltip(field="part", type="nominal"),
+                alt.Tooltip(field="seconds", type="quantitative", format=".3f"),
+            ],
+        )
+        .properties(
+            width="container", height=28 * len(arms) + 20, title=alt.Title("Where a step's time goes", anchor="start")
+        )
+    )
     return _to_dict(chart)
 
 
@@ -405,12 +528,12 @@ def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
         return BREAKDOWN_DATA.iloc[0:0]
     means = frame.groupby(["arm", "key"])["value"].mean().unstack("key")
     for arm, m in means.iterrows():
-        def get(k: str) -> float:
-            v = m.get(k, float("nan"))
-            return float(v) if v is not None and math.isfinite(v) else 0.0
-        rollout, wait, train, actor = (get(k) for k in keys)
+        got = [m.get(k, float("nan")) for k in keys]
+        rollout, wait, train, actor = (float(v) if v is not None and math.isfinite(v) else 0.0 for v in got)
         values = (rollout, max(0.0, wait - rollout), actor, max(0.0, train - actor))
-        rows += [{"arm": arm, "part": p, "seconds": v, "o": i} for i, (p, v) in enumerate(zip(PARTS, values))]
+        rows += [
+            {"arm": arm, "part": p, "seconds": v, "o": i} for i, (p, v) in enumerate(zip(PARTS, values, strict=False))
+        ]
     return pd.DataFrame(rows)
 
 

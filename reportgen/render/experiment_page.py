@@ -40,14 +40,23 @@ def answer_line(exp: ExperimentData, comparison: dict) -> str:
     cand = comparison.get("candidate", "?")
     if status in ("failed", "invalid") and verdict.get("cause"):
         return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {verdict['cause']}"
-    return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.get('interval'))}"
+    return (
+        f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.get('interval'))}"
+    )
 
 
 def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
     out = []
-    comps = sorted(exp.analysis.get("comparisons", []),
-                   key=lambda c: ["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"].index(
-                       c.get("verdict", {}).get("status")) if c.get("verdict", {}).get("status") in blocks.VERDICT_ADMONITION else 9)
+    comps = sorted(
+        exp.analysis.get("comparisons", []),
+        key=lambda c: (
+            ["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"].index(
+                c.get("verdict", {}).get("status")
+            )
+            if c.get("verdict", {}).get("status") in blocks.VERDICT_ADMONITION
+            else 9
+        ),
+    )
     for c in comps:
         v = c.get("verdict", {})
         kind = blocks.VERDICT_ADMONITION.get(v.get("status"), "note")
@@ -55,7 +64,7 @@ def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
         out.append(f'!!! {kind} "{safe.text(answer_line(exp, c))}"')
         body = safe.text(v.get("summary") or "")
         title = safe.text(arm.get("title") or "")
-        more = f'[write-up]({link_prefix}{candidate_slug(c.get("candidate"))}/index.md)'
+        more = f"[write-up]({link_prefix}{candidate_slug(c.get('candidate'))}/index.md)"
         out.append(f"    {title}. {body} {more}\n")
     return "\n".join(out)
 
@@ -67,8 +76,14 @@ def windows_table(exp: ExperimentData, key: str) -> str:
         rows = []
         for w in arm.get("windows", {}).get(key, []):
             name = "all windows pooled" if w.get("window") == "all" else w.get("window")
-            rows.append([safe.text(name), f"{w.get('start')}-{w.get('end')}", fmt_num(w.get("n"), 0),
-                         *(fmt_num(w.get(k)) for k in ("mean", "std", "median", "p95"))])
+            rows.append(
+                [
+                    safe.text(name),
+                    f"{w.get('start')}-{w.get('end')}",
+                    fmt_num(w.get("n"), 0),
+                    *(fmt_num(w.get(k)) for k in ("mean", "std", "median", "p95")),
+                ]
+            )
         overall = arm.get("overall", {}).get(key)
         rows.append(["**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
         out.append(f'=== "{safe.text(arm["id"])}"\n')
@@ -87,7 +102,11 @@ def window_change_table(exp: ExperimentData) -> str:
         row = [safe.text(name), fmt_num(base)]
         for c in comps:
             w = next((w for w in c.get("windows", []) if w.get("window") == name), {})
-            row.append(f"{fmt_num(w.get('candidate'))} ({fmt_change(w.get('change'))})" if w.get("candidate") is not None else "not reached")
+            row.append(
+                f"{fmt_num(w.get('candidate'))} ({fmt_change(w.get('change'))})"
+                if w.get("candidate") is not None
+                else "not reached"
+            )
         rows.append(row)
     return table(header, rows)
 
@@ -128,23 +147,35 @@ def verdict_table(exp: ExperimentData) -> str:
         iv = c.get("interval") or {}
         rep = c.get("repeats") or {}
         sup = "".join(f"<sup>{n}</sup>" for n in marks.get(str(c.get("candidate")), []))
-        rows.append([
-            f'[{safe.text(c["candidate"])}]({candidate_slug(c["candidate"])}/index.md)',
-            badge(c.get("verdict", {}).get("status")),
-            interval_cell(c.get("interval")) + sup,
-            f"{fmt_num(iv.get('n_baseline'), 0)} / {fmt_num(iv.get('n_candidate'), 0)}" if iv else "n/a",
-            "yes" if c.get("consistent_direction") else "no",
-            f"{rep.get('n')} (spread {fmt_change(rep.get('spread'))})" if rep else "1 each",
-        ])
-    header = ["candidate", "verdict", "change of the primary metric", "n (steps)", "same direction in every window",
-              "runs per arm"]
+        rows.append(
+            [
+                f"[{safe.text(c['candidate'])}]({candidate_slug(c['candidate'])}/index.md)",
+                badge(c.get("verdict", {}).get("status")),
+                interval_cell(c.get("interval")) + sup,
+                f"{fmt_num(iv.get('n_baseline'), 0)} / {fmt_num(iv.get('n_candidate'), 0)}" if iv else "n/a",
+                "yes" if c.get("consistent_direction") else "no",
+                f"{rep.get('n')} (spread {fmt_change(rep.get('spread'))})" if rep else "1 each",
+            ]
+        )
+    header = [
+        "candidate",
+        "verdict",
+        "change of the primary metric",
+        "n (steps)",
+        "same direction in every window",
+        "runs per arm",
+    ]
     align = ["l", "l", "l", "r", "c", "r"]
     if not any(c.get("repeats") for c in comps):  # one run per arm everywhere: a column of "1 each" says little
         header, align, rows = header[:-1], align[:-1], [r[:-1] for r in rows]
     out = table(header, rows, align=align)
     if notes:
-        out += "\n\n" + '<ol class="rg-footnotes">' + "".join(
-            f"<li>{safe.text(t)} ({safe.text(', '.join(cands))})</li>" for t, cands in notes) + "</ol>"
+        out += (
+            "\n\n"
+            + '<ol class="rg-footnotes">'
+            + "".join(f"<li>{safe.text(t)} ({safe.text(', '.join(cands))})</li>" for t, cands in notes)
+            + "</ol>"
+        )
     return out
 
 
@@ -176,7 +207,11 @@ def workload_table(exp: ExperimentData) -> str:
         flag, val = item.get("flag"), item.get("value")
         seen = {a["id"]: a.get("workload", {}).get(flag) for a in arms}
         diff = [a for a, v in seen.items() if v is not None and str(v) != str(val)]
-        status = ("**differs in " + ", ".join(safe.text(d) for d in diff) + "**") if diff else f"same in all {len(arms)} arms"
+        status = (
+            ("**differs in " + ", ".join(safe.text(d) for d in diff) + "**")
+            if diff
+            else f"same in all {len(arms)} arms"
+        )
         rows.append([safe.code(flag), safe.code(val), status])
     return table(["flag", "value", "arms"], rows, align=["l", "l", "l"])
 
@@ -186,9 +221,17 @@ def runs_table(exp: ExperimentData) -> str:
     for arm in exp.analysis.get("arms", []):
         for r in arm.get("runs", []):
             ev = ", ".join(sorted({e.get("kind", "?") for e in r.get("events", [])})) or "none"
-            rows.append([safe.text(f"{arm['id']}/{r.get('repeat')}"), safe.text(r.get("role")), badge(r.get("status")),
-                         fmt_num(r.get("steps_completed"), 0), fmt_num(r.get("duration_s"), 1) + " s",
-                         fmt_num(r.get("exit_code"), 0), safe.text(ev)])
+            rows.append(
+                [
+                    safe.text(f"{arm['id']}/{r.get('repeat')}"),
+                    safe.text(r.get("role")),
+                    badge(r.get("status")),
+                    fmt_num(r.get("steps_completed"), 0),
+                    fmt_num(r.get("duration_s"), 1) + " s",
+                    fmt_num(r.get("exit_code"), 0),
+                    safe.text(ev),
+                ]
+            )
     return table(["run", "role", "status", "steps", "duration", "exit code", "events"], rows)
 
 
@@ -199,10 +242,15 @@ def reproduce(exp: ExperimentData) -> str:
     lines = []
     if commit:
         lines.append(f"git checkout {shlex.quote(str(commit))}")
-    lines += [f"reportgen run runs/{shlex.quote(name)}/experiment.toml",
-              "mkdocs build   # analyzes runs/ when analysis.json is missing or stale"]
-    out = ["Re-run every arm from the spec as it was run, then rebuild this site:\n",
-           safe.fence("\n".join(lines), "bash"), "\nThe exact command of each run:\n"]
+    lines += [
+        f"reportgen run runs/{shlex.quote(name)}/experiment.toml",
+        "mkdocs build   # analyzes runs/ when analysis.json is missing or stale",
+    ]
+    out = [
+        "Re-run every arm from the spec as it was run, then rebuild this site:\n",
+        safe.fence("\n".join(lines), "bash"),
+        "\nThe exact command of each run:\n",
+    ]
     for run in exp.formal_runs():
         argv = run.command.get("argv") or run.manifest.get("command")
         if not argv:
@@ -225,16 +273,21 @@ def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
         "rollout-time": charts.step_metric(exp, "perf/rollout_time", title="rollout time", unit="s"),
         "breakdown": charts.breakdown(exp),
         "gpu-util": charts.gpu_metric(exp, "util_gpu", title="GPU utilization", unit="%"),
-        "gpu-memory": charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used", unit="MiB", show_total=True, how="max"),
+        "gpu-memory": charts.gpu_metric(
+            exp, "mem_used_mib", title="GPU memory used", unit="MiB", show_total=True, how="max"
+        ),
         "quality": charts.quality(exp),
     }
 
 
 CHART_TITLES = {
     "primary": "Primary metric per step (thin: raw; thick: rolling mean of 10; shaded: windows)",
-    "step-time": "Step time per step", "actor-train-time": "Actor train time per step",
-    "rollout-time": "Rollout time per step", "breakdown": "Step time breakdown per arm",
-    "gpu-util": "GPU utilization, 1 Hz, per GPU", "gpu-memory": "GPU memory used per GPU (dashed: device total)",
+    "step-time": "Step time per step",
+    "actor-train-time": "Actor train time per step",
+    "rollout-time": "Rollout time per step",
+    "breakdown": "Step time breakdown per arm",
+    "gpu-util": "GPU utilization, 1 Hz, per GPU",
+    "gpu-memory": "GPU memory used per GPU (dashed: device total)",
     "quality": "Training quality: loss, reward, response length, KL, clip fraction, grad norm",
 }
 
@@ -246,16 +299,21 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     title = info.get("title") or exp.name
     specs = experiment_charts(exp)
     machine = exp.analysis.get("machine", {})
-    md = [f"# {safe.text(title)}\n",
-          f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.get("created_utc") or "date unknown")} · '
-          f'{safe.text(machine_info.summary(machine, machine_info.fingerprint(exp)))}'
-          + f' · baseline commit {safe.code((info.get("baseline_commit") or "unknown")[:12])}'
-          + (' <span class="rg-badge rg-failed">dirty</span>' if info.get("dirty") else "") + "</p>\n",
-          "## Answer\n", answer(exp),
-          "\nUndo the accepted change: [rollback](rollback/index.md) · "
-          "Machine, versions and hashes: [provenance](provenance/index.md) · "
-          "Unrounded numbers: [analysis.json](analysis.json)\n",
-          "## Hypothesis\n", safe.text(info.get("hypothesis") or "No hypothesis was written in the spec.") + "\n"]
+    md = [
+        f"# {safe.text(title)}\n",
+        f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.get("created_utc") or "date unknown")} · '
+        f"{safe.text(machine_info.summary(machine, machine_info.fingerprint(exp)))}"
+        + f" · baseline commit {safe.code((info.get('baseline_commit') or 'unknown')[:12])}"
+        + (' <span class="rg-badge rg-failed">dirty</span>' if info.get("dirty") else "")
+        + "</p>\n",
+        "## Answer\n",
+        answer(exp),
+        "\nUndo the accepted change: [rollback](rollback/index.md) · "
+        "Machine, versions and hashes: [provenance](provenance/index.md) · "
+        "Unrounded numbers: [analysis.json](analysis.json)\n",
+        "## Hypothesis\n",
+        safe.text(info.get("hypothesis") or "No hypothesis was written in the spec.") + "\n",
+    ]
     links = []
     if info.get("issue"):
         links.append("Issue: " + blocks.link(info["issue"], info["issue"]))
@@ -264,33 +322,61 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     if links:
         md.append(" · ".join(links) + "\n")
     md.append("## Headline\n")
-    md.append(f"Means over the windows (steps after the {fmt_num(settings.get('warmup_steps'), 0)}-step warm-up); "
-              "changes computed from unrounded values, shown rounded.\n")
+    md.append(
+        f"Means over the windows (steps after the {fmt_num(settings.get('warmup_steps'), 0)}-step warm-up); "
+        "changes computed from unrounded values, shown rounded.\n"
+    )
     for c in exp.analysis.get("comparisons", []):
         cand = c.get("candidate", "?")
         status = c.get("verdict", {}).get("status", "unknown")
         md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
-        md.append("\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand, html=False).split("\n")) + "\n")
+        md.append(
+            "\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand, html=False).split("\n"))
+            + "\n"
+        )
     t, _ = metric_title(primary)
-    md += [f"## Windows\n", f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n", windows_table(exp, primary) + "\n",
-           "Change of each window's mean against the baseline:\n", window_change_table(exp) + "\n"]
+    md += [
+        "## Windows\n",
+        f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n",
+        windows_table(exp, primary) + "\n",
+        "Change of each window's mean against the baseline:\n",
+        window_change_table(exp) + "\n",
+    ]
     for key in settings.get("secondary", []):
         if any(key in a.get("windows", {}) for a in exp.analysis.get("arms", [])):
             st, _ = metric_title(key)
-            md += [f'??? info "{safe.text(st)} per window"\n',
-                   "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n"]
+            md += [
+                f'??? info "{safe.text(st)} per window"\n',
+                "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n",
+            ]
     conf = settings.get("confidence") or 0.95
-    md += ["## Confidence and verdicts\n",
-           f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
-           f"(method {safe.code(settings.get('method'))}); the smallest change that counts is "
-           f"{fmt_change(settings.get('min_effect'))}. \"~\" means the interval includes no change.\n",
-           verdict_table(exp) + "\n",
-           "## Guardrails\n", guardrail_table(exp) + "\n", "## Curves\n"]
+    md += [
+        "## Confidence and verdicts\n",
+        f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
+        f"(method {safe.code(settings.get('method'))}); the smallest change that counts is "
+        f'{fmt_change(settings.get("min_effect"))}. "~" means the interval includes no change.\n',
+        verdict_table(exp) + "\n",
+        "## Guardrails\n",
+        guardrail_table(exp) + "\n",
+        "## Curves\n",
+    ]
     for name, spec in specs.items():
         md.append(f"### {safe.text(CHART_TITLES[name])}\n")
         md.append(blocks.chart(name, spec, title=CHART_TITLES[name], svg=svg))
-    md += ["## Fixed workload\n", "Flags no candidate may change; the value each arm ran with, read from its effective command line.\n",
-           workload_table(exp) + "\n", "## Runs\n", runs_table(exp) + "\n", "## Reproduce\n", reproduce(exp)]
+    md += [
+        "## Fixed workload\n",
+        "Flags no candidate may change; the value each arm ran with, read from its effective command line.\n",
+        workload_table(exp) + "\n",
+        "## Runs\n",
+        runs_table(exp) + "\n",
+        "## Reproduce\n",
+        reproduce(exp),
+    ]
     files = {"analysis.json": json.dumps(exp.analysis, indent=2, ensure_ascii=False).encode()}
-    return Page(path=f"{experiment_base(exp.name)}/index.md", title=str(title), markdown="\n".join(md),
-                charts={k: v for k, v in specs.items() if v is not None}, files=files)
+    return Page(
+        path=f"{experiment_base(exp.name)}/index.md",
+        title=str(title),
+        markdown="\n".join(md),
+        charts={k: v for k, v in specs.items() if v is not None},
+        files=files,
+    )

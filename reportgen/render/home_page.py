@@ -3,7 +3,7 @@ each candidate's verdict and headline gain."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from reportgen.render import machine as machine_info
 from reportgen.render import safe
@@ -14,26 +14,42 @@ from reportgen.render.page import Page
 
 def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str, str]] = ()) -> Page:
     rows = []
-    for exp in sorted(experiments, key=lambda e: e.analysis.get("experiment", {}).get("created_utc") or "", reverse=True):
+    for exp in sorted(
+        experiments, key=lambda e: e.analysis.get("experiment", {}).get("created_utc") or "", reverse=True
+    ):
         info = exp.analysis.get("experiment", {})
         machine = exp.analysis.get("machine", {})
         cands = []
         for c in exp.analysis.get("comparisons", []):
             v = c.get("verdict", {})
-            gain = v.get("cause") if v.get("status") in ("failed", "invalid") and v.get("cause") else interval_text(c.get("interval"))
+            gain = (
+                v.get("cause")
+                if v.get("status") in ("failed", "invalid") and v.get("cause")
+                else interval_text(c.get("interval"))
+            )
             cands.append(f"{badge(v.get('status'))} **{safe.text(c.get('candidate'))}** {safe.text(gain)}")
-        rows.append([f"[{safe.text(info.get('title') or exp.name)}]({exp.name}/index.md)<br>{safe.code(exp.name)}",
-                     safe.text((info.get("created_utc") or "")[:10]),
-                     safe.text(machine_info.summary(machine, machine_info.fingerprint(exp))),
-                     safe.code((info.get("baseline_commit") or "unknown")[:12]),
-                     "<br>".join(cands) or "no candidates"])
+        rows.append(
+            [
+                f"[{safe.text(info.get('title') or exp.name)}]({exp.name}/index.md)<br>{safe.code(exp.name)}",
+                safe.text((info.get("created_utc") or "")[:10]),
+                safe.text(machine_info.summary(machine, machine_info.fingerprint(exp))),
+                safe.code((info.get("baseline_commit") or "unknown")[:12]),
+                "<br>".join(cands) or "no candidates",
+            ]
+        )
     md = ["# Reports\n"]
     if rows:
-        md.append(f"{len(rows)} experiment(s), newest first. Each candidate shows its verdict and the change of the "
-                  "primary metric with its confidence interval (\"~\" = no significant change).\n")
-        md.append(table(["experiment", "date", "machine", "baseline commit", "candidates"], rows, align=["l"] * 5) + "\n")
+        md.append(
+            f"{len(rows)} experiment(s), newest first. Each candidate shows its verdict and the change of the "
+            'primary metric with its confidence interval ("~" = no significant change).\n'
+        )
+        md.append(
+            table(["experiment", "date", "machine", "baseline commit", "candidates"], rows, align=["l"] * 5) + "\n"
+        )
     else:
-        md.append("No experiment with an analysis yet. Run `reportgen run <spec>` (or `reportgen ingest`), then `mkdocs build`.\n")
+        md.append(
+            "No experiment with an analysis yet. Run `reportgen run <spec>` (or `reportgen ingest`), then `mkdocs build`.\n"
+        )
     for name, err in errors:
         md.append(f'!!! failure "{safe.text(name)}: not rendered"\n    {safe.text(err)}\n')
     return Page(path="reports/index.md", title="Reports", markdown="\n".join(md))

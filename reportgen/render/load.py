@@ -9,10 +9,11 @@ the path shortener here, so nothing downstream sees a machine-specific path.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,19 @@ from reportgen.store import layout
 from reportgen.store.atomic import read_json
 
 METRIC_COLUMNS = ["step", "key", "value", "source"]
-GPU_COLUMNS = ["t", "index", "uuid", "name", "util_gpu", "util_mem", "mem_used_mib",
-               "mem_total_mib", "power_w", "sm_clock_mhz", "temp_c"]
+GPU_COLUMNS = [
+    "t",
+    "index",
+    "uuid",
+    "name",
+    "util_gpu",
+    "util_mem",
+    "mem_used_mib",
+    "mem_total_mib",
+    "power_w",
+    "sm_clock_mhz",
+    "temp_c",
+]
 # Provenance files shown as text; anything bigger than this is cut (with a note), never embedded whole.
 MAX_TEXT = 200_000
 
@@ -32,14 +44,14 @@ MAX_TEXT = 200_000
 class RunData:
     arm: str
     repeat: int
-    rel: str                      # "A1/1", relative to the experiment folder
+    rel: str  # "A1/1", relative to the experiment folder
     manifest: dict
-    metrics: pd.DataFrame         # step, key, value, source
-    gpu: pd.DataFrame             # columns of gpu.parquet
+    metrics: pd.DataFrame  # step, key, value, source
+    gpu: pd.DataFrame  # columns of gpu.parquet
     events: list
     patch: str
     command: dict
-    provenance: dict[str, str] = field(default_factory=dict)   # file name -> text
+    provenance: dict[str, str] = field(default_factory=dict)  # file name -> text
 
     @property
     def role(self) -> str:
@@ -82,12 +94,24 @@ class ExperimentData:
                 continue
             if "source" in m:  # console first, TensorBoard where the console lacks the key
                 m = m.sort_values("source", kind="stable").drop_duplicates(["step", "key"], keep="first")
-            parts.append(pd.DataFrame({"arm": r.arm, "run": r.rel, "step": m["step"].to_numpy(dtype="int64"),
-                                       "key": m["key"].astype(str).to_numpy(), "value": m["value"].to_numpy(dtype=float)}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "arm": r.arm,
+                        "run": r.rel,
+                        "step": m["step"].to_numpy(dtype="int64"),
+                        "key": m["key"].astype(str).to_numpy(),
+                        "value": m["value"].to_numpy(dtype=float),
+                    }
+                )
+            )
         if not parts:
             return pd.DataFrame({"arm": [], "run": [], "step": [], "key": [], "value": []})
-        return pd.concat(parts, ignore_index=True).sort_values(["run", "key", "step"], kind="stable").reset_index(drop=True)
-
+        return (
+            pd.concat(parts, ignore_index=True)
+            .sort_values(["run", "key", "step"], kind="stable")
+            .reset_index(drop=True)
+        )
 
     @cached_property
     def metrics_by_key(self) -> dict[str, dict[str, Any]]:
@@ -102,7 +126,7 @@ class ExperimentData:
         keys = keys[order]
         cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
         out = {}
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(keys)]):
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(keys)], strict=False):
             rows = order[lo:hi]
             out[str(keys[lo])] = {c: v[rows] for c, v in cols.items()}
         return out
@@ -127,7 +151,9 @@ def _read_parquet(path: Path, columns: list[str]) -> pd.DataFrame:
     try:
         return pd.read_parquet(path)
     except Exception as exc:  # a truncated or foreign file: name it, say what to do
-        raise UserError(f"{path}: cannot read ({exc.__class__.__name__}); re-run `reportgen ingest` for this run") from exc
+        raise UserError(
+            f"{path}: cannot read ({exc.__class__.__name__}); re-run `reportgen ingest` for this run"
+        ) from exc
 
 
 def _read_json_or(path: Path, default: Any) -> Any:

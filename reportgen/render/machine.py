@@ -28,7 +28,7 @@ def fingerprint(exp: ExperimentData) -> dict:
 
 
 def cpu_text(machine: dict, fp: dict) -> str | None:
-    """"Intel(R) Xeon(R) Processor, 16 cores", from the fingerprint or analysis.json's machine."""
+    """ "Intel(R) Xeon(R) Processor, 16 cores", from the fingerprint or analysis.json's machine."""
     model = fp.get("cpu_model") or machine.get("cpu_model")
     count = fp.get("cpu_count") or machine.get("cpu_count")
     if model:

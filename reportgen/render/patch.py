@@ -26,8 +26,12 @@ def reverse_patch(diff: str) -> str:
             # Within a hunk, removed lines must precede added ones: swap each -/+ run as a block.
             minus: list[str] = []
             plus: list[str] = []
-            while i < len(lines) and lines[i][:1] in ("+", "-", " ", "\\") and not _HUNK.match(lines[i].rstrip("\n")) \
-                    and not (lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")):
+            while (
+                i < len(lines)
+                and lines[i][:1] in ("+", "-", " ", "\\")
+                and not _HUNK.match(lines[i].rstrip("\n"))
+                and not (lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "))
+            ):
                 cur = lines[i]
                 if cur.startswith("-"):
                     plus.append("+" + cur[1:])

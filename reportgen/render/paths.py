@@ -25,7 +25,7 @@ class PathShortener:
     roots: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def for_repo(cls, repo_root: Path | None, *, enabled: bool = True, runs_root: Path | None = None) -> "PathShortener":
+    def for_repo(cls, repo_root: Path | None, *, enabled: bool = True, runs_root: Path | None = None) -> PathShortener:
         roots: list[tuple[str, str]] = []
         if runs_root is not None:
             roots.append((str(Path(runs_root).resolve()), "<runs>"))

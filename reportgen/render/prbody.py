@@ -9,8 +9,14 @@ from __future__ import annotations
 from reportgen.render.format import fmt_change, fmt_num, fmt_ratio_interval
 
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "not_applicable": "➖ n/a"}
-VERDICT = {"accepted": "✅ accepted", "rejected": "❌ rejected", "no_change": "➖ no significant change",
-           "inconclusive": "❔ inconclusive", "failed": "💥 failed", "invalid": "⛔ invalid comparison"}
+VERDICT = {
+    "accepted": "✅ accepted",
+    "rejected": "❌ rejected",
+    "no_change": "➖ no significant change",
+    "inconclusive": "❔ inconclusive",
+    "failed": "💥 failed",
+    "invalid": "⛔ invalid comparison",
+}
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -28,8 +34,9 @@ def _headline_rows(comp: dict) -> list[list[str]]:
             change = "–" if h["change"] is None else f"{h['change']:+d}" if h["change"] else "0"
         else:
             change = fmt_change(h["change"])
-        rows.append([h["label"], fmt_num(h["baseline"], unit=h["unit"]), fmt_num(h["candidate"], unit=h["unit"]),
-                     change])
+        rows.append(
+            [h["label"], fmt_num(h["baseline"], unit=h["unit"]), fmt_num(h["candidate"], unit=h["unit"]), change]
+        )
     return rows
 
 
@@ -45,19 +52,38 @@ def render_pr_body(doc: dict, *, site_url: str | None = None, runs_dir: str = "r
     vrows = []
     for c in doc["comparisons"]:
         iv = c["interval"]
-        vrows.append([f"`{c['candidate']}`", VERDICT.get(c["verdict"]["status"], c["verdict"]["status"]),
-                      fmt_change(None if iv["estimate"] is None else iv["estimate"] - 1,
-                                 significant=iv["significant"] if iv["low"] is not None else None),
-                      fmt_ratio_interval(iv["low"], iv["high"]), c["verdict"]["summary"]])
-    lines += _table(["candidate", "verdict", f"{primary} change", f"{settings['confidence']:.0%} interval",
-                     "why"], vrows)
+        vrows.append(
+            [
+                f"`{c['candidate']}`",
+                VERDICT.get(c["verdict"]["status"], c["verdict"]["status"]),
+                fmt_change(
+                    None if iv["estimate"] is None else iv["estimate"] - 1,
+                    significant=iv["significant"] if iv["low"] is not None else None,
+                ),
+                fmt_ratio_interval(iv["low"], iv["high"]),
+                c["verdict"]["summary"],
+            ]
+        )
+    lines += _table(
+        ["candidate", "verdict", f"{primary} change", f"{settings['confidence']:.0%} interval", "why"], vrows
+    )
     for c in doc["comparisons"]:
         lines += ["", f"### `{c['candidate']}` vs baseline", ""]
         lines += _table(["metric", "baseline", "candidate", "change"], _headline_rows(c))
         lines += ["", f"Per window ({primary}, mean):", ""]
-        lines += _table(["window", "steps", "baseline", "candidate", "change"],
-                        [[w["window"], f"{w['start']}–{w['end']}", fmt_num(w["baseline"]), fmt_num(w["candidate"]),
-                          fmt_change(w["change"])] for w in c["windows"]])
+        lines += _table(
+            ["window", "steps", "baseline", "candidate", "change"],
+            [
+                [
+                    w["window"],
+                    f"{w['start']}–{w['end']}",
+                    fmt_num(w["baseline"]),
+                    fmt_num(w["candidate"]),
+                    fmt_change(w["change"]),
+                ]
+                for w in c["windows"]
+            ],
+        )
         iv = c["interval"]
         block = f", block length {iv['block_length']}" if iv.get("block_length") else ""
         lines += ["", f"Interval: {iv['method']}{block}, n = {iv['n_baseline']} / {iv['n_candidate']} steps."]
@@ -66,16 +92,34 @@ def render_pr_body(doc: dict, *, site_url: str | None = None, runs_dir: str = "r
         if c.get("repeats"):
             r = c["repeats"]
             ratios = ", ".join(fmt_change(x - 1) for x in r["ratios"])
-            lines.append(f"- repeats: {r['n']} per arm ({'interleaved' if r['interleaved'] else 'sequential'}), "
-                         f"run-level changes {ratios}")
+            lines.append(
+                f"- repeats: {r['n']} per arm ({'interleaved' if r['interleaved'] else 'sequential'}), "
+                f"run-level changes {ratios}"
+            )
         lines += ["", "Guardrails:", ""]
-        lines += _table(["check", "result", "reason", "evidence"],
-                        [[g["title"], MARK.get(g["status"], g["status"]), g["reason"],
-                          f"`{g['evidence']}`" if g.get("evidence") else "–"] for g in c["guardrails"]])
+        lines += _table(
+            ["check", "result", "reason", "evidence"],
+            [
+                [
+                    g["title"],
+                    MARK.get(g["status"], g["status"]),
+                    g["reason"],
+                    f"`{g['evidence']}`" if g.get("evidence") else "–",
+                ]
+                for g in c["guardrails"]
+            ],
+        )
     spec_path = f"{runs_dir}/{exp['name']}/experiment.toml"
     profile = f" --profile {exp['profile']}" if exp.get("profile") else ""
-    lines += ["", "### Reproduce", "", "```bash", f"reportgen run {spec_path}{profile}",
-              f"reportgen analyze {exp['name']}", "```"]
+    lines += [
+        "",
+        "### Reproduce",
+        "",
+        "```bash",
+        f"reportgen run {spec_path}{profile}",
+        f"reportgen analyze {exp['name']}",
+        "```",
+    ]
     if exp.get("baseline_commit"):
         lines += ["", f"Baseline commit: `{exp['baseline_commit']}`" + (" (dirty)" if exp.get("dirty") else "")]
     if url:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 
-from reportgen.render import safe
 from reportgen.render import machine as machine_info
+from reportgen.render import safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
@@ -58,21 +58,36 @@ def _open_with(path: str) -> str:
 
 def machine_section(exp: ExperimentData) -> list[str]:
     m = exp.analysis.get("machine", {})
-    rows = [["host", safe.text(m.get("hostname"))], ["CPU", safe.text(machine_info.cpu_text(m, machine_info.fingerprint(exp)) or "n/a")],
-            ["driver", safe.text(m.get("driver") or "n/a")], ["CUDA", safe.text(m.get("cuda") or "n/a")],
-            ["fingerprint", safe.code(m.get("fingerprint_id"))]]
+    rows = [
+        ["host", safe.text(m.get("hostname"))],
+        ["CPU", safe.text(machine_info.cpu_text(m, machine_info.fingerprint(exp)) or "n/a")],
+        ["driver", safe.text(m.get("driver") or "n/a")],
+        ["CUDA", safe.text(m.get("cuda") or "n/a")],
+        ["fingerprint", safe.code(m.get("fingerprint_id"))],
+    ]
     for g in m.get("gpus") or []:
         mem = g.get("memory_total_mib") or g.get("mem_total_mib")
-        rows.append([f"GPU {safe.text(g.get('index'))}", safe.text(g.get("name")) + (f", {fmt_num(mem, 0)} MiB" if mem else "")])
+        rows.append(
+            [f"GPU {safe.text(g.get('index'))}", safe.text(g.get("name")) + (f", {fmt_num(mem, 0)} MiB" if mem else "")]
+        )
     python = OrderedDict((r.rel, r.provenance.get("python.txt", "").strip()) for r in exp.formal_runs())
     if python:
         vals = set(python.values())
-        rows.append(["Python", safe.text(vals.pop()) if len(vals) == 1 else "**differs:** " + "; ".join(safe.text(f"{k}: {v}") for k, v in python.items())])
+        rows.append(
+            [
+                "Python",
+                safe.text(vals.pop())
+                if len(vals) == 1
+                else "**differs:** " + "; ".join(safe.text(f"{k}: {v}") for k, v in python.items()),
+            ]
+        )
     return ["## Machine\n", table(["item", "value"], rows, align=["l", "l"]) + "\n"]
 
 
 def packages_section(exp: ExperimentData) -> list[str]:
-    freezes = OrderedDict((r.rel, _freeze(r.provenance["pip-freeze.txt"])) for r in exp.formal_runs() if "pip-freeze.txt" in r.provenance)
+    freezes = OrderedDict(
+        (r.rel, _freeze(r.provenance["pip-freeze.txt"])) for r in exp.formal_runs() if "pip-freeze.txt" in r.provenance
+    )
     if not freezes:
         return ["## Packages\n", "No pip freeze was recorded.\n"]
     first_rel, first = next(iter(freezes.items()))
@@ -81,13 +96,29 @@ def packages_section(exp: ExperimentData) -> list[str]:
     out = ["## Packages\n"]
     if diffs:
         out.append(f"**{len(diffs)} package(s) differ between runs** (the arms must run the same software):\n")
-        out.append(table(["package", *[safe.text(k) for k in freezes]],
-                         [[safe.text(n), *[safe.text(f.get(n, "absent")) for f in freezes.values()]] for n in diffs],
-                         align=["l"] * (1 + len(freezes))) + "\n")
+        out.append(
+            table(
+                ["package", *[safe.text(k) for k in freezes]],
+                [[safe.text(n), *[safe.text(f.get(n, "absent")) for f in freezes.values()]] for n in diffs],
+                align=["l"] * (1 + len(freezes)),
+            )
+            + "\n"
+        )
     else:
         out.append(f"No difference between the {len(freezes)} runs' `pip freeze`.\n")
     out.append(f'??? info "All {len(first)} packages ({safe.text(first_rel)})"\n')
-    out.append("\n".join("    " + line for line in table(["package", "version"], [[safe.text(n), safe.text(v)] for n, v in sorted(first.items())], align=["l", "l"], html=False).split("\n")) + "\n")
+    out.append(
+        "\n".join(
+            "    " + line
+            for line in table(
+                ["package", "version"],
+                [[safe.text(n), safe.text(v)] for n, v in sorted(first.items())],
+                align=["l", "l"],
+                html=False,
+            ).split("\n")
+        )
+        + "\n"
+    )
     return out
 
 
@@ -97,10 +128,21 @@ def code_section(exp: ExperimentData) -> list[str]:
     for r in exp.formal_runs():
         g = _json(r.provenance.get("git.json", "")) or {}
         status = r.provenance.get("git-status.txt", "").strip()
-        rows.append([safe.text(r.rel), safe.code(g.get("commit") or "n/a"), safe.text(g.get("branch") or ""),
-                     "**dirty**" if g.get("dirty") or status else "clean", safe.text(status) if status else ""])
-    out = ["## Code\n", f"Baseline commit {safe.code(info.get('baseline_commit') or 'unknown')}, "
-           + ("**dirty working tree**" if info.get("dirty") else "clean working tree") + ".\n"]
+        rows.append(
+            [
+                safe.text(r.rel),
+                safe.code(g.get("commit") or "n/a"),
+                safe.text(g.get("branch") or ""),
+                "**dirty**" if g.get("dirty") or status else "clean",
+                safe.text(status) if status else "",
+            ]
+        )
+    out = [
+        "## Code\n",
+        f"Baseline commit {safe.code(info.get('baseline_commit') or 'unknown')}, "
+        + ("**dirty working tree**" if info.get("dirty") else "clean working tree")
+        + ".\n",
+    ]
     if rows:
         out.append(table(["run", "commit", "branch", "state", "git status"], rows, align=["l"] * 5) + "\n")
     return out
@@ -109,23 +151,35 @@ def code_section(exp: ExperimentData) -> list[str]:
 def model_data_section(exp: ExperimentData) -> list[str]:
     runs = exp.formal_runs()
     out = ["## Model and data\n"]
-    manifests = {r.rel: r.provenance.get("model-manifest.json") for r in runs if r.provenance.get("model-manifest.json")}
+    manifests = {
+        r.rel: r.provenance.get("model-manifest.json") for r in runs if r.provenance.get("model-manifest.json")
+    }
     if manifests:
         same = len(set(manifests.values())) == 1
-        rel, text = next(iter(manifests.items()))
+        _rel, text = next(iter(manifests.items()))
         doc = _json(text) or {}
         files = doc.get("files", []) if isinstance(doc, dict) else []
-        out.append(("Every run used the same model manifest. " if same else "**The model manifest differs between runs.** ")
-                   + f"Model folder {safe.code(doc.get('root') if isinstance(doc, dict) else '')}:\n")
-        out.append(table(["file", "size", "SHA-256"], [[safe.text(f.get("path")), _size(f.get("size")), safe.code(f.get("sha256"))] for f in files],
-                         align=["l", "r", "l"]) + "\n")
+        out.append(
+            ("Every run used the same model manifest. " if same else "**The model manifest differs between runs.** ")
+            + f"Model folder {safe.code(doc.get('root') if isinstance(doc, dict) else '')}:\n"
+        )
+        out.append(
+            table(
+                ["file", "size", "SHA-256"],
+                [[safe.text(f.get("path")), _size(f.get("size")), safe.code(f.get("sha256"))] for f in files],
+                align=["l", "r", "l"],
+            )
+            + "\n"
+        )
     data = {r.rel: r.provenance.get("data-hashes.json") for r in runs if r.provenance.get("data-hashes.json")}
     if data:
         same = len(set(data.values())) == 1
         doc = _json(next(iter(data.values()))) or {}
         out.append(("Every run read the same data. " if same else "**The data hashes differ between runs.** ") + "\n")
         items = doc.items() if isinstance(doc, dict) else []
-        out.append(table(["file", "SHA-256"], [[safe.text(k), safe.code(v)] for k, v in items], align=["l", "l"]) + "\n")
+        out.append(
+            table(["file", "SHA-256"], [[safe.text(k), safe.code(v)] for k, v in items], align=["l", "l"]) + "\n"
+        )
     if len(out) == 1:
         out.append("No model manifest or data hashes were recorded.\n")
     return out
@@ -148,18 +202,32 @@ def commands_section(exp: ExperimentData) -> list[str]:
     out = ["## Commands\n"]
     for r in exp.formal_runs():
         if r.command:
-            out.append(f'??? note "{safe.text(r.rel)}"\n' + safe.fence(json.dumps(r.command, indent=2, ensure_ascii=False), "json", indent="    ") + "\n")
+            out.append(
+                f'??? note "{safe.text(r.rel)}"\n'
+                + safe.fence(json.dumps(r.command, indent=2, ensure_ascii=False), "json", indent="    ")
+                + "\n"
+            )
     return out
 
 
 def artifacts_section(exp: ExperimentData) -> list[str]:
-    out = ["## Artifacts\n", "Profiler output comes from separate short runs (never the formal measurements). "
-           "The files stay in `runs/`; they are listed here, not embedded.\n"]
+    out = [
+        "## Artifacts\n",
+        "Profiler output comes from separate short runs (never the formal measurements). "
+        "The files stay in `runs/`; they are listed here, not embedded.\n",
+    ]
     rows = []
     for p in exp.analysis.get("profiler_runs", []):
         for a in p.get("artifacts", []):
             path = f"{p.get('path')}/{a.get('path')}"
-            rows.append([safe.code(f"runs/{exp.name}/{path}"), _size(a.get("bytes")), safe.code(a.get("sha256")), safe.text(_open_with(str(a.get("path"))))])
+            rows.append(
+                [
+                    safe.code(f"runs/{exp.name}/{path}"),
+                    _size(a.get("bytes")),
+                    safe.code(a.get("sha256")),
+                    safe.text(_open_with(str(a.get("path")))),
+                ]
+            )
     if rows:
         out.append(table(["file", "size", "SHA-256", "open with"], rows, align=["l", "r", "l", "l"]) + "\n")
     else:
@@ -168,7 +236,15 @@ def artifacts_section(exp: ExperimentData) -> list[str]:
 
 
 def render(exp: ExperimentData) -> Page:
-    md = ["# Provenance\n", "[← back to the experiment](../index.md)\n",
-          *machine_section(exp), *packages_section(exp), *code_section(exp), *model_data_section(exp),
-          *nvidia_smi_section(exp), *commands_section(exp), *artifacts_section(exp)]
+    md = [
+        "# Provenance\n",
+        "[← back to the experiment](../index.md)\n",
+        *machine_section(exp),
+        *packages_section(exp),
+        *code_section(exp),
+        *model_data_section(exp),
+        *nvidia_smi_section(exp),
+        *commands_section(exp),
+        *artifacts_section(exp),
+    ]
     return Page(path=f"{experiment_base(exp.name)}/provenance/index.md", title="Provenance", markdown="\n".join(md))

@@ -23,26 +23,54 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
     rows = []
     peak, total = _peak(exp.arm(cand))
     if peak is not None:
-        head = f"peak {fmt_num(peak, 0)} MiB of {fmt_num(total, 0)} MiB per GPU" if total else f"peak {fmt_num(peak, 0)} MiB per GPU"
-        rows.append(["OOM on GPUs with less memory", safe.text(head + " on the measured machine"),
-                     safe.text(f"an out-of-memory error on a GPU with less than about {fmt_num(peak, 0)} MiB free: apply the rollback")])
+        head = (
+            f"peak {fmt_num(peak, 0)} MiB of {fmt_num(total, 0)} MiB per GPU"
+            if total
+            else f"peak {fmt_num(peak, 0)} MiB per GPU"
+        )
+        rows.append(
+            [
+                "OOM on GPUs with less memory",
+                safe.text(head + " on the measured machine"),
+                safe.text(
+                    f"an out-of-memory error on a GPU with less than about {fmt_num(peak, 0)} MiB free: apply the rollback"
+                ),
+            ]
+        )
     steps = exp.analysis.get("settings", {}).get("steps_expected")
-    rows.append(["Failure on a longer run", safe.text(f"{fmt_num(steps, 0)} steps measured"),
-                 "a crash, NaN or a stalled step beyond the measured steps: apply the rollback and re-run the experiment"])
-    rows.append(["Gain does not hold on other hardware", "one machine, arms back to back",
-                 "the primary metric is not better than before on the new machine: re-run this experiment there, apply the rollback if rejected"])
+    rows.append(
+        [
+            "Failure on a longer run",
+            safe.text(f"{fmt_num(steps, 0)} steps measured"),
+            "a crash, NaN or a stalled step beyond the measured steps: apply the rollback and re-run the experiment",
+        ]
+    )
+    rows.append(
+        [
+            "Gain does not hold on other hardware",
+            "one machine, arms back to back",
+            "the primary metric is not better than before on the new machine: re-run this experiment there, apply the rollback if rejected",
+        ]
+    )
     for c in exp.analysis.get("comparisons", []):
         st = c.get("verdict", {}).get("status")
         if c.get("candidate") == cand or st == "accepted":
             continue
         cause = c.get("verdict", {}).get("cause") or c.get("verdict", {}).get("summary") or ""
-        rows.append([safe.text(f"{c['candidate']} ({st})"), safe.text(cause),
-                     "not part of this change; nothing to roll back, its flags stay as in the baseline"])
+        rows.append(
+            [
+                safe.text(f"{c['candidate']} ({st})"),
+                safe.text(cause),
+                "not part of this change; nothing to roll back, its flags stay as in the baseline",
+            ]
+        )
     return rows
 
 
 def render(exp: ExperimentData) -> Page:
-    accepted = [c["candidate"] for c in exp.analysis.get("comparisons", []) if c.get("verdict", {}).get("status") == "accepted"]
+    accepted = [
+        c["candidate"] for c in exp.analysis.get("comparisons", []) if c.get("verdict", {}).get("status") == "accepted"
+    ]
     md = ["# Rollback\n", "[← back to the experiment](../index.md)\n"]
     files: dict[str, bytes] = {}
     if not accepted:
@@ -54,14 +82,30 @@ def render(exp: ExperimentData) -> Page:
         rev = reverse_patch(diff)
         fname = f"rollback-{cand}.patch"
         files[fname] = rev.encode()
-        gain = next((r for r in comp.get("headline", []) if r.get("metric") == exp.analysis.get("settings", {}).get("primary", {}).get("key")), {})
-        md += [f"## Undo {safe.text(cand)}: {safe.text(arm.get('title') or '')}\n",
-               f"[{safe.text(cand)}](../{candidate_slug(cand)}/index.md) changed the primary metric by {fmt_change(gain.get('change'))}. "
-               "Rolling back restores the recipe's flags as they were at the baseline commit; no data, checkpoint or API migration is involved.\n",
-               "### The reverse patch\n", safe.fence(rev or "(the candidate's diff is empty)", "diff", title=fname) + "\n",
-               "### How to apply it\n",
-               f"Download [{fname}]({fname}) (or copy the block above into that file), then from the root of the recipe's repository:\n",
-               safe.fence(f"git apply --check {fname}   # dry run: fails if the recipe has moved on\ngit apply {fname}\ngit diff --stat", "bash") + "\n",
-               "### When to apply it\n",
-               table(["risk", "evidence", "roll back when"], risks(exp, cand), align=["l", "l", "l"]) + "\n"]
-    return Page(path=f"{experiment_base(exp.name)}/rollback/index.md", title="Rollback", markdown="\n".join(md), files=files)
+        gain = next(
+            (
+                r
+                for r in comp.get("headline", [])
+                if r.get("metric") == exp.analysis.get("settings", {}).get("primary", {}).get("key")
+            ),
+            {},
+        )
+        md += [
+            f"## Undo {safe.text(cand)}: {safe.text(arm.get('title') or '')}\n",
+            f"[{safe.text(cand)}](../{candidate_slug(cand)}/index.md) changed the primary metric by {fmt_change(gain.get('change'))}. "
+            "Rolling back restores the recipe's flags as they were at the baseline commit; no data, checkpoint or API migration is involved.\n",
+            "### The reverse patch\n",
+            safe.fence(rev or "(the candidate's diff is empty)", "diff", title=fname) + "\n",
+            "### How to apply it\n",
+            f"Download [{fname}]({fname}) (or copy the block above into that file), then from the root of the recipe's repository:\n",
+            safe.fence(
+                f"git apply --check {fname}   # dry run: fails if the recipe has moved on\ngit apply {fname}\ngit diff --stat",
+                "bash",
+            )
+            + "\n",
+            "### When to apply it\n",
+            table(["risk", "evidence", "roll back when"], risks(exp, cand), align=["l", "l", "l"]) + "\n",
+        ]
+    return Page(
+        path=f"{experiment_base(exp.name)}/rollback/index.md", title="Rollback", markdown="\n".join(md), files=files
+    )

@@ -15,10 +15,11 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Sequence
+from typing import IO
 
 from reportgen.errors import UserError
 from reportgen.render import candidate_page, charts, experiment_page, home_page, provenance_page, rollback_page
@@ -41,11 +42,11 @@ class SiteOptions:
     repo_root: Path | None = None
     cache_dir: Path | None = None
     analyze_stale: bool = True
-    docs_dir: Path | None = None          # project docs listed in the nav after the reports
+    docs_dir: Path | None = None  # project docs listed in the nav after the reports
     exclude_docs: tuple[str, ...] = field(default=("SUMMARY.md",))
 
     @classmethod
-    def from_extra(cls, extra: dict | None, **kw) -> "SiteOptions":
+    def from_extra(cls, extra: dict | None, **kw) -> SiteOptions:
         cfg = dict((extra or {}).get("reportgen") or {})
         env_short = os.environ.get("REPORTGEN_SHORTEN_PATHS")
         if env_short is not None:
@@ -56,13 +57,17 @@ class SiteOptions:
         known = {k: v for k, v in cfg.items() if k in ("svg_fallback", "shorten_paths", "analyze_stale")}
         unknown = sorted(set(cfg) - set(known))
         if unknown:
-            raise UserError(f"mkdocs.yml extra.reportgen: unknown key(s) {', '.join(unknown)}; "
-                            "known: svg_fallback, shorten_paths, analyze_stale")
+            raise UserError(
+                f"mkdocs.yml extra.reportgen: unknown key(s) {', '.join(unknown)}; "
+                "known: svg_fallback, shorten_paths, analyze_stale"
+            )
         return cls(**known, **kw)
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("REPORTGEN_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "reportgen")
+    base = os.environ.get("REPORTGEN_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "reportgen"
+    )
     return Path(base)
 
 
@@ -89,8 +94,10 @@ def refresh_analysis(exp_dir: Path) -> None:
             analyze.analyze_experiment(exp_dir)
         return
     if not (exp_dir / layout.ANALYSIS).is_file():
-        raise UserError(f"{exp_dir / layout.ANALYSIS}: missing and the analysis stage (reportgen.analyze) "
-                        "is not installed; run `reportgen analyze` or install reportgen fully")
+        raise UserError(
+            f"{exp_dir / layout.ANALYSIS}: missing and the analysis stage (reportgen.analyze) "
+            "is not installed; run `reportgen analyze` or install reportgen fully"
+        )
 
 
 def render_experiment(exp: ExperimentData, *, svg: bool = True) -> list[Page]:
@@ -105,7 +112,7 @@ def render_experiment(exp: ExperimentData, *, svg: bool = True) -> list[Page]:
 def summary(pages_by_exp: Sequence[tuple[str, Sequence[Page]]], docs: Sequence[tuple[str, str]]) -> str:
     """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs."""
     lines = ["- [Home](index.md)", "- [Reports](reports/index.md)"]
-    for name, pages in pages_by_exp:
+    for _name, pages in pages_by_exp:
         main, *rest = pages
         lines.append(f"    - [{_nav_text(main.title)}]({main.path})")
         for p in rest:
@@ -140,7 +147,14 @@ def project_docs(docs_dir: Path | None, exclude: Sequence[str]) -> list[tuple[st
         rel = p.relative_to(docs_dir).as_posix()
         if rel in exclude or rel.startswith("reports/") or any(part.startswith(".") for part in p.parts):
             continue
-        title = next((ln[2:].strip() for ln in p.read_text(encoding="utf-8", errors="replace").splitlines() if ln.startswith("# ")), p.stem)
+        title = next(
+            (
+                ln[2:].strip()
+                for ln in p.read_text(encoding="utf-8", errors="replace").splitlines()
+                if ln.startswith("# ")
+            ),
+            p.stem,
+        )
         out.append((rel, re.sub(r"`", "", title)))
     return out
 
@@ -175,7 +189,7 @@ def chart_svg(spec: dict, cache: Path | None) -> bytes:
     return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode())
 
 
-SPEC_SIDECAR = ".charts.json"   # "<page>.charts.json" next to "<page>.md"; read back by docs/hooks
+SPEC_SIDECAR = ".charts.json"  # "<page>.charts.json" next to "<page>.md"; read back by docs/hooks
 SPEC_TOKEN = "@rg-spec:"
 _SPEC_ATTR = re.compile(r'(<div class="rg-vega" data-chart="([^"]*)") data-spec="([^"]*)"')
 
@@ -201,8 +215,11 @@ def join_specs(html: str, specs: dict[str, str]) -> str:
     """Inverse of `split_specs` on the rendered HTML (the attribute values are already escaped)."""
     if not specs:
         return html
-    return re.sub(r'data-spec="' + re.escape(SPEC_TOKEN) + r'([^"]*)"',
-                  lambda m: f'data-spec="{specs[m.group(1)]}"' if m.group(1) in specs else m.group(0), html)
+    return re.sub(
+        r'data-spec="' + re.escape(SPEC_TOKEN) + r'([^"]*)"',
+        lambda m: f'data-spec="{specs[m.group(1)]}"' if m.group(1) in specs else m.group(0),
+        html,
+    )
 
 
 def spec_sidecar(page_path: str) -> str:
@@ -221,11 +238,12 @@ def render_svgs(pages: Sequence[Page], cache: Path | None, workers: int | None =
         return {(path, name): chart_svg(spec, cache) for path, name, spec in jobs}
     with ThreadPoolExecutor(workers) as pool:
         done = pool.map(lambda job: chart_svg(job[2], cache), jobs)
-        return {(path, name): data for (path, name, _), data in zip(jobs, done)}
+        return {(path, name): data for (path, name, _), data in zip(jobs, done, strict=False)}
 
 
-def write_page(page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None,
-               svgs: dict[tuple[str, str], bytes] | None = None) -> None:
+def write_page(
+    page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None, svgs: dict[tuple[str, str], bytes] | None = None
+) -> None:
     folder = page.path.rsplit("/", 1)[0]
     markdown, specs = split_specs(page.markdown)
     with open_file(page.path, "w", encoding="utf-8") as fh:

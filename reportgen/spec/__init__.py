@@ -4,6 +4,7 @@
 line naming the file, the key and what was expected. Format: docs/formats/spec.md.
 """
 
+from reportgen.spec.load import load_spec, parse_spec
 from reportgen.spec.model import (
     AnalysisSpec,
     Candidate,
@@ -15,9 +16,17 @@ from reportgen.spec.model import (
     Window,
     WorkloadSpec,
 )
-from reportgen.spec.load import load_spec, parse_spec
 
 __all__ = [
-    "AnalysisSpec", "Candidate", "ProfilerSpec", "ProvenanceSpec", "RecipeSpec", "RunSpec",
-    "Spec", "Window", "WorkloadSpec", "load_spec", "parse_spec",
+    "AnalysisSpec",
+    "Candidate",
+    "ProfilerSpec",
+    "ProvenanceSpec",
+    "RecipeSpec",
+    "RunSpec",
+    "Spec",
+    "Window",
+    "WorkloadSpec",
+    "load_spec",
+    "parse_spec",
 ]

@@ -97,7 +97,7 @@ def _first_error(exc: ValidationError) -> str:
     msg = str(err.get("msg", "invalid value"))
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+            msg = msg[len(prefix) :]
     kind = err.get("type", "")
     if kind == "extra_forbidden":
         msg = "unknown key (check its spelling against docs/formats/spec.md)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,8 +17,8 @@ from reportgen.store.layout import BASELINE, ID_PATTERN, PROFILE_PREFIX
 SPEC_SCHEMA_VERSION = 1
 FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
-FlagValue = Union[bool, str, int, float, list[Union[str, int, float]]]
-Normalised = Union[Literal[True], tuple[str, ...]]
+FlagValue = bool | str | int | float | list[str | int | float]
+Normalised = Literal[True] | tuple[str, ...]
 
 
 class _Model(BaseModel):
@@ -79,7 +79,7 @@ class RecipeSpec(_Model):
         return self.python or sys.executable
 
     @model_validator(mode="after")
-    def _one_source(self) -> "RecipeSpec":
+    def _one_source(self) -> RecipeSpec:
         if (self.script is None) == (self.argv is None):
             raise ValueError("give exactly one of 'script' (a bash recipe) or 'argv' (a list)")
         if self.argv is not None and not self.argv:
@@ -90,7 +90,7 @@ class RecipeSpec(_Model):
 class ProvenanceSpec(_Model):
     model_dir: str | None = None
     data_files: list[str] = Field(default_factory=list)
-    commands: list[Union[str, list[str]]] = Field(default_factory=list)
+    commands: list[str | list[str]] = Field(default_factory=list)
     recipe_repo: str | None = None
 
 
@@ -129,7 +129,7 @@ class Window(_Model):
     end: int = Field(ge=0)
 
     @model_validator(mode="after")
-    def _order(self) -> "Window":
+    def _order(self) -> Window:
         if self.end < self.start:
             raise ValueError(f"window {self.name}: end ({self.end}) is before start ({self.start})")
         return self
@@ -154,7 +154,7 @@ class AnalysisSpec(_Model):
     site_url: str | None = None
 
     @model_validator(mode="after")
-    def _windows(self) -> "AnalysisSpec":
+    def _windows(self) -> AnalysisSpec:
         names = [w.name for w in self.windows]
         if len(set(names)) != len(names):
             raise ValueError("window names must be unique")
@@ -203,7 +203,7 @@ class Candidate(_Model):
         return _check_values(v)
 
     @model_validator(mode="after")
-    def _not_empty(self) -> "Candidate":
+    def _not_empty(self) -> Candidate:
         if not (self.remove or self.set or self.add):
             raise ValueError(f"candidate {self.id} changes nothing: give 'remove', 'set' or 'add'")
         touched = [*self.remove, *self.set, *self.add]
@@ -212,7 +212,7 @@ class Candidate(_Model):
             raise ValueError(f"candidate {self.id} edits {', '.join(dup)} more than once")
         return self
 
-    def edits(self) -> "Edits":
+    def edits(self) -> Edits:
         return Edits(
             remove=tuple(self.remove),
             set=tuple((f, normalise_value(f, v)) for f, v in self.set.items()),
@@ -274,7 +274,7 @@ class Spec(_Model):
         return v
 
     @model_validator(mode="after")
-    def _graph(self) -> "Spec":
+    def _graph(self) -> Spec:
         if not self.candidates:
             raise ValueError("no candidates: add at least one [[candidates]] table")
         seen: set[str] = {BASELINE}

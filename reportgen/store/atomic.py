@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 class AlreadyExists(FileExistsError):
@@ -49,7 +50,7 @@ def write_text(path: Path, text: str, *, exclusive: bool = False) -> Path:
     return write_bytes(path, text.encode("utf-8"), exclusive=exclusive)
 
 
-def write_lines(path: Path, lines: "Iterable[str]") -> Path:
+def write_lines(path: Path, lines: Iterable[str]) -> Path:
     """Stream text lines into `path` atomically (for files too large to hold in memory). The
     lines may be read from `path` itself: the old file stays in place until the rename."""
     path = Path(path)
@@ -78,7 +79,7 @@ def read_json(path: Path) -> Any:
         return json.load(fh)
 
 
-def write_parquet(path: Path, frame: "Any") -> Path:
+def write_parquet(path: Path, frame: Any) -> Path:
     """Write a pandas DataFrame to Parquet atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,9 @@ def read_spec(exp_dir: Path) -> Spec:
     exp_dir = Path(exp_dir)
     path = exp_dir / EXPERIMENT_SPEC
     if not path.is_file():
-        raise UserError(f"{exp_dir}: not an experiment folder (no {EXPERIMENT_SPEC}); run `reportgen ls` to list experiments")
+        raise UserError(
+            f"{exp_dir}: not an experiment folder (no {EXPERIMENT_SPEC}); run `reportgen ls` to list experiments"
+        )
     text = path.read_text(encoding="utf-8")
     record = read_experiment_record(exp_dir)
     profile = record.get("profile") if record else _profile_from_folder(exp_dir.name, text)

@@ -1,13 +1,13 @@
 """Paths of the runs/ tree (schema 1). The one place that knows where files live.
 
-    runs/<experiment>/experiment.toml         the spec as run (bytes of the source file)
-    runs/<experiment>/campaign.json           machine fingerprint the campaign is pinned to
-    runs/<experiment>/analysis.json           written by `reportgen analyze`
-    runs/<experiment>/archive/<campaign>/     earlier campaigns, moved aside, never deleted
-    runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id | profile-<arm>)
-        manifest.json  recipe.sh|recipe.json  recipe.patch  command.json  stdout.log  stderr.log
-        gpu.jsonl -> gpu.parquet  provenance/  tensorboard/  traces/
-        metrics.parquet  events.json  (ingest)
+runs/<experiment>/experiment.toml         the spec as run (bytes of the source file)
+runs/<experiment>/campaign.json           machine fingerprint the campaign is pinned to
+runs/<experiment>/analysis.json           written by `reportgen analyze`
+runs/<experiment>/archive/<campaign>/     earlier campaigns, moved aside, never deleted
+runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id | profile-<arm>)
+    manifest.json  recipe.sh|recipe.json  recipe.patch  command.json  stdout.log  stderr.log
+    gpu.jsonl -> gpu.parquet  provenance/  tensorboard/  traces/
+    metrics.parquet  events.json  (ingest)
 """
 
 from __future__ import annotations

@@ -51,7 +51,11 @@ def read_campaign(exp_dir: Path) -> dict[str, Any] | None:
 
 
 def write_campaign(
-    exp_dir: Path, *, fingerprint: dict[str, Any], fingerprint_id: str, executor: dict[str, Any] | None = None,
+    exp_dir: Path,
+    *,
+    fingerprint: dict[str, Any],
+    fingerprint_id: str,
+    executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     doc = {
         "schema_version": SCHEMA_VERSION,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -42,8 +43,12 @@ title = "Candidate {id}"
 remove = ["--optimizer-cpu-offload"]
 """
 
-BASE_ARGV = {"--global-batch-size": "16", "--rollout-max-response-len": "1024",
-             "--rollout-max-prompt-len": "2048", "--num-rollout": "60"}
+BASE_ARGV = {
+    "--global-batch-size": "16",
+    "--rollout-max-response-len": "1024",
+    "--rollout-max-prompt-len": "2048",
+    "--num-rollout": "60",
+}
 
 
 @dataclass
@@ -73,8 +78,19 @@ def ar1(rng, n, rho=0.5, cv=0.05):
     return 1.0 + cv * e
 
 
-def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rng, role="formal",
-              t0: float = 1_764_000_000.0, with_gpu: bool = True, resp_len: float = 512.0) -> None:
+def write_run(
+    run_dir: Path,
+    *,
+    arm: str,
+    repeat: int,
+    spec: Arm,
+    steps: int,
+    rng,
+    role="formal",
+    t0: float = 1_764_000_000.0,
+    with_gpu: bool = True,
+    resp_len: float = 512.0,
+) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     last = steps if spec.fail_at is None else spec.fail_at
     noise = ar1(rng, steps, cv=spec.cv)
@@ -86,34 +102,66 @@ def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rn
         step_times.append(st)
         tokens = resp_len * spec.samples
         vals = {
-            "perf/step_time": st, "perf/step_resp_token_per_s": spec.tok_scale * tokens / st,
-            "perf/step_token_per_s": tokens * 1.7 / st, "perf/actor_train_time": 10.0 / spec.speed,
-            "train/loss": 0.1, "rollout/raw_reward": 0.5, "rollout/response_lengths": resp_len,
-            "train/ppo_kl": 0.001, "train/pg_clipfrac": 0.01,
+            "perf/step_time": st,
+            "perf/step_resp_token_per_s": spec.tok_scale * tokens / st,
+            "perf/step_token_per_s": tokens * 1.7 / st,
+            "perf/actor_train_time": 10.0 / spec.speed,
+            "train/loss": 0.1,
+            "rollout/raw_reward": 0.5,
+            "rollout/response_lengths": resp_len,
+            "train/ppo_kl": 0.001,
+            "train/pg_clipfrac": 0.01,
             "train/grad_norm": float("nan") if spec.nan_at == s else 1.0,
             "rollout/num_samples": float(spec.samples),
         }
-        rows.extend({"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items()
-                    if k not in spec.drop_keys)
+        rows.extend(
+            {"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items() if k not in spec.drop_keys
+        )
     pd.DataFrame(rows, columns=["step", "key", "value", "source"]).to_parquet(run_dir / "metrics.parquet", index=False)
     end = t0 + sum(step_times) + 5
     events = []
     status, code = "complete", 0
     if spec.fail_at is not None:
         status, code = "failed", 1
-        events.append({"kind": "oom", "step": spec.fail_at, "stream": "stderr", "line": 812,
-                       "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB",
-                       "excerpt": [], "details": {"tried_to_allocate_gib": 2.46}})
+        events.append(
+            {
+                "kind": "oom",
+                "step": spec.fail_at,
+                "stream": "stderr",
+                "line": 812,
+                "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB",
+                "excerpt": [],
+                "details": {"tried_to_allocate_gib": 2.46},
+            }
+        )
     if spec.nan_at is not None:
-        events.append({"kind": "nan", "step": spec.nan_at, "stream": "stdout", "line": 40,
-                       "message": "found NaN in local grad norm", "excerpt": [], "details": {}})
-    (run_dir / "events.json").write_text(json.dumps({"schema_version": 1, "kind": "reportgen.events",
-                                                     "events": events}))
+        events.append(
+            {
+                "kind": "nan",
+                "step": spec.nan_at,
+                "stream": "stdout",
+                "line": 40,
+                "message": "found NaN in local grad norm",
+                "excerpt": [],
+                "details": {},
+            }
+        )
+    (run_dir / "events.json").write_text(
+        json.dumps({"schema_version": 1, "kind": "reportgen.events", "events": events})
+    )
     argv = {**BASE_ARGV, **spec.argv}
     manifest = {
-        "schema_version": 1, "kind": "reportgen.run", "experiment": run_dir.parent.parent.name,
-        "arm": arm, "repeat": repeat, "role": role, "status": status, "exit_code": code,
-        "started_utc": _iso(t0), "ended_utc": _iso(end), "duration_s": end - t0,
+        "schema_version": 1,
+        "kind": "reportgen.run",
+        "experiment": run_dir.parent.parent.name,
+        "arm": arm,
+        "repeat": repeat,
+        "role": role,
+        "status": status,
+        "exit_code": code,
+        "started_utc": _iso(t0),
+        "ended_utc": _iso(end),
+        "duration_s": end - t0,
         "fingerprint_id": spec.fingerprint,
         "hashes": {"model_manifest_sha256": spec.model_hash, "data": {"train.parquet": "d-1"}},
         "effective_argv": argv,
@@ -122,37 +170,71 @@ def write_run(run_dir: Path, *, arm: str, repeat: int, spec: Arm, steps: int, rn
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     if with_gpu:
         ts = np.arange(t0, end, 1.0)
-        gpu = pd.DataFrame([
-            {"t": t, "index": i, "uuid": f"GPU-{i}", "name": "H200", "util_gpu": 50.0 * spec.speed + i,
-             "util_mem": 10.0, "mem_used_mib": 70000.0 + 10 * i, "mem_total_mib": 81920.0,
-             "power_w": 300.0, "sm_clock_mhz": 1980.0, "temp_c": 50.0}
-            for t in ts for i in (0, 1)])
+        gpu = pd.DataFrame(
+            [
+                {
+                    "t": t,
+                    "index": i,
+                    "uuid": f"GPU-{i}",
+                    "name": "H200",
+                    "util_gpu": 50.0 * spec.speed + i,
+                    "util_mem": 10.0,
+                    "mem_used_mib": 70000.0 + 10 * i,
+                    "mem_total_mib": 81920.0,
+                    "power_w": 300.0,
+                    "sm_clock_mhz": 1980.0,
+                    "temp_c": 50.0,
+                }
+                for t in ts
+                for i in (0, 1)
+            ]
+        )
         gpu.to_parquet(run_dir / "gpu.parquet", index=False)
     (run_dir / "recipe.patch").write_text("" if arm == "baseline" else "-  --optimizer-cpu-offload\n")
 
 
 def _iso(t: float) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def make_experiment(root: Path, arms: dict[str, Arm], *, name: str = "exp", steps: int = 60, warmup: int = 6,
-                    repeats: int = 1, order: str = "sequential", method: str = "block-bootstrap",
-                    seed: int = 1, windows: int = 3, gpu: bool = True) -> Path:
+def make_experiment(
+    root: Path,
+    arms: dict[str, Arm],
+    *,
+    name: str = "exp",
+    steps: int = 60,
+    warmup: int = 6,
+    repeats: int = 1,
+    order: str = "sequential",
+    method: str = "block-bootstrap",
+    seed: int = 1,
+    windows: int = 3,
+    gpu: bool = True,
+) -> Path:
     """A runs/<name>/ tree with a spec, and one folder per arm and repeat."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)
     wins = ", ".join(f'{{name = "W{i + 1}", start = {edges[i]}, end = {edges[i + 1] - 1}}}' for i in range(windows))
     cands = "".join(CANDIDATE.format(id=a) for a in arms if a != "baseline")
-    (exp / "experiment.toml").write_text(SPEC.format(name=name, steps=steps, warmup=warmup, windows=wins,
-                                                     candidates=cands, repeats=repeats, order=order, method=method))
+    (exp / "experiment.toml").write_text(
+        SPEC.format(
+            name=name,
+            steps=steps,
+            warmup=warmup,
+            windows=wins,
+            candidates=cands,
+            repeats=repeats,
+            order=order,
+            method=method,
+        )
+    )
     rng = np.random.default_rng(seed)
     t0 = 1_764_000_000.0
     for rep in range(1, repeats + 1):
         for arm, spec in arms.items():
-            write_run(exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0,
-                      with_gpu=gpu)
+            write_run(exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0, with_gpu=gpu)
             t0 += 4000
     return exp

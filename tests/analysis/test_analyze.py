@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from builder import Arm, make_experiment
-from reportgen.analyze import analyze_all, analyze_experiment, is_stale, wide_table
 import typer
+from builder import Arm, make_experiment
 from typer.testing import CliRunner
 
+from reportgen.analyze import analyze_all, analyze_experiment, is_stale, wide_table
 from reportgen.commands import analyze_cmd
 from reportgen.errors import UserError
 from reportgen.render.format import fmt_change
@@ -21,8 +20,14 @@ GOLDEN = Path(__file__).parent / "golden" / "pr_body.md"
 
 
 def test_wide_table_prefers_console_values():
-    long = pd.DataFrame({"step": [0, 0, 1], "key": ["perf/step_time"] * 3, "value": [2.0, 9.0, 3.0],
-                         "source": ["tensorboard", "console", "tensorboard"]})
+    long = pd.DataFrame(
+        {
+            "step": [0, 0, 1],
+            "key": ["perf/step_time"] * 3,
+            "value": [2.0, 9.0, 3.0],
+            "source": ["tensorboard", "console", "tensorboard"],
+        }
+    )
     wide = wide_table(long)
     assert wide.loc[0, "perf/step_time"] == 9.0 and wide.loc[1, "perf/step_time"] == 3.0
 
@@ -30,8 +35,7 @@ def test_wide_table_prefers_console_values():
 def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     # Stands in for the embedded workload's real runs until the lead wires that test in: a tree
     # with the workload's metric keys, gpu.parquet, events.json and manifests.
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.2)}, repeats=2,
-                          order="interleaved")
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.2)}, repeats=2, order="interleaved")
     doc = json.loads(analyze_experiment(exp).read_text())
     assert doc["schema_version"] == 1 and doc["kind"] == "reportgen.analysis"
     base = doc["arms"][0]
@@ -49,15 +53,18 @@ def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     comp = doc["comparisons"][0]
     head = {h["metric"]: h for h in comp["headline"]}
     assert head["perf/step_resp_token_per_s"]["change"] == pytest.approx(
-        head["perf/step_resp_token_per_s"]["candidate"] / head["perf/step_resp_token_per_s"]["baseline"] - 1)
+        head["perf/step_resp_token_per_s"]["candidate"] / head["perf/step_resp_token_per_s"]["baseline"] - 1
+    )
     assert head["gpu/util_mean"]["baseline"] == pytest.approx(50.5)  # GPUs 0 and 1 at 50 and 51 %
     assert head["gpu/1/mem_peak_mib"]["baseline"] == 70010.0
     assert head["workload/limits"]["text"] == "unchanged"
     assert comp["repeats"]["n"] == 2 and comp["repeats"]["interleaved"] and len(comp["repeats"]["ratios"]) == 2
     assert "runs" in comp["interval"]["method"]
     assert comp["verdict"]["status"] == "accepted"
-    assert doc["fixed_workload"] == [{"flag": "--global-batch-size", "value": "16"},
-                                     {"flag": "--rollout-max-response-len", "value": "1024"}]
+    assert doc["fixed_workload"] == [
+        {"flag": "--global-batch-size", "value": "16"},
+        {"flag": "--rollout-max-response-len", "value": "1024"},
+    ]
 
 
 def test_staleness(tmp_path):
@@ -111,8 +118,9 @@ def _cli(args):
 
 def test_cli_analyze_all_and_pr_body_golden(tmp_path):
     runs = tmp_path / "runs"
-    make_experiment(runs, {"baseline": Arm(), "A1": Arm(speed=1.2), "A2": Arm(fail_at=9), "A3": Arm(speed=0.94)},
-                    name="grpo")
+    make_experiment(
+        runs, {"baseline": Arm(), "A1": Arm(speed=1.2), "A2": Arm(fail_at=9), "A3": Arm(speed=0.94)}, name="grpo"
+    )
     make_experiment(runs, {"baseline": Arm(), "B1": Arm()}, name="other", seed=2)
     res = _cli(["analyze", "--runs", str(runs)])
     assert res.exit_code == 0, res.output

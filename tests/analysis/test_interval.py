@@ -49,8 +49,11 @@ def test_repeats_resample_runs_and_widen_the_interval():
     # Two runs per arm whose levels differ by 6 %: between-run spread must enter the interval.
     b = _arm(rng, 100.0) + _arm(rng, 106.0)
     c = _arm(rng, 103.0) + _arm(rng, 109.0)
-    pooled = ratio_interval([[np.concatenate([b[0][w], b[1][w]]) for w in range(3)]],
-                            [[np.concatenate([c[0][w], c[1][w]]) for w in range(3)]], seed=3)
+    pooled = ratio_interval(
+        [[np.concatenate([b[0][w], b[1][w]]) for w in range(3)]],
+        [[np.concatenate([c[0][w], c[1][w]]) for w in range(3)]],
+        seed=3,
+    )
     runs = ratio_interval(b, c, seed=3)
     assert "runs" in runs.method
     assert runs.high - runs.low > pooled.high - pooled.low

@@ -40,11 +40,14 @@ def test_summarize_adds_pooled_row_and_overall_is_mean_of_window_means():
     assert overall(summarize({"W1": (0, 1, [1.0]), "W2": (2, 3, [])})) is None
 
 
-@pytest.mark.parametrize("before,after,expected_pct", [
-    (250.177, 301.918, 20.682),
-    (31.989, 25.939, -18.913),
-    (430.526, 524.496, 21.827),
-])
+@pytest.mark.parametrize(
+    "before,after,expected_pct",
+    [
+        (250.177, 301.918, 20.682),
+        (31.989, 25.939, -18.913),
+        (430.526, 524.496, 21.827),
+    ],
+)
 def test_protocol_reference_changes(before, after, expected_pct):
     assert round(change(before, after) * 100, 3) == expected_pct
 

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from builder import Arm, make_experiment
+
 from reportgen.analysis.guardrails import Guardrail
 from reportgen.analysis.interval import Interval
 from reportgen.analysis.verdict import decide
@@ -25,14 +25,29 @@ def _guard(comp, gid):
 
 
 def test_verdicts_from_real_trees(tmp_path):
-    doc = _analyse(tmp_path, {
-        "baseline": Arm(), "fast": Arm(speed=1.2), "slow": Arm(speed=0.9), "same": Arm(),
-        "noisy": Arm(cv=0.6), "oom": Arm(fail_at=9), "othergpu": Arm(speed=1.2, fingerprint="fp-2"),
-        "othermodel": Arm(model_hash="m-2"),
-    })
+    doc = _analyse(
+        tmp_path,
+        {
+            "baseline": Arm(),
+            "fast": Arm(speed=1.2),
+            "slow": Arm(speed=0.9),
+            "same": Arm(),
+            "noisy": Arm(cv=0.6),
+            "oom": Arm(fail_at=9),
+            "othergpu": Arm(speed=1.2, fingerprint="fp-2"),
+            "othermodel": Arm(model_hash="m-2"),
+        },
+    )
     status = {c["candidate"]: c["verdict"]["status"] for c in doc["comparisons"]}
-    assert status == {"fast": "accepted", "slow": "rejected", "same": "no_change", "noisy": "inconclusive",
-                      "oom": "failed", "othergpu": "invalid", "othermodel": "invalid"}
+    assert status == {
+        "fast": "accepted",
+        "slow": "rejected",
+        "same": "no_change",
+        "noisy": "inconclusive",
+        "oom": "failed",
+        "othergpu": "invalid",
+        "othermodel": "invalid",
+    }
     oom = _comp(doc, "oom")
     assert oom["verdict"]["cause"] == "OOM at step 9, tried to allocate 2.46 GiB"
     assert _guard(oom, "no_failures")["evidence"] == "oom/1/stderr.log:812"
@@ -45,19 +60,25 @@ def test_verdicts_from_real_trees(tmp_path):
     assert oom_arm["runs"][0]["status"] == "failed" and oom_arm["runs"][0]["steps_completed"] == 9
 
 
-@pytest.mark.parametrize("arm,gid,reason_part", [
-    (Arm(samples=15), "samples_per_step", "had 15 samples, global batch 16"),
-    (Arm(tok_scale=1.2), "token_accounting", "apart"),
-    (Arm(nan_at=30), "finite_training", "train/grad_norm = nan at step 30"),
-    (Arm(argv={"--global-batch-size": "8"}), "fixed_workload", "--global-batch-size = '8', baseline '16'"),
-    (Arm(violations=[{"flag": "--num-rollout", "expected": "60", "actual": "30"}]), "fixed_workload",
-     "--num-rollout is '30'"),
-    (Arm(model_hash="m-9"), "same_inputs", "model manifest hash differs"),
-    (Arm(fingerprint="fp-9"), "same_machine", "fingerprint fp-9 differs"),
-    (Arm(argv={"--use-pytorch-profiler": True}), "no_profiler", "--use-pytorch-profiler in a formal run"),
-    (Arm(fail_at=20), "steps_completed", "20/60 steps"),
-    (Arm(fail_at=20), "no_failures", "OOM at step 20"),
-])
+@pytest.mark.parametrize(
+    "arm,gid,reason_part",
+    [
+        (Arm(samples=15), "samples_per_step", "had 15 samples, global batch 16"),
+        (Arm(tok_scale=1.2), "token_accounting", "apart"),
+        (Arm(nan_at=30), "finite_training", "train/grad_norm = nan at step 30"),
+        (Arm(argv={"--global-batch-size": "8"}), "fixed_workload", "--global-batch-size = '8', baseline '16'"),
+        (
+            Arm(violations=[{"flag": "--num-rollout", "expected": "60", "actual": "30"}]),
+            "fixed_workload",
+            "--num-rollout is '30'",
+        ),
+        (Arm(model_hash="m-9"), "same_inputs", "model manifest hash differs"),
+        (Arm(fingerprint="fp-9"), "same_machine", "fingerprint fp-9 differs"),
+        (Arm(argv={"--use-pytorch-profiler": True}), "no_profiler", "--use-pytorch-profiler in a formal run"),
+        (Arm(fail_at=20), "steps_completed", "20/60 steps"),
+        (Arm(fail_at=20), "no_failures", "OOM at step 20"),
+    ],
+)
 def test_each_guardrail_fails_on_its_own_fault(tmp_path, arm, gid, reason_part):
     doc = _analyse(tmp_path, {"baseline": Arm(), "cand": arm})
     comp = _comp(doc, "cand")
@@ -71,8 +92,15 @@ def test_each_guardrail_fails_on_its_own_fault(tmp_path, arm, gid, reason_part):
 
 
 def test_guardrails_not_applicable_when_keys_are_missing(tmp_path):
-    drop = ("rollout/num_samples", "rollout/response_lengths", "train/loss", "rollout/raw_reward",
-            "train/ppo_kl", "train/pg_clipfrac", "train/grad_norm")
+    drop = (
+        "rollout/num_samples",
+        "rollout/response_lengths",
+        "train/loss",
+        "rollout/raw_reward",
+        "train/ppo_kl",
+        "train/pg_clipfrac",
+        "train/grad_norm",
+    )
     doc = _analyse(tmp_path, {"baseline": Arm(drop_keys=drop), "cand": Arm(speed=1.2, drop_keys=drop)})
     comp = _comp(doc, "cand")
     for gid in ("samples_per_step", "token_accounting", "finite_training"):
@@ -89,31 +117,46 @@ def _iv(est, lo, hi):
 OK = [Guardrail("no_failures", "t", "pass", "ok")]
 
 
-@pytest.mark.parametrize("iv,windows,direction,repeats,expected", [
-    (_iv(1.20, 1.15, 1.25), [0.2, 0.2, 0.1], "higher", (), "accepted"),
-    (_iv(1.20, 1.15, 1.25), [0.2, -0.01, 0.1], "higher", (), "inconclusive"),  # one window went the other way
-    (_iv(1.20, 1.15, 1.25), [0.2, 0.2, 0.1], "higher", (1.2, 0.99), "inconclusive"),  # a repeat disagrees
-    (_iv(1.06, 1.02, 1.10), [0.06] * 3, "higher", (), "inconclusive"),  # does not clear 5 %
-    (_iv(1.02, 1.01, 1.03), [0.02] * 3, "higher", (), "no_change"),  # real but below the minimum effect
-    (_iv(1.00, 0.98, 1.02), [0.0] * 3, "higher", (), "no_change"),
-    (_iv(1.00, 0.90, 1.10), [0.0] * 3, "higher", (), "inconclusive"),
-    (_iv(0.90, 0.85, 0.95), [-0.1] * 3, "higher", (), "rejected"),
-    (_iv(0.80, 0.75, 0.85), [-0.2] * 3, "lower", (), "accepted"),  # step time: lower is better
-    (_iv(1.20, 1.15, 1.25), [0.2] * 3, "lower", (), "rejected"),
-    (Interval(1.1, None, None, 0.95, "batch-means", 3, 3, None, ("too few batches",)), [0.1], "higher", (),
-     "inconclusive"),
-])
+@pytest.mark.parametrize(
+    "iv,windows,direction,repeats,expected",
+    [
+        (_iv(1.20, 1.15, 1.25), [0.2, 0.2, 0.1], "higher", (), "accepted"),
+        (_iv(1.20, 1.15, 1.25), [0.2, -0.01, 0.1], "higher", (), "inconclusive"),  # one window went the other way
+        (_iv(1.20, 1.15, 1.25), [0.2, 0.2, 0.1], "higher", (1.2, 0.99), "inconclusive"),  # a repeat disagrees
+        (_iv(1.06, 1.02, 1.10), [0.06] * 3, "higher", (), "inconclusive"),  # does not clear 5 %
+        (_iv(1.02, 1.01, 1.03), [0.02] * 3, "higher", (), "no_change"),  # real but below the minimum effect
+        (_iv(1.00, 0.98, 1.02), [0.0] * 3, "higher", (), "no_change"),
+        (_iv(1.00, 0.90, 1.10), [0.0] * 3, "higher", (), "inconclusive"),
+        (_iv(0.90, 0.85, 0.95), [-0.1] * 3, "higher", (), "rejected"),
+        (_iv(0.80, 0.75, 0.85), [-0.2] * 3, "lower", (), "accepted"),  # step time: lower is better
+        (_iv(1.20, 1.15, 1.25), [0.2] * 3, "lower", (), "rejected"),
+        (
+            Interval(1.1, None, None, 0.95, "batch-means", 3, 3, None, ("too few batches",)),
+            [0.1],
+            "higher",
+            (),
+            "inconclusive",
+        ),
+    ],
+)
 def test_decide_branches(iv, windows, direction, repeats, expected):
-    v = decide(guardrails=OK, interval=iv, window_changes=windows, direction=direction, min_effect=0.05,
-               repeat_ratios=repeats)
+    v = decide(
+        guardrails=OK, interval=iv, window_changes=windows, direction=direction, min_effect=0.05, repeat_ratios=repeats
+    )
     assert v.status == expected, v.summary
     assert v.summary
 
 
 def test_decide_precedence_invalid_over_failed():
     gs = [Guardrail("no_failures", "t", "fail", "oom"), Guardrail("same_machine", "Same machine", "fail", "fp")]
-    v = decide(guardrails=gs, interval=_iv(1.2, 1.1, 1.3), window_changes=[0.2], direction="higher",
-               min_effect=0.05, failure_cause="OOM at step 3")
+    v = decide(
+        guardrails=gs,
+        interval=_iv(1.2, 1.1, 1.3),
+        window_changes=[0.2],
+        direction="higher",
+        min_effect=0.05,
+        failure_cause="OOM at step 3",
+    )
     assert v.status == "invalid" and v.cause == "fp"
 
 

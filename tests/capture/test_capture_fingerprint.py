@@ -36,8 +36,13 @@ def test_id_ignores_volatile_fields_and_tracks_identity():
     base = fingerprint_id(fp)
     assert fingerprint_id(machine_fingerprint({})) == base
     # Kernel, Python, CUDA runtime and a few MiB of MemTotal do not change the machine.
-    moved = {**fp, "kernel": "other", "python": {"version": "0.0.0"}, "cuda": "99.9",
-             "mem_total_bytes": fp["mem_total_bytes"] + 5 * 1024 * 1024}
+    moved = {
+        **fp,
+        "kernel": "other",
+        "python": {"version": "0.0.0"},
+        "cuda": "99.9",
+        "mem_total_bytes": fp["mem_total_bytes"] + 5 * 1024 * 1024,
+    }
     assert fingerprint_id(moved) == base
     gpu = {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-1111", "mem_total_mib": 81920}
     assert fingerprint_id({**fp, "gpus": [gpu]}) != base

@@ -3,6 +3,7 @@ a SIGKILLed sampler process, and compaction to Parquet."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -31,10 +32,18 @@ class EightGpus:
     def __call__(self):
         self.calls += 1
         return [
-            {"index": i, "uuid": f"GPU-{i:08d}-aaaa-bbbb-cccc-dddddddddddd", "name": "NVIDIA H200",
-             "util_gpu": (self.calls * 7 + i) % 101, "util_mem": 3, "mem_used_mib": 1024.0 + i,
-             "mem_total_mib": 143771.0, "power_w": None if i == 3 else 123.4, "sm_clock_mhz": 1980,
-             "temp_c": 41}
+            {
+                "index": i,
+                "uuid": f"GPU-{i:08d}-aaaa-bbbb-cccc-dddddddddddd",
+                "name": "NVIDIA H200",
+                "util_gpu": (self.calls * 7 + i) % 101,
+                "util_mem": 3,
+                "mem_used_mib": 1024.0 + i,
+                "mem_total_mib": 143771.0,
+                "power_w": None if i == 3 else 123.4,
+                "sm_clock_mhz": 1980,
+                "temp_c": 41,
+            }
             for i in range(self.n)
         ]
 
@@ -90,7 +99,7 @@ def test_thread_samples_on_a_grid_and_compacts(tmp_path):
     headers, samples = read_samples(jsonl)
     assert len(headers) == 1 and headers[0]["gpus"] == status.gpus
     ts = sorted({s["t"] for s in samples})
-    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ts)]
     assert all(g > 0.05 for g in gaps), gaps  # no bunching after a slow tick
 
     assert compact(jsonl, tmp_path / "gpu.parquet") == status.samples
@@ -138,7 +147,8 @@ def test_compact_tolerates_torn_last_line_and_missing_file(tmp_path):
 def test_sigkilled_sampler_process_leaves_readable_samples(tmp_path):
     jsonl = tmp_path / "gpu.jsonl"
     script = tmp_path / "sampler_child.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys, time
         from reportgen.capture.gpu import GpuSampler
         def reader():
@@ -148,7 +158,8 @@ def test_sigkilled_sampler_process_leaves_readable_samples(tmp_path):
         GpuSampler({str(jsonl)!r}, interval_s=0.5, reader=reader, fsync_every_s=60).start()
         print("started", flush=True)
         time.sleep(600)
-    """))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env, text=True)
     try:
@@ -164,13 +175,16 @@ def test_sigkilled_sampler_process_leaves_readable_samples(tmp_path):
     assert compact(jsonl, tmp_path / "gpu.parquet") == len(samples) == 2 * ticks
 
 
-@pytest.mark.parametrize("value, visible", [
-    (None, [0, 1, 2, 3]),
-    ("", []),
-    ("1,3", [1, 3]),
-    ("GPU-cc", [2]),
-    ("0,-1,2", [0]),  # CUDA stops at the first invalid entry
-])
+@pytest.mark.parametrize(
+    "value, visible",
+    [
+        (None, [0, 1, 2, 3]),
+        ("", []),
+        ("1,3", [1, 3]),
+        ("GPU-cc", [2]),
+        ("0,-1,2", [0]),  # CUDA stops at the first invalid entry
+    ],
+)
 def test_visible_filter(value, visible):
     uuids = ["GPU-aa11", "GPU-bb22", "GPU-cc33", "GPU-dd44"]
     pred = visible_filter(value)

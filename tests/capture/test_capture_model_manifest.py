@@ -30,7 +30,11 @@ def test_manifest_matches_hashlib(tmp_path):
         assert f["size"] == len(data)
     assert m["total_bytes"] == sum(f["size"] for f in m["files"])
     lines = "".join(f"{f['sha256']}  {f['path']}\n" for f in m["files"])
-    assert m["sha256"] == hashlib.sha256(lines.encode()).hexdigest() == hashlib.sha256(manifest_lines(m["files"]).encode()).hexdigest()
+    assert (
+        m["sha256"]
+        == hashlib.sha256(lines.encode()).hexdigest()
+        == hashlib.sha256(manifest_lines(m["files"]).encode()).hexdigest()
+    )
 
 
 def test_manifest_sha_independent_of_location_and_sensitive_to_content(tmp_path):

@@ -61,11 +61,19 @@ def test_capture_writes_everything_and_leaks_nothing(tmp_path, recipe_repo):
     env = _env(tmp_path)
 
     summary = capture_provenance(
-        dest, python=sys.executable, recipe_repo=recipe_repo / "run.sh", model_dir=model,
+        dest,
+        python=sys.executable,
+        recipe_repo=recipe_repo / "run.sh",
+        model_dir=model,
         data_files=[data],
-        commands=[f"echo token=$HF_TOKEN key=$MY_API_KEY", ["env"], ["printf", "%s", API],
-                  ["definitely-not-a-command-xyz"]],
-        env=env, cache_path=tmp_path / "cache" / "hashes.json",
+        commands=[
+            "echo token=$HF_TOKEN key=$MY_API_KEY",
+            ["env"],
+            ["printf", "%s", API],
+            ["definitely-not-a-command-xyz"],
+        ],
+        env=env,
+        cache_path=tmp_path / "cache" / "hashes.json",
     )
 
     # Nothing under runs/ holds a planted secret, in any encoding we write.
@@ -103,13 +111,30 @@ def test_capture_writes_everything_and_leaks_nothing(tmp_path, recipe_repo):
 
     # Hashes and fingerprint.
     manifest = json.loads((dest / "model-manifest.json").read_text())
-    assert manifest["sha256"] == summary["hashes"]["model_manifest_sha256"] == model_manifest(model, cache_path=None)["sha256"]
+    assert (
+        manifest["sha256"]
+        == summary["hashes"]["model_manifest_sha256"]
+        == model_manifest(model, cache_path=None)["sha256"]
+    )
     assert summary["hashes"]["data"] == {str(data): hashlib.sha256(b"rows").hexdigest()}
     fp = json.loads((dest / "fingerprint.json").read_text())
     assert fp["fingerprint_id"] == summary["fingerprint_id"] and fp["cpu_count"] == summary["fingerprint"]["cpu_count"]
-    assert set(summary["files"]) == {p.name for p in dest.iterdir()} >= {
-        "git.json", "git-status.txt", "git-diff.patch", "nvidia-smi.txt", "python.txt", "pip-freeze.txt",
-        "fingerprint.json", "model-manifest.json", "data-hashes.json", "commands.json"}
+    assert (
+        set(summary["files"])
+        == {p.name for p in dest.iterdir()}
+        >= {
+            "git.json",
+            "git-status.txt",
+            "git-diff.patch",
+            "nvidia-smi.txt",
+            "python.txt",
+            "pip-freeze.txt",
+            "fingerprint.json",
+            "model-manifest.json",
+            "data-hashes.json",
+            "commands.json",
+        }
+    )
     assert not list(dest.glob(".*.tmp"))  # atomic writes leave no temporaries
 
 
@@ -117,8 +142,15 @@ def test_second_capture_uses_the_hash_cache(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
     (model / "w.bin").write_bytes(b"\x02" * 10000)
-    kwargs = dict(python=sys.executable, recipe_repo=None, model_dir=model, data_files=[], commands=[],
-                  env=_env(tmp_path), cache_path=tmp_path / "hashes.json")
+    kwargs = {
+        "python": sys.executable,
+        "recipe_repo": None,
+        "model_dir": model,
+        "data_files": [],
+        "commands": [],
+        "env": _env(tmp_path),
+        "cache_path": tmp_path / "hashes.json",
+    }
     capture_provenance(tmp_path / "a", **kwargs)
     capture_provenance(tmp_path / "b", **kwargs)
     first = json.loads((tmp_path / "a" / "model-manifest.json").read_text())
@@ -133,8 +165,14 @@ def test_not_a_repository_and_broken_python_are_recorded(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     summary = capture_provenance(
-        tmp_path / "prov", python=str(tmp_path / "no-python"), recipe_repo=plain, model_dir=None,
-        data_files=[], commands=[], env=_env(tmp_path), cache_path=None,
+        tmp_path / "prov",
+        python=str(tmp_path / "no-python"),
+        recipe_repo=plain,
+        model_dir=None,
+        data_files=[],
+        commands=[],
+        env=_env(tmp_path),
+        cache_path=None,
     )
     git = json.loads((tmp_path / "prov" / "git.json").read_text())
     assert git["repository"] is False and "not a git repository" in git["reason"]
@@ -146,6 +184,14 @@ def test_not_a_repository_and_broken_python_are_recorded(tmp_path):
 
 
 def test_missing_data_file_is_a_user_error(tmp_path):
-    with pytest.raises(UserError, match="missing.parquet"):
-        capture_provenance(tmp_path / "prov", python=sys.executable, recipe_repo=None, model_dir=None,
-                           data_files=[tmp_path / "missing.parquet"], commands=[], env={}, cache_path=None)
+    with pytest.raises(UserError, match=r"missing\.parquet"):
+        capture_provenance(
+            tmp_path / "prov",
+            python=sys.executable,
+            recipe_repo=None,
+            model_dir=None,
+            data_files=[tmp_path / "missing.parquet"],
+            commands=[],
+            env={},
+            cache_path=None,
+        )

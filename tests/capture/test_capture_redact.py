@@ -9,27 +9,59 @@ import pytest
 from reportgen.capture.redact import REDACTED, is_secret_name, redact_env, redact_obj, redact_text, secret_values
 
 
-@pytest.mark.parametrize("name", [
-    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "CLEARML_API_ACCESS_KEY",
-    "CLEARML_API_SECRET_KEY", "CLEARML_API_HOST_EXTRA", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID",
-    "GITHUB_TOKEN", "MY_API_KEY", "db_password", "SSH_PASSPHRASE", "GOOGLE_APPLICATION_CREDENTIALS",
-    "BASIC_AUTH", "SESSION_COOKIE", "PRIVATE_REPO_URL", "MYSQL_PWD", "SENTRY_DSN", "KEYBOARD_LAYOUT",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "WANDB_API_KEY",
+        "CLEARML_API_ACCESS_KEY",
+        "CLEARML_API_SECRET_KEY",
+        "CLEARML_API_HOST_EXTRA",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "GITHUB_TOKEN",
+        "MY_API_KEY",
+        "db_password",
+        "SSH_PASSPHRASE",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "BASIC_AUTH",
+        "SESSION_COOKIE",
+        "PRIVATE_REPO_URL",
+        "MYSQL_PWD",
+        "SENTRY_DSN",
+        "KEYBOARD_LAYOUT",
+    ],
+)
 def test_secret_names_are_recognised(name):
     assert is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", [
-    "PATH", "HOME", "PWD", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG", "TOKENIZERS_PARALLELISM",
-    "PYTHONHASHSEED", "MASTER_ADDR", "RAY_ADDRESS", "OMP_NUM_THREADS",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "PATH",
+        "HOME",
+        "PWD",
+        "CUDA_VISIBLE_DEVICES",
+        "NCCL_DEBUG",
+        "TOKENIZERS_PARALLELISM",
+        "PYTHONHASHSEED",
+        "MASTER_ADDR",
+        "RAY_ADDRESS",
+        "OMP_NUM_THREADS",
+    ],
+)
 def test_ordinary_names_are_kept(name):
     assert not is_secret_name(name)
 
 
 def test_redact_env_replaces_values_and_url_passwords():
-    env = {"HF_TOKEN": "hf_secret_value_123", "PATH": "/usr/bin",
-           "HTTPS_PROXY": "http://alice:pr0xyPassw0rd@proxy:3128"}
+    env = {
+        "HF_TOKEN": "hf_secret_value_123",
+        "PATH": "/usr/bin",
+        "HTTPS_PROXY": "http://alice:pr0xyPassw0rd@proxy:3128",
+    }
     out = redact_env(env)
     assert out["HF_TOKEN"] == REDACTED
     assert out["PATH"] == "/usr/bin"
@@ -38,8 +70,10 @@ def test_redact_env_replaces_values_and_url_passwords():
 
 
 def test_redact_env_masks_secrets_embedded_in_other_values():
-    env = {"HF_TOKEN": "hf_secret_value_123",
-           "RAY_RUNTIME_ENV_JSON": '{"env_vars": {"HF_TOKEN": "hf_secret_value_123"}}'}
+    env = {
+        "HF_TOKEN": "hf_secret_value_123",
+        "RAY_RUNTIME_ENV_JSON": '{"env_vars": {"HF_TOKEN": "hf_secret_value_123"}}',
+    }
     out = redact_env(env)
     assert out["RAY_RUNTIME_ENV_JSON"] == '{"env_vars": {"HF_TOKEN": "<redacted>"}}'
 

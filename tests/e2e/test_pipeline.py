@@ -85,16 +85,35 @@ def test_run_analyze_and_build_on_the_embedded_workload(tmp_path: Path) -> None:
     assert set(verdicts.values()) <= {"accepted", "rejected", "no_change", "inconclusive"}
     for comp in doc["comparisons"]:
         by_id = {g["id"]: g["status"] for g in comp["guardrails"]}
-        for gid in ("steps_completed", "no_failures", "samples_per_step", "token_accounting",
-                    "finite_training", "fixed_workload", "same_machine", "no_profiler"):
+        for gid in (
+            "steps_completed",
+            "no_failures",
+            "samples_per_step",
+            "token_accounting",
+            "finite_training",
+            "fixed_workload",
+            "same_machine",
+            "no_profiler",
+        ):
             assert by_id[gid] == "pass", (comp["candidate"], gid, comp["guardrails"])
         assert comp["interval"]["low"] <= comp["interval"]["estimate"] <= comp["interval"]["high"]
 
     site = tmp_path / "site"
-    env = dict(os.environ, REPORTGEN_RUNS=str(runs), NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true",
-               PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = dict(
+        os.environ,
+        REPORTGEN_RUNS=str(runs),
+        NO_MKDOCS_2_WARNING="1",
+        DISABLE_MKDOCS_2_WARNING="true",
+        PYTHONPATH=str(REPO),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = (site / "reports" / "e2e" / "index.html").read_text()
     assert "A1" in page and "Guardrails" in page

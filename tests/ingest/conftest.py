@@ -34,19 +34,35 @@ def step_lines(s: int) -> list[str]:
     grad = "nan" if s == 3 else f"{1.25 + s / 100}"
     lines = [
         ROLL + plain(ts, "reward.py:88", "parse error: could not find \\boxed{} in response"),
-        ROLL + colour(ts, "relax.rollout.manager:301",
-                      f"perf {s}: {{'perf/rollout_time': {12.5 + s}, 'perf/tokens_per_gpu_per_sec': {900 + s}.5, "
-                      f"'rollout/response_len/mean': {400 + s}.0, 'rollout/truncated_ratio': 0.0}}"),
-        ROLL + colour(ts, "relax.rollout.manager:310",
-                      f"rollout {s}: {{'rollout/raw_reward': 0.{s + 1}, 'rollout/response_lengths': {400 + s}.0, "
-                      f"'rollout/log_probs': -0.{s + 3}, 'rollout/meta': {{'source': 'openr1mm', 'note': \"it's {{ok}}\"}}}}"),
-        ACTOR + plain(ts, "model.py:412",
-                      f"step {s}: {{'train/loss': 0.0{s + 1}, 'train/pg_loss': -0.0{s + 2}, 'train/grad_norm': {grad}, "
-                      f"'train/lr-pg_0': 1e-06, 'train/step': {s}}}"),
-        ACTOR + colour(ts, "relax.backends.megatron.actor:977",
-                       f"perf {s}: {{'perf/train_time': {10.0 + s / 10}, 'perf/train_wait_time': {step_time(s) - 10.0 - s / 10:.3f}, "
-                       f"'perf/step_time': {step_time(s)}, 'perf/step_resp_token_per_s': {250 + s}.25, "
-                       f"'perf/actor_train_tflops': inf, 'perf/mfu/actor_train': -inf}}"),
+        ROLL
+        + colour(
+            ts,
+            "relax.rollout.manager:301",
+            f"perf {s}: {{'perf/rollout_time': {12.5 + s}, 'perf/tokens_per_gpu_per_sec': {900 + s}.5, "
+            f"'rollout/response_len/mean': {400 + s}.0, 'rollout/truncated_ratio': 0.0}}",
+        ),
+        ROLL
+        + colour(
+            ts,
+            "relax.rollout.manager:310",
+            f"rollout {s}: {{'rollout/raw_reward': 0.{s + 1}, 'rollout/response_lengths': {400 + s}.0, "
+            f"'rollout/log_probs': -0.{s + 3}, 'rollout/meta': {{'source': 'openr1mm', 'note': \"it's {{ok}}\"}}}}",
+        ),
+        ACTOR
+        + plain(
+            ts,
+            "model.py:412",
+            f"step {s}: {{'train/loss': 0.0{s + 1}, 'train/pg_loss': -0.0{s + 2}, 'train/grad_norm': {grad}, "
+            f"'train/lr-pg_0': 1e-06, 'train/step': {s}}}",
+        ),
+        ACTOR
+        + colour(
+            ts,
+            "relax.backends.megatron.actor:977",
+            f"perf {s}: {{'perf/train_time': {10.0 + s / 10}, 'perf/train_wait_time': {step_time(s) - 10.0 - s / 10:.3f}, "
+            f"'perf/step_time': {step_time(s)}, 'perf/step_resp_token_per_s': {250 + s}.25, "
+            f"'perf/actor_train_tflops': inf, 'perf/mfu/actor_train': -inf}}",
+        ),
         plain(ts, "train.py:55", f"finished rollout {s}, next in queue"),
     ]
     if s == 3:
@@ -54,16 +70,22 @@ def step_lines(s: int) -> list[str]:
     return lines
 
 
-OOM_LINE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB. GPU 0 has a total capacity "
-            "of 79.25 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 78.14 GiB memory in use.")
+OOM_LINE = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB. GPU 0 has a total capacity "
+    "of 79.25 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 78.14 GiB memory in use."
+)
 
 
 def failure_lines() -> list[str]:
     ts = "2026-08-05 10:21:40"
     return [
-        ROLL + colour(ts, "relax.rollout.manager:301",
-                      "perf 9: {'perf/rollout_time': 21.5, 'perf/tokens_per_gpu_per_sec': 909.5, "
-                      "'rollout/response_len/mean': 409.0, 'rollout/truncated_ratio': 0.0}"),
+        ROLL
+        + colour(
+            ts,
+            "relax.rollout.manager:301",
+            "perf 9: {'perf/rollout_time': 21.5, 'perf/tokens_per_gpu_per_sec': 909.5, "
+            "'rollout/response_len/mean': 409.0, 'rollout/truncated_ratio': 0.0}",
+        ),
         ACTOR + plain(ts, "actor.py:120", "Actor training failed at step 9: OutOfMemoryError: CUDA out of memory."),
         ACTOR + "Traceback (most recent call last):",
         ACTOR + '  File "/opt/relax/relax/backends/megatron/actor.py", line 118, in train',
@@ -71,13 +93,20 @@ def failure_lines() -> list[str]:
         ACTOR + '  File "/usr/lib/python3/site-packages/torch/_tensor.py", line 625, in backward',
         ACTOR + "    torch.autograd.backward(",
         ACTOR + OOM_LINE,
-        plain("2026-08-05 10:21:41", "train.py:77", "Training loop failed with error: ray.exceptions.RayTaskError(OutOfMemoryError)"),
+        plain(
+            "2026-08-05 10:21:41",
+            "train.py:77",
+            "Training loop failed with error: ray.exceptions.RayTaskError(OutOfMemoryError)",
+        ),
         plain("2026-08-05 10:21:41", "train.py:80", "Graceful shutdown triggered (training failure)"),
     ]
 
 
-GARBLED = (ACTOR + colour("2026-08-05 10:14:12", "relax.backends.megatron.actor:977",
-                          "perf 2: {'perf/train_time': 10.2, 'perf/st" + ROLL + "loading shard 3/8"))
+GARBLED = ACTOR + colour(
+    "2026-08-05 10:14:12",
+    "relax.backends.megatron.actor:977",
+    "perf 2: {'perf/train_time': 10.2, 'perf/st" + ROLL + "loading shard 3/8",
+)
 
 
 def relax_stdout(steps: int = 9, *, fail: bool = True) -> str:
@@ -98,7 +127,7 @@ TRACE = (
     "+ NUM_GPUS=2\n"
     "+ source scripts/entrypoint/local.sh\n"
     "++ ray status\n"
-    "+ ray job submit --address=http://127.0.0.1:8265 --runtime-env-json='{\"env_vars\": {\"A\": \"1\"}}' -- "
+    '+ ray job submit --address=http://127.0.0.1:8265 --runtime-env-json=\'{"env_vars": {"A": "1"}}\' -- '
     "python3 -m relax.entrypoints.train --colocate --tensor-model-parallel-size 2 --num-rollout 200 "
     "--rollout-batch-size 2 --n-samples-per-prompt 8 --global-batch-size 16 --rollout-max-response-len 1024 "
     "--rollout-max-prompt-len 2048 --rollout-temperature 0.8 --max-tokens-per-gpu 9216 "
@@ -107,14 +136,22 @@ TRACE = (
 )
 
 DUMP = (
-    ACTOR + "------------------------ arguments ------------------------\n"
-    + ACTOR + "  global_batch_size ............................... 16\n"
-    + ACTOR + "  n_samples_per_prompt ............................ 8\n"
-    + ACTOR + "  rollout_max_response_len ........................ 1024\n"
-    + ACTOR + "  use_precision_aware_optimizer ................... False\n"
-    + ACTOR + "  a_very_long_argument_name_that_has_no_dots_at_all  7\n"
-    + ACTOR + "  eval_datasets ................................... ['a.parquet', 'b.parquet']\n"
-    + ACTOR + "-------------------- end of arguments ---------------------\n"
+    ACTOR
+    + "------------------------ arguments ------------------------\n"
+    + ACTOR
+    + "  global_batch_size ............................... 16\n"
+    + ACTOR
+    + "  n_samples_per_prompt ............................ 8\n"
+    + ACTOR
+    + "  rollout_max_response_len ........................ 1024\n"
+    + ACTOR
+    + "  use_precision_aware_optimizer ................... False\n"
+    + ACTOR
+    + "  a_very_long_argument_name_that_has_no_dots_at_all  7\n"
+    + ACTOR
+    + "  eval_datasets ................................... ['a.parquet', 'b.parquet']\n"
+    + ACTOR
+    + "-------------------- end of arguments ---------------------\n"
 )
 
 

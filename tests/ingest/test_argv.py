@@ -1,5 +1,10 @@
 from reportgen.ingest.argv import (
-    argv_to_mapping, check_invariants, dump_to_mapping, parse_argument_dump, parse_trace, split_words,
+    argv_to_mapping,
+    check_invariants,
+    dump_to_mapping,
+    parse_argument_dump,
+    parse_trace,
+    split_words,
 )
 
 from .conftest import DUMP, TRACE
@@ -28,7 +33,14 @@ def test_trace_entrypoint_and_absent():
 
 
 def test_bash_quoting():
-    assert split_words("a 'b c' 'it'\\''s' $'x\\ny' \"q \\\"r\\\"\" d\\ e") == ["a", "b c", "it's", "x\ny", 'q "r"', "d e"]
+    assert split_words("a 'b c' 'it'\\''s' $'x\\ny' \"q \\\"r\\\"\" d\\ e") == [
+        "a",
+        "b c",
+        "it's",
+        "x\ny",
+        'q "r"',
+        "d e",
+    ]
 
 
 def test_argument_dump():
@@ -52,11 +64,18 @@ def test_invariants():
     r = check_invariants(m, flags, None)
     assert r["checked"] == flags and r["violations"] == []
     assert r["values"]["--seed"] is None and r["values"]["--global-batch-size"] == "16"
-    expected = {"--global-batch-size": ("16",), "--n-samples-per-prompt": "4", "--rollout-temperature": "0.80",
-                "--seed": None, "--eval-datasets": "[a.parquet, b.parquet]"}
+    expected = {
+        "--global-batch-size": ("16",),
+        "--n-samples-per-prompt": "4",
+        "--rollout-temperature": "0.80",
+        "--seed": None,
+        "--eval-datasets": "[a.parquet, b.parquet]",
+    }
     r = check_invariants(m, flags, expected)
     assert r["violations"] == [{"flag": "--n-samples-per-prompt", "expected": "4", "actual": "8"}]
     r = check_invariants(m, ["--seed"], {"--seed": "1234"})
     assert r["violations"] == [{"flag": "--seed", "expected": "1234", "actual": None}]
     dump = dump_to_mapping(parse_argument_dump(DUMP))
-    assert check_invariants(dump, ["--eval-datasets"], {"--eval-datasets": ["a.parquet", "b.parquet"]})["violations"] == []
+    assert (
+        check_invariants(dump, ["--eval-datasets"], {"--eval-datasets": ["a.parquet", "b.parquet"]})["violations"] == []
+    )

@@ -35,10 +35,23 @@ def mixed_log(seed: int) -> str:
     repeated keys that change value, and lines close together (overlapping excerpts)."""
     rng = random.Random(seed)
     base = relax_stdout(9).splitlines()
-    extra = ["\n".join(TB), "\n".join(TB2), *TB, TRACE, DUMP.rstrip("\n"), *DUMP.splitlines(), "progress 10%\r{bar}\rperf 3: {'perf/step_time': 2.5}\r",
-             "+ echo start", "Graceful shutdown triggered", "x" * 300, "", "\r",
-             "perf 2: {'perf/train_time': 99.0, 'perf/x': nan}", "step 4: {'train/loss': inf}",
-             "(W pid=9) + python3 -m relax.entrypoints.train --lr 1e-6"]
+    extra = [
+        "\n".join(TB),
+        "\n".join(TB2),
+        *TB,
+        TRACE,
+        DUMP.rstrip("\n"),
+        *DUMP.splitlines(),
+        "progress 10%\r{bar}\rperf 3: {'perf/step_time': 2.5}\r",
+        "+ echo start",
+        "Graceful shutdown triggered",
+        "x" * 300,
+        "",
+        "\r",
+        "perf 2: {'perf/train_time': 99.0, 'perf/x': nan}",
+        "step 4: {'train/loss': inf}",
+        "(W pid=9) + python3 -m relax.entrypoints.train --lr 1e-6",
+    ]
     out = [DUMP.rstrip("\n"), "\n".join(TB2)]
     for line in base * 3:
         out.append(line)
@@ -161,7 +174,10 @@ def test_parse_dict_fast_paths_agree_with_ast(seed):
     rng = random.Random(seed)
     checked = 0
     for _ in range(800):
-        d = {rng.choice(["a", "perf/x", "it's", "b c", "n: nan"]) + str(i): _random_value(rng) for i in range(rng.randrange(1, 6))}
+        d = {
+            rng.choice(["a", "perf/x", "it's", "b c", "n: nan"]) + str(i): _random_value(rng)
+            for i in range(rng.randrange(1, 6))
+        }
         text = repr(d)
         for t in (text, text.replace("-0,", "-0 ,"), text.replace("True", "true").replace("None", "null")):
             # Only the quoted-strings path is checked: the older keys-only path is known to read

@@ -83,18 +83,26 @@ def test_feed_line_matches_feed(stdout_text):
 def test_parse_file(tmp_path, stdout_text):
     f = tmp_path / "log"
     f.write_text(stdout_text)
-    assert repr(list(parse_file(f, stream="stderr"))) == repr([
-        r.__class__(r.kind, r.index, r.values, r.line_no, "stderr") for r in one_pass(stdout_text)[0]
-    ])
+    assert repr(list(parse_file(f, stream="stderr"))) == repr(
+        [r.__class__(r.kind, r.index, r.values, r.line_no, "stderr") for r in one_pass(stdout_text)[0]]
+    )
 
 
 def test_garbled_and_non_metric_lines():
-    assert parse_metric_line(GARBLED.replace("\x1b[32m", "").replace("\x1b[36m", "").replace("\x1b[1m", "").replace("\x1b[0m", "")) is True
+    assert (
+        parse_metric_line(
+            GARBLED.replace("\x1b[32m", "").replace("\x1b[36m", "").replace("\x1b[1m", "").replace("\x1b[0m", "")
+        )
+        is True
+    )
     assert parse_metric_line("critic-step 3: {'a': 1}") is False
     assert parse_metric_line("Actor training failed at step 9: OutOfMemoryError") is False
     assert parse_metric_line("perf 3: {'a': undefined_name}") is True
     assert parse_metric_line("(RolloutManager pid=9) eval 4: {'eval/aime': 0.25} [repeated 2x across cluster]") == (
-        "eval", 4, {"eval/aime": 0.25})
+        "eval",
+        4,
+        {"eval/aime": 0.25},
+    )
 
 
 def test_dict_forms():

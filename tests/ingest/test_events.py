@@ -29,11 +29,16 @@ def test_oom_at_step_9_located_and_quoted():
 def test_fatal_loop_errors_and_step_from_message():
     evs = events_of(relax_stdout())
     fatal = {e.details["signature"]: e for e in evs if e.kind == "fatal"}
-    assert set(fatal) == {"Actor training failed at step", "Training loop failed with error", "Graceful shutdown triggered"}
+    assert set(fatal) == {
+        "Actor training failed at step",
+        "Training loop failed with error",
+        "Graceful shutdown triggered",
+    }
     assert all(e.step == 9 for e in fatal.values())
     assert fatal["Actor training failed at step"].details["cause"] == "oom"
     assert fatal["Training loop failed with error"].message.endswith(
-        "Training loop failed with error: ray.exceptions.RayTaskError(OutOfMemoryError)")
+        "Training loop failed with error: ray.exceptions.RayTaskError(OutOfMemoryError)"
+    )
 
 
 def test_nan_from_message_and_from_metrics():
@@ -52,26 +57,30 @@ def test_parse_error_noise_and_clean_log_are_not_failures():
 
 
 def test_generic_traceback_and_interleaved_lines():
-    text = "\n".join([
-        "perf 0: {'perf/step_time': 1.0}",
-        "(A pid=1) Traceback (most recent call last):",
-        '(A pid=1)   File "x.py", line 3, in f',
-        "(B pid=2) unrelated progress line",
-        "(A pid=1)     raise KeyError('w')",
-        "(A pid=1) KeyError: 'w'",
-        "tail",
-    ])
+    text = "\n".join(
+        [
+            "perf 0: {'perf/step_time': 1.0}",
+            "(A pid=1) Traceback (most recent call last):",
+            '(A pid=1)   File "x.py", line 3, in f',
+            "(B pid=2) unrelated progress line",
+            "(A pid=1)     raise KeyError('w')",
+            "(A pid=1) KeyError: 'w'",
+            "tail",
+        ]
+    )
     evs = events_of(text, "stderr")
     assert [(e.kind, e.step, e.line, e.stream) for e in evs] == [("traceback", 1, 6, "stderr")]
     assert evs[0].details["exception"] == "KeyError" and evs[0].details["traceback_line"] == 2
 
 
 def test_same_oom_on_two_ranks_is_one_event():
-    text = "\n".join([
-        "step 4: {'train/loss': 0.1}",
-        "(A pid=1) " + OOM_LINE,
-        "(A pid=2) " + OOM_LINE.replace("GPU 0", "GPU 1"),
-    ])
+    text = "\n".join(
+        [
+            "step 4: {'train/loss': 0.1}",
+            "(A pid=1) " + OOM_LINE,
+            "(A pid=2) " + OOM_LINE.replace("GPU 0", "GPU 1"),
+        ]
+    )
     evs = events_of(text)
     assert [(e.kind, e.step, e.line) for e in evs] == [("oom", 5, 2)]
     assert evs[0].details["repeats"] == 2 and evs[0].details["also_at_lines"] == [3]

@@ -27,7 +27,9 @@ remove = ["--optimizer-cpu-offload"]
 
 @pytest.fixture
 def setup(tmp_path):
-    (tmp_path / "recipe.sh").write_text("#!/bin/bash\nset -x\npython3 -m relax.entrypoints.train --optimizer-cpu-offload\n")
+    (tmp_path / "recipe.sh").write_text(
+        "#!/bin/bash\nset -x\npython3 -m relax.entrypoints.train --optimizer-cpu-offload\n"
+    )
     spec = tmp_path / "exp.toml"
     spec.write_text(SPEC)
     log = tmp_path / "hand.log"
@@ -40,15 +42,42 @@ def test_ingest_end_to_end(setup, capsys):
     runs = tmp / "runs"
     tb = tmp / "tb"
     write_tb(tb / "proj" / "exp", [("perf/step_time", 30.0, 0)])
-    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs),
-                 "--tensorboard", str(tb)]) == 0
+    assert (
+        main(
+            [
+                "ingest",
+                str(log),
+                "--spec",
+                str(spec),
+                "--arm",
+                "baseline",
+                "--runs",
+                str(runs),
+                "--tensorboard",
+                str(tb),
+            ]
+        )
+        == 0
+    )
     run = runs / "offload" / "baseline" / "1"
     assert capsys.readouterr().out.strip() == str(run)
     assert (runs / "offload" / "experiment.toml").read_text() == SPEC
-    assert sorted(p.name for p in run.iterdir()) == ["events.json", "manifest.json", "metrics.parquet", "stdout.log", "tensorboard"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        "events.json",
+        "manifest.json",
+        "metrics.parquet",
+        "stdout.log",
+        "tensorboard",
+    ]
     m = json.loads((run / "manifest.json").read_text())
     assert (m["schema_version"], m["kind"], m["experiment"], m["arm"], m["repeat"], m["role"]) == (
-        1, "reportgen.run", "offload", "baseline", 1, "formal")
+        1,
+        "reportgen.run",
+        "offload",
+        "baseline",
+        1,
+        "formal",
+    )
     assert m["status"] == "failed"  # the nan grad norm at step 3 is a failure event
     assert m["started_utc"] == "2026-08-05T10:10:01Z" and m["ended_utc"] == "2026-08-05T10:19:12Z"
     assert m["executor"] == {"kind": "external"} and m["exit_code"] is None
@@ -58,8 +87,11 @@ def test_ingest_end_to_end(setup, capsys):
     assert set(pd.read_parquet(run / "metrics.parquet").columns) == {"step", "key", "value", "source"}
     # a second ingest of the same arm takes the next repeat; a clean log makes a complete run
     clean = tmp / "clean.log"
-    clean.write_text(log.read_text().replace("'train/grad_norm': nan", "'train/grad_norm': 1.0")
-                     .replace("Inf found in gradients", "gradients fine"))
+    clean.write_text(
+        log.read_text()
+        .replace("'train/grad_norm': nan", "'train/grad_norm': 1.0")
+        .replace("Inf found in gradients", "gradients fine")
+    )
     assert main(["ingest", str(clean), "--spec", str(spec), "--arm", "A1", "--runs", str(runs)]) == 0
     assert main(["ingest", str(clean), "--spec", str(spec), "--arm", "A1", "--runs", str(runs)]) == 0
     assert json.loads((runs / "offload" / "A1" / "2" / "manifest.json").read_text())["status"] == "complete"
@@ -96,10 +128,13 @@ def test_malformed_input_exit_2_nothing_written(setup, capsys):
 def test_refuses_existing_run_and_other_spec(setup, capsys):
     tmp, spec, log = setup
     runs = tmp / "runs"
-    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs), "--repeat", "3"]) == 0
+    assert (
+        main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs), "--repeat", "3"]) == 0
+    )
     before = sorted(str(p) for p in runs.rglob("*"))
-    code, err = run_err(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs),
-                         "--repeat", "3"], capsys)
+    code, err = run_err(
+        ["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs), "--repeat", "3"], capsys
+    )
     assert code == 2 and "already holds" in err
     other = tmp / "other.toml"
     other.write_text(SPEC.replace("Drop optimizer", "Keep optimizer"))

@@ -48,8 +48,9 @@ def test_tensorboard_merge_and_disagreement(tmp_path, console_df):
     tb_df = read_scalars(tmp_path / "tensorboard")
     assert list(tb_df.columns) == ["step", "key", "value"] and len(tb_df) == 11
     long_df, notes = merge_sources(console_df, tb_df)
-    assert notes == [{"step": 4, "key": "perf/step_time", "chosen": "console",
-                      "values": {"console": 32.0, "tensorboard": 99.0}}]  # float32 31.2 vs 31.2 is not a disagreement
+    assert notes == [
+        {"step": 4, "key": "perf/step_time", "chosen": "console", "values": {"console": 32.0, "tensorboard": 99.0}}
+    ]  # float32 31.2 vs 31.2 is not a disagreement
     assert set(long_df.source) == {"console", "tensorboard"}
     wide = wide_table(long_df)
     assert wide.loc[4, "perf/step_time"] == 32.0

@@ -12,7 +12,9 @@ FIXED = ["--global-batch-size", "--n-samples-per-prompt", "--rollout-max-respons
 
 
 def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
-    write_tb(run_dir / "tensorboard", [("perf/step_time", step_time(s) + (1.0 if s == 2 else 0.0), s) for s in range(9)])
+    write_tb(
+        run_dir / "tensorboard", [("perf/step_time", step_time(s) + (1.0 if s == 2 else 0.0), s) for s in range(9)]
+    )
     section = ingest_run(run_dir, invariants=FIXED, expected={"--n-samples-per-prompt": "4"}, exit_code=1)
     assert section["argv_source"] == "trace"
     assert section["effective_argv"]["--global-batch-size"] == "16"
@@ -37,7 +39,7 @@ def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
 
 def test_argument_dump_when_no_trace(run_dir):
     text = (run_dir / "stderr.log").read_text()
-    (run_dir / "stderr.log").write_text("\n".join(l for l in text.splitlines() if not l.startswith("+")))
+    (run_dir / "stderr.log").write_text("\n".join(line for line in text.splitlines() if not line.startswith("+")))
     section = ingest_run(run_dir, invariants=["--global-batch-size"], timed_out=True)
     assert section["argv_source"] == "argument-dump"
     assert section["invariants"]["values"]["--global-batch-size"] == "16"
@@ -50,7 +52,11 @@ def test_metrics_on_stdout_failure_on_stderr(tmp_path):
     (tmp_path / "stderr.log").write_text("Training loop failed with error: boom\n")
     section = ingest_run(tmp_path, invariants=[])
     ev = json.loads((tmp_path / "events.json").read_text())["events"]
-    assert [(e["kind"], e["step"], e["stream"]) for e in ev] == [("nan", 3, "stdout"), ("nan", 3, "stdout"), ("fatal", 6, "stderr")]
+    assert [(e["kind"], e["step"], e["stream"]) for e in ev] == [
+        ("nan", 3, "stdout"),
+        ("nan", 3, "stdout"),
+        ("fatal", 6, "stderr"),
+    ]
     assert section["argv_source"] == "none" and section["effective_argv"] == {}
 
 
@@ -58,7 +64,9 @@ def test_never_raises_on_garbage(tmp_path):
     rng = random.Random(7)
     junk = bytes(rng.randrange(256) for _ in range(200_000))
     (tmp_path / "stdout.log").write_bytes(junk + b"\nperf 1: {'perf/step_time': 2.0}\n" + junk[:999])
-    (tmp_path / "stderr.log").write_bytes(b"perf 2: {{{{\nstep 3: {'a': [1, 2\n+ python3 'unterminated\n" + "é".encode()[:1])
+    (tmp_path / "stderr.log").write_bytes(
+        b"perf 2: {{{{\nstep 3: {'a': [1, 2\n+ python3 'unterminated\n" + "é".encode()[:1]
+    )
     section = ingest_run(tmp_path, invariants=["--x"], interrupted=True)
     assert section["ingest"]["records"] == 1 and section["ingest"]["skipped_lines"] >= 2
     assert section["argv_source"] == "none"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 from reportgen.errors import UserError
 from reportgen.plan.arms import argv_text, build_plan, order_runs
 from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.spec.load import load_spec
 from reportgen.spec.model import Edits, WorkloadSpec
+from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
 SPEC = """
 name = "qwen3-vl-offload"
@@ -97,14 +97,30 @@ def test_arms_in_order_with_chains_diffs_and_commands(tmp_path):
 def test_order_runs(tmp_path):
     plan = build_plan(load_spec(write_spec(tmp_path)))
     assert order_runs(plan, 2, "sequential") == [
-        ("baseline", 1), ("baseline", 2), ("A1", 1), ("A1", 2), ("A2", 1), ("A2", 2), ("A3", 1), ("A3", 2),
-        ("profile-baseline", 1), ("profile-A1", 1),
+        ("baseline", 1),
+        ("baseline", 2),
+        ("A1", 1),
+        ("A1", 2),
+        ("A2", 1),
+        ("A2", 2),
+        ("A3", 1),
+        ("A3", 2),
+        ("profile-baseline", 1),
+        ("profile-A1", 1),
     ]
     assert order_runs(plan, 2, "interleaved") == [
-        ("baseline", 1), ("A1", 1), ("A2", 1), ("A3", 1), ("baseline", 2), ("A1", 2), ("A2", 2), ("A3", 2),
-        ("profile-baseline", 1), ("profile-A1", 1),
+        ("baseline", 1),
+        ("A1", 1),
+        ("A2", 1),
+        ("A3", 1),
+        ("baseline", 2),
+        ("A1", 2),
+        ("A2", 2),
+        ("A3", 2),
+        ("profile-baseline", 1),
+        ("profile-A1", 1),
     ]
-    with pytest.raises(UserError, match="run.order"):
+    with pytest.raises(UserError, match=r"run\.order"):
         order_runs(plan, 1, "random")
 
 
@@ -117,7 +133,9 @@ def test_candidate_through_its_base_touching_a_fixed_flag_is_refused(tmp_path):
     assert str(info.value).startswith(
         "candidate A1 edits the fixed-workload flag --optimizer-cpu-offload: a candidate may not change the work done"
     )
-    only_a2 = bad.model_copy(update={"candidates": [bad.candidates[0].model_copy(update={"remove": ["--seed"]}), *bad.candidates[1:]]})
+    only_a2 = bad.model_copy(
+        update={"candidates": [bad.candidates[0].model_copy(update={"remove": ["--seed"]}), *bad.candidates[1:]]}
+    )
     only_a2 = only_a2.model_copy(update={"workload": WorkloadSpec(flags=["--recompute-method"])})
     with pytest.raises(UserError, match="candidate A2 edits the fixed-workload flag --recompute-method"):
         build_plan(only_a2)
@@ -166,7 +184,10 @@ def test_dry_run_description(tmp_path):
     text = describe_plan(plan, runs_root=tmp_path / "runs", repeats=2, order="interleaved")
     assert text.startswith("plan for qwen3-vl-offload: 4 formal arms x 2 repeats (interleaved), 2 profile arms")
     copy = plan.launch_script(plan.arm("A2"), 1)
-    assert f"launch: bash {copy}  (the patched copy beside the original; kept as {tmp_path}/runs/qwen3-vl-offload/A2/1/recipe.sh)\n" in text
+    assert (
+        f"launch: bash {copy}  (the patched copy beside the original; kept as {tmp_path}/runs/qwen3-vl-offload/A2/1/recipe.sh)\n"
+        in text
+    )
     assert "== A2: A1 and no recompute [candidate; edits from: A1 -> A2] ==" in text
     assert plan.arm("A2").diff.rstrip("\n") in text
     assert "diff: none (the recipe as it is)" in text

@@ -6,11 +6,11 @@ import subprocess
 
 import pytest
 
-from tests.plan.plan_fixture_recipe import RECIPE
 from reportgen.errors import UserError
 from reportgen.plan.bash import flag_occurrences, scan, tokenize
 from reportgen.plan.recipe import edit_script
 from reportgen.spec.model import Edits
+from tests.plan.plan_fixture_recipe import RECIPE
 
 
 def occ(text):
@@ -48,7 +48,7 @@ def test_words_keep_exact_spans():
         ("cmd --a # --not-a-flag\n", [("--a", ())]),
         ('echo "--not-a-flag" $(run --nor-this)\n', []),
         ("X=(--a 1 --b)\n", [("--a", ("1",)), ("--b", ())]),
-        ("cmd --a ${ARR[@]} --b \"${ARR[*]}\"\n", [("--a", ()), ("--b", ())]),
+        ('cmd --a ${ARR[@]} --b "${ARR[*]}"\n', [("--a", ()), ("--b", ())]),
         ("cat <<EOF\n--in-heredoc 1\nEOF\ncmd --after 2\n", [("--after", ("2",))]),
         ("cmd -- --a\n", [("--a", ())]),
     ],
@@ -78,7 +78,7 @@ def test_arrays_are_found_with_their_words():
         ("python3 train.py \\\n  --only\necho\n", Edits(remove=("--only",)), "python3 train.py\necho\n"),
         # values -> switch, switch -> values, --flag=value forms
         ("cmd --a 1 2 --b\n", Edits(set=(("--a", True), ("--b", ("x",)))), "cmd --a --b x\n"),
-        ("cmd --a=1 --b=2\n", Edits(set=(("--a", ("3",)), ("--b", ("4", "5"))))  , "cmd --a=3 --b 4 5\n"),
+        ("cmd --a=1 --b=2\n", Edits(set=(("--a", ("3",)), ("--b", ("4", "5")))), "cmd --a=3 --b 4 5\n"),
         ("cmd --a='x y'\n", Edits(set=(("--a", True),)), "cmd --a\n"),
         ("cmd --a 1\n", Edits(set=(("--a", ("it's",)),)), "cmd --a 'it'\"'\"'s'\n"),
         # add to a one-line command: inline after the anchor
@@ -88,7 +88,11 @@ def test_arrays_are_found_with_their_words():
         # add into a one-line array, and into an empty one
         ("A=(--a 1)\ncmd ${A[@]}\n", Edits(add=(("--c", True),)), "A=(--a 1 --c)\ncmd ${A[@]}\n"),
         # add after a flag on the command's head line: the new line is indented like the next one
-        ("run --a 1 \\\n    --b\n", Edits(add=(("--c", True),), add_after="--a"), "run --a 1 \\\n    --c \\\n    --b\n"),
+        (
+            "run --a 1 \\\n    --b\n",
+            Edits(add=(("--c", True),), add_after="--a"),
+            "run --a 1 \\\n    --c \\\n    --b\n",
+        ),
         # no trailing newline at the end of the file
         ("A=(\n  --a\n  --b\n)", Edits(remove=("--b",)), "A=(\n  --a\n)"),
     ],
@@ -114,11 +118,27 @@ def test_edit_chain_later_edits_see_earlier_ones():
 @pytest.mark.parametrize(
     "text, edits, message",
     [
-        (RECIPE, Edits(remove=("--recompute-methods",)), "candidate A2: --recompute-methods not found in recipe scripts/x.sh"),
-        ("cmd --a 1\nother --a 2\n", Edits(set=(("--a", ("3",)),)), "candidate A2: --a appears 2 times in recipe scripts/x.sh (lines 1, 2)"),
-        (RECIPE, Edits(add=(("--seed", ("1",)),)), "candidate A2: --seed is already in recipe scripts/x.sh (line 46); use 'set'"),
+        (
+            RECIPE,
+            Edits(remove=("--recompute-methods",)),
+            "candidate A2: --recompute-methods not found in recipe scripts/x.sh",
+        ),
+        (
+            "cmd --a 1\nother --a 2\n",
+            Edits(set=(("--a", ("3",)),)),
+            "candidate A2: --a appears 2 times in recipe scripts/x.sh (lines 1, 2)",
+        ),
+        (
+            RECIPE,
+            Edits(add=(("--seed", ("1",)),)),
+            "candidate A2: --seed is already in recipe scripts/x.sh (line 46); use 'set'",
+        ),
         (RECIPE, Edits(add=(("--z", True),), add_after="--nope"), "candidate A2: --nope not found"),
-        ("cat <<'EOF'\n  --hidden 1\nEOF\n", Edits(remove=("--hidden",)), "--hidden is inside a here-document (line 2)"),
+        (
+            "cat <<'EOF'\n  --hidden 1\nEOF\n",
+            Edits(remove=("--hidden",)),
+            "--hidden is inside a here-document (line 2)",
+        ),
         ("echo 'open\n", Edits(remove=("--a",)), "recipe line 1: unterminated ' quote"),
         ("x\n", Edits(add=(("--a", True),)), "has no flags to add --a next to"),
     ],

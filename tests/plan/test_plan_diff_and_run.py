@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.plan.plan_fixture_recipe import BASELINE_ARGV, OFFLOAD, PRINTF, RECIPE, RECOMPUTE, recipe
 from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.spec.model import Edits
+from tests.plan.plan_fixture_recipe import BASELINE_ARGV, OFFLOAD, PRINTF, RECIPE, RECOMPUTE, recipe
 
 REL = "scripts/training/run-qwen3-vl-4B-2xgpu.sh"
 
@@ -90,7 +90,14 @@ def test_patched_recipes_run_with_the_intended_argv(tmp_path):
     a2 = edit_script(base, [Edits(remove=OFFLOAD), Edits(remove=RECOMPUTE)])
     want = without(BASELINE_ARGV, *OFFLOAD)
     i = want.index("--recompute-granularity")
-    assert want[i : i + 6] == ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
+    assert want[i : i + 6] == [
+        "--recompute-granularity",
+        "full",
+        "--recompute-method",
+        "uniform",
+        "--recompute-num-layers",
+        "1",
+    ]
     del want[i : i + 6]
     assert effective_argv(a2, tmp_path) == want
 

@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 from reportgen.plan.recipe import edit_script
 from reportgen.spec.model import Edits
+from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
 HEAD = r"""#!/bin/bash
 
@@ -34,7 +34,9 @@ A1 = Edits(remove=OFFLOAD)
 A2 = Edits(remove=RECOMPUTE)
 A3 = Edits(set=(("--max-tokens-per-gpu", ("8192",)),))
 
-EXPECTED_A1 = HEAD + r"""
+EXPECTED_A1 = (
+    HEAD
+    + r"""
 PERF_ARGS=(
    --tensor-model-parallel-size 2
    --recompute-granularity full
@@ -60,8 +62,11 @@ ray job submit --address="http://127.0.0.1:8265" \
    "${OPTIMIZER_ARGS[@]}" \
    --seed 1234
 """
+)
 
-EXPECTED_A2 = HEAD + r"""
+EXPECTED_A2 = (
+    HEAD
+    + r"""
 PERF_ARGS=(
    --tensor-model-parallel-size 2
    --use-dynamic-batch-size
@@ -84,8 +89,11 @@ ray job submit --address="http://127.0.0.1:8265" \
    "${OPTIMIZER_ARGS[@]}" \
    --seed 1234
 """
+)
 
-EXPECTED_A3 = HEAD + r"""
+EXPECTED_A3 = (
+    HEAD
+    + r"""
 PERF_ARGS=(
    --tensor-model-parallel-size 2
    --recompute-granularity full
@@ -111,6 +119,7 @@ ray job submit --address="http://127.0.0.1:8265" \
    "${OPTIMIZER_ARGS[@]}" \
    --seed 1234
 """
+)
 
 # add after a named flag (two adds keep their order), then add with no anchor: it goes to the
 # end of the array edited last (PERF_ARGS, where the anchor lives).
@@ -118,7 +127,9 @@ ADD = (
     Edits(add=(("--use-tis", True), ("--tis-clip", ("2.0",))), add_after="--recompute-num-layers"),
     Edits(add=(("--sglang-mem-fraction-static", ("0.7",)),)),
 )
-EXPECTED_ADD = HEAD + r"""
+EXPECTED_ADD = (
+    HEAD
+    + r"""
 PERF_ARGS=(
    --tensor-model-parallel-size 2
    --recompute-granularity full
@@ -150,6 +161,7 @@ ray job submit --address="http://127.0.0.1:8265" \
    "${OPTIMIZER_ARGS[@]}" \
    --seed 1234
 """
+)
 
 TAIL_UNCHANGED_ARRAYS = r"""
 PERF_ARGS=(
@@ -183,7 +195,10 @@ CMD_SET = (
     ),
     Edits(add=(("--debug-dump", True),), add_after="--seed"),
 )
-EXPECTED_CMD_SET = HEAD + TAIL_UNCHANGED_ARRAYS + r"""
+EXPECTED_CMD_SET = (
+    HEAD
+    + TAIL_UNCHANGED_ARRAYS
+    + r"""
 ray job submit --address="http://127.0.0.1:8265" \
    --runtime-env-json='{"env_vars": {"B": "2 3"}}' \
    -- python3 -m relax.entrypoints.train \
@@ -195,9 +210,13 @@ ray job submit --address="http://127.0.0.1:8265" \
    --seed 1234 \
    --debug-dump
 """
+)
 
 # remove the last line of the continued command: the line before must lose its backslash.
-EXPECTED_REMOVE_LAST = HEAD + TAIL_UNCHANGED_ARRAYS + r"""
+EXPECTED_REMOVE_LAST = (
+    HEAD
+    + TAIL_UNCHANGED_ARRAYS
+    + r"""
 ray job submit --address="http://127.0.0.1:8265" \
    --runtime-env-json='{"env_vars": {"A": "1"}}' \
    -- python3 -m relax.entrypoints.train \
@@ -207,10 +226,14 @@ ray job submit --address="http://127.0.0.1:8265" \
    ${PERF_ARGS[@]} \
    "${OPTIMIZER_ARGS[@]}"
 """
+)
 
 # remove a middle line of the command (its own backslash goes with it) and turn a flag with
 # values into a switch.
-EXPECTED_REMOVE_MIDDLE = HEAD + TAIL_UNCHANGED_ARRAYS + r"""
+EXPECTED_REMOVE_MIDDLE = (
+    HEAD
+    + TAIL_UNCHANGED_ARRAYS
+    + r"""
 ray job submit --address="http://127.0.0.1:8265" \
    --runtime-env-json='{"env_vars": {"A": "1"}}' \
    -- python3 -m relax.entrypoints.train \
@@ -220,6 +243,7 @@ ray job submit --address="http://127.0.0.1:8265" \
    "${OPTIMIZER_ARGS[@]}" \
    --seed
 """
+)
 
 CASES = {
     "A1": ([A1], EXPECTED_A1),

@@ -12,7 +12,7 @@ from reportgen.spec import load_spec
 
 RECIPE = "#!/bin/bash\nset -ex\nARGS=(\n   --num-rollout 4\n   --lr 1e-6\n)\npython3 -c pass ${ARGS[@]}\n"
 
-VALID = '''
+VALID = """
 name = "demo"
 title = "Demo experiment"
 hypothesis = "removing offload is faster"
@@ -41,7 +41,7 @@ add = {"--micro-batch-size" = 2}
 
 [profiles.gpu]
 workload = {steps = 8}
-'''
+"""
 
 
 def write(tmp_path: Path, text: str, recipe: bool = True) -> Path:
@@ -81,28 +81,36 @@ MALFORMED = [
     ("bad name", replace('name = "demo"', 'name = "demo exp/1"'), "name: expected letters, digits"),
     ("unknown top key", "colour = 1\n" + VALID, "colour: unknown key"),
     ("typo in a profile", VALID + "\ncolour = 1\n", "[profiles.gpu] colour: unknown key"),
-    ("unknown nested key", replace('script = "recipe.sh"', 'script = "recipe.sh"\nscirpt = 1'), "recipe.scirpt: unknown key"),
+    (
+        "unknown nested key",
+        replace('script = "recipe.sh"', 'script = "recipe.sh"\nscirpt = 1'),
+        "recipe.scirpt: unknown key",
+    ),
     ("no recipe source", replace('script = "recipe.sh"', 'workdir = "."'), "recipe: give exactly one of 'script'"),
     ("both recipe sources", replace('script = "recipe.sh"', 'script = "recipe.sh"\nargv = ["x"]'), "give exactly one"),
     ("recipe missing", replace('script = "recipe.sh"', 'script = "nope.sh"'), "recipe.script:"),
     ("bad repeats", VALID + "\n[run]\nrepeats = 0\n", "run.repeats: Input should be greater than or equal to 1"),
     ("bad order", VALID + '\n[run]\norder = "random"\n', "run.order: Input should be 'sequential' or 'interleaved'"),
     ("bad timeout", VALID + "\n[run]\ntimeout_s = -5\n", "run.timeout_s"),
-    ("window in warm-up", replace('start = 1, end = 2}', 'start = 0, end = 2}'), "inside the warm-up"),
-    ("window reversed", replace('start = 3, end = 3}', 'start = 3, end = 2}'), "end (2) is before start (3)"),
-    ("windows overlap", replace('start = 3, end = 3}', 'start = 2, end = 3}'), "overlaps the window before it"),
-    ("bad direction", replace('warmup_steps = 1', 'warmup_steps = 1\ndirection = "up"'), "analysis.direction"),
+    ("window in warm-up", replace("start = 1, end = 2}", "start = 0, end = 2}"), "inside the warm-up"),
+    ("window reversed", replace("start = 3, end = 3}", "start = 3, end = 2}"), "end (2) is before start (3)"),
+    ("windows overlap", replace("start = 3, end = 3}", "start = 2, end = 3}"), "overlaps the window before it"),
+    ("bad direction", replace("warmup_steps = 1", 'warmup_steps = 1\ndirection = "up"'), "analysis.direction"),
     ("duplicate candidate", replace('id = "A2"', 'id = "A1"'), "candidate id 'A1' is used twice"),
     ("unknown base", replace('base = "A1"', 'base = "A9"'), "base 'A9' is not 'baseline'"),
     ("reserved id", replace('id = "A1"', 'id = "baseline"'), "'baseline' is reserved"),
     ("empty candidate", replace('set = {"--lr" = 1e-7}', ""), "candidate A1 changes nothing"),
-    ("fixed flag edited", replace('set = {"--lr" = 1e-7}', 'remove = ["--num-rollout"]'), "fixed-workload flag --num-rollout"),
+    (
+        "fixed flag edited",
+        replace('set = {"--lr" = 1e-7}', 'remove = ["--num-rollout"]'),
+        "fixed-workload flag --num-rollout",
+    ),
     ("not a flag", replace('set = {"--lr" = 1e-7}', 'remove = ["lr"]'), "expected a flag such as"),
     ("false switch", replace('set = {"--lr" = 1e-7}', 'set = {"--lr" = false}'), "list the flag under 'remove'"),
     ("no candidates", VALID.split("[[candidates]]")[0], "no candidates"),
     ("unknown profile", VALID, "--profile tpu: no [profiles.tpu] table (profiles: gpu)"),
     ("schema version", "schema_version = 2\n" + VALID, "schema_version: Input should be 1"),
-    ("min effect type", replace('warmup_steps = 1', 'warmup_steps = 1\nmin_effect = "5%"'), "analysis.min_effect"),
+    ("min effect type", replace("warmup_steps = 1", 'warmup_steps = 1\nmin_effect = "5%"'), "analysis.min_effect"),
 ]
 
 

@@ -22,7 +22,7 @@ from reportgen.workloads.grpo.train import Trainer
 
 def shard(items: list, step_samples: int, world: int, rank: int) -> list:
     chunk = step_samples // world
-    return [x for s in range(0, len(items), step_samples) for x in items[s + rank * chunk:s + (rank + 1) * chunk]]
+    return [x for s in range(0, len(items), step_samples) for x in items[s + rank * chunk : s + (rank + 1) * chunk]]
 
 
 def recorder(trainer: Trainer) -> list:
@@ -45,9 +45,14 @@ def main() -> None:
         full = single.rollout(rollout_id)[1:] if single else None
         batch, verdicts = gather(dist_env, full)[0]
         cut = lambda xs: shard(list(xs), args.global_batch_size, dist_env.world_size, dist_env.rank)  # noqa: E731
-        mine = RolloutBatch(prompts=cut(batch.prompts), responses=cut(batch.responses), truncated=cut(batch.truncated),
-                            log_probs=cut(batch.log_probs), decode_steps=batch.decode_steps,
-                            decode_time_s=batch.decode_time_s)
+        mine = RolloutBatch(
+            prompts=cut(batch.prompts),
+            responses=cut(batch.responses),
+            truncated=cut(batch.truncated),
+            log_probs=cut(batch.log_probs),
+            decode_steps=batch.decode_steps,
+            decode_time_s=batch.decode_time_s,
+        )
         dp_rollout, _ = dp.train(rollout_id, mine, cut(verdicts))
         if single:
             single_rollout, _ = single.train(rollout_id, batch, verdicts)
@@ -55,12 +60,23 @@ def main() -> None:
             single_seen.append(("rollout", rollout_id, single_rollout))
     if single:
         torch.set_grad_enabled(False)
-        diff = max(float((a - b).abs().max()) for a, b in zip(dp.model.parameters(), single.model.parameters()))
-        moved = max(float((a - b).abs().max()) for a, b in zip(dp.model.parameters(), Trainer(args).model.parameters()))
+        diff = max(
+            float((a - b).abs().max()) for a, b in zip(dp.model.parameters(), single.model.parameters(), strict=False)
+        )
+        moved = max(
+            float((a - b).abs().max())
+            for a, b in zip(dp.model.parameters(), Trainer(args).model.parameters(), strict=False)
+        )
         with open(out, "w") as fh:
-            json.dump({"max_param_diff": diff, "max_param_moved": moved,
-                       "dp": [s for s in dp_seen if s[0] != "perf"],
-                       "single": [s for s in single_seen if s[0] != "perf"]}, fh)
+            json.dump(
+                {
+                    "max_param_diff": diff,
+                    "max_param_moved": moved,
+                    "dp": [s for s in dp_seen if s[0] != "perf"],
+                    "single": [s for s in single_seen if s[0] != "perf"],
+                },
+                fh,
+            )
     torch.distributed.destroy_process_group()
 
 

@@ -38,14 +38,38 @@ def _parse(line: str) -> tuple[str, int, dict]:
 def test_process_writes_relax_formats(tmp_path, tiny_argv):
     run_dir = tmp_path / "run"
     tb = run_dir / "tensorboard"
-    argv = tiny_argv + ["--num-rollout", "3", "--rollout-batch-size", "2", "--n-samples-per-prompt", "4",
-                        "--use-dynamic-batch-size", "--max-tokens-per-gpu", "64", "--use-kl-loss",
-                        "--kl-loss-coef", "0.01", "--use-tensorboard", "--tb-experiment-name", "exp1",
-                        "--use-pytorch-profiler", "--profile-step-start", "1", "--profile-step-end", "1",
-                        "--record-memory-history", "--optimizer-cpu-offload"]
-    proc = subprocess.run([sys.executable, "-m", "reportgen.workloads.grpo", *argv], cwd=tmp_path,
-                          env=_env(TENSORBOARD_DIR=str(tb), REPORTGEN_RUN_DIR=str(run_dir)),
-                          capture_output=True, text=True, timeout=300)
+    argv = tiny_argv + [
+        "--num-rollout",
+        "3",
+        "--rollout-batch-size",
+        "2",
+        "--n-samples-per-prompt",
+        "4",
+        "--use-dynamic-batch-size",
+        "--max-tokens-per-gpu",
+        "64",
+        "--use-kl-loss",
+        "--kl-loss-coef",
+        "0.01",
+        "--use-tensorboard",
+        "--tb-experiment-name",
+        "exp1",
+        "--use-pytorch-profiler",
+        "--profile-step-start",
+        "1",
+        "--profile-step-end",
+        "1",
+        "--record-memory-history",
+        "--optimizer-cpu-offload",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "reportgen.workloads.grpo", *argv],
+        cwd=tmp_path,
+        env=_env(TENSORBOARD_DIR=str(tb), REPORTGEN_RUN_DIR=str(run_dir)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "------------------------ arguments ------------------------" in out
@@ -61,18 +85,34 @@ def test_process_writes_relax_formats(tmp_path, tiny_argv):
         assert len(perf) == 2  # rollout manager + actor, as Relax prints
         merged = {k: v for d in perf for k, v in d.items()}
         assert merged["perf/step_time"] == pytest.approx(merged["perf/train_time"] + merged["perf/train_wait_time"])
-        for key in ("perf/step_resp_token_per_s", "perf/step_token_per_s", "perf/actor_train_time",
-                    "perf/rollout_time", "perf/log_probs_time", "perf/ref_log_probs_time",
-                    "perf/actor_train_tokens", "perf/actor_train_tok_per_s", "perf/wait_time_ratio"):
+        for key in (
+            "perf/step_resp_token_per_s",
+            "perf/step_token_per_s",
+            "perf/actor_train_time",
+            "perf/rollout_time",
+            "perf/log_probs_time",
+            "perf/ref_log_probs_time",
+            "perf/actor_train_tokens",
+            "perf/actor_train_tok_per_s",
+            "perf/wait_time_ratio",
+        ):
             assert key in merged, key
         assert ("perf/init_actor_time" in merged) == (step == 0)
         (roll,) = [d for k, s, d in parsed if k == "rollout" and s == step]
         assert roll["rollout/num_samples"] == 8
         assert merged["perf/step_resp_token_per_s"] == pytest.approx(
-            roll["rollout/response_lengths"] * 8 / merged["perf/step_time"])
+            roll["rollout/response_lengths"] * 8 / merged["perf/step_time"]
+        )
         (train,) = [d for k, s, d in parsed if k == "step" and s == step]
-        for key in ("train/loss", "train/pg_loss", "train/pg_clipfrac", "train/ppo_kl", "train/kl_loss",
-                    "train/entropy_loss", "train/grad_norm"):
+        for key in (
+            "train/loss",
+            "train/pg_loss",
+            "train/pg_clipfrac",
+            "train/ppo_kl",
+            "train/kl_loss",
+            "train/entropy_loss",
+            "train/grad_norm",
+        ):
             assert key in train, key
 
     from tbparse import SummaryReader
@@ -80,7 +120,9 @@ def test_process_writes_relax_formats(tmp_path, tiny_argv):
     scalars = SummaryReader(str(tb)).scalars
     assert set(scalars[scalars.tag == "perf/step_time"].step) == {0, 1, 2}
     assert "rollout/raw_reward" in set(scalars.tag)
-    traces = list((run_dir / "traces" / "exp1" / "train_trace").glob("train_actor_rank0_dp0_tp0_pp0.*.pt.trace.json.gz"))
+    traces = list(
+        (run_dir / "traces" / "exp1" / "train_trace").glob("train_actor_rank0_dp0_tp0_pp0.*.pt.trace.json.gz")
+    )
     assert len(traces) == 1
     assert "traceEvents" in json.loads(gzip.decompress(traces[0].read_bytes()))
     snaps = list((run_dir / "traces" / "exp1" / "memory_snapshot").glob("memory_snapshot_time*_snapshot.pickle"))
@@ -89,19 +131,47 @@ def test_process_writes_relax_formats(tmp_path, tiny_argv):
 
 
 def test_help_lists_relax_flags():
-    proc = subprocess.run([sys.executable, "-m", "reportgen.workloads.grpo", "--help"], env=_env(),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reportgen.workloads.grpo", "--help"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0
-    for flag in ("--optimizer-cpu-offload", "--recompute-granularity", "--max-tokens-per-gpu",
-                 "--gpu-memory-fraction", "--n-samples-per-prompt", "--eps-clip-high"):
+    for flag in (
+        "--optimizer-cpu-offload",
+        "--recompute-granularity",
+        "--max-tokens-per-gpu",
+        "--gpu-memory-fraction",
+        "--n-samples-per-prompt",
+        "--eps-clip-high",
+    ):
         assert flag in proc.stdout
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA OOM needs a CUDA device; none on this machine")
 def test_cuda_oom_exits_1_with_pytorch_text(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "reportgen.workloads.grpo", "--preset", "gpu-small",
-                           "--device", "cuda", "--gpu-memory-fraction", "0.002", "--num-rollout", "2"],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reportgen.workloads.grpo",
+            "--preset",
+            "gpu-small",
+            "--device",
+            "cuda",
+            "--gpu-memory-fraction",
+            "0.002",
+            "--num-rollout",
+            "2",
+        ],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1
     assert "CUDA out of memory" in proc.stderr
 

@@ -33,15 +33,19 @@ def _finalize(argv):
 
 
 def test_flag_checks_that_each_rank_gets_whole_groups():
-    args = _finalize(["--num-gpus", "2", "--rollout-batch-size", "4", "--n-samples-per-prompt", "4",
-                      "--global-batch-size", "8"])
+    args = _finalize(
+        ["--num-gpus", "2", "--rollout-batch-size", "4", "--n-samples-per-prompt", "4", "--global-batch-size", "8"]
+    )
     assert args.num_gpus == 2
     assert _finalize(["--actor-num-gpus-per-node", "2"]).num_gpus == 2  # Relax's name
-    with pytest.raises(WorkloadArgError, match="--rollout-batch-size 3 must be a multiple of --actor-num-gpus-per-node 2"):
+    with pytest.raises(
+        WorkloadArgError, match="--rollout-batch-size 3 must be a multiple of --actor-num-gpus-per-node 2"
+    ):
         _finalize(["--num-gpus", "2", "--rollout-batch-size", "3"])
     with pytest.raises(WorkloadArgError, match="--global-batch-size 4 must be a multiple of"):
-        _finalize(["--num-gpus", "2", "--rollout-batch-size", "4", "--n-samples-per-prompt", "4",
-                   "--global-batch-size", "4"])
+        _finalize(
+            ["--num-gpus", "2", "--rollout-batch-size", "4", "--n-samples-per-prompt", "4", "--global-batch-size", "4"]
+        )
     with pytest.raises(WorkloadArgError, match="must be positive"):
         _finalize(["--num-gpus", "0"])
 
@@ -174,7 +178,8 @@ def test_two_ranks_through_reportgen_run(tmp_path):
         lines[arm] = got = _metric_lines(stdout)
         # Exactly one set of lines: rank 1 is silent (two perf lines per step, as Relax prints).
         assert [(k, s) for k, s, _ in got if k != "step"] == [
-            (k, s) for s in range(3) for k in ("perf", "rollout", "perf")]
+            (k, s) for s in range(3) for k in ("perf", "rollout", "perf")
+        ]
         assert [s for k, s, _ in got if k == "step"] == list(range(6))  # 16 samples / global batch 8
         assert stdout.count("--- arguments ---") == 1 and stdout.count("training finished") == 1
         assert stdout.count("data-parallel: 2 ranks (gloo)") == 1
@@ -199,16 +204,32 @@ def test_two_ranks_through_reportgen_run(tmp_path):
 def test_two_ranks_train_as_one_on_the_same_batches(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     out = tmp_path / "eq.json"
-    argv = [str(out), *TINY, "--num-gpus", "2", "--num-rollout", "2", "--rollout-batch-size", "4",
-            "--n-samples-per-prompt", "4", "--global-batch-size", "8", "--use-kl-loss", "--kl-loss-coef", "0.01",
-            "--lr", "3e-3"]
+    argv = [
+        str(out),
+        *TINY,
+        "--num-gpus",
+        "2",
+        "--num-rollout",
+        "2",
+        "--rollout-batch-size",
+        "4",
+        "--n-samples-per-prompt",
+        "4",
+        "--global-batch-size",
+        "8",
+        "--use-kl-loss",
+        "--kl-loss-coef",
+        "0.01",
+        "--lr",
+        "3e-3",
+    ]
     assert launch(argv, 2, module="tests.workloads.dp_equivalence") == 0
     got = json.loads(out.read_text())
     assert got["max_param_moved"] > 1e-3  # training did change the parameters ...
     assert got["max_param_diff"] < 1e-5  # ... and the same way with 2 ranks as with 1
     assert [(k, s) for k, s, _ in got["dp"]] == [(k, s) for k, s, _ in got["single"]]
     assert sum(k == "step" for k, _, _ in got["dp"]) == 4
-    for (_, _, dp), (_, _, one) in zip(got["dp"], got["single"]):
+    for (_, _, dp), (_, _, one) in zip(got["dp"], got["single"], strict=False):
         assert dp.keys() == one.keys()
         for key in dp:
             assert dp[key] == pytest.approx(one[key], rel=1e-4, abs=1e-6), key

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reportgen.workloads.grpo.args import WorkloadArgError, finalize, build_parser, parse_args
+from reportgen.workloads.grpo.args import WorkloadArgError, build_parser, finalize, parse_args
 from reportgen.workloads.grpo.batching import pack_by_tokens
 from reportgen.workloads.grpo.model import build_policy, forward_packed, plan_recompute
 from reportgen.workloads.grpo.optim import AdamW, MasterWeightOptimizer, build_optimizer
@@ -20,8 +20,7 @@ def _count_mlp_calls(tiny_argv, extra):
     for i, layer in enumerate(model.model.layers):
         # A pre-hook: checkpoint recompute stops early, before the MLP forward returns.
         layer.mlp.register_forward_pre_hook(lambda *_a, i=i: calls.__setitem__(i, calls[i] + 1))
-    segs = plan_recompute(args.num_layers, args.recompute_granularity, args.recompute_method,
-                          args.recompute_num_layers)
+    segs = plan_recompute(args.num_layers, args.recompute_granularity, args.recompute_method, args.recompute_num_layers)
     ids = torch.tensor([1, 5, 3, 4, 3])
     logits = forward_packed(model, ids, torch.arange(5), torch.zeros(5, dtype=torch.long), segs)
     logits.sum().backward()
@@ -69,8 +68,16 @@ def test_master_weight_optimizer_matches_torch_adamw_with_low_precision_params()
     torch.manual_seed(0)
     w = torch.nn.Parameter(torch.randn(32, 16).to(torch.bfloat16))
     oracle = torch.nn.Parameter(w.detach().float().clone())
-    ours = MasterWeightOptimizer([w], master_device=torch.device("cpu"), overlap=False,
-                                 state_dtype=torch.float32, lr=1e-2, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.1)
+    ours = MasterWeightOptimizer(
+        [w],
+        master_device=torch.device("cpu"),
+        overlap=False,
+        state_dtype=torch.float32,
+        lr=1e-2,
+        betas=(0.9, 0.98),
+        eps=1e-8,
+        weight_decay=0.1,
+    )
     ref = torch.optim.AdamW([oracle], lr=1e-2, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.1)
     assert not ours.alias and ours.masters[0] is not w and ours.masters[0].dtype == torch.float32
     for _ in range(3):
@@ -108,8 +115,15 @@ def test_token_budget_packing():
 
 
 def test_smaller_token_budget_means_more_micro_batches_same_loss(tiny_argv):
-    base = tiny_argv + ["--num-rollout", "1", "--rollout-batch-size", "2", "--n-samples-per-prompt", "4",
-                        "--use-dynamic-batch-size"]
+    base = tiny_argv + [
+        "--num-rollout",
+        "1",
+        "--rollout-batch-size",
+        "2",
+        "--n-samples-per-prompt",
+        "4",
+        "--use-dynamic-batch-size",
+    ]
     out = {}
     for budget in ("64", "16"):
         t = Trainer(parse_args(base + ["--max-tokens-per-gpu", budget]))
@@ -120,8 +134,9 @@ def test_smaller_token_budget_means_more_micro_batches_same_loss(tiny_argv):
 
 
 def test_global_batch_must_divide_rollout_samples(tiny_argv, capsys):
-    args = build_parser().parse_args(tiny_argv + ["--rollout-batch-size", "2", "--n-samples-per-prompt", "4",
-                                                  "--global-batch-size", "6"])
+    args = build_parser().parse_args(
+        tiny_argv + ["--rollout-batch-size", "2", "--n-samples-per-prompt", "4", "--global-batch-size", "6"]
+    )
     with pytest.raises(WorkloadArgError, match="--global-batch-size 6 must divide"):
         finalize(args)
     with pytest.raises(SystemExit) as exc:

@@ -22,8 +22,9 @@ def test_packed_forward_matches_transformers(tiny_argv):
     a = torch.tensor([1, 5, 7, 9, 3, 12])
     b = torch.tensor([1, 5, 8, 3, 10])
     segs = plan_recompute(args.num_layers, None, None, None)
-    packed = forward_packed(model, torch.cat([a, b]), torch.cat([torch.arange(6), torch.arange(5)]),
-                            torch.tensor([0] * 6 + [1] * 5), segs)
+    packed = forward_packed(
+        model, torch.cat([a, b]), torch.cat([torch.arange(6), torch.arange(5)]), torch.tensor([0] * 6 + [1] * 5), segs
+    )
     with torch.no_grad():
         ref_a = restrict_logits(model(input_ids=a[None]).logits[0])
         ref_b = restrict_logits(model(input_ids=b[None]).logits[0])
@@ -47,6 +48,6 @@ def test_decode_log_probs_match_training_forward(tiny_argv):
         logp, _ = token_logprobs(model, mb, segs, False, False)
     flat = torch.tensor([x for lp in out.log_probs for x in lp])
     torch.testing.assert_close(logp, flat, atol=1e-4, rtol=1e-4)
-    for r, trunc in zip(out.responses, out.truncated):
+    for r, trunc in zip(out.responses, out.truncated, strict=False):
         assert (r[-1] == EOS_ID) != trunc
         assert EOS_ID not in r[:-1]

@@ -25,8 +25,11 @@ def test_default_spec_validates(profile):
     assert last == spec.workload.steps - 1
     assert len(spec.analysis.windows) == 3
     a1 = spec.candidate("A1")
-    assert set(a1.remove) == {"--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d",
-                              "--use-precision-aware-optimizer"}
+    assert set(a1.remove) == {
+        "--optimizer-cpu-offload",
+        "--overlap-cpu-optimizer-d2h-h2d",
+        "--use-precision-aware-optimizer",
+    }
     recipe = (REPO / "scripts" / "recipes" / spec.recipe.script).read_text()
     for flag in [*a1.remove, *spec.candidate("A2").remove, *spec.candidate("A3").set]:
         assert flag in recipe, flag
@@ -34,11 +37,25 @@ def test_default_spec_validates(profile):
 
 @pytest.mark.slow
 def test_recipe_runs_the_workload(tmp_path):
-    env = dict(os.environ, NUM_ROLLOUT="2", PYTHON=sys.executable, TENSORBOARD_DIR=str(tmp_path / "tb"),
-               ROLLOUT_BATCH_SIZE="2", N_SAMPLES_PER_PROMPT="4", GLOBAL_BATCH_SIZE="8", DEVICE="cpu")
+    env = dict(
+        os.environ,
+        NUM_ROLLOUT="2",
+        PYTHON=sys.executable,
+        TENSORBOARD_DIR=str(tmp_path / "tb"),
+        ROLLOUT_BATCH_SIZE="2",
+        N_SAMPLES_PER_PROMPT="4",
+        GLOBAL_BATCH_SIZE="8",
+        DEVICE="cpu",
+    )
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "recipes" / "grpo-recipe.sh")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "recipes" / "grpo-recipe.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     # `set -x` prints the effective argv, as a Relax recipe does.
     assert re.search(r"^\+ \S+ -m reportgen\.workloads\.grpo .*--optimizer-cpu-offload", proc.stderr, re.M)

@@ -26,15 +26,21 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     # Fast on 2 CPU cores: one GRPO step of 64 short samples in well under a second.
-    "cpu-tiny": Preset(hidden_size=128, num_layers=4, num_attention_heads=4, num_key_value_heads=2,
-                       head_dim=32, ffn_hidden_size=384),
+    "cpu-tiny": Preset(
+        hidden_size=128, num_layers=4, num_attention_heads=4, num_key_value_heads=2, head_dim=32, ffn_hidden_size=384
+    ),
     # About 200M parameters: large enough that optimizer offload costs real time on one GPU.
-    "gpu-small": Preset(hidden_size=1024, num_layers=16, num_attention_heads=16, num_key_value_heads=8,
-                        head_dim=64, ffn_hidden_size=3072),
+    "gpu-small": Preset(
+        hidden_size=1024,
+        num_layers=16,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        head_dim=64,
+        ffn_hidden_size=3072,
+    ),
 }
 
-_SIZE_FLAGS = ("hidden_size", "num_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
-               "ffn_hidden_size")
+_SIZE_FLAGS = ("hidden_size", "num_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "ffn_hidden_size")
 
 
 class WorkloadArgError(ValueError):
@@ -57,19 +63,36 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     g.add_argument("--bf16", action="store_true", help="bf16 weights/compute (default on CUDA)")
     g.add_argument("--fp32", action="store_true", help="force fp32 on CUDA")
-    g.add_argument("--cpu-threads", type=int, default=None,
-                   help="torch CPU threads (default 1 on a CPU device: spinning OpenMP threads on a busy "
-                        "2-core machine make step times erratic; torch's default with CUDA)")
-    g.add_argument("--gpu-memory-fraction", type=float, default=None,
-                   help="cap this process's CUDA memory (emulate a smaller card); workload-only flag")
-    g.add_argument("--gpu-memory-cap-gib", type=float, default=None,
-                   help="the same cap in GiB, whatever the card (converted to a fraction of its total); "
-                        "workload-only flag")
+    g.add_argument(
+        "--cpu-threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (default 1 on a CPU device: spinning OpenMP threads on a busy "
+        "2-core machine make step times erratic; torch's default with CUDA)",
+    )
+    g.add_argument(
+        "--gpu-memory-fraction",
+        type=float,
+        default=None,
+        help="cap this process's CUDA memory (emulate a smaller card); workload-only flag",
+    )
+    g.add_argument(
+        "--gpu-memory-cap-gib",
+        type=float,
+        default=None,
+        help="the same cap in GiB, whatever the card (converted to a fraction of its total); workload-only flag",
+    )
 
     g = p.add_argument_group("parallel")
-    g.add_argument("--actor-num-gpus-per-node", "--num-gpus", dest="num_gpus", type=int, default=1,
-                   help="data-parallel processes, one per device (colocated rollout and training); "
-                        "N > 1 starts N workers from this one command (NCCL on CUDA, gloo on the CPU)")
+    g.add_argument(
+        "--actor-num-gpus-per-node",
+        "--num-gpus",
+        dest="num_gpus",
+        type=int,
+        default=1,
+        help="data-parallel processes, one per device (colocated rollout and training); "
+        "N > 1 starts N workers from this one command (NCCL on CUDA, gloo on the CPU)",
+    )
 
     g = p.add_argument_group("rollout")
     g.add_argument("--num-rollout", type=int, default=20, help="number of rollout/train steps")
@@ -79,13 +102,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--rollout-max-prompt-len", type=int, default=16)
     g.add_argument("--rollout-temperature", type=float, default=1.0)
     g.add_argument("--rollout-seed", type=int, default=42)
-    g.add_argument("--rollout-cuda-graph", action=argparse.BooleanOptionalAction, default=None,
-                   help="capture the decode step in a CUDA graph (default: on with CUDA)")
+    g.add_argument(
+        "--rollout-cuda-graph",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="capture the decode step in a CUDA graph (default: on with CUDA)",
+    )
 
     g = p.add_argument_group("grpo")
     g.add_argument("--advantage-estimator", choices=("grpo",), default="grpo")
-    g.add_argument("--global-batch-size", type=int, default=None,
-                   help="samples per optimizer step; must divide rollout-batch-size x n-samples-per-prompt")
+    g.add_argument(
+        "--global-batch-size",
+        type=int,
+        default=None,
+        help="samples per optimizer step; must divide rollout-batch-size x n-samples-per-prompt",
+    )
     g.add_argument("--eps-clip", type=float, default=0.2)
     g.add_argument("--eps-clip-high", type=float, default=None)
     g.add_argument("--use-kl-loss", action="store_true")
@@ -164,12 +195,14 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
     if args.rollout_batch_size % args.num_gpus:
         raise WorkloadArgError(
             f"--rollout-batch-size {args.rollout_batch_size} must be a multiple of "
-            f"--actor-num-gpus-per-node {args.num_gpus} (each rank rolls out whole prompts)")
+            f"--actor-num-gpus-per-node {args.num_gpus} (each rank rolls out whole prompts)"
+        )
     if args.global_batch_size % (args.num_gpus * args.n_samples_per_prompt):
         raise WorkloadArgError(
             f"--global-batch-size {args.global_batch_size} must be a multiple of --actor-num-gpus-per-node x "
             f"--n-samples-per-prompt = {args.num_gpus * args.n_samples_per_prompt} (each rank's share of "
-            f"an optimizer step is whole prompt groups)")
+            f"an optimizer step is whole prompt groups)"
+        )
     if args.eps_clip_high is None:
         args.eps_clip_high = args.eps_clip
     if args.use_dynamic_batch_size:

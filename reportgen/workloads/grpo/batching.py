@@ -30,7 +30,9 @@ def split_by_count(n: int, size: int) -> list[list[int]]:
     return [list(range(s, min(s + size, n))) for s in range(0, n, size)]
 
 
-def micro_batches(lengths: list[int], *, dynamic: bool, max_tokens: int | None, micro_batch_size: int) -> list[list[int]]:
+def micro_batches(
+    lengths: list[int], *, dynamic: bool, max_tokens: int | None, micro_batch_size: int
+) -> list[list[int]]:
     if dynamic:
         assert max_tokens is not None
         return pack_by_tokens(lengths, max_tokens)

@@ -70,8 +70,9 @@ class StaticKVDecoder:
             q, k, v = attention_qkv(layer, h, cos, sin)
             self.k[i].index_copy_(2, slots, k)
             self.v[i].index_copy_(2, slots, v)
-            o = F.scaled_dot_product_attention(q, self.k[i], self.v[i], attn_mask=mask, enable_gqa=True,
-                                               scale=layer.self_attn.scaling)
+            o = F.scaled_dot_product_attention(
+                q, self.k[i], self.v[i], attn_mask=mask, enable_gqa=True, scale=layer.self_attn.scaling
+            )
             x = x + layer.self_attn.o_proj(o.transpose(1, 2).reshape(x.shape[0], t, -1))
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return restrict_logits(self.model.lm_head(inner.norm(x[:, -1])))
@@ -91,8 +92,15 @@ class StaticKVDecoder:
             self.logits = self._step()
 
     @torch.no_grad()
-    def generate(self, prompts: list[list[int]], *, max_new: int, temperature: float,
-                 generator: torch.Generator, check_every: int = 4) -> RolloutBatch:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new: int,
+        temperature: float,
+        generator: torch.Generator,
+        check_every: int = 4,
+    ) -> RolloutBatch:
         import time
 
         b = len(prompts)
@@ -106,7 +114,7 @@ class StaticKVDecoder:
         tokens = torch.full((b, plen), PAD_ID, dtype=torch.long)
         pad = torch.zeros(b, dtype=torch.long)
         for i, p in enumerate(prompts):
-            tokens[i, plen - len(p):] = torch.tensor(p)
+            tokens[i, plen - len(p) :] = torch.tensor(p)
             pad[i] = plen - len(p)
         tokens, pad = tokens.to(dev), pad.to(dev)
         positions = (torch.arange(plen, device=dev)[None] - pad[:, None]).clamp_(min=0)
@@ -142,12 +150,17 @@ class StaticKVDecoder:
         rows = out[:, :steps].tolist()
         lps = out_lp[:, :steps].tolist()
         responses, truncated, log_probs = [], [], []
-        for row, lp in zip(rows, lps):
+        for row, lp in zip(rows, lps, strict=False):
             ended = EOS_ID in row
             n = row.index(EOS_ID) + 1 if ended else len(row)
             responses.append(row[:n])
             log_probs.append(lp[:n])
             truncated.append(not ended)
-        return RolloutBatch(prompts=[list(p) for p in prompts], responses=responses, truncated=truncated,
-                            log_probs=log_probs,
-                            decode_steps=steps, decode_time_s=time.perf_counter() - t0)
+        return RolloutBatch(
+            prompts=[list(p) for p in prompts],
+            responses=responses,
+            truncated=truncated,
+            log_probs=log_probs,
+            decode_steps=steps,
+            decode_time_s=time.perf_counter() - t0,
+        )

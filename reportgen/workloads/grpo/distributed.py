@@ -64,8 +64,14 @@ def free_port() -> int:
 
 def worker_env(base: dict[str, str], rank: int, world: int, port: int) -> dict[str, str]:
     env = dict(base)
-    env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    env.update(
+        RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+    )
     # NVLink SHARP/multicast stays off (it needs fabric-manager state these hosts do not promise).
     env.setdefault("NCCL_NVLS_ENABLE", "0")
     return env
@@ -105,8 +111,11 @@ def launch(argv: list[str], world: int, *, module: str = "reportgen.workloads.gr
             failed = [(r, c) for r, c in enumerate(codes) if c not in (None, 0)]
             if failed:
                 rank, code = failed[0]
-                print(f"data-parallel: rank {rank} exited with code {code}; stopping the other "
-                      f"{world - 1} rank(s)", file=sys.stderr, flush=True)
+                print(
+                    f"data-parallel: rank {rank} exited with code {code}; stopping the other {world - 1} rank(s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 stop_all()
                 return 1 if code < 0 else code
             if all(c == 0 for c in codes):
@@ -118,6 +127,7 @@ def launch(argv: list[str], world: int, *, module: str = "reportgen.workloads.gr
 
 
 # -- inside a worker (torch imported from here on) -----------------------------------------------
+
 
 def init_process_group(dist_env: DistEnv, device_type: str) -> None:
     import torch.distributed as dist
@@ -174,7 +184,7 @@ def allreduce_grads(dist_env: DistEnv, params) -> None:
     offset = 0
     for g in grads:
         n = g.numel()
-        g.copy_(flat[offset:offset + n].view_as(g))
+        g.copy_(flat[offset : offset + n].view_as(g))
         offset += n
 
 

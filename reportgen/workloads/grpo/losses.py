@@ -47,9 +47,22 @@ def per_sample_mean(x: torch.Tensor, sample_index: torch.Tensor, n: int, lengths
     return sums / lengths
 
 
-def grpo_loss(*, log_probs, old_log_probs, advantages, entropy, sample_index, n_samples, lengths,
-              eps_clip: float, eps_clip_high: float, ref_log_probs=None, kl_type: str = "low_var_kl",
-              kl_coef: float = 0.0, entropy_coef: float = 0.0) -> LossParts:
+def grpo_loss(
+    *,
+    log_probs,
+    old_log_probs,
+    advantages,
+    entropy,
+    sample_index,
+    n_samples,
+    lengths,
+    eps_clip: float,
+    eps_clip_high: float,
+    ref_log_probs=None,
+    kl_type: str = "low_var_kl",
+    kl_coef: float = 0.0,
+    entropy_coef: float = 0.0,
+) -> LossParts:
     """Token-level PPO-clip loss, averaged per sample then summed over the micro-batch's samples.
 
     The caller divides by the global batch size, so that every sample weighs the same whatever

@@ -19,8 +19,7 @@ from transformers import Qwen3Config, Qwen3ForCausalLM
 
 from reportgen.workloads.grpo.task import BOS_ID, EOS_ID, NEVER_SAMPLED, PAD_ID
 
-
-assert NEVER_SAMPLED == tuple(range(len(NEVER_SAMPLED))), "masked ids must be the first ids"
+assert tuple(range(len(NEVER_SAMPLED))) == NEVER_SAMPLED, "masked ids must be the first ids"
 
 
 def build_config(args) -> Qwen3Config:
@@ -109,8 +108,7 @@ def attention_qkv(layer, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
 def _attn_block(layer, x, cos, sin, mask):
     h = layer.input_layernorm(x)
     q, k, v = attention_qkv(layer, h, cos, sin)
-    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True,
-                                       scale=layer.self_attn.scaling)
+    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True, scale=layer.self_attn.scaling)
     b, _, t, _ = o.shape
     return x + layer.self_attn.o_proj(o.transpose(1, 2).reshape(b, t, -1))
 
@@ -136,8 +134,14 @@ def packed_mask(seq_ids: torch.Tensor) -> torch.Tensor:
     return (same & causal)[None, None]
 
 
-def forward_packed(model, input_ids: torch.Tensor, position_ids: torch.Tensor, seq_ids: torch.Tensor,
-                   segments: list[Segment], selective: bool = False) -> torch.Tensor:
+def forward_packed(
+    model,
+    input_ids: torch.Tensor,
+    position_ids: torch.Tensor,
+    seq_ids: torch.Tensor,
+    segments: list[Segment],
+    selective: bool = False,
+) -> torch.Tensor:
     """Logits [L, vocab] of one packed row of samples (input_ids, position_ids, seq_ids: [L])."""
     inner = model.model
     x = inner.embed_tokens(input_ids[None])
@@ -145,7 +149,7 @@ def forward_packed(model, input_ids: torch.Tensor, position_ids: torch.Tensor, s
     mask = packed_mask(seq_ids)
     layers = inner.layers
     for seg in segments:
-        chunk = layers[seg.start:seg.end]
+        chunk = layers[seg.start : seg.end]
         if seg.checkpointed and torch.is_grad_enabled():
             x = checkpoint(_segment, chunk, x, cos, sin, mask, selective, use_reentrant=False)
         else:

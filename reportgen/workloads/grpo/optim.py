@@ -22,9 +22,16 @@ import torch
 class AdamW(torch.optim.Optimizer):
     """Decoupled-weight-decay Adam; moments kept in `state_dtype`, arithmetic in fp32."""
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, state_dtype: torch.dtype = torch.float32) -> None:
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        state_dtype: torch.dtype = torch.float32,
+    ) -> None:
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
         self.state_dtype = state_dtype
         self._group_of = {p: g for g in self.param_groups for p in g["params"]}
 
@@ -72,8 +79,18 @@ class BF16StateAdamW(AdamW):
 class MasterWeightOptimizer:
     """fp32 master weights + AdamW on `master_device`, stepping the model's parameters."""
 
-    def __init__(self, params, *, master_device: torch.device, overlap: bool, state_dtype: torch.dtype,
-                 lr: float, betas, eps: float, weight_decay: float) -> None:
+    def __init__(
+        self,
+        params,
+        *,
+        master_device: torch.device,
+        overlap: bool,
+        state_dtype: torch.dtype,
+        lr: float,
+        betas,
+        eps: float,
+        weight_decay: float,
+    ) -> None:
         self.params = [p for p in params if p.requires_grad]
         self.master_device = torch.device(master_device)
         self.alias = all(p.device == self.master_device and p.dtype == torch.float32 for p in self.params)
@@ -89,8 +106,9 @@ class MasterWeightOptimizer:
                 m.copy_(p.detach())
                 m.grad = torch.zeros_like(m)
                 self.masters.append(m)
-        self.inner = AdamW(self.masters, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                           state_dtype=state_dtype)
+        self.inner = AdamW(
+            self.masters, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, state_dtype=state_dtype
+        )
         if self.overlap:
             self.stream = torch.cuda.Stream()
             self.grad_stage = [torch.empty(p.shape, dtype=p.dtype, pin_memory=True) for p in self.params]
@@ -111,10 +129,10 @@ class MasterWeightOptimizer:
         if self.overlap:
             self._step_overlapped()
             return
-        for p, m in zip(self.params, self.masters):
+        for p, m in zip(self.params, self.masters, strict=False):
             m.grad.copy_(p.grad)  # device -> host (and bf16 -> fp32)
         self.inner.step()
-        for p, m in zip(self.params, self.masters):
+        for p, m in zip(self.params, self.masters, strict=False):
             p.copy_(m)  # host -> device (and fp32 -> bf16)
 
     def _step_overlapped(self) -> None:
@@ -122,12 +140,12 @@ class MasterWeightOptimizer:
         self.stream.wait_stream(main)  # gradients are complete on the main stream
         events = []
         with torch.cuda.stream(self.stream):
-            for p, stage in zip(self.params, self.grad_stage):
+            for p, stage in zip(self.params, self.grad_stage, strict=False):
                 stage.copy_(p.grad, non_blocking=True)
                 ev = torch.cuda.Event()
                 ev.record(self.stream)
                 events.append(ev)
-        for i, (p, m) in enumerate(zip(self.params, self.masters)):
+        for i, (p, m) in enumerate(zip(self.params, self.masters, strict=False)):
             events[i].synchronize()  # only this tensor's download; later ones keep streaming
             m.grad.copy_(self.grad_stage[i])
             self.inner.step_param(m)
@@ -145,10 +163,16 @@ def _megatron_offload(params, args, state_cls):
         return None, f"megatron-core not importable ({type(exc).__name__}: {exc})"
     try:
         opt = HybridDeviceOptimizer(
-            params, offload_fraction=args.optimizer_offload_fraction,
-            cpu_optimizer_cls=state_cls, gpu_optimizer_cls=state_cls, param_update_in_fp32=True,
-            overlap_cpu_optimizer_d2h_h2d=args.overlap_cpu_optimizer_d2h_h2d, lr=args.lr,
-            betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_eps, weight_decay=args.weight_decay,
+            params,
+            offload_fraction=args.optimizer_offload_fraction,
+            cpu_optimizer_cls=state_cls,
+            gpu_optimizer_cls=state_cls,
+            param_update_in_fp32=True,
+            overlap_cpu_optimizer_d2h_h2d=args.overlap_cpu_optimizer_d2h_h2d,
+            lr=args.lr,
+            betas=(args.adam_beta1, args.adam_beta2),
+            eps=args.adam_eps,
+            weight_decay=args.weight_decay,
         )
     except Exception as exc:
         return None, f"megatron-core HybridDeviceOptimizer failed to build ({type(exc).__name__}: {exc})"
@@ -159,8 +183,12 @@ def build_optimizer(model: torch.nn.Module, args, device: torch.device, log: Cal
     """The optimizer the flags ask for on this device; every choice is logged in one line."""
     params = [p for p in model.parameters() if p.requires_grad]
     state_dtype = torch.bfloat16 if args.use_precision_aware_optimizer else torch.float32
-    hyper = dict(lr=args.lr, betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_eps,
-                 weight_decay=args.weight_decay)
+    hyper = {
+        "lr": args.lr,
+        "betas": (args.adam_beta1, args.adam_beta2),
+        "eps": args.adam_eps,
+        "weight_decay": args.weight_decay,
+    }
     if args.use_precision_aware_optimizer:
         log("use-precision-aware-optimizer: Adam moments stored in bf16 (fp32 arithmetic and master weights)")
     if device.type != "cuda":
@@ -168,22 +196,32 @@ def build_optimizer(model: torch.nn.Module, args, device: torch.device, log: Cal
             log("optimizer-cpu-offload: no accelerator, optimizer state already on the CPU; nothing to move")
         if args.overlap_cpu_optimizer_d2h_h2d:
             log("overlap-cpu-optimizer-d2h-h2d: no accelerator, no device-host copies to overlap")
-        opt = MasterWeightOptimizer(params, master_device=torch.device("cpu"), overlap=False,
-                                    state_dtype=state_dtype, **hyper)
+        opt = MasterWeightOptimizer(
+            params, master_device=torch.device("cpu"), overlap=False, state_dtype=state_dtype, **hyper
+        )
         log(f"optimizer: AdamW on the CPU, state {str(state_dtype).removeprefix('torch.')}")
         return opt
     if args.optimizer_cpu_offload:
         state_cls = BF16StateAdamW if args.use_precision_aware_optimizer else torch.optim.AdamW
         opt, why = _megatron_offload(params, args, state_cls)
         if opt is not None:
-            log(f"optimizer-cpu-offload: using {why} (offload fraction {args.optimizer_offload_fraction}, "
-                f"overlap {'on' if args.overlap_cpu_optimizer_d2h_h2d else 'off'})")
+            log(
+                f"optimizer-cpu-offload: using {why} (offload fraction {args.optimizer_offload_fraction}, "
+                f"overlap {'on' if args.overlap_cpu_optimizer_d2h_h2d else 'off'})"
+            )
             return opt
-        log(f"optimizer-cpu-offload: {why}; using the built-in MasterWeightOptimizer "
+        log(
+            f"optimizer-cpu-offload: {why}; using the built-in MasterWeightOptimizer "
             f"(fp32 master weights and Adam state on the CPU, overlap "
-            f"{'on' if args.overlap_cpu_optimizer_d2h_h2d else 'off'})")
-        return MasterWeightOptimizer(params, master_device=torch.device("cpu"),
-                                     overlap=args.overlap_cpu_optimizer_d2h_h2d, state_dtype=state_dtype, **hyper)
+            f"{'on' if args.overlap_cpu_optimizer_d2h_h2d else 'off'})"
+        )
+        return MasterWeightOptimizer(
+            params,
+            master_device=torch.device("cpu"),
+            overlap=args.overlap_cpu_optimizer_d2h_h2d,
+            state_dtype=state_dtype,
+            **hyper,
+        )
     if args.overlap_cpu_optimizer_d2h_h2d:
         log("overlap-cpu-optimizer-d2h-h2d: ignored without --optimizer-cpu-offload (nothing is copied)")
     log(f"optimizer: AdamW on {device}, fp32 master weights, state {str(state_dtype).removeprefix('torch.')}")

@@ -43,8 +43,9 @@ class StepProfiler:
 
     def before_step(self, step: int) -> None:
         if self.enabled and step == self.args.profile_step_start and self.prof is None:
-            self.prof = torch.profiler.profile(activities=self.activities, record_shapes=True,
-                                               profile_memory=True, with_stack=False)
+            self.prof = torch.profiler.profile(
+                activities=self.activities, record_shapes=True, profile_memory=True, with_stack=False
+            )
             self.prof.__enter__()
             self.log.info(f"profiler: recording steps {self.args.profile_step_start}-{self.args.profile_step_end}")
 
@@ -89,9 +90,13 @@ class MemoryHistory:
         if self.device.type == "cuda":
             torch.cuda.memory._dump_snapshot(str(path))
         else:
-            snap = {"device": "cpu", "segments": [], "device_traces": [],
-                    "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                    "note": "no CUDA caching allocator on this machine"}
+            snap = {
+                "device": "cpu",
+                "segments": [],
+                "device_traces": [],
+                "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                "note": "no CUDA caching allocator on this machine",
+            }
             with open(path, "wb") as fh:
                 pickle.dump(snap, fh)
         self.log.info(f"record-memory-history: wrote {path}")

@@ -63,8 +63,9 @@ def make_dataset(rollout_seed: int, max_prompt_len: int, size: int = DATASET_SIZ
     """A fixed pool of prompts, a pure function of the seed and the prompt-length limit."""
     most = min(MAX_DIGITS, max_prompt_len - PROMPT_OVERHEAD)
     if most < MIN_DIGITS:
-        raise ValueError(f"max prompt length {max_prompt_len} is below the shortest prompt "
-                         f"({MIN_DIGITS + PROMPT_OVERHEAD} tokens)")
+        raise ValueError(
+            f"max prompt length {max_prompt_len} is below the shortest prompt ({MIN_DIGITS + PROMPT_OVERHEAD} tokens)"
+        )
     rng = random.Random(rollout_seed)
     out = []
     for i in range(size):

@@ -26,11 +26,18 @@ from reportgen.workloads.grpo.args import format_argument_dump, parse_args
 from reportgen.workloads.grpo.batching import micro_batches
 from reportgen.workloads.grpo.console import MetricSink, get_logger
 from reportgen.workloads.grpo.decode import StaticKVDecoder
-from reportgen.workloads.grpo.distributed import (DistEnv, allreduce_grads, destroy_process_group, env_of, gather,
-                                                  init_process_group, parameter_checksum, sum_floats)
+from reportgen.workloads.grpo.distributed import (
+    DistEnv,
+    allreduce_grads,
+    destroy_process_group,
+    env_of,
+    gather,
+    init_process_group,
+    parameter_checksum,
+    sum_floats,
+)
 from reportgen.workloads.grpo.losses import group_advantages, grpo_loss
-from reportgen.workloads.grpo.model import (build_policy, count_parameters, forward_packed, frozen_copy,
-                                            plan_recompute)
+from reportgen.workloads.grpo.model import build_policy, count_parameters, forward_packed, frozen_copy, plan_recompute
 from reportgen.workloads.grpo.optim import build_optimizer
 from reportgen.workloads.grpo.profiling import MemoryHistory, StepProfiler
 from reportgen.workloads.grpo.task import PromptStream, make_dataset, score
@@ -111,8 +118,10 @@ class Trainer:
             if fraction is None:
                 fraction = min(1.0, args.gpu_memory_cap_gib * 2**30 / total)
             torch.cuda.set_per_process_memory_fraction(fraction, self.device)
-            self.log.info(f"gpu-memory-fraction: capping this process at {fraction:.4f} of "
-                          f"{total / 2**30:.1f} GiB = {fraction * total / 2**30:.2f} GiB")
+            self.log.info(
+                f"gpu-memory-fraction: capping this process at {fraction:.4f} of "
+                f"{total / 2**30:.1f} GiB = {fraction * total / 2**30:.2f} GiB"
+            )
         elif capped:
             self.log.info("gpu-memory-fraction: no accelerator; the cap has nothing to limit")
         threads = args.cpu_threads or (1 if self.device.type == "cpu" else None)
@@ -128,29 +137,39 @@ class Trainer:
         self.model = build_policy(args, self.device, self.dtype)
         self.model.train()
         self.ref = frozen_copy(self.model) if args.use_kl_loss else None
-        self.log.info(f"model: Qwen3 {args.num_layers} layers, hidden {args.hidden_size}, "
-                      f"{count_parameters(self.model) / 1e6:.2f}M parameters, {str(self.dtype).removeprefix('torch.')} "
-                      f"on {self.device}{', frozen reference copy' if self.ref is not None else ''}")
+        self.log.info(
+            f"model: Qwen3 {args.num_layers} layers, hidden {args.hidden_size}, "
+            f"{count_parameters(self.model) / 1e6:.2f}M parameters, {str(self.dtype).removeprefix('torch.')} "
+            f"on {self.device}{', frozen reference copy' if self.ref is not None else ''}"
+        )
         self.optimizer = build_optimizer(self.model, args, self.device, self.log.info)
-        self.segments = plan_recompute(args.num_layers, args.recompute_granularity, args.recompute_method,
-                                       args.recompute_num_layers)
+        self.segments = plan_recompute(
+            args.num_layers, args.recompute_granularity, args.recompute_method, args.recompute_num_layers
+        )
         self.selective = args.recompute_granularity == "selective"
         if args.recompute_granularity:
             n_ckpt = sum(s.end - s.start for s in self.segments if s.checkpointed)
-            self.log.info(f"recompute: {args.recompute_granularity}/{args.recompute_method}, "
-                          f"{n_ckpt} of {args.num_layers} decoder layers recomputed in backward "
-                          f"({len([s for s in self.segments if s.checkpointed])} checkpointed segments)")
+            self.log.info(
+                f"recompute: {args.recompute_granularity}/{args.recompute_method}, "
+                f"{n_ckpt} of {args.num_layers} decoder layers recomputed in backward "
+                f"({len([s for s in self.segments if s.checkpointed])} checkpointed segments)"
+            )
         cuda_graph = args.rollout_cuda_graph if args.rollout_cuda_graph is not None else self.device.type == "cuda"
         # This rank's share: whole prompt groups of every optimizer step (all of it with one rank).
         world = self.dist.world_size
         self.n_samples = args.rollout_batch_size * args.n_samples_per_prompt // world
         self.step_samples = args.global_batch_size // world
         if self.dist.active:
-            self.log.info(f"data-parallel: {world} ranks ({'nccl' if self.device.type == 'cuda' else 'gloo'}), "
-                          f"{self.n_samples} samples and {self.step_samples} per optimizer step on each rank")
-        self.decoder = StaticKVDecoder(self.model, self.n_samples,
-                                       args.rollout_max_prompt_len + args.rollout_max_response_len,
-                                       cuda_graph=cuda_graph)
+            self.log.info(
+                f"data-parallel: {world} ranks ({'nccl' if self.device.type == 'cuda' else 'gloo'}), "
+                f"{self.n_samples} samples and {self.step_samples} per optimizer step on each rank"
+            )
+        self.decoder = StaticKVDecoder(
+            self.model,
+            self.n_samples,
+            args.rollout_max_prompt_len + args.rollout_max_response_len,
+            cuda_graph=cuda_graph,
+        )
         self.log.info(f"rollout: static KV cache decode loop, CUDA graph {'on' if self.decoder.use_graph else 'off'}")
         self.stream = PromptStream(make_dataset(args.rollout_seed, args.rollout_max_prompt_len), args.rollout_seed)
         self.sink = MetricSink(args, self.log, tensorboard=self.dist.is_logger)
@@ -173,14 +192,19 @@ class Trainer:
         # Rank 0 draws as a single process does; other ranks draw from disjoint seeds.
         gen.manual_seed(a.rollout_seed * 1_000_003 + rollout_id + self.dist.rank * 2**40)
         self.model.eval()
-        batch = self.decoder.generate(prompt_ids, max_new=a.rollout_max_response_len,
-                                      temperature=a.rollout_temperature, generator=gen)
+        batch = self.decoder.generate(
+            prompt_ids, max_new=a.rollout_max_response_len, temperature=a.rollout_temperature, generator=gen
+        )
         self.model.train()
-        verdicts = [score(r, ans) for r, ans in zip(batch.responses, answers)]
+        verdicts = [score(r, ans) for r, ans in zip(batch.responses, answers, strict=False)]
         _sync(self.device)
         rollout_time = time.perf_counter() - t0
-        local = ([len(r) for r in batch.responses], list(batch.truncated), rollout_time,
-                 batch.decode_steps * len(batch.responses) / batch.decode_time_s)
+        local = (
+            [len(r) for r in batch.responses],
+            list(batch.truncated),
+            rollout_time,
+            batch.decode_steps * len(batch.responses) / batch.decode_time_s,
+        )
         parts = gather(self.dist, local)
         resp = [n for p in parts for n in p[0]]
         truncated = [t for p in parts for t in p[1]]
@@ -206,7 +230,7 @@ class Trainer:
         per_step = self.args.global_batch_size // self.args.n_samples_per_prompt
         chunk = per_step // self.dist.world_size
         r = self.dist.rank
-        return [x for s in range(0, len(items), per_step) for x in items[s + r * chunk:s + (r + 1) * chunk]]
+        return [x for s in range(0, len(items), per_step) for x in items[s + r * chunk : s + (r + 1) * chunk]]
 
     # -- training block ------------------------------------------------------------------------
     def _logprob_pass(self, model, mbs) -> tuple[list[torch.Tensor], float]:
@@ -222,13 +246,17 @@ class Trainer:
         prompts, responses = batch.prompts, batch.responses
         raw = torch.tensor([v.reward for v in verdicts], dtype=torch.float32)
         adv = group_advantages(raw, a.n_samples_per_prompt)
-        lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
+        lengths = [len(p) + len(r) for p, r in zip(prompts, responses, strict=False)]
         # One optimizer step per global batch of whole groups; micro-batches inside each.
         steps = []
         for start in range(0, self.n_samples, self.step_samples):
             idx = list(range(start, start + self.step_samples))
-            groups = micro_batches([lengths[i] for i in idx], dynamic=a.use_dynamic_batch_size,
-                                   max_tokens=a.max_tokens_per_gpu, micro_batch_size=a.micro_batch_size)
+            groups = micro_batches(
+                [lengths[i] for i in idx],
+                dynamic=a.use_dynamic_batch_size,
+                max_tokens=a.max_tokens_per_gpu,
+                micro_batch_size=a.micro_batch_size,
+            )
             steps.append([pack([idx[j] for j in g], prompts, responses, dev) for g in groups])
         all_mbs = [mb for s in steps for mb in s]
         ref_time = 0.0
@@ -242,17 +270,25 @@ class Trainer:
         opt_time = 0.0
         k = 0
         for mbs in steps:
-            sums = {"loss": 0.0, "pg_loss": 0.0, "pg_clipfrac": 0.0, "ppo_kl": 0.0, "entropy_loss": 0.0,
-                    "kl_loss": 0.0}
+            sums = {"loss": 0.0, "pg_loss": 0.0, "pg_clipfrac": 0.0, "ppo_kl": 0.0, "entropy_loss": 0.0, "kl_loss": 0.0}
             for mb in mbs:
                 logp, ent = token_logprobs(self.model, mb, self.segments, self.selective, True)
                 sample_ids = torch.tensor(mb.samples, device=dev)
                 parts = grpo_loss(
-                    log_probs=logp, old_log_probs=old_lp[k], advantages=adv_dev[sample_ids][mb.local_index],
-                    entropy=ent, sample_index=mb.local_index, n_samples=len(mb.samples), lengths=mb.lengths,
-                    eps_clip=a.eps_clip, eps_clip_high=a.eps_clip_high,
-                    ref_log_probs=ref_lp[k] if ref_lp is not None else None, kl_type=a.kl_loss_type,
-                    kl_coef=a.kl_loss_coef, entropy_coef=a.entropy_coef)
+                    log_probs=logp,
+                    old_log_probs=old_lp[k],
+                    advantages=adv_dev[sample_ids][mb.local_index],
+                    entropy=ent,
+                    sample_index=mb.local_index,
+                    n_samples=len(mb.samples),
+                    lengths=mb.lengths,
+                    eps_clip=a.eps_clip,
+                    eps_clip_high=a.eps_clip_high,
+                    ref_log_probs=ref_lp[k] if ref_lp is not None else None,
+                    kl_type=a.kl_loss_type,
+                    kl_coef=a.kl_loss_coef,
+                    entropy_coef=a.entropy_coef,
+                )
                 (parts.loss / a.global_batch_size).backward()
                 for name in sums:
                     value = getattr(parts, "entropy" if name == "entropy_loss" else name)
@@ -261,7 +297,7 @@ class Trainer:
             params = [p for p in self.model.parameters() if p.grad is not None]
             allreduce_grads(self.dist, params)
             if self.dist.active:
-                sums = dict(zip(sums, sum_floats(self.dist, list(sums.values()), dev)))
+                sums = dict(zip(sums, sum_floats(self.dist, list(sums.values()), dev), strict=False))
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, a.clip_grad if a.clip_grad > 0 else float("inf")))
             t_opt = time.perf_counter()
             if math.isfinite(grad_norm):
@@ -294,16 +330,32 @@ class Trainer:
             def cpu(t):
                 return None if t is None else t.detach().cpu()
 
-            parts = gather(self.dist, dict(raw=raw, adv=adv, token_adv=cpu(token_adv), token_lp=cpu(token_lp),
-                                           ref_tok=cpu(ref_tok), resp_lens=resp_lens, lengths=lengths,
-                                           sampler_lp=sampler_lp, correct=correct, well_formed=well_formed,
-                                           n_mbs=n_mbs, peak=peak))
-            raw, adv, token_adv, token_lp = (torch.cat([p[k] for p in parts])
-                                             for k in ("raw", "adv", "token_adv", "token_lp"))
+            parts = gather(
+                self.dist,
+                {
+                    "raw": raw,
+                    "adv": adv,
+                    "token_adv": cpu(token_adv),
+                    "token_lp": cpu(token_lp),
+                    "ref_tok": cpu(ref_tok),
+                    "resp_lens": resp_lens,
+                    "lengths": lengths,
+                    "sampler_lp": sampler_lp,
+                    "correct": correct,
+                    "well_formed": well_formed,
+                    "n_mbs": n_mbs,
+                    "peak": peak,
+                },
+            )
+            raw, adv, token_adv, token_lp = (
+                torch.cat([p[k] for p in parts]) for k in ("raw", "adv", "token_adv", "token_lp")
+            )
             if ref_tok is not None:
                 ref_tok = torch.cat([p["ref_tok"] for p in parts])
             resp_lens, lengths, sampler_lp, correct, well_formed = (
-                [x for p in parts for x in p[k]] for k in ("resp_lens", "lengths", "sampler_lp", "correct", "well_formed"))
+                [x for p in parts for x in p[k]]
+                for k in ("resp_lens", "lengths", "sampler_lp", "correct", "well_formed")
+            )
             n_mbs = sum(p["n_mbs"] for p in parts)
             peak = max(p["peak"] for p in parts) if peak is not None else None
         n_resp_tokens = sum(resp_lens)
@@ -378,14 +430,18 @@ def _join(args) -> DistEnv:
     if not dist_env.active:
         return dist_env
     if dist_env.world_size != args.num_gpus:
-        raise SystemExit(f"WORLD_SIZE={dist_env.world_size} but --actor-num-gpus-per-node {args.num_gpus}; "
-                         f"start {args.num_gpus} workers or change the flag")
+        raise SystemExit(
+            f"WORLD_SIZE={dist_env.world_size} but --actor-num-gpus-per-node {args.num_gpus}; "
+            f"start {args.num_gpus} workers or change the flag"
+        )
     if not dist_env.is_logger:
         get_logger().setLevel(logging.WARNING)  # other ranks stay silent except warnings and errors
     if args.device != "cpu" and torch.cuda.is_available():
         if torch.cuda.device_count() <= dist_env.local_rank:
-            raise SystemExit(f"--actor-num-gpus-per-node {args.num_gpus}: only {torch.cuda.device_count()} "
-                             f"CUDA device(s) visible; lower the flag or expose more devices")
+            raise SystemExit(
+                f"--actor-num-gpus-per-node {args.num_gpus}: only {torch.cuda.device_count()} "
+                f"CUDA device(s) visible; lower the flag or expose more devices"
+            )
         torch.cuda.set_device(dist_env.local_rank)
         init_process_group(dist_env, "cuda")
     else:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.site import site_fixture
 from reportgen.errors import UserError
-from reportgen.render import candidate_page, charts, experiment_page, home_page, provenance_page, rollback_page
+from reportgen.render import candidate_page, experiment_page, home_page, provenance_page, rollback_page
 from reportgen.render.load import load_experiment
 from reportgen.render.paths import PathShortener
 from reportgen.render.site import SiteOptions, generate, summary
+from tests.render import site_fixture
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -46,7 +46,7 @@ def test_experiment_page_answers_first(exp):
     md = experiment_page.render(exp).markdown
     answer = md.index("## Answer")
     assert answer < md.index("## Headline") < md.index("## Windows") < md.index("## Curves")
-    head = md[answer: md.index("## Hypothesis")]
+    head = md[answer : md.index("## Hypothesis")]
     a1 = exp.comparison("A1")
     est = a1["interval"]["estimate"] - 1
     assert f"A1 accepted: response tokens/s {est * 100:+.2f}%" in head
@@ -63,7 +63,10 @@ def test_window_tables_have_every_statistic(exp):
     md = experiment_page.render(exp).markdown
     base = exp.arm("baseline")["windows"]["perf/step_resp_token_per_s"]
     for w in base[:3]:
-        assert f"| {w['window']} | {w['start']}-{w['end']} | {w['n']} | {w['mean']:.3f} | {w['std']:.3f} | {w['median']:.3f} | {w['p95']:.3f} |" in md
+        assert (
+            f"| {w['window']} | {w['start']}-{w['end']} | {w['n']} | {w['mean']:.3f} | {w['std']:.3f} | {w['median']:.3f} | {w['p95']:.3f} |"
+            in md
+        )
     overall = exp.arm("A1")["overall"]["perf/step_resp_token_per_s"]
     assert f"**{overall:.3f}**" in md
 
@@ -71,13 +74,23 @@ def test_window_tables_have_every_statistic(exp):
 def test_not_significant_shows_tilde(exp):
     from reportgen.render.blocks import interval_text
 
-    assert interval_text({"estimate": 1.01, "low": 0.99, "high": 1.03, "significant": False, "confidence": 0.95}).startswith("~ no significant change")
+    assert interval_text(
+        {"estimate": 1.01, "low": 0.99, "high": 1.03, "significant": False, "confidence": 0.95}
+    ).startswith("~ no significant change")
 
 
 def test_every_chart_has_data_and_marks(exp):
     page = experiment_page.render(exp)
-    assert set(page.charts) == {"primary", "step-time", "actor-train-time", "rollout-time", "breakdown",
-                                "gpu-util", "gpu-memory", "quality"}
+    assert set(page.charts) == {
+        "primary",
+        "step-time",
+        "actor-train-time",
+        "rollout-time",
+        "breakdown",
+        "gpu-util",
+        "gpu-memory",
+        "quality",
+    }
     for name, spec in page.charts.items():
         assert spec["datasets"]["main"].count("\n") > 3, name
         text = str(spec)
@@ -93,7 +106,7 @@ def test_failed_candidate_leads_with_cause_and_excerpt(exp):
     assert md.index("## What happened") < md.index("## What changed")
     assert "**Cause:** OOM at step 9, tried to allocate 2.46 GiB" in md
     # the excerpt is quoted verbatim inside a fence longer than its backtick runs
-    assert "\n````text title=\"log excerpt\"\n" in md and "<script>alert(1)</script> ``` ``" in md
+    assert '\n````text title="log excerpt"\n' in md and "<script>alert(1)</script> ``` ``" in md
     assert "memory" in page.charts
     mem = page.charts["memory"]["datasets"]["main"]
     assert "A2/1" in mem and "baseline" not in mem
@@ -179,12 +192,23 @@ def test_generate_writes_pages_nav_and_assets(tmp_path):
     docs = tmp_path / "docs"
     (docs / "formats").mkdir(parents=True)
     (docs / "formats" / "runs.md").write_text("# The runs/ store\n")
-    generate(tmp_path / "runs", open_file=open_file,
-             options=SiteOptions(cache_dir=tmp_path / "cache", docs_dir=docs, svg_fallback=True))
-    for path in ("reports/index.md", "reports/grpo-offload/index.md", "reports/grpo-offload/A2/index.md",
-                 "reports/grpo-offload/rollback/index.md", "reports/grpo-offload/provenance/index.md",
-                 "reports/grpo-offload/primary.svg", "reports/grpo-offload/A2/memory.svg",
-                 "assets/vendor/vega-bundle.js", "SUMMARY.md", "versions.json"):
+    generate(
+        tmp_path / "runs",
+        open_file=open_file,
+        options=SiteOptions(cache_dir=tmp_path / "cache", docs_dir=docs, svg_fallback=True),
+    )
+    for path in (
+        "reports/index.md",
+        "reports/grpo-offload/index.md",
+        "reports/grpo-offload/A2/index.md",
+        "reports/grpo-offload/rollback/index.md",
+        "reports/grpo-offload/provenance/index.md",
+        "reports/grpo-offload/primary.svg",
+        "reports/grpo-offload/A2/memory.svg",
+        "assets/vendor/vega-bundle.js",
+        "SUMMARY.md",
+        "versions.json",
+    ):
         assert path in written, path
     assert written["reports/grpo-offload/primary.svg"].startswith(b"<svg")
     nav = written["SUMMARY.md"]
@@ -194,7 +218,7 @@ def test_generate_writes_pages_nav_and_assets(tmp_path):
 def test_missing_analysis_is_a_clear_error(tmp_path):
     exp = site_fixture.build_experiment(tmp_path)
     (exp / "analysis.json").unlink()
-    with pytest.raises(UserError, match="analysis.json: missing"):
+    with pytest.raises(UserError, match=r"analysis\.json: missing"):
         load_experiment(exp)
 
 

@@ -16,8 +16,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
-from tests.site import site_fixture
-
+from tests.render import site_fixture  # noqa: E402 (after REPO, which it does not need)
 
 
 def make_project(root: Path) -> Path:
@@ -25,23 +24,36 @@ def make_project(root: Path) -> Path:
     strict build here checks every documentation page and link too."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "mkdocs.yml").write_text(f"INHERIT: {REPO / 'mkdocs.yml'}\n")
-    shutil.copytree(REPO / "docs", root / "docs", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("vendor", "__pycache__"))
+    shutil.copytree(
+        REPO / "docs", root / "docs", dirs_exist_ok=True, ignore=shutil.ignore_patterns("vendor", "__pycache__")
+    )
     return root
 
 
 def build_env(cache: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""), "REPORTGEN_CACHE": str(cache),
-                "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
+    env.update(
+        {
+            "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+            "REPORTGEN_CACHE": str(cache),
+            "NO_MKDOCS_2_WARNING": "1",
+            "DISABLE_MKDOCS_2_WARNING": "true",
+        }
+    )
     env.pop("REPORTGEN_RUNS", None)
     env.update(extra)
     return env
 
 
 def mkdocs_build(project: Path, cache: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", *args], cwd=project,
-                          env=build_env(cache, **env), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", *args],
+        cwd=project,
+        env=build_env(cache, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
 
@@ -73,7 +85,7 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.thread.start()
         return self
 
@@ -83,8 +95,16 @@ class Server:
 
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")

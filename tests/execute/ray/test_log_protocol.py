@@ -14,10 +14,14 @@ def test_demux_restores_streams_and_result_block(tmp_path: Path) -> None:
     (node / "provenance").mkdir(parents=True)
     (node / "provenance" / "git.json").write_text('{"head": "abc"}')
     (node / RESULT_FILE).write_text(json.dumps({"exit_code": 3, "signal": None}))
-    log = "Runtime env is setting up.\nO|perf 0: {}\nE|+ set -x line\nO|last\n" + "\n".join(result_lines(node)) + "\no|no newline\n"
+    log = (
+        "Runtime env is setting up.\nO|perf 0: {}\nE|+ set -x line\nO|last\n"
+        + "\n".join(result_lines(node))
+        + "\no|no newline\n"
+    )
     demux = LogDemux(tmp_path / "stdout.log", tmp_path / "stderr.log")
     for i in range(0, len(log), 7):  # arrives in arbitrary chunks
-        demux.feed(log[i:i + 7])
+        demux.feed(log[i : i + 7])
     demux.close()
     assert (tmp_path / "stdout.log").read_text() == "perf 0: {}\nlast\nno newline"
     assert (tmp_path / "stderr.log").read_text() == "Runtime env is setting up.\n+ set -x line\n"

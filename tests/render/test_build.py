@@ -8,9 +8,16 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-PAGES = ["index.html", "reports/index.html", "reports/grpo-offload/index.html", "reports/grpo-offload/A1/index.html",
-         "reports/grpo-offload/A2/index.html", "reports/grpo-offload/A3/index.html",
-         "reports/grpo-offload/rollback/index.html", "reports/grpo-offload/provenance/index.html"]
+PAGES = [
+    "index.html",
+    "reports/index.html",
+    "reports/grpo-offload/index.html",
+    "reports/grpo-offload/A1/index.html",
+    "reports/grpo-offload/A2/index.html",
+    "reports/grpo-offload/A3/index.html",
+    "reports/grpo-offload/rollback/index.html",
+    "reports/grpo-offload/provenance/index.html",
+]
 
 
 def test_pages_at_stable_urls(built_site):
@@ -32,7 +39,7 @@ def test_planted_script_stays_text(built_site):
 def test_nothing_is_fetched_from_the_web(built_site):
     for page in PAGES:
         html = (built_site / page).read_text()
-        for tag, attr, url in re.findall(r"<(script|link|img|iframe)\b[^>]*?\b(src|href)=\"([^\"]+)\"", html):
+        for tag, _attr, url in re.findall(r"<(script|link|img|iframe)\b[^>]*?\b(src|href)=\"([^\"]+)\"", html):
             assert not re.match(r"^(https?:)?//", url), (page, tag, url)
         assert "fonts.googleapis" not in html and "cdn.jsdelivr" not in html
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 TRAINER = textwrap.dedent(
-    '''
+    """
     import argparse, os, sys, time
     p = argparse.ArgumentParser()
     p.add_argument("--num-rollout", type=int, default=5)
@@ -31,11 +31,11 @@ TRAINER = textwrap.dedent(
         print(f"[2026-08-05 10:11:12] data.py:1 - perf {step}: {{'perf/step_time': {st}, 'perf/train_time': {st/2}, 'perf/train_wait_time': {st/2}, 'perf/step_resp_token_per_s': {speed}, 'perf/step_token_per_s': {speed*2}, 'perf/actor_train_time': {st/3}}}", flush=True)
         print(f"[2026-08-05 10:11:12] data.py:2 - rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_lengths': 8.0, 'rollout/num_samples': {a.global_batch_size}}}", flush=True)
         print(f"[2026-08-05 10:11:12] model.py:3 - step {step}: {{'train/loss': 0.1, 'train/grad_norm': 1.0}}", flush=True)
-    '''
+    """
 )
 
 RECIPE = textwrap.dedent(
-    '''\
+    """\
     #!/bin/bash
     set -ex
     STEPS=${STEPS:-5}
@@ -55,11 +55,11 @@ RECIPE = textwrap.dedent(
     "${PYTHON}" trainer.py \\
        ${WORKLOAD_ARGS[@]} \\
        ${PERF_ARGS[@]}
-    '''
+    """
 )
 
 SPEC = textwrap.dedent(
-    '''\
+    """\
     name = "{name}"
     title = "Runner test experiment"
     hypothesis = "without offload the stand-in trainer is twice as fast"
@@ -90,7 +90,7 @@ SPEC = textwrap.dedent(
     title = "Remove the offload flag"
     remove = ["--optimizer-cpu-offload"]
     {extra}
-    '''
+    """
 )
 
 
@@ -112,8 +112,14 @@ def make_experiment(
     spec = root / "experiment.toml"
     spec.write_text(
         SPEC.format(
-            name=name, python=sys.executable, steps=steps, sleep=sleep, timeout=timeout,
-            order=order, repeats=repeats, extra=extra,
+            name=name,
+            python=sys.executable,
+            steps=steps,
+            sleep=sleep,
+            timeout=timeout,
+            order=order,
+            repeats=repeats,
+            extra=extra,
         )
     )
     return spec

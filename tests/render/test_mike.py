@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 import tarfile
-import io
 from pathlib import Path
 
 import pytest
 
-from tests.site import site_fixture
-from tests.site.conftest import Server, build_env, make_project
+from tests.render import site_fixture
+from tests.render.conftest import Server, build_env, make_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 MIKE = str(Path(sys.executable).parent / "mike")
@@ -26,17 +26,28 @@ def _git(cwd: Path, *args: str) -> str:
 def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
     project = make_project(tmp_path / "repo")
     site_fixture.build_experiment(project / "runs")
-    env = build_env(svg_cache, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid",
-                    # mike runs `properdocs` (or `mkdocs`) from PATH: the venv's bin must be on it.
-                    PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    env = build_env(
+        svg_cache,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+        # mike runs `properdocs` (or `mkdocs`) from PATH: the venv's bin must be on it.
+        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+    )
     _git(project, "init", "-q", "-b", "main")
     _git(project, "add", "-A")
     subprocess.run(["git", "commit", "-qm", "v1"], cwd=project, env=env, check=True)
 
     def deploy(version: str) -> None:
-        proc = subprocess.run([MIKE, "deploy", "--update-aliases", version, "latest"], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [MIKE, "deploy", "--update-aliases", version, "latest"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
 
     deploy("v1")
@@ -49,7 +60,8 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
     out = tmp_path / "gh-pages"
     out.mkdir()
     archive = subprocess.run(["git", "archive", "gh-pages"], cwd=project, check=True, capture_output=True).stdout
-    tarfile.open(fileobj=io.BytesIO(archive)).extractall(out)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(out)
     v1 = (out / "v1/reports/grpo-offload/index.html").read_text()
     v2 = (out / "v2/reports/grpo-offload/index.html").read_text()
     assert v1 != v2  # same stable URL, different report revisions
@@ -60,8 +72,10 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
         page.on("request", lambda r: r.url.startswith(srv.url) or r.url.startswith("data:") or remote.append(r.url))
         for version in ("v1", "v2", "latest"):
             page.goto(f"{srv.url}/{version}/reports/grpo-offload/")
-            page.wait_for_function("() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => e.dataset.drawn === 'yes')",
-                                   timeout=20_000)
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => e.dataset.drawn === 'yes')",
+                timeout=20_000,
+            )
             assert page.locator("div.rg-vega svg.marks").count() == 8
         page.goto(f"{srv.url}/")
         page.wait_for_url("**/latest/")
@@ -69,6 +83,6 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
         page.goto(f"{srv.url}/v1/reports/grpo-offload/")
         page.wait_for_selector(".md-version__list", state="attached", timeout=10_000)
         labels = page.eval_on_selector_all(".md-version__link", "els => els.map(e => e.textContent.trim())")
-        assert "v1" in labels and any(l.startswith("v2") for l in labels)
+        assert "v1" in labels and any(label.startswith("v2") for label in labels)
         assert remote == []
         page.close()

@@ -8,6 +8,7 @@ stopped by pid, so another Ray on the same machine is never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -16,8 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -33,7 +34,7 @@ def free_port() -> int:
 def _session(pid_dir: Path) -> int | None:
     try:
         stat = (pid_dir / "stat").read_text()
-        return int(stat[stat.rfind(")") + 2:].split()[3])
+        return int(stat[stat.rfind(")") + 2 :].split()[3])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -55,10 +56,8 @@ def _pids_with(marker: str, sessions: set[int]) -> list[int]:
 def _stop_cluster(temp_dir: str, sessions: set[int]) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in _pids_with(temp_dir, sessions):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + 10
         while _pids_with(temp_dir, sessions) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -66,8 +65,9 @@ def _stop_cluster(temp_dir: str, sessions: set[int]) -> None:
 
 def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> None:
     # A new session per `ray start`: every daemon it leaves behind is found by it at teardown.
-    proc = subprocess.Popen([str(RAY), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [str(RAY), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     sessions.add(proc.pid)
     out, err = proc.communicate(timeout=120)
     if proc.returncode != 0:
@@ -76,8 +76,12 @@ def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> None:
 
 def _agent_ports() -> list[str]:
     """Free ports for a node's agents: the defaults would clash between the two nodes (and other Rays)."""
-    return [f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
-            f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}"]
+    return [
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+    ]
 
 
 def _warm_up(address: str) -> None:
@@ -102,12 +106,24 @@ def ray_cluster() -> Iterator[str]:
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{RAY.parent}{os.pathsep}{env.get('PATH', '')}")
     gcs, dashboard = free_port(), free_port()
     sessions: set[int] = set()
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000",
-              "--disable-usage-stats"]
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000", "--disable-usage-stats"]
     try:
-        _ray(["start", "--head", f"--port={gcs}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
-              "--include-dashboard=true", f"--temp-dir={temp_dir}", f"--ray-client-server-port={free_port()}",
-              *_agent_ports(), *common], env, sessions)
+        _ray(
+            [
+                "start",
+                "--head",
+                f"--port={gcs}",
+                "--dashboard-host=127.0.0.1",
+                f"--dashboard-port={dashboard}",
+                "--include-dashboard=true",
+                f"--temp-dir={temp_dir}",
+                f"--ray-client-server-port={free_port()}",
+                *_agent_ports(),
+                *common,
+            ],
+            env,
+            sessions,
+        )
         _ray(["start", f"--address=127.0.0.1:{gcs}", *_agent_ports(), *common], env, sessions)
         address = f"http://127.0.0.1:{dashboard}"
         from ray.util.state import list_nodes

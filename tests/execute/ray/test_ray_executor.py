@@ -16,7 +16,7 @@ import pytest
 
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path
-from tests.runner.conftest import make_experiment
+from tests.execute.conftest import make_experiment
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -35,7 +35,9 @@ def test_two_experiments_run_in_parallel_each_pinned_to_one_node(tmp_path: Path,
     e1 = make_experiment(tmp_path / "r1", name="e1", steps=3, sleep=0.3)
     e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.3)
     runs, local = tmp_path / "runs", tmp_path / "local"
-    assert main(["run", str(e1), str(e2), "--runs", str(runs), "--no-analyze", "--no-profiler", "--ray", ray_cluster]) == 0
+    assert (
+        main(["run", str(e1), str(e2), "--runs", str(runs), "--no-analyze", "--no-profiler", "--ray", ray_cluster]) == 0
+    )
     assert main(["run", str(e1), "--runs", str(local), "--no-analyze", "--no-profiler"]) == 0
 
     nodes = {}
@@ -62,8 +64,10 @@ def test_two_experiments_run_in_parallel_each_pinned_to_one_node(tmp_path: Path,
         assert (ray_dir / "stdout.log").read_bytes() == (local_dir / "stdout.log").read_bytes()
         assert "+ " in (ray_dir / "stderr.log").read_text()  # the recipe's `set -x` trace came back
         got, want = pd.read_parquet(ray_dir / "metrics.parquet"), pd.read_parquet(local_dir / "metrics.parquet")
-        pd.testing.assert_frame_equal(got.drop(columns=[c for c in got if c == "wall_time"]),
-                                      want.drop(columns=[c for c in want if c == "wall_time"]))
+        pd.testing.assert_frame_equal(
+            got.drop(columns=[c for c in got if c == "wall_time"]),
+            want.drop(columns=[c for c in want if c == "wall_time"]),
+        )
         fp = json.loads((ray_dir / "provenance" / "fingerprint.json").read_text())
         assert fp["fingerprint_id"] == manifest(runs, "e1", arm)["fingerprint_id"]
     speed = pd.read_parquet(runs / "e1" / "A1" / "1" / "metrics.parquet")
@@ -84,8 +88,19 @@ def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: P
 
     spec = make_experiment(tmp_path / "r", name="slow", steps=10, sleep=0.6)
     runs = tmp_path / "runs"
-    args = [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze",
-            "--no-profiler", "--ray", ray_cluster]
+    args = [
+        sys.executable,
+        "-m",
+        "reportgen",
+        "run",
+        str(spec),
+        "--runs",
+        str(runs),
+        "--no-analyze",
+        "--no-profiler",
+        "--ray",
+        ray_cluster,
+    ]
     proc = subprocess.Popen(args, env=env_with_repo_on_path(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     stdout = runs / "slow" / "baseline" / "1" / "stdout.log"
     # The log streams in while the job runs: step 1 arrives before the job has ended.

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from tests.site.conftest import Server
+from tests.render.conftest import Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHART_PAGES = {"reports/grpo-offload/": 8, "reports/grpo-offload/A1/": 1, "reports/grpo-offload/A2/": 2,
-               "reports/grpo-offload/A3/": 1, "reports/grpo-offload/rollback/": 0,
-               "reports/grpo-offload/provenance/": 0, "reports/": 0, "": 0}
-DRAWN = "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
+CHART_PAGES = {
+    "reports/grpo-offload/": 8,
+    "reports/grpo-offload/A1/": 1,
+    "reports/grpo-offload/A2/": 2,
+    "reports/grpo-offload/A3/": 1,
+    "reports/grpo-offload/rollback/": 0,
+    "reports/grpo-offload/provenance/": 0,
+    "reports/": 0,
+    "": 0,
+}
+DRAWN = (
+    "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
+)
 MARKS = """() => Array.from(document.querySelectorAll('div.rg-vega')).map(e =>
   e.dataset.drawn === 'yes' && e.querySelectorAll('svg.marks path, svg.marks rect, svg.marks line').length > 3)"""
 
@@ -23,7 +32,15 @@ class Watch:
         self.dialogs: list[str] = []
         page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("request", lambda r: r.url.startswith(base) or r.url.startswith("data:") or r.url.startswith("blob:") or self.remote.append(r.url))
+        page.on(
+            "request",
+            lambda r: (
+                r.url.startswith(base)
+                or r.url.startswith("data:")
+                or r.url.startswith("blob:")
+                or self.remote.append(r.url)
+            ),
+        )
         page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
 
 
@@ -80,8 +97,13 @@ def test_planted_script_renders_as_text(browser, served):
 def test_screenshots_of_every_page_type(browser, served, tmp_path):
     """Not a visual diff: makes sure each page type renders to a non-trivial image (kept for review)."""
     page = browser.new_page(viewport={"width": 1300, "height": 900})
-    for name, path in {"home": "reports/", "experiment": "reports/grpo-offload/", "failed": "reports/grpo-offload/A2/",
-                       "rollback": "reports/grpo-offload/rollback/", "provenance": "reports/grpo-offload/provenance/"}.items():
+    for name, path in {
+        "home": "reports/",
+        "experiment": "reports/grpo-offload/",
+        "failed": "reports/grpo-offload/A2/",
+        "rollback": "reports/grpo-offload/rollback/",
+        "provenance": "reports/grpo-offload/provenance/",
+    }.items():
         page.goto(f"{served.url}/{path}")
         page.wait_for_function(DRAWN, timeout=20_000)
         out = tmp_path / f"{name}.png"

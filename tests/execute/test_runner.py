@@ -16,7 +16,7 @@ import pytest
 
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path
-from tests.runner.conftest import RECIPE, make_experiment
+from tests.execute.conftest import RECIPE, make_experiment
 
 
 def run_cli(*args: str) -> int:
@@ -30,7 +30,8 @@ def manifest(runs: Path, arm: str, repeat: int = 1, exp: str = "exp") -> dict:
 def tree_digest(path: Path) -> dict[str, str]:
     return {
         str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(path.rglob("*")) if p.is_file()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -48,8 +49,16 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
         assert m["status"] == "complete" and m["exit_code"] == 0 and m["signal"] is None
         assert m["duration_s"] > 0 and m["started_utc"].endswith("Z") and m["ended_utc"].endswith("Z")
         assert m["fingerprint_id"] == campaign["fingerprint_id"]
-        for name in ("recipe.sh", "recipe.patch", "command.json", "stdout.log", "stderr.log",
-                     "gpu.parquet", "metrics.parquet", "events.json"):
+        for name in (
+            "recipe.sh",
+            "recipe.patch",
+            "command.json",
+            "stdout.log",
+            "stderr.log",
+            "gpu.parquet",
+            "metrics.parquet",
+            "events.json",
+        ):
             assert (run_dir / name).is_file(), name
         assert (run_dir / "provenance" / "pip-freeze.txt").is_file()
         assert (run_dir / "provenance" / "fingerprint.json").is_file()
@@ -63,7 +72,10 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
     # The candidate's patch is exactly the flag removal, and only it.
     patch = (exp / "A1" / "1" / "recipe.patch").read_text()
     assert "-   --optimizer-cpu-offload\n" in patch
-    assert sum(1 for line in patch.splitlines() if line.startswith(("-", "+")) and not line.startswith(("---", "+++"))) == 1
+    assert (
+        sum(1 for line in patch.splitlines() if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+        == 1
+    )
     assert (exp / "baseline" / "1" / "recipe.patch").read_text() == ""
     speed = pd.read_parquet(exp / "A1" / "1" / "metrics.parquet")
     assert speed.loc[speed.key == "perf/step_resp_token_per_s", "value"].iloc[0] == 100.0
@@ -71,7 +83,9 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
     assert sorted(p.name for p in experiment.parent.iterdir()) == ["experiment.toml", "recipe.sh", "trainer.py"]
 
 
-def test_dry_run_prints_plan_and_writes_nothing(tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_prints_plan_and_writes_nothing(
+    tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = tmp_path / "runs"
     assert run_cli("run", str(experiment), "--runs", str(runs), "--dry-run") == 0
     out = capsys.readouterr().out
@@ -103,7 +117,9 @@ def test_credentials_never_reach_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("HF_TOKEN", secret)
     monkeypatch.setenv("MY_SERVICE_API_KEY", key)
 
-    leaky = RECIPE.replace("set -ex\n", 'set -ex\necho "token is $HF_TOKEN"\nexport WANDB_API_KEY="$MY_SERVICE_API_KEY"\n')
+    leaky = RECIPE.replace(
+        "set -ex\n", 'set -ex\necho "token is $HF_TOKEN"\nexport WANDB_API_KEY="$MY_SERVICE_API_KEY"\n'
+    )
     spec = make_experiment(tmp_path / "r", recipe=leaky)
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
@@ -146,7 +162,9 @@ def test_resume_keeps_finished_runs_and_rerun_archives(tmp_path: Path, experimen
     assert len(archived) == 1 and tree_digest(archived[0]) == a1_before
 
 
-def test_other_machine_is_refused_then_new_campaign(tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_other_machine_is_refused_then_new_campaign(
+    tmp_path: Path, experiment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = tmp_path / "runs"
     assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
     campaign_path = runs / "exp" / "campaign.json"
@@ -165,7 +183,9 @@ def test_other_machine_is_refused_then_new_campaign(tmp_path: Path, experiment: 
 def _start_runner(spec: Path, runs: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze"],
-        env=env_with_repo_on_path(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=env_with_repo_on_path(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -211,8 +231,12 @@ def test_sigterm_stops_the_group_and_marks_interrupted(tmp_path: Path) -> None:
     spec = make_experiment(tmp_path / "r", steps=30, sleep=0.5)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
-    _wait_for(lambda: (runs / "exp" / "baseline" / "1" / "stdout.log").is_file()
-              and b"perf 1:" in (runs / "exp" / "baseline" / "1" / "stdout.log").read_bytes())
+    _wait_for(
+        lambda: (
+            (runs / "exp" / "baseline" / "1" / "stdout.log").is_file()
+            and b"perf 1:" in (runs / "exp" / "baseline" / "1" / "stdout.log").read_bytes()
+        )
+    )
     pgid = json.loads((runs / "exp" / "baseline" / "1" / "manifest.json").read_text())["process"]["pgid"]
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=60)
@@ -239,7 +263,11 @@ def test_interleaved_order_runs_repeats_in_turn(tmp_path: Path) -> None:
     assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
     starts = sorted(
         (manifest(runs, arm, rep)["started_utc"], manifest(runs, arm, rep)["duration_s"], arm, rep)
-        for arm in ("baseline", "A1") for rep in (1, 2)
+        for arm in ("baseline", "A1")
+        for rep in (1, 2)
     )
-    order = [(m[2], m[3]) for m in sorted(starts, key=lambda s: (runs / "exp" / s[2] / str(s[3]) / "manifest.json").stat().st_mtime)]
+    order = [
+        (m[2], m[3])
+        for m in sorted(starts, key=lambda s: (runs / "exp" / s[2] / str(s[3]) / "manifest.json").stat().st_mtime)
+    ]
     assert order == [("baseline", 1), ("A1", 1), ("baseline", 2), ("A1", 2)]
