@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reportgen import vocab
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.artifacts import list_artifacts
@@ -118,15 +119,15 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         patch = run_dir / layout.RECIPE_PATCH
         if r.arm not in diffs and patch.is_file():
             diffs[r.arm] = patch.read_text(encoding="utf-8", errors="replace")
-        if commit is None and r.arm == layout.BASELINE:
+        if commit is None and r.arm == vocab.BASELINE:
             git = _read_json(run_dir / layout.PROVENANCE / "git.json", notes)
             if isinstance(git, dict):
                 commit = git.get("commit") or git.get("head")
                 dirty = git.get("dirty")
-        if r.role == "profile":
+        if r.role == vocab.PROFILE:
             profiler.append(
                 {
-                    "arm": r.arm.removeprefix(layout.PROFILE_PREFIX),
+                    "arm": r.arm.removeprefix(vocab.PROFILE_PREFIX),
                     "path": r.path,
                     "status": r.status,
                     "artifacts": _artifacts(run_dir, r.manifest),

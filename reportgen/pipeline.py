@@ -16,7 +16,7 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.spec import Spec, load_spec
-from reportgen.store.layout import ID_PATTERN
+from reportgen.vocab import ID_PATTERN
 
 DEFAULT_SPEC = Path("scripts/recipes/default.toml")
 

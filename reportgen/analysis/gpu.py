@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData
+from reportgen.vocab import STEP_TIME
 
 
 def parse_utc(text: str | None) -> float | None:
@@ -29,9 +30,9 @@ def parse_utc(text: str | None) -> float | None:
 def window_span(run: RunData, first: int, last: int) -> tuple[float, float] | None:
     """(start, end) in epoch seconds of steps first..last, or None if it cannot be placed."""
     end = parse_utc(run.manifest.get("ended_utc"))
-    if end is None or "perf/step_time" not in run.steps.columns:
+    if end is None or STEP_TIME not in run.steps.columns:
         return None
-    st = run.steps["perf/step_time"].sort_index()
+    st = run.steps[STEP_TIME].sort_index()
     st = st[np.isfinite(st)]
     if st.empty:
         return None

@@ -14,17 +14,31 @@ from typing import Any
 
 import numpy as np
 
-from reportgen.analysis.inputs import FAILURE_KINDS, PROFILER_FLAGS, RunData, argv_value
+from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.vocab import (
+    FAILURE_KINDS,
+    GRAD_NORM,
+    KL_LOSS,
+    LOSS,
+    NUM_SAMPLES,
+    PG_CLIPFRAC,
+    PPO_KL,
+    PROFILER_FLAGS,
+    RAW_REWARD,
+    RESPONSE_LENGTHS,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TIME,
+)
 
 PASS, FAIL, NA = "pass", "fail", "not_applicable"
 INVALIDATING = ("same_machine", "same_inputs")
 FINITE_KEYS = (
-    ("loss", ("train/loss",)),
-    ("reward", ("rollout/raw_reward",)),
-    ("response length", ("rollout/response_lengths",)),
-    ("KL", ("train/ppo_kl", "train/kl_loss")),
-    ("clip fraction", ("train/pg_clipfrac",)),
-    ("grad norm", ("train/grad_norm",)),
+    ("loss", (LOSS,)),
+    ("reward", (RAW_REWARD,)),
+    ("response length", (RESPONSE_LENGTHS,)),
+    ("KL", (PPO_KL, KL_LOSS)),
+    ("clip fraction", (PG_CLIPFRAC,)),
+    ("grad norm", (GRAD_NORM,)),
 )
 TOKEN_TOLERANCE = 0.02  # relative; the two sides round and time differently
 
@@ -144,13 +158,13 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     checked: list[RunData] = []
     for r in runs:
         batch = argv_value(r.argv, batch_flag)
-        if batch is None or "rollout/num_samples" not in r.steps.columns:
+        if batch is None or NUM_SAMPLES not in r.steps.columns:
             continue
         try:
             want = float(batch)
         except ValueError:
             continue
-        col = r.steps["rollout/num_samples"].dropna()
+        col = r.steps[NUM_SAMPLES].dropna()
         bad = col[col != want]
         checked.append(r)
         if len(bad):
@@ -162,21 +176,21 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
                 f"{r.path}/metrics.parquet",
             )
     if not checked:
-        return Guardrail("samples_per_step", title, NA, f"not checkable: rollout/num_samples or {batch_flag} missing")
+        return Guardrail("samples_per_step", title, NA, f"not checkable: {NUM_SAMPLES} or {batch_flag} missing")
     return Guardrail("samples_per_step", title, PASS, f"{which_runs(checked)}: every step matched the global batch")
 
 
 def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     """response tokens/s x step time = mean response length x samples, step by step."""
     title = "Response-token accounting consistent"
-    need = ("perf/step_resp_token_per_s", "perf/step_time", "rollout/response_lengths")
+    need = (STEP_RESP_TOKEN_PER_S, STEP_TIME, RESPONSE_LENGTHS)
     checked: list[RunData] = []
     for r in runs:
         df = r.steps
         if any(k not in df.columns for k in need):
             continue
-        if "rollout/num_samples" in df.columns:
-            samples = df["rollout/num_samples"]
+        if NUM_SAMPLES in df.columns:
+            samples = df[NUM_SAMPLES]
         else:
             batch = argv_value(r.argv, batch_flag)
             try:
@@ -185,8 +199,8 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
                 samples = None
             if samples is None:
                 continue
-        lhs = df["perf/step_resp_token_per_s"] * df["perf/step_time"]
-        rhs = df["rollout/response_lengths"] * samples
+        lhs = df[STEP_RESP_TOKEN_PER_S] * df[STEP_TIME]
+        rhs = df[RESPONSE_LENGTHS] * samples
         ok = lhs.notna() & rhs.notna() & np.isfinite(lhs) & np.isfinite(rhs) & (rhs != 0)
         if not ok.any():
             continue

@@ -10,8 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-FAILURE_KINDS = ("oom", "nan", "traceback", "fatal", "abnormal_exit", "timeout", "interrupted")
-PROFILER_FLAGS = ("--use-pytorch-profiler", "--record-memory-history", "--sglang-profile", "--use-nsys")
+from reportgen import vocab
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class RunData:
 
     @property
     def role(self) -> str:
-        return str(self.manifest.get("role") or ("profile" if self.arm.startswith("profile-") else "formal"))
+        return vocab.run_role(self.arm, self.manifest.get("role"))
 
     @property
     def status(self) -> str:
@@ -47,8 +46,8 @@ class RunData:
         (an OOM in backward) is not complete. Without that key, steps that logged anything."""
         if self.steps.empty:
             return 0
-        if "perf/step_time" in self.steps.columns:
-            return int(self.steps["perf/step_time"].notna().sum())
+        if vocab.STEP_TIME in self.steps.columns:
+            return int(self.steps[vocab.STEP_TIME].notna().sum())
         return int(self.steps.index.nunique())
 
     def series(self, key: str, start: int, end: int) -> list[float]:

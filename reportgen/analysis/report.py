@@ -21,16 +21,25 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.analysis.verdict import decide
+from reportgen.vocab import (
+    ACTOR_TRAIN_TIME,
+    BASELINE,
+    FORMAL,
+    RESPONSE_LENGTHS,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TIME,
+    STEP_TOKEN_PER_S,
+    Status,
+)
 
 SCHEMA_VERSION = 1
-BASELINE = "baseline"
 LIMIT_FLAGS = ("--rollout-max-prompt-len", "--rollout-max-response-len")
 HEADLINE = (
-    ("perf/step_resp_token_per_s", "response tokens/s", "tok/s", "higher"),
-    ("perf/step_token_per_s", "total tokens/s", "tok/s", "higher"),
-    ("perf/step_time", "step time mean", "s", "lower"),
-    ("perf/step_time:p95", "step time p95", "s", "lower"),
-    ("perf/actor_train_time", "actor train time", "s", "lower"),
+    (STEP_RESP_TOKEN_PER_S, "response tokens/s", "tok/s", "higher"),
+    (STEP_TOKEN_PER_S, "total tokens/s", "tok/s", "higher"),
+    (STEP_TIME, "step time mean", "s", "lower"),
+    (f"{STEP_TIME}:p95", "step time p95", "s", "lower"),
+    (ACTOR_TRAIN_TIME, "actor train time", "s", "lower"),
 )
 
 
@@ -76,7 +85,7 @@ def _expected_steps(spec, runs: Sequence[RunData]) -> int | None:
 
 def _stats_runs(runs: Sequence[RunData]) -> list[RunData]:
     """Complete formal runs; if none completed, every formal run (partial data, shown as such)."""
-    done = [r for r in runs if r.status == "complete"]
+    done = [r for r in runs if r.status == Status.COMPLETE]
     return done or list(runs)
 
 
@@ -242,7 +251,6 @@ def _repeats(spec, b_runs, c_runs, windows) -> dict | None:
     }
 
 
-RESPONSE_LENGTH = "rollout/response_lengths"
 LENGTH_TOLERANCE = 0.10
 
 
@@ -252,7 +260,7 @@ def _work_notes(b_runs, c_runs, windows) -> list[str]:
     a step's time depends on them. Say so when the window means differ by more than 10%."""
 
     def mean_len(runs):
-        vals = [v for run in _segments(runs, RESPONSE_LENGTH, windows) for window in run for v in window]
+        vals = [v for run in _segments(runs, RESPONSE_LENGTHS, windows) for window in run for v in window]
         return float(np.mean(vals)) if vals else None
 
     b, c = mean_len(b_runs), mean_len(c_runs)
@@ -335,7 +343,7 @@ def build(spec, runs: Sequence[RunData], ctx: Context) -> dict:
     """The analysis.json document for one experiment."""
     formal: dict[str, list[RunData]] = {}
     for r in runs:
-        if r.role == "formal":
+        if r.role == FORMAL:
             formal.setdefault(r.arm, []).append(r)
     all_formal = [r for rs in formal.values() for r in rs]
     expected = _expected_steps(spec, all_formal)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from reportgen import vocab
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.gpu import GpuSampler, compact
@@ -38,7 +39,6 @@ from reportgen.spec import Spec
 from reportgen.store import atomic, layout
 from reportgen.store.experiment import read_experiment_record, spec_record, write_experiment
 from reportgen.store.runs import (
-    FINAL_STATUSES,
     move_aside,
     read_campaign,
     read_manifest,
@@ -46,6 +46,7 @@ from reportgen.store.runs import (
     write_campaign,
     write_manifest,
 )
+from reportgen.vocab import FINAL_STATUSES, Status
 
 
 class Workload(Protocol):
@@ -142,7 +143,7 @@ def run_plan(
     outcomes: list[RunOutcome] = []
     arms = {arm.id: arm for arm in plan.arms}
     order = [
-        (a, r, "profile" if arms[a].role == "profile" else "formal")
+        (a, r, vocab.PROFILE if arms[a].role == "profile" else vocab.FORMAL)
         for a, r in order_runs(plan, spec.run.repeats, spec.run.order)
         if options.profiler or arms[a].role != "profile"
     ]
@@ -238,7 +239,7 @@ def _resume_decision(
     manifest = read_manifest(run_dir)
     if manifest is not None and manifest.get("status") in FINAL_STATUSES and arm_id not in options.rerun:
         return manifest
-    if manifest is not None and manifest.get("status") == "running":
+    if manifest is not None and manifest.get("status") == Status.RUNNING:
         stop_orphan(manifest.get("process"))
     label = f"{run_dir.parent.name}-{run_dir.name}"
     move_aside(run_dir, run_dir.parent.parent, campaign_id, label)
@@ -297,7 +298,7 @@ def _run_one(
         "arm": arm.id,
         "repeat": repeat,
         "role": role,
-        "status": "running",
+        "status": Status.RUNNING,
         "title": arm.title,
         "base": arm.base,
         "chain": list(arm.chain),
@@ -351,7 +352,9 @@ def _run_one(
         _NoSampler() if on_node else GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
     )
     display.start_run(
-        label, total_steps=spec.workload.steps if role == "formal" else None, metric_name=_short(spec.analysis.primary)
+        label,
+        total_steps=spec.workload.steps if role == vocab.FORMAL else None,
+        metric_name=_short(spec.analysis.primary),
     )
     t0 = time.monotonic()
     timed_out = False
@@ -398,14 +401,14 @@ def _run_one(
     section = ingest_run(
         run_dir,
         invariants=list(spec.workload.flags),
-        expected=None if arm.id == layout.BASELINE else _baseline_values(exp_dir),
+        expected=None if arm.id == vocab.BASELINE else _baseline_values(exp_dir),
         entrypoint=spec.recipe.entrypoint,
         exit_code=info.exit_code,
         signal=info.signal,
         timed_out=timed_out,
         interrupted=interrupted,
     )
-    status = "interrupted" if interrupted else ("complete" if info.ok and not timed_out else "failed")
+    status = Status.INTERRUPTED if interrupted else (Status.COMPLETE if info.ok and not timed_out else Status.FAILED)
     manifest.update(section)
     manifest.update(
         status=status,
@@ -446,7 +449,7 @@ class _NoSampler:
 def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:
     """The fixed-workload values the first finished baseline run used: what candidates must match."""
     for _, _, path in layout.iter_runs(exp_dir):
-        if path.parent.name != layout.BASELINE:
+        if path.parent.name != vocab.BASELINE:
             continue
         manifest = read_manifest(path)
         if manifest and manifest.get("status") in FINAL_STATUSES:
@@ -557,7 +560,7 @@ class _Tail:
             for rec in self.parsers[i].feed(self.decoders[i].decode(chunk)):
                 # Relax prints `perf N` twice: the rollout manager's line comes first, mid-step;
                 # the actor's line (step time, throughput) marks the step as done.
-                if rec.kind == "perf" and (self.primary in rec.values or "perf/step_time" in rec.values):
+                if rec.kind == "perf" and (self.primary in rec.values or vocab.STEP_TIME in rec.values):
                     value = rec.values.get(self.primary)
                     self.display.step(rec.index, value if isinstance(value, (int, float)) else None)
 

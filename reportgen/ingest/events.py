@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen.ingest.console import ConsoleParser, Record
+from reportgen.vocab import TRAIN_DONE_KEYS
 
-EVENT_KINDS = ("oom", "nan", "traceback", "fatal", "abnormal_exit", "timeout", "interrupted")
-FAILURE_KINDS = frozenset({"oom", "nan", "traceback", "fatal"})
 CONTEXT = 8
 MAX_EVENTS = 2000
 # How far back a `failed at step N` message still names the step of a later event line.
@@ -42,7 +41,6 @@ CAPACITY = re.compile(
 )
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout")  # records whose non-finite losses are an event
-TRAIN_DONE_KEYS = ("perf/train_time", "perf/step_time", "perf/actor_train_time")
 
 
 def _gib(num: str, unit: str) -> float:

@@ -19,7 +19,6 @@ from typing import Any
 
 from reportgen.errors import UserError
 from reportgen.ingest.console import parse_file
-from reportgen.ingest.events import FAILURE_KINDS
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.spec.load import load_spec
 from reportgen.store import atomic
@@ -32,6 +31,7 @@ from reportgen.store.layout import (
     STDOUT,
     TENSORBOARD,
 )
+from reportgen.vocab import LOG_FAILURE_KINDS
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?")
 PROBE_BYTES = 1 << 20
@@ -167,7 +167,7 @@ def _manifest(
     run: Path,
 ) -> dict[str, Any]:
     events = atomic.read_json(run / EVENTS)["events"]
-    failed = any(e["kind"] in FAILURE_KINDS for e in events)
+    failed = any(e["kind"] in LOG_FAILURE_KINDS for e in events)
     starts = [log_times(run / name) for name in (STDOUT, STDERR) if (run / name).is_file()]
     firsts = [a for a, _ in starts if a]
     lasts = [b for _, b in starts if b]

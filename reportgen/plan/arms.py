@@ -21,9 +21,9 @@ from typing import Literal
 from reportgen.errors import UserError
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
 from reportgen.spec.model import Edits, Spec, normalise_value
-from reportgen.store.layout import BASELINE, PROFILE_PREFIX, RECIPE_ARGV, RECIPE_SCRIPT
+from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
+from reportgen.vocab import BASELINE, ArmRole, profile_arm
 
-Role = Literal["baseline", "candidate", "profile"]
 ORDERS = ("sequential", "interleaved")
 
 
@@ -39,7 +39,7 @@ class Arm:
     id: str
     title: str
     rationale: str
-    role: Role
+    role: ArmRole
     base: str | None
     chain: tuple[str, ...]
     edits: tuple[Edits, ...]
@@ -196,7 +196,7 @@ def build_plan(spec: Spec) -> Plan:
         arm_id: str,
         title: str,
         rationale: str,
-        role: Role,
+        role: ArmRole,
         base: str | None,
         chain: Sequence[str],
         edits: Sequence[Edits],
@@ -248,10 +248,12 @@ def build_plan(spec: Spec) -> Plan:
         by_id = {a.id: a for a in arms}
         for target in spec.profiler.arms:
             src = by_id[target]
-            labels = [f"profile-{target} (candidate {c})" for c in src.chain] + [f"profile-{target} (profiler)"]
+            labels = [f"{profile_arm(target)} (candidate {c})" for c in src.chain] + [
+                f"{profile_arm(target)} (profiler)"
+            ]
             arms.append(
                 make(
-                    f"{PROFILE_PREFIX}{target}",
+                    profile_arm(target),
                     f"profile of {src.title}",
                     "diagnostic profiler run; never part of the formal numbers",
                     "profile",

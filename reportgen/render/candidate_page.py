@@ -13,8 +13,7 @@ from reportgen.render.experiment_page import answer_line, metric_title
 from reportgen.render.format import fmt_change, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
-
-FAILURE_KINDS = ("oom", "nan", "fatal", "traceback", "timeout", "abnormal_exit", "interrupted")
+from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS
 
 
 def _events(exp: ExperimentData, cand: str) -> list[tuple[str, dict]]:
@@ -25,7 +24,9 @@ def _events(exp: ExperimentData, cand: str) -> list[tuple[str, dict]]:
     if not out:  # fall back on the copy inside analysis.json
         for r in exp.arm(cand).get("runs", []):
             out += [(f"{cand}/{r.get('repeat')}", e) for e in r.get("events", [])]
-    out.sort(key=lambda t: FAILURE_KINDS.index(t[1].get("kind")) if t[1].get("kind") in FAILURE_KINDS else 99)
+    out.sort(
+        key=lambda t: FAILURE_DISPLAY_ORDER.index(t[1].get("kind")) if t[1].get("kind") in FAILURE_DISPLAY_ORDER else 99
+    )
     return out
 
 
@@ -184,7 +185,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     md.append("")
     if not failed and events:
         md += ["## Events\n", *[_event_block(rel, e) for rel, e in events]]
-    specs["primary"] = charts.step_metric(exp, primary, title=ptitle, unit=punit, arms=["baseline", cand])
+    specs["primary"] = charts.step_metric(exp, primary, title=ptitle, unit=punit, arms=[BASELINE, cand])
     md += [
         "## Curve against the baseline\n",
         blocks.chart("primary", specs["primary"], title=f"{ptitle}: baseline vs {cand}", svg=svg),

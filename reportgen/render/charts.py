@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from reportgen import vocab
 from reportgen.render.load import ExperimentData, RunData
 
 if TYPE_CHECKING:
@@ -33,12 +34,12 @@ if TYPE_CHECKING:
 MAX_POINTS = 300
 ROLLING = 10
 QUALITY_KEYS: tuple[tuple[str, ...], ...] = (
-    ("train/loss",),
-    ("rollout/raw_reward", "rollout/rewards"),
-    ("rollout/response_len/mean", "rollout/response_lengths"),
-    ("train/ppo_kl", "train/kl_loss"),
-    ("train/pg_clipfrac",),
-    ("train/grad_norm",),
+    (vocab.LOSS,),
+    (vocab.RAW_REWARD, vocab.REWARDS),
+    (vocab.RESPONSE_LEN_MEAN, vocab.RESPONSE_LENGTHS),
+    (vocab.PPO_KL, vocab.KL_LOSS),
+    (vocab.PG_CLIPFRAC,),
+    (vocab.GRAD_NORM,),
 )
 ARM_COLORS = ("#5f6368", "#1a73e8", "#d93025", "#f29900", "#188038", "#9334e6", "#00897b", "#c5221f")
 PART_COLORS = ("#1a73e8", "#a8c7fa", "#d93025", "#f4b4ae")
@@ -514,7 +515,7 @@ def _breakdown_template(arms: tuple[str, ...]) -> dict:
 
 def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
     """Mean seconds per step and arm: rollout, other wait, actor train, other train (window steps)."""
-    keys = ["perf/rollout_time", "perf/train_wait_time", "perf/train_time", "perf/actor_train_time"]
+    keys = list(vocab.STEP_PARTS)
     frame = metric_frame(exp, keys)
     windows = exp.analysis.get("settings", {}).get("windows") or []
     if windows and not frame.empty:

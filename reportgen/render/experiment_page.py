@@ -16,13 +16,19 @@ from reportgen.render.blocks import badge, table
 from reportgen.render.format import fmt_change, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
+from reportgen.vocab import (
+    ACTOR_TRAIN_TIME,
+    METRICS,
+    PRIMARY_DEFAULT,
+    ROLLOUT_TIME,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TIME,
+    STEP_TOKEN_PER_S,
+)
 
 METRIC_TITLES = {
-    "perf/step_resp_token_per_s": ("response tokens/s", "tok/s"),
-    "perf/step_token_per_s": ("total tokens/s", "tok/s"),
-    "perf/step_time": ("step time", "s"),
-    "perf/actor_train_time": ("actor train time", "s"),
-    "perf/rollout_time": ("rollout time", "s"),
+    k: (METRICS[k].title, METRICS[k].unit)
+    for k in (STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, STEP_TIME, ACTOR_TRAIN_TIME, ROLLOUT_TIME)
 }
 
 
@@ -264,13 +270,13 @@ def reproduce(exp: ExperimentData) -> str:
 
 
 def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
-    primary = exp.analysis.get("settings", {}).get("primary", {}).get("key", "perf/step_resp_token_per_s")
+    primary = exp.analysis.get("settings", {}).get("primary", {}).get("key", PRIMARY_DEFAULT)
     t, u = metric_title(primary)
     return {
         "primary": charts.step_metric(exp, primary, title=t, unit=u),
-        "step-time": charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
-        "actor-train-time": charts.step_metric(exp, "perf/actor_train_time", title="actor train time", unit="s"),
-        "rollout-time": charts.step_metric(exp, "perf/rollout_time", title="rollout time", unit="s"),
+        "step-time": charts.step_metric(exp, STEP_TIME, title="step time", unit="s"),
+        "actor-train-time": charts.step_metric(exp, ACTOR_TRAIN_TIME, title="actor train time", unit="s"),
+        "rollout-time": charts.step_metric(exp, ROLLOUT_TIME, title="rollout time", unit="s"),
         "breakdown": charts.breakdown(exp),
         "gpu-util": charts.gpu_metric(exp, "util_gpu", title="GPU utilization", unit="%"),
         "gpu-memory": charts.gpu_metric(

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reportgen import vocab
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
@@ -55,7 +56,7 @@ class RunData:
 
     @property
     def role(self) -> str:
-        return str(self.manifest.get("role") or ("profile" if self.arm.startswith(layout.PROFILE_PREFIX) else "formal"))
+        return vocab.run_role(self.arm, self.manifest.get("role"))
 
 
 @dataclass(frozen=True)

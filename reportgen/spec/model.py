@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reportgen.store.layout import BASELINE, ID_PATTERN, PROFILE_PREFIX
+from reportgen.vocab import BASELINE, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT
 
 SPEC_SCHEMA_VERSION = 1
 FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -136,15 +136,9 @@ class Window(_Model):
 
 
 class AnalysisSpec(_Model):
-    primary: str = "perf/step_resp_token_per_s"
+    primary: str = PRIMARY_DEFAULT
     direction: Literal["higher", "lower"] = "higher"
-    secondary: list[str] = Field(
-        default_factory=lambda: [
-            "perf/step_token_per_s",
-            "perf/step_time",
-            "perf/actor_train_time",
-        ]
-    )
+    secondary: list[str] = Field(default_factory=lambda: list(SECONDARY_DEFAULT))
     warmup_steps: int = Field(default=20, ge=0)
     windows: list[Window] = Field(default_factory=list)
     min_effect: float = Field(default=0.05, ge=0, lt=10)

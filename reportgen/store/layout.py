@@ -12,14 +12,11 @@ runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+from reportgen.vocab import BASELINE
 
-BASELINE = "baseline"
-PROFILE_PREFIX = "profile-"
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+SCHEMA_VERSION = 1
 
 EXPERIMENT_SPEC = "experiment.toml"
 CAMPAIGN = "campaign.json"

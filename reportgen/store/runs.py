@@ -14,11 +14,10 @@ from typing import Any
 
 from reportgen.store import atomic
 from reportgen.store.layout import ARCHIVE, CAMPAIGN, MANIFEST, SCHEMA_VERSION
+from reportgen.vocab import Status
 
 RUN_KIND = "reportgen.run"
 CAMPAIGN_KIND = "reportgen.campaign"
-FINAL_STATUSES = ("complete", "failed")  # finished: kept on resume
-# "running" (the runner died) and "interrupted" runs are unfinished: redone on resume.
 
 
 class CompleteRunError(RuntimeError):
@@ -39,7 +38,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> Path:
     run_dir = Path(run_dir)
     current = read_manifest(run_dir)
-    if current is not None and current.get("status") == "complete":
+    if current is not None and current.get("status") == Status.COMPLETE:
         raise CompleteRunError(f"{run_dir / MANIFEST} is complete and is never rewritten")
     doc = {"schema_version": SCHEMA_VERSION, "kind": RUN_KIND, **manifest}
     return atomic.write_json(run_dir / MANIFEST, doc)

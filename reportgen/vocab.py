@@ -1,0 +1,181 @@
+"""The words of the domain, defined once: arm names, run roles and statuses, failure kinds, and the
+Relax metric keys with their meaning, unit and better direction.
+
+Every stage (spec, plan, execute, ingest, analysis, render) imports these names instead of spelling
+the strings, so renaming a word or adding a metric is one edit here. This module sits at the bottom
+of the import graph: it imports nothing from reportgen.
+
+The metric keys are Relax's own (relax/utils/training/train_metric_utils.py and
+relax/backends/megatron/{actor,model,data}.py at 039ce87); the facts behind each meaning are in
+/work/shared/reference/relax-formats.md and docs/relax.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+# -- arms and runs -------------------------------------------------------------------------------
+
+BASELINE = "baseline"
+"""The arm that runs the recipe as it is; every candidate is compared with it."""
+PROFILE_PREFIX = "profile-"
+"""A profiler arm is named after the arm it profiles: `profile-<arm>`."""
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+"""Experiment and candidate ids: they name folders under runs/ and pages on the site."""
+
+ArmRole = Literal["baseline", "candidate", "profile"]
+"""What an arm of the plan is for."""
+RunRole = Literal["formal", "profile"]
+"""What a run is for (manifest.json `role`): formal runs are measured, profile runs only explain."""
+FORMAL: RunRole = "formal"
+PROFILE: RunRole = "profile"
+
+
+def profile_arm(arm_id: str) -> str:
+    """The id of the profiler arm of `arm_id`."""
+    return PROFILE_PREFIX + arm_id
+
+
+def is_profile_arm(arm_id: str) -> bool:
+    return arm_id.startswith(PROFILE_PREFIX)
+
+
+def run_role(arm_id: str, recorded: object = None) -> str:
+    """A run's role: the one its manifest recorded, else the one its arm's name implies."""
+    return str(recorded or (PROFILE if is_profile_arm(arm_id) else FORMAL))
+
+
+class Status:
+    """Run statuses (manifest.json `status`), written by the runner and by `reportgen ingest`."""
+
+    RUNNING = "running"  # the run is under way, or the runner died: redone on resume
+    COMPLETE = "complete"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"  # stopped by the user: redone on resume
+    UNKNOWN = "unknown"  # no manifest to say
+
+
+FINAL_STATUSES = (Status.COMPLETE, Status.FAILED)
+"""Finished runs: kept on resume, never overwritten."""
+
+# -- failure kinds -------------------------------------------------------------------------------
+
+OOM = "oom"
+NAN = "nan"
+TRACEBACK = "traceback"
+FATAL = "fatal"
+ABNORMAL_EXIT = "abnormal_exit"
+TIMEOUT = "timeout"
+INTERRUPTED = "interrupted"
+
+FAILURE_KINDS = (OOM, NAN, TRACEBACK, FATAL, ABNORMAL_EXIT, TIMEOUT, INTERRUPTED)
+"""Every kind of event in events.json; each one is a failure. In this order a run's failure is named:
+the most specific cause first (an OOM explains the traceback and the exit code that follow it)."""
+LOG_FAILURE_KINDS = frozenset({OOM, NAN, TRACEBACK, FATAL})
+"""The kinds found by reading a console log; the other kinds come from the process's end (exit code,
+time limit, signal), which a run made outside reportgen does not record."""
+FAILURE_DISPLAY_ORDER = (OOM, NAN, FATAL, TRACEBACK, TIMEOUT, ABNORMAL_EXIT, INTERRUPTED)
+"""The order a page lists a candidate's events in: what a reader acts on first."""
+
+# -- Relax metric keys ---------------------------------------------------------------------------
+
+Direction = Literal["higher", "lower"]
+
+# perf/*: logged once per rollout step; timers are wall-clock seconds.
+STEP_RESP_TOKEN_PER_S = "perf/step_resp_token_per_s"
+STEP_TOKEN_PER_S = "perf/step_token_per_s"
+STEP_TIME = "perf/step_time"
+TRAIN_TIME = "perf/train_time"
+TRAIN_WAIT_TIME = "perf/train_wait_time"
+ACTOR_TRAIN_TIME = "perf/actor_train_time"
+ROLLOUT_TIME = "perf/rollout_time"
+# rollout/*: per rollout.
+NUM_SAMPLES = "rollout/num_samples"
+RESPONSE_LENGTHS = "rollout/response_lengths"
+RESPONSE_LEN_MEAN = "rollout/response_len/mean"
+RAW_REWARD = "rollout/raw_reward"
+REWARDS = "rollout/rewards"
+# train/*: per optimizer step.
+LOSS = "train/loss"
+PPO_KL = "train/ppo_kl"
+KL_LOSS = "train/kl_loss"
+PG_CLIPFRAC = "train/pg_clipfrac"
+GRAD_NORM = "train/grad_norm"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A Relax metric key and what it means to a reader."""
+
+    key: str
+    title: str  # short label for tables and charts
+    unit: str  # "" when the value has none
+    direction: Direction | None  # which way is better; None where neither is (quality signals)
+    meaning: str
+
+
+METRICS: dict[str, Metric] = {
+    m.key: m
+    for m in (
+        Metric(
+            STEP_RESP_TOKEN_PER_S,
+            "response tokens/s",
+            "tok/s",
+            "higher",
+            "response (loss-mask) tokens of all samples of the step / step time",
+        ),
+        Metric(
+            STEP_TOKEN_PER_S,
+            "total tokens/s",
+            "tok/s",
+            "higher",
+            "prompt + response tokens of all samples of the step / step time",
+        ),
+        Metric(STEP_TIME, "step time", "s", "lower", "train wait time + train time; written once the step trained"),
+        Metric(
+            TRAIN_TIME,
+            "train time",
+            "s",
+            "lower",
+            "the training block: ref and actor log-probs, advantages, logging, actor train",
+        ),
+        Metric(
+            TRAIN_WAIT_TIME,
+            "train wait time",
+            "s",
+            "lower",
+            "end of one training block to the start of the next (rollout, weight update in colocate mode)",
+        ),
+        Metric(
+            ACTOR_TRAIN_TIME, "actor train time", "s", "lower", "forward + backward + optimizer of all micro-batches"
+        ),
+        Metric(ROLLOUT_TIME, "rollout time", "s", "lower", "generation of the step's samples (rollout manager)"),
+        Metric(NUM_SAMPLES, "samples", "", None, "samples trained on in the step (not printed by Relax itself)"),
+        Metric(RESPONSE_LENGTHS, "response length", "tok", None, "mean response length of the step's samples"),
+        Metric(RESPONSE_LEN_MEAN, "response length", "tok", None, "mean response length (rollout manager)"),
+        Metric(RAW_REWARD, "reward", "", None, "mean reward before normalisation"),
+        Metric(REWARDS, "reward (normalised)", "", None, "mean reward after normalisation"),
+        Metric(LOSS, "loss", "", None, "training loss"),
+        Metric(PPO_KL, "KL", "", None, "KL divergence between the rollout and the trained policy"),
+        Metric(KL_LOSS, "KL loss", "", None, "KL loss against the reference model (with --use-kl-loss)"),
+        Metric(PG_CLIPFRAC, "clip fraction", "", None, "fraction of tokens whose policy ratio was clipped"),
+        Metric(GRAD_NORM, "grad norm", "", None, "gradient norm before clipping"),
+    )
+}
+
+PRIMARY_DEFAULT = STEP_RESP_TOKEN_PER_S
+"""The metric a spec compares arms on unless it names another."""
+SECONDARY_DEFAULT = (STEP_TOKEN_PER_S, STEP_TIME, ACTOR_TRAIN_TIME)
+PROFILER_FLAGS = ("--use-pytorch-profiler", "--record-memory-history", "--sglang-profile", "--use-nsys")
+"""Relax flags that turn on a profiler or memory recorder: they belong in profile runs, never formal ones."""
+TRAIN_DONE_KEYS = (TRAIN_TIME, STEP_TIME, ACTOR_TRAIN_TIME)
+"""Keys written once a step's training block finished: a step that logged one of them trained."""
+STEP_PARTS = (ROLLOUT_TIME, TRAIN_WAIT_TIME, TRAIN_TIME, ACTOR_TRAIN_TIME)
+"""The timers a step's time is split into on the site ("where a step's time goes")."""
+
+
+def metric(key: str) -> Metric:
+    """The known metric for `key`, or one that names the key itself (any key Relax logs can be used)."""
+    return METRICS.get(key) or Metric(key, key, "", None, "")
