@@ -7,6 +7,7 @@
 #   bash scripts/recipes/grpo-recipe.sh                      # CPU-tiny model, 48 steps
 #   PRESET=gpu-small DEVICE=cuda NUM_ROLLOUT=80 bash scripts/recipes/grpo-recipe.sh
 #   NUM_GPUS=2 PRESET=gpu-small DEVICE=cuda bash scripts/recipes/grpo-recipe.sh   # data parallel, 2 GPUs
+#   IGNORE_EOS=1 ...                                          # every response exactly MAX_RESPONSE_LEN tokens
 set -ex
 
 NUM_ROLLOUT=${NUM_ROLLOUT:-48}
@@ -28,6 +29,11 @@ if [ -n "${GPU_MEMORY_FRACTION:-}" ]; then
 fi
 if [ -n "${GPU_MEMORY_CAP_GIB:-}" ]; then
    EXTRA_ARGS+=(--gpu-memory-cap-gib "${GPU_MEMORY_CAP_GIB}")
+fi
+# Optional: fixed-length responses (sampling goes on past <eos>), so every arm generates the same
+# tokens per step whatever its policy learnt (SGLang's ignore_eos; workload-only flag).
+if [ -n "${IGNORE_EOS:-}" ]; then
+   EXTRA_ARGS+=(--rollout-ignore-eos)
 fi
 
 MODEL_ARGS=(

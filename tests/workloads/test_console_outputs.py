@@ -22,6 +22,7 @@ BARE = re.compile(r"(?<![\w'])(-?inf|nan)(?![\w'])")
 
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)  # the thread count's default is what is checked
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(extra)
     return env
@@ -74,6 +75,9 @@ def test_process_writes_relax_formats(tmp_path, tiny_argv):
     out = proc.stdout
     assert "------------------------ arguments ------------------------" in out
     assert re.search(r"^  rollout_batch_size \.+ 2$", out, re.M)
+    # The thread count used is resolved before the dump, so the dump (and the run) records it.
+    assert re.search(r"^  cpu_threads \.+ 1$", out, re.M)
+    assert "cpu-threads: 1 (default on a CPU device)" in out
     assert "-------------------- end of arguments ---------------------" in out
     assert "> setting random seeds to 1234 ..." in out
     assert "nothing to move" in out

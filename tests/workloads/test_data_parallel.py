@@ -183,6 +183,7 @@ def test_two_ranks_through_reportgen_run(tmp_path):
         assert [s for k, s, _ in got if k == "step"] == list(range(6))  # 16 samples / global batch 8
         assert stdout.count("--- arguments ---") == 1 and stdout.count("training finished") == 1
         assert stdout.count("data-parallel: 2 ranks (gloo)") == 1
+        assert re.search(r"^  cpu_threads \.+ 1$", stdout, re.M)  # gloo ranks on a CPU device: 1 each
         for kind, _, values in got:
             if kind == "rollout":
                 assert values["rollout/num_samples"] == 16  # the global count, not a rank's 8

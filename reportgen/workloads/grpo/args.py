@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu-threads",
         type=int,
         default=None,
-        help="torch CPU threads (default 1 on a CPU device: spinning OpenMP threads on a busy "
-        "2-core machine make step times erratic; torch's default with CUDA)",
+        help="torch CPU threads of each rank (default: OMP_NUM_THREADS if set; else 1 on a CPU device, where "
+        "spinning OpenMP threads on a busy 2-core machine make step times erratic; else the cores available "
+        "to the process divided by the ranks on this host)",
     )
     g.add_argument(
         "--gpu-memory-fraction",
@@ -102,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--rollout-max-prompt-len", type=int, default=16)
     g.add_argument("--rollout-temperature", type=float, default=1.0)
     g.add_argument("--rollout-seed", type=int, default=42)
+    g.add_argument(
+        "--rollout-ignore-eos",
+        action="store_true",
+        help="keep sampling past <eos> so every response has exactly --rollout-max-response-len tokens "
+        "(SGLang's ignore_eos, as serving benchmarks use it): the generated work no longer depends on what "
+        "the policy learnt, so arms compare like with like; workload-only flag",
+    )
     g.add_argument(
         "--rollout-cuda-graph",
         action=argparse.BooleanOptionalAction,
@@ -214,6 +222,8 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
                 f"--max-tokens-per-gpu {args.max_tokens_per_gpu} is below the longest possible sample "
                 f"({longest} tokens); raise it to at least {longest}"
             )
+    if args.cpu_threads is not None and args.cpu_threads <= 0:
+        raise WorkloadArgError("--cpu-threads must be positive")
     if args.micro_batch_size <= 0:
         raise WorkloadArgError("--micro-batch-size must be positive")
     if args.recompute_granularity is not None:

@@ -100,7 +100,14 @@ class StaticKVDecoder:
         temperature: float,
         generator: torch.Generator,
         check_every: int = 4,
+        ignore_eos: bool = False,
     ) -> RolloutBatch:
+        """Sample up to `max_new` tokens per prompt; with `ignore_eos`, exactly `max_new`.
+
+        `ignore_eos` is SGLang's sampling parameter of that name, as serving benchmarks use it:
+        an `<eos>` is kept as a token and sampling goes on, so every response has the same length
+        whatever the policy has learnt, and arms compared do the same work by construction.
+        """
         import time
 
         b = len(prompts)
@@ -133,9 +140,10 @@ class StaticKVDecoder:
             out_lp[:, t] = logp.gather(1, nxt[:, None]).squeeze(1)
             nxt = torch.where(done, torch.full_like(nxt, PAD_ID), nxt)
             out[:, t] = nxt
-            done |= nxt == EOS_ID
+            if not ignore_eos:
+                done |= nxt == EOS_ID
             steps = t + 1
-            if t == max_new - 1 or ((t + 1) % check_every == 0 and bool(done.all())):
+            if t == max_new - 1 or (not ignore_eos and (t + 1) % check_every == 0 and bool(done.all())):
                 break
             self.tok[:, 0] = nxt
             self.pos[:, 0] = next_pos + t
@@ -151,7 +159,7 @@ class StaticKVDecoder:
         lps = out_lp[:, :steps].tolist()
         responses, truncated, log_probs = [], [], []
         for row, lp in zip(rows, lps, strict=False):
-            ended = EOS_ID in row
+            ended = EOS_ID in row and not ignore_eos
             n = row.index(EOS_ID) + 1 if ended else len(row)
             responses.append(row[:n])
             log_probs.append(lp[:n])

@@ -32,6 +32,7 @@ class DistEnv:
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
+    local_world_size: int = 1  # ranks on this host: they share its CPU cores
 
     @property
     def active(self) -> bool:
@@ -48,7 +49,12 @@ def env_of(environ: dict[str, str] | None = None) -> DistEnv:
     if not all(k in environ for k in WORKER_ENV):
         return DistEnv()
     rank, world = int(environ["RANK"]), int(environ["WORLD_SIZE"])
-    return DistEnv(rank=rank, world_size=world, local_rank=int(environ.get("LOCAL_RANK", rank)))
+    return DistEnv(
+        rank=rank,
+        world_size=world,
+        local_rank=int(environ.get("LOCAL_RANK", rank)),
+        local_world_size=int(environ.get("LOCAL_WORLD_SIZE", world)),
+    )
 
 
 def is_worker(environ: dict[str, str] | None = None) -> bool:

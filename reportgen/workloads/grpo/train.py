@@ -41,6 +41,7 @@ from reportgen.workloads.grpo.model import build_policy, count_parameters, forwa
 from reportgen.workloads.grpo.optim import build_optimizer
 from reportgen.workloads.grpo.profiling import MemoryHistory, StepProfiler
 from reportgen.workloads.grpo.task import PromptStream, make_dataset, score
+from reportgen.workloads.grpo.threads import ThreadChoice, available_cores, choose_cpu_threads
 
 
 def resolve_device(choice: str) -> torch.device:
@@ -105,7 +106,9 @@ def token_logprobs(model, mb: MicroBatch, segments, selective: bool, with_entrop
 class Trainer:
     """Holds the model, optimizer, decoder and data stream; `step(rollout_id)` runs one GRPO step."""
 
-    def __init__(self, args, log=None, dist_env: DistEnv | None = None) -> None:
+    def __init__(
+        self, args, log=None, dist_env: DistEnv | None = None, thread_choice: ThreadChoice | None = None
+    ) -> None:
         t0 = time.perf_counter()
         self.args = args
         self.log = log or get_logger()
@@ -124,10 +127,15 @@ class Trainer:
             )
         elif capped:
             self.log.info("gpu-memory-fraction: no accelerator; the cap has nothing to limit")
-        threads = args.cpu_threads or (1 if self.device.type == "cpu" else None)
-        if threads:
-            torch.set_num_threads(threads)
-        self.log.info(f"cpu-threads: {torch.get_num_threads()}")
+        choice = thread_choice or choose_cpu_threads(
+            args.cpu_threads,
+            device_type=self.device.type,
+            cores=available_cores(),
+            local_ranks=self.dist.local_world_size,
+        )
+        torch.set_num_threads(choice.threads)
+        self.cpu_threads = torch.get_num_threads()
+        self.log.info(f"cpu-threads: {self.cpu_threads} ({choice.reason})")
         if self.dist.is_logger:
             print(f"> setting random seeds to {args.seed} ...", flush=True)
         random.seed(args.seed)
@@ -193,7 +201,11 @@ class Trainer:
         gen.manual_seed(a.rollout_seed * 1_000_003 + rollout_id + self.dist.rank * 2**40)
         self.model.eval()
         batch = self.decoder.generate(
-            prompt_ids, max_new=a.rollout_max_response_len, temperature=a.rollout_temperature, generator=gen
+            prompt_ids,
+            max_new=a.rollout_max_response_len,
+            temperature=a.rollout_temperature,
+            generator=gen,
+            ignore_eos=a.rollout_ignore_eos,
         )
         self.model.train()
         verdicts = [score(r, ans) for r, ans in zip(batch.responses, answers, strict=False)]
@@ -454,9 +466,17 @@ def _join(args) -> DistEnv:
 def run_args(args) -> int:
     """Train for `--num-rollout` steps; a CUDA OOM propagates (exit code 1, PyTorch's own text)."""
     dist_env = _join(args)
+    # Resolved before the argument dump, so the dump (which ingest records) holds the value used.
+    threads = choose_cpu_threads(
+        args.cpu_threads,
+        device_type=resolve_device(args.device).type,
+        cores=available_cores(),
+        local_ranks=dist_env.local_world_size,
+    )
+    args.cpu_threads = threads.threads
     if dist_env.is_logger:
         print(format_argument_dump(args), flush=True)
-    trainer = Trainer(args, dist_env=dist_env)
+    trainer = Trainer(args, dist_env=dist_env, thread_choice=threads)
     try:
         for rollout_id in range(args.num_rollout):
             trainer.step(rollout_id)
