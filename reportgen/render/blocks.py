@@ -176,3 +176,20 @@ def chart(name: str, spec: dict | None, *, title: str, svg: bool, empty: str = "
 
 def finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def footnote_refs(numbers: Sequence[int], *, prefix: str = "note") -> str:
+    """Markers for notes `numbers` that cannot be misread: "[1, 2]" in superscript, each a link to
+    its note (two bare superscripts side by side read as "12")."""
+    if not numbers:
+        return ""
+    links = ", ".join(f'<a href="#{safe.attr(prefix)}-{n}">{n}</a>' for n in numbers)
+    return f'<sup class="rg-fnref">[{links}]</sup>'
+
+
+def footnote_list(notes: Sequence[str], *, prefix: str = "note") -> str:
+    """The notes `footnote_refs` points at, numbered from 1 (`notes` must already be escaped)."""
+    if not notes:
+        return ""
+    items = "".join(f'<li id="{safe.attr(prefix)}-{i}">{t}</li>' for i, t in enumerate(notes, start=1))
+    return f'<ol class="rg-footnotes">{items}</ol>'

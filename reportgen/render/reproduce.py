@@ -1,0 +1,148 @@
+"""The "Reproduce" section of an experiment page (render stage; data in, Markdown out).
+
+A reader must be able to paste it: the commit (or, when none was recorded, how to find the
+nearest one), the spec exactly as it ran, the `reportgen run` line that re-runs every arm into a
+new folder, and each arm's effective trainer command wrapped one flag per line. Never the
+runner's temporary recipe path (`scripts/recipes/.reportgen...sh`): it does not exist after the
+run; the patched recipe each run executed is kept next to it as `recipe.sh`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from reportgen.render import safe
+
+ArgValue = str | int | float | bool | None | Sequence[str]
+REPO_PREFIX = "<repo>/"  # what the path shortener writes for the repository root
+CONTINUATION = " \\"
+INDENT = "  "
+
+
+@dataclass(frozen=True)
+class ArmCommand:
+    """One formal run's effective command: `argv` is the flag -> value mapping ingest read from the
+    trainer's own command line (or a plain word list); `recipe` the patched recipe it executed."""
+
+    run: str  # "A1/1"
+    argv: Mapping[str, ArgValue] | Sequence[str] | None
+    recipe: str | None = None  # "runs/<experiment>/A1/1/recipe.sh"
+
+
+@dataclass(frozen=True)
+class ReproduceInputs:
+    experiment: str  # folder name under runs/
+    runs_dir: str = "runs"
+    commit: str | None = None
+    dirty: bool | None = None
+    profile: str | None = None
+    recipe_dir: str | None = None  # where the spec ran from (its recipe paths are relative to it)
+    entrypoint: str | None = None  # the trainer's Python module, e.g. "reportgen.workloads.grpo"
+    python: str = "python3"
+
+
+def repo_relative(path: str | None) -> str | None:
+    """A recorded path relative to the repository root when it lies inside it ("<repo>/x" -> "x")."""
+    if not path:
+        return None
+    if path.startswith(REPO_PREFIX):
+        return path[len(REPO_PREFIX) :] or "."
+    return path
+
+
+def _flag_words(flag: str, value: ArgValue) -> list[str]:
+    if value is True:
+        return [flag]
+    if value is False or value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [flag, *(str(v) for v in value)]
+    return [flag, str(value)]
+
+
+def argv_lines(argv: Mapping[str, ArgValue] | Sequence[str]) -> list[list[str]]:
+    """The arguments grouped one flag (with its values) per line; a word list is split at each word
+    that starts with "--"."""
+    if isinstance(argv, Mapping):
+        return [w for flag, value in argv.items() if (w := _flag_words(str(flag), value))]
+    lines: list[list[str]] = []
+    for word in (str(w) for w in argv):
+        if word.startswith("--") or not lines:
+            lines.append([word])
+        else:
+            lines[-1].append(word)
+    return lines
+
+
+def wrapped_command(head: Sequence[str], argv: Mapping[str, ArgValue] | Sequence[str]) -> str:
+    """A shell command one flag per line with backslash continuations: it stays readable on a phone
+    and pastes into bash as one command. Every word is shell-quoted."""
+    lines = [" ".join(shlex.quote(w) for w in head)] if head else []
+    lines += [INDENT + " ".join(shlex.quote(w) for w in words) for words in argv_lines(argv)]
+    return "\n".join(line + CONTINUATION for line in lines[:-1]) + ("\n" if len(lines) > 1 else "") + lines[-1]
+
+
+def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
+    """(shell lines, notes in words) re-running the whole experiment into a new folder."""
+    stored = f"{inp.runs_dir}/{inp.experiment}/experiment.toml"
+    rerun = f"{inp.experiment}-rerun"
+    profile = f" --profile {shlex.quote(inp.profile)}" if inp.profile else ""
+    lines: list[str] = []
+    notes: list[str] = []
+    if inp.commit:
+        lines.append(f"git checkout {shlex.quote(inp.commit)}")
+        if inp.dirty:
+            notes.append(
+                "The runs were made from a working tree with uncommitted changes: the commit is the nearest "
+                "recorded state, not the exact code."
+            )
+    else:
+        lines += [
+            "# no commit was recorded where the runs were made: take the commit that added them",
+            f'git checkout "$(git log --diff-filter=A --format=%H -- {shlex.quote(stored)} | tail -n 1)"',
+        ]
+        notes.append(
+            "No commit was recorded where the runs were made (no git history there), so the nearest known "
+            "code is the commit that added these runs to the repository."
+        )
+    where = repo_relative(inp.recipe_dir)
+    if where:
+        spec = f"{where.rstrip('/')}/{inp.experiment}.toml"
+        lines += [
+            f"# the spec as run, back where it ran (its recipe paths are relative to {where})",
+            f"cp {shlex.quote(stored)} {shlex.quote(spec)}",
+        ]
+    else:
+        spec = stored
+    lines += [
+        f"reportgen run {shlex.quote(spec)}{profile} --name {shlex.quote(rerun)}",
+        "mkdocs build",
+    ]
+    notes.append(
+        f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are) and appears beside this report."
+    )
+    return lines, notes
+
+
+def section(inp: ReproduceInputs, arms: Sequence[ArmCommand]) -> str:
+    """The Markdown body of the Reproduce section (without its heading)."""
+    lines, notes = run_commands(inp)
+    out = [
+        "Re-run every arm from the spec exactly as it ran, then rebuild this site:\n",
+        safe.fence("\n".join(lines), "bash"),
+        "",
+        " ".join(safe.text(n) for n in notes) + "\n",
+    ]
+    head = [inp.python, "-m", inp.entrypoint] if inp.entrypoint else []
+    with_argv = [a for a in arms if a.argv]
+    if with_argv:
+        out.append('??? example "The trainer\'s command line in each run (effective values, one flag per line)"\n')
+        for a in with_argv:
+            out.append(f'    === "{safe.text(a.run)}"\n')
+            body = wrapped_command(head, a.argv or {})
+            out.append(safe.fence(body, "bash", indent="        ") + "\n")
+            if a.recipe:
+                out.append(f"        The patched recipe this run executed: {safe.code(a.recipe)}.\n")
+    return "\n".join(out)

@@ -1,0 +1,70 @@
+"""The Reproduce section: what a reader pastes must run, and say what it runs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from reportgen.render.reproduce import ArmCommand, ReproduceInputs, argv_lines, repo_relative, section, wrapped_command
+
+ARGV = {
+    "--preset": "gpu-small",
+    "--use-kl-loss": True,
+    "--no-such-switch": False,
+    "--tb-experiment-name": "name with 'quotes' and $HOME",
+    "--lr": "1e-3",
+}
+
+
+def test_wrapped_command_is_one_flag_per_line():
+    text = wrapped_command(["python3", "-m", "reportgen.workloads.grpo"], ARGV)
+    lines = text.split("\n")
+    assert lines[0] == "python3 -m reportgen.workloads.grpo \\"
+    assert lines[1] == "  --preset gpu-small \\" and lines[2] == "  --use-kl-loss \\"
+    assert not lines[-1].endswith("\\") and all(line.endswith(" \\") for line in lines[:-1])
+    assert max(len(line) for line in lines) < 80
+    assert "--no-such-switch" not in text
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_wrapped_command_pastes_into_bash_as_the_same_words():
+    text = wrapped_command(["printf", "%s\\n"], ARGV)
+    out = subprocess.run(["bash", "-c", text], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:-1] == [
+        "--preset",
+        "gpu-small",
+        "--use-kl-loss",
+        "--tb-experiment-name",
+        "name with 'quotes' and $HOME",
+        "--lr",
+        "1e-3",
+    ]
+
+
+def test_a_word_list_is_grouped_at_each_flag():
+    assert argv_lines(["train.py", "--a", "1", "2", "--b"]) == [["train.py"], ["--a", "1", "2"], ["--b"]]
+
+
+def test_paths_under_the_repository_become_relative():
+    assert repo_relative("<repo>/scripts/recipes") == "scripts/recipes"
+    assert repo_relative("~/elsewhere") == "~/elsewhere" and repo_relative(None) is None
+
+
+def test_section_with_a_commit_reruns_into_a_new_folder():
+    inp = ReproduceInputs("exp", commit="abc123", profile="gpu", recipe_dir="<repo>/scripts/recipes")
+    md = section(inp, [ArmCommand("A1/1", {"--lr": "1e-3"}, "runs/exp/A1/1/recipe.sh")])
+    assert "git checkout abc123" in md
+    assert "cp runs/exp/experiment.toml scripts/recipes/exp.toml" in md
+    assert "reportgen run scripts/recipes/exp.toml --profile gpu --name exp-rerun" in md
+    assert "runs/exp/A1/1/recipe.sh" in md and '=== "A1/1"' in md
+    assert ".reportgen." not in md
+
+
+def test_section_without_a_commit_says_so_and_finds_the_nearest():
+    md = section(ReproduceInputs("exp", dirty=True), [])
+    assert "No commit was recorded" in md
+    assert "git log --diff-filter=A --format=%H -- runs/exp/experiment.toml" in md
+    assert "reportgen run runs/exp/experiment.toml --name exp-rerun" in md
+    assert "??? example" not in md  # no run recorded an effective command
