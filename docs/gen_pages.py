@@ -17,10 +17,11 @@ try:
 except ModuleNotFoundError:  # building from a checkout without installing reportgen
     sys.path.insert(0, str(repo))
 
-from reportgen.render.site import SiteOptions, generate, resolve_runs_root  # noqa: E402
+from reportgen.render.site import SiteOptions, generate  # noqa: E402
+from reportgen.store.layout import resolve_runs_root  # noqa: E402
 
 generate(
-    resolve_runs_root(repo),
+    resolve_runs_root(base=repo).resolve(),
     open_file=mkdocs_gen_files.open,
     options=SiteOptions.from_extra(config.extra, repo_root=repo, docs_dir=Path(config.docs_dir)),
 )

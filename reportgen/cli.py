@@ -1,6 +1,8 @@
 """Command line: thin. Each command module parses options and calls one plain function.
 
 `UserError` is caught here, once: its one-line message goes to stderr and the exit code is 2.
+Usage errors (an unknown option, a missing argument) are Typer's: usage, one error line, exit 2.
+Help text is plain (no Rich markup), so `[profiles.NAME]` in a help string reads as written.
 """
 
 from __future__ import annotations
@@ -11,18 +13,23 @@ import typer
 
 from reportgen.errors import UserError
 
+HELP = "Run, ingest, analyze and publish performance experiments for RL training."
+
 app = typer.Typer(
     name="reportgen",
-    help="Run, ingest, analyze and publish performance experiments for RL training.",
-    no_args_is_help=True,
+    help=HELP,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
-@app.callback()
-def _root() -> None:
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context) -> None:
     """Run, ingest, analyze and publish performance experiments for RL training."""
+    if ctx.invoked_subcommand is None:  # bare `reportgen`: the help, and success
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 def _register() -> None:
@@ -37,27 +44,14 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (0, 2 for bad input, 130 when interrupted)."""
     try:
-        rc = app(args=argv, standalone_mode=False, prog_name="reportgen")
-        if isinstance(rc, int):  # typer.Exit(code) comes back as a return value here
-            return rc
+        app(args=argv, prog_name="reportgen")
     except UserError as exc:
         sys.stderr.write(f"reportgen: error: {exc}\n")
         return UserError.exit_code
-    except typer.Abort:
-        sys.stderr.write("reportgen: aborted\n")
-        return 130
-    except SystemExit as exc:  # typer.Exit and click's own usage errors
-        return int(exc.code or 0)
-    except Exception as exc:  # click usage errors arrive as ClickException in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
-        raise
+    except SystemExit as exc:  # standalone mode always ends here: typer.Exit, usage errors, success
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
 
 

@@ -10,7 +10,6 @@
 """
 
 import json
-import os
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
@@ -18,11 +17,13 @@ from mkdocs.structure.files import InclusionLevel
 
 try:
     from reportgen.render.site import SPEC_SIDECAR, join_specs
+    from reportgen.store.layout import resolve_runs_root
 except ModuleNotFoundError:  # building from a checkout without installing reportgen
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from reportgen.render.site import SPEC_SIDECAR, join_specs
+    from reportgen.store.layout import resolve_runs_root
 
 
 @event_priority(-100)
@@ -48,7 +49,7 @@ def on_post_page(output, page, config):
 
 def on_serve(server, config, builder):
     root = Path(config.config_file_path).resolve().parent
-    runs = Path(os.environ.get("REPORTGEN_RUNS") or root / "runs")
+    runs = resolve_runs_root(base=root)
     if runs.is_dir():
         server.watch(str(runs))
     pkg = root / "reportgen"

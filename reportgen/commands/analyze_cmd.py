@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from reportgen.commands.options import RunsOption, runs_root
 from reportgen.errors import UserError
 
 
@@ -42,17 +43,17 @@ def register(app: typer.Typer) -> None:
     @app.command("analyze")
     def analyze_command(
         experiments: list[str] | None = typer.Argument(None, help="experiment names (default: all under --runs)"),
-        runs: Path = typer.Option(Path("runs"), "--runs", help="the runs/ folder"),
+        runs: RunsOption = None,
     ) -> None:
         """Write analysis.json (windows, interval, guardrails, verdicts) for experiments."""
-        for path in analyze(list(experiments or []), runs):
+        for path in analyze(list(experiments or []), runs_root(runs)):
             typer.echo(str(path))
 
     @app.command("pr-body")
     def pr_body_command(
         experiment: str = typer.Argument(..., help="experiment name under --runs"),
-        runs: Path = typer.Option(Path("runs"), "--runs", help="the runs/ folder"),
+        runs: RunsOption = None,
         site_url: str | None = typer.Option(None, "--site-url", help="base URL of the published site"),
     ) -> None:
         """Print a Markdown section for a PR description."""
-        typer.echo(pr_body(experiment, runs, site_url), nl=False)
+        typer.echo(pr_body(experiment, runs_root(runs), site_url), nl=False)

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import typer
 
+from reportgen.commands.options import RunsOption, runs_root
+
 
 def ingest(
     log: Path = typer.Argument(..., help="Relax console log (stdout, or the tee'd log file)."),
     spec: Path = typer.Option(..., "--spec", help="Experiment spec (TOML) the run belongs to."),
     arm: str = typer.Option(..., "--arm", help="'baseline' or a candidate id of the spec."),
     repeat: int | None = typer.Option(None, "--repeat", help="Repeat number (default: the next free one)."),
-    runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root."),
+    runs: RunsOption = None,
     tensorboard: Path | None = typer.Option(None, "--tensorboard", help="TensorBoard event folder of the run."),
     stderr: Path | None = typer.Option(None, "--stderr", help="The run's stderr, if kept apart from LOG."),
 ) -> None:
@@ -23,7 +25,13 @@ def ingest(
     from reportgen.ingest.external import ingest_external
 
     path = ingest_external(
-        log, spec_path=spec, arm=arm, repeat=repeat, runs_root=runs, tensorboard=tensorboard, stderr_log=stderr
+        log,
+        spec_path=spec,
+        arm=arm,
+        repeat=repeat,
+        runs_root=runs_root(runs),
+        tensorboard=tensorboard,
+        stderr_log=stderr,
     )
     typer.echo(str(path))
 

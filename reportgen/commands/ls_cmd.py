@@ -1,35 +1,51 @@
-"""`reportgen ls`: experiments, arms, repeats and their status."""
+"""`reportgen ls`: experiments, arms, repeats and their status.
+
+Plain aligned columns, never cut: the output is read in a terminal, in `less` and in files.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from reportgen.store.listing import list_runs
+from reportgen.commands.options import RunsOption, runs_root
+from reportgen.store.listing import RunRow, list_runs
+
+HEADER = ("experiment", "arm", "repeat", "role", "status", "started (UTC)", "duration", "steps")
+
+
+def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Rows as left-aligned columns two spaces apart; no cell is shortened."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return "".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n" for r in [header, *rows]
+    )
+
+
+def ls_text(rows: Sequence[RunRow], runs: Path) -> str:
+    if not rows:
+        return f"no experiments under {runs}\n"
+    cells = [
+        (
+            r.experiment,
+            r.arm,
+            str(r.repeat),
+            r.role,
+            r.status,
+            r.started_utc or "-",
+            "-" if r.duration_s is None else f"{r.duration_s:.1f} s",
+            "-" if r.steps is None else str(r.steps),
+        )
+        for r in rows
+    ]
+    return columns(HEADER, cells)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("ls")
-    def ls_command(runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root.")) -> None:
+    def ls_command(runs: RunsOption = None) -> None:
         """List experiments, arms, repeats and their status."""
-        rows = list_runs(runs)
-        console = Console()
-        if not rows:
-            console.print(f"no experiments under {runs}", markup=False)
-            return
-        table = Table("experiment", "arm", "repeat", "role", "status", "started (UTC)", "duration", "steps", box=None)
-        for r in rows:
-            table.add_row(
-                r.experiment,
-                r.arm,
-                str(r.repeat),
-                r.role,
-                r.status,
-                r.started_utc or "-",
-                "-" if r.duration_s is None else f"{r.duration_s:.1f} s",
-                "-" if r.steps is None else str(r.steps),
-            )
-        console.print(table)
+        root = runs_root(runs)
+        typer.echo(ls_text(list_runs(root), root), nl=False)

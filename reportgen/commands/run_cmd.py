@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from reportgen.commands.options import RunsOption, runs_root
 from reportgen.execute.runner import RunOptions
 from reportgen.pipeline import RunRequest, run_all
 
@@ -20,7 +21,7 @@ def register(app: typer.Typer) -> None:
         profile: str | None = typer.Option(
             None, "--profile", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."
         ),
-        runs: Path = typer.Option(Path("runs"), "--runs", help="The runs/ root to write into."),
+        runs: RunsOption = None,
         dry_run: bool = typer.Option(False, "--dry-run", help="Print each arm's diff and command; run nothing."),
         rerun: list[str] = typer.Option([], "--rerun", help="Rerun this arm even if complete (repeatable)."),
         new_campaign: bool = typer.Option(
@@ -43,7 +44,7 @@ def register(app: typer.Typer) -> None:
                 more_specs=tuple(specs[1:]),
                 profile=profile,
                 options=RunOptions(
-                    runs_root=runs, rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler
+                    runs_root=runs_root(runs), rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler
                 ),
                 dry_run=dry_run,
                 analyze=not no_analyze,

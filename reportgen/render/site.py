@@ -71,12 +71,6 @@ def default_cache_dir() -> Path:
     return Path(base)
 
 
-def resolve_runs_root(config_dir: Path) -> Path:
-    """REPORTGEN_RUNS if set, else runs/ next to mkdocs.yml."""
-    env = os.environ.get("REPORTGEN_RUNS")
-    return Path(env).expanduser().resolve() if env else (Path(config_dir) / "runs").resolve()
-
-
 def refresh_analysis(exp_dir: Path) -> None:
     """Analyze an experiment whose analysis.json is missing or older than its runs.
 

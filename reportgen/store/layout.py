@@ -12,11 +12,16 @@ runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from reportgen.vocab import BASELINE
 
 SCHEMA_VERSION = 1
+
+RUNS = "runs"
+RUNS_ENV = "REPORTGEN_RUNS"
 
 EXPERIMENT_SPEC = "experiment.toml"
 CAMPAIGN = "campaign.json"
@@ -39,6 +44,21 @@ METRICS = "metrics.parquet"
 EVENTS = "events.json"
 
 RESERVED_DIRS = {ARCHIVE, "site", "docs"}
+
+
+def resolve_runs_root(
+    explicit: Path | str | None = None, *, base: Path | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """The runs/ root, decided the same way for every command and for the site: the `--runs`
+    option when given, else $REPORTGEN_RUNS, else `runs/` in `base` (the working folder for a
+    command, the folder of mkdocs.yml for the site). Not made absolute: messages keep the path the
+    user wrote."""
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    value = (os.environ if env is None else env).get(RUNS_ENV)
+    if value:
+        return Path(value).expanduser()
+    return (base if base is not None else Path()) / RUNS
 
 
 def iter_experiments(root: Path) -> list[Path]:
