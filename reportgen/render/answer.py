@@ -1,0 +1,149 @@
+"""The answer block that opens an experiment page (render stage; plain data in, Markdown out).
+
+A reviewer should know in 30 seconds whether to merge and what to do next, so the block is one
+row per candidate, the pull request's candidate first and named as such, as benchmark
+dashboards do: the primary metric, step time and peak memory, each with its change and interval,
+the verdict and one next step. Under it, every verdict that is not a plain accept or reject says
+its cause in words, with links to the evidence on the page.
+
+The page builds `CandidateAnswer` values from analysis.json; this module only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from reportgen.render import safe
+from reportgen.render.blocks import VERDICT_LABEL, badge, table
+from reportgen.render.format import change_decimals, fmt_change, fmt_value
+
+VERDICTS_DOC = "analysis.md#verdicts"  # docs/analysis.md, relative to the docs root
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured quantity of one candidate against the baseline; `low`/`high` bound the change
+    (fractions, candidate/baseline - 1) when an interval was computed."""
+
+    label: str
+    unit: str = ""
+    baseline: float | None = None
+    candidate: float | None = None
+    change: float | None = None
+    low: float | None = None
+    high: float | None = None
+    significant: bool | None = None
+    confidence: float = 0.95
+
+
+@dataclass(frozen=True)
+class Evidence:
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
+class CandidateAnswer:
+    candidate: str
+    title: str
+    status: str  # a verdict status of analysis.json
+    figures: Sequence[Figure]  # the same labels, in the same order, for every candidate
+    is_pr: bool = False
+    base: str | None = None  # the arm this candidate is built on, when not the baseline
+    cause: str | None = None  # why the verdict is not a plain accept/reject, in words
+    next_step: str | None = None
+    next_command: str | None = None
+    evidence: Sequence[Evidence] = field(default_factory=tuple)
+    href: str = ""  # the candidate's write-up, as a Markdown link target ("A1/index.md")
+
+
+def ordered(answers: Sequence[CandidateAnswer]) -> list[CandidateAnswer]:
+    """The pull request's candidate first; the others in the spec's order."""
+    return [a for a in answers if a.is_pr] + [a for a in answers if not a.is_pr]
+
+
+def figure_cell(f: Figure) -> str:
+    """The change with its interval under it, rounded to what the interval supports; without an
+    interval, the change alone (marked "no interval") so it is not read as a measured effect."""
+    if f.change is None:
+        return "n/a" if f.candidate is None else safe.text(fmt_value(f.candidate, unit=f.unit))
+    if f.low is not None and f.high is not None:
+        d = change_decimals(f.low, f.high)
+        head = fmt_change(f.change, digits=d)
+        if f.significant is False:
+            head = "~ " + head
+        ci = f"{f.confidence * 100:.0f}% CI {fmt_change(f.low, digits=d)} to {fmt_change(f.high, digits=d)}"
+        return f'<span class="rg-nowrap">{safe.text(head)}</span><br><span class="rg-ci">{safe.text(ci)}</span>'
+    return f'<span class="rg-nowrap">{safe.text(fmt_change(f.change, digits=1))}</span><br><span class="rg-ci">no interval</span>'
+
+
+def _who(a: CandidateAnswer) -> str:
+    link = f"[{safe.text(a.candidate)}]({a.href})" if a.href else safe.text(a.candidate)
+    name = f"**{link}**" if a.is_pr else link
+    tags = []
+    if a.is_pr:
+        tags.append('<span class="rg-pr">PR candidate</span>')
+    if a.base:
+        tags.append(f'<span class="rg-base">on {safe.text(a.base)}</span>')
+    return name + ("<br>" + " ".join(tags) if tags else "") + f'<br><span class="rg-title">{safe.text(a.title)}</span>'
+
+
+def summary_table(answers: Sequence[CandidateAnswer]) -> str:
+    rows = ordered(answers)
+    if not rows:
+        return ""
+    labels = [f.label for f in rows[0].figures]
+    header = ["candidate", "verdict", *[safe.text(lbl) for lbl in labels], "next step"]
+    body = []
+    for a in rows:
+        figs = {f.label: f for f in a.figures}
+        body.append(
+            [
+                _who(a),
+                badge(a.status),
+                *[figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels],
+                safe.text(a.next_step or ""),
+            ]
+        )
+    return table(header, body, align=["l", "l", *["r"] * len(labels), "l"])
+
+
+def _evidence_links(evidence: Sequence[Evidence]) -> str:
+    return ", ".join(f'<a href="{safe.attr(e.href)}">{safe.text(e.label)}</a>' for e in evidence)
+
+
+def causes(answers: Sequence[CandidateAnswer]) -> list[str]:
+    """One paragraph per candidate whose verdict has a cause: the cause in words, then the evidence."""
+    out = []
+    for a in ordered(answers):
+        if not a.cause:
+            continue
+        verdict = VERDICT_LABEL.get(a.status, a.status)
+        line = (
+            f"<strong>Why {safe.text(a.candidate)} is {safe.text(verdict)}:</strong> {safe.text(a.cause.rstrip('.'))}."
+        )
+        if a.evidence:
+            line += f" Evidence: {_evidence_links(a.evidence)}."
+        out.append(f'<p class="rg-cause">{line}</p>')
+    return out
+
+
+def next_commands(answers: Sequence[CandidateAnswer]) -> list[str]:
+    """The exact command of each next step that has one (the PR candidate's first)."""
+    out = []
+    for a in ordered(answers):
+        if a.next_command:
+            out.append(safe.fence(a.next_command, "bash", title=f"next step for {a.candidate}"))
+    return out
+
+
+def block(answers: Sequence[CandidateAnswer], *, docs_prefix: str) -> str:
+    """The whole answer block; `docs_prefix` leads from the page to the docs root ("../../")."""
+    if not answers:
+        return "No candidate was compared with the baseline.\n"
+    parts = [summary_table(answers), "", *causes(answers), *next_commands(answers)]
+    parts.append(
+        f"How a verdict is reached (windows, interval, guardrails): [verdicts explained]({docs_prefix}{VERDICTS_DOC})."
+    )
+    return "\n".join(parts) + "\n"
