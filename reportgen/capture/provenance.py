@@ -1,6 +1,7 @@
 """Provenance capture (execute+capture stage): what a run ran on, written into provenance/.
 
-`capture_provenance` records the recipe repository's git state, nvidia-smi, the workload's
+`capture_provenance` records the recipe repository's git state (on a copy without `.git`, the
+commit and state from its verified tree stamp, see tree_stamp.py), nvidia-smi, the workload's
 Python and packages, the machine fingerprint, the model manifest, data hashes and any extra
 commands the spec asks for. Every byte goes through `redact_text` with the secret values of
 the workload's environment (and of the runner's own) before it is written, each file
@@ -22,6 +23,7 @@ from typing import Any
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.model_manifest import data_hashes, model_manifest
 from reportgen.capture.redact import redact_obj, redact_text, secret_values
+from reportgen.capture.tree_stamp import StampError, find_stamp, read_stamp, status_lines, verify_tree
 from reportgen.store import atomic
 
 SCHEMA_VERSION = 1
@@ -157,11 +159,20 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
     top = _git(start, env, log, "rev-parse", "--show-toplevel")
     if not top.ok:
         reason = (top.error or top.stderr.strip() or f"exit {top.exit_code}").splitlines()[0]
+        stamped = _capture_stamp(w, start, reason, in_repository=False)
+        if stamped is not None:
+            return stamped
         w.json(GIT_JSON, {"repository": False, "path": str(start), "reason": f"not a git repository: {reason}"})
         return {"head": None, "dirty": None}
     root = Path(top.stdout.strip())
     head_res = _git(root, env, log, "rev-parse", "HEAD")
     head = head_res.stdout.strip() if head_res.ok else None  # None in a repo with no commit yet
+    if head is None:
+        # A copy whose `.git` has no history (a GPU machine's working-tree copy can come so): the
+        # tree stamp, if there is one, knows the commit; otherwise record the empty repository.
+        stamped = _capture_stamp(w, start, "the repository has no commit", in_repository=True)
+        if stamped is not None:
+            return stamped
     branch = _git(root, env, log, "rev-parse", "--abbrev-ref", "HEAD")
     status = _git(root, env, log, "status", "--short")
     # Against HEAD so staged changes count too; a repo without commits diffs the index.
@@ -183,6 +194,51 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
         },
     )
     return {"head": head, "dirty": dirty}
+
+
+def _capture_stamp(w: _Writer, start: Path, reason: str, *, in_repository: bool) -> dict[str, Any] | None:
+    """A copy of a tree without git history (a GPU machine's): its commit from the tree stamp, verified.
+
+    None when no stamp is found, so the caller records what git said. A stamp that cannot be
+    read is recorded as such (and the commit stays unknown) rather than trusted.
+    """
+    path = find_stamp(start)
+    if path is None:
+        return None
+    base = {"repository": in_repository, "source": "tree-stamp", "stamp": str(path), "repo": str(path.parent)}
+    try:
+        stamp = read_stamp(path)
+    except StampError as exc:
+        w.json(GIT_JSON, {**base, "head": None, "dirty": None, "reason": f"no git history ({reason}); {exc}"})
+        return {"head": None, "dirty": None}
+    check = verify_tree(path.parent, stamp)
+    status = status_lines(stamp, check)
+    dirty = stamp.dirty or not check.matches
+    diff = stamp.diff
+    if check.changed:
+        diff += (
+            f"# {len(check.changed)} file(s) changed after the tree was stamped (their contents are not "
+            f"in the stamp): {', '.join(check.changed)}\n"
+        )
+    w.text(GIT_STATUS, status)
+    w.text(GIT_DIFF, diff)
+    w.json(
+        GIT_JSON,
+        {
+            **base,
+            "head": stamp.commit,
+            "branch": stamp.branch,
+            "origin": stamp.origin,
+            "dirty": dirty,
+            "status_short": status,
+            "stamped_utc": stamp.stamped_utc,
+            "tracked_files": len(stamp.files),
+            "verified": check.matches,
+            "changed_since_stamp": check.changed,
+            "missing_since_stamp": check.missing,
+        },
+    )
+    return {"head": stamp.commit, "dirty": dirty}
 
 
 def _capture_python(w: _Writer, python: str, env: dict[str, str], log: list[CommandResult]) -> str | None:

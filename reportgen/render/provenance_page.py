@@ -131,7 +131,7 @@ def code_section(exp: ExperimentData) -> list[str]:
         rows.append(
             [
                 safe.text(r.rel),
-                safe.code(g.get("commit") or "n/a"),
+                safe.code(g.get("commit") or g.get("head") or "n/a"),  # capture writes "head"
                 safe.text(g.get("branch") or ""),
                 "**dirty**" if g.get("dirty") or status else "clean",
                 safe.text(status) if status else "",
