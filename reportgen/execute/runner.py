@@ -408,7 +408,7 @@ def _run_one(
         timed_out=timed_out,
         interrupted=interrupted,
     )
-    status = Status.INTERRUPTED if interrupted else (Status.COMPLETE if info.ok and not timed_out else Status.FAILED)
+    status = section["status"]  # reportgen.ingest.status.decide_status: the rule `reportgen ingest` applies too
     manifest.update(section)
     manifest.update(
         status=status,

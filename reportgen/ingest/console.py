@@ -6,7 +6,8 @@ uses the same `ConsoleParser` on the growing log, so what the display shows and 
 reads come from one parser.
 
 Relax prints one metric message per line: `perf N: {...}`, `rollout N: {...}`, `step N: {...}`,
-`eval N: {...}`, `passrate N: {...}` (see docs/ingest.md). The message sits behind a logger prefix
+`eval N: {...}`, `passrate N: {...}`, `multi_turn N: {...}` (see docs/ingest.md; where each is
+printed in Relax: tests/ingest/relax_sources.md). The message sits behind a logger prefix
 (coloured or plain) and, under Ray, behind `(ActorName pid=1234) `. The dict is a Python repr:
 bare `nan`/`inf`/`-inf` appear, values may be nested or quoted.
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("perf", "rollout", "step", "eval", "passrate")
+KINDS = ("perf", "rollout", "step", "eval", "passrate", "multi_turn")
 
 # Colour and other CSI sequences (colorlog, loguru, progress bars).
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

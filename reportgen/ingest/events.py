@@ -8,6 +8,16 @@ ANSI codes stripped). Memory stays bounded: a ring of recent lines plus the open
 Step: the number in a `... failed at step N` message on, just before or just after the line;
 else the step after the last one whose training finished (`step N` record, or a `perf N` record
 carrying a training timer); else the last metric index seen; else unknown (None).
+
+What is and is not a failure (the facts are in tests/ingest/relax_sources.md, read from Relax's
+code): Relax logs `Graceful shutdown triggered (atexit)` after a clean end as well as after a failed
+loop, so that line is no event; with a signal name (`SIGTERM` from `ray job stop`) it is an
+`interrupted` event. One failure is one event: the lines that report it again (the fatal loop
+messages that quote it, the tracebacks of the callers it propagated through, Ray's job-failure
+summary that re-prints the last 20,000 characters of the log) are attached to it as `repeats` /
+`also_at_lines`, not counted again. fp16's `Inf found in gradients ... skipping parameter update` is
+the dynamic loss scaler at work: counted (`loss_scale_skips`), and the NaN grad norm Relax logs
+for a skipped update is part of it, not an event.
 """
 
 from __future__ import annotations
@@ -32,8 +42,22 @@ MAX_TRACEBACK = 2000
 
 RAY_PREFIX = re.compile(r"^\([^()]*pid=\d+[^()]*\) ?")
 OOM = re.compile(r"out of memory|OutOfMemoryError|OUT_OF_MEMORY|Observe OOM")
-NAN = re.compile(r"found NaN|found nan|NaN found|Inf found in gradients|found Inf|NaN or Inf")
-FATAL = re.compile(r"Training loop failed with error|Actor training failed at step|Graceful shutdown triggered")
+NAN = re.compile(r"found NaN|found nan|NaN found|found Inf|NaN or Inf")
+# A component's loop giving up (relax/entrypoints/train.py, relax/core/controller.py,
+# relax/components/*.py: `... failed at step N: Type: msg`, `SFT producer crashed at step N: ...`).
+FATAL = re.compile(
+    r"Training loop failed with error|Training loop failed: |Global restart failed"
+    r"|[A-Za-z_-]+ (?:training |generation |computation )?failed at step \d+: |crashed at step \d+: "
+)
+# relax/entrypoints/train.py `_graceful_shutdown`: `(atexit)` on every exit, a signal name when stopped.
+SHUTDOWN = re.compile(r"Graceful shutdown triggered \((\w+)\)")
+CLEAN_END = "Main func successfully"  # relax/entrypoints/train.py, logged only when the loop returned
+# relax/backends/megatron/model.py, fp16 dynamic loss scaling: routine, the scaler lowers the scale.
+LOSS_SCALE_SKIP = re.compile(r"Inf found in gradients(?: \(step_id=(\d+)(?:, loss_scale=([^)]*))?\))?")
+# Ray's job-failure summary (ray/dashboard/modules/job/job_supervisor.py): what follows re-prints
+# the end of the job's log.
+RAY_SUMMARY = "last available logs (truncated to 20,000 chars)"
+STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"})
 FAILED_AT_STEP = re.compile(r"failed at step (\d+)")
 ALLOC = re.compile(r"Tried to allocate ([\d.]+) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
 CAPACITY = re.compile(
@@ -80,11 +104,26 @@ def _maybe_trigger(text: str) -> bool:
         or "Traceback" in text
         or "failed" in text
         or "Graceful" in text
+        or "Main func" in text
+        or "crashed" in text
+        or "truncated to" in text
     )
 
 
 # The words `_maybe_trigger` tests: a line holding none of them cannot start an event.
-TRIGGER_WORDS = ("memory", "OOM", "NaN", "nan", "Inf", "Traceback", "failed", "Graceful")
+TRIGGER_WORDS = (
+    "memory",
+    "OOM",
+    "NaN",
+    "nan",
+    "Inf",
+    "Traceback",
+    "failed",
+    "Graceful",
+    "Main func",
+    "crashed",
+    "truncated to",
+)
 
 
 def lines_with(text: str, needles: tuple[str, ...]) -> list[int]:
@@ -164,6 +203,12 @@ class EventScanner:
         self._tb_start: int | None = None
         self._tb_prefix = ""
         self._tb_files = 0
+        self.train_steps: set[int] = set()  # indices of `step N` records
+        self.clean_end: int | None = None  # line of `Main func successfully`
+        self.replay_from: int | None = None  # line of Ray's job-failure summary header
+        self.loss_scale: dict[str, Any] = {"warnings": 0, "steps": 0, "first_line": None, "last_loss_scale": None}
+        self._skip_pending = False  # a loss-scale skip was logged; the next `step N` record is that step
+        self._skipped_record = False
 
     # -- per line ---------------------------------------------------------------------------
     def push(self, n: int, text: str, record: Record | None) -> None:
@@ -223,13 +268,21 @@ class EventScanner:
     def _count(self, rec: Record) -> None:
         self.metric_lines += 1
         self.any_index = rec.index if self.any_index is None else max(self.any_index, rec.index)
+        if rec.kind == "step":
+            self.train_steps.add(rec.index)
+            if self._skip_pending:  # the step whose update the loss scaler skipped
+                self._skip_pending, self._skipped_record = False, True
+                self.loss_scale["steps"] += 1
         if rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS)):
             self.done_step = rec.index if self.done_step is None else max(self.done_step, rec.index)
 
     def _on_record(self, n: int, text: str, rec: Record) -> None:
         self._count(rec)
+        skipped, self._skipped_record = self._skipped_record, False
         if rec.kind in _LOSS_KINDS and not _all_finite(rec.values):
             bad = _nonfinite_losses(rec)
+            if skipped:  # Relax logs grad_norm = nan for an update the loss scaler skipped
+                bad = {k: v for k, v in bad.items() if "grad_norm" not in k}
             if bad:
                 self._emit(
                     "nan",
@@ -242,6 +295,8 @@ class EventScanner:
                 )
 
     def _on_text(self, n: int, text: str) -> None:
+        if self._on_marker(n, text):
+            return
         m = FAILED_AT_STEP.search(text)
         if m:
             self._step_msg = (int(m.group(1)), n)
@@ -256,17 +311,47 @@ class EventScanner:
         if kind:
             self._emit(kind, n, text, None, None, details, sig)
 
+    def _on_marker(self, n: int, text: str) -> bool:
+        """Lines that are facts about the run rather than failures; True if `text` was one."""
+        m = LOSS_SCALE_SKIP.search(text)
+        if m:
+            ls = self.loss_scale
+            ls["warnings"] += 1
+            ls["last_loss_scale"] = m.group(2) or ls["last_loss_scale"]
+            if ls["first_line"] is None:
+                ls["first_line"] = n
+            self._skip_pending = True
+            return True
+        if CLEAN_END in text:
+            self.clean_end = n
+            return True
+        m = SHUTDOWN.search(text)
+        if m:
+            if m.group(1) != "atexit":  # stopped by a signal; `atexit` ends clean and failed runs alike
+                sig = m.group(1)
+                self._emit("interrupted", n, text, None, None, {"signal": sig, "signature": m.group(0)}, sig)
+            return True
+        if RAY_SUMMARY in text:
+            self.replay_from = n
+            code = re.search(r"exit code (-?\d+)", text)
+            d = {"signature": "Ray job failure summary", "exit_code": int(code.group(1)) if code else None}
+            self._emit("fatal", n, text, None, None, d, "Ray job failure summary")
+            return True
+        return False
+
     def _classify(self, text: str) -> tuple[str | None, dict[str, Any], Any]:
-        # A fatal loop message often repeats its cause (`failed at step 9: OutOfMemoryError`);
-        # it stays one `fatal` event per step, the cause noted, and the OOM itself is the
-        # traceback's last line.
+        # A fatal loop message often repeats its cause (`failed at step 9: OutOfMemoryError:
+        # CUDA out of memory...`): then it is that failure (an `oom` or `nan` event), which the
+        # traceback's last line and the callers' messages report again (one event, repeats).
         m = FATAL.search(text)
         if m:
             d: dict[str, Any] = {"signature": m.group(0)}
             if OOM.search(text):
-                d["cause"] = "oom"
-            elif NAN.search(text):
+                d = {**oom_details(text), "signature": m.group(0), "cause": "oom"}
+                return "oom", d, d.get("tried_to_allocate_gib")
+            if NAN.search(text):
                 d["cause"] = "nan"
+                return "nan", d, d["signature"]
             return "fatal", d, m.group(0)
         if OOM.search(text):
             d = oom_details(text)
@@ -328,11 +413,19 @@ class EventScanner:
             step, step_source = self._step_for(n, text)
         key = (kind, step, sig)
         prev = self._seen.get(key)
-        if prev is not None:  # the same failure again (another rank, or the traceback's last line)
+        if prev is None and step_source != "metric":
+            prev = self._same_failure(kind, step, sig, n)
+        if prev is not None:  # the same failure again (another rank, the traceback's last line, a caller)
             prev["details"]["repeats"] = prev["details"].get("repeats", 1) + 1
             also = prev["details"].setdefault("also_at_lines", [])
             if len(also) < 20:
                 also.append(n)
+            if (
+                prev["kind"] == kind == "oom"
+                and "tried_to_allocate" in details
+                and "tried_to_allocate" not in prev["details"]
+            ):
+                self._rehome(prev, n, text, details)
             return
         if len(self._events) >= MAX_EVENTS:
             self.dropped += 1
@@ -347,10 +440,47 @@ class EventScanner:
             "after": [],
             "left": self.context,
             "details": dict(details),
+            "sig": sig,
         }
         self._seen[key] = ev
         self._events.append(ev)
         self._open.append(ev)
+
+    def _rehome(self, ev: dict[str, Any], n: int, text: str, details: dict[str, Any]) -> None:
+        """Move an OOM event onto a later line that says more (the exception line with the
+        allocation, after a fatal message that named only the error type): the event sits on the
+        line a reader needs, its first line is kept in `also_at_lines`."""
+        also = ev["details"].setdefault("also_at_lines", [])
+        also.remove(n)
+        also.insert(0, ev["line"])
+        ev["details"] = {**ev["details"], **details}
+        ev.update(
+            line=n,
+            message=text,
+            before=list(self._before),
+            after=[],
+            left=self.context,
+            sig=details.get("tried_to_allocate_gib"),
+        )
+        if ev not in self._open:
+            self._open.append(ev)
+            self._open.sort(key=lambda e: e["line"])
+
+    def _same_failure(self, kind: str, step: int | None, sig: Any, n: int) -> dict[str, Any] | None:
+        """The earlier event a text event reports again, if any: the same OOM/NaN (same step or
+        same signature), or, for a fatal message or a traceback, the failure or stop already
+        found at that step. Inside Ray's re-print of the log's end every repeat is the same."""
+        replay = self.replay_from is not None and n >= self.replay_from
+        for ev in self._events:
+            if ev["step_source"] == "metric":
+                continue
+            if ev["kind"] == kind and (replay or ev["step"] == step or (sig is not None and ev["sig"] == sig)):
+                return ev
+        if kind in ("fatal", "traceback"):
+            for ev in self._events:
+                if ev["step_source"] != "metric" and (replay or ev["step"] == step):
+                    return ev
+        return None
 
     def finish(self) -> list[Event]:
         self._open = []

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import UserError
-from reportgen.ingest.console import parse_file
+from reportgen.ingest.console import iter_chunks, parse_file
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.spec.load import load_spec
 from reportgen.store import atomic
 from reportgen.store.layout import (
-    EVENTS,
     EXPERIMENT_SPEC,
     MANIFEST,
     SCHEMA_VERSION,
@@ -31,19 +30,30 @@ from reportgen.store.layout import (
     STDOUT,
     TENSORBOARD,
 )
-from reportgen.vocab import LOG_FAILURE_KINDS
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?")
 PROBE_BYTES = 1 << 20
 
 
+# A line a console log holds: a logger line (either of Relax's formats, any logger's timestamp), a
+# metric message, a Ray-prefixed line or a `set -x` trace line. Binary debris holds none.
+_CONSOLE_LINE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\b[a-z_]+ \d+: \{|^\([^()\n]*pid=\d+|^\++ \S", re.MULTILINE
+)
+
+
 def _check_log(path: Path, what: str) -> None:
+    """Refuse a file that holds no console line at all. A log with binary debris (NUL bytes a
+    crash left at its end, random bytes in its middle) is still a log: ingest reads its text and
+    reports the undecodable regions."""
     if not path.is_file():
         raise UserError(f"{path}: {what} not found; pass the path of a Relax console log")
-    with open(path, "rb") as fh:
-        head = fh.read(PROBE_BYTES)
-    if b"\x00" in head:
-        raise UserError(f"{path}: {what} is a binary file, not a console log; pass the text log Relax printed")
+    for chunk in iter_chunks(path):
+        if _CONSOLE_LINE.search(chunk.replace("\x00", "")):
+            return
+    raise UserError(
+        f"{path}: {what} holds no console line (no logger line or metric message); pass the text log Relax printed"
+    )
 
 
 def _probe_records(log: Path) -> int:
@@ -166,8 +176,6 @@ def _manifest(
     section: dict[str, Any],
     run: Path,
 ) -> dict[str, Any]:
-    events = atomic.read_json(run / EVENTS)["events"]
-    failed = any(e["kind"] in LOG_FAILURE_KINDS for e in events)
     starts = [log_times(run / name) for name in (STDOUT, STDERR) if (run / name).is_file()]
     firsts = [a for a, _ in starts if a]
     lasts = [b for _, b in starts if b]
@@ -183,7 +191,7 @@ def _manifest(
         "arm": arm,
         "repeat": repeat,
         "role": "formal",
-        "status": "failed" if failed else "complete",
+        "status": section["status"],  # decide_status, as for `reportgen run`
         "started_utc": started,
         "ended_utc": ended,
         "duration_s": duration,
@@ -200,5 +208,5 @@ def _manifest(
             "tensorboard": str(Path(tensorboard).resolve()) if tensorboard else None,
             "ingested_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
-        **section,
+        **{k: v for k, v in section.items() if k != "status"},
     }

@@ -10,6 +10,7 @@ errors do.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from reportgen.ingest import argv as argv_mod
 from reportgen.ingest.console import ConsoleParser, iter_chunks
 from reportgen.ingest.events import CONTEXT, Event, EventScanner, lines_with
 from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics, write_metrics_table
+from reportgen.ingest.status import decide_status
 from reportgen.ingest.tensorboard import has_events, read_scalars
 from reportgen.store import atomic
 from reportgen.store.layout import EVENTS, STDERR, STDOUT, TENSORBOARD
@@ -79,6 +81,30 @@ class _Collector:
             self.in_dump = True
 
 
+_DEBRIS = re.compile("[\ufffd\x00]+")
+
+
+@dataclasses.dataclass
+class Debris:
+    """Undecodable regions of a log (a crash leaves NUL bytes, a binary write random bytes): each
+    run of NULs and U+FFFD replacement characters is one region, removed before parsing so the
+    text around it reads as it would have."""
+
+    regions: int = 0
+    chars: int = 0
+    _open: bool = False  # the previous chunk ended inside a region
+
+    def clean(self, chunk: str) -> str:
+        runs = _DEBRIS.findall(chunk)
+        self.regions += len(runs) - (1 if self._open and chunk[0] in "\ufffd\x00" else 0)
+        self.chars += sum(map(len, runs))
+        self._open = chunk[-1] in "\ufffd\x00"
+        return _DEBRIS.sub("", chunk)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"regions": self.regions, "chars": self.chars}
+
+
 @dataclasses.dataclass
 class _StreamResult:
     name: str
@@ -91,6 +117,10 @@ class _StreamResult:
     done_step: int | None = None
     metric_lines: int = 0
     collector: _Collector = dataclasses.field(default_factory=_Collector)
+    clean_end: int | None = None
+    train_steps: set = dataclasses.field(default_factory=set)
+    loss_scale: dict = dataclasses.field(default_factory=dict)
+    debris: Debris = dataclasses.field(default_factory=Debris)
 
 
 def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResult:
@@ -116,11 +146,16 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
                 res.perf_steps.add(r.index)
 
     for chunk in iter_chunks(path):
+        if "\ufffd" in chunk or "\x00" in chunk:
+            chunk = res.debris.clean(chunk)
+        else:
+            res.debris._open = False
         take(parser.feed(chunk))
     take(parser.close())
     res.lines, res.records, res.skipped = parser.lines, parser.records, parser.skipped
     res.events = scanner.finish()
     res.done_step, res.metric_lines = scanner.done_step, scanner.metric_lines
+    res.clean_end, res.train_steps, res.loss_scale = scanner.clean_end, scanner.train_steps, scanner.loss_scale
     return res
 
 
@@ -142,7 +177,9 @@ def ingest_run(
     interrupted: bool = False,
 ) -> dict:
     """Read a run folder's logs and TensorBoard events; write metrics.parquet and events.json;
-    return the manifest section {effective_argv, argv_source, invariants, ingest}."""
+    return the manifest section {status, status_reason, effective_argv, argv_source, invariants,
+    ingest}. The status is `decide_status`'s, the one rule `reportgen run` and `reportgen ingest`
+    share."""
     run_dir = Path(run_dir)
     metrics = ConsoleMetrics()
     streams = [_read_stream(run_dir / STDOUT, "stdout", metrics), _read_stream(run_dir / STDERR, "stderr", metrics)]
@@ -160,13 +197,27 @@ def ingest_run(
 
     tail = list(next((s.collector.tail for s in reversed(streams) if s.present and s.collector.tail), []))
     end = {"step_source": "end-of-run"}
-    if timed_out:
+    clean_end = {s.name: s.clean_end for s in streams if s.clean_end is not None}
+    train_steps = set().union(*(s.train_steps for s in streams))
+    skipped_steps = sum(s.loss_scale.get("steps", 0) for s in streams)
+    decided = decide_status(
+        [e.to_json() for e in events],
+        exit_code=exit_code,
+        signal=signal,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        clean_end=clean_end,
+        train_steps=len(train_steps),
+        loss_scale_skipped_steps=skipped_steps,
+    )
+    if decided.process_event == "timeout":
         events.append(
             _process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end)
         )
-    elif interrupted:
-        events.append(_process_event("interrupted", "the run was interrupted", next_step, tail, end))
-    elif (exit_code not in (None, 0)) or signal:
+    elif decided.process_event == "interrupted":
+        why = "the run was interrupted" if interrupted else f"the workload process ended by {signal}"
+        events.append(_process_event("interrupted", why, next_step, tail, {**end, "signal": signal}))
+    elif decided.process_event == "abnormal_exit":
         how = f"signal {signal}" if signal else f"exit code {exit_code}"
         events.append(
             _process_event(
@@ -176,6 +227,10 @@ def ingest_run(
                 tail,
                 {**end, "exit_code": exit_code, "signal": signal},
             )
+        )
+    elif timed_out and decided.status == "failed":  # a logged failure decided it; the time-out is recorded too
+        events.append(
+            _process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end)
         )
 
     # TensorBoard: a corrupt event file is a finding about the run, not a crash of the ingest.
@@ -231,7 +286,31 @@ def ingest_run(
     }
     if tb_error:
         ingest["tensorboard_error"] = tb_error
+    ingest["train_steps"] = len(train_steps)
+    ingest["clean_end"] = [{"stream": k, "line": v} for k, v in clean_end.items()]
+    warnings: list[str] = []
+    warns = sum(s.loss_scale.get("warnings", 0) for s in streams)
+    if warns:
+        first = next(
+            f"{s.name}.log:{s.loss_scale['first_line']}" for s in streams if s.loss_scale.get("first_line") is not None
+        )
+        ingest["loss_scale_skips"] = {"warnings": warns, "steps": skipped_steps, "first": first}
+        warnings.append(
+            f"fp16 loss scaling skipped the parameter update of {skipped_steps} of {len(train_steps)} training "
+            f"step(s) ({warns} `Inf found in gradients` warning(s), first at {first}); routine while the scale settles"
+        )
+    debris = {s.name: s.debris.as_dict() for s in streams if s.debris.regions}
+    if debris:
+        ingest["undecodable"] = debris
+        for name, d in debris.items():
+            warnings.append(
+                f"{name}.log: {d['regions']} undecodable region(s) ({d['chars']} characters: NUL bytes or bytes that "
+                "are not UTF-8) were skipped; the text around them was read"
+            )
+    ingest["warnings"] = warnings
     return {
+        "status": decided.status,
+        "status_reason": decided.reason,
         "effective_argv": mapping,
         "argv_source": source,
         "invariants": argv_mod.check_invariants(mapping, list(invariants), expected),

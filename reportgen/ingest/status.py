@@ -1,0 +1,119 @@
+"""A run's final status from its events and how its process ended: the one rule for every entry.
+
+Pipeline position: ingest. `ingest_run` calls `decide_status` for `reportgen run` (the runner
+passes the exit code, signal, time-out and interruption it saw) and for `reportgen ingest` (none
+known), so the same log gets the same status either way.
+
+The rule is evidence first: a run is `failed` only when something says so, and the reason names
+that line (`stdout.log:57: torch.OutOfMemoryError: ...`) or the exit. In order:
+
+1. `interrupted` when the runner stopped it (Ctrl-C, a lost machine): it is unfinished, not failed.
+2. `failed` on a failure event (OOM, NaN/Inf, fatal loop message, an unhandled traceback); a
+   traceback that Relax's clean end (`Main func successfully`) follows was handled, not fatal.
+3. `failed` when the runner's time limit stopped it.
+4. `failed` when fp16's loss scaler skipped the update of every training step.
+5. `interrupted` when the log says a stop signal arrived (`Graceful shutdown triggered (SIGTERM)`)
+   or the process ended by a stop signal (or with 128 + its number, as Relax's handler exits).
+6. `failed` on any other non-zero exit code or signal.
+7. otherwise `complete`.
+"""
+
+from __future__ import annotations
+
+import signal as signal_mod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reportgen.ingest.events import STOP_SIGNALS
+from reportgen.vocab import LOG_FAILURE_KINDS, Status
+
+COMPLETE, FAILED, INTERRUPTED = Status.COMPLETE, Status.FAILED, Status.INTERRUPTED
+_STOP_CODES = frozenset(128 + int(getattr(signal_mod, name)) for name in STOP_SIGNALS if hasattr(signal_mod, name))
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """`status` with the one-line `reason` (None when complete) and, when the decision rests on how
+    the process ended rather than on a logged line, the process event kind to record."""
+
+    status: str
+    reason: str | None
+    process_event: str | None = None
+
+
+def _where(event: Mapping[str, Any]) -> str:
+    line = event.get("line")
+    stream = event.get("stream") or "stdout"
+    msg = str(event.get("message") or "").strip()
+    if len(msg) > 200:
+        msg = msg[:197] + "..."
+    at = f"{stream}.log:{line}" if line is not None else stream
+    return f"{at}: {msg}" if msg else at
+
+
+def is_handled(event: Mapping[str, Any], clean_end: Mapping[str, int]) -> bool:
+    """A traceback that the same stream's clean end (`Main func successfully`) follows: logged
+    and survived (Relax logs some recoverable errors with their traceback)."""
+    if event.get("kind") != "traceback":
+        return False
+    end = clean_end.get(str(event.get("stream")))
+    line = event.get("line")
+    return end is not None and line is not None and int(line) < int(end)
+
+
+def _label(event: Mapping[str, Any]) -> str:
+    kind = str(event.get("kind"))
+    step = event.get("step")
+    at = f" at step {step}" if step is not None else ""
+    d = event.get("details") or {}
+    if kind == "oom":
+        said = d.get("tried_to_allocate")
+        return f"OOM{at}" + (f", tried to allocate {said}" if said else "")
+    name = {"nan": "NaN/Inf", "traceback": "exception", "fatal": "fatal error"}.get(kind, kind)
+    return f"{name}{at}"
+
+
+def decide_status(
+    events: Sequence[Mapping[str, Any]],
+    *,
+    exit_code: int | None = None,
+    signal: str | None = None,
+    timed_out: bool = False,
+    interrupted: bool = False,
+    clean_end: Mapping[str, int] | None = None,
+    train_steps: int = 0,
+    loss_scale_skipped_steps: int = 0,
+) -> RunStatus:
+    """The status of a run: see the module docstring for the rule. `events` are event dicts
+    (`Event.to_json()` or events.json entries) of the logs; `clean_end` maps a stream to the line
+    of its `Main func successfully`; `train_steps` counts `step N` records and
+    `loss_scale_skipped_steps` those whose update the loss scaler skipped."""
+    clean_end = clean_end or {}
+    if interrupted:
+        return RunStatus(INTERRUPTED, "the run was interrupted before it finished", "interrupted")
+    for e in events:
+        if e.get("kind") in LOG_FAILURE_KINDS and not is_handled(e, clean_end):
+            return RunStatus(FAILED, f"{_label(e)} ({_where(e)})")
+    if timed_out:
+        return RunStatus(FAILED, "the workload ran past its time limit and was stopped", "timeout")
+    if train_steps and loss_scale_skipped_steps >= train_steps:
+        return RunStatus(
+            FAILED,
+            f"fp16 loss scaling skipped the parameter update of every training step ({loss_scale_skipped_steps} of "
+            f"{train_steps}): the model never trained",
+        )
+    stop = next((e for e in events if e.get("kind") == "interrupted"), None)
+    if stop is not None and (exit_code in (None, 0) or exit_code in _STOP_CODES) and not _bad_signal(signal):
+        return RunStatus(INTERRUPTED, f"stopped by {(stop.get('details') or {}).get('signal')} ({_where(stop)})")
+    if signal in STOP_SIGNALS:
+        return RunStatus(INTERRUPTED, f"stopped by {signal}", "interrupted")
+    if signal:
+        return RunStatus(FAILED, f"the workload process was killed by {signal}", "abnormal_exit")
+    if exit_code not in (None, 0):
+        return RunStatus(FAILED, f"the workload process exited with code {exit_code}", "abnormal_exit")
+    return RunStatus(COMPLETE, None)
+
+
+def _bad_signal(signal: str | None) -> bool:
+    return signal is not None and signal not in STOP_SIGNALS
