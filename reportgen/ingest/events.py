@@ -420,7 +420,10 @@ class EventScanner:
             also = prev["details"].setdefault("also_at_lines", [])
             if len(also) < 20:
                 also.append(n)
-            if (
+            if prev["kind"] in ("fatal", "traceback") and kind in ("oom", "nan"):
+                prev["kind"] = kind  # the generic report of a failure whose cause this line names
+                self._rehome(prev, n, text, details)
+            elif (
                 prev["kind"] == kind == "oom"
                 and "tried_to_allocate" in details
                 and "tried_to_allocate" not in prev["details"]
@@ -476,10 +479,16 @@ class EventScanner:
                 continue
             if ev["kind"] == kind and (replay or ev["step"] == step or (sig is not None and ev["sig"] == sig)):
                 return ev
-        if kind in ("fatal", "traceback"):
-            for ev in self._events:
-                if ev["step_source"] != "metric" and (replay or ev["step"] == step):
-                    return ev
+        # A fatal message or traceback at this step is the same failure: a later line names its
+        # cause (the fatal line said `RayTaskError(RuntimeError)`, the remote traceback `found NaN`).
+        generic = kind in ("fatal", "traceback")
+        if not generic and kind not in ("oom", "nan"):
+            return None
+        for ev in self._events:
+            if ev["step_source"] == "metric" or not (replay or ev["step"] == step):
+                continue
+            if generic or ev["kind"] in ("fatal", "traceback"):
+                return ev
         return None
 
     def finish(self) -> list[Event]:

@@ -1,0 +1,456 @@
+"""Relax console logs written from the facts in relax_sources.md (Relax at 039ce87), not from our notes.
+
+Each fixture line is a `(source id, text)` pair; the id names the row of relax_sources.md whose
+file, line and format the text follows (`test_relax_corpus.py` checks every id exists there). The
+logs are what `ray job submit ... 2>&1 | tee log/x.log` of the 2-GPU recipe leaves: the job's
+driver lines (the entrypoint's logger), the workers' lines behind Ray's `(Name pid=N)` prefix,
+Megatron's argument dump, and Ray's own job-status lines at the end.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+
+Line = tuple[str, str]
+
+RESET = "\x1b[0m"
+GREEN, CYAN = "\x1b[32m", "\x1b[36m"
+# colorlog's level colours (relax/utils/logging_utils.py:30-36): bold_white, bold_yellow, bold_red.
+LEVEL = {"INFO": "\x1b[01;37m", "WARNING": "\x1b[01;33m", "ERROR": "\x1b[01;31m"}
+# The fallback formatter colours the whole line by level (logging_utils.py:14-21).
+PLAIN_LEVEL = {"INFO": "\x1b[32m", "WARNING": "\x1b[33m", "ERROR": "\x1b[31m"}
+
+ACTOR = ("MegatronTrainRayActor", 4242)
+ROLLOUT = ("RolloutManager", 2323)
+SERVE_ACTOR = ("ServeReplica:default:Actor", 3131)
+JOB_ID = "raysubmit_Q3vLk2x7mT9aBcDe"
+GIB_ALLOC = "2.46 GiB"
+OOM_TEXT = (
+    f"CUDA out of memory. Tried to allocate {GIB_ALLOC}. GPU 0 has a total capacity of 79.11 GiB of which "
+    "1.23 GiB is free. Including non-PyTorch memory, this process has 77.86 GiB memory in use. Of the allocated "
+    "memory 71.02 GiB is allocated by PyTorch, and 5.31 GiB is reserved by PyTorch but unallocated."
+)
+SAMPLES = 16  # --rollout-batch-size 2 x --n-samples-per-prompt 8 (recipe-2gpu)
+
+
+def ts(second: int) -> str:
+    return f"2026-08-05 10:{10 + second // 60 % 50:02d}:{second % 60:02d}"
+
+
+def colour(t: str, level: str, module: str, lineno: int, msg: str) -> str:
+    """`log-color`: colorlog's format."""
+    lc = LEVEL[level]
+    return f"{GREEN}{t}{RESET} | {lc}{level}{RESET} | {CYAN}{module}:{lineno}{RESET} {lc}{msg}{RESET}"
+
+
+def plain(t: str, level: str, filename: str, lineno: int, msg: str) -> str:
+    """`log-plain`: the fallback formatter, the whole line in the level's colour."""
+    return f"{PLAIN_LEVEL[level]}[{t}] {filename}:{lineno} - {msg}{RESET}"
+
+
+def ray(who: tuple[str, int], text: str) -> str:
+    """`ray-prefix`: a worker's line as the driver prints it (same node: no `ip=`)."""
+    return f"{CYAN}({who[0]} pid={who[1]}){RESET} {text}"
+
+
+def logger_line(fmt: str, t: str, level: str, module: str, lineno: int, msg: str) -> str:
+    if fmt == "plain":
+        return plain(t, level, module.rsplit(".", 1)[-1] + ".py", lineno, msg)
+    return colour(t, level, module, lineno, msg)
+
+
+def argument_dump(args: dict[str, object]) -> list[Line]:
+    """`arg-dump`: Megatron's dump, printed by the actor (rank 0) with `print`."""
+    rows = sorted((f"  {k} {'.' * (48 - len(k))} {v}" for k, v in args.items()), key=str.lower)
+    out = [("arg-dump", ray(ACTOR, "------------------------ arguments ------------------------"))]
+    out += [("arg-dump", ray(ACTOR, r)) for r in rows]
+    out.append(("arg-dump", ray(ACTOR, "-------------------- end of arguments ---------------------")))
+    return out
+
+
+def recipe_args(
+    *, steps: int, hybrid: bool, multi_turn: bool, offload: bool, wandb_key: str | None
+) -> dict[str, object]:
+    """The 2-GPU recipe's arguments as Megatron holds them after Relax's defaults (recipe-2gpu)."""
+    return {
+        "colocate": True,
+        "global_batch_size": 16,
+        "hybrid": hybrid,
+        "log_multi_turn": multi_turn,
+        "max_tokens_per_gpu": 9216,
+        "micro_batch_size": 2,
+        "n_samples_per_prompt": 8,
+        "num_rollout": steps,
+        "num_steps_per_rollout": None,
+        "optimizer_cpu_offload": offload,
+        "overlap_cpu_optimizer_d2h_h2d": offload,
+        "recompute_granularity": "full",
+        "recompute_method": "uniform",
+        "recompute_num_layers": 1,
+        "rollout_batch_size": 2,
+        "rollout_max_response_len": 1024,
+        "seed": 1234,
+        "tensor_model_parallel_size": 2,
+        "use_precision_aware_optimizer": offload,
+        "wandb_key": wandb_key,
+    }
+
+
+class StepValues:
+    """Plausible, self-consistent numbers for one rollout step of the 2-GPU recipe."""
+
+    def __init__(self, rng: random.Random, s: int, speed: float, multi_turn: bool) -> None:
+        self.resp = [rng.randint(250, 700) for _ in range(SAMPLES)]  # response lengths
+        self.prompt = [rng.randint(500, 800) for _ in range(SAMPLES)]  # prompt + image tokens
+        self.total = [p + r for p, r in zip(self.prompt, self.resp, strict=True)]
+        # Multi-turn: observation tokens sit inside the response and are masked out of the loss.
+        self.masked = [r - (rng.randint(40, 120) if multi_turn else 0) for r in self.resp]
+        self.turns = [rng.randint(2, 4) if multi_turn else 1 for _ in range(SAMPLES)]
+        self.train_time = round((14.0 + rng.uniform(-0.6, 0.6)) / speed, 6)
+        self.wait_time = round(16.0 + rng.uniform(-0.8, 0.8) + (9.0 if s == 0 else 0.0), 6)
+        self.rollout_time = round(self.wait_time - 2.5, 6)
+        self.step_time = self.train_time + self.wait_time
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def step_lines(
+    rng: random.Random,
+    s: int,
+    *,
+    speed: float,
+    hybrid: bool,
+    multi_turn: bool,
+    fmt: str,
+    nan_loss: bool = False,
+    fp16_skip: bool = False,
+) -> list[Line]:
+    v = StepValues(rng, s, speed, multi_turn)
+    t = ts(s * 31)
+    rollout_perf = {
+        "rollout/response_len/mean": _mean(v.resp),
+        "rollout/response_len/median": float(sorted(v.resp)[SAMPLES // 2]),
+        "rollout/response_len/max": max(v.resp),
+        "rollout/response_len/min": min(v.resp),
+        "rollout/repetition_frac": 0.0,
+        "rollout/truncated_ratio": 0.0,
+        "rollout/num_turn/mean": _mean(v.turns),
+        "rollout/num_turn/max": max(v.turns),
+        "rollout/num_turn/min": min(v.turns),
+        "perf/rollout_time": v.rollout_time,
+        "perf/tokens_per_gpu_per_sec": sum(v.resp) / v.rollout_time / 2,
+        "perf/longest_sample_tokens_per_sec": max(v.resp) / v.rollout_time,
+        "perf/effective_tokens_per_gpu_per_sec": sum(v.resp) / v.rollout_time / 2,
+        "perf/longest_effective_sample_tokens_per_sec": max(v.resp) / v.rollout_time,
+    }
+    out: list[Line] = [
+        (
+            "perf-rollout",
+            ray(
+                ROLLOUT, logger_line(fmt, t, "INFO", "relax.distributed.ray.rollout", 3913, f"perf {s}: {rollout_perf}")
+            ),
+        )
+    ]
+    rollout = {
+        "rollout/response_lengths": _mean(v.resp),
+        "rollout/total_lengths": _mean(v.total),
+        "rollout/raw_reward": round(rng.uniform(0.1, 0.6), 6),
+        "rollout/rewards": round(rng.uniform(-0.2, 0.2), 6),
+        "rollout/advantages": round(rng.uniform(-0.01, 0.01), 6),
+        "rollout/log_probs": round(-rng.uniform(0.1, 0.4), 6),
+        "rollout/ref_log_probs": round(-rng.uniform(0.1, 0.4), 6),
+        "rollout/total_lengths/max": max(v.total),
+        "rollout/total_lengths/min": min(v.total),
+    }
+    out.append(
+        (
+            "rollout",
+            ray(ACTOR, logger_line(fmt, t, "INFO", "relax.backends.megatron.data", 618, f"rollout {s}: {rollout}")),
+        )
+    )
+    if multi_turn:
+        mt = {
+            "multi_turn/raw_response_length/response_length_mean": _mean(v.resp),
+            "multi_turn/raw_response_length/response_length_max": float(max(v.resp)),
+            "multi_turn/raw_response_length/response_length_min": float(min(v.resp)),
+            "multi_turn/raw_response_length/response_length_clip_ratio": 0.0,
+            "multi_turn/wo_obs_response_length/response_length_mean": _mean(v.masked),
+            "multi_turn/wo_obs_response_length/response_length_max": float(max(v.masked)),
+            "multi_turn/wo_obs_response_length/response_length_min": float(min(v.masked)),
+        }
+        # numpy values (np.mean/np.max of the round numbers) print as np.float64(x) / np.int64(x).
+        text = (
+            str(mt)[:-1]
+            + f", 'multi_turn/multi_turn_metric/round_number_mean': np.float64({_mean(v.turns)}),"
+            + f" 'multi_turn/multi_turn_metric/round_number_max': np.float64({float(max(v.turns))}),"
+            + f" 'multi_turn/multi_turn_metric/round_number_min': np.float64({float(min(v.turns))})}}"
+        )
+        out.append(
+            (
+                "multi-turn",
+                ray(ACTOR, logger_line(fmt, t, "INFO", "relax.backends.megatron.data", 618, f"multi_turn {s}: {text}")),
+            )
+        )
+    if fp16_skip:
+        for rank_pid in (ACTOR[1], ACTOR[1] + 1):  # every rank logs it
+            msg = "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update (dynamic loss scaling will reduce scale)"
+            out.append(
+                (
+                    "fp16-skip",
+                    ray(
+                        (ACTOR[0], rank_pid), logger_line(fmt, t, "WARNING", "relax.backends.megatron.model", 879, msg)
+                    ),
+                )
+            )
+    grad_norm: float = float("nan") if fp16_skip else round(rng.uniform(0.2, 0.5), 6)
+    train = {
+        "train/loss": float("nan") if nan_loss else round(rng.uniform(-0.02, 0.02), 8),
+        "train/pg_loss": round(rng.uniform(-0.02, 0.02), 8),
+        "train/entropy_loss": round(rng.uniform(0.3, 0.5), 6),
+        "train/pg_clipfrac": round(rng.uniform(0.0, 0.01), 6),
+        "train/ppo_kl": 0.0,
+        "train/kl_loss": 0.0,
+        "train/tis": 1.0,
+        "train/grad_norm": grad_norm,
+        "train/lr-pg_0": 1e-06,
+        "train/step": s,
+    }
+    out.append(
+        (
+            "fp16-nan-gradnorm" if fp16_skip else "train-step",
+            ray(ACTOR, logger_line(fmt, t, "INFO", "relax.backends.megatron.model", 1136, f"step {s}: {train}")),
+        )
+    )
+    perf = {
+        "perf/ref_log_probs_time": round(1.2 / speed, 6),
+        "perf/log_probs_time": round(1.3 / speed, 6),
+        "perf/actor_train_time": round(v.train_time - 3.0 / speed, 6),
+        "perf/train_time": v.train_time,
+        "perf/train_wait_time": v.wait_time,
+        "perf/actor_train_tokens": sum(v.total),
+        "perf/actor_train_tflops": 120.0 * speed,
+        "perf/actor_train_tok_per_s": sum(v.total) / (v.train_time - 3.0 / speed),
+        "perf/step_time": v.step_time,
+        "perf/wait_time_ratio": v.wait_time / v.step_time,
+        "perf/step_token_per_s": sum(v.total) / v.step_time,
+    }
+    if not hybrid:  # resp-lens: train_hybrid never hands the response counts to the timer
+        perf["perf/step_resp_token_per_s"] = sum(v.masked) / v.step_time
+    out.append(
+        (
+            "perf-actor",
+            ray(ACTOR, logger_line(fmt, t, "INFO", "relax.utils.training.train_metric_utils", 86, f"perf {s}: {perf}")),
+        )
+    )
+    return out
+
+
+def start(
+    *, steps: int, hybrid: bool = False, multi_turn: bool = False, offload: bool = True, wandb_key: str | None = None
+) -> list[Line]:
+    return [
+        ("ray-job-submitted", "-" * 49),
+        ("ray-job-submitted", f"Job '{JOB_ID}' submitted successfully"),
+        ("ray-job-submitted", "-" * 49),
+        ("main-start", colour(ts(0), "INFO", "relax.entrypoints.train", 93, "Ray initialized successfully")),
+        *argument_dump(
+            recipe_args(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key)
+        ),
+    ]
+
+
+def clean_end(t: str) -> list[Line]:
+    return [
+        ("main-ok", colour(t, "INFO", "relax.entrypoints.train", 121, "Main func successfully")),
+        (
+            "shutdown",
+            colour(
+                t,
+                "INFO",
+                "relax.entrypoints.train",
+                60,
+                "Graceful shutdown triggered (atexit) \u2014 cleaning up SGLang engines...",
+            ),
+        ),
+        ("ray-ok", colour(t, "INFO", "relax.entrypoints.train", 72, "Ray shutdown successfully")),
+        ("ray-job-ok", "-" * 42),
+        ("ray-job-ok", f"Job '{JOB_ID}' succeeded"),
+        ("ray-job-ok", "-" * 42),
+    ]
+
+
+def healthy(
+    steps: int = 12,
+    *,
+    speed: float = 1.0,
+    seed: int = 1,
+    hybrid: bool = False,
+    multi_turn: bool = False,
+    offload: bool = True,
+    fmt: str = "color",
+    fp16_skips: Iterable[int] = (),
+    nan_loss_at: int | None = None,
+    wandb_key: str | None = None,
+) -> list[Line]:
+    """A run of `steps` rollout steps that ends as Relax ends a clean run."""
+    rng = random.Random(seed)
+    skips = set(fp16_skips)
+    out = start(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key)
+    for s in range(steps):
+        out += step_lines(
+            rng,
+            s,
+            speed=speed,
+            hybrid=hybrid,
+            multi_turn=multi_turn,
+            fmt=fmt,
+            fp16_skip=s in skips,
+            nan_loss=s == nan_loss_at,
+        )
+    return out + clean_end(ts(steps * 31))
+
+
+def _job_failed_tail(job_lines: list[Line], rc: int) -> list[Line]:
+    """`ray-job-failed` + `ray-job-tail`: the CLI's failure banner and the job's last 20,000
+    characters printed again (the first, cut line included)."""
+    body = "\n".join(text for _, text in job_lines)
+    tail = body[-20000:].split("\n")
+    banner = f"Job '{JOB_ID}' failed"
+    return [
+        ("ray-job-failed", ""),
+        ("ray-job-failed", "-" * len(banner)),
+        ("ray-job-failed", banner),
+        ("ray-job-failed", "-" * len(banner)),
+        ("ray-job-failed", ""),
+        (
+            "ray-job-tail",
+            f"Status message: Job entrypoint command failed with exit code {rc}, last available logs (truncated to 20,000 chars):",
+        ),
+        *(("ray-job-tail", line) for line in tail),
+    ]
+
+
+TASK_ERROR_HEAD = (
+    f"{CYAN}ray::MegatronTrainRayActor.train(){RESET} (pid={ACTOR[1]}, ip=10.0.0.7, "
+    "actor_id=5f1e2d3c4b5a69788796a5b4c3d2e1f0, "
+    "repr=<relax.backends.megatron.actor.MegatronTrainRayActor object at 0x7f3a2c1b0d90>)"
+)
+
+
+def _remote_traceback(exc_line: str, exc_source: str) -> list[Line]:
+    """The remote part of a RayTaskError's text (`ray-task-error`): frames, then the cause."""
+    frames = [
+        '  File "/opt/relax/relax/backends/megatron/actor.py", line 799, in train',
+        "    train(rollout_id, self.model, self.optimizer, self.opt_param_scheduler, data_iterator, num_microbatches)",
+        '  File "/opt/relax/relax/backends/megatron/model.py", line 1012, in train',
+        "    loss_dict, grad_norm = train_one_step(",
+    ]
+    return [("ray-task-error", ray(SERVE_ACTOR, f)) for f in frames] + [(exc_source, ray(SERVE_ACTOR, exc_line))]
+
+
+def failure(
+    steps_done: int,
+    *,
+    exc_line: str,
+    exc_source: str,
+    rc: int = 1,
+    seed: int = 1,
+    fmt: str = "color",
+) -> list[Line]:
+    """A run that completes `steps_done` steps, then fails in the actor's training of the next one:
+    the actor's message and traceback, the controller's and the entrypoint's, the shutdown line
+    with `(atexit)`, then Ray's failure summary re-printing the log's end."""
+    rng = random.Random(seed)
+    s = steps_done
+    job = start(steps=steps_done + 5)
+    for i in range(steps_done):
+        job += step_lines(rng, i, speed=1.0, hybrid=False, multi_turn=False, fmt=fmt)
+    job += step_lines(rng, s, speed=1.0, hybrid=False, multi_turn=False, fmt=fmt)[:2]  # rollout done, training dies
+    t = ts(s * 31 + 20)
+    cause = exc_line.split(":", 1)[0].rsplit(".", 1)[-1]
+    first = f"Actor training failed at step {s}: RayTaskError({cause}): {TASK_ERROR_HEAD}"
+    job.append(("actor-failed", ray(SERVE_ACTOR, colour(t, "ERROR", "relax.components.actor", 200, first))))
+    job += _remote_traceback(exc_line, exc_source)
+    local_tb = [
+        "Traceback (most recent call last):",
+        '  File "/opt/relax/relax/components/actor.py", line 178, in _train_loop',
+        "    ray.get(self.actor_model.train(local_step))",
+        f"ray.exceptions.RayTaskError({cause}): {TASK_ERROR_HEAD}",
+    ]
+    job += [("actor-failed", ray(SERVE_ACTOR, line)) for line in local_tb]
+    job += _remote_traceback(exc_line, exc_source)
+    service = f"Service task failed: RayTaskError({cause})"
+    for source, module, lineno, msg in (
+        ("controller-failed", "relax.core.controller", 579, f"Training loop failed: {service}"),
+        ("loop-failed", "relax.entrypoints.train", 118, f"Training loop failed with error: {service}"),
+    ):
+        job.append((source, colour(t, "ERROR", module, lineno, msg)))
+        job += [
+            (source, "Traceback (most recent call last):"),
+            (source, '  File "/opt/relax/relax/core/controller.py", line 541, in run_all_services'),
+            (source, "    [await task_ref for task_ref in task_refs]"),
+            (source, f"RuntimeError: {service}"),
+        ]
+    job.append(
+        (
+            "shutdown",
+            colour(
+                t,
+                "INFO",
+                "relax.entrypoints.train",
+                60,
+                "Graceful shutdown triggered (atexit) \u2014 cleaning up SGLang engines...",
+            ),
+        )
+    )
+    job.append(("ray-ok", colour(t, "INFO", "relax.entrypoints.train", 72, "Ray shutdown successfully")))
+    return job + _job_failed_tail(job[3:], rc)
+
+
+def oom(steps_done: int = 9, **kw: object) -> list[Line]:
+    """CUDA OOM in the actor's backward at step `steps_done` (`cuda-oom`)."""
+    return failure(steps_done, exc_line=f"torch.OutOfMemoryError: {OOM_TEXT}", exc_source="cuda-oom", **kw)  # type: ignore[arg-type]
+
+
+def nan_grad(steps_done: int = 5, **kw: object) -> list[Line]:
+    """Megatron's NaN check raising in the actor (`nan-grad`)."""
+    line = (
+        "RuntimeError: Rank 0: found NaN in local grad norm for bucket #0 in backward pass before data-parallel "
+        "communication collective. Device: 0, node: gpu-node-7"
+    )
+    return failure(steps_done, exc_line=line, exc_source="nan-grad", **kw)  # type: ignore[arg-type]
+
+
+def stopped(steps_done: int = 6) -> list[Line]:
+    """`ray job stop` during step `steps_done`: SIGTERM reaches the entrypoint's handler."""
+    rng = random.Random(3)
+    job = start(steps=20)
+    for i in range(steps_done):
+        job += step_lines(rng, i, speed=1.0, hybrid=False, multi_turn=False, fmt="color")
+    t = ts(steps_done * 31 + 5)
+    job.append(
+        (
+            "shutdown",
+            colour(
+                t,
+                "INFO",
+                "relax.entrypoints.train",
+                60,
+                "Graceful shutdown triggered (SIGTERM) \u2014 cleaning up SGLang engines...",
+            ),
+        )
+    )
+    job.append(("ray-ok", colour(t, "INFO", "relax.entrypoints.train", 72, "Ray shutdown successfully")))
+    job.append(("ray-job-stopped", f"Job '{JOB_ID}' was stopped"))
+    return job
+
+
+def text(lines: Iterable[Line]) -> str:
+    return "\n".join(t for _, t in lines) + "\n"
+
+
+def sources(lines: Iterable[Line]) -> set[str]:
+    return {s for s, _ in lines}

@@ -1,0 +1,213 @@
+"""Ingest of the conformance corpus: logs written from Relax's own code (relax_sources.md)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from reportgen.cli import main
+from reportgen.ingest.metrics import read_metrics, wide_table
+from reportgen.ingest.run_dir import ingest_run
+from reportgen.ingest.status import decide_status
+
+from . import relax_corpus as rc
+
+SOURCES = Path(__file__).with_name("relax_sources.md")
+FIXTURES = {
+    "healthy": lambda: rc.healthy(),
+    "healthy-plain": lambda: rc.healthy(fmt="plain"),
+    "oom": lambda: rc.oom(),
+    "nan": lambda: rc.nan_grad(),
+    "stopped": lambda: rc.stopped(),
+    "fp16": lambda: rc.healthy(fp16_skips=[0, 1]),
+    "hybrid": lambda: rc.healthy(hybrid=True),
+    "multi-turn": lambda: rc.healthy(multi_turn=True),
+}
+
+
+def ingest_text(tmp_path: Path, text: str | bytes, **kw: object) -> tuple[dict, list[dict], Path]:
+    run = tmp_path / "run"
+    run.mkdir()
+    data = text.encode() if isinstance(text, str) else text
+    (run / "stdout.log").write_bytes(data)
+    section = ingest_run(run, invariants=["--global-batch-size"], **kw)  # type: ignore[arg-type]
+    events = json.loads((run / "events.json").read_text())["events"]
+    return section, events, run
+
+
+def test_every_fixture_line_names_a_documented_source() -> None:
+    documented = set(re.findall(r"^\| `([a-z0-9-]+)` \|", SOURCES.read_text(), re.MULTILINE))
+    used: set[str] = set()
+    for name, make in FIXTURES.items():
+        lines = make()
+        missing = rc.sources(lines) - documented
+        assert not missing, f"{name}: lines from undocumented sources {missing}"
+        used |= rc.sources(lines)
+    # The corpus exercises every documented console line except those only other modes print.
+    assert documented - used <= {
+        "perf-agentic",
+        "passrate",
+        "eval",
+        "oom-snapshot",
+        "ray-repeat",
+        "log-stream",
+        "wandb-key",
+        "recipe-2gpu",
+        "log-plain",
+        "log-color",
+        "ray-prefix",
+        "resp-lens",
+    }
+
+
+@pytest.mark.parametrize("name", ["healthy", "healthy-plain"])
+def test_healthy_run_is_complete_with_no_event(tmp_path: Path, name: str) -> None:
+    section, events, run = ingest_text(tmp_path, rc.text(FIXTURES[name]()))
+    # `Graceful shutdown triggered (atexit)` after `Main func successfully`: a clean end.
+    assert events == []
+    assert (section["status"], section["status_reason"]) == ("complete", None)
+    ing = section["ingest"]
+    assert ing["steps"] == 12 and ing["train_steps"] == 12 and ing["skipped_lines"] == 0
+    assert ing["clean_end"] and ing["warnings"] == []
+    assert section["argv_source"] == "argument-dump"
+    assert section["effective_argv"]["--rollout-batch-size"] == "2"
+    assert section["effective_argv"]["--n-samples-per-prompt"] == "8"
+    wide = wide_table(read_metrics(run))
+    assert {
+        "perf/step_resp_token_per_s",
+        "perf/step_token_per_s",
+        "perf/actor_train_tokens",
+        "rollout/total_lengths",
+        "train/grad_norm",
+        "rollout/num_turn/max",
+    } <= set(wide.columns)
+    assert wide.index.tolist() == list(range(12))
+
+
+def test_oom_is_one_event_with_its_step_and_allocation(tmp_path: Path) -> None:
+    text = rc.text(rc.oom(9))
+    # The allocation is printed eight times (remote and local traceback, in the log and in Ray's re-print).
+    assert text.count("Tried to allocate 2.46 GiB") >= 4 and "last available logs" in text
+    section, events, _ = ingest_text(tmp_path, text)
+    assert [(e["kind"], e["step"]) for e in events] == [("oom", 9)]
+    oom = events[0]
+    assert oom["details"]["tried_to_allocate"] == "2.46 GiB" and oom["details"]["tried_to_allocate_gib"] == 2.46
+    assert oom["details"]["total_capacity_gib"] == 79.11 and oom["message"].endswith("unallocated.")
+    assert oom["details"]["repeats"] > 4  # the fatal messages, callers' tracebacks and the re-print
+    assert section["status"] == "failed"
+    assert section["status_reason"].startswith(f"OOM at step 9, tried to allocate 2.46 GiB (stdout.log:{oom['line']}: ")
+
+
+def test_nan_in_grad_norm_is_one_nan_event(tmp_path: Path) -> None:
+    section, events, _ = ingest_text(tmp_path, rc.text(rc.nan_grad(5)))
+    assert [(e["kind"], e["step"]) for e in events] == [("nan", 5)]
+    assert "found NaN in local grad norm" in events[0]["message"]
+    assert section["status"] == "failed" and section["status_reason"].startswith("NaN/Inf at step 5 (stdout.log:")
+
+
+def test_nan_loss_in_a_step_line_fails_the_run(tmp_path: Path) -> None:
+    section, events, _ = ingest_text(tmp_path, rc.text(rc.healthy(8, nan_loss_at=4)))
+    assert [(e["kind"], e["step"], e["details"]["nonfinite"]) for e in events] == [("nan", 4, {"train/loss": "nan"})]
+    assert section["status"] == "failed"
+
+
+def test_sigterm_stop_is_interrupted_not_failed(tmp_path: Path) -> None:
+    section, events, _ = ingest_text(tmp_path, rc.text(rc.stopped(6)))
+    assert [(e["kind"], e["details"].get("signal")) for e in events] == [("interrupted", "SIGTERM")]
+    assert section["status"] == "interrupted"
+    assert "SIGTERM" in section["status_reason"] and "Graceful shutdown triggered (SIGTERM)" in section["status_reason"]
+
+
+def test_sigterm_stop_through_the_runner_arguments_too(tmp_path: Path) -> None:
+    # Relax's handler exits with 128 + SIGTERM after a stop: still a stop, not an abnormal exit.
+    section, events, _ = ingest_text(tmp_path, rc.text(rc.stopped(6)), exit_code=143)
+    assert section["status"] == "interrupted" and [e["kind"] for e in events] == ["interrupted"]
+
+
+def test_fp16_loss_scale_skips_are_a_warning_with_a_count(tmp_path: Path) -> None:
+    text = rc.text(rc.healthy(fp16_skips=[0, 1]))
+    assert text.count("Inf found in gradients") == 4 and text.count("'train/grad_norm': nan") == 2
+    section, events, _ = ingest_text(tmp_path, text)
+    assert events == [] and section["status"] == "complete"
+    skips = section["ingest"]["loss_scale_skips"]
+    assert (skips["warnings"], skips["steps"]) == (4, 2)
+    assert section["ingest"]["warnings"][0].startswith("fp16 loss scaling skipped the parameter update of 2 of 12")
+
+
+def test_fp16_skipping_every_step_fails(tmp_path: Path) -> None:
+    section, _, _ = ingest_text(tmp_path, rc.text(rc.healthy(4, fp16_skips=range(4))))
+    assert section["status"] == "failed"
+    assert "skipped the parameter update of every training step (4 of 4)" in section["status_reason"]
+
+
+def test_multi_turn_lines_are_read(tmp_path: Path) -> None:
+    _, events, run = ingest_text(tmp_path, rc.text(rc.healthy(multi_turn=True)))
+    assert events == []
+    wide = wide_table(read_metrics(run))
+    assert wide["multi_turn/multi_turn_metric/round_number_max"].notna().all()
+    assert wide["multi_turn/wo_obs_response_length/response_length_mean"].notna().all()
+    assert (wide["rollout/num_turn/max"] > 1).all()
+
+
+def test_hybrid_mode_logs_no_response_token_rate(tmp_path: Path) -> None:
+    _, _, run = ingest_text(tmp_path, rc.text(rc.healthy(hybrid=True)))
+    wide = wide_table(read_metrics(run))
+    assert "perf/step_resp_token_per_s" not in wide.columns and wide["perf/step_token_per_s"].notna().all()
+
+
+def test_binary_debris_is_read_around_and_counted(tmp_path: Path) -> None:
+    text = rc.text(rc.oom(9)).encode()
+    nuls = text + b"\x00" * 4096  # a crash's NUL padding at the end
+    mid = len(text) // 3
+    noise = bytes(random.Random(7).randrange(128, 256) for _ in range(1024))  # never valid UTF-8 alone
+    middle = text[:mid] + noise + text[mid:]
+    for i, data in enumerate((nuls, middle)):
+        d = tmp_path / str(i)
+        d.mkdir()
+        section, events, _ = ingest_text(d, data)
+        assert [(e["kind"], e["step"], e["details"]["tried_to_allocate"]) for e in events] == [("oom", 9, "2.46 GiB")]
+        debris = section["ingest"]["undecodable"]["stdout"]
+        assert debris["regions"] >= 1 and debris["chars"] >= (4096 if i == 0 else 1)
+        assert any("undecodable region" in w for w in section["ingest"]["warnings"])
+
+
+def test_same_status_through_ingest_and_the_runner_arguments(tmp_path: Path) -> None:
+    # The runner passes the exit code it saw; ingest knows none: one rule decides both.
+    for i, (lines, code) in enumerate(((rc.healthy(6), 0), (rc.oom(4), 1), (rc.healthy(6, nan_loss_at=2), 0))):
+        (tmp_path / f"a{i}").mkdir()
+        (tmp_path / f"b{i}").mkdir()
+        a, _, _ = ingest_text(tmp_path / f"a{i}", rc.text(lines))
+        b, _, _ = ingest_text(tmp_path / f"b{i}", rc.text(lines), exit_code=code)
+        assert (a["status"], a["status_reason"]) == (b["status"], b["status_reason"])
+        assert a["status"] == ("complete" if i == 0 else "failed")
+
+
+def test_decide_status_order() -> None:
+    tb = {"kind": "traceback", "stream": "stdout", "line": 5, "message": "KeyError: 'x'", "step": 1}
+    assert decide_status([tb], clean_end={"stdout": 9}).status == "complete"  # handled: the run ended clean
+    assert decide_status([tb], clean_end={"stdout": 3}).status == "failed"
+    assert decide_status([tb], interrupted=True).status == "interrupted"
+    assert decide_status([], exit_code=137).reason == "the workload process exited with code 137"
+    assert decide_status([], signal="SIGKILL").status == "failed"
+    assert decide_status([], signal="SIGTERM").status == "interrupted"
+    assert decide_status([], timed_out=True).status == "failed"
+    assert decide_status([]).status == "complete"
+
+
+def test_reportgen_ingest_of_binary_junk_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "exp.toml"
+    spec.write_text(
+        'name = "x"\ntitle = "t"\n[recipe]\nargv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload"]\n'
+        '[[candidates]]\nid = "A1"\ntitle = "a"\nremove = ["--optimizer-cpu-offload"]\n'
+    )
+    junk = tmp_path / "core"
+    junk.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(8192)).replace(b"\n", b" "))
+    assert main(["ingest", str(junk), "--spec", str(spec), "--arm", "baseline", "--runs", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds no console line" in err and not (tmp_path / "runs").exists()
