@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# One device command of a GPU showcase: install the carried wheels, check the tree against its
+# stamp, run (or resume) the campaign until a deadline, pack the experiment folder into $OUT.
+#
+#   bash scripts/device/showcase.sh PROFILE NAME        # e.g. gpu showcase-1xh200-grpo-offload
+#
+# PROFILE is a profile of scripts/recipes/default.toml (gpu, gpu2), or - for none (the CPU demo,
+# which needs no GPU: how the script itself is tested).
+#
+# Run on the GPU machine from the repository root, with `.whl` and `.tree-stamp.json` carried
+# (docs/device.md says how to make both). The same command again on the same machine resumes the
+# campaign: finished runs are kept, an interrupted one is redone. A fresh machine is another
+# fingerprint: its runs cannot join the campaign (reportgen refuses), so keep one machine lease.
+#
+# Environment: BUDGET_S (default 560): seconds this command may take in all; the campaign gets
+# what is left after set-up, less PACK_S (default 30) for packing. ALLOW_DIRTY=1 runs even if
+# the tree does not match its stamp (the runs then say "dirty").
+set -euo pipefail
+
+PROFILE=${1:?usage: showcase.sh PROFILE NAME}
+NAME=${2:?usage: showcase.sh PROFILE NAME}
+BUDGET_S=${BUDGET_S:-560}
+PACK_S=${PACK_S:-30}
+OUT=${OUT:?OUT must name the folder whose files come back}
+T0=$(date +%s)
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+say() { echo "[showcase +$(($(date +%s) - T0))s] $*" >&2; }
+
+# NVLink multicast stays off on these hosts (KINDS.md); the launcher sets NCCL's too.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+
+# 1. Wheels of what the image lacks (no package index there): pydantic & co, tbparse, megatron-core.
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  say "no .whl/*.whl carried: relying on what the image has"
+  export PYTHONPATH=$PWD
+fi
+
+# 2. The commit: the tree must match its stamp, so every run names a clean commit.
+if ! python3 scripts/device/stamp-tree.py --verify; then
+  if [ "${ALLOW_DIRTY:-}" != 1 ]; then
+    say "the tree does not match .tree-stamp.json: stamp it right before sending (or ALLOW_DIRTY=1)"
+    exit 3
+  fi
+  say "ALLOW_DIRTY=1: running on a tree that differs from its stamp"
+fi
+
+# 3. What the runs rely on, checked in one short process (fails in seconds, not minutes).
+python3 - "$PROFILE" <<'EOF'
+import importlib.metadata as md, importlib.util, os, sys
+import torch
+need = {"gpu2": 2, "gpu": 1}.get(sys.argv[1], 0)
+n = torch.cuda.device_count()
+print(f"torch {torch.__version__}, {n} GPU(s): {[torch.cuda.get_device_name(i) for i in range(n)]}, "
+      f"{len(os.sched_getaffinity(0))} cores", flush=True)
+def version(name):
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return "MISSING"
+have = {p: version(p) for p in ("pydantic", "tbparse", "transformers", "megatron-core")}
+print("packages: " + ", ".join(f"{p} {v}" for p, v in have.items()), flush=True)
+if not need:
+    have.pop("megatron-core")  # the offload path on a CPU needs no megatron-core
+if n < need or "MISSING" in have.values() or (need and importlib.util.find_spec("megatron.core") is None):
+    sys.exit(f"need {need} GPU(s) and the packages above (carry .whl: docs/device.md)")
+EOF
+
+# 4. The campaign, stopped cleanly before the deadline (SIGINT: the run in progress is marked
+#    interrupted and redone by the next command). Analysis happens later, off the device.
+LEFT=$((BUDGET_S - ($(date +%s) - T0) - PACK_S))
+say "campaign runs/$NAME, profile $PROFILE, ${LEFT} s"
+set +e
+PROFILE_ARGS=()
+if [ "$PROFILE" != "-" ]; then PROFILE_ARGS=(--profile "$PROFILE"); fi
+python3 scripts/device/run_until.py --deadline-s "$LEFT" --experiment "runs/$NAME" -- \
+  python3 -m reportgen run "${PROFILE_ARGS[@]}" --name "$NAME" --no-analyze
+CODE=$?
+set -e
+
+# 5. The experiment folder as two tar.gz files: the runs without their profiler traces (small, always
+#    comes back), then the traces alone, in 15 MiB parts if larger (at most 8 files come back).
+pack() {  # pack FILE TAR-ARGS...: write $OUT/FILE, split into FILE.partNN when over 16 MiB
+  local file=$1; shift
+  tar -C runs -czf "$OUT/$file" "$@"
+  local size; size=$(stat -c %s "$OUT/$file")
+  if [ "$size" -gt $((16 * 1024 * 1024)) ]; then
+    split -b 15M -d "$OUT/$file" "$OUT/$file.part"
+    rm "$OUT/$file"
+    say "packed $file: $size bytes in parts (cat $file.part* > $file)"
+  else
+    say "packed $file: $size bytes"
+  fi
+}
+if [ -d "runs/$NAME" ]; then
+  pack "$NAME.tar.gz" --exclude=traces "$NAME"
+  TRACES=$(cd runs && find "$NAME" -type d -name traces -prune)
+  if [ -n "$TRACES" ]; then
+    # shellcheck disable=SC2086  # one path per line, none with spaces (arm/repeat/traces)
+    pack "$NAME-traces.tar.gz" $TRACES
+  fi
+fi
+case $CODE in
+  0) say "campaign finished: every run is done" ;;
+  130) say "campaign interrupted at the deadline: run the same command again on this machine to resume" ;;
+  *) say "reportgen exited $CODE" ;;
+esac
+exit $CODE

@@ -1,0 +1,86 @@
+"""scripts/device/showcase.sh end to end on the CPU: a copy of the tree without .git, its stamp,
+a campaign stopped at the deadline, the experiment folder packed into $OUT (real bash, real runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _device_copy(tmp_path: Path) -> Path:
+    """The tracked files of this checkout, committed in a scratch repository, stamped, then `.git` removed."""
+    tree = tmp_path / "tree"
+    for rel in _git(REPO, "ls-files", "-z").split("\0"):
+        src = REPO / rel
+        if rel and src.is_file() and not rel.startswith("runs/showcase-"):
+            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, tree / rel)
+    _git(tree, "init", "-q")
+    _git(tree, "add", "-A")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy")
+    subprocess.run([sys.executable, str(tree / "scripts" / "device" / "stamp-tree.py")], check=True)
+    shutil.rmtree(tree / ".git")
+    return tree
+
+
+@pytest.mark.slow
+def test_showcase_script_runs_stops_and_packs(tmp_path: Path) -> None:
+    tree = _device_copy(tmp_path)
+    head = json.loads((tree / ".tree-stamp.json").read_text())["commit"]
+    out = tmp_path / "out"
+    out.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)  # the device's python3 is the one with torch
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(OUT=str(out), BUDGET_S="70", PACK_S="10", PATH=f"{bin_dir}:{env['PATH']}")
+    proc = subprocess.run(
+        ["bash", str(tree / "scripts" / "device" / "showcase.sh"), "-", "t1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 130, proc.stderr[-3000:]  # the CPU demo takes minutes: stopped at the deadline
+    assert "tree matches its stamp" in proc.stdout
+    assert "run the same command again on this machine to resume" in proc.stderr
+    with tarfile.open(out / "t1.tar.gz") as tar:
+        names = tar.getnames()
+        manifest = json.load(tar.extractfile("t1/baseline/1/manifest.json"))  # type: ignore[arg-type]
+        git = json.load(tar.extractfile("t1/baseline/1/provenance/git.json"))  # type: ignore[arg-type]
+    assert "t1/campaign.json" in names
+    assert manifest["status"] in ("complete", "interrupted")
+    assert manifest["git"] == {"head": head, "dirty": False}  # the commit, named without .git
+    assert git["source"] == "tree-stamp"
+
+
+def test_showcase_script_refuses_a_tree_that_differs_from_its_stamp(tmp_path: Path) -> None:
+    tree = _device_copy(tmp_path)
+    (tree / "README.md").write_text("changed on the way\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    env = {**os.environ, "OUT": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    proc = subprocess.run(
+        ["bash", str(tree / "scripts" / "device" / "showcase.sh"), "gpu", "t2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3
+    assert "README.md" in proc.stderr and "does not match .tree-stamp.json" in proc.stderr
+    assert not (tree / "runs" / "t2").exists()
