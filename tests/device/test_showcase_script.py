@@ -36,6 +36,13 @@ def _device_copy(tmp_path: Path) -> Path:
     return tree
 
 
+def _python3(bin_dir: Path) -> None:
+    """`python3` on PATH is this interpreter, as the device's python3 is the one with torch."""
+    wrapper = bin_dir / "python3"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+
+
 @pytest.mark.slow
 def test_showcase_script_runs_stops_and_packs(tmp_path: Path) -> None:
     tree = _device_copy(tmp_path)
@@ -44,7 +51,7 @@ def test_showcase_script_runs_stops_and_packs(tmp_path: Path) -> None:
     out.mkdir()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(sys.executable)  # the device's python3 is the one with torch
+    _python3(bin_dir)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(OUT=str(out), BUDGET_S="70", PACK_S="10", PATH=f"{bin_dir}:{env['PATH']}")
     proc = subprocess.run(
@@ -72,7 +79,7 @@ def test_showcase_script_refuses_a_tree_that_differs_from_its_stamp(tmp_path: Pa
     (tree / "README.md").write_text("changed on the way\n")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(sys.executable)
+    _python3(bin_dir)
     env = {**os.environ, "OUT": str(tmp_path), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     proc = subprocess.run(
         ["bash", str(tree / "scripts" / "device" / "showcase.sh"), "gpu", "t2"],
