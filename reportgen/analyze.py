@@ -9,7 +9,6 @@ unreadable files, failed or partial runs) becomes data in the document, never an
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,11 @@ from reportgen import vocab
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.artifacts import list_artifacts
-from reportgen.capture.model_manifest import file_sha256
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
 from reportgen.store import atomic, layout
 from reportgen.store.experiment import read_spec
-
-# Files of a run the analysis reads: analysis.json is stale when any is newer.
-READ_FILES = (layout.MANIFEST, layout.METRICS, layout.EVENTS, layout.GPU_PARQUET, layout.RECIPE_PATCH)
+from reportgen.store.freshness import inputs_sha256, stale_reason
 
 
 def _spec(exp_dir: Path):
@@ -96,13 +92,6 @@ def _artifacts(run_dir: Path, manifest: dict) -> list[dict]:
     return list_artifacts(run_dir)
 
 
-def _inputs(exp_dir: Path) -> list[Path]:
-    files = [exp_dir / layout.EXPERIMENT_SPEC, exp_dir / layout.CAMPAIGN]
-    for _, _, run_dir in layout.iter_runs(exp_dir):
-        files.extend(run_dir / f for f in READ_FILES)
-    return [f for f in files if f.is_file()]
-
-
 def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
     notes: list[str] = []
     campaign = _read_json(exp_dir / layout.CAMPAIGN, notes) or {}
@@ -152,44 +141,13 @@ def analyze_experiment(exp_dir: Path) -> Path:
     spec, text = _spec(exp_dir)
     runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
     doc = build(spec, runs, _context(exp_dir, text, runs))
-    return atomic.write_json(
-        exp_dir / layout.ANALYSIS,
-        json.loads(json.dumps(doc, default=_plain, allow_nan=True), parse_constant=lambda c: None),
-    )
-
-
-def _plain(obj: Any) -> Any:
-    if hasattr(obj, "item"):
-        return obj.item()
-    if isinstance(obj, tuple):
-        return list(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+    return atomic.write_json(exp_dir / layout.ANALYSIS, doc.to_json())
 
 
 def is_stale(exp_dir: Path) -> bool:
-    """True when analysis.json is missing, of another schema, or was made from other inputs.
-
-    By content, not modification time: a fresh `git clone` gives every file a new mtime, and a
-    committed analysis must not be redone (and rewritten) just for that."""
-    exp_dir = Path(exp_dir)
-    path = exp_dir / layout.ANALYSIS
-    if not path.is_file():
-        return True
-    try:
-        doc = atomic.read_json(path)
-    except (OSError, ValueError):
-        return True
-    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
-        return True
-    return doc.get("inputs_sha256") != inputs_sha256(exp_dir)
-
-
-def inputs_sha256(exp_dir: Path) -> str:
-    """One digest over every file the analysis reads (relative path and content)."""
-    h = hashlib.sha256()
-    for f in sorted(_inputs(Path(exp_dir))):
-        h.update(f.relative_to(exp_dir).as_posix().encode() + b"\0" + file_sha256(f).encode() + b"\n")
-    return h.hexdigest()
+    """True when analysis.json is missing, of another schema, or was made from other inputs
+    (see reportgen.store.freshness)."""
+    return stale_reason(exp_dir, SCHEMA_VERSION) is not None
 
 
 def analyze_all(runs_root: Path) -> list[Path]:

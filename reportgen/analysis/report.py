@@ -1,9 +1,9 @@
-"""Assemble the whole analysis of one experiment into the analysis.json document (a dict).
+"""Assemble the whole analysis of one experiment into the analysis.json document.
 
 Part of reportgen.analysis (pure): takes the spec, the runs' data and a `Context` of facts the
-I/O edge gathered (hashes, diffs, machine, profiler artifacts); returns a JSON-ready dict whose
-keys are documented in docs/formats/analysis.md. Never raises on failed or partial runs: a
-failure becomes data (a guardrail, a verdict), not an exception.
+I/O edge gathered (hashes, diffs, machine, profiler artifacts); returns an `AnalysisDocument`
+(reportgen.analysis.document, documented in docs/formats/analysis.md). Never raises on failed or
+partial runs: a failure becomes data (a guardrail, a verdict), not an exception.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from reportgen import __version__
+from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.analysis.verdict import decide
+from reportgen.spec.model import Spec
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
     BASELINE,
@@ -32,7 +34,7 @@ from reportgen.vocab import (
     Status,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = doc.SCHEMA_VERSION
 LIMIT_FLAGS = ("--rollout-max-prompt-len", "--rollout-max-response-len")
 HEADLINE = (
     (STEP_RESP_TOKEN_PER_S, "response tokens/s", "tok/s", "higher"),
@@ -41,6 +43,7 @@ HEADLINE = (
     (f"{STEP_TIME}:p95", "step time p95", "s", "lower"),
     (ACTOR_TRAIN_TIME, "actor train time", "s", "lower"),
 )
+Windows = list[tuple[str, int, int]]
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Context:
     profiler_runs: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _windows(spec, expected: int | None, runs: Sequence[RunData]) -> list[tuple[str, int, int]]:
+def _windows(spec: Spec, expected: int | None, runs: Sequence[RunData]) -> Windows:
     a = spec.analysis
     if a.windows:
         return [(w.name, w.start, w.end) for w in a.windows]
@@ -70,7 +73,7 @@ def _windows(spec, expected: int | None, runs: Sequence[RunData]) -> list[tuple[
     return [("W1", a.warmup_steps, max(a.warmup_steps, last))]
 
 
-def _expected_steps(spec, runs: Sequence[RunData]) -> int | None:
+def _expected_steps(spec: Spec, runs: Sequence[RunData]) -> int | None:
     if spec.workload.steps:
         return int(spec.workload.steps)
     for r in runs:
@@ -89,146 +92,146 @@ def _stats_runs(runs: Sequence[RunData]) -> list[RunData]:
     return done or list(runs)
 
 
-def _segments(runs: Sequence[RunData], key: str, windows) -> list[list[np.ndarray]]:
+def _segments(runs: Sequence[RunData], key: str, windows: Windows) -> list[list[np.ndarray]]:
     return [[np.asarray(r.series(key, s, e), dtype=float) for _, s, e in windows] for r in runs]
 
 
 def _arm_block(
-    arm_id: str, spec, runs: Sequence[RunData], windows, metrics: Sequence[str], ctx: Context, expected: int | None
-) -> dict:
+    arm_id: str, spec: Spec, runs: Sequence[RunData], windows: Windows, metrics: Sequence[str], ctx: Context
+) -> doc.Arm:
     cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
     used = _stats_runs(runs)
-    win_block, overall_block = {}, {}
+    win_block: dict[str, list[doc.WindowStats]] = {}
+    overall_block: dict[str, float | None] = {}
     for key in metrics:
         per_window = {
             name: (s, e, np.concatenate([np.asarray(r.series(key, s, e)) for r in used]) if used else np.array([]))
             for name, s, e in windows
         }
         rows = summarize(per_window)
-        win_block[key] = [r.as_dict() for r in rows]
+        win_block[key] = [doc.WindowStats.model_validate(r.as_dict()) for r in rows]
         overall_block[key] = overall(rows)
     first, last = windows[0][1], windows[-1][2]
     fixed = {
         f: argv_value(runs[0].argv, f) if runs else None
         for f in (*spec.workload.flags, spec.workload.batch_flag, *LIMIT_FLAGS)
     }
-    return {
-        "id": arm_id,
-        "title": "Baseline" if arm_id == BASELINE else (cand.title if cand else arm_id),
-        "rationale": cand.rationale if cand else "",
-        "base": cand.base if cand else None,
-        "diff": ctx.diffs.get(arm_id, ""),
-        "runs": [_run_block(r, spec, windows) for r in runs],
-        "windows": win_block,
-        "overall": overall_block,
-        "gpu": summarize_gpu(used, first, last),
-        "workload": fixed,
-    }
+    return doc.Arm(
+        id=arm_id,
+        title="Baseline" if arm_id == BASELINE else (cand.title if cand else arm_id),
+        rationale=cand.rationale if cand else "",
+        base=cand.base if cand else None,
+        diff=ctx.diffs.get(arm_id, ""),
+        runs=[_run_block(r, spec, windows) for r in runs],
+        windows=win_block,
+        overall=overall_block,
+        gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
+        workload=fixed,
+    )
 
 
-def _run_block(r: RunData, spec, windows) -> dict:
+def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
     m = r.manifest
-    return {
-        "repeat": r.repeat,
-        "role": r.role,
-        "status": r.status,
-        "path": r.path,
-        "started_utc": m.get("started_utc"),
-        "duration_s": m.get("duration_s"),
-        "exit_code": m.get("exit_code"),
-        "steps_completed": r.steps_completed,
-        "events": list(r.events),
-        "gpu_available": bool(r.gpu is not None and not r.gpu.empty),
-        "overall": arm_statistic(_segments([r], spec.analysis.primary, windows)),
-        "failure": gr.describe_failure(r),
-        "notes": list(r.notes),
-    }
+    return doc.RunSummary(
+        repeat=r.repeat,
+        role=r.role,
+        status=r.status,
+        path=r.path,
+        started_utc=m.get("started_utc"),
+        duration_s=m.get("duration_s"),
+        exit_code=m.get("exit_code"),
+        steps_completed=r.steps_completed,
+        events=[doc.RunEvent.model_validate(e) for e in r.events],
+        gpu_available=bool(r.gpu is not None and not r.gpu.empty),
+        overall=arm_statistic(_segments([r], spec.analysis.primary, windows)),
+        failure=gr.describe_failure(r),
+        notes=list(r.notes),
+    )
 
 
-def _row(metric, label, unit, better, b, c) -> dict:
-    return {
-        "metric": metric,
-        "label": label,
-        "unit": unit,
-        "better": better,
-        "baseline": b,
-        "candidate": c,
-        "change": change(b, c),
-    }
+def _row(
+    metric: str,
+    label: str,
+    unit: str,
+    better: doc.Direction | None,
+    b: doc.Number | str | None,
+    c: doc.Number | str | None,
+) -> doc.HeadlineRow:
+    ch = change(b, c) if not isinstance(b, str) and not isinstance(c, str) else None
+    return doc.HeadlineRow(metric=metric, label=label, unit=unit, better=better, baseline=b, candidate=c, change=ch)
 
 
-def _headline(spec, base: dict, cand: dict) -> list[dict]:
+def _p95(arm: doc.Arm, key: str) -> float | None:
+    return next((w.p95 for w in arm.windows.get(key, []) if w.window == "all"), None)
+
+
+def _headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
     rows = []
     primary = spec.analysis.primary
     if primary not in [h[0] for h in HEADLINE]:
         rows.append(
-            _row(
-                primary,
-                primary,
-                "",
-                spec.analysis.direction,
-                base["overall"].get(primary),
-                cand["overall"].get(primary),
-            )
+            _row(primary, primary, "", spec.analysis.direction, base.overall.get(primary), cand.overall.get(primary))
         )
     for key, label, unit, better in HEADLINE:
         if key.endswith(":p95"):
             k = key[:-4]
-            b95, c95 = (
-                next((w["p95"] for w in arm["windows"].get(k, []) if w["window"] == "all"), None)
-                for arm in (base, cand)
-            )
-            rows.append(_row(key, label, unit, better, b95, c95))
+            rows.append(_row(key, label, unit, better, _p95(base, k), _p95(cand, k)))  # type: ignore[arg-type]
         else:
-            rows.append(_row(key, label, unit, better, base["overall"].get(key), cand["overall"].get(key)))
-    bg, cg = base["gpu"], cand["gpu"]
-    rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", "higher", bg["util_mean"], cg["util_mean"]))
-    cg_by = {g["index"]: g for g in cg["per_gpu"]}
-    for g in bg["per_gpu"]:
-        c = cg_by.get(g["index"], {})
+            rows.append(_row(key, label, unit, better, base.overall.get(key), cand.overall.get(key)))  # type: ignore[arg-type]
+    bg, cg = base.gpu, cand.gpu
+    rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", "higher", bg.util_mean, cg.util_mean))
+    cg_by = {g.index: g for g in cg.per_gpu}
+    for g in bg.per_gpu:
+        c = cg_by.get(g.index)
         rows.append(
             _row(
-                f"gpu/{g['index']}/util_mean",
-                f"GPU {g['index']} utilization mean",
+                f"gpu/{g.index}/util_mean",
+                f"GPU {g.index} utilization mean",
                 "%",
                 "higher",
-                g["util_mean"],
-                c.get("util_mean"),
+                g.util_mean,
+                c.util_mean if c else None,
             )
         )
         rows.append(
             _row(
-                f"gpu/{g['index']}/mem_peak_mib",
-                f"peak memory GPU {g['index']}",
+                f"gpu/{g.index}/mem_peak_mib",
+                f"peak memory GPU {g.index}",
                 "MiB",
                 "lower",
-                g["mem_peak_mib"],
-                c.get("mem_peak_mib"),
+                g.mem_peak_mib,
+                c.mem_peak_mib if c else None,
             )
         )
-    steps = lambda arm: min((r["steps_completed"] for r in arm["runs"] if r["role"] == "formal"), default=None)  # noqa: E731
+
+    def steps(arm: doc.Arm) -> int | None:
+        return min((r.steps_completed for r in arm.runs if r.role == FORMAL), default=None)
+
     sb, sc = steps(base), steps(cand)
     row = _row("steps_completed", "completed steps", "steps", "higher", sb, sc)
-    row["change"] = (sc - sb) if sb is not None and sc is not None else None  # a count: show the difference
-    rows.append(row)
-    lim = lambda arm: " / ".join(str(arm["workload"].get(f) or "?") for f in (spec.workload.batch_flag, *LIMIT_FLAGS))  # noqa: E731
+    # a count: show the difference
+    rows.append(row.model_copy(update={"change": (sc - sb) if sb is not None and sc is not None else None}))
+
+    def lim(arm: doc.Arm) -> str:
+        return " / ".join(str(arm.workload.get(f) or "?") for f in (spec.workload.batch_flag, *LIMIT_FLAGS))
+
     lb, lc = lim(base), lim(cand)
     rows.append(
-        {
-            "metric": "workload/limits",
-            "label": "effective batch / length limits",
-            "unit": "",
-            "better": None,
-            "baseline": lb,
-            "candidate": lc,
-            "change": None,
-            "text": "unchanged" if lb == lc else "changed",
-        }
+        doc.HeadlineRow(
+            metric="workload/limits",
+            label="effective batch / length limits",
+            unit="",
+            better=None,
+            baseline=lb,
+            candidate=lc,
+            change=None,
+            text="unchanged" if lb == lc else "changed",
+        )
     )
     return rows
 
 
-def _repeats(spec, b_runs, c_runs, windows) -> dict | None:
+def _repeats(spec: Spec, b_runs: Sequence[RunData], c_runs: Sequence[RunData], windows: Windows) -> doc.Repeats | None:
     if len(b_runs) < 2 and len(c_runs) < 2:
         return None
     key = spec.analysis.primary
@@ -242,24 +245,24 @@ def _repeats(spec, b_runs, c_runs, windows) -> dict | None:
         b = bstat.get(rep) if interleaved else b_all
         if c is not None and b:
             ratios.append(c / b)
-    return {
-        "n": min(len(b_runs), len(c_runs)),
-        "ratios": ratios,
-        "spread": (max(ratios) - min(ratios)) if ratios else None,
-        "interleaved": interleaved,
-        "paired": interleaved,
-    }
+    return doc.Repeats(
+        n=min(len(b_runs), len(c_runs)),
+        ratios=ratios,
+        spread=(max(ratios) - min(ratios)) if ratios else None,
+        interleaved=interleaved,
+        paired=interleaved,
+    )
 
 
 LENGTH_TOLERANCE = 0.10
 
 
-def _work_notes(b_runs, c_runs, windows) -> list[str]:
+def _work_notes(b_runs: Sequence[RunData], c_runs: Sequence[RunData], windows: Windows) -> list[str]:
     """Tokens/s compares like with like only if both arms generated about as much: in RL the
     candidate's policy can drift to other response lengths (other numerics, other learning), and
     a step's time depends on them. Say so when the window means differ by more than 10%."""
 
-    def mean_len(runs):
+    def mean_len(runs: Sequence[RunData]) -> float | None:
         vals = [v for run in _segments(runs, RESPONSE_LENGTHS, windows) for window in run for v in window]
         return float(np.mean(vals)) if vals else None
 
@@ -275,7 +278,14 @@ def _work_notes(b_runs, c_runs, windows) -> list[str]:
     ]
 
 
-def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
+def _comparison(
+    spec: Spec,
+    cand_id: str,
+    arms: dict[str, doc.Arm],
+    formal: dict[str, list[RunData]],
+    windows: Windows,
+    expected: int | None,
+) -> doc.Comparison:
     a = spec.analysis
     base, cand = arms[BASELINE], arms[cand_id]
     b_runs, c_runs = formal.get(BASELINE, []), formal.get(cand_id, [])
@@ -290,20 +300,20 @@ def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
         confidence=a.confidence,
         seed=a.seed,
     )
-    bw = {w["window"]: w["mean"] for w in base["windows"].get(a.primary, [])}
-    cw = {w["window"]: w["mean"] for w in cand["windows"].get(a.primary, [])}
+    bw = {w.window: w.mean for w in base.windows.get(a.primary, [])}
+    cw = {w.window: w.mean for w in cand.windows.get(a.primary, [])}
     wrows = [
-        {
-            "window": name,
-            "start": s,
-            "end": e,
-            "baseline": bw.get(name),
-            "candidate": cw.get(name),
-            "change": change(bw.get(name), cw.get(name)),
-        }
+        doc.WindowChange(
+            window=name,
+            start=s,
+            end=e,
+            baseline=bw.get(name),
+            candidate=cw.get(name),
+            change=change(bw.get(name), cw.get(name)),
+        )
         for name, s, e in windows
     ]
-    changes = [w["change"] for w in wrows]
+    changes = [w.change for w in wrows]
     improving = (lambda c: c is not None and c > 0) if a.direction == "higher" else (lambda c: c is not None and c < 0)
     consistent = bool(changes) and all(improving(c) for c in changes)
     reps = _repeats(spec, b_used, c_used, windows)
@@ -321,26 +331,27 @@ def _comparison(spec, cand_id, arms, formal, windows, expected) -> dict:
         window_changes=changes,
         direction=a.direction,
         min_effect=a.min_effect,
-        repeat_ratios=reps["ratios"] if reps else (),
+        repeat_ratios=reps.ratios if reps else (),
         failure_cause=cause,
     )
     interval = iv.as_dict()
     interval["warnings"] += _work_notes(b_used, c_used, windows)
-    return {
-        "candidate": cand_id,
-        "baseline": BASELINE,
-        "headline": _headline(spec, base, cand),
-        "windows": wrows,
-        "interval": interval,
-        "consistent_direction": consistent,
-        "repeats": reps,
-        "guardrails": [g.as_dict() for g in guards],
-        "verdict": verdict.as_dict(),
-    }
+    return doc.Comparison(
+        candidate=cand_id,
+        baseline=BASELINE,
+        headline=_headline(spec, base, cand),
+        windows=wrows,
+        interval=doc.Interval.model_validate(interval),
+        consistent_direction=consistent,
+        repeats=reps,
+        guardrails=[doc.GuardrailResult.model_validate(g.as_dict()) for g in guards],
+        verdict=doc.Verdict.model_validate(verdict.as_dict()),
+    )
 
 
-def build(spec, runs: Sequence[RunData], ctx: Context) -> dict:
-    """The analysis.json document for one experiment."""
+def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocument:
+    """The analysis.json document for one experiment, as it reads back from the file (NaN and
+    infinities are null, as JSON has them)."""
     formal: dict[str, list[RunData]] = {}
     for r in runs:
         if r.role == FORMAL:
@@ -351,45 +362,45 @@ def build(spec, runs: Sequence[RunData], ctx: Context) -> dict:
     a = spec.analysis
     metrics = list(dict.fromkeys([a.primary, *a.secondary, *(h[0] for h in HEADLINE if ":" not in h[0])]))
     arm_ids = [*spec.arm_ids(), *sorted(set(formal) - set(spec.arm_ids()))]
-    arms = {arm: _arm_block(arm, spec, formal.get(arm, []), windows, metrics, ctx, expected) for arm in arm_ids}
+    arms = {arm: _arm_block(arm, spec, formal.get(arm, []), windows, metrics, ctx) for arm in arm_ids}
     comparisons = [_comparison(spec, c.id, arms, formal, windows, expected) for c in spec.candidates]
     base_runs = formal.get(BASELINE, [])
     starts = sorted(m for m in (r.manifest.get("started_utc") for r in runs) if m)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": "reportgen.analysis",
-        "generated_utc": ctx.generated_utc,
-        "reportgen_version": __version__,
-        "inputs_sha256": ctx.inputs_sha256,
-        "experiment": {
-            "name": ctx.experiment,
-            "title": spec.title,
-            "hypothesis": spec.hypothesis,
-            "issue": spec.issue,
-            "pr": spec.pr,
-            "spec_sha256": ctx.spec_sha256,
-            "profile": spec.profile,
-            "created_utc": starts[0] if starts else None,
-            "baseline_commit": ctx.baseline_commit,
-            "dirty": ctx.dirty,
-        },
-        "settings": {
-            "primary": {"key": a.primary, "direction": a.direction},
-            "secondary": list(a.secondary),
-            "warmup_steps": a.warmup_steps,
-            "steps_expected": expected,
-            "windows": [{"name": n, "start": s, "end": e} for n, s, e in windows],
-            "min_effect": a.min_effect,
-            "confidence": a.confidence,
-            "method": a.method,
-            "seed": a.seed,
-            "site_url": a.site_url,
-        },
-        "machine": ctx.machine,
-        "fixed_workload": [
-            {"flag": f, "value": argv_value(base_runs[0].argv, f) if base_runs else None} for f in spec.workload.flags
+    document = doc.AnalysisDocument(
+        generated_utc=ctx.generated_utc,
+        reportgen_version=__version__,
+        inputs_sha256=ctx.inputs_sha256,
+        experiment=doc.Experiment(
+            name=ctx.experiment,
+            title=spec.title,
+            hypothesis=spec.hypothesis,
+            issue=spec.issue,
+            pr=spec.pr,
+            spec_sha256=ctx.spec_sha256,
+            profile=spec.profile,
+            created_utc=starts[0] if starts else None,
+            baseline_commit=ctx.baseline_commit,
+            dirty=ctx.dirty,
+        ),
+        settings=doc.Settings(
+            primary=doc.Primary(key=a.primary, direction=a.direction),
+            secondary=list(a.secondary),
+            warmup_steps=a.warmup_steps,
+            steps_expected=expected,
+            windows=[doc.Window(name=n, start=s, end=e) for n, s, e in windows],
+            min_effect=a.min_effect,
+            confidence=a.confidence,
+            method=a.method,
+            seed=a.seed,
+            site_url=a.site_url,
+        ),
+        machine=doc.Machine.model_validate(ctx.machine),
+        fixed_workload=[
+            doc.FixedFlag(flag=f, value=argv_value(base_runs[0].argv, f) if base_runs else None)
+            for f in spec.workload.flags
         ],
-        "arms": list(arms.values()),
-        "comparisons": comparisons,
-        "profiler_runs": ctx.profiler_runs,
-    }
+        arms=list(arms.values()),
+        comparisons=comparisons,
+        profiler_runs=[doc.ProfilerRun.model_validate(p) for p in ctx.profiler_runs],
+    )
+    return doc.AnalysisDocument.model_validate_json(document.model_dump_json())

@@ -21,13 +21,13 @@ def analyze(experiments: list[str], runs: Path) -> list[Path]:
 
 def pr_body(experiment: str, runs: Path, site_url: str | None) -> str:
     from reportgen.analyze import analyze_experiment, is_stale
+    from reportgen.render.load import load_analysis
     from reportgen.render.prbody import render_pr_body
-    from reportgen.store import atomic, layout
 
     exp = _exp_dir(experiment, runs)
     if is_stale(exp):
         analyze_experiment(exp)
-    return render_pr_body(atomic.read_json(exp / layout.ANALYSIS), site_url=site_url, runs_dir=str(runs))
+    return render_pr_body(load_analysis(exp), site_url=site_url, runs_dir=str(runs))
 
 
 def _exp_dir(name: str, runs: Path) -> Path:

@@ -1,6 +1,8 @@
 """`reportgen ingest LOG --spec SPEC --arm ARM`: a log made outside `reportgen run` becomes a run.
 
-Thin: parses options and calls `reportgen.ingest.external.ingest_external`.
+Thin: parses options and calls `reportgen.ingest.external.ingest_external`, then re-analyses the
+experiment so that every command that changes runs/ leaves its analysis.json current (the site
+build only reads it; see docs/site.md).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ def ingest(
     runs: RunsOption = None,
     tensorboard: Path | None = typer.Option(None, "--tensorboard", help="TensorBoard event folder of the run."),
     stderr: Path | None = typer.Option(None, "--stderr", help="The run's stderr, if kept apart from LOG."),
+    no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not rewrite the experiment's analysis.json."),
 ) -> None:
     """Ingest a Relax console log (and optional TensorBoard folder) as a run under runs/."""
+    from reportgen.analyze import analyze_experiment
     from reportgen.ingest.external import ingest_external
 
     path = ingest_external(
@@ -34,6 +38,8 @@ def ingest(
         stderr_log=stderr,
     )
     typer.echo(str(path))
+    if not no_analyze:
+        typer.echo(f"analysis: {analyze_experiment(path.parent.parent)}")
 
 
 def register(app: typer.Typer) -> None:

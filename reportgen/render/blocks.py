@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from reportgen.analysis.document import Comparison, GuardrailResult, HeadlineRow, Interval
 from reportgen.render import safe
 from reportgen.render.format import fmt_change, fmt_num
 
@@ -85,21 +86,13 @@ def badge(status: str | None) -> str:
     return f'<span class="rg-badge rg-{cls}">{safe.text(VERDICT_LABEL.get(s, s))}</span>'
 
 
-def guardrail_status(g: dict) -> str:
-    """ "pass", "fail" or "not_applicable"; older documents carry only `passed` (None: not checkable)."""
-    status = g.get("status")
-    if status in ("pass", "fail", "not_applicable"):
-        return status
-    return "not_applicable" if g.get("passed") is None else ("pass" if g.get("passed") else "fail")
-
-
-def guardrail_mark(g: dict) -> str:
+def guardrail_mark(g: GuardrailResult) -> str:
     """✓ passed, ✗ failed, a grey "– n/a" for a check that could not be made (not a failure)."""
     return {
         "pass": '<span class="rg-pass" title="passed">✓</span>',
         "fail": '<span class="rg-fail" title="failed">✗</span>',
         "not_applicable": '<span class="rg-na" title="not checkable">– n/a</span>',
-    }[guardrail_status(g)]
+    }[g.status]
 
 
 def link(url: Any, label: Any) -> str:
@@ -120,38 +113,38 @@ def value(x: Any, unit: str = "", digits: int = 3) -> str:
     )
 
 
-def interval_text(interval: dict | None) -> str:
+def interval_text(interval: Interval) -> str:
     """'+21.44% (95% CI +18.94% to +23.94%)', or '~ no significant change (...)' when the CI spans 0."""
-    if not interval or interval.get("estimate") is None:
+    if interval.estimate is None:
         return "no interval"
-    est, lo, hi = (interval.get(k) for k in ("estimate", "low", "high"))
-    conf = interval.get("confidence") or 0.95
+    est, lo, hi = interval.estimate, interval.low, interval.high
+    conf = interval.confidence
     ci = f"{fmt_num(conf * 100, 0)}% CI {fmt_change(lo - 1 if lo is not None else None)} to {fmt_change(hi - 1 if hi is not None else None)}"
-    if not interval.get("significant"):
+    if not interval.significant:
         return f"~ no significant change ({fmt_change(est - 1)}, {ci})"
     return f"{fmt_change(est - 1)} ({ci})"
 
 
-def headline_change(row: dict) -> str:
-    metric, ch = row.get("metric"), row.get("change")
-    b, c = row.get("baseline"), row.get("candidate")
-    if isinstance(b, str) or isinstance(c, str) or (ch is None and row.get("label", "").startswith("effective")):
+def headline_change(row: HeadlineRow) -> str:
+    metric, ch = row.metric, row.change
+    b, c = row.baseline, row.candidate
+    if isinstance(b, str) or isinstance(c, str) or (ch is None and row.label.startswith("effective")):
         return "unchanged" if b == c else "**changed**"
     if metric == "steps_completed":
         return fmt_num(ch, 0) if ch is not None else "n/a"
     return fmt_change(ch)
 
 
-def headline_table(comparison: dict, *, candidate_label: str, html: bool = True) -> str:
+def headline_table(comparison: Comparison, *, candidate_label: str, html: bool = True) -> str:
     rows = []
-    for r in comparison.get("headline", []):
-        unit = r.get("unit") or ""
-        digits = 0 if unit == "MiB" or r.get("metric") == "steps_completed" else 3
+    for r in comparison.headline:
+        unit = r.unit
+        digits = 0 if unit == "MiB" or r.metric == "steps_completed" else 3
         rows.append(
             [
-                safe.text(r.get("label") or r.get("metric")),
-                value(r.get("baseline"), unit, digits),
-                value(r.get("candidate"), unit, digits),
+                safe.text(r.label or r.metric),
+                value(r.baseline, unit, digits),
+                value(r.candidate, unit, digits),
                 headline_change(r),
             ]
         )

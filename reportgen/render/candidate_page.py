@@ -22,8 +22,8 @@ def _events(exp: ExperimentData, cand: str) -> list[tuple[str, dict]]:
         for e in run.events:
             out.append((run.rel, e))
     if not out:  # fall back on the copy inside analysis.json
-        for r in exp.arm(cand).get("runs", []):
-            out += [(f"{cand}/{r.get('repeat')}", e) for e in r.get("events", [])]
+        for r in exp.arm(cand).runs:
+            out += [(f"{cand}/{r.repeat}", e.model_dump()) for e in r.events]
     out.sort(
         key=lambda t: FAILURE_DISPLAY_ORDER.index(t[1].get("kind")) if t[1].get("kind") in FAILURE_DISPLAY_ORDER else 99
     )
@@ -107,21 +107,21 @@ def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
 def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     comp = exp.comparison(cand)
     arm = exp.arm(cand)
-    verdict = comp.get("verdict", {})
-    status = verdict.get("status", "unknown")
-    primary = exp.analysis.get("settings", {}).get("primary", {}).get("key", "")
+    verdict = comp.verdict
+    status = verdict.status
+    primary = exp.analysis.primary.key
     ptitle, punit = metric_title(primary)
-    title = f"{cand}: {arm.get('title') or cand}"
+    title = f"{cand}: {arm.title or cand}"
     specs: dict[str, dict | None] = {}
     md = [f"# {safe.text(title)}\n", f"{badge(status)} [← back to the experiment](../index.md)\n"]
     kind = blocks.VERDICT_ADMONITION.get(status, "note")
-    md.append(f'!!! {kind} "{safe.text(answer_line(exp, comp))}"\n    {safe.text(verdict.get("summary") or "")}\n')
+    md.append(f'!!! {kind} "{safe.text(answer_line(exp, comp))}"\n    {safe.text(verdict.summary or "")}\n')
     events = _events(exp, cand)
     failed = status in ("failed", "invalid") or any(e.get("kind") in FAILURE_KINDS for _, e in events)
     if failed:
         md.append("## What happened\n")
-        if verdict.get("cause"):
-            md.append(f"**Cause:** {safe.text(verdict['cause'])}.\n")
+        if verdict.cause:
+            md.append(f"**Cause:** {safe.text(verdict.cause)}.\n")
         if events:
             md += [_event_block(rel, e) for rel, e in events]
         else:
@@ -150,38 +150,37 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         )
     md += [
         "## What changed\n",
-        f"Based on {safe.code(arm.get('base') or 'baseline')}. The recipe diff against the original:\n",
-        safe.fence(arm.get("diff") or "(no change)", "diff") + "\n",
+        f"Based on {safe.code(arm.base or 'baseline')}. The recipe diff against the original:\n",
+        safe.fence(arm.diff or "(no change)", "diff") + "\n",
         "## Why it was tried\n",
-        safe.text(arm.get("rationale") or "No rationale was written in the spec.") + "\n",
+        safe.text(arm.rationale or "No rationale was written in the spec.") + "\n",
         "## What was measured\n" if not failed else "## What was measured before it failed\n",
         blocks.headline_table(comp, candidate_label=cand) + "\n",
     ]
-    wins = comp.get("windows", [])
+    wins = comp.windows
     if wins:
         md.append(
             table(
                 ["window", "baseline", cand, "change"],
                 [
                     [
-                        safe.text(w.get("window")),
-                        fmt_num(w.get("baseline")),
-                        fmt_num(w.get("candidate")),
-                        fmt_change(w.get("change")) if w.get("candidate") is not None else "not reached",
+                        safe.text(w.window),
+                        fmt_num(w.baseline),
+                        fmt_num(w.candidate),
+                        fmt_change(w.change) if w.candidate is not None else "not reached",
                     ]
                     for w in wins
                 ],
             )
             + "\n"
         )
-    md.append(f"**{safe.text(ptitle)}:** {safe.text(blocks.interval_text(comp.get('interval')))}.\n")
-    warnings = (comp.get("interval") or {}).get("warnings") or []
-    md += [f"- {safe.text(w)}" for w in warnings]
+    md.append(f"**{safe.text(ptitle)}:** {safe.text(blocks.interval_text(comp.interval))}.\n")
+    md += [f"- {safe.text(w)}" for w in comp.interval.warnings]
     md.append("\n## Guardrails\n")
-    for g in comp.get("guardrails", []):
+    for g in comp.guardrails:
         mark = blocks.guardrail_mark(g)
-        ev = f" (evidence: {safe.code(g['evidence'])})" if g.get("evidence") else ""
-        md.append(f"- {mark} **{safe.text(g.get('title'))}**: {safe.text(g.get('reason'))}{ev}")
+        ev = f" (evidence: {safe.code(g.evidence)})" if g.evidence else ""
+        md.append(f"- {mark} **{safe.text(g.title)}**: {safe.text(g.reason)}{ev}")
     md.append("")
     if not failed and events:
         md += ["## Events\n", *[_event_block(rel, e) for rel, e in events]]

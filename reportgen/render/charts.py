@@ -195,12 +195,12 @@ def _arm_order(exp: ExperimentData, present: Sequence[str]) -> tuple[str, ...]:
 
 
 def _windows_frame(exp: ExperimentData) -> pd.DataFrame:
-    windows = exp.analysis.get("settings", {}).get("windows") or []
+    windows = exp.analysis.settings.windows
     return pd.DataFrame(
         {
-            "window": [str(w["name"]) for w in windows],
-            "start": [float(w["start"]) - 0.5 for w in windows],
-            "end": [float(w["end"]) + 0.5 for w in windows],
+            "window": [w.name for w in windows],
+            "start": [float(w.start) - 0.5 for w in windows],
+            "end": [float(w.end) + 0.5 for w in windows],
         }
     )
 
@@ -517,12 +517,12 @@ def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
     """Mean seconds per step and arm: rollout, other wait, actor train, other train (window steps)."""
     keys = list(vocab.STEP_PARTS)
     frame = metric_frame(exp, keys)
-    windows = exp.analysis.get("settings", {}).get("windows") or []
+    windows = exp.analysis.settings.windows
     if windows and not frame.empty:
         step = frame["step"].to_numpy()
         inside = np.zeros(len(frame), dtype=bool)
         for w in windows:
-            inside |= (step >= w["start"]) & (step <= w["end"])
+            inside |= (step >= w.start) & (step <= w.end)
         frame = frame[inside]
     rows = []
     if frame.empty:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from reportgen.analysis.document import Comparison, Interval
 from reportgen.render import blocks, charts, safe
 from reportgen.render import machine as machine_info
 from reportgen.render.blocks import badge, table
@@ -19,7 +20,6 @@ from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
     METRICS,
-    PRIMARY_DEFAULT,
     ROLLOUT_TIME,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
@@ -36,41 +36,31 @@ def metric_title(key: str) -> tuple[str, str]:
     return METRIC_TITLES.get(key, (key, ""))
 
 
-def answer_line(exp: ExperimentData, comparison: dict) -> str:
+def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
     """'A1 accepted: response tokens/s +20.68% (95% CI ...)' or the failure cause."""
-    settings = exp.analysis.get("settings", {})
-    primary = settings.get("primary", {}).get("key", "")
-    label = metric_title(primary)[0]
-    verdict = comparison.get("verdict", {})
-    status = verdict.get("status", "unknown")
-    cand = comparison.get("candidate", "?")
-    if status in ("failed", "invalid") and verdict.get("cause"):
-        return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {verdict['cause']}"
-    return (
-        f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.get('interval'))}"
-    )
+    label = metric_title(exp.analysis.primary.key)[0]
+    verdict = comparison.verdict
+    status = verdict.status
+    cand = comparison.candidate
+    if status in ("failed", "invalid") and verdict.cause:
+        return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {verdict.cause}"
+    return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.interval)}"
+
+
+VERDICT_ORDER = ["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"]
 
 
 def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
     out = []
-    comps = sorted(
-        exp.analysis.get("comparisons", []),
-        key=lambda c: (
-            ["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"].index(
-                c.get("verdict", {}).get("status")
-            )
-            if c.get("verdict", {}).get("status") in blocks.VERDICT_ADMONITION
-            else 9
-        ),
-    )
+    comps = sorted(exp.analysis.comparisons, key=lambda c: VERDICT_ORDER.index(c.verdict.status))
     for c in comps:
-        v = c.get("verdict", {})
-        kind = blocks.VERDICT_ADMONITION.get(v.get("status"), "note")
-        arm = exp.arm(c.get("candidate"))
+        v = c.verdict
+        kind = blocks.VERDICT_ADMONITION.get(v.status, "note")
+        arm = exp.arm(c.candidate)
         out.append(f'!!! {kind} "{safe.text(answer_line(exp, c))}"')
-        body = safe.text(v.get("summary") or "")
-        title = safe.text(arm.get("title") or "")
-        more = f"[write-up]({link_prefix}{candidate_slug(c.get('candidate'))}/index.md)"
+        body = safe.text(v.summary or "")
+        title = safe.text(arm.title or "")
+        more = f"[write-up]({link_prefix}{candidate_slug(c.candidate)}/index.md)"
         out.append(f"    {title}. {body} {more}\n")
     return "\n".join(out)
 
@@ -78,46 +68,46 @@ def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
 def windows_table(exp: ExperimentData, key: str) -> str:
     """Per arm (one content tab each): W1/W2/W3 and pooled rows, then the mean of window means."""
     out = []
-    for arm in exp.analysis.get("arms", []):
+    for arm in exp.analysis.arms:
         rows = []
-        for w in arm.get("windows", {}).get(key, []):
-            name = "all windows pooled" if w.get("window") == "all" else w.get("window")
+        for w in arm.windows.get(key, []):
+            name = "all windows pooled" if w.window == "all" else w.window
             rows.append(
                 [
                     safe.text(name),
-                    f"{w.get('start')}-{w.get('end')}",
-                    fmt_num(w.get("n"), 0),
-                    *(fmt_num(w.get(k)) for k in ("mean", "std", "median", "p95")),
+                    f"{w.start}-{w.end}",
+                    fmt_num(w.n, 0),
+                    *(fmt_num(x) for x in (w.mean, w.std, w.median, w.p95)),
                 ]
             )
-        overall = arm.get("overall", {}).get(key)
+        overall = arm.overall.get(key)
         rows.append(["**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
-        out.append(f'=== "{safe.text(arm["id"])}"\n')
+        out.append(f'=== "{safe.text(arm.id)}"\n')
         tbl = table(["window", "steps", "n", "mean", "std", "median", "p95"], rows, html=False)  # indented into a tab
         out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
     return "\n".join(out)
 
 
 def window_change_table(exp: ExperimentData) -> str:
-    comps = exp.analysis.get("comparisons", [])
-    names = [w["name"] for w in exp.analysis.get("settings", {}).get("windows", [])]
-    header = ["window", "baseline", *[f"{safe.text(c['candidate'])} (change)" for c in comps]]
+    comps = exp.analysis.comparisons
+    names = [w.name for w in exp.analysis.settings.windows]
+    header = ["window", "baseline", *[f"{safe.text(c.candidate)} (change)" for c in comps]]
     rows = []
     for name in names:
-        base = next((w.get("baseline") for c in comps for w in c.get("windows", []) if w.get("window") == name), None)
+        base = next((w.baseline for c in comps for w in c.windows if w.window == name), None)
         row = [safe.text(name), fmt_num(base)]
         for c in comps:
-            w = next((w for w in c.get("windows", []) if w.get("window") == name), {})
+            w = next((w for w in c.windows if w.window == name), None)
             row.append(
-                f"{fmt_num(w.get('candidate'))} ({fmt_change(w.get('change'))})"
-                if w.get("candidate") is not None
+                f"{fmt_num(w.candidate)} ({fmt_change(w.change)})"
+                if w is not None and w.candidate is not None
                 else "not reached"
             )
         rows.append(row)
     return table(header, rows)
 
 
-def interval_cell(interval: dict | None) -> str:
+def interval_cell(interval: Interval) -> str:
     """The change on one line, its interval on the next, neither wrapped inside a narrow column."""
     text = blocks.interval_text(interval)
     head, sep, ci = text.partition(" (")
@@ -126,15 +116,15 @@ def interval_cell(interval: dict | None) -> str:
     return f'<span class="rg-nowrap">{safe.text(head)}</span><br><span class="rg-nowrap">({safe.text(ci)}</span>'
 
 
-def warning_notes(comparisons: list[dict]) -> tuple[dict[str, list[int]], list[tuple[str, list[str]]]]:
+def warning_notes(comparisons: list[Comparison]) -> tuple[dict[str, list[int]], list[tuple[str, list[str]]]]:
     """Interval warnings as numbered footnotes (benchstat style): the same warning text gets one
     number shared by every candidate it applies to. Returns candidate -> footnote numbers, and
     the notes in order as (text, candidates)."""
     notes: list[tuple[str, list[str]]] = []
     marks: dict[str, list[int]] = {}
     for c in comparisons:
-        cand = str(c.get("candidate"))
-        for w in (c.get("interval") or {}).get("warnings") or []:
+        cand = c.candidate
+        for w in c.interval.warnings:
             num = next((i for i, (t, _) in enumerate(notes) if t == w), None)
             if num is None:
                 notes.append((str(w), []))
@@ -146,21 +136,21 @@ def warning_notes(comparisons: list[dict]) -> tuple[dict[str, list[int]], list[t
 
 def verdict_table(exp: ExperimentData) -> str:
     """Candidate, verdict, change with its interval, n, window agreement, repeats; warnings below as footnotes."""
-    comps = exp.analysis.get("comparisons", [])
+    comps = exp.analysis.comparisons
     marks, notes = warning_notes(comps)
     rows = []
     for c in comps:
-        iv = c.get("interval") or {}
-        rep = c.get("repeats") or {}
-        sup = "".join(f"<sup>{n}</sup>" for n in marks.get(str(c.get("candidate")), []))
+        iv = c.interval
+        rep = c.repeats
+        sup = "".join(f"<sup>{n}</sup>" for n in marks.get(c.candidate, []))
         rows.append(
             [
-                f"[{safe.text(c['candidate'])}]({candidate_slug(c['candidate'])}/index.md)",
-                badge(c.get("verdict", {}).get("status")),
-                interval_cell(c.get("interval")) + sup,
-                f"{fmt_num(iv.get('n_baseline'), 0)} / {fmt_num(iv.get('n_candidate'), 0)}" if iv else "n/a",
-                "yes" if c.get("consistent_direction") else "no",
-                f"{rep.get('n')} (spread {fmt_change(rep.get('spread'))})" if rep else "1 each",
+                f"[{safe.text(c.candidate)}]({candidate_slug(c.candidate)}/index.md)",
+                badge(c.verdict.status),
+                interval_cell(iv) + sup,
+                f"{fmt_num(iv.n_baseline, 0)} / {fmt_num(iv.n_candidate, 0)}" if iv.estimate is not None else "n/a",
+                "yes" if c.consistent_direction else "no",
+                f"{rep.n} (spread {fmt_change(rep.spread)})" if rep else "1 each",
             ]
         )
     header = [
@@ -172,7 +162,7 @@ def verdict_table(exp: ExperimentData) -> str:
         "runs per arm",
     ]
     align = ["l", "l", "l", "r", "c", "r"]
-    if not any(c.get("repeats") for c in comps):  # one run per arm everywhere: a column of "1 each" says little
+    if not any(c.repeats for c in comps):  # one run per arm everywhere: a column of "1 each" says little
         header, align, rows = header[:-1], align[:-1], [r[:-1] for r in rows]
     out = table(header, rows, align=align)
     if notes:
@@ -186,32 +176,31 @@ def verdict_table(exp: ExperimentData) -> str:
 
 
 def guardrail_table(exp: ExperimentData) -> str:
-    comps = exp.analysis.get("comparisons", [])
+    comps = exp.analysis.comparisons
     ids: list[tuple[str, str]] = []
     for c in comps:
-        for g in c.get("guardrails", []):
-            if g.get("id") not in [i for i, _ in ids]:
-                ids.append((g.get("id"), g.get("title") or g.get("id")))
+        for g in c.guardrails:
+            if g.id not in [i for i, _ in ids]:
+                ids.append((g.id, g.title or g.id))
     rows = []
     for gid, title in ids:
         row = [safe.text(title)]
         for c in comps:
-            g = next((g for g in c.get("guardrails", []) if g.get("id") == gid), None)
-            if g is None:
+            found = next((g for g in c.guardrails if g.id == gid), None)
+            if found is None:
                 row.append("n/a")
             else:
-                mark = blocks.guardrail_mark(g)
-                row.append(f"{mark} {safe.text(g.get('reason') or '')}")
+                row.append(f"{blocks.guardrail_mark(found)} {safe.text(found.reason or '')}")
         rows.append(row)
-    return table(["guardrail", *[safe.text(c["candidate"]) for c in comps]], rows, align=["l"] + ["l"] * len(comps))
+    return table(["guardrail", *[safe.text(c.candidate) for c in comps]], rows, align=["l"] + ["l"] * len(comps))
 
 
 def workload_table(exp: ExperimentData) -> str:
-    arms = exp.analysis.get("arms", [])
+    arms = exp.analysis.arms
     rows = []
-    for item in exp.analysis.get("fixed_workload", []):
-        flag, val = item.get("flag"), item.get("value")
-        seen = {a["id"]: a.get("workload", {}).get(flag) for a in arms}
+    for item in exp.analysis.fixed_workload:
+        flag, val = item.flag, item.value
+        seen = {a.id: a.workload.get(flag) for a in arms}
         diff = [a for a, v in seen.items() if v is not None and str(v) != str(val)]
         status = (
             ("**differs in " + ", ".join(safe.text(d) for d in diff) + "**")
@@ -224,17 +213,17 @@ def workload_table(exp: ExperimentData) -> str:
 
 def runs_table(exp: ExperimentData) -> str:
     rows = []
-    for arm in exp.analysis.get("arms", []):
-        for r in arm.get("runs", []):
-            ev = ", ".join(sorted({e.get("kind", "?") for e in r.get("events", [])})) or "none"
+    for arm in exp.analysis.arms:
+        for r in arm.runs:
+            ev = ", ".join(sorted({e.kind for e in r.events})) or "none"
             rows.append(
                 [
-                    safe.text(f"{arm['id']}/{r.get('repeat')}"),
-                    safe.text(r.get("role")),
-                    badge(r.get("status")),
-                    fmt_num(r.get("steps_completed"), 0),
-                    fmt_num(r.get("duration_s"), 1) + " s",
-                    fmt_num(r.get("exit_code"), 0),
+                    safe.text(f"{arm.id}/{r.repeat}"),
+                    safe.text(r.role),
+                    badge(r.status),
+                    fmt_num(r.steps_completed, 0),
+                    fmt_num(r.duration_s, 1) + " s",
+                    fmt_num(r.exit_code, 0),
                     safe.text(ev),
                 ]
             )
@@ -242,8 +231,7 @@ def runs_table(exp: ExperimentData) -> str:
 
 
 def reproduce(exp: ExperimentData) -> str:
-    info = exp.analysis.get("experiment", {})
-    commit = info.get("baseline_commit")
+    commit = exp.analysis.experiment.baseline_commit
     name = exp.name
     lines = []
     if commit:
@@ -270,7 +258,7 @@ def reproduce(exp: ExperimentData) -> str:
 
 
 def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
-    primary = exp.analysis.get("settings", {}).get("primary", {}).get("key", PRIMARY_DEFAULT)
+    primary = exp.analysis.primary.key
     t, u = metric_title(primary)
     return {
         "primary": charts.step_metric(exp, primary, title=t, unit=u),
@@ -299,18 +287,18 @@ CHART_TITLES = {
 
 
 def render(exp: ExperimentData, *, svg: bool = True) -> Page:
-    info = exp.analysis.get("experiment", {})
-    settings = exp.analysis.get("settings", {})
-    primary = settings.get("primary", {}).get("key", "")
-    title = info.get("title") or exp.name
+    info = exp.analysis.experiment
+    settings = exp.analysis.settings
+    primary = settings.primary.key
+    title = info.title or exp.name
     specs = experiment_charts(exp)
-    machine = exp.analysis.get("machine", {})
+    machine = exp.analysis.machine
     md = [
         f"# {safe.text(title)}\n",
-        f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.get("created_utc") or "date unknown")} · '
+        f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.created_utc or "date unknown")} · '
         f"{safe.text(machine_info.summary(machine, machine_info.fingerprint(exp)))}"
-        + f" · baseline commit {safe.code((info.get('baseline_commit') or 'unknown')[:12])}"
-        + (' <span class="rg-badge rg-failed">dirty</span>' if info.get("dirty") else "")
+        + f" · baseline commit {safe.code((info.baseline_commit or 'unknown')[:12])}"
+        + (' <span class="rg-badge rg-failed">dirty</span>' if info.dirty else "")
         + "</p>\n",
         "## Answer\n",
         answer(exp),
@@ -318,23 +306,23 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",
         "## Hypothesis\n",
-        safe.text(info.get("hypothesis") or "No hypothesis was written in the spec.") + "\n",
+        safe.text(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
     ]
     links = []
-    if info.get("issue"):
-        links.append("Issue: " + blocks.link(info["issue"], info["issue"]))
-    if info.get("pr"):
-        links.append("Pull request: " + blocks.link(info["pr"], info["pr"]))
+    if info.issue:
+        links.append("Issue: " + blocks.link(info.issue, info.issue))
+    if info.pr:
+        links.append("Pull request: " + blocks.link(info.pr, info.pr))
     if links:
         md.append(" · ".join(links) + "\n")
     md.append("## Headline\n")
     md.append(
-        f"Means over the windows (steps after the {fmt_num(settings.get('warmup_steps'), 0)}-step warm-up); "
+        f"Means over the windows (steps after the {fmt_num(settings.warmup_steps, 0)}-step warm-up); "
         "changes computed from unrounded values, shown rounded.\n"
     )
-    for c in exp.analysis.get("comparisons", []):
-        cand = c.get("candidate", "?")
-        status = c.get("verdict", {}).get("status", "unknown")
+    for c in exp.analysis.comparisons:
+        cand = c.candidate
+        status = c.verdict.status
         md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
         md.append(
             "\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand, html=False).split("\n"))
@@ -348,19 +336,19 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "Change of each window's mean against the baseline:\n",
         window_change_table(exp) + "\n",
     ]
-    for key in settings.get("secondary", []):
-        if any(key in a.get("windows", {}) for a in exp.analysis.get("arms", [])):
+    for key in settings.secondary:
+        if any(key in a.windows for a in exp.analysis.arms):
             st, _ = metric_title(key)
             md += [
                 f'??? info "{safe.text(st)} per window"\n',
                 "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n",
             ]
-    conf = settings.get("confidence") or 0.95
+    conf = settings.confidence
     md += [
         "## Confidence and verdicts\n",
         f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
-        f"(method {safe.code(settings.get('method'))}); the smallest change that counts is "
-        f'{fmt_change(settings.get("min_effect"))}. "~" means the interval includes no change.\n',
+        f"(method {safe.code(settings.method)}); the smallest change that counts is "
+        f'{fmt_change(settings.min_effect)}. "~" means the interval includes no change.\n',
         verdict_table(exp) + "\n",
         "## Guardrails\n",
         guardrail_table(exp) + "\n",
@@ -378,7 +366,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "## Reproduce\n",
         reproduce(exp),
     ]
-    files = {"analysis.json": json.dumps(exp.analysis, indent=2, ensure_ascii=False).encode()}
+    files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode()}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",
         title=str(title),

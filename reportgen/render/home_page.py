@@ -14,26 +14,20 @@ from reportgen.render.page import Page
 
 def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str, str]] = ()) -> Page:
     rows = []
-    for exp in sorted(
-        experiments, key=lambda e: e.analysis.get("experiment", {}).get("created_utc") or "", reverse=True
-    ):
-        info = exp.analysis.get("experiment", {})
-        machine = exp.analysis.get("machine", {})
+    for exp in sorted(experiments, key=lambda e: e.analysis.experiment.created_utc or "", reverse=True):
+        info = exp.analysis.experiment
+        machine = exp.analysis.machine
         cands = []
-        for c in exp.analysis.get("comparisons", []):
-            v = c.get("verdict", {})
-            gain = (
-                v.get("cause")
-                if v.get("status") in ("failed", "invalid") and v.get("cause")
-                else interval_text(c.get("interval"))
-            )
-            cands.append(f"{badge(v.get('status'))} **{safe.text(c.get('candidate'))}** {safe.text(gain)}")
+        for c in exp.analysis.comparisons:
+            v = c.verdict
+            gain = v.cause if v.status in ("failed", "invalid") and v.cause else interval_text(c.interval)
+            cands.append(f"{badge(v.status)} **{safe.text(c.candidate)}** {safe.text(gain)}")
         rows.append(
             [
-                f"[{safe.text(info.get('title') or exp.name)}]({exp.name}/index.md)<br>{safe.code(exp.name)}",
-                safe.text((info.get("created_utc") or "")[:10]),
+                f"[{safe.text(info.title or exp.name)}]({exp.name}/index.md)<br>{safe.code(exp.name)}",
+                safe.text((info.created_utc or "")[:10]),
                 safe.text(machine_info.summary(machine, machine_info.fingerprint(exp))),
-                safe.code((info.get("baseline_commit") or "unknown")[:12]),
+                safe.code((info.baseline_commit or "unknown")[:12]),
                 "<br>".join(cands) or "no candidates",
             ]
         )

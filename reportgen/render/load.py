@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
+from reportgen.analysis.document import AnalysisDocument, Arm, Comparison, parse
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
@@ -63,24 +64,27 @@ class RunData:
 class ExperimentData:
     name: str
     path: Path
-    analysis: dict
+    analysis: AnalysisDocument
     runs: tuple[RunData, ...]
     spec_text: str
 
     def arm_ids(self) -> list[str]:
-        return [a["id"] for a in self.analysis.get("arms", [])]
+        return self.analysis.arm_ids()
 
-    def arm(self, arm_id: str) -> dict:
-        for a in self.analysis.get("arms", []):
-            if a.get("id") == arm_id:
-                return a
-        return {}
+    def arm(self, arm_id: str) -> Arm:
+        """The arm of a comparison's candidate (the analysis writes one arm per spec arm)."""
+        arm = self.analysis.arm(arm_id)
+        if arm is None:
+            raise UserError(f"{self.path / layout.ANALYSIS}: no arm {arm_id!r}; re-run `reportgen analyze {self.name}`")
+        return arm
 
-    def comparison(self, candidate: str) -> dict:
-        for c in self.analysis.get("comparisons", []):
-            if c.get("candidate") == candidate:
-                return c
-        return {}
+    def comparison(self, candidate: str) -> Comparison:
+        comp = self.analysis.comparison(candidate)
+        if comp is None:
+            raise UserError(
+                f"{self.path / layout.ANALYSIS}: no comparison for {candidate!r}; re-run `reportgen analyze {self.name}`"
+            )
+        return comp
 
     def formal_runs(self, arm_id: str | None = None) -> list[RunData]:
         return [r for r in self.runs if r.role == "formal" and (arm_id is None or r.arm == arm_id)]
@@ -189,17 +193,23 @@ def load_run(exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable
     )
 
 
+def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) -> AnalysisDocument:
+    """runs/<experiment>/analysis.json, validated; a missing, foreign or other-schema file is one
+    UserError line naming `reportgen analyze`. `deep` maps every string (the path shortener)."""
+    exp_dir = Path(exp_dir)
+    analysis_path = exp_dir / layout.ANALYSIS
+    if not analysis_path.is_file():
+        raise UserError(f"{analysis_path}: missing; run `reportgen analyze {exp_dir.name}` (or `reportgen run`) first")
+    data = _read_json_or(analysis_path, {})
+    return parse(deep(data) if deep else data, str(analysis_path), exp_dir.name)
+
+
 def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None) -> ExperimentData:
     """Everything the pages of one experiment need; `shorten` maps strings (default: identity)."""
     exp_dir = Path(exp_dir)
     deep = getattr(shorten, "deep", None) or (lambda x: x)
     one = shorten or (lambda x: x)
-    analysis_path = exp_dir / layout.ANALYSIS
-    if not analysis_path.is_file():
-        raise UserError(f"{analysis_path}: missing; run `reportgen analyze {exp_dir}` (or `reportgen run`) first")
-    analysis = deep(_read_json_or(analysis_path, {}))
-    if analysis.get("kind") != "reportgen.analysis" or analysis.get("schema_version") != 1:
-        raise UserError(f"{analysis_path}: not an analysis.json of schema 1; re-run `reportgen analyze`")
+    analysis = load_analysis(exp_dir, deep=deep)
     runs = tuple(load_run(exp_dir, arm, rep, p, deep) for arm, rep, p in layout.iter_runs(exp_dir))
     spec = exp_dir / layout.EXPERIMENT_SPEC
     return ExperimentData(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from reportgen.analysis.document import Machine
 from reportgen.render.load import ExperimentData
 
 
@@ -27,18 +28,18 @@ def fingerprint(exp: ExperimentData) -> dict:
     return {}
 
 
-def cpu_text(machine: dict, fp: dict) -> str | None:
+def cpu_text(machine: Machine, fp: dict) -> str | None:
     """ "Intel(R) Xeon(R) Processor, 16 cores", from the fingerprint or analysis.json's machine."""
-    model = fp.get("cpu_model") or machine.get("cpu_model")
-    count = fp.get("cpu_count") or machine.get("cpu_count")
+    model = fp.get("cpu_model") or machine.cpu_model
+    count = fp.get("cpu_count") or machine.cpu_count
     if model:
         return f"{model}, {count} cores" if count else str(model)
     return None
 
 
-def summary(machine: dict, fp: dict) -> str:
+def summary(machine: Machine, fp: dict) -> str:
     """GPU model and count ("2 x NVIDIA A100-SXM4-80GB"; mixed models listed each), else the CPU."""
-    gpus = machine.get("gpus") or fp.get("gpus") or []
+    gpus = machine.gpus or fp.get("gpus") or []
     names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
     if names:
         return " + ".join(f"{n} x {name}" for name, n in names.items())

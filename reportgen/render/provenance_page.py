@@ -57,16 +57,17 @@ def _open_with(path: str) -> str:
 
 
 def machine_section(exp: ExperimentData) -> list[str]:
-    m = exp.analysis.get("machine", {})
+    m = exp.analysis.machine
     rows = [
-        ["host", safe.text(m.get("hostname"))],
+        ["host", safe.text(m.hostname)],
         ["CPU", safe.text(machine_info.cpu_text(m, machine_info.fingerprint(exp)) or "n/a")],
-        ["driver", safe.text(m.get("driver") or "n/a")],
-        ["CUDA", safe.text(m.get("cuda") or "n/a")],
-        ["fingerprint", safe.code(m.get("fingerprint_id"))],
+        ["driver", safe.text(m.driver or "n/a")],
+        ["CUDA", safe.text(m.cuda or "n/a")],
+        ["fingerprint", safe.code(m.fingerprint_id)],
     ]
-    for g in m.get("gpus") or []:
+    for g in m.gpus or []:
         mem = g.get("memory_total_mib") or g.get("mem_total_mib")
+        mem = mem if isinstance(mem, (int, float)) else None
         rows.append(
             [f"GPU {safe.text(g.get('index'))}", safe.text(g.get("name")) + (f", {fmt_num(mem, 0)} MiB" if mem else "")]
         )
@@ -123,7 +124,7 @@ def packages_section(exp: ExperimentData) -> list[str]:
 
 
 def code_section(exp: ExperimentData) -> list[str]:
-    info = exp.analysis.get("experiment", {})
+    info = exp.analysis.experiment
     rows = []
     for r in exp.formal_runs():
         g = _json(r.provenance.get("git.json", "")) or {}
@@ -139,8 +140,8 @@ def code_section(exp: ExperimentData) -> list[str]:
         )
     out = [
         "## Code\n",
-        f"Baseline commit {safe.code(info.get('baseline_commit') or 'unknown')}, "
-        + ("**dirty working tree**" if info.get("dirty") else "clean working tree")
+        f"Baseline commit {safe.code(info.baseline_commit or 'unknown')}, "
+        + ("**dirty working tree**" if info.dirty else "clean working tree")
         + ".\n",
     ]
     if rows:
@@ -217,15 +218,15 @@ def artifacts_section(exp: ExperimentData) -> list[str]:
         "The files stay in `runs/`; they are listed here, not embedded.\n",
     ]
     rows = []
-    for p in exp.analysis.get("profiler_runs", []):
-        for a in p.get("artifacts", []):
-            path = f"{p.get('path')}/{a.get('path')}"
+    for p in exp.analysis.profiler_runs:
+        for a in p.artifacts:
+            path = f"{p.path}/{a.path}"
             rows.append(
                 [
                     safe.code(f"runs/{exp.name}/{path}"),
-                    _size(a.get("bytes")),
-                    safe.code(a.get("sha256")),
-                    safe.text(_open_with(str(a.get("path")))),
+                    _size(a.bytes),
+                    safe.code(a.sha256),
+                    safe.text(_open_with(a.path)),
                 ]
             )
     if rows:

@@ -3,6 +3,7 @@ it, and when (a risk table derived from the measured evidence)."""
 
 from __future__ import annotations
 
+from reportgen.analysis.document import Arm
 from reportgen.render import safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_change, fmt_num
@@ -11,11 +12,8 @@ from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.render.patch import reverse_patch
 
 
-def _peak(arm: dict) -> tuple[float | None, float | None]:
-    per = (arm.get("gpu") or {}).get("per_gpu") or []
-    peaks = [g.get("mem_peak_mib") for g in per if g.get("mem_peak_mib") is not None]
-    totals = [g.get("mem_total_mib") for g in per if g.get("mem_total_mib") is not None]
-    return (max(peaks) if peaks else None, min(totals) if totals else None)
+def _peak(arm: Arm) -> tuple[float | None, float | None]:
+    return arm.gpu.peak_mib(), arm.gpu.total_mib()
 
 
 def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
@@ -37,7 +35,7 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
                 ),
             ]
         )
-    steps = exp.analysis.get("settings", {}).get("steps_expected")
+    steps = exp.analysis.settings.steps_expected
     rows.append(
         [
             "Failure on a longer run",
@@ -52,14 +50,14 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
             "the primary metric is not better than before on the new machine: re-run this experiment there, apply the rollback if rejected",
         ]
     )
-    for c in exp.analysis.get("comparisons", []):
-        st = c.get("verdict", {}).get("status")
-        if c.get("candidate") == cand or st == "accepted":
+    for c in exp.analysis.comparisons:
+        st = c.verdict.status
+        if c.candidate == cand or st == "accepted":
             continue
-        cause = c.get("verdict", {}).get("cause") or c.get("verdict", {}).get("summary") or ""
+        cause = c.verdict.cause or c.verdict.summary or ""
         rows.append(
             [
-                safe.text(f"{c['candidate']} ({st})"),
+                safe.text(f"{c.candidate} ({st})"),
                 safe.text(cause),
                 "not part of this change; nothing to roll back, its flags stay as in the baseline",
             ]
@@ -68,9 +66,7 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
 
 
 def render(exp: ExperimentData) -> Page:
-    accepted = [
-        c["candidate"] for c in exp.analysis.get("comparisons", []) if c.get("verdict", {}).get("status") == "accepted"
-    ]
+    accepted = [c.candidate for c in exp.analysis.comparisons if c.verdict.status == "accepted"]
     md = ["# Rollback\n", "[← back to the experiment](../index.md)\n"]
     files: dict[str, bytes] = {}
     if not accepted:
@@ -78,21 +74,14 @@ def render(exp: ExperimentData) -> Page:
     for cand in accepted:
         arm = exp.arm(cand)
         comp = exp.comparison(cand)
-        diff = arm.get("diff") or ""
+        diff = arm.diff
         rev = reverse_patch(diff)
         fname = f"rollback-{cand}.patch"
         files[fname] = rev.encode()
-        gain = next(
-            (
-                r
-                for r in comp.get("headline", [])
-                if r.get("metric") == exp.analysis.get("settings", {}).get("primary", {}).get("key")
-            ),
-            {},
-        )
+        gain = next((r.change for r in comp.headline if r.metric == exp.analysis.primary.key), None)
         md += [
-            f"## Undo {safe.text(cand)}: {safe.text(arm.get('title') or '')}\n",
-            f"[{safe.text(cand)}](../{candidate_slug(cand)}/index.md) changed the primary metric by {fmt_change(gain.get('change'))}. "
+            f"## Undo {safe.text(cand)}: {safe.text(arm.title)}\n",
+            f"[{safe.text(cand)}](../{candidate_slug(cand)}/index.md) changed the primary metric by {fmt_change(gain)}. "
             "Rolling back restores the recipe's flags as they were at the baseline commit; no data, checkpoint or API migration is involved.\n",
             "### The reverse patch\n",
             safe.fence(rev or "(the candidate's diff is empty)", "diff", title=fname) + "\n",

@@ -1,16 +1,16 @@
 """Write the report pages into a MkDocs build (render stage; the one module that does I/O for pages).
 
-`generate()` is called by docs/gen_pages.py (mkdocs-gen-files) on every build: it brings stale
-analyses up to date (when the analysis stage is installed), loads each experiment, renders its
-pages, writes them with the given `open_file` (mkdocs_gen_files.open during a build), writes the
-vendored Vega bundle once and one static SVG per chart (cached by content hash), and writes the
-literate-nav SUMMARY.md from what exists. Nothing here knows MkDocs beyond `open_file`.
+`generate()` is called by docs/gen_pages.py (mkdocs-gen-files) on every build: it checks that
+every experiment's analysis.json is current (and stops with one line naming `reportgen analyze`
+when one is not: the site build only reads runs/, see docs/site.md), loads each experiment,
+renders its pages, writes them with the given `open_file` (mkdocs_gen_files.open during a build),
+writes the vendored Vega bundle once and one static SVG per chart (cached by content hash), and
+writes the literate-nav SUMMARY.md from what exists. Nothing here knows MkDocs beyond `open_file`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
 from reportgen.render import candidate_page, charts, experiment_page, home_page, provenance_page, rollback_page
 from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
 from reportgen.store import layout
+from reportgen.store.freshness import stale_reason
 
 VEGA_ASSET = "assets/vendor/vega-bundle.js"
 SVG_WIDTH = 720
@@ -41,7 +43,6 @@ class SiteOptions:
     shorten_paths: bool = False
     repo_root: Path | None = None
     cache_dir: Path | None = None
-    analyze_stale: bool = True
     docs_dir: Path | None = None  # project docs listed in the nav after the reports
     exclude_docs: tuple[str, ...] = field(default=("SUMMARY.md",))
 
@@ -54,12 +55,11 @@ class SiteOptions:
         env_svg = os.environ.get("REPORTGEN_SVG_FALLBACK")
         if env_svg is not None:
             cfg["svg_fallback"] = env_svg.lower() in ("1", "true", "yes", "on")
-        known = {k: v for k, v in cfg.items() if k in ("svg_fallback", "shorten_paths", "analyze_stale")}
+        known = {k: v for k, v in cfg.items() if k in ("svg_fallback", "shorten_paths")}
         unknown = sorted(set(cfg) - set(known))
         if unknown:
             raise UserError(
-                f"mkdocs.yml extra.reportgen: unknown key(s) {', '.join(unknown)}; "
-                "known: svg_fallback, shorten_paths, analyze_stale"
+                f"mkdocs.yml extra.reportgen: unknown key(s) {', '.join(unknown)}; known: svg_fallback, shorten_paths"
             )
         return cls(**known, **kw)
 
@@ -71,34 +71,22 @@ def default_cache_dir() -> Path:
     return Path(base)
 
 
-def refresh_analysis(exp_dir: Path) -> None:
-    """Analyze an experiment whose analysis.json is missing or older than its runs.
-
-    Uses the analysis stage (`reportgen.analyze`) when it is installed; without it a missing
-    analysis.json is an error (the site never invents numbers).
-    """
-    try:
-        analyze = importlib.import_module("reportgen.analyze")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("reportgen.analyze",):
-            raise
-        analyze = None
-    if analyze is not None:
-        if analyze.is_stale(exp_dir):
-            analyze.analyze_experiment(exp_dir)
-        return
-    if not (exp_dir / layout.ANALYSIS).is_file():
+def require_current(exp_dir: Path, runs_root: Path) -> None:
+    """Stop the build when an experiment's analysis.json is missing, of another schema or older
+    than its runs: the site renders what `reportgen analyze` wrote and never writes runs/ itself."""
+    why = stale_reason(exp_dir, SCHEMA_VERSION)
+    if why is not None:
+        runs_opt = "" if Path(runs_root).resolve() == Path("runs").resolve() else f" --runs {runs_root}"
         raise UserError(
-            f"{exp_dir / layout.ANALYSIS}: missing and the analysis stage (reportgen.analyze) "
-            "is not installed; run `reportgen analyze` or install reportgen fully"
+            f"{exp_dir / layout.ANALYSIS}: {why}; run `reportgen analyze {exp_dir.name}{runs_opt}`, then build again"
         )
 
 
 def render_experiment(exp: ExperimentData, *, svg: bool = True) -> list[Page]:
     """All pages of one experiment: overview, one write-up per candidate, rollback, provenance."""
     pages = [experiment_page.render(exp, svg=svg)]
-    for c in exp.analysis.get("comparisons", []):
-        pages.append(candidate_page.render(exp, c["candidate"], svg=svg))
+    for c in exp.analysis.comparisons:
+        pages.append(candidate_page.render(exp, c.candidate, svg=svg))
     pages += [rollback_page.render(exp), provenance_page.render(exp)]
     return pages
 
@@ -262,8 +250,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     charts.set_template_store(cache / "templates" if cache is not None else None)
     experiments: list[ExperimentData] = []
     for exp_dir in layout.iter_experiments(runs_root):
-        if options.analyze_stale:
-            refresh_analysis(exp_dir)
+        require_current(exp_dir, runs_root)
         experiments.append(load_experiment(exp_dir, shorten=shorten))
     written: list[Page] = []
     per_exp: list[tuple[str, list[Page]]] = []

@@ -37,7 +37,7 @@ def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     # with the workload's metric keys, gpu.parquet, events.json and manifests.
     exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.2)}, repeats=2, order="interleaved")
     doc = json.loads(analyze_experiment(exp).read_text())
-    assert doc["schema_version"] == 1 and doc["kind"] == "reportgen.analysis"
+    assert doc["schema_version"] == 2 and doc["kind"] == "reportgen.analysis"
     base = doc["arms"][0]
     assert base["id"] == "baseline" and len(base["runs"]) == 2
     rows = base["windows"]["perf/step_resp_token_per_s"]

@@ -3,6 +3,7 @@ import json
 import pandas as pd
 import pytest
 
+from reportgen.analyze import is_stale
 from reportgen.cli import main
 
 from .conftest import TRACE, relax_stdout
@@ -60,7 +61,9 @@ def test_ingest_end_to_end(setup, capsys):
         == 0
     )
     run = runs / "offload" / "baseline" / "1"
-    assert capsys.readouterr().out.strip() == str(run)
+    # the run's path, then the analysis it leaves current (the site build only reads it)
+    assert capsys.readouterr().out.strip().splitlines() == [str(run), f"analysis: {runs / 'offload' / 'analysis.json'}"]
+    assert not is_stale(runs / "offload")
     assert (runs / "offload" / "experiment.toml").read_text() == SPEC
     assert sorted(p.name for p in run.iterdir()) == [
         "events.json",
@@ -106,6 +109,9 @@ def test_ingest_end_to_end(setup, capsys):
     assert main(["ingest", str(clean), "--spec", str(spec), "--arm", "A1", "--runs", str(runs)]) == 0
     assert json.loads((runs / "offload" / "A1" / "2" / "manifest.json").read_text())["status"] == "complete"
     assert sorted(p.name for p in (runs / "offload" / "A1").iterdir()) == ["1", "2"]
+    assert not is_stale(runs / "offload")
+    assert main(["ingest", str(clean), "--spec", str(spec), "--arm", "A1", "--runs", str(runs), "--no-analyze"]) == 0
+    assert is_stale(runs / "offload")
 
 
 def run_err(args, capsys):

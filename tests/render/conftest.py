@@ -63,13 +63,26 @@ def svg_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("svg-cache")
 
 
+def tree_snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (relative path -> bytes): equal snapshots mean a byte-identical tree."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, svg_cache) -> Path:
-    """runs/ with the four-arm fixture, built with `mkdocs build --strict`; returns site/."""
+def built_project(tmp_path_factory, svg_cache) -> tuple[Path, dict[str, bytes]]:
+    """A project whose runs/ holds the four-arm fixture, built with `mkdocs build --strict`;
+    returns the project and a snapshot of runs/ taken before the build."""
     project = make_project(tmp_path_factory.mktemp("project"))
     site_fixture.build_experiment(project / "runs")
+    before = tree_snapshot(project / "runs")
     mkdocs_build(project, svg_cache)
-    return project / "site"
+    return project, before
+
+
+@pytest.fixture(scope="session")
+def built_site(built_project) -> Path:
+    """site/ of `built_project`."""
+    return built_project[0] / "site"
 
 
 class Server:

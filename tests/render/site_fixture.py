@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reportgen.analysis.document import AnalysisDocument, Interval
 from reportgen.store.atomic import write_bytes, write_json, write_parquet, write_text
 
 PLANTED = "<script>alert(1)</script>"
@@ -381,8 +382,6 @@ def build_experiment(
         )
     comparisons = [_comparison(c, series, windows, steps, fail_step) for c in ("A1", "A2", "A3")]
     analysis = {
-        "schema_version": 1,
-        "kind": "reportgen.analysis",
         "generated_utc": _utc(clock),
         "reportgen_version": "0.1.0",
         "inputs_sha256": None,  # filled in below, once every input file is written
@@ -407,12 +406,14 @@ def build_experiment(
             "min_effect": 0.05,
             "confidence": 0.95,
             "method": "block-bootstrap",
+            "seed": 20260805,
             "site_url": None,
         },
         "machine": {
             "fingerprint_id": "5f1c9a",
             "hostname": "gpu-node-7",
-            "cpu": "2 x AMD EPYC 7513 32-Core",
+            "cpu_model": "AMD EPYC 7513 32-Core",
+            "cpu_count": 64,
             "gpus": [{"index": g, "name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920} for g in range(gpus)],
             "driver": "580.95.05",
             "cuda": "12.9",
@@ -425,7 +426,8 @@ def build_experiment(
     from reportgen.analyze import inputs_sha256
 
     analysis["inputs_sha256"] = inputs_sha256(exp)
-    write_json(exp / "analysis.json", analysis)
+    # Through the model: the fixture is a valid analysis.json of the current schema by construction.
+    write_json(exp / "analysis.json", AnalysisDocument.model_validate(analysis).to_json())
     return exp
 
 
@@ -614,10 +616,17 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
         part = c["resp"][w["start"] : w["end"] + 1]
         cw = float(np.mean(part)) if len(part) else None
         wins.append(
-            {"window": w["name"], "baseline": bw, "candidate": cw, "change": None if cw is None else cw / bw - 1}
+            {
+                "window": w["name"],
+                "start": w["start"],
+                "end": w["end"],
+                "baseline": bw,
+                "candidate": cw,
+                "change": None if cw is None else cw / bw - 1,
+            }
         )
-    if failed:
-        interval = None
+    if failed:  # no interval: the candidate has no complete run
+        interval = Interval(confidence=0.95, method="block-bootstrap", n_baseline=steps - windows[0]["start"])
         verdict = {
             "status": "failed",
             "summary": f"Failed at step {fail_step}: CUDA out of memory; no measurement.",
@@ -680,6 +689,8 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
             "evidence": None,
         },
     ]
+    for g in guard:
+        g["status"] = "pass" if g["passed"] else "fail"
     return {
         "candidate": cand,
         "baseline": "baseline",

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
+
+from reportgen.store.atomic import write_json
+from tests.render import site_fixture
+from tests.render.conftest import build_env, make_project, tree_snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -54,3 +61,42 @@ def test_nav_lists_reports(built_site):
     html = (built_site / "reports/grpo-offload/index.html").read_text()
     for target in ("A1/", "A2/", "A3/", "rollback/", "provenance/"):
         assert f'href="{target}"' in html or f'href="./{target}"' in html, target
+
+
+def test_site_build_leaves_runs_byte_identical(built_project):
+    project, before = built_project
+    assert tree_snapshot(project / "runs") == before
+
+
+@pytest.mark.parametrize("change", ["missing", "stale", "old-schema"])
+def test_build_refuses_an_analysis_that_is_not_current(tmp_path, svg_cache, change):
+    """The build reads runs/ only: it stops with one line naming `reportgen analyze`, writes nothing."""
+    project = make_project(tmp_path / "project")
+    exp = site_fixture.build_experiment(project / "runs")
+    analysis = exp / "analysis.json"
+    if change == "missing":
+        analysis.unlink()
+        why = "missing"
+    elif change == "stale":
+        patch = exp / "A1" / "1" / "recipe.patch"
+        patch.write_text(patch.read_text() + "\n")
+        why = "its runs changed since it was written"
+    else:
+        doc = json.loads(analysis.read_text())
+        write_json(analysis, {**doc, "schema_version": 1})
+        why = "schema 1, this reportgen reads 2"
+    before = tree_snapshot(project / "runs")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=project,
+        env=build_env(svg_cache),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1, proc.stderr[-2000:]
+    assert f"{analysis}: {why}; run `reportgen analyze grpo-offload`" in errors[0]
+    assert "Traceback" not in proc.stderr
+    assert tree_snapshot(project / "runs") == before

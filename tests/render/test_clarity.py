@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from reportgen.analysis.document import AnalysisDocument, GuardrailResult, Machine
 from reportgen.render import blocks, candidate_page, experiment_page, home_page, machine, provenance_page
 from reportgen.render.load import load_experiment
 from tests.render import site_fixture
@@ -37,9 +38,9 @@ def exp(tmp_path_factory):
 
 def _with(exp, edit):
     """A copy of the experiment whose analysis.json was changed by `edit`."""
-    analysis = copy.deepcopy(exp.analysis)
+    analysis = copy.deepcopy(exp.analysis.to_json())
     edit(analysis)
-    return dataclasses.replace(exp, analysis=analysis)
+    return dataclasses.replace(exp, analysis=AnalysisDocument.model_validate(analysis))
 
 
 def test_not_checkable_guardrail_is_neutral_not_a_failure(exp):
@@ -50,10 +51,14 @@ def test_not_checkable_guardrail_is_neutral_not_a_failure(exp):
     md = candidate_page.render(changed, "A1").markdown
     line = next(x for x in md.splitlines() if "Identical model" in x)
     assert "rg-na" in line and "✗" not in line
+
     # the failures stay failures, the passes stay passes
-    assert blocks.guardrail_mark({"status": "fail", "passed": False}).count("✗") == 1
-    assert "✓" in blocks.guardrail_mark({"passed": True})
-    assert "n/a" in blocks.guardrail_mark({"passed": None})
+    def guard(status: str) -> GuardrailResult:
+        return GuardrailResult(id="g", title="g", status=status)  # type: ignore[arg-type]
+
+    assert blocks.guardrail_mark(guard("fail")).count("✗") == 1
+    assert "✓" in blocks.guardrail_mark(guard("pass"))
+    assert "n/a" in blocks.guardrail_mark(guard("not_applicable"))
     assert ".rg-na" in CSS.read_text()
 
 
@@ -92,9 +97,11 @@ def test_machine_is_its_hardware_and_the_hostname_stays_on_provenance(exp):
     assert "gpu-node-7" in provenance_page.render(exp).markdown
     assert "gpu-node-7" not in home_page.render([exp]).markdown
     fp = {"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16}
-    assert machine.summary({"hostname": "vm", "gpus": []}, fp) == "Intel(R) Xeon(R) Processor, 16 cores"
-    assert machine.summary({"gpus": [{"name": "H200"}, {"name": "H200"}, {"name": "L4"}]}, {}) == "2 x H200 + 1 x L4"
-    assert machine.summary({"hostname": "vm"}, {}) == "machine unknown"
+    assert machine.summary(Machine(hostname="vm", gpus=[]), fp) == "Intel(R) Xeon(R) Processor, 16 cores"
+    assert (
+        machine.summary(Machine(gpus=[{"name": "H200"}, {"name": "H200"}, {"name": "L4"}]), {}) == "2 x H200 + 1 x L4"
+    )
+    assert machine.summary(Machine(hostname="vm"), {}) == "machine unknown"
 
 
 def test_failed_candidate_shows_the_memory_cap(tmp_path):

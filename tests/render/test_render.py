@@ -48,35 +48,37 @@ def test_experiment_page_answers_first(exp):
     assert answer < md.index("## Headline") < md.index("## Windows") < md.index("## Curves")
     head = md[answer : md.index("## Hypothesis")]
     a1 = exp.comparison("A1")
-    est = a1["interval"]["estimate"] - 1
+    assert a1.interval.estimate is not None
+    est = a1.interval.estimate - 1
     assert f"A1 accepted: response tokens/s {est * 100:+.2f}%" in head
     assert "A2 failed: OOM at step 9, tried to allocate 2.46 GiB" in head
     assert "A3 rejected" in head and "95% CI" in head
     # unrounded change, rounded display: the table's change is computed from the stored change
-    row = next(r for r in a1["headline"] if r["metric"] == "perf/step_resp_token_per_s")
-    assert f"| {row['baseline']:.3f} tok/s | {row['candidate']:.3f} tok/s | {row['change'] * 100:+.2f}% |" in md
+    row = next(r for r in a1.headline if r.metric == "perf/step_resp_token_per_s")
+    assert f"| {row.baseline:.3f} tok/s | {row.candidate:.3f} tok/s | {row.change * 100:+.2f}% |" in md
     # planted markup from the hypothesis stays text
     assert "<b>not bold</b>" not in md and "&lt;b&gt;not bold&lt;/b&gt;" in md
 
 
 def test_window_tables_have_every_statistic(exp):
     md = experiment_page.render(exp).markdown
-    base = exp.arm("baseline")["windows"]["perf/step_resp_token_per_s"]
+    base = exp.arm("baseline").windows["perf/step_resp_token_per_s"]
     for w in base[:3]:
         assert (
-            f"| {w['window']} | {w['start']}-{w['end']} | {w['n']} | {w['mean']:.3f} | {w['std']:.3f} | {w['median']:.3f} | {w['p95']:.3f} |"
+            f"| {w.window} | {w.start}-{w.end} | {w.n} | {w.mean:.3f} | {w.std:.3f} | {w.median:.3f} | {w.p95:.3f} |"
             in md
         )
-    overall = exp.arm("A1")["overall"]["perf/step_resp_token_per_s"]
+    overall = exp.arm("A1").overall["perf/step_resp_token_per_s"]
     assert f"**{overall:.3f}**" in md
 
 
 def test_not_significant_shows_tilde(exp):
+    from reportgen.analysis.document import Interval
     from reportgen.render.blocks import interval_text
 
-    assert interval_text(
-        {"estimate": 1.01, "low": 0.99, "high": 1.03, "significant": False, "confidence": 0.95}
-    ).startswith("~ no significant change")
+    assert interval_text(Interval(estimate=1.01, low=0.99, high=1.03, significant=False, confidence=0.95)).startswith(
+        "~ no significant change"
+    )
 
 
 def test_every_chart_has_data_and_marks(exp):
@@ -114,8 +116,8 @@ def test_failed_candidate_leads_with_cause_and_excerpt(exp):
 
 def test_rejected_candidate_shows_regression(exp):
     md = candidate_page.render(exp, "A3").markdown
-    row = next(r for r in exp.comparison("A3")["headline"] if r["metric"] == "perf/step_resp_token_per_s")
-    assert row["change"] < 0 and f"{row['change'] * 100:+.2f}%" in md
+    row = next(r for r in exp.comparison("A3").headline if r.metric == "perf/step_resp_token_per_s")
+    assert row.change is not None and row.change < 0 and f"{row.change * 100:+.2f}%" in md
     assert "--max-tokens-per-gpu 8192" in md
 
 
@@ -134,8 +136,8 @@ def test_provenance_lists_versions_hashes_and_artifacts(exp):
     assert "No difference between the 4 runs" in md
     assert "580.95.05" in md and "torch" in md and "d52cd0aca9b3" in md
     assert "Perfetto" in md and "memory viz" in md
-    art = exp.analysis["profiler_runs"][0]["artifacts"][0]
-    assert art["sha256"] in md
+    art = exp.analysis.profiler_runs[0].artifacts[0]
+    assert art.sha256 and art.sha256 in md
 
 
 def test_provenance_flags_package_differences(tmp_path):

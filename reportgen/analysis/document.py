@@ -1,0 +1,338 @@
+"""The analysis.json document: one typed, versioned model that the analysis builds and render reads.
+
+Part of reportgen.analysis (pure). Every key of `runs/<experiment>/analysis.json` is declared
+here once, with its meaning in the field's description; docs/formats/analysis.md carries the
+JSON Schema generated from these classes (scripts/gen_formats.py), and a test fails when the two
+drift. Numbers are unrounded (rounding is the renderer's job) and a missing value is `null`.
+
+Why a model and not a dict: the document is the contract between the analysis and every page,
+the PR body and the tests' fixtures; with a model, adding a field is one edit that a type checker
+follows to every reader, and an old file is refused with one line instead of a KeyError deep in
+a page.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from reportgen.errors import UserError
+
+SCHEMA_VERSION: Final = 2  # also the Literal of AnalysisDocument.schema_version
+KIND: Final = "reportgen.analysis"
+
+Number = int | float
+Direction = Literal["higher", "lower"]
+VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"]
+GuardrailStatus = Literal["pass", "fail", "not_applicable"]
+
+
+class _Model(BaseModel):
+    # Unknown keys are an error: a misspelt field must not silently read as its default.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Experiment(_Model):
+    """What was tested and on which code."""
+
+    name: str = Field(description="Folder name under runs/.")
+    title: str = Field(description="The spec's title.")
+    hypothesis: str = Field(default="", description="The spec's hypothesis, as written.")
+    issue: str | None = Field(default=None, description="Issue URL or reference from the spec.")
+    pr: str | None = Field(default=None, description="Pull-request URL or reference from the spec.")
+    spec_sha256: str = Field(default="", description="SHA-256 of runs/<experiment>/experiment.toml.")
+    profile: str | None = Field(default=None, description="The spec profile the runs were made with.")
+    created_utc: str | None = Field(default=None, description="Start of the first run (ISO 8601, UTC).")
+    baseline_commit: str | None = Field(
+        default=None, description="Commit of the baseline run's code (provenance/git.json)."
+    )
+    dirty: bool | None = Field(default=None, description="Whether that working tree had uncommitted changes.")
+
+
+class Primary(_Model):
+    """The primary metric: decided here once; every reader takes it from `settings.primary`."""
+
+    key: str = Field(description='Metric key, e.g. "perf/step_resp_token_per_s".')
+    direction: Direction = Field(description='"higher" or "lower" is better.')
+
+
+class Window(_Model):
+    name: str = Field(description='"W1", "W2", ...')
+    start: int = Field(description="First step of the window (inclusive).")
+    end: int = Field(description="Last step of the window (inclusive).")
+
+
+class Settings(_Model):
+    """The spec's [analysis] table as applied."""
+
+    primary: Primary
+    secondary: list[str] = Field(default_factory=list, description="Secondary metric keys.")
+    warmup_steps: int = Field(description="Steps before the first window (not analysed).")
+    steps_expected: int | None = Field(default=None, description="Steps each formal run should complete.")
+    windows: list[Window] = Field(description="Pre-declared windows of steps.")
+    min_effect: float = Field(description="Smallest relative change that counts (0.05 = 5 %).")
+    confidence: float = Field(description="Confidence level of the intervals (0.95).")
+    method: str = Field(description='Interval method: "block-bootstrap" or "batch-means".')
+    seed: int | None = Field(default=None, description="Seed of the bootstrap: the interval is reproducible.")
+    site_url: str | None = Field(default=None, description="Where the report site is published (for the PR body).")
+
+
+class Machine(_Model):
+    """The machine the campaign ran on (campaign.json's fingerprint)."""
+
+    fingerprint_id: str | None = None
+    hostname: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    gpus: list[dict[str, JsonValue]] | None = Field(
+        default=None,
+        description="One entry per GPU as the fingerprint recorded it (index, name, uuid, ...); null: not recorded.",
+    )
+    driver: str | None = None
+    cuda: str | None = None
+
+
+class FixedFlag(_Model):
+    flag: str = Field(description="A flag no candidate may change (spec `workload.flags`).")
+    value: str | None = Field(default=None, description="Its value in the baseline's effective command line.")
+
+
+class RunEvent(_Model):
+    """One entry of the run's events.json (see docs/formats/runs.md)."""
+
+    kind: str = Field(description='"oom", "nan", "traceback", "abnormal_exit", ...')
+    step: int | None = None
+    stream: str = Field(default="stdout", description='"stdout" or "stderr".')
+    line: int | None = Field(default=None, description="Line in that stream's log.")
+    message: str = ""
+    excerpt: list[str] = Field(default_factory=list, description="Log lines around the event.")
+    details: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class RunSummary(_Model):
+    """One run of an arm."""
+
+    repeat: int
+    role: str = Field(description='"formal" or "profile".')
+    status: str = Field(description='"complete", "failed", "interrupted", "running" or "unknown".')
+    path: str = Field(description='Relative to the experiment folder, e.g. "baseline/1".')
+    started_utc: str | None = None
+    duration_s: float | None = None
+    exit_code: int | None = None
+    steps_completed: int = 0
+    events: list[RunEvent] = Field(default_factory=list)
+    gpu_available: bool = False
+    overall: float | None = Field(default=None, description="This run's primary metric: mean of its window means.")
+    failure: str | None = Field(default=None, description='Why it failed, in words ("OOM at step 9, tried to ...").')
+    notes: list[str] = Field(default_factory=list, description="Problems met reading the run's files.")
+
+
+class WindowStats(_Model):
+    """One metric over one window; `window` is "all" for all windows pooled."""
+
+    window: str
+    start: int
+    end: int
+    n: int
+    mean: float | None = None
+    std: float | None = Field(default=None, description="Sample standard deviation (ddof=1).")
+    median: float | None = None
+    p95: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+class GpuPeak(_Model):
+    index: int
+    uuid: str | None = None
+    name: str | None = None
+    util_mean: float | None = Field(default=None, description="Mean utilization in the windows' time span, %.")
+    mem_peak_mib: float | None = Field(default=None, description="Peak memory used (nvidia-smi), MiB.")
+    mem_total_mib: float | None = None
+
+
+class GpuSummary(_Model):
+    """GPU samples inside the windows' time span."""
+
+    available: bool = False
+    util_mean: float | None = None
+    per_gpu: list[GpuPeak] = Field(default_factory=list)
+    samples: int = Field(default=0, description="Number of 1 Hz samples used.")
+    notes: list[str] = Field(default_factory=list)
+
+    def peak_mib(self) -> float | None:
+        peaks = [g.mem_peak_mib for g in self.per_gpu if g.mem_peak_mib is not None]
+        return max(peaks) if peaks else None
+
+    def total_mib(self) -> float | None:
+        totals = [g.mem_total_mib for g in self.per_gpu if g.mem_total_mib is not None]
+        return min(totals) if totals else None
+
+
+class Arm(_Model):
+    """The baseline or one candidate, with its runs and per-window statistics."""
+
+    id: str = Field(description='"baseline", "A1", ...')
+    title: str
+    rationale: str = ""
+    base: str | None = Field(default=None, description="The arm this candidate's patch applies on top of.")
+    diff: str = Field(
+        default="", description="Unified diff of the recipe against the original (empty for the baseline)."
+    )
+    runs: list[RunSummary] = Field(default_factory=list)
+    windows: dict[str, list[WindowStats]] = Field(
+        default_factory=dict, description="Metric key -> one row per window, then the pooled row."
+    )
+    overall: dict[str, float | None] = Field(default_factory=dict, description="Metric key -> mean of window means.")
+    gpu: GpuSummary = GpuSummary()
+    workload: dict[str, str | None] = Field(
+        default_factory=dict, description="Effective values of the fixed, batch and length-limit flags."
+    )
+
+    def formal_runs(self) -> list[RunSummary]:
+        return [r for r in self.runs if r.role == "formal"]
+
+
+class HeadlineRow(_Model):
+    metric: str = Field(
+        description='Metric key; also "perf/step_time:p95", "gpu/util_mean", "gpu/<i>/util_mean", '
+        '"gpu/<i>/mem_peak_mib", "steps_completed" (change = difference in steps) and '
+        '"workload/limits" (values are strings, change null).'
+    )
+    label: str
+    unit: str = ""
+    better: Direction | None = None
+    baseline: Number | str | None = None
+    candidate: Number | str | None = None
+    change: Number | None = Field(default=None, description="candidate/baseline - 1 (a fraction).")
+    text: str | None = Field(default=None, description='"unchanged" or "changed" for rows of strings.')
+
+
+class WindowChange(_Model):
+    window: str
+    start: int
+    end: int
+    baseline: float | None = None
+    candidate: float | None = None
+    change: float | None = None
+
+
+class Interval(_Model):
+    """Ratio candidate/baseline of the primary metric's mean, with its confidence interval."""
+
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float = 0.95
+    method: str = ""
+    n_baseline: int = 0
+    n_candidate: int = 0
+    block_length: int | None = None
+    significant: bool = Field(default=False, description="The interval excludes 1.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Repeats(_Model):
+    n: int = Field(description="Formal runs per arm (the smaller of the two).")
+    ratios: list[float] = Field(description="Candidate/baseline per candidate run.")
+    spread: float | None = None
+    interleaved: bool
+    paired: bool
+
+
+class GuardrailResult(_Model):
+    id: str = Field(
+        description="steps_completed, no_failures, samples_per_step, token_accounting, finite_training, "
+        "fixed_workload, same_inputs, same_machine, no_profiler"
+    )
+    title: str
+    status: GuardrailStatus
+    passed: bool | None = Field(default=None, description="Same as status; null when not applicable.")
+    reason: str = ""
+    evidence: str | None = Field(default=None, description='Where to look, e.g. "A1/1/stdout.log:812".')
+
+
+class Verdict(_Model):
+    status: VerdictStatus
+    summary: str = Field(description="One sentence.")
+    cause: str | None = Field(default=None, description="Why it failed or is invalid, in words.")
+
+
+class Comparison(_Model):
+    """One candidate against the baseline."""
+
+    candidate: str
+    baseline: str = "baseline"
+    headline: list[HeadlineRow] = Field(default_factory=list)
+    windows: list[WindowChange] = Field(default_factory=list, description="Primary metric per window.")
+    interval: Interval = Interval()
+    consistent_direction: bool = Field(default=False, description="Better in every window.")
+    repeats: Repeats | None = Field(default=None, description="Present when an arm has two or more formal runs.")
+    guardrails: list[GuardrailResult] = Field(default_factory=list)
+    verdict: Verdict
+
+
+class Artifact(_Model):
+    path: str
+    bytes: int | None = None
+    sha256: str | None = None
+
+
+class ProfilerRun(_Model):
+    arm: str
+    path: str
+    status: str
+    artifacts: list[Artifact] = Field(default_factory=list)
+
+
+class AnalysisDocument(_Model):
+    """runs/<experiment>/analysis.json."""
+
+    schema_version: Literal[2] = 2
+    kind: Literal["reportgen.analysis"] = "reportgen.analysis"
+    generated_utc: str = ""
+    reportgen_version: str = ""
+    inputs_sha256: str | None = Field(
+        default=None, description="Digest of every file the analysis read: the document is stale when they change."
+    )
+    experiment: Experiment
+    settings: Settings
+    machine: Machine = Machine()
+    fixed_workload: list[FixedFlag] = Field(default_factory=list)
+    arms: list[Arm] = Field(default_factory=list)
+    comparisons: list[Comparison] = Field(default_factory=list)
+    profiler_runs: list[ProfilerRun] = Field(default_factory=list)
+
+    @property
+    def primary(self) -> Primary:
+        return self.settings.primary
+
+    def arm_ids(self) -> list[str]:
+        return [a.id for a in self.arms]
+
+    def arm(self, arm_id: str) -> Arm | None:
+        return next((a for a in self.arms if a.id == arm_id), None)
+
+    def comparison(self, candidate: str) -> Comparison | None:
+        return next((c for c in self.comparisons if c.candidate == candidate), None)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The JSON-ready form (non-finite floats become null)."""
+        return self.model_dump(mode="json")
+
+
+def parse(data: object, source: str, experiment: str | None = None) -> AnalysisDocument:
+    """Validate a loaded analysis.json; anything else is one UserError line naming what to run."""
+    redo = f"run `reportgen analyze {experiment}`" if experiment else "run `reportgen analyze`"
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise UserError(f"{source}: not an analysis.json (kind {KIND!r} missing); {redo}")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise UserError(f"{source} has schema {version}, this reportgen reads {SCHEMA_VERSION}: {redo}")
+    try:
+        return AnalysisDocument.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "document"
+        raise UserError(f"{source}: {where}: {err['msg']} ({exc.error_count()} problem(s)); {redo}") from None

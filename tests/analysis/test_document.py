@@ -1,0 +1,98 @@
+"""analysis.json's model: its documentation cannot drift, its examples validate, and a file of
+another schema or shape is refused with one line naming `reportgen analyze`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from reportgen.analysis import schema_doc
+from reportgen.analysis.document import SCHEMA_VERSION, AnalysisDocument, parse
+from reportgen.errors import UserError
+from reportgen.render.load import load_analysis
+from reportgen.store.atomic import write_json
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "formats" / "analysis.md"
+SHOWCASE = Path(__file__).resolve().parents[2] / "runs" / "showcase-h200-grpo-offload"
+
+
+def _json_blocks(text: str) -> list[str]:
+    return re.findall(r"^```json\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def _example() -> dict:
+    blocks = [json.loads(b) for b in _json_blocks(DOC.read_text())]
+    docs = [b for b in blocks if b.get("kind") == "reportgen.analysis"]
+    assert docs, "docs/formats/analysis.md has no example document"
+    return docs[0]
+
+
+def test_generated_reference_matches_the_model():
+    page = DOC.read_text()
+    assert schema_doc.BEGIN in page and schema_doc.END in page
+    assert schema_doc.replace_generated(page) == page, "run `PYTHONPATH=. python scripts/gen_formats.py`"
+
+
+def test_drift_is_detected():
+    page = DOC.read_text()
+    edited = page.replace("| `inputs_sha256` |", "| `inputs_digest` |", 1)
+    assert edited != page and schema_doc.replace_generated(edited) != edited
+
+
+def test_documented_example_is_a_valid_document():
+    doc = parse(_example(), "docs/formats/analysis.md")
+    assert doc.schema_version == SCHEMA_VERSION
+    assert doc.primary.key == "perf/step_resp_token_per_s"
+    assert doc.comparison("A1") is not None and doc.arm("baseline") is not None
+    # the example round-trips through the model unchanged
+    assert AnalysisDocument.model_validate(doc.to_json()) == doc
+
+
+def test_documented_refusal_line_is_the_real_one():
+    data = {**_example(), "schema_version": 1}
+    with pytest.raises(UserError) as err:
+        parse(data, "runs/grpo-offload/analysis.json", "grpo-offload")
+    assert f"```text\n{err.value}\n```" in DOC.read_text()
+
+
+def test_committed_showcase_is_current_schema():
+    doc = load_analysis(SHOWCASE)
+    assert doc.experiment.name == SHOWCASE.name and doc.comparisons
+
+
+@pytest.mark.parametrize("version", [1, 3, None])
+def test_other_schema_version_is_one_line(tmp_path, version):
+    exp = tmp_path / "grpo-offload"
+    data = {**_example(), "schema_version": version}
+    write_json(exp / "analysis.json", data)
+    with pytest.raises(UserError) as err:
+        load_analysis(exp)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert f"has schema {version}, this reportgen reads {SCHEMA_VERSION}: run `reportgen analyze grpo-offload`" in msg
+
+
+def test_malformed_document_is_one_line(tmp_path):
+    exp = tmp_path / "grpo-offload"
+    data = _example()
+    data["comparisons"][0]["verdict"]["status"] = "great"
+    data["arms"][0]["runs"][0]["surprise"] = 1
+    write_json(exp / "analysis.json", data)
+    with pytest.raises(UserError) as err:
+        load_analysis(exp)
+    msg = str(err.value)
+    assert "\n" not in msg and "2 problem(s)" in msg and "reportgen analyze grpo-offload" in msg
+    assert msg.startswith(f"{exp / 'analysis.json'}: arms.0.runs.0.surprise")
+
+
+def test_missing_and_foreign_files(tmp_path):
+    exp = tmp_path / "x"
+    exp.mkdir()
+    with pytest.raises(UserError, match="missing; run `reportgen analyze x`"):
+        load_analysis(exp)
+    write_json(exp / "analysis.json", {"kind": "something.else"})
+    with pytest.raises(UserError, match=r"not an analysis\.json"):
+        load_analysis(exp)
