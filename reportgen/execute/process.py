@@ -114,12 +114,16 @@ class LocalProcess:
         rc = self._proc.wait()
         return exit_info(rc)
 
-    def reap_group(self) -> None:
+    def finish(self) -> None:
         """After the leader exits, stop any process of its group left behind."""
         if self.pgid is not None and group_alive(self.pgid):
             _signal_group(self.pgid, signal.SIGTERM)
             time.sleep(0.5)
             _signal_group(self.pgid, signal.SIGKILL)
+
+    def capture_result(self) -> None:
+        """Nothing: a local run's provenance and GPU samples are recorded by the runner itself."""
+        return None
 
 
 def _signal_group(pgid: int | None, sig: int) -> None:

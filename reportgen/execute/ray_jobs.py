@@ -1,7 +1,7 @@
 """Ray executor (execute stage): each run is a Ray job pinned to one node per experiment.
 
-The runner (reportgen.execute.runner) stays in charge of runs/: it calls the launcher made
-here instead of starting a local process group. Each run becomes one job submitted through
+The runner (reportgen.execute.runner) stays in charge of runs/: it is given the `RayExecutor`
+made here instead of the local one (both implement reportgen.execute.executor.Executor). Each run becomes one job submitted through
 Ray's Job Submission API, whose entrypoint is reportgen.execute.ray_node on the node: that
 wrapper records provenance and GPU samples beside the workload and ships them back through
 the job log, which is followed here and split back into stdout.log / stderr.log.
@@ -24,7 +24,6 @@ import io
 import json
 import os
 import shlex
-import signal
 import sys
 import tarfile
 import threading
@@ -38,7 +37,11 @@ from typing import Any
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 from reportgen.execute import ray_node
+from reportgen.execute.executor import CaptureRequest, NodeCapture
 from reportgen.execute.process import ExitInfo, stop_orphaned_group
+from reportgen.execute.progress import ProgressDisplay
+from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
+from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan
 from reportgen.store.runs import read_campaign
 
@@ -260,11 +263,11 @@ def extract_into(blob: bytes, run_dir: Path) -> None:
         tar.extractall(run_dir, members=members, filter="data")
 
 
-# -- launcher and job ----------------------------------------------------------------------------
+# -- executor and job ----------------------------------------------------------------------------
 
 
-class RayLauncher:
-    """The runner's launcher for one experiment on one node (see runner.Workload)."""
+class RayExecutor:
+    """The runner's executor for one experiment on one node (see reportgen.execute.executor)."""
 
     kind = "ray"
     captures_on_node = True
@@ -275,11 +278,11 @@ class RayLauncher:
         self.plan = plan
         self.address = address
         self.node = node
-        self.fingerprint = fingerprint
+        self.fingerprint: Mapping[str, Any] | None = fingerprint
         self.client = client or _client(address)
         self.lost: str | None = None  # set when a job of this experiment lost the node
 
-    def __call__(
+    def launch(
         self,
         command: Sequence[str],
         *,
@@ -287,8 +290,10 @@ class RayLauncher:
         env: Mapping[str, str],
         stdout_path: Path,
         stderr_path: Path,
-        capture: Any,
+        capture: CaptureRequest | None,
     ) -> RayJob:
+        if capture is None:
+            raise ValueError("the Ray executor records provenance on the node: it needs a CaptureRequest")
         return RayJob(
             self,
             list(command),
@@ -299,7 +304,7 @@ class RayLauncher:
             capture=capture,
         )
 
-    def stop_orphan(self, identity: Mapping[str, Any] | None) -> bool:
+    def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
         """Stop a job (or, for a local run, a process group) left running by a runner that died."""
         if not identity or "job_id" not in identity:
             return stop_orphaned_group(identity)
@@ -326,21 +331,19 @@ def job_env(env: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str]:
 class RayJob:
     """One run as one Ray job; follows its log into the run folder as it arrives."""
 
-    kind = "ray"
-
     def __init__(
         self,
-        launcher: RayLauncher,
+        executor: RayExecutor,
         command: list[str],
         *,
         cwd: Path,
         env: dict[str, str],
         stdout_path: Path,
         stderr_path: Path,
-        capture: Any,
+        capture: CaptureRequest,
     ) -> None:
-        self.launcher = launcher
-        self.client = launcher.client
+        self.executor = executor
+        self.client = executor.client
         self.command = command
         self.cwd = cwd
         self.env = env
@@ -354,10 +357,6 @@ class RayJob:
         self._last_status = 0.0
         self._last_node_check = time.monotonic()
         self._status = "PENDING"
-
-    @property
-    def lost(self) -> str | None:
-        return self.launcher.lost
 
     def _job(self) -> dict[str, Any]:
         prov = dict(self.capture.provenance)
@@ -380,7 +379,7 @@ class RayJob:
         }
 
     def start(self) -> None:
-        spec = self.launcher.plan.spec
+        spec = self.executor.plan.spec
         env_vars = job_env(self.env, os.environ)
         env_vars[ray_node.JOB_ENV] = ray_node.encode_job(self._job())
         run = self.run_dir
@@ -397,7 +396,7 @@ class RayJob:
             },
             entrypoint_num_cpus=spec.run.num_cpus,
             entrypoint_num_gpus=spec.run.num_gpus,
-            entrypoint_label_selector={LABEL_NODE_ID: self.launcher.node.node_id},
+            entrypoint_label_selector={LABEL_NODE_ID: self.executor.node.node_id},
         )
         self._tail = threading.Thread(target=self._follow, name=f"reportgen-log-{self.job_id}", daemon=True)
         self._tail.start()
@@ -412,7 +411,7 @@ class RayJob:
             asyncio.run(follow())
 
     def identity(self) -> dict[str, object]:
-        return {"job_id": self.job_id, "node_id": self.launcher.node.node_id, "address": self.launcher.address}
+        return {"job_id": self.job_id, "node_id": self.executor.node.node_id, "address": self.executor.address}
 
     def poll(self) -> ExitInfo | None:
         if self._exit is not None:
@@ -429,7 +428,7 @@ class RayJob:
             return self._finish()
         if now - self._last_node_check >= NODE_CHECK_EVERY_S or self._status == "UNKNOWN":
             self._last_node_check = now
-            if node_alive(self.launcher.address, self.launcher.node.node_id) is False:
+            if node_alive(self.executor.address, self.executor.node.node_id) is False:
                 self._mark_lost()
                 with contextlib.suppress(Exception):
                     self.client.stop_job(self.job_id)
@@ -445,8 +444,8 @@ class RayJob:
         return self._finish(default=ExitInfo(exit_code=None, signal="SIGTERM"))
 
     def _mark_lost(self) -> None:
-        node = self.launcher.node
-        self.launcher.lost = f"Ray node {node.node_id[:12]} ({node.ip}) died during the run"
+        node = self.executor.node
+        self.executor.lost = f"Ray node {node.node_id[:12]} ({node.ip}) died during the run"
 
     def _finish(self, *, wait_s: float = 0.0, default: ExitInfo | None = None) -> ExitInfo:
         if wait_s:
@@ -467,7 +466,7 @@ class RayJob:
             info = ExitInfo(self._result.get("exit_code"), self._result.get("signal"))
         else:
             info = default or self._info_from_job()
-            if self.launcher.lost is None and node_alive(self.launcher.address, self.launcher.node.node_id) is False:
+            if self.executor.lost is None and node_alive(self.executor.address, self.executor.node.node_id) is False:
                 self._mark_lost()
         self._exit = info
         return info
@@ -480,10 +479,14 @@ class RayJob:
             code = None
         return ExitInfo(exit_code=code if code is not None else 1, signal=None)
 
-    def capture_result(self) -> tuple[dict[str, Any], GpuStatus]:
+    def finish(self) -> None:
+        """Nothing left behind here: the node's wrapper stops its own process group."""
+        return None
+
+    def capture_result(self) -> NodeCapture:
         if self._result is None:
             reason = "no result came back from the Ray node (the job was stopped or its node was lost)"
-            return {}, GpuStatus(available=False, reason=reason)
+            return NodeCapture({}, GpuStatus(available=False, reason=reason))
         gpu = dict(self._result.get("gpu") or {})
         status = (
             GpuStatus(**{k: gpu[k] for k in GpuStatus.__dataclass_fields__ if k in gpu})
@@ -491,7 +494,7 @@ class RayJob:
             else GpuStatus(available=False, reason="the node sent no GPU status")
         )
         prov = dict(self._result.get("provenance") or {})
-        return prov, status
+        return NodeCapture(prov, status)
 
 
 def submit(client: Any, **kwargs: Any) -> str:
@@ -552,7 +555,7 @@ def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
     return dict(unpacked[0])
 
 
-def ray_launcher(
+def ray_executor(
     plan: Plan,
     *,
     address: str | None,
@@ -560,8 +563,8 @@ def ray_launcher(
     pool: NodePool | None = None,
     excluded: set[str] | None = None,
     stop: threading.Event | None = None,
-) -> tuple[RayLauncher | None, dict[str, Any]]:
-    """A launcher pinned to one node for `plan`'s experiment, and the executor block to record.
+) -> tuple[RayExecutor | None, dict[str, Any]]:
+    """An executor pinned to one node for `plan`'s experiment, and the executor block to record.
 
     Prefers the node the experiment's campaign ran on; returns (None, {}) if `stop` was set
     while waiting for a free node.
@@ -587,9 +590,9 @@ def ray_launcher(
     except BaseException:
         pool.release(node)
         raise
-    launcher = RayLauncher(plan, address=address, node=node, fingerprint=probe["fingerprint"], client=client)
+    executor = RayExecutor(plan, address=address, node=node, fingerprint=probe["fingerprint"], client=client)
     info = {"address": address, **node.record(), "hostname": probe.get("hostname")}
-    return launcher, info
+    return executor, info
 
 
 # -- several experiments at once -----------------------------------------------------------------
@@ -597,23 +600,21 @@ def ray_launcher(
 
 def run_experiments(
     plans: Sequence[Plan],
-    options: Any,
+    options: RunOptions,
     *,
     address: str | None,
-    display_for: Callable[[Plan], Any],
+    display_for: Callable[[Plan], ProgressDisplay],
     stop: threading.Event | None = None,
-) -> list[Any]:
+) -> list[ExperimentOutcome | None]:
     """Run each plan on its own node, in parallel (one thread per experiment); outcomes in plan order.
 
     A node lost mid-experiment reruns that experiment's arms together on another node as a new
     campaign (at most MAX_NODE_ATTEMPTS nodes in all). Ctrl-C/SIGTERM stops every job.
     """
-    from reportgen.execute.runner import run_plan
-
     stop = stop or threading.Event()
     address = resolve_address(plans[0], address)
     pool = NodePool(address)
-    outcomes: list[Any] = [None] * len(plans)
+    outcomes: list[ExperimentOutcome | None] = [None] * len(plans)
     errors: list[BaseException] = []
 
     def one(i: int, plan: Plan) -> None:
@@ -621,30 +622,30 @@ def run_experiments(
         opts = options
         try:
             for _ in range(MAX_NODE_ATTEMPTS):
-                launcher, info = ray_launcher(
+                executor, info = ray_executor(
                     plan, address=address, runs_root=options.runs_root, pool=pool, excluded=excluded, stop=stop
                 )
-                if launcher is None:
+                if executor is None:
                     return
                 try:
                     outcomes[i] = run_plan(
-                        plan, opts, display=display_for(plan), launcher=launcher, executor_info=info, stop_event=stop
+                        plan, opts, display=display_for(plan), executor=executor, executor_info=info, stop_event=stop
                     )
                 finally:
-                    pool.release(launcher.node)
-                if launcher.lost is None:
+                    pool.release(executor.node)
+                if executor.lost is None:
                     return
                 sys.stderr.write(
-                    f"[{plan.spec.name}] {launcher.lost}; rerunning all its arms together on another node\n"
+                    f"[{plan.spec.name}] {executor.lost}; rerunning all its arms together on another node\n"
                 )
-                excluded.add(launcher.node.node_id)
+                excluded.add(executor.node.node_id)
                 opts = replace(opts, new_campaign=True)
         except BaseException as exc:  # reported by the caller's thread
             errors.append(exc)
             stop.set()
 
     threads = [threading.Thread(target=one, args=(i, p), name=f"reportgen-{p.spec.name}") for i, p in enumerate(plans)]
-    with _signals_to(stop):
+    with stop_on_signals(stop):
         for t in threads:
             t.start()
         for t in threads:
@@ -653,24 +654,3 @@ def run_experiments(
     if errors:
         raise errors[0]
     return outcomes
-
-
-class _signals_to:
-    """Route SIGINT/SIGTERM to `stop` while experiment threads run (the main thread waits)."""
-
-    def __init__(self, stop: threading.Event) -> None:
-        self.stop = stop
-        self.previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _signals_to:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        self.stop.set()
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)

@@ -14,24 +14,24 @@ import codecs
 import hashlib
 import os
 import shutil
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from reportgen import vocab
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
-from reportgen.capture.gpu import GpuSampler, compact
+from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import redact_env, redact_text, secret_values
 from reportgen.errors import UserError
-from reportgen.execute.process import ExitInfo, LocalProcess, stop_orphaned_group
+from reportgen.execute.executor import CaptureRequest, Executor, LocalExecutor, Workload
+from reportgen.execute.process import ExitInfo, stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
+from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.plan.arms import Arm, Plan, argv_text, order_runs
@@ -46,39 +46,7 @@ from reportgen.store.runs import (
     write_campaign,
     write_manifest,
 )
-from reportgen.vocab import FINAL_STATUSES, Status
-
-
-class Workload(Protocol):
-    """A started workload: the local process group, or a Ray job (reportgen.execute.ray_jobs).
-
-    A launcher whose `captures_on_node` is true runs elsewhere: it is called with an extra
-    `capture=CaptureRequest(...)`, records provenance and GPU samples beside the workload, puts
-    them into the run folder and answers `capture_result()` after `poll()`/`stop()`. Such a
-    launcher may also carry `fingerprint` (the machine the runs execute on, pinned by the
-    campaign instead of this one) and `stop_orphan(identity)` (stops a workload left running
-    by a runner that died). A workload whose `lost` is set after it ended lost its machine:
-    the run is interrupted and nothing further starts.
-    """
-
-    kind: str
-
-    def start(self) -> None: ...
-    def poll(self) -> ExitInfo | None: ...
-    def stop(self, *, grace_s: float = 10.0) -> ExitInfo: ...
-    def identity(self) -> dict[str, object]: ...
-
-
-Launcher = Callable[..., Workload]
-
-
-@dataclass(frozen=True)
-class CaptureRequest:
-    """What a node-side launcher records beside the workload (same inputs as the local path)."""
-
-    run_dir: Path
-    provenance: Mapping[str, Any]  # keyword arguments of capture_provenance, less dest/env/cache_path
-    gpu_interval_s: float
+from reportgen.vocab import FINAL_STATUSES, RunRole, Status
 
 
 @dataclass(frozen=True)
@@ -111,64 +79,70 @@ class ExperimentOutcome:
     interrupted: bool = False
 
 
-@dataclass
-class _Stop:
-    """Set by SIGINT/SIGTERM: the run in progress is stopped and nothing further starts."""
-
-    event: threading.Event = field(default_factory=threading.Event)
-
-
 def run_plan(
     plan: Plan,
     options: RunOptions,
     *,
     display: ProgressDisplay | None = None,
-    launcher: Launcher | None = None,
+    executor: Executor | None = None,
     executor_info: Mapping[str, Any] | None = None,
     stop_event: threading.Event | None = None,
 ) -> ExperimentOutcome:
     """Run every planned run; `stop_event` lets a caller running several experiments stop them all."""
     spec = plan.spec
-    display = display or ProgressDisplay()
-    launcher = launcher or LocalProcess
+    executor = executor or LocalExecutor()
     exp_dir = Path(options.runs_root) / spec.name
     campaign = _prepare_experiment(
-        spec,
-        exp_dir,
-        options,
-        machine=getattr(launcher, "fingerprint", None),
-        executor=dict(executor_info or {}) or None,
+        spec, exp_dir, options, machine=executor.fingerprint, executor=dict(executor_info or {}) or None
     )
-    stop = _Stop(event=stop_event) if stop_event is not None else _Stop()
+    exp = _Experiment(
+        plan=plan,
+        exp_dir=exp_dir,
+        campaign=campaign,
+        options=options,
+        display=display or ProgressDisplay(),
+        executor=executor,
+        executor_info=dict(executor_info or {}),
+        stop=stop_event if stop_event is not None else threading.Event(),
+    )
     outcomes: list[RunOutcome] = []
+    with stop_on_signals(exp.stop), exp.display:
+        for arm, repeat, role in _order(plan, options):
+            if exp.stop.is_set():
+                break
+            outcomes.append(_run_one(arm, repeat, role, exp))
+            if executor.lost:  # its machine is gone: no later run may go elsewhere
+                break
+    interrupted = exp.stop.is_set() or bool(executor.lost)
+    return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=interrupted)
+
+
+def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
+    """(arm, repeat, role) of every run to make, in the spec's order; profiler runs last, if wanted."""
     arms = {arm.id: arm for arm in plan.arms}
-    order = [
-        (a, r, vocab.PROFILE if arms[a].role == "profile" else vocab.FORMAL)
-        for a, r in order_runs(plan, spec.run.repeats, spec.run.order)
+    return [
+        (arms[a], r, vocab.PROFILE if arms[a].role == "profile" else vocab.FORMAL)
+        for a, r in order_runs(plan, plan.spec.run.repeats, plan.spec.run.order)
         if options.profiler or arms[a].role != "profile"
     ]
-    with _signals(stop), display:
-        for arm_id, repeat, role in order:
-            if stop.event.is_set():
-                break
-            outcome = _run_one(
-                arms[arm_id],
-                repeat,
-                role,
-                plan=plan,
-                exp_dir=exp_dir,
-                campaign=campaign,
-                options=options,
-                display=display,
-                launcher=launcher,
-                stop=stop,
-                executor_info=dict(executor_info or {}),
-            )
-            outcomes.append(outcome)
-            if getattr(launcher, "lost", None):  # its machine is gone: no later run may go elsewhere
-                break
-    interrupted = stop.event.is_set() or bool(getattr(launcher, "lost", None))
-    return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=interrupted)
+
+
+@dataclass(frozen=True)
+class _Experiment:
+    """What every run of one experiment shares."""
+
+    plan: Plan
+    exp_dir: Path
+    campaign: Mapping[str, Any]
+    options: RunOptions
+    display: ProgressDisplay
+    executor: Executor
+    executor_info: Mapping[str, Any]
+    stop: threading.Event  # set by SIGINT/SIGTERM: the run in progress stops, nothing further starts
+
+    @property
+    def spec(self) -> Spec:
+        return self.plan.spec
 
 
 # -- experiment folder: spec, campaign, resume rules -------------------------------------------
@@ -249,40 +223,67 @@ def _resume_decision(
 # -- one run -------------------------------------------------------------------------------------
 
 
-def _run_one(
-    arm: Arm,
-    repeat: int,
-    role: str,
-    *,
-    plan: Plan,
-    exp_dir: Path,
-    campaign: dict[str, Any],
-    options: RunOptions,
-    display: ProgressDisplay,
-    launcher: Launcher,
-    stop: _Stop,
-    executor_info: dict[str, Any],
-) -> RunOutcome:
-    spec = plan.spec
-    run_dir = exp_dir / arm.id / str(repeat)
-    label = f"{arm.id} {repeat}/{spec.run.repeats if role == 'formal' else 1}"
+def _run_one(arm: Arm, repeat: int, role: RunRole, exp: _Experiment) -> RunOutcome:
+    """One run, step by step: keep it if it finished before; else write its inputs, record
+    provenance (here, unless the executor does it on its node), run the workload, record the end."""
+    run_dir = exp.exp_dir / arm.id / str(repeat)
+    label = f"{arm.id} {repeat}/{exp.spec.run.repeats if role == vocab.FORMAL else 1}"
     kept = _resume_decision(
-        run_dir,
-        arm.id,
-        options,
-        campaign["campaign_id"],
-        stop_orphan=getattr(launcher, "stop_orphan", stop_orphaned_group),
+        run_dir, arm.id, exp.options, exp.campaign["campaign_id"], stop_orphan=exp.executor.stop_orphan
     )
     if kept is not None:
-        display.log(f"[{label}] kept: {kept.get('status')} (resume)")
+        exp.display.log(f"[{label}] kept: {kept.get('status')} (resume)")
         return RunOutcome(arm.id, repeat, str(kept.get("status")), run_dir, reused=True)
+    run = _write_inputs(arm, repeat, role, label, run_dir, exp)
+    if not exp.executor.captures_on_node:
+        prov = capture_provenance(
+            run_dir / layout.PROVENANCE,
+            **run.provenance_args,
+            env=run.env,
+            cache_path=Path(exp.options.runs_root) / ".cache" / "hashes.json",
+        )
+        _record_provenance(run.manifest, prov, exp.campaign)
+    ended = _execute(run, exp)
+    return _record_end(run, ended, exp)
 
+
+@dataclass
+class _Run:
+    """One run being made: where it goes, how it is launched, and its manifest as it grows."""
+
+    arm: Arm
+    repeat: int
+    role: RunRole
+    label: str
+    run_dir: Path
+    command: list[str]
+    workdir: Path
+    env: dict[str, str]
+    secrets: list[str]
+    sibling: Path | None  # the patched recipe's hidden copy beside the original, while it runs
+    provenance_args: dict[str, Any]  # keyword arguments of capture_provenance, less dest/env/cache_path
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How the workload ended, as the run loop saw it."""
+
+    info: ExitInfo
+    timed_out: bool
+    interrupted: bool
+    duration_s: float
+    gpu: GpuStatus
+
+
+def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Path, exp: _Experiment) -> _Run:
+    """The run folder with the patched recipe, its diff, the command, and the manifest `running`."""
+    spec, plan = exp.spec, exp.plan
     run_dir.mkdir(parents=True)
-    base_env = _run_env(spec, arm, run_dir)
-    secrets = secret_values(base_env)
+    env = _run_env(spec, arm, run_dir)
+    secrets = secret_values(env)
     recipe_dir = Path(spec.source_dir)
     workdir = (recipe_dir / spec.recipe.workdir).resolve()
-    sibling = plan.launch_script(arm, repeat)
     command = plan.command(arm, repeat)
     if arm.recipe_kind == "script":
         atomic.write_text(run_dir / layout.RECIPE_SCRIPT, arm.recipe_text or "")
@@ -291,7 +292,7 @@ def _run_one(
     atomic.write_text(run_dir / layout.RECIPE_PATCH, arm.diff)
     atomic.write_json(
         run_dir / layout.COMMAND,
-        {"command": [redact_text(c, secrets) for c in command], "cwd": str(workdir), "env": redact_env(base_env)},
+        {"command": [redact_text(c, secrets) for c in command], "cwd": str(workdir), "env": redact_env(env)},
     )
     manifest: dict[str, Any] = {
         "experiment": spec.name,
@@ -312,117 +313,131 @@ def _run_one(
         "cwd": str(workdir),
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
-        "campaign_id": campaign["campaign_id"],
-        "fingerprint_id": campaign["fingerprint_id"],
-        "executor": {"kind": getattr(launcher, "kind", "local"), **executor_info},
+        "campaign_id": exp.campaign["campaign_id"],
+        "fingerprint_id": exp.campaign["fingerprint_id"],
+        "executor": {"kind": exp.executor.kind, **exp.executor_info},
     }
     write_manifest(run_dir, manifest)
-
-    prov_args = {
+    provenance_args = {
         "python": spec.recipe.interpreter(),
         "recipe_repo": Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
         "model_dir": (recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
         "data_files": [recipe_dir / d for d in spec.provenance.data_files],
         "commands": list(spec.provenance.commands),
     }
-    on_node = bool(getattr(launcher, "captures_on_node", False))
-    if not on_node:
-        prov = capture_provenance(
-            run_dir / layout.PROVENANCE,
-            **prov_args,
-            env=base_env,
-            cache_path=Path(options.runs_root) / ".cache" / "hashes.json",
-        )
-        _record_provenance(manifest, prov, campaign)
+    return _Run(
+        arm=arm,
+        repeat=repeat,
+        role=role,
+        label=label,
+        run_dir=run_dir,
+        command=list(command),
+        workdir=workdir,
+        env=env,
+        secrets=secrets,
+        sibling=plan.launch_script(arm, repeat),
+        provenance_args=provenance_args,
+        manifest=manifest,
+    )
 
-    if sibling is not None:
-        atomic.write_text(sibling, arm.recipe_text or "")
-    extra: dict[str, Any] = {}
-    if on_node:
-        extra["capture"] = CaptureRequest(run_dir, prov_args, spec.run.gpu_sample_interval_s)
-    workload = launcher(
-        command,
-        cwd=workdir,
-        env=base_env,
-        stdout_path=run_dir / layout.STDOUT,
-        stderr_path=run_dir / layout.STDERR,
-        **extra,
+
+def _execute(run: _Run, exp: _Experiment) -> _Ended:
+    """Launch the workload, sample the GPUs, follow the logs until it ends, is stopped or times out."""
+    spec, executor = exp.spec, exp.executor
+    if run.sibling is not None:
+        atomic.write_text(run.sibling, run.arm.recipe_text or "")
+    on_node = executor.captures_on_node
+    workload = executor.launch(
+        run.command,
+        cwd=run.workdir,
+        env=run.env,
+        stdout_path=run.run_dir / layout.STDOUT,
+        stderr_path=run.run_dir / layout.STDERR,
+        capture=CaptureRequest(run.run_dir, run.provenance_args, spec.run.gpu_sample_interval_s) if on_node else None,
     )
-    sampler = (
-        _NoSampler() if on_node else GpuSampler(run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
-    )
-    display.start_run(
-        label,
-        total_steps=spec.workload.steps if role == vocab.FORMAL else None,
+    sampler = None if on_node else GpuSampler(run.run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
+    exp.display.start_run(
+        run.label,
+        total_steps=spec.workload.steps if run.role == vocab.FORMAL else None,
         metric_name=_short(spec.analysis.primary),
     )
     t0 = time.monotonic()
-    timed_out = False
-    interrupted = False
-    sampler.start()
+    gpu: GpuStatus | None = None
+    if sampler is not None:
+        sampler.start()
     try:
         workload.start()
-        manifest["process"] = workload.identity()
-        write_manifest(run_dir, manifest)
-        tail = _Tail(run_dir, spec.analysis.primary, display)
-        while True:
-            info = workload.poll()
-            tail.pump()
-            if info is not None:
-                break
-            if stop.event.is_set():
-                interrupted = True
-                info = workload.stop(grace_s=options.stop_grace_s)
-                break
-            if time.monotonic() - t0 > spec.run.timeout_s:
-                timed_out = True
-                info = workload.stop(grace_s=options.stop_grace_s)
-                break
-            time.sleep(options.poll_s)
-        if hasattr(workload, "reap_group"):
-            workload.reap_group()
+        run.manifest["process"] = workload.identity()
+        write_manifest(run.run_dir, run.manifest)
+        tail = _Tail(run.run_dir, spec.analysis.primary, exp.display)
+        info, timed_out, interrupted = _wait(workload, tail, exp, t0)
+        workload.finish()
         tail.pump()
     finally:
-        gpu_status = sampler.stop()
-        if sibling is not None and sibling.exists():
-            sibling.unlink()
+        if sampler is not None:
+            gpu = sampler.stop()
+        if run.sibling is not None and run.sibling.exists():
+            run.sibling.unlink()
     duration = time.monotonic() - t0
-    if on_node:
-        prov, gpu_status = workload.capture_result()
-        _record_provenance(manifest, prov, campaign)
-    if getattr(workload, "lost", None):
+    node = workload.capture_result()
+    if node is not None:
+        _record_provenance(run.manifest, node.provenance, exp.campaign)
+        gpu = node.gpu
+    if executor.lost:
         # The machine went away: the run is unfinished, and no later run may go elsewhere.
         interrupted = True
-        manifest.setdefault("warnings", []).append(str(workload.lost))
+        run.manifest.setdefault("warnings", []).append(str(executor.lost))
+    if gpu is None:
+        gpu = GpuStatus(available=False, reason=f"the {executor.kind} executor returned no GPU status")
+    return _Ended(info, timed_out, interrupted, duration, gpu)
+
+
+def _wait(workload: Workload, tail: _Tail, exp: _Experiment, t0: float) -> tuple[ExitInfo, bool, bool]:
+    """(how it ended, timed out, interrupted): poll the workload, stopping it on a signal or the time limit."""
+    while True:
+        info = workload.poll()
+        tail.pump()
+        if info is not None:
+            return info, False, False
+        if exp.stop.is_set():
+            return workload.stop(grace_s=exp.options.stop_grace_s), False, True
+        if time.monotonic() - t0 > exp.spec.run.timeout_s:
+            return workload.stop(grace_s=exp.options.stop_grace_s), True, False
+        time.sleep(exp.options.poll_s)
+
+
+def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
+    """GPU samples compacted, logs redacted and ingested, then the manifest's final status, last."""
+    run_dir, manifest, info = run.run_dir, run.manifest, ended.info
     rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
     manifest["artifacts"] = list_artifacts(run_dir)
-    _redact_logs(run_dir, secrets)
-
+    _redact_logs(run_dir, run.secrets)
     section = ingest_run(
         run_dir,
-        invariants=list(spec.workload.flags),
-        expected=None if arm.id == vocab.BASELINE else _baseline_values(exp_dir),
-        entrypoint=spec.recipe.entrypoint,
+        invariants=list(exp.spec.workload.flags),
+        expected=None if run.arm.id == vocab.BASELINE else _baseline_values(exp.exp_dir),
+        entrypoint=exp.spec.recipe.entrypoint,
         exit_code=info.exit_code,
         signal=info.signal,
-        timed_out=timed_out,
-        interrupted=interrupted,
+        timed_out=ended.timed_out,
+        interrupted=ended.interrupted,
     )
     status = section["status"]  # reportgen.ingest.status.decide_status: the rule `reportgen ingest` applies too
     manifest.update(section)
+    gpu = ended.gpu
     manifest.update(
         status=status,
         ended_utc=utc_now(),
-        duration_s=round(duration, 3),
+        duration_s=round(ended.duration_s, 3),
         exit_code=info.exit_code,
         signal=info.signal,
-        timed_out=timed_out,
-        gpu={"available": gpu_status.available, "reason": gpu_status.reason, "gpus": gpu_status.gpus, "samples": rows},
+        timed_out=ended.timed_out,
+        gpu={"available": gpu.available, "reason": gpu.reason, "gpus": gpu.gpus, "samples": rows},
     )
     write_manifest(run_dir, manifest)
-    detail = _detail(info, timed_out, section)
-    display.finish_run(status, detail)
-    return RunOutcome(arm.id, repeat, status, run_dir, detail=detail)
+    detail = _detail(info, ended.timed_out, section)
+    exp.display.finish_run(status, detail)
+    return RunOutcome(run.arm.id, run.repeat, status, run_dir, detail=detail)
 
 
 def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], campaign: Mapping[str, Any]) -> None:
@@ -434,16 +449,6 @@ def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], campai
     )
     if prov.get("fingerprint_id") and prov["fingerprint_id"] != campaign["fingerprint_id"]:
         manifest.setdefault("warnings", []).append("machine fingerprint changed during the campaign")
-
-
-class _NoSampler:
-    """Stands in for the local sampler when the GPU samples are taken on the executor's node."""
-
-    def start(self) -> None:
-        return None
-
-    def stop(self) -> None:
-        return None
 
 
 def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:
@@ -563,26 +568,3 @@ class _Tail:
                 if rec.kind == "perf" and (self.primary in rec.values or vocab.STEP_TIME in rec.values):
                     value = rec.values.get(self.primary)
                     self.display.step(rec.index, value if isinstance(value, (int, float)) else None)
-
-
-class _signals:
-    """Route SIGINT/SIGTERM to a stop flag while an experiment runs (main thread only)."""
-
-    def __init__(self, stop: _Stop) -> None:
-        self.stop = stop
-        self.previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _signals:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.stop.event.is_set():  # a second Ctrl-C: say what is going on
-            sys.stderr.write("reportgen: already stopping: waiting for the run's process group to end\n")
-        self.stop.event.set()
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
