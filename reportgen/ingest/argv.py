@@ -14,85 +14,19 @@ from typing import Any
 
 from reportgen.ingest.console import ANSI
 from reportgen.ingest.events import RAY_PREFIX
+from reportgen.plan.bash import split_words
 
 TRACE_LINE = re.compile(r"^\++ (.*)$")
 DUMP_START = re.compile(r"-{3,}\s*arguments\s*-{3,}")
 DUMP_END = re.compile(r"-{3,}\s*end of arguments\s*-{3,}")
 DUMP_ITEM = re.compile(r"^\s*([A-Za-z_][\w]*) \.* ?(.*?)\s*$")
 PYTHON = re.compile(r"^python[\d.]*$")
-_ESCAPES = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "v": "\v",
-}
 
 
 def _clean(line: str) -> str:
     if "\x1b" in line:
         line = ANSI.sub("", line)
     return RAY_PREFIX.sub("", line.rstrip("\r\n"), count=1)
-
-
-def split_words(text: str) -> list[str] | None:
-    """Split one command line the way bash quotes it in a trace: '...', "...", $'...', \\x.
-    None if a quote is left open."""
-    words: list[str] = []
-    cur: list[str] = []
-    have = False
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in " \t":
-            if have:
-                words.append("".join(cur))
-                cur, have = [], False
-            i += 1
-        elif c == "'":
-            j = text.find("'", i + 1)
-            if j < 0:
-                return None
-            cur.append(text[i + 1 : j])
-            have, i = True, j + 1
-        elif c == "$" and i + 1 < n and text[i + 1] == "'":
-            i += 2
-            while i < n and text[i] != "'":
-                if text[i] == "\\" and i + 1 < n:
-                    cur.append(_ESCAPES.get(text[i + 1], "\\" + text[i + 1]))
-                    i += 2
-                else:
-                    cur.append(text[i])
-                    i += 1
-            if i >= n:
-                return None
-            have, i = True, i + 1
-        elif c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`':
-                    i += 1
-                cur.append(text[i])
-                i += 1
-            if i >= n:
-                return None
-            have, i = True, i + 1
-        elif c == "\\" and i + 1 < n:
-            cur.append(text[i + 1])
-            have, i = True, i + 2
-        else:
-            cur.append(c)
-            have, i = True, i + 1
-    if have:
-        words.append("".join(cur))
-    return words
 
 
 def _workload_slice(words: list[str], entrypoint: str | None) -> list[str]:

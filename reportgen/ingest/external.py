@@ -148,7 +148,7 @@ def ingest_external(
         atomic.write_json(staging / MANIFEST, manifest)
         if not exp_spec.is_file():
             atomic.write_bytes(exp_spec, spec_bytes)
-        os.rename(staging, final)  # the run appears complete, or not at all
+        atomic.publish_dir(staging, final)  # the run appears complete, or not at all
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if created_exp:

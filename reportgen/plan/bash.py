@@ -394,6 +394,79 @@ def scan(text: str) -> Scan:
     )
 
 
+ANSI_C_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+}
+
+
+def split_words(text: str) -> list[str] | None:
+    """Split a command line into words at unquoted blanks and remove the quoting, as bash does:
+    '...', "..." (where \\ escapes only " \\ $ ` and newline), $'...' (ANSI-C escapes), \\x.
+    None if a quote is left open. Expansions ($VAR, `cmd`) are not performed.
+
+    The one bash-word unquoter: ingest splits `set -x` trace lines with it, the plan shows a
+    recipe's static flag values with it (`display_value`)."""
+    words: list[str] = []
+    cur: list[str] = []
+    have = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t":
+            if have:
+                words.append("".join(cur))
+                cur, have = [], False
+            i += 1
+        elif c == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                return None
+            cur.append(text[i + 1 : j])
+            have, i = True, j + 1
+        elif c == "$" and i + 1 < n and text[i + 1] == "'":
+            i += 2
+            while i < n and text[i] != "'":
+                if text[i] == "\\" and i + 1 < n:
+                    cur.append(ANSI_C_ESCAPES.get(text[i + 1], "\\" + text[i + 1]))
+                    i += 2
+                else:
+                    cur.append(text[i])
+                    i += 1
+            if i >= n:
+                return None
+            have, i = True, i + 1
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+                    i += 1
+                cur.append(text[i])
+                i += 1
+            if i >= n:
+                return None
+            have, i = True, i + 1
+        elif c == "\\" and i + 1 < n:
+            cur.append(text[i + 1])
+            have, i = True, i + 2
+        else:
+            cur.append(c)
+            have, i = True, i + 1
+    if have:
+        words.append("".join(cur))
+    return words
+
+
 def display_value(raw: str) -> str:
     """A value word as the program would receive it, where that is knowable statically.
 
@@ -401,29 +474,8 @@ def display_value(raw: str) -> str:
     """
     if "$" in raw or "`" in raw:
         return raw
-    out: list[str] = []
-    i, n = 0, len(raw)
-    while i < n:
-        c = raw[i]
-        if c == "'":
-            j = raw.find("'", i + 1)
-            out.append(raw[i + 1 : j])
-            i = j + 1
-        elif c == '"':
-            j = i + 1
-            while j < n and raw[j] != '"':
-                if raw[j] == "\\" and j + 1 < n and raw[j + 1] in '"\\$`\n':
-                    j += 1
-                out.append(raw[j])
-                j += 1
-            i = j + 1
-        elif c == "\\" and i + 1 < n:
-            out.append(raw[i + 1])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    words = split_words(raw)
+    return words[0] if words is not None and len(words) == 1 else raw
 
 
 def flag_occurrences(text: str) -> list[Occurrence]:

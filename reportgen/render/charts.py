@@ -16,7 +16,6 @@ import hashlib
 import io
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from functools import cache, wraps
 from pathlib import Path
@@ -27,6 +26,7 @@ import pandas as pd
 
 from reportgen import vocab
 from reportgen.render.load import ExperimentData, RunData
+from reportgen.store import atomic
 
 if TYPE_CHECKING:
     import altair as alt
@@ -89,10 +89,7 @@ def _template(build: Callable[..., dict]) -> Callable[..., dict]:
         spec = build(*args)
         memo[args] = spec
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(spec), encoding="utf-8")
-            os.replace(tmp, path)
+            atomic.write_text(path, json.dumps(spec))
         return spec
 
     return get

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import re
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from reportgen.render import candidate_page, charts, experiment_page, home_page,
 from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
-from reportgen.store import layout
+from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
 
 VEGA_ASSET = "assets/vendor/vega-bundle.js"
@@ -148,10 +147,7 @@ def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
     if path.is_file():
         return path.read_bytes()
     data = make()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    atomic.write_bytes(path, data)
     return data
 
 
