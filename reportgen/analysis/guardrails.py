@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.ingest.status import is_handled
 from reportgen.vocab import (
     FAILURE_KINDS,
     GRAD_NORM,
@@ -41,6 +43,17 @@ FINITE_KEYS = (
     ("grad norm", (GRAD_NORM,)),
 )
 TOKEN_TOLERANCE = 0.02  # relative; the two sides round and time differently
+SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floats (and DP means)
+# What Relax prints that gives a step's sample count (tests/ingest/relax_sources.md): the actor's
+# perf line sums every sample's total length (`perf/actor_train_tokens`), the rollout line has
+# their mean (`rollout/total_lengths`); their ratio is the count.
+ACTOR_TRAIN_TOKENS = "perf/actor_train_tokens"
+TOTAL_LENGTHS = "rollout/total_lengths"
+MULTI_TURN_PREFIX = "multi_turn/"
+NUM_TURN_MAX = "rollout/num_turn/max"
+# Recipes whose loss masks leave out part of each response (the response-token rate then counts fewer
+# tokens than the response lengths): multi-turn logging and partial-rollout masking.
+MASKING_FLAGS = ("--log-multi-turn", "--mask-offpolicy-in-partial-rollout")
 
 
 @dataclass(frozen=True)
@@ -76,10 +89,23 @@ def _size(gib: float) -> str:
     return f"{gib * 1024:.2f} MiB" if gib < 1 else f"{gib:.2f} GiB"
 
 
+def _clean_end(run: RunData) -> dict[str, int]:
+    ends = (run.manifest.get("ingest") or {}).get("clean_end") or []
+    return {str(e.get("stream")): int(e["line"]) for e in ends if isinstance(e, dict) and e.get("line") is not None}
+
+
+def failure_events(run: RunData) -> list[dict[str, Any]]:
+    """The run's events that are failures: all but tracebacks the run survived (ingest's rule,
+    reportgen.ingest.status: a traceback that Relax's clean end follows was handled)."""
+    ends = _clean_end(run)
+    return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
+
+
 def describe_failure(run: RunData) -> str | None:
     """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB"."""
+    events = failure_events(run)
     for kind in FAILURE_KINDS:
-        for e in run.events:
+        for e in events:
             if e.get("kind") != kind:
                 continue
             at = f" at step {e['step']}" if e.get("step") is not None else ""
@@ -103,6 +129,8 @@ def describe_failure(run: RunData) -> str | None:
             msg = str(e.get("message") or "").strip()
             return f"{label}{at}" + (f": {msg[:160]}" if msg else "")
     m = run.manifest
+    if run.status == "failed" and m.get("status_reason"):
+        return str(m["status_reason"])
     if m.get("timed_out"):
         return "timed out"
     if m.get("signal"):
@@ -146,38 +174,110 @@ def no_failures(runs: Sequence[RunData]) -> Guardrail:
     for r in runs:
         cause = describe_failure(r)
         if cause:
-            event = next((e for e in r.events if e.get("kind") in FAILURE_KINDS), None)
+            event = next(iter(failure_events(r)), None)
             return Guardrail("no_failures", title, FAIL, f"{r.path}: {cause}", _ev(r, event))
     if not runs:
         return Guardrail("no_failures", title, FAIL, "no formal run")
-    return Guardrail("no_failures", title, PASS, f"{which_runs(runs)}: exited 0 with no failure event")
+    notes = [f"{r.path}: {w}" for r in runs for w in (r.manifest.get("ingest") or {}).get("warnings") or []]
+    tail = f" (warnings: {'; '.join(notes)})" if notes else ""
+    return Guardrail("no_failures", title, PASS, f"{which_runs(runs)}: no failure event{tail}")
+
+
+def _number(argv: dict[str, Any], flag: str) -> float | None:
+    """A flag's numeric value, None when absent, a switch, null (the dump's `None`) or not a number."""
+    v = argv.get(flag)
+    if isinstance(v, (list, tuple)):
+        v = v[-1] if v else None
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def expected_samples(run: RunData, batch_flag: str) -> tuple[float | None, str]:
+    """Samples a rollout step trains on, from the effective argv, and how it was worked out: Relax's
+    rollout batch is `--rollout-batch-size` prompts x `--n-samples-per-prompt` samples (its global
+    batch is that over `--num-steps-per-rollout`); else the global batch times the steps per rollout."""
+    argv = run.argv
+    prompts, per_prompt = _number(argv, "--rollout-batch-size"), _number(argv, "--n-samples-per-prompt")
+    if prompts is not None and per_prompt is not None:
+        return prompts * per_prompt, f"--rollout-batch-size {prompts:g} x --n-samples-per-prompt {per_prompt:g}"
+    batch = _number(argv, batch_flag)
+    if batch is not None:
+        per_rollout = _number(argv, "--num-steps-per-rollout") or 1.0
+        how = f"{batch_flag} {batch:g}" + (f" x --num-steps-per-rollout {per_rollout:g}" if per_rollout != 1 else "")
+        return batch * per_rollout, how
+    return None, f"the effective argv has neither --rollout-batch-size with --n-samples-per-prompt nor {batch_flag}"
+
+
+def observed_samples(run: RunData) -> tuple[pd.Series | None, str]:
+    """Samples each step trained on, from what the run printed: `rollout/num_samples` where a
+    workload logs it, else Relax's `perf/actor_train_tokens` / `rollout/total_lengths`."""
+    df = run.steps
+    if NUM_SAMPLES in df.columns:
+        return df[NUM_SAMPLES].dropna(), NUM_SAMPLES
+    if ACTOR_TRAIN_TOKENS in df.columns and TOTAL_LENGTHS in df.columns:
+        n = (df[ACTOR_TRAIN_TOKENS] / df[TOTAL_LENGTHS]).replace([np.inf, -np.inf], np.nan).dropna()
+        if len(n):
+            return n, f"{ACTOR_TRAIN_TOKENS} / {TOTAL_LENGTHS}"
+    have = [k for k in (ACTOR_TRAIN_TOKENS, TOTAL_LENGTHS) if k in df.columns]
+    missing = [k for k in (ACTOR_TRAIN_TOKENS, TOTAL_LENGTHS) if k not in df.columns]
+    if have and not missing:
+        return None, f"{ACTOR_TRAIN_TOKENS} and {TOTAL_LENGTHS} never logged together on a step"
+    return None, f"no {NUM_SAMPLES} and no {' or '.join(missing)} logged"
 
 
 def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     title = "Samples per step equal the global batch"
     checked: list[RunData] = []
+    why_not: list[str] = []
+    how, source, want = "", "", 0.0
     for r in runs:
-        batch = argv_value(r.argv, batch_flag)
-        if batch is None or NUM_SAMPLES not in r.steps.columns:
+        expected, source = expected_samples(r, batch_flag)
+        if expected is not None:
+            want = expected
+        got, how = observed_samples(r)
+        if expected is None or got is None:
+            why_not.append(f"{r.path}: {source if expected is None else how}")
             continue
-        try:
-            want = float(batch)
-        except ValueError:
-            continue
-        col = r.steps[NUM_SAMPLES].dropna()
-        bad = col[col != want]
+        bad = got[(got - want).abs() > SAMPLES_TOLERANCE * want]
         checked.append(r)
         if len(bad):
             return Guardrail(
                 "samples_per_step",
                 title,
                 FAIL,
-                f"{r.path}: step {int(bad.index[0])} had {bad.iloc[0]:g} samples, global batch {batch}",
+                f"{r.path}: step {int(bad.index[0])} trained on {bad.iloc[0]:.4g} samples ({how}), "
+                f"expected {want:g} ({source})",
                 f"{r.path}/metrics.parquet",
             )
     if not checked:
-        return Guardrail("samples_per_step", title, NA, f"not checkable: {NUM_SAMPLES} or {batch_flag} missing")
-    return Guardrail("samples_per_step", title, PASS, f"{which_runs(checked)}: every step matched the global batch")
+        return Guardrail("samples_per_step", title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
+    tail = f"; not checkable: {'; '.join(why_not)}" if why_not else ""
+    return Guardrail(
+        "samples_per_step",
+        title,
+        PASS,
+        f"{which_runs(checked)}: every step trained on the expected {want:g} samples ({how}; {source}){tail}",
+    )
+
+
+def masked_responses(run: RunData) -> str | None:
+    """Why a run's loss masks leave out part of its responses (then response-token throughput x
+    time is not response length x samples), or None: multi-turn rollouts (observation tokens are
+    inside the response and masked) or a masking flag."""
+    multi = [k for k in run.steps.columns if str(k).startswith(MULTI_TURN_PREFIX)]
+    if multi:
+        return f"multi-turn rollouts ({multi[0]} logged): loss masks leave out the observation tokens"
+    if NUM_TURN_MAX in run.steps.columns and (run.steps[NUM_TURN_MAX].dropna() > 1).any():
+        return f"multi-turn rollouts ({NUM_TURN_MAX} > 1): loss masks leave out the observation tokens"
+    for flag in MASKING_FLAGS:
+        v = run.argv.get(flag)
+        if v is not None and v is not False and str(v).lower() != "false":
+            return f"masked recipe ({flag}): loss masks leave out part of each response"
+    return None
 
 
 def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
@@ -185,24 +285,29 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     title = "Response-token accounting consistent"
     need = (STEP_RESP_TOKEN_PER_S, STEP_TIME, RESPONSE_LENGTHS)
     checked: list[RunData] = []
+    why_not: list[str] = []
+    for r in runs:
+        masked = masked_responses(r)
+        if masked:
+            return Guardrail("token_accounting", title, NA, f"not applicable: {r.path}: {masked}")
     for r in runs:
         df = r.steps
-        if any(k not in df.columns for k in need):
+        missing = [k for k in need if k not in df.columns]
+        if missing:
+            why_not.append(f"{r.path} logged no {', '.join(missing)}")
             continue
-        if NUM_SAMPLES in df.columns:
-            samples = df[NUM_SAMPLES]
-        else:
-            batch = argv_value(r.argv, batch_flag)
-            try:
-                samples = float(batch) if batch is not None else None
-            except ValueError:
-                samples = None
-            if samples is None:
-                continue
+        got, how = observed_samples(r)
+        samples: pd.Series | float | None = got
+        if got is None:
+            samples, how = expected_samples(r, batch_flag)
+        if samples is None:
+            why_not.append(f"{r.path}: sample count unknown ({how})")
+            continue
         lhs = df[STEP_RESP_TOKEN_PER_S] * df[STEP_TIME]
         rhs = df[RESPONSE_LENGTHS] * samples
         ok = lhs.notna() & rhs.notna() & np.isfinite(lhs) & np.isfinite(rhs) & (rhs != 0)
         if not ok.any():
+            why_not.append(f"{r.path}: no step logged all of {', '.join(need)}")
             continue
         checked.append(r)
         rel = (lhs[ok] - rhs[ok]).abs() / rhs[ok].abs()
@@ -218,7 +323,7 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
                 f"{r.path}/metrics.parquet",
             )
     if not checked:
-        return Guardrail("token_accounting", title, NA, "not checkable: key missing (" + ", ".join(need) + ")")
+        return Guardrail("token_accounting", title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
     return Guardrail(
         "token_accounting", title, PASS, f"{which_runs(checked)}: agree within {TOKEN_TOLERANCE:.0%} on every step"
     )
@@ -234,7 +339,8 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
                 if key not in r.steps.columns:
                     continue
                 present = True
-                bad = sorted((step, value) for k, step, value in r.nonfinite if k == key)
+                skipped = _loss_scale_skipped(r) if key == GRAD_NORM else set()
+                bad = sorted((step, value) for k, step, value in r.nonfinite if k == key and step not in skipped)
                 if bad:
                     step, value = bad[0]
                     return Guardrail(
@@ -251,7 +357,16 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
     if not seen:
         return Guardrail("finite_training", title, NA, "not checkable: none of the keys was logged")
     tail = f" (not logged: {', '.join(absent)})" if absent else ""
+    skips = sum(len(_loss_scale_skipped(r)) for r in runs)
+    if skips:
+        tail += f"; grad norm nan on {skips} step(s) whose update fp16 loss scaling skipped (routine)"
     return Guardrail("finite_training", title, PASS, f"{seen} quantities finite on every step{tail}")
+
+
+def _loss_scale_skipped(run: RunData) -> set[int]:
+    """Steps whose update the fp16 loss scaler skipped: Relax logs their grad norm as nan."""
+    skips = (run.manifest.get("ingest") or {}).get("loss_scale_skips") or {}
+    return {int(s) for s in skips.get("skipped_steps") or []}
 
 
 def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], flags: Sequence[str]) -> Guardrail:

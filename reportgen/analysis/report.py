@@ -21,7 +21,7 @@ from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.stats import change, overall, summarize
-from reportgen.analysis.verdict import decide
+from reportgen.analysis.verdict import decide, missing_metric_cause
 from reportgen.spec.model import Spec
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
@@ -333,6 +333,7 @@ def _comparison(
         min_effect=a.min_effect,
         repeat_ratios=reps.ratios if reps else (),
         failure_cause=cause,
+        missing_metric=missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used}),
     )
     interval = iv.as_dict()
     interval["warnings"] += _work_notes(b_used, c_used, windows)

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail
+from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
+from reportgen.analysis.inputs import RunData
 from reportgen.analysis.interval import Interval
+from reportgen.vocab import METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
 
 STATUSES = ("accepted", "rejected", "no_change", "inconclusive", "failed", "invalid")
 
@@ -30,6 +32,29 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.2f}%"
 
 
+def missing_metric_cause(key: str, arms: dict[str, Sequence[RunData]]) -> str | None:
+    """Why no interval can exist when an arm never logged the primary metric, naming the arm and
+    the metrics every run did log that could stand in (Relax's hybrid mode prints no
+    `perf/step_resp_token_per_s`, `perf/step_token_per_s` remains); None when every run logged it."""
+    runs = [r for rs in arms.values() for r in rs]
+    lacking = {arm: rs for arm, rs in arms.items() if rs and all(key not in r.steps.columns for r in rs)}
+    if not lacking or not runs:
+        return None
+    everywhere = set.intersection(*(set(map(str, r.steps.columns)) for r in runs))
+    want = metric(key)
+    ranked = [STEP_TOKEN_PER_S, STEP_RESP_TOKEN_PER_S] + [
+        k for k, m in METRICS.items() if m.unit == want.unit and m.direction == want.direction
+    ]
+    alike = [k for k in dict.fromkeys(ranked) if k != key and k in everywhere]
+    who = which_runs([r for rs in lacking.values() for r in rs])
+    said = f"{key} was never logged by {who}"
+    if key == STEP_RESP_TOKEN_PER_S:
+        said += " (Relax's hybrid mode does not print it)"
+    if alike:
+        return f'{said}; every run logged {alike[0]}: set [analysis].primary = "{alike[0]}" to compare on it'
+    return f"{said}; name a metric every arm logs in [analysis].primary"
+
+
 def decide(
     *,
     guardrails: Sequence[Guardrail],
@@ -39,9 +64,11 @@ def decide(
     min_effect: float,
     repeat_ratios: Sequence[float] = (),
     failure_cause: str | None = None,
+    missing_metric: str | None = None,
 ) -> Verdict:
     """`window_changes` are candidate/baseline - 1 of the primary metric per window;
-    `repeat_ratios` the run-level ratios when there are repeats."""
+    `repeat_ratios` the run-level ratios when there are repeats; `missing_metric` is
+    `missing_metric_cause`'s reason when an arm never logged the primary metric."""
     bad = [g for g in guardrails if g.status == FAIL]
     invalid = [g for g in bad if g.id in INVALIDATING]
     if invalid:
@@ -49,6 +76,8 @@ def decide(
     if failure_cause or bad:
         cause = failure_cause or bad[0].reason
         return Verdict("failed", f"Failed: {cause}.", cause)
+    if missing_metric:
+        return Verdict("inconclusive", f"Inconclusive: {missing_metric}.", missing_metric)
     if interval is None or interval.low is None or interval.high is None or interval.estimate is None:
         why = interval.warnings[0] if interval is not None and interval.warnings else "no interval"
         return Verdict("inconclusive", f"Inconclusive: {why}.")

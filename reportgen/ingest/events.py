@@ -206,7 +206,13 @@ class EventScanner:
         self.train_steps: set[int] = set()  # indices of `step N` records
         self.clean_end: int | None = None  # line of `Main func successfully`
         self.replay_from: int | None = None  # line of Ray's job-failure summary header
-        self.loss_scale: dict[str, Any] = {"warnings": 0, "steps": 0, "first_line": None, "last_loss_scale": None}
+        self.loss_scale: dict[str, Any] = {
+            "warnings": 0,
+            "steps": 0,
+            "first_line": None,
+            "last_loss_scale": None,
+            "skipped_steps": [],
+        }
         self._skip_pending = False  # a loss-scale skip was logged; the next `step N` record is that step
         self._skipped_record = False
 
@@ -273,6 +279,8 @@ class EventScanner:
             if self._skip_pending:  # the step whose update the loss scaler skipped
                 self._skip_pending, self._skipped_record = False, True
                 self.loss_scale["steps"] += 1
+                if len(self.loss_scale["skipped_steps"]) < MAX_EVENTS:
+                    self.loss_scale["skipped_steps"].append(rec.index)
         if rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS)):
             self.done_step = rec.index if self.done_step is None else max(self.done_step, rec.index)
 

@@ -294,7 +294,13 @@ def ingest_run(
         first = next(
             f"{s.name}.log:{s.loss_scale['first_line']}" for s in streams if s.loss_scale.get("first_line") is not None
         )
-        ingest["loss_scale_skips"] = {"warnings": warns, "steps": skipped_steps, "first": first}
+        skipped = sorted({i for s in streams for i in s.loss_scale.get("skipped_steps", [])})
+        ingest["loss_scale_skips"] = {
+            "warnings": warns,
+            "steps": skipped_steps,
+            "first": first,
+            "skipped_steps": skipped,
+        }
         warnings.append(
             f"fp16 loss scaling skipped the parameter update of {skipped_steps} of {len(train_steps)} training "
             f"step(s) ({warns} `Inf found in gradients` warning(s), first at {first}); routine while the scale settles"

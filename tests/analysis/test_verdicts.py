@@ -63,7 +63,7 @@ def test_verdicts_from_real_trees(tmp_path):
 @pytest.mark.parametrize(
     "arm,gid,reason_part",
     [
-        (Arm(samples=15), "samples_per_step", "had 15 samples, global batch 16"),
+        (Arm(samples=15), "samples_per_step", "trained on 15 samples (rollout/num_samples), expected 16"),
         (Arm(tok_scale=1.2), "token_accounting", "apart"),
         (Arm(nan_at=30), "finite_training", "train/grad_norm = nan at step 30"),
         (Arm(argv={"--global-batch-size": "8"}), "fixed_workload", "--global-batch-size = '8', baseline '16'"),

@@ -1,0 +1,159 @@
+"""Ingest + analyze end to end on the conformance corpus (logs written from Relax's code)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reportgen.analyze import analyze_experiment
+from reportgen.cli import main
+
+from . import relax_corpus as rc
+
+STEPS = 30
+
+
+def spec_text(primary: str = "perf/step_resp_token_per_s") -> str:
+    return f"""
+name = "offload"
+title = "Drop optimizer CPU offload"
+
+[recipe]
+argv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d",
+        "--use-precision-aware-optimizer"]
+
+[workload]
+flags = ["--global-batch-size", "--rollout-batch-size", "--n-samples-per-prompt"]
+
+[analysis]
+primary = "{primary}"
+warmup_steps = 2
+windows = [{{name = "W1", start = 2, end = 15}}, {{name = "W2", start = 16, end = {STEPS - 1}}}]
+
+[[candidates]]
+id = "A1"
+title = "no optimizer offload"
+remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
+"""
+
+
+def analyze(tmp_path: Path, logs: dict[str, list[rc.Line]], primary: str = "perf/step_resp_token_per_s") -> dict:
+    tmp_path.mkdir(exist_ok=True)
+    spec = tmp_path / "offload.toml"
+    spec.write_text(spec_text(primary))
+    runs = tmp_path / "runs"
+    for arm, lines in logs.items():
+        log = tmp_path / f"{arm}.log"
+        log.write_text(rc.text(lines))
+        assert main(["ingest", str(log), "--spec", str(spec), "--arm", arm, "--runs", str(runs)]) == 0
+    return json.loads(analyze_experiment(runs / "offload").read_text())
+
+
+def comparison(doc: dict) -> dict:
+    (cmp,) = [c for c in doc["comparisons"] if c["candidate"] == "A1"]
+    return cmp
+
+
+def guard(cmp: dict, gid: str) -> dict:
+    return next(g for g in cmp["guardrails"] if g["id"] == gid)
+
+
+def test_a1_vs_baseline_on_two_healthy_logs_gets_a_real_verdict(tmp_path: Path) -> None:
+    doc = analyze(
+        tmp_path,
+        {
+            "baseline": rc.healthy(STEPS, seed=1),
+            "A1": rc.healthy(STEPS, seed=2, speed=1.5, offload=False),
+        },
+    )
+    cmp = comparison(doc)
+    assert cmp["verdict"]["status"] == "accepted", cmp["verdict"]
+    assert guard(cmp, "no_failures")["status"] == "pass"
+    assert guard(cmp, "steps_completed")["status"] == "pass"
+    spp = guard(cmp, "samples_per_step")
+    assert spp["status"] == "pass" and "perf/actor_train_tokens / rollout/total_lengths" in spp["reason"]
+    assert guard(cmp, "token_accounting")["status"] == "pass"
+    assert guard(cmp, "fixed_workload")["status"] == "pass"
+
+
+def test_fp16_skips_pass_as_warnings(tmp_path: Path) -> None:
+    doc = analyze(
+        tmp_path,
+        {"baseline": rc.healthy(STEPS, seed=1, fp16_skips=[0, 1]), "A1": rc.healthy(STEPS, seed=2, speed=1.5)},
+    )
+    cmp = comparison(doc)
+    assert cmp["verdict"]["status"] == "accepted", cmp["verdict"]
+    nf = guard(cmp, "no_failures")
+    assert nf["status"] == "pass" and "fp16 loss scaling skipped the parameter update of 2 of 30" in nf["reason"]
+    fin = guard(cmp, "finite_training")
+    assert fin["status"] == "pass" and "grad norm nan on 2 step(s)" in fin["reason"]
+
+
+def test_oom_candidate_fails_with_one_cause(tmp_path: Path) -> None:
+    doc = analyze(tmp_path, {"baseline": rc.healthy(STEPS, seed=1), "A1": rc.oom(9)})
+    verdict = comparison(doc)["verdict"]
+    assert verdict["status"] == "failed" and verdict["cause"].startswith("OOM at step 9, tried to allocate 2.46 GiB")
+
+
+def test_hybrid_arm_without_the_primary_metric_says_so(tmp_path: Path) -> None:
+    doc = analyze(
+        tmp_path,
+        {"baseline": rc.healthy(STEPS, seed=1, hybrid=True), "A1": rc.healthy(STEPS, seed=2, speed=1.5, hybrid=True)},
+    )
+    cmp = comparison(doc)
+    cause = cmp["verdict"]["cause"]
+    assert cmp["verdict"]["status"] == "inconclusive"
+    assert cause.startswith("perf/step_resp_token_per_s was never logged by baseline and A1")
+    assert 'set [analysis].primary = "perf/step_token_per_s"' in cause
+    ta = guard(cmp, "token_accounting")
+    assert ta["status"] == "not_applicable" and "logged no perf/step_resp_token_per_s" in ta["reason"]
+    # ... and with the suggested metric the same logs get a real verdict.
+    again = analyze(
+        tmp_path / "again",
+        {"baseline": rc.healthy(STEPS, seed=1, hybrid=True), "A1": rc.healthy(STEPS, seed=2, speed=1.5, hybrid=True)},
+        primary="perf/step_token_per_s",
+    )
+    assert comparison(again)["verdict"]["status"] == "accepted"
+
+
+def test_multi_turn_token_accounting_not_applicable(tmp_path: Path) -> None:
+    doc = analyze(
+        tmp_path,
+        {
+            "baseline": rc.healthy(STEPS, seed=1, multi_turn=True),
+            "A1": rc.healthy(STEPS, seed=2, speed=1.5, multi_turn=True),
+        },
+    )
+    cmp = comparison(doc)
+    ta = guard(cmp, "token_accounting")
+    assert ta["status"] == "not_applicable" and "multi-turn rollouts (multi_turn/" in ta["reason"]
+    assert cmp["verdict"]["status"] == "accepted"
+
+
+def test_samples_per_step_names_what_is_missing(tmp_path: Path) -> None:
+    # A log without the rollout line (no rollout/total_lengths) and no argument dump.
+    def strip(lines: list[rc.Line]) -> list[rc.Line]:
+        return [(s, t) for s, t in lines if s not in ("rollout", "arg-dump")]
+
+    doc = analyze(tmp_path, {"baseline": strip(rc.healthy(STEPS, seed=1)), "A1": strip(rc.healthy(STEPS, seed=2))})
+    spp = guard(comparison(doc), "samples_per_step")
+    assert spp["status"] == "not_applicable"
+    assert spp["reason"].startswith(
+        "not checkable: baseline/1: the effective argv has neither --rollout-batch-size with --n-samples-per-prompt "
+        "nor --global-batch-size"
+    )
+
+
+def test_samples_per_step_catches_a_short_batch(tmp_path: Path) -> None:
+    lines = rc.healthy(STEPS, seed=2, speed=1.5)
+    # The actor trained on 15 samples' tokens at step 20 while the rollout line's mean is of 16.
+    out = []
+    for s, t in lines:
+        if s == "perf-actor" and "perf 20: " in t:
+            head, _, rest = t.partition("'perf/actor_train_tokens': ")
+            n, _, tail = rest.partition(",")
+            t = f"{head}'perf/actor_train_tokens': {int(n) * 15 // 16},{tail}"
+        out.append((s, t))
+    doc = analyze(tmp_path, {"baseline": rc.healthy(STEPS, seed=1), "A1": out})
+    spp = guard(comparison(doc), "samples_per_step")
+    assert spp["status"] == "fail" and spp["reason"].startswith("A1/1: step 20 trained on 15")
