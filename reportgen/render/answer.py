@@ -86,47 +86,44 @@ def _who(a: CandidateAnswer) -> str:
         tags.append('<span class="rg-pr">PR candidate</span>')
     if a.base:
         tags.append(f'<span class="rg-base">on {safe.text(a.base)}</span>')
-    return name + ("<br>" + " ".join(tags) if tags else "") + f'<br><span class="rg-title">{safe.text(a.title)}</span>'
+    return name + (" " + " ".join(tags) if tags else "") + f'<br><span class="rg-title">{safe.text(a.title)}</span>'
 
 
 def summary_table(answers: Sequence[CandidateAnswer]) -> str:
+    """One row per candidate: who, verdict, then each figure's change and interval. Five columns
+    at most, so it stays readable on a phone; the next steps follow as lines under it."""
     rows = ordered(answers)
     if not rows:
         return ""
     labels = [f.label for f in rows[0].figures]
-    header = ["candidate", "verdict", *[safe.text(lbl) for lbl in labels], "next step"]
+    header = ["candidate", "verdict", *[safe.text(lbl) for lbl in labels]]
     body = []
     for a in rows:
         figs = {f.label: f for f in a.figures}
-        body.append(
-            [
-                _who(a),
-                badge(a.status),
-                *[figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels],
-                safe.text(a.next_step or ""),
-            ]
-        )
-    return table(header, body, align=["l", "l", *["r"] * len(labels), "l"])
+        body.append([_who(a), badge(a.status), *[figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels]])
+    return table(header, body, align=["l", "l", *["r"] * len(labels)])
 
 
 def _evidence_links(evidence: Sequence[Evidence]) -> str:
     return ", ".join(f'<a href="{safe.attr(e.href)}">{safe.text(e.label)}</a>' for e in evidence)
 
 
-def causes(answers: Sequence[CandidateAnswer]) -> list[str]:
-    """One paragraph per candidate whose verdict has a cause: the cause in words, then the evidence."""
-    out = []
-    for a in ordered(answers):
-        if not a.cause:
-            continue
-        verdict = VERDICT_LABEL.get(a.status, a.status)
-        line = (
-            f"<strong>Why {safe.text(a.candidate)} is {safe.text(verdict)}:</strong> {safe.text(a.cause.rstrip('.'))}."
-        )
-        if a.evidence:
-            line += f" Evidence: {_evidence_links(a.evidence)}."
-        out.append(f'<p class="rg-cause">{line}</p>')
-    return out
+def next_line(a: CandidateAnswer) -> str:
+    """ "A1 (PR candidate, inconclusive): next: ... Why: <cause>. Evidence: <links>." on one line."""
+    verdict = VERDICT_LABEL.get(a.status, a.status)
+    who = f"<strong>{safe.text(a.candidate)}</strong> ({'PR candidate, ' if a.is_pr else ''}{safe.text(verdict)})"
+    parts = [f"{who}: <strong>next:</strong> {safe.text((a.next_step or 'no next step recorded').rstrip('.'))}."]
+    if a.cause:
+        parts.append(f"Why {safe.text(verdict)}: {safe.text(a.cause.rstrip('.'))}.")
+    if a.evidence:
+        parts.append(f"Evidence: {_evidence_links(a.evidence)}.")
+    return " ".join(parts)
+
+
+def next_lines(answers: Sequence[CandidateAnswer]) -> str:
+    """The next step of every candidate, PR candidate first, each with its cause and evidence."""
+    items = "".join(f"<li>{next_line(a)}</li>" for a in ordered(answers))
+    return f'<ul class="rg-next">{items}</ul>'
 
 
 def next_commands(answers: Sequence[CandidateAnswer]) -> list[str]:
@@ -142,7 +139,7 @@ def block(answers: Sequence[CandidateAnswer], *, docs_prefix: str) -> str:
     """The whole answer block; `docs_prefix` leads from the page to the docs root ("../../")."""
     if not answers:
         return "No candidate was compared with the baseline.\n"
-    parts = [summary_table(answers), "", *causes(answers), *next_commands(answers)]
+    parts = [summary_table(answers), "", next_lines(answers), "", *next_commands(answers)]
     parts.append(
         f"How a verdict is reached (windows, interval, guardrails): [verdicts explained]({docs_prefix}{VERDICTS_DOC})."
     )
