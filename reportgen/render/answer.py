@@ -108,11 +108,24 @@ def _evidence_links(evidence: Sequence[Evidence]) -> str:
     return ", ".join(f'<a href="{safe.attr(e.href)}">{safe.text(e.label)}</a>' for e in evidence)
 
 
+def inline(text: str) -> str:
+    """Escaped text where `backticked` parts become code."""
+    out = []
+    for i, part in enumerate(text.split("`")):
+        if i % 2:
+            out.append(safe.code(part))
+        elif part:  # keep the spaces around a code span (safe.text trims)
+            lead = " " if part[0].isspace() else ""
+            trail = " " if part[-1].isspace() and part.strip() else ""
+            out.append(lead + safe.text(part) + trail)
+    return "".join(out)
+
+
 def next_line(a: CandidateAnswer) -> str:
     """ "A1 (PR candidate, inconclusive): next: ... Why: <cause>. Evidence: <links>." on one line."""
     verdict = VERDICT_LABEL.get(a.status, a.status)
     who = f"<strong>{safe.text(a.candidate)}</strong> ({'PR candidate, ' if a.is_pr else ''}{safe.text(verdict)})"
-    parts = [f"{who}: <strong>next:</strong> {safe.text((a.next_step or 'no next step recorded').rstrip('.'))}."]
+    parts = [f"{who}: <strong>next:</strong> {inline((a.next_step or 'no next step recorded').rstrip('.'))}."]
     if a.cause:
         parts.append(f"Why {safe.text(verdict)}: {safe.text(a.cause.rstrip('.'))}.")
     if a.evidence:
@@ -139,8 +152,8 @@ def block(answers: Sequence[CandidateAnswer], *, docs_prefix: str) -> str:
     """The whole answer block; `docs_prefix` leads from the page to the docs root ("../../")."""
     if not answers:
         return "No candidate was compared with the baseline.\n"
-    parts = [summary_table(answers), "", next_lines(answers), "", *next_commands(answers)]
+    parts = [summary_table(answers), next_lines(answers), *next_commands(answers)]
     parts.append(
         f"How a verdict is reached (windows, interval, guardrails): [verdicts explained]({docs_prefix}{VERDICTS_DOC})."
     )
-    return "\n".join(parts) + "\n"
+    return "\n\n".join(parts) + "\n"
