@@ -84,11 +84,33 @@ def wrapped_command(head: Sequence[str], argv: Mapping[str, ArgValue] | Sequence
     return "\n".join(line + CONTINUATION for line in lines[:-1]) + ("\n" if len(lines) > 1 else "") + lines[-1]
 
 
+WIDTH = 72  # a code block this wide fits the page column at 1440 px without scrolling
+
+
+def wrapped_words(words: Sequence[str], *, width: int = WIDTH, raw: frozenset[int] = frozenset()) -> str:
+    """Shell words (quoted, except positions in `raw`) joined into lines of at most about `width`
+    characters with backslash continuations; an option keeps its value on its line."""
+    quoted = [w if i in raw else shlex.quote(w) for i, w in enumerate(words)]
+    groups: list[str] = []
+    for i, q in enumerate(quoted):
+        if groups and not q.startswith("-") and quoted[i - 1].startswith("--") and i > 2:
+            groups[-1] += " " + q
+        else:
+            groups.append(q)
+    lines = [groups[0]]
+    for g in groups[1:]:
+        if len(lines[-1]) + 1 + len(g) > width and lines[-1].strip():
+            lines.append(INDENT + g)
+        else:
+            lines[-1] += " " + g
+    return (CONTINUATION + "\n").join(lines)
+
+
 def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
     """(shell lines, notes in words) re-running the whole experiment into a new folder."""
     stored = f"{inp.runs_dir}/{inp.experiment}/experiment.toml"
     rerun = f"{inp.experiment}-rerun"
-    profile = f" --profile {shlex.quote(inp.profile)}" if inp.profile else ""
+    profile = ["--profile", inp.profile] if inp.profile else []
     lines: list[str] = []
     notes: list[str] = []
     if inp.commit:
@@ -100,8 +122,9 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
             )
     else:
         lines += [
-            "# no commit was recorded where the runs were made: take the commit that added them",
-            f'git checkout "$(git log --diff-filter=A --format=%H -- {shlex.quote(stored)} | tail -n 1)"',
+            "# no commit was recorded where the runs ran: take the commit that added them",
+            'git checkout "$(git log --diff-filter=A --format=%H \\',
+            f'  -- {shlex.quote(stored)} | tail -n 1)"',
         ]
         notes.append(
             "No commit was recorded where the runs were made (no git history there), so the nearest known "
@@ -111,13 +134,13 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
     if where:
         spec = f"{where.rstrip('/')}/{inp.experiment}.toml"
         lines += [
-            f"# the spec as run, back where it ran (its recipe paths are relative to {where})",
-            f"cp {shlex.quote(stored)} {shlex.quote(spec)}",
+            f"# the spec as run, back in {where} (its recipe paths are relative to it)",
+            wrapped_words(["cp", stored, spec]),
         ]
     else:
         spec = stored
     lines += [
-        f"reportgen run {shlex.quote(spec)}{profile} --name {shlex.quote(rerun)}",
+        wrapped_words(["reportgen", "run", spec, *profile, "--name", rerun]),
         "mkdocs build",
     ]
     notes.append(

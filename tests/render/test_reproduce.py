@@ -7,7 +7,16 @@ import subprocess
 
 import pytest
 
-from reportgen.render.reproduce import ArmCommand, ReproduceInputs, argv_lines, repo_relative, section, wrapped_command
+from reportgen.render.reproduce import (
+    ArmCommand,
+    ReproduceInputs,
+    argv_lines,
+    repo_relative,
+    run_commands,
+    section,
+    wrapped_command,
+    wrapped_words,
+)
 
 ARGV = {
     "--preset": "gpu-small",
@@ -65,6 +74,22 @@ def test_section_with_a_commit_reruns_into_a_new_folder():
 def test_section_without_a_commit_says_so_and_finds_the_nearest():
     md = section(ReproduceInputs("exp", dirty=True), [])
     assert "No commit was recorded" in md
-    assert "git log --diff-filter=A --format=%H -- runs/exp/experiment.toml" in md
+    assert "git log --diff-filter=A --format=%H" in md and "-- runs/exp/experiment.toml | tail -n 1" in md
     assert "reportgen run runs/exp/experiment.toml --name exp-rerun" in md
     assert "??? example" not in md  # no run recorded an effective command
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_rerun_block_is_valid_bash_and_fits_the_column():
+    inp = ReproduceInputs("showcase-h200-grpo-offload", profile="gpu", recipe_dir="scripts/recipes")
+    lines, _ = run_commands(inp)
+    script = "\n".join(lines)
+    subprocess.run(["bash", "-n", "-c", script], check=True)  # parses: continuations and quotes are right
+    assert max(len(line) for line in script.split("\n")) <= 80
+    words = subprocess.run(
+        ["bash", "-c", "printf '%s\\n' " + wrapped_words(["reportgen", "run", "a b.toml", "--profile", "gpu"])],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")[:-1]
+    assert words == ["reportgen", "run", "a b.toml", "--profile", "gpu"]
