@@ -96,6 +96,8 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
     if not rows:
         return ""
     labels = [f.label for f in rows[0].figures]
+    measured = {f.label for a in rows for f in a.figures if f.candidate is not None or f.change is not None}
+    labels = [lbl for lbl in labels if lbl in measured]  # no column of n/a (peak GPU memory on a CPU)
     header = ["candidate", "verdict", *[safe.text(lbl) for lbl in labels]]
     body = []
     for a in rows:

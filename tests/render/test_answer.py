@@ -80,3 +80,11 @@ def test_report_kind_in_front_of_the_title():
     assert (demo.label, show.label, run.label) == ("CPU demo", "GPU showcase", "GPU run")
     assert page_title("Drop the trio", demo) != page_title("Drop the trio", show)
     assert page_title("Drop the trio", show).startswith("GPU showcase")
+
+
+def test_a_figure_nobody_measured_gets_no_column():
+    a = CandidateAnswer(
+        "A1", "t", "accepted", [Figure("response tokens/s", "tok/s", 1.0, 1.2, 0.2), Figure("peak GPU memory", "MiB")]
+    )
+    md = block([a], docs_prefix="")
+    assert "response tokens/s" in md and "peak GPU memory" not in md
