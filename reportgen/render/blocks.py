@@ -9,7 +9,7 @@ from typing import Any
 
 from reportgen.analysis.document import Comparison, GuardrailResult, HeadlineRow, Interval
 from reportgen.render import safe
-from reportgen.render.format import fmt_change, fmt_num
+from reportgen.render.format import change_decimals, fmt_change, fmt_change_interval, fmt_count, fmt_num, fmt_value
 
 # Admonition type per verdict: green accepted, orange rejected, red failed; the neutral outcomes
 # use report.css's own grey types (Material's "question" is green, which read as a success).
@@ -114,38 +114,97 @@ def value(x: Any, unit: str = "", digits: int = 3) -> str:
 
 
 def interval_text(interval: Interval) -> str:
-    """'+21.44% (95% CI +18.94% to +23.94%)', or '~ no significant change (...)' when the CI spans 0."""
+    """'+21.4% (95% CI +18.9% to +23.9%)', rounded to what the interval supports, or
+    '~ no significant change (...)' when the interval holds no change."""
     if interval.estimate is None:
         return "no interval"
     est, lo, hi = interval.estimate, interval.low, interval.high
-    conf = interval.confidence
-    ci = f"{fmt_num(conf * 100, 0)}% CI {fmt_change(lo - 1 if lo is not None else None)} to {fmt_change(hi - 1 if hi is not None else None)}"
+    low, high = (lo - 1 if lo is not None else None), (hi - 1 if hi is not None else None)
+    text = fmt_change_interval(est - 1, low, high, confidence=interval.confidence)
     if not interval.significant:
-        return f"~ no significant change ({fmt_change(est - 1)}, {ci})"
-    return f"{fmt_change(est - 1)} ({ci})"
+        head, _, ci = text.partition(" (")
+        return f"~ no significant change ({head}, {ci}"
+    return text
 
 
-def headline_change(row: HeadlineRow) -> str:
-    metric, ch = row.metric, row.change
-    b, c = row.baseline, row.candidate
-    if isinstance(b, str) or isinstance(c, str) or (ch is None and row.label.startswith("effective")):
-        return "unchanged" if b == c else "**changed**"
-    if metric == "steps_completed":
-        return fmt_num(ch, 0) if ch is not None else "n/a"
-    return fmt_change(ch)
+# Headline rows the table shows differently from analysis.json's label.
+LIMITS_LABEL = "effective batch / length limits (global batch / max prompt / max response tokens)"
+_PER_GPU = re.compile(r"^gpu/(\d+)/(util_mean|mem_peak_mib)$")
 
 
-def headline_table(comparison: Comparison, *, candidate_label: str, html: bool = True) -> str:
+def headline_rows(comparison: Comparison) -> list[HeadlineRow]:
+    """The rows worth a line: per-GPU rows only when there is more than one GPU (on one GPU the
+    "GPU 0 utilization" row repeats the mean), and no row the candidate has no value for."""
+    gpus = {m.group(1) for r in comparison.headline if (m := _PER_GPU.match(r.metric))}
     rows = []
     for r in comparison.headline:
-        unit = r.unit
-        digits = 0 if unit == "MiB" or r.metric == "steps_completed" else 3
+        m = _PER_GPU.match(r.metric)
+        if m and len(gpus) == 1 and m.group(2) == "util_mean":
+            continue
+        if r.candidate is None:  # a failed candidate measured little: no rows of n/a
+            continue
+        rows.append(r)
+    return rows
+
+
+def headline_label(r: HeadlineRow, *, gpus: int) -> str:
+    if r.metric == "workload/limits":
+        return LIMITS_LABEL
+    m = _PER_GPU.match(r.metric)
+    if m and m.group(2) == "mem_peak_mib" and gpus == 1:
+        return "peak GPU memory"
+    return r.label or r.metric
+
+
+def headline_value(x: float | int | str | None, unit: str, halfwidth: float | None) -> str:
+    if isinstance(x, str):
+        return safe.text(x)
+    if unit == "MiB" and x is not None:
+        return safe.text(fmt_num(round(x), 0, unit="MiB"))
+    if unit == "steps" and x is not None:
+        return safe.text(fmt_count(x, "step"))
+    return safe.text(fmt_value(x, unit=unit, halfwidth=halfwidth))
+
+
+def headline_change(row: HeadlineRow, interval: Interval | None = None) -> str:
+    """The change of one row: a count as a signed number of steps, strings as unchanged/changed,
+    the primary metric rounded to its interval, others to one decimal."""
+    ch = row.change
+    b, c = row.baseline, row.candidate
+    if isinstance(b, str) or isinstance(c, str) or row.metric == "workload/limits":
+        return "unchanged" if b == c else "**changed**"
+    if row.metric == "steps_completed":
+        return "same" if ch == 0 else fmt_count(ch, "step", signed=True)
+    if interval is not None and interval.low is not None and interval.high is not None:
+        return fmt_change(ch, digits=change_decimals(interval.low - 1, interval.high - 1))
+    return fmt_change(ch, digits=1)
+
+
+def _scaled(rel: float | None, x: float | int | str | None) -> float | None:
+    return rel * abs(float(x)) if rel and isinstance(x, (int, float)) and finite(x) else None
+
+
+def headline_table(
+    comparison: Comparison, *, candidate_label: str, primary: str | None = None, html: bool = True
+) -> str:
+    """Baseline, candidate and change per headline row. The primary metric's values are rounded to
+    what its interval supports (the interval's half-width applied to each mean); the others keep
+    three significant digits."""
+    rows = []
+    iv = comparison.interval
+    kept = headline_rows(comparison)
+    gpus = len({m.group(1) for r in kept if (m := _PER_GPU.match(r.metric))}) or 1
+    for r in kept:
+        is_primary = primary is not None and r.metric == primary
+        half = None
+        if is_primary and iv.low is not None and iv.high is not None:
+            half = (iv.high - iv.low) / 2  # relative; times each value below
         rows.append(
             [
-                safe.text(r.label or r.metric),
-                value(r.baseline, unit, digits),
-                value(r.candidate, unit, digits),
-                headline_change(r),
+                safe.text(headline_label(r, gpus=gpus)),
+                headline_value(r.baseline, r.unit, _scaled(half, r.baseline)),
+                headline_value(r.candidate, r.unit, _scaled(half, r.candidate)),
+                headline_change(r, iv if is_primary else None),
             ]
         )
     return table(["metric", "baseline", safe.text(candidate_label), "change"], rows, html=html)

@@ -1,20 +1,26 @@
 """The experiment page (render stage): the answer first, then the evidence.
 
-Order: verdict per candidate with the headline gain and its interval; hypothesis; headline
-tables in the protocol's shape; window tables; intervals and verdicts; guardrails; curves;
-fixed workload; runs; reproduction commands.
+Order: the answer (one row per candidate, the PR's first, with the next step and the cause of
+any verdict that is not a plain accept or reject); hypothesis; headline tables; windows (with the
+baseline's own drift); intervals and verdicts; guardrails; curves; where the time went (the
+traces section); the fixed workload (unchanging flags collapsed); runs; how to reproduce.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
+import math
+import os
+import tomllib
 
+from reportgen import vocab
 from reportgen.analysis.document import Comparison, Interval
-from reportgen.render import blocks, charts, safe
+from reportgen.render import answer as answer_block
+from reportgen.render import blocks, charts, decision, reproduce, safe
 from reportgen.render import machine as machine_info
+from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
-from reportgen.render.format import fmt_change, fmt_num
+from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
@@ -47,64 +53,128 @@ def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
     return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.interval)}"
 
 
-VERDICT_ORDER = ["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"]
+def report_kind(exp: ExperimentData) -> kinds.ReportKind:
+    machine = exp.analysis.machine
+    gpus = [str(g.get("name") or "GPU") for g in machine.gpus or []]
+    return kinds.report_kind(exp.name, gpus, machine_info.summary(machine, machine_info.fingerprint(exp)))
 
 
-def answer(exp: ExperimentData, *, link_prefix: str = "") -> str:
-    out = []
-    comps = sorted(exp.analysis.comparisons, key=lambda c: VERDICT_ORDER.index(c.verdict.status))
-    for c in comps:
-        v = c.verdict
-        kind = blocks.VERDICT_ADMONITION.get(v.status, "note")
-        arm = exp.arm(c.candidate)
-        out.append(f'!!! {kind} "{safe.text(answer_line(exp, c))}"')
-        body = safe.text(v.summary or "")
-        title = safe.text(arm.title or "")
-        more = f"[write-up]({link_prefix}{candidate_slug(c.candidate)}/index.md)"
-        out.append(f"    {title}. {body} {more}\n")
-    return "\n".join(out)
+def spec_where_it_ran(exp: ExperimentData) -> str | None:
+    """The spec's path as it ran, relative to the runs' working directory (the repository root for
+    the default experiment), from experiment.json; None when not recorded."""
+    source = exp.record.get("source_path")
+    if not isinstance(source, str) or not source:
+        return None
+    cwd = next((r.manifest.get("cwd") for r in exp.formal_runs() if r.manifest.get("cwd")), None)
+    if isinstance(cwd, str) and source.startswith(cwd.rstrip("/") + "/"):
+        return os.path.relpath(source, cwd)
+    return reproduce.repo_relative(source)
+
+
+def recipe_dir_where_it_ran(exp: ExperimentData) -> str | None:
+    spec = spec_where_it_ran(exp)
+    return os.path.dirname(spec) or "." if spec else None
+
+
+def answer(exp: ExperimentData) -> str:
+    """The answer block: one row per candidate (the PR's first), next steps, causes, evidence."""
+    href = {c.candidate: f"{candidate_slug(c.candidate)}/index.md" for c in exp.analysis.comparisons}
+    rows = decision.answers(exp.analysis, href_of=href, spec=spec_where_it_ran(exp))
+    return answer_block.block(rows, docs_prefix="../../")
+
+
+def standard_error(exp: ExperimentData, arm_id: str, key: str, window: str) -> float | None:
+    """The standard error of one window's mean (std / sqrt(n)): the precision its mean is shown at."""
+    arm = exp.analysis.arm(arm_id)
+    w = next((w for w in (arm.windows.get(key, []) if arm else []) if w.window == window), None)
+    if w is None or w.std is None or w.n < 2:
+        return None
+    return w.std / math.sqrt(w.n)
 
 
 def windows_table(exp: ExperimentData, key: str) -> str:
-    """Per arm (one content tab each): W1/W2/W3 and pooled rows, then the mean of window means."""
+    """Per arm (one content tab each): W1/W2/W3 and pooled rows, then the mean of window means.
+    A window mean is rounded to its standard error; spread statistics keep three digits."""
+    unit = vocab.metric(key).unit
     out = []
     for arm in exp.analysis.arms:
         rows = []
         for w in arm.windows.get(key, []):
             name = "all windows pooled" if w.window == "all" else w.window
+            se = standard_error(exp, arm.id, key, w.window)
             rows.append(
                 [
                     safe.text(name),
                     f"{w.start}-{w.end}",
                     fmt_num(w.n, 0),
-                    *(fmt_num(x) for x in (w.mean, w.std, w.median, w.p95)),
+                    fmt_value(w.mean, halfwidth=se),
+                    *(fmt_value(x) for x in (w.std, w.median, w.p95)),
                 ]
             )
         overall = arm.overall.get(key)
-        rows.append(["**mean of window means**", "", "", f"**{fmt_num(overall)}**", "", "", ""])
+        pooled_se = standard_error(exp, arm.id, key, "all")
+        rows.append(["**mean of window means**", "", "", f"**{fmt_value(overall, halfwidth=pooled_se)}**", "", "", ""])
         out.append(f'=== "{safe.text(arm.id)}"\n')
-        tbl = table(["window", "steps", "n", "mean", "std", "median", "p95"], rows, html=False)  # indented into a tab
+        head = ["window", "steps", "n", f"mean ({unit})" if unit else "mean", "std", "median", "p95"]
+        tbl = table(head, rows, html=False)  # indented into a tab
         out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
     return "\n".join(out)
 
 
 def window_change_table(exp: ExperimentData) -> str:
+    """Each window's mean against the baseline's, the change rounded as its candidate's interval allows;
+    a candidate that reached no window gets one "not reached" cell, not one per window."""
     comps = exp.analysis.comparisons
+    key = exp.analysis.primary.key
     names = [w.name for w in exp.analysis.settings.windows]
-    header = ["window", "baseline", *[f"{safe.text(c.candidate)} (change)" for c in comps]]
+    reached = [c for c in comps if any(w.candidate is not None for w in c.windows)]
+    header = ["window", "baseline", *[f"{safe.text(c.candidate)} (change)" for c in reached]]
     rows = []
     for name in names:
         base = next((w.baseline for c in comps for w in c.windows if w.window == name), None)
-        row = [safe.text(name), fmt_num(base)]
-        for c in comps:
+        row = [safe.text(name), fmt_value(base, halfwidth=standard_error(exp, vocab.BASELINE, key, name))]
+        for c in reached:
             w = next((w for w in c.windows if w.window == name), None)
+            iv = c.interval
+            d = change_decimals(iv.low - 1, iv.high - 1) if iv.low is not None and iv.high is not None else 1
             row.append(
-                f"{fmt_num(w.candidate)} ({fmt_change(w.change)})"
+                f"{fmt_value(w.candidate, halfwidth=standard_error(exp, c.candidate, key, name))} "
+                f"({fmt_change(w.change, digits=d)})"
                 if w is not None and w.candidate is not None
                 else "not reached"
             )
         rows.append(row)
-    return table(header, rows)
+    out = table(header, rows)
+    missing = [c.candidate for c in comps if c not in reached]
+    if missing:
+        out += "\n\n" + safe.text(f"Not in the table: {', '.join(missing)} reached no window (see its write-up).")
+    return out
+
+
+def baseline_drift(exp: ExperimentData) -> str:
+    """The baseline's own movement from the first to the last window: when it is larger than the
+    smallest change that counts, a candidate's overall change mixes its effect with the drift."""
+    key = exp.analysis.primary.key
+    base = exp.analysis.arm(vocab.BASELINE)
+    rows = [w for w in (base.windows.get(key, []) if base else []) if w.window != "all" and w.mean is not None]
+    if len(rows) < 2 or not rows[0].mean:
+        return ""
+    first, last = rows[0], rows[-1]
+    assert first.mean is not None and last.mean is not None  # filtered above
+    drift = last.mean / first.mean - 1
+    limit = exp.analysis.settings.min_effect
+    if abs(drift) <= limit:
+        return ""
+    unit = vocab.metric(key).unit
+    return (
+        f'!!! warning "The baseline itself moved {fmt_change(drift, digits=0)} from {safe.text(first.window)} '
+        f'to {safe.text(last.window)}"\n'
+        f"    {safe.text(fmt_value(first.mean, unit=unit))} in {safe.text(first.window)}, "
+        f"{safe.text(fmt_value(last.mean, unit=unit))} in {safe.text(last.window)}: more than the smallest change "
+        f"that counts ({fmt_change(limit, digits=0)}). The machine or the workload changed during the baseline "
+        "run, so read each window's change against the baseline's same window (below), and prefer repeats "
+        "run interleaved.\n"
+    )
 
 
 def interval_cell(interval: Interval) -> str:
@@ -142,7 +212,7 @@ def verdict_table(exp: ExperimentData) -> str:
     for c in comps:
         iv = c.interval
         rep = c.repeats
-        sup = "".join(f"<sup>{n}</sup>" for n in marks.get(c.candidate, []))
+        sup = blocks.footnote_refs(marks.get(c.candidate, []))
         rows.append(
             [
                 f"[{safe.text(c.candidate)}]({candidate_slug(c.candidate)}/index.md)",
@@ -166,49 +236,62 @@ def verdict_table(exp: ExperimentData) -> str:
         header, align, rows = header[:-1], align[:-1], [r[:-1] for r in rows]
     out = table(header, rows, align=align)
     if notes:
-        out += (
-            "\n\n"
-            + '<ol class="rg-footnotes">'
-            + "".join(f"<li>{safe.text(t)} ({safe.text(', '.join(cands))})</li>" for t, cands in notes)
-            + "</ol>"
-        )
+        out += "\n\n" + blocks.footnote_list([f"{safe.text(t)} ({safe.text(', '.join(cands))})" for t, cands in notes])
     return out
 
 
 def guardrail_table(exp: ExperimentData) -> str:
+    """Guardrails with a failure or a check that could not be made, one row each; the ones every
+    candidate passed collapsed under one line (they matter as a count, not as rows to read)."""
     comps = exp.analysis.comparisons
     ids: list[tuple[str, str]] = []
     for c in comps:
         for g in c.guardrails:
             if g.id not in [i for i, _ in ids]:
                 ids.append((g.id, g.title or g.id))
-    rows = []
+    shown: list[list[str]] = []
+    passed: list[list[str]] = []
     for gid, title in ids:
         row = [safe.text(title)]
-        for c in comps:
-            found = next((g for g in c.guardrails if g.id == gid), None)
-            if found is None:
-                row.append("n/a")
-            else:
-                row.append(f"{blocks.guardrail_mark(found)} {safe.text(found.reason or '')}")
-        rows.append(row)
-    return table(["guardrail", *[safe.text(c.candidate) for c in comps]], rows, align=["l"] + ["l"] * len(comps))
+        results = [next((g for g in c.guardrails if g.id == gid), None) for c in comps]
+        for found in results:
+            row.append("n/a" if found is None else f"{blocks.guardrail_mark(found)} {safe.text(found.reason or '')}")
+        (passed if all(g is not None and g.status == "pass" for g in results) else shown).append(row)
+    header = ["guardrail", *[safe.text(c.candidate) for c in comps]]
+    out = []
+    if shown:
+        out.append(table(header, shown, align=["l"] * len(header)) + "\n")
+    if passed:
+        tbl = table(header, passed, align=["l"] * len(header), html=False)
+        out.append(f'??? success "{fmt_count(len(passed), "guardrail")} passed for every candidate"\n')
+        out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+    return "\n".join(out) if out else "No guardrail was checked.\n"
 
 
 def workload_table(exp: ExperimentData) -> str:
+    """The flags that differ between arms in full; the ones every arm ran the same collapsed (a
+    reviewer needs to know they were checked, not to read 19 identical rows)."""
     arms = exp.analysis.arms
-    rows = []
+    differ, same = [], []
     for item in exp.analysis.fixed_workload:
         flag, val = item.flag, item.value
         seen = {a.id: a.workload.get(flag) for a in arms}
         diff = [a for a, v in seen.items() if v is not None and str(v) != str(val)]
-        status = (
-            ("**differs in " + ", ".join(safe.text(d) for d in diff) + "**")
-            if diff
-            else f"same in all {len(arms)} arms"
-        )
-        rows.append([safe.code(flag), safe.code(val), status])
-    return table(["flag", "value", "arms"], rows, align=["l", "l", "l"])
+        if diff:
+            values = ", ".join(f"{safe.text(a)}: {safe.code(seen[a])}" for a in diff)
+            differ.append([safe.code(flag), safe.code(val), f"**differs:** {values}"])
+        else:
+            same.append([safe.code(flag), safe.code(val)])
+    out = []
+    if differ:
+        out.append(table(["flag", "baseline value", "arms"], differ, align=["l", "l", "l"]) + "\n")
+    elif same:
+        out.append(f"Every arm ran with the same value of all {len(same)} fixed flags.\n")
+    if same:
+        tbl = table(["flag", "value"], same, align=["l", "l"], html=False)
+        out.append(f'??? note "The {len(same)} flags the same in all {len(arms)} arms"\n')
+        out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+    return "\n".join(out) if out else "No fixed flags were declared (spec `workload.flags`).\n"
 
 
 def runs_table(exp: ExperimentData) -> str:
@@ -230,31 +313,32 @@ def runs_table(exp: ExperimentData) -> str:
     return table(["run", "role", "status", "steps", "duration", "exit code", "events"], rows)
 
 
-def reproduce(exp: ExperimentData) -> str:
-    commit = exp.analysis.experiment.baseline_commit
-    name = exp.name
-    lines = []
-    if commit:
-        lines.append(f"git checkout {shlex.quote(str(commit))}")
-    lines += [
-        f"reportgen run runs/{shlex.quote(name)}/experiment.toml",
-        "mkdocs build   # analyzes runs/ when analysis.json is missing or stale",
-    ]
-    out = [
-        "Re-run every arm from the spec as it was run, then rebuild this site:\n",
-        safe.fence("\n".join(lines), "bash"),
-        "\nThe exact command of each run:\n",
-    ]
+def reproduce_section(exp: ExperimentData) -> str:
+    info = exp.analysis.experiment
+    arms = []
     for run in exp.formal_runs():
-        argv = run.command.get("argv") or run.manifest.get("command")
-        if not argv:
-            continue
-        cmd = " ".join(shlex.quote(str(a)) for a in argv) if isinstance(argv, list) else str(argv)
-        cwd = run.command.get("cwd") or run.manifest.get("cwd")
-        body = (f"cd {shlex.quote(str(cwd))}\n" if cwd else "") + cmd
-        out.append(safe.fence(body, "bash", title=f"{run.rel}"))
-        out.append("")
-    return "\n".join(out)
+        argv = run.manifest.get("effective_argv")
+        recipe = f"runs/{exp.name}/{run.rel}/recipe.sh"
+        arms.append(reproduce.ArmCommand(run.rel, argv if isinstance(argv, (dict, list)) else None, recipe))
+    inp = reproduce.ReproduceInputs(
+        experiment=exp.name,
+        commit=info.baseline_commit,
+        dirty=info.dirty,
+        profile=info.profile,
+        recipe_dir=recipe_dir_where_it_ran(exp),
+        entrypoint=entrypoint(exp.spec_text),
+    )
+    return reproduce.section(inp, arms)
+
+
+def entrypoint(spec_text: str) -> str | None:
+    """The trainer module the spec names (`[recipe] entrypoint`), or None."""
+    try:
+        doc = tomllib.loads(spec_text)
+    except tomllib.TOMLDecodeError:
+        return None
+    value = (doc.get("recipe") or {}).get("entrypoint")
+    return value if isinstance(value, str) and value else None
 
 
 def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
@@ -286,23 +370,61 @@ CHART_TITLES = {
 }
 
 
+def meta_line(exp: ExperimentData, kind: kinds.ReportKind) -> str:
+    info = exp.analysis.experiment
+    when = (info.created_utc or "date unknown").replace("T", " ").replace("Z", " UTC")
+    commit = info.baseline_commit
+    code = f"commit {safe.code(commit[:12])}" if commit else "commit not recorded"
+    dirty = ' <span class="rg-badge rg-failed">uncommitted changes</span>' if info.dirty else ""
+    return (
+        f'<p class="rg-meta">{kinds.badge(kind)} Experiment {safe.code(exp.name)} · {safe.text(when)} · '
+        f"{code}{dirty}</p>\n"
+    )
+
+
+def headline_tabs(exp: ExperimentData) -> list[str]:
+    """One tab per candidate: its headline table against the baseline and, for a candidate built
+    on another, its change against that base too."""
+    md = []
+    primary = exp.analysis.primary.key
+    for c in exp.analysis.comparisons:
+        cand = c.candidate
+        status = c.verdict.status
+        md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
+        tbl = blocks.headline_table(c, candidate_label=cand, primary=primary, html=False)
+        md.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+        vs_base = against_base(exp, cand)
+        if vs_base:
+            md.append("    " + vs_base + "\n")
+    return md
+
+
+def against_base(exp: ExperimentData, cand: str) -> str:
+    """ "Against its base A1: response tokens/s -3.1%, ..." for a derived candidate, else ""."""
+    arm = exp.analysis.arm(cand)
+    figs = [(label, ch) for label, ch in decision.base_figures(exp.analysis, cand) if ch is not None]
+    if arm is None or not figs:
+        return ""
+    parts = ", ".join(f"{safe.text(label)} {fmt_change(ch, digits=1)}" for label, ch in figs)
+    return (
+        f"**Against its base {safe.text(arm.base)}** (means of window means, no interval): {parts}. "
+        f"[{safe.text(cand)}'s write-up]({candidate_slug(cand)}/index.md) compares the two in full."
+    )
+
+
 def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     info = exp.analysis.experiment
     settings = exp.analysis.settings
     primary = settings.primary.key
     title = info.title or exp.name
+    kind = report_kind(exp)
     specs = experiment_charts(exp)
-    machine = exp.analysis.machine
     md = [
-        f"# {safe.text(title)}\n",
-        f'<p class="rg-meta">Experiment {safe.code(exp.name)} · {safe.text(info.created_utc or "date unknown")} · '
-        f"{safe.text(machine_info.summary(machine, machine_info.fingerprint(exp)))}"
-        + f" · baseline commit {safe.code((info.baseline_commit or 'unknown')[:12])}"
-        + (' <span class="rg-badge rg-failed">dirty</span>' if info.dirty else "")
-        + "</p>\n",
-        "## Answer\n",
+        f"# {safe.text(kinds.page_title(str(title), kind))}\n",
+        meta_line(exp, kind),
+        "## Answer {#answer}\n",
         answer(exp),
-        "\nUndo the accepted change: [rollback](rollback/index.md) · "
+        "Undo an accepted change: [rollback](rollback/index.md) · "
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",
         "## Hypothesis\n",
@@ -315,25 +437,19 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         links.append("Pull request: " + blocks.link(info.pr, info.pr))
     if links:
         md.append(" · ".join(links) + "\n")
-    md.append("## Headline\n")
+    md.append("## Headline {#headline}\n")
     md.append(
-        f"Means over the windows (steps after the {fmt_num(settings.warmup_steps, 0)}-step warm-up); "
-        "changes computed from unrounded values, shown rounded.\n"
+        f"Means over the windows (steps after the {fmt_count(settings.warmup_steps, 'step')} of warm-up); "
+        "changes computed from unrounded values, shown rounded to what their interval supports.\n"
     )
-    for c in exp.analysis.comparisons:
-        cand = c.candidate
-        status = c.verdict.status
-        md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
-        md.append(
-            "\n".join("    " + line for line in blocks.headline_table(c, candidate_label=cand, html=False).split("\n"))
-            + "\n"
-        )
+    md += headline_tabs(exp)
     t, _ = metric_title(primary)
     md += [
-        "## Windows\n",
+        "## Windows {#windows}\n",
+        baseline_drift(exp),
         f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n",
         windows_table(exp, primary) + "\n",
-        "Change of each window's mean against the baseline:\n",
+        "Change of each window's mean against the baseline's same window:\n",
         window_change_table(exp) + "\n",
     ]
     for key in settings.secondary:
@@ -345,12 +461,13 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
             ]
     conf = settings.confidence
     md += [
-        "## Confidence and verdicts\n",
+        "## Confidence and verdicts {#verdicts}\n",
         f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
         f"(method {safe.code(settings.method)}); the smallest change that counts is "
-        f'{fmt_change(settings.min_effect)}. "~" means the interval includes no change.\n',
+        f'{fmt_change(settings.min_effect, digits=0)}. "~" means the interval includes no change. '
+        f"[How verdicts are reached](../../analysis.md#verdicts).\n",
         verdict_table(exp) + "\n",
-        "## Guardrails\n",
+        "## Guardrails {#guardrails}\n",
         guardrail_table(exp) + "\n",
         "## Curves\n",
     ]
@@ -364,12 +481,12 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "## Runs\n",
         runs_table(exp) + "\n",
         "## Reproduce\n",
-        reproduce(exp),
+        reproduce_section(exp),
     ]
     files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode()}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",
-        title=str(title),
+        title=kinds.page_title(str(title), kind),
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
         files=files,

@@ -23,6 +23,7 @@ from reportgen.analysis.document import AnalysisDocument, Arm, Comparison, parse
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
+from reportgen.store.experiment import EXPERIMENT_RECORD
 
 METRIC_COLUMNS = ["step", "key", "value", "source"]
 GPU_COLUMNS = [
@@ -67,6 +68,7 @@ class ExperimentData:
     analysis: AnalysisDocument
     runs: tuple[RunData, ...]
     spec_text: str
+    record: dict = field(default_factory=dict)  # experiment.json: where the spec ran from (source_path, recipe_dir)
 
     def arm_ids(self) -> list[str]:
         return self.analysis.arm_ids()
@@ -218,4 +220,5 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
         analysis=analysis,
         runs=runs,
         spec_text=one(_read_text(spec)) if spec.is_file() else "",
+        record=deep(_read_json_or(exp_dir / EXPERIMENT_RECORD, {})),
     )

@@ -79,18 +79,27 @@ def argv_lines(argv: Mapping[str, ArgValue] | Sequence[str]) -> list[list[str]]:
 def wrapped_command(head: Sequence[str], argv: Mapping[str, ArgValue] | Sequence[str]) -> str:
     """A shell command one flag per line with backslash continuations: it stays readable on a phone
     and pastes into bash as one command. Every word is shell-quoted."""
-    lines = [" ".join(shlex.quote(w) for w in head)] if head else []
-    lines += [INDENT + " ".join(shlex.quote(w) for w in words) for words in argv_lines(argv)]
+    lines = [" ".join(quote(w) for w in head)] if head else []
+    indent = INDENT if head else ""  # the arguments alone (no known trainer module) start at the margin
+    lines += [indent + " ".join(quote(w) for w in words) for words in argv_lines(argv)]
     return "\n".join(line + CONTINUATION for line in lines[:-1]) + ("\n" if len(lines) > 1 else "") + lines[-1]
 
 
 WIDTH = 72  # a code block this wide fits the page column at 1440 px without scrolling
 
 
+def quote(word: str) -> str:
+    """shlex.quote, except that a home-relative path the path shortener wrote ("~/relax") keeps its
+    tilde unquoted so the shell still expands it."""
+    if word.startswith("~/") and shlex.quote(word[2:]) == word[2:]:
+        return word
+    return shlex.quote(word)
+
+
 def wrapped_words(words: Sequence[str], *, width: int = WIDTH, raw: frozenset[int] = frozenset()) -> str:
     """Shell words (quoted, except positions in `raw`) joined into lines of at most about `width`
     characters with backslash continuations; an option keeps its value on its line."""
-    quoted = [w if i in raw else shlex.quote(w) for i, w in enumerate(words)]
+    quoted = [w if i in raw else quote(w) for i, w in enumerate(words)]
     groups: list[str] = []
     for i, q in enumerate(quoted):
         if groups and not q.startswith("-") and quoted[i - 1].startswith("--") and i > 2:

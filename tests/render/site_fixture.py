@@ -97,6 +97,17 @@ def _recipe_for(arm: str) -> str:
     return text
 
 
+def _effective_argv(arm: str) -> dict[str, str | bool]:
+    """The flag -> value mapping ingest reads from the trainer's command line (a switch is True):
+    here the recipe's one-flag-per-line arrays."""
+    out: dict[str, str | bool] = {}
+    for line in _recipe_for(arm).splitlines():
+        words = line.split()
+        if words and words[0].startswith("--"):
+            out[words[0]] = words[1] if len(words) > 1 else True
+    return out
+
+
 def _diff(arm: str) -> str:
     if arm == "baseline":
         return ""
@@ -306,6 +317,7 @@ def build_experiment(
                 "timed_out": False,
                 "command": ["bash", f"{home}/relax/scripts/training/run-qwen3-4B.sh"],
                 "cwd": f"{home}/relax",
+                "effective_argv": _effective_argv(arm),
                 "hashes": {"model_manifest_sha256": _sha(b"manifest"), "data": {"open-r1-8k.parquet": _sha(b"data")}},
                 "gpu": {"available": True},
             },

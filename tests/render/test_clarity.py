@@ -72,7 +72,8 @@ def test_verdict_colours(exp):
         assert kind not in green and kind not in {"failure", "danger", "warning"}
         assert f".rg-{kind.removeprefix('rg-')} > .admonition-title::before" in CSS.read_text()
     changed = _with(exp, lambda a: a["comparisons"][0]["verdict"].update(status="inconclusive"))
-    assert '!!! rg-inconclusive "A1 inconclusive' in experiment_page.answer(changed)
+    assert '!!! rg-inconclusive "A1 inconclusive' in candidate_page.render(changed, "A1").markdown
+    assert '<span class="rg-badge rg-inconclusive">inconclusive</span>' in experiment_page.answer(changed)
 
 
 def test_interval_warnings_are_footnotes(exp):
@@ -84,9 +85,11 @@ def test_interval_warnings_are_footnotes(exp):
     assert "warnings" not in header and "method" not in header
     rows = [line for line in tbl.splitlines() if line.startswith("| [A")]
     assert all("a very long warning" not in r for r in rows)
-    assert rows[0].endswith("<sup>1</sup> | 36 / 36 | yes |")
-    assert "<sup>1</sup><sup>2</sup>" in rows[2] and "<sup>" not in rows[1]
-    notes = re.findall(r"<li>(.*?)</li>", tbl)
+    one = '<sup class="rg-fnref">[<a href="#note-1">1</a>]</sup>'
+    assert rows[0].endswith(f"{one} | 36 / 36 | yes |")
+    # two notes read as "[1, 2]", never as a superscript "12"
+    assert '[<a href="#note-1">1</a>, <a href="#note-2">2</a>]' in rows[2] and "<sup" not in rows[1]
+    notes = re.findall(r'<li id="note-\d">(.*?)</li>', tbl)
     assert notes[0] == "only one repeat per arm (A1, A3)" and notes[1].endswith("(A3)") and len(notes) == 2
 
 
@@ -112,7 +115,7 @@ def test_failed_candidate_shows_the_memory_cap(tmp_path):
     manifest.write_text(json.dumps(doc))
     page = candidate_page.render(load_experiment(exp_dir), "A2")
     md = page.markdown
-    assert md.index("**Cause:** OOM at step 9") < md.index("log excerpt") < md.index("### Memory up to the failure")
+    assert md.index('"A2 failed: OOM at step 9') < md.index("log excerpt") < md.index("### Memory up to the failure")
     assert "capped itself at 5 GiB (5120 MiB, <code>--gpu-memory-cap-gib</code>" in md
     assert "device total 81920 MiB" in md
     spec = page.charts["memory"]

@@ -11,6 +11,7 @@ import pytest
 
 from reportgen.errors import UserError
 from reportgen.render import candidate_page, experiment_page, home_page, provenance_page, rollback_page
+from reportgen.render.format import change_decimals, fmt_change, fmt_value
 from reportgen.render.load import load_experiment
 from reportgen.render.paths import PathShortener
 from reportgen.render.site import SiteOptions, generate, summary
@@ -48,14 +49,27 @@ def test_experiment_page_answers_first(exp):
     assert answer < md.index("## Headline") < md.index("## Windows") < md.index("## Curves")
     head = md[answer : md.index("## Hypothesis")]
     a1 = exp.comparison("A1")
-    assert a1.interval.estimate is not None
-    est = a1.interval.estimate - 1
-    assert f"A1 accepted: response tokens/s {est * 100:+.2f}%" in head
-    assert "A2 failed: OOM at step 9, tried to allocate 2.46 GiB" in head
-    assert "A3 rejected" in head and "95% CI" in head
-    # unrounded change, rounded display: the table's change is computed from the stored change
+    iv = a1.interval
+    assert iv.estimate is not None and iv.low is not None and iv.high is not None
+    # one row per candidate, the PR's (the first candidate by default) first and named as such
+    rows = [line for line in head.splitlines() if line.startswith("| ") and "](" in line]
+    assert [re.search(r"\[(A\d)\]", r).group(1) for r in rows] == ["A1", "A2", "A3"]  # type: ignore[union-attr]
+    assert "PR candidate" in rows[0] and "PR candidate" not in rows[1] + rows[2]
+    d = change_decimals(iv.low - 1, iv.high - 1)
+    assert fmt_change(iv.estimate - 1, digits=d) in rows[0] and "95% CI" in rows[0]
+    assert "rg-accepted" in rows[0] and "rg-failed" in rows[1] and "rg-rejected" in rows[2]
+    assert "<strong>A1</strong> (PR candidate, accepted): <strong>next:</strong> merge this pull request" in head
+    assert "Why failed: OOM at step 9, tried to allocate 2.46 GiB" in head
+    assert "(../../analysis.md#verdicts)" in head
+    # unrounded in analysis.json, rounded on the page to what the interval supports
     row = next(r for r in a1.headline if r.metric == "perf/step_resp_token_per_s")
-    assert f"| {row.baseline:.3f} tok/s | {row.candidate:.3f} tok/s | {row.change * 100:+.2f}% |" in md
+    assert isinstance(row.baseline, float) and isinstance(row.candidate, float) and row.change is not None
+    shown = re.search(r"\| response tokens/s \| ([\d.]+) tok/s \| ([\d.]+) tok/s \| ([+-][\d.]+)% \|", md)
+    assert shown is not None, "headline row of the primary metric"
+    half = (iv.high - iv.low) / 2
+    assert abs(float(shown.group(1)) - row.baseline) <= half * row.baseline / 10  # rounded, not wrong
+    assert f"{row.baseline:.3f}" not in shown.group(0)  # no false precision
+    assert shown.group(3) == fmt_change(row.change, digits=d).rstrip("%")
     # planted markup from the hypothesis stays text
     assert "<b>not bold</b>" not in md and "&lt;b&gt;not bold&lt;/b&gt;" in md
 
@@ -64,12 +78,11 @@ def test_window_tables_have_every_statistic(exp):
     md = experiment_page.render(exp).markdown
     base = exp.arm("baseline").windows["perf/step_resp_token_per_s"]
     for w in base[:3]:
-        assert (
-            f"| {w.window} | {w.start}-{w.end} | {w.n} | {w.mean:.3f} | {w.std:.3f} | {w.median:.3f} | {w.p95:.3f} |"
-            in md
-        )
-    overall = exp.arm("A1").overall["perf/step_resp_token_per_s"]
-    assert f"**{overall:.3f}**" in md
+        assert w.mean is not None and w.std is not None
+        se = w.std / w.n**0.5  # a window mean is shown to its standard error
+        stats = " | ".join(fmt_value(x) for x in (w.std, w.median, w.p95))
+        assert f"| {w.window} | {w.start}-{w.end} | {w.n} | {fmt_value(w.mean, halfwidth=se)} | {stats} |" in md
+    assert "| mean (tok/s) |" in md
 
 
 def test_not_significant_shows_tilde(exp):
@@ -106,7 +119,8 @@ def test_failed_candidate_leads_with_cause_and_excerpt(exp):
     page = candidate_page.render(exp, "A2")
     md = page.markdown
     assert md.index("## What happened") < md.index("## What changed")
-    assert "**Cause:** OOM at step 9, tried to allocate 2.46 GiB" in md
+    assert '!!! failure "A2 failed: OOM at step 9, tried to allocate 2.46 GiB' in md
+    assert md.count("**Cause:**") == 0  # said once, in the title
     # the excerpt is quoted verbatim inside a fence longer than its backtick runs
     assert '\n````text title="log excerpt"\n' in md and "<script>alert(1)</script> ``` ``" in md
     assert "memory" in page.charts
@@ -162,7 +176,7 @@ def test_shortened_paths_leave_no_home_dir(tmp_path):
     exp = load_experiment(tmp_path / "grpo-offload", shorten=PathShortener.for_repo(tmp_path))
     pages = [experiment_page.render(exp), provenance_page.render(exp), candidate_page.render(exp, "A2")]
     assert all("/home/alice" not in p.markdown for p in pages)
-    assert "~/relax" in pages[0].markdown
+    assert "cd ~/relax" in pages[1].markdown
 
 
 @pytest.mark.slow

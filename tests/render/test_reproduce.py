@@ -93,3 +93,9 @@ def test_the_rerun_block_is_valid_bash_and_fits_the_column():
         check=True,
     ).stdout.split("\n")[:-1]
     assert words == ["reportgen", "run", "a b.toml", "--profile", "gpu"]
+
+
+def test_a_home_relative_path_keeps_its_tilde():
+    from reportgen.render.reproduce import quote
+
+    assert quote("~/relax") == "~/relax" and quote("~/a b") == "'~/a b'" and quote("a b") == "'a b'"
