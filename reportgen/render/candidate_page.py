@@ -7,10 +7,13 @@ shows the measured regression in the same tables as the experiment page.
 
 from __future__ import annotations
 
-from reportgen.render import blocks, charts, safe
+from reportgen import vocab
+from reportgen.render import answer as answer_block
+from reportgen.render import blocks, charts, decision, flagdiff, safe
+from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
-from reportgen.render.experiment_page import answer_line, metric_title
-from reportgen.render.format import fmt_change, fmt_num
+from reportgen.render.experiment_page import answer_line, metric_title, report_kind, spec_where_it_ran
+from reportgen.render.format import change_decimals, fmt_change, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS
@@ -30,7 +33,13 @@ def _events(exp: ExperimentData, cand: str) -> list[tuple[str, dict]]:
     return out
 
 
-def _event_block(rel: str, e: dict) -> str:
+def _excerpt_of(e: dict) -> tuple[str, ...]:
+    return tuple(str(x) for x in e.get("excerpt") or [])
+
+
+def _event_block(rel: str, e: dict, *, shown: set[tuple[str, ...]] | None = None) -> str:
+    """One event: kind, step, where, message, details and its log excerpt. An excerpt already
+    shown (an abnormal exit after an OOM points at the same traceback) is not printed again."""
     where = f"{rel}, {e.get('stream') or 'log'} line {fmt_num(e.get('line'), 0)}"
     step = f" at step {fmt_num(e.get('step'), 0)}" if e.get("step") is not None else ""
     out = [f"**{safe.text(e.get('kind', 'event'))}{step}** ({safe.text(where)}): {safe.code(e.get('message'))}\n"]
@@ -38,10 +47,21 @@ def _event_block(rel: str, e: dict) -> str:
     details = {k: v for k, v in details.items() if v not in (None, "")}
     if details:
         out.append(", ".join(f"{safe.text(k)} = {safe.code(v)}" for k, v in details.items()) + "\n")
-    excerpt = e.get("excerpt") or []
-    if excerpt:
-        out.append(safe.fence("\n".join(str(x) for x in excerpt), "text", title="log excerpt"))
+    excerpt = _excerpt_of(e)
+    tail = set(excerpt[-3:])
+    repeated = shown is not None and any(tail <= set(seen) for seen in shown)
+    if excerpt and repeated:
+        out.append("The log excerpt is the one above.\n")
+    elif excerpt:
+        out.append(safe.fence("\n".join(excerpt), "text", title="log excerpt"))
+        if shown is not None:
+            shown.add(excerpt)
     return "\n".join(out) + "\n"
+
+
+def event_blocks(events: list[tuple[str, dict]]) -> list[str]:
+    shown: set[tuple[str, ...]] = set()
+    return [_event_block(rel, e, shown=shown) for rel, e in events]
 
 
 CAP_FLAG = "--gpu-memory-cap-gib"
@@ -104,6 +124,65 @@ def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
     return ("; ".join(parts) + ".\n") if parts else ""
 
 
+def what_changed(exp: ExperimentData, cand: str) -> list[str]:
+    """The effective values the trainer ran with, old -> new (baseline, the base, this candidate),
+    then the recipe diff collapsed: the diff shows text (`${MAX_TOKENS_PER_GPU}`), not values."""
+    arm = exp.arm(cand)
+    cols: list[tuple[str, dict]] = [("baseline", effective_argv(exp, vocab.BASELINE))]
+    if arm.base and arm.base != vocab.BASELINE:
+        cols.append((f"{arm.base} (its base)", effective_argv(exp, arm.base)))
+    cols.append((cand, effective_argv(exp, cand)))
+    base_word = safe.code(arm.base or vocab.BASELINE)
+    out = ["## What changed\n"]
+    tbl = flagdiff.changes_table(cols) if all(argv for _, argv in cols) else ""
+    if tbl:
+        out += [
+            f"Built on {base_word}. The flags whose effective value differs (read from each run's command line):\n",
+            tbl + "\n",
+        ]
+    else:
+        out.append(f"Built on {base_word}.\n")
+    out += [
+        '??? note "The recipe diff against the original (text of the script)"\n',
+        safe.fence(arm.diff or "(no change)", "diff", indent="    ") + "\n",
+    ]
+    return out
+
+
+def effective_argv(exp: ExperimentData, arm_id: str) -> dict:
+    """The first formal run's effective flag -> value mapping ({} when ingest recorded none)."""
+    for run in exp.formal_runs(arm_id):
+        argv = run.manifest.get("effective_argv")
+        if isinstance(argv, dict) and argv:
+            return argv
+    return {}
+
+
+def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
+    """A candidate built on another one against that base, metric by metric (means of window means)."""
+    arm = exp.arm(cand)
+    if not arm.base or arm.base == vocab.BASELINE:
+        return []
+    base = exp.arm(arm.base)
+    rows = []
+    for key in (exp.analysis.primary.key, *exp.analysis.settings.secondary):
+        b, c = base.overall.get(key), arm.overall.get(key)
+        m = vocab.metric(key)
+        change = (c / b - 1) if b and c is not None else None
+        rows.append(
+            [safe.text(m.title), fmt_value(b, unit=m.unit), fmt_value(c, unit=m.unit), fmt_change(change, digits=1)]
+        )
+    rows = [r for r in rows if r[2] != "n/a"]
+    if not rows:
+        return []
+    return [
+        f"### Against its base, {safe.text(arm.base)}\n",
+        f"What {safe.text(cand)} adds on top of {safe.text(arm.base)} (means of window means; no interval is computed "
+        "between two candidates):\n",
+        table(["metric", safe.text(arm.base), safe.text(cand), "change"], rows) + "\n",
+    ]
+
+
 def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     comp = exp.comparison(cand)
     arm = exp.arm(cand)
@@ -111,19 +190,29 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     status = verdict.status
     primary = exp.analysis.primary.key
     ptitle, punit = metric_title(primary)
+    kind_of = report_kind(exp)
     title = f"{cand}: {arm.title or cand}"
     specs: dict[str, dict | None] = {}
-    md = [f"# {safe.text(title)}\n", f"{badge(status)} [← back to the experiment](../index.md)\n"]
+    md = [
+        f"# {safe.text(title)}\n",
+        f"{kinds.badge(kind_of)} {badge(status)} [← back to the experiment](../index.md)\n",
+    ]
     kind = blocks.VERDICT_ADMONITION.get(status, "note")
-    md.append(f'!!! {kind} "{safe.text(answer_line(exp, comp))}"\n    {safe.text(verdict.summary or "")}\n')
+    cause = decision.cause(exp.analysis, comp)
+    head = f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {cause}" if cause else answer_line(exp, comp)
+    step, command = decision.next_step(
+        exp.analysis, comp, pr=decision.pr_candidate(exp.analysis), spec=spec_where_it_ran(exp)
+    )
+    body = safe.text(verdict.summary or "") + f" **Next:** {answer_block.inline(step)}."
+    md.append(f'!!! {kind} "{safe.text(head)}"\n    {body}\n')
+    if command:
+        md.append(safe.fence(command, "bash", title=f"next step for {cand}") + "\n")
     events = _events(exp, cand)
     failed = status in ("failed", "invalid") or any(e.get("kind") in FAILURE_KINDS for _, e in events)
     if failed:
-        md.append("## What happened\n")
-        if verdict.cause:
-            md.append(f"**Cause:** {safe.text(verdict.cause)}.\n")
+        md.append("## What happened\n")  # the cause is the admonition's title above: not repeated here
         if events:
-            md += [_event_block(rel, e) for rel, e in events]
+            md += event_blocks(events)
         else:
             md.append("No failure event was recorded in events.json.\n")
         cap = memory_cap_mib(exp, cand)
@@ -148,42 +237,41 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
                 + (", dotted: the workload's memory cap)" if cap is not None else ")"),
             )
         )
+    md += what_changed(exp, cand)
     md += [
-        "## What changed\n",
-        f"Based on {safe.code(arm.base or 'baseline')}. The recipe diff against the original:\n",
-        safe.fence(arm.diff or "(no change)", "diff") + "\n",
         "## Why it was tried\n",
         safe.text(arm.rationale or "No rationale was written in the spec.") + "\n",
         "## What was measured\n" if not failed else "## What was measured before it failed\n",
-        blocks.headline_table(comp, candidate_label=cand) + "\n",
+        blocks.headline_table(comp, candidate_label=cand, primary=primary) + "\n",
     ]
-    wins = comp.windows
+    wins = [w for w in comp.windows if w.candidate is not None]
+    iv = comp.interval
+    d = change_decimals(iv.low - 1, iv.high - 1) if iv.low is not None and iv.high is not None else 1
     if wins:
         md.append(
             table(
                 ["window", "baseline", cand, "change"],
                 [
-                    [
-                        safe.text(w.window),
-                        fmt_num(w.baseline),
-                        fmt_num(w.candidate),
-                        fmt_change(w.change) if w.candidate is not None else "not reached",
-                    ]
-                    for w in wins
+                    [safe.text(w.window), fmt_value(w.baseline), fmt_value(w.candidate), fmt_change(w.change, digits=d)]
+                    for w in comp.windows
                 ],
             )
             + "\n"
         )
+    elif comp.windows:
+        md.append(f"{safe.text(cand)} reached none of the {len(comp.windows)} windows.\n")
     md.append(f"**{safe.text(ptitle)}:** {safe.text(blocks.interval_text(comp.interval))}.\n")
     md += [f"- {safe.text(w)}" for w in comp.interval.warnings]
-    md.append("\n## Guardrails\n")
+    md.append("")
+    md += against_base_table(exp, cand)
+    md.append("## Guardrails\n")
     for g in comp.guardrails:
         mark = blocks.guardrail_mark(g)
         ev = f" (evidence: {safe.code(g.evidence)})" if g.evidence else ""
         md.append(f"- {mark} **{safe.text(g.title)}**: {safe.text(g.reason)}{ev}")
     md.append("")
     if not failed and events:
-        md += ["## Events\n", *[_event_block(rel, e) for rel, e in events]]
+        md += ["## Events\n", *event_blocks(events)]
     specs["primary"] = charts.step_metric(exp, primary, title=ptitle, unit=punit, arms=[BASELINE, cand])
     md += [
         "## Curve against the baseline\n",
@@ -191,7 +279,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     ]
     return Page(
         path=f"{experiment_base(exp.name)}/{candidate_slug(cand)}/index.md",
-        title=title,
+        title=f"{title} ({kind_of.label})",
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
     )

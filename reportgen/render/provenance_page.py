@@ -4,14 +4,18 @@ nvidia-smi, commands, and profiler artifacts listed (size, SHA-256, how to open)
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import OrderedDict
+from typing import Any
 
 from reportgen.render import machine as machine_info
 from reportgen.render import safe
 from reportgen.render.blocks import table
+from reportgen.render.experiment_page import report_kind
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, experiment_base
+from reportgen.render.reproduce import quote, wrapped_words
 
 OPEN_WITH = (
     (".trace.json.gz", "Perfetto (ui.perfetto.dev, runs in the browser; the file stays local) or chrome://tracing"),
@@ -21,11 +25,13 @@ OPEN_WITH = (
 )
 
 
-def _json(text: str) -> object | None:
+def _json(text: str | None) -> dict[str, Any]:
+    """A JSON object from a provenance file; {} when it is missing, unreadable or not an object."""
     try:
-        return json.loads(text)
+        doc = json.loads(text or "")
     except (ValueError, TypeError):
-        return None
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def _freeze(text: str) -> dict[str, str]:
@@ -42,11 +48,12 @@ def _freeze(text: str) -> dict[str, str]:
 def _size(n: int | None) -> str:
     if n is None:
         return "n/a"
+    x = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+        if x < 1024 or unit == "GiB":
+            return f"{x:.0f} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1024
+    return str(x)
 
 
 def _open_with(path: str) -> str:
@@ -124,45 +131,54 @@ def packages_section(exp: ExperimentData) -> list[str]:
 
 
 def code_section(exp: ExperimentData) -> list[str]:
+    """Commit and state of each run's code; runs in the same state share one row."""
     info = exp.analysis.experiment
-    rows = []
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
     for r in exp.formal_runs():
-        g = _json(r.provenance.get("git.json", "")) or {}
+        g = _json(r.provenance.get("git.json"))
         status = r.provenance.get("git-status.txt", "").strip()
-        rows.append(
-            [
-                safe.text(r.rel),
-                safe.code(g.get("commit") or g.get("head") or "n/a"),  # capture writes "head"
-                safe.text(g.get("branch") or ""),
-                "**dirty**" if g.get("dirty") or status else "clean",
-                safe.text(status) if status else "",
-            ]
+        key = (
+            safe.code(g.get("commit") or g.get("head") or "not recorded"),  # capture writes "head"
+            safe.text(g.get("branch") or ""),
+            "**uncommitted changes**" if g.get("dirty") or status else "clean",
+            safe.text(status) if status else "",
         )
+        groups.setdefault(key, []).append(r.rel)
+    rows = [
+        [safe.text(", ".join(rels) if len(groups) > 1 else f"all {len(rels)} runs"), *key]
+        for key, rels in groups.items()
+    ]
+    commit = info.baseline_commit
     out = [
         "## Code\n",
-        f"Baseline commit {safe.code(info.baseline_commit or 'unknown')}, "
-        + ("**dirty working tree**" if info.dirty else "clean working tree")
+        (
+            f"Baseline commit {safe.code(commit)}"
+            if commit
+            else "No commit was recorded for the baseline (the runs ran from a copy without git history)"
+        )
+        + (", with **uncommitted changes** in the working tree" if info.dirty else ", clean working tree")
         + ".\n",
     ]
     if rows:
-        out.append(table(["run", "commit", "branch", "state", "git status"], rows, align=["l"] * 5) + "\n")
+        out.append(table(["runs", "commit", "branch", "state", "git status"], rows, align=["l"] * 5) + "\n")
     return out
 
 
 def model_data_section(exp: ExperimentData) -> list[str]:
+    """Model files and data files with their hashes; "none declared" when the spec named none (an
+    empty manifest is not a table)."""
     runs = exp.formal_runs()
     out = ["## Model and data\n"]
     manifests = {
         r.rel: r.provenance.get("model-manifest.json") for r in runs if r.provenance.get("model-manifest.json")
     }
-    if manifests:
+    doc = _json(next(iter(manifests.values()))) if manifests else {}
+    files = doc.get("files")
+    if isinstance(files, list) and files:
         same = len(set(manifests.values())) == 1
-        _rel, text = next(iter(manifests.items()))
-        doc = _json(text) or {}
-        files = doc.get("files", []) if isinstance(doc, dict) else []
         out.append(
             ("Every run used the same model manifest. " if same else "**The model manifest differs between runs.** ")
-            + f"Model folder {safe.code(doc.get('root') if isinstance(doc, dict) else '')}:\n"
+            + f"Model folder {safe.code(doc.get('root'))}:\n"
         )
         out.append(
             table(
@@ -172,17 +188,21 @@ def model_data_section(exp: ExperimentData) -> list[str]:
             )
             + "\n"
         )
+    else:
+        out.append("**Model:** none declared (spec `[provenance] model_dir`), so no model file was hashed.\n")
     data = {r.rel: r.provenance.get("data-hashes.json") for r in runs if r.provenance.get("data-hashes.json")}
-    if data:
+    ddoc = _json(next(iter(data.values()))) if data else {}
+    # capture writes {"schema_version": 1, "files": {path: sha256}}; a bare {path: sha256} reads the same
+    dfiles = ddoc.get("files") if "files" in ddoc else {k: v for k, v in ddoc.items() if k != "schema_version"}
+    if isinstance(dfiles, dict) and dfiles:
         same = len(set(data.values())) == 1
-        doc = _json(next(iter(data.values()))) or {}
         out.append(("Every run read the same data. " if same else "**The data hashes differ between runs.** ") + "\n")
-        items = doc.items() if isinstance(doc, dict) else []
         out.append(
-            table(["file", "SHA-256"], [[safe.text(k), safe.code(v)] for k, v in items], align=["l", "l"]) + "\n"
+            table(["file", "SHA-256"], [[safe.text(k), safe.code(v)] for k, v in dfiles.items()], align=["l", "l"])
+            + "\n"
         )
-    if len(out) == 1:
-        out.append("No model manifest or data hashes were recorded.\n")
+    else:
+        out.append("**Data:** none declared (spec `[provenance] data_files`), so no data file was hashed.\n")
     return out
 
 
@@ -199,15 +219,41 @@ def nvidia_smi_section(exp: ExperimentData) -> list[str]:
     return out
 
 
+ENV_WIDTH = 100
+
+
+def _env_lines(env: dict) -> str:
+    """KEY=value, one a line; a value longer than the page column continues on indented lines."""
+    out = []
+    for k, v in env.items():
+        text = f"{k}={v}"
+        out += textwrap.wrap(text, ENV_WIDTH, subsequent_indent="    ", break_on_hyphens=False) or [text]
+    return "\n".join(out)
+
+
 def commands_section(exp: ExperimentData) -> list[str]:
+    """Each run's command, working directory and environment, as command.json recorded them; the
+    command wrapped so no line runs off the page (an environment value can be kilobytes)."""
     out = ["## Commands\n"]
     for r in exp.formal_runs():
-        if r.command:
-            out.append(
-                f'??? note "{safe.text(r.rel)}"\n'
-                + safe.fence(json.dumps(r.command, indent=2, ensure_ascii=False), "json", indent="    ")
-                + "\n"
-            )
+        if not r.command:
+            continue
+        argv = r.command.get("command") or r.command.get("argv") or []
+        words = [str(w) for w in argv] if isinstance(argv, list) else [str(argv)]
+        body = []
+        if r.command.get("cwd"):
+            body.append(f"cd {quote(str(r.command['cwd']))}")
+        if words:
+            body.append(wrapped_words(words))
+        out.append(f'??? note "{safe.text(r.rel)}"\n')
+        if body:
+            out.append(safe.fence("\n".join(body), "bash", indent="    ") + "\n")
+        env = r.command.get("env")
+        if isinstance(env, dict) and env:
+            out.append(f"    Environment ({len(env)} variables):\n")
+            out.append(safe.fence(_env_lines(env), "text", indent="    ") + "\n")
+    if len(out) == 1:
+        out.append("No command was recorded.\n")
     return out
 
 
@@ -248,4 +294,8 @@ def render(exp: ExperimentData) -> Page:
         *commands_section(exp),
         *artifacts_section(exp),
     ]
-    return Page(path=f"{experiment_base(exp.name)}/provenance/index.md", title="Provenance", markdown="\n".join(md))
+    return Page(
+        path=f"{experiment_base(exp.name)}/provenance/index.md",
+        title=f"Provenance ({report_kind(exp).label})",
+        markdown="\n".join(md),
+    )

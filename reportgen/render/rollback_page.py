@@ -3,10 +3,13 @@ it, and when (a risk table derived from the measured evidence)."""
 
 from __future__ import annotations
 
+from reportgen import vocab
 from reportgen.analysis.document import Arm
-from reportgen.render import safe
+from reportgen.render import blocks, decision, flagdiff, safe
 from reportgen.render.blocks import table
-from reportgen.render.format import fmt_change, fmt_num
+from reportgen.render.candidate_page import effective_argv
+from reportgen.render.experiment_page import report_kind
+from reportgen.render.format import fmt_count, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.render.patch import reverse_patch
@@ -14,6 +17,16 @@ from reportgen.render.patch import reverse_patch
 
 def _peak(arm: Arm) -> tuple[float | None, float | None]:
     return arm.gpu.peak_mib(), arm.gpu.total_mib()
+
+
+def chain(exp: ExperimentData, cand: str) -> list[str]:
+    """The candidates `cand` is built on, nearest first (A3 on A1 -> ["A1"]); the baseline excluded."""
+    out: list[str] = []
+    arm = exp.analysis.arm(cand)
+    while arm is not None and arm.base and arm.base != vocab.BASELINE and arm.base not in out:
+        out.append(arm.base)
+        arm = exp.analysis.arm(arm.base)
+    return out
 
 
 def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
@@ -39,7 +52,7 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
     rows.append(
         [
             "Failure on a longer run",
-            safe.text(f"{fmt_num(steps, 0)} steps measured"),
+            safe.text(f"{fmt_count(steps, 'step')} measured"),
             "a crash, NaN or a stalled step beyond the measured steps: apply the rollback and re-run the experiment",
         ]
     )
@@ -50,19 +63,29 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
             "the primary metric is not better than before on the new machine: re-run this experiment there, apply the rollback if rejected",
         ]
     )
+    bases = chain(exp, cand)
     for c in exp.analysis.comparisons:
         st = c.verdict.status
-        if c.candidate == cand or st == "accepted":
+        if c.candidate == cand or (st == "accepted" and c.candidate not in bases):
             continue
-        cause = c.verdict.cause or c.verdict.summary or ""
-        rows.append(
-            [
-                safe.text(f"{c.candidate} ({st})"),
-                safe.text(cause),
-                "not part of this change; nothing to roll back, its flags stay as in the baseline",
-            ]
-        )
+        cause = decision.cause(exp.analysis, c) or c.verdict.summary or ""
+        if c.candidate in bases:
+            when = (
+                f"part of this change: {cand} is built on {c.candidate}, so this patch undoes {c.candidate}'s edits too"
+            )
+        else:
+            when = f"not part of this change ({cand} is not built on it): nothing of it to roll back"
+        rows.append([safe.text(f"{c.candidate} ({st})"), safe.text(cause), safe.text(when)])
     return rows
+
+
+def restores(exp: ExperimentData, cand: str) -> list[str]:
+    """What applying the rollback changes in the trainer's effective command line, old -> new."""
+    cand_argv = effective_argv(exp, cand)
+    base_argv = effective_argv(exp, vocab.BASELINE)
+    if not cand_argv or not base_argv:
+        return []
+    return flagdiff.arrow_list(cand_argv, base_argv)
 
 
 def render(exp: ExperimentData) -> Page:
@@ -78,17 +101,33 @@ def render(exp: ExperimentData) -> Page:
         rev = reverse_patch(diff)
         fname = f"rollback-{cand}.patch"
         files[fname] = rev.encode()
-        gain = next((r.change for r in comp.headline if r.metric == exp.analysis.primary.key), None)
+        iv = comp.interval
+        gain = blocks.interval_text(iv)
+        bases = chain(exp, cand)
+        built_on = (
+            f" {safe.text(cand)} is built on {', '.join(safe.text(b) for b in bases)}: its patch holds "
+            f"{'that change' if len(bases) == 1 else 'those changes'} too, and so does this rollback."
+            if bases
+            else ""
+        )
+        back = restores(exp, cand)
         md += [
             f"## Undo {safe.text(cand)}: {safe.text(arm.title)}\n",
-            f"[{safe.text(cand)}](../{candidate_slug(cand)}/index.md) changed the primary metric by {fmt_change(gain)}. "
-            "Rolling back restores the recipe's flags as they were at the baseline commit; no data, checkpoint or API migration is involved.\n",
+            f"[{safe.text(cand)}](../{candidate_slug(cand)}/index.md) changed the primary metric by {safe.text(gain)}. "
+            "Rolling back restores the recipe as it was at the baseline commit; no data, checkpoint or API "
+            f"migration is involved.{built_on}\n",
+        ]
+        if back:
+            md += ["The trainer's effective values it brings back (now → after the rollback):\n"]
+            md += [f"- {line}" for line in back]
+            md.append("")
+        md += [
             "### The reverse patch\n",
             safe.fence(rev or "(the candidate's diff is empty)", "diff", title=fname) + "\n",
             "### How to apply it\n",
             f"Download [{fname}]({fname}) (or copy the block above into that file), then from the root of the recipe's repository:\n",
             safe.fence(
-                f"git apply --check {fname}   # dry run: fails if the recipe has moved on\ngit apply {fname}\ngit diff --stat",
+                f"# dry run: fails if the recipe has moved on\ngit apply --check {fname}\ngit apply {fname}\ngit diff --stat",
                 "bash",
             )
             + "\n",
@@ -96,5 +135,8 @@ def render(exp: ExperimentData) -> Page:
             table(["risk", "evidence", "roll back when"], risks(exp, cand), align=["l", "l", "l"]) + "\n",
         ]
     return Page(
-        path=f"{experiment_base(exp.name)}/rollback/index.md", title="Rollback", markdown="\n".join(md), files=files
+        path=f"{experiment_base(exp.name)}/rollback/index.md",
+        title=f"Rollback ({report_kind(exp).label})",
+        markdown="\n".join(md),
+        files=files,
     )
