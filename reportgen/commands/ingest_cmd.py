@@ -28,14 +28,9 @@ def ingest(
     from reportgen.analyze import analyze_experiment
     from reportgen.ingest.external import ingest_external
 
+    root = runs_root(runs)
     path = ingest_external(
-        log,
-        spec_path=spec,
-        arm=arm,
-        repeat=repeat,
-        runs_root=runs_root(runs),
-        tensorboard=tensorboard,
-        stderr_log=stderr,
+        log, spec_path=spec, arm=arm, repeat=repeat, runs_root=root, tensorboard=tensorboard, stderr_log=stderr
     )
     typer.echo(str(path))
     if not no_analyze:

@@ -1,6 +1,6 @@
 """The executor interface: what the runner needs from whatever starts a run's workload.
 
-Two implementations: `LocalExecutor` (a process group on this machine, reportgen.execute.process)
+Two implementations: `LocalExecutor` (process groups on this machine, reportgen.execute.process)
 and `RayExecutor` (a Ray job on one node of a cluster, reportgen.execute.ray_jobs). The runner
 (reportgen.execute.runner) talks to them only through these two protocols, so a third executor
 (Slurm, Kubernetes) implements `Executor` and `Workload` and nothing else changes.
@@ -13,13 +13,24 @@ executor whose `captures_on_node` is true runs the workload elsewhere; it is giv
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from reportgen.capture.gpu import GpuStatus
-from reportgen.execute.process import ExitInfo, LocalProcess, stop_orphaned_group
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a workload ended: exit code, or the signal that ended it."""
+
+    exit_code: int | None
+    signal: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,18 @@ class CaptureRequest:
     run_dir: Path
     provenance: Mapping[str, Any]  # keyword arguments of capture_provenance, less dest/env/cache_path
     gpu_interval_s: float
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What to start and where its output goes."""
+
+    command: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str]
+    stdout_path: Path
+    stderr_path: Path
+    capture: CaptureRequest | None = None  # given iff the executor `captures_on_node`
 
 
 @dataclass(frozen=True)
@@ -76,41 +99,8 @@ class Executor(Protocol):
         """Why the executor's machine went away mid-run, else None. Once set, the run in progress
         is interrupted and no later run of the experiment may start elsewhere."""
 
-    def launch(
-        self,
-        command: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        stdout_path: Path,
-        stderr_path: Path,
-        capture: CaptureRequest | None,
-    ) -> Workload:
-        """A workload for `command`, not started yet. `capture` is given iff `captures_on_node`."""
+    def launch(self, launch: Launch) -> Workload:
+        """A workload for `launch.command`, not started yet."""
 
     def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
         """Stop a workload left running by a runner that died (its recorded `identity`); True if one was."""
-
-
-class LocalExecutor:
-    """Runs each workload as a process group on this machine."""
-
-    kind = "local"
-    captures_on_node = False
-    fingerprint: Mapping[str, Any] | None = None
-    lost: str | None = None
-
-    def launch(
-        self,
-        command: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        stdout_path: Path,
-        stderr_path: Path,
-        capture: CaptureRequest | None = None,
-    ) -> LocalProcess:
-        return LocalProcess(command, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path)
-
-    def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
-        return stop_orphaned_group(identity)

@@ -14,9 +14,11 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from reportgen.execute.executor import ExitInfo, Launch
 
 _PR_SET_PDEATHSIG = 1
 
@@ -29,18 +31,6 @@ def _child_setup() -> None:  # runs in the child between fork and exec
         pass
 
 
-@dataclass(frozen=True)
-class ExitInfo:
-    """How a process ended: exit code, or the signal that ended it."""
-
-    exit_code: int | None
-    signal: str | None
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0
-
-
 def exit_info(returncode: int) -> ExitInfo:
     if returncode < 0:
         try:
@@ -51,25 +41,30 @@ def exit_info(returncode: int) -> ExitInfo:
     return ExitInfo(exit_code=returncode, signal=None)
 
 
+class LocalExecutor:
+    """Runs each workload as a process group on this machine (see reportgen.execute.executor)."""
+
+    kind = "local"
+    captures_on_node = False
+    fingerprint: Mapping[str, Any] | None = None
+    lost: str | None = None
+
+    def launch(self, launch: Launch) -> LocalProcess:
+        return LocalProcess(launch)
+
+    def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
+        return stop_orphaned_group(identity)
+
+
 class LocalProcess:
     """A workload process group started from `command` with streams into two files."""
 
-    kind = "local"
-
-    def __init__(
-        self,
-        command: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        stdout_path: Path,
-        stderr_path: Path,
-    ) -> None:
-        self.command = list(command)
-        self.cwd = Path(cwd)
-        self.env = dict(env)
-        self.stdout_path = Path(stdout_path)
-        self.stderr_path = Path(stderr_path)
+    def __init__(self, launch: Launch) -> None:
+        self.command = list(launch.command)
+        self.cwd = Path(launch.cwd)
+        self.env = dict(launch.env)
+        self.stdout_path = Path(launch.stdout_path)
+        self.stderr_path = Path(launch.stderr_path)
         self._proc: subprocess.Popen[bytes] | None = None
         self.pgid: int | None = None
         self.proc_start: int | None = None

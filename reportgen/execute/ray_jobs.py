@@ -37,8 +37,8 @@ from typing import Any
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 from reportgen.execute import ray_node
-from reportgen.execute.executor import CaptureRequest, NodeCapture
-from reportgen.execute.process import ExitInfo, stop_orphaned_group
+from reportgen.execute.executor import CaptureRequest, ExitInfo, Launch, NodeCapture
+from reportgen.execute.process import stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
 from reportgen.execute.signals import stop_on_signals
@@ -282,27 +282,8 @@ class RayExecutor:
         self.client = client or _client(address)
         self.lost: str | None = None  # set when a job of this experiment lost the node
 
-    def launch(
-        self,
-        command: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        stdout_path: Path,
-        stderr_path: Path,
-        capture: CaptureRequest | None,
-    ) -> RayJob:
-        if capture is None:
-            raise ValueError("the Ray executor records provenance on the node: it needs a CaptureRequest")
-        return RayJob(
-            self,
-            list(command),
-            cwd=Path(cwd),
-            env=dict(env),
-            stdout_path=Path(stdout_path),
-            stderr_path=Path(stderr_path),
-            capture=capture,
-        )
+    def launch(self, launch: Launch) -> RayJob:
+        return RayJob(self, launch)
 
     def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
         """Stop a job (or, for a local run, a process group) left running by a runner that died."""
@@ -331,25 +312,17 @@ def job_env(env: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str]:
 class RayJob:
     """One run as one Ray job; follows its log into the run folder as it arrives."""
 
-    def __init__(
-        self,
-        executor: RayExecutor,
-        command: list[str],
-        *,
-        cwd: Path,
-        env: dict[str, str],
-        stdout_path: Path,
-        stderr_path: Path,
-        capture: CaptureRequest,
-    ) -> None:
+    def __init__(self, executor: RayExecutor, launch: Launch) -> None:
+        if launch.capture is None:
+            raise ValueError("the Ray executor records provenance on the node: it needs a CaptureRequest")
         self.executor = executor
         self.client = executor.client
-        self.command = command
-        self.cwd = cwd
-        self.env = env
-        self.capture = capture
-        self.run_dir = Path(capture.run_dir)
-        self.demux = LogDemux(stdout_path, stderr_path)
+        self.command = list(launch.command)
+        self.cwd = Path(launch.cwd)
+        self.env = dict(launch.env)
+        self.capture: CaptureRequest = launch.capture
+        self.run_dir = Path(launch.capture.run_dir)
+        self.demux = LogDemux(launch.stdout_path, launch.stderr_path)
         self.job_id: str | None = None
         self._tail: threading.Thread | None = None
         self._exit: ExitInfo | None = None

@@ -28,8 +28,8 @@ from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import redact_env, redact_text, secret_values
 from reportgen.errors import UserError
-from reportgen.execute.executor import CaptureRequest, Executor, LocalExecutor, Workload
-from reportgen.execute.process import ExitInfo, stop_orphaned_group
+from reportgen.execute.executor import CaptureRequest, Executor, ExitInfo, Launch, Workload
+from reportgen.execute.process import LocalExecutor, stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
@@ -325,19 +325,9 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "data_files": [recipe_dir / d for d in spec.provenance.data_files],
         "commands": list(spec.provenance.commands),
     }
+    sibling = plan.launch_script(arm, repeat)
     return _Run(
-        arm=arm,
-        repeat=repeat,
-        role=role,
-        label=label,
-        run_dir=run_dir,
-        command=list(command),
-        workdir=workdir,
-        env=env,
-        secrets=secrets,
-        sibling=plan.launch_script(arm, repeat),
-        provenance_args=provenance_args,
-        manifest=manifest,
+        arm, repeat, role, label, run_dir, list(command), workdir, env, secrets, sibling, provenance_args, manifest
     )
 
 
@@ -347,13 +337,11 @@ def _execute(run: _Run, exp: _Experiment) -> _Ended:
     if run.sibling is not None:
         atomic.write_text(run.sibling, run.arm.recipe_text or "")
     on_node = executor.captures_on_node
+    capture = CaptureRequest(run.run_dir, run.provenance_args, spec.run.gpu_sample_interval_s) if on_node else None
     workload = executor.launch(
-        run.command,
-        cwd=run.workdir,
-        env=run.env,
-        stdout_path=run.run_dir / layout.STDOUT,
-        stderr_path=run.run_dir / layout.STDERR,
-        capture=CaptureRequest(run.run_dir, run.provenance_args, spec.run.gpu_sample_interval_s) if on_node else None,
+        Launch(
+            tuple(run.command), run.workdir, run.env, run.run_dir / layout.STDOUT, run.run_dir / layout.STDERR, capture
+        )
     )
     sampler = None if on_node else GpuSampler(run.run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
     exp.display.start_run(

@@ -114,16 +114,7 @@ def _skip_single(text: str, i: int) -> int:
 
 def _skip_ansi(text: str, i: int) -> int:
     """i is just past $'; backslash escapes apply."""
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-        elif c == "'":
-            return i + 1
-        else:
-            i += 1
-    raise _fail(text, i, "unterminated $'...' quote")
+    return _skip_escaped(text, i, "'", "unterminated $'...' quote")
 
 
 def _skip_double(text: str, i: int) -> int:
@@ -148,17 +139,22 @@ def _skip_double(text: str, i: int) -> int:
 
 
 def _skip_backtick(text: str, i: int) -> int:
+    return _skip_escaped(text, i, "`", "unterminated ` substitution")
+
+
+def _skip_escaped(text: str, i: int, closer: str, unterminated: str) -> int:
+    """i is just past an opening quote whose body only escapes with a backslash; past the `closer`."""
     n = len(text)
     start = i - 1
     while i < n:
         c = text[i]
         if c == "\\":
             i += 2
-        elif c == "`":
+        elif c == closer:
             return i + 1
         else:
             i += 1
-    raise _fail(text, start, "unterminated ` substitution")
+    raise _fail(text, start, unterminated)
 
 
 def _skip_paren(text: str, i: int) -> int:

@@ -20,25 +20,14 @@ import pandas as pd
 
 from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Arm, Comparison, parse
+from reportgen.capture.gpu import COLUMNS as GPU_FILE_COLUMNS
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
 from reportgen.store.experiment import EXPERIMENT_RECORD
 
 METRIC_COLUMNS = ["step", "key", "value", "source"]
-GPU_COLUMNS = [
-    "t",
-    "index",
-    "uuid",
-    "name",
-    "util_gpu",
-    "util_mem",
-    "mem_used_mib",
-    "mem_total_mib",
-    "power_w",
-    "sm_clock_mhz",
-    "temp_c",
-]
+GPU_COLUMNS = list(GPU_FILE_COLUMNS)  # gpu.parquet, as reportgen.capture.gpu writes it
 # Provenance files shown as text; anything bigger than this is cut (with a note), never embedded whole.
 MAX_TEXT = 200_000
 

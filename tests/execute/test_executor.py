@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from reportgen.capture.gpu import GpuStatus
-from reportgen.execute.executor import CaptureRequest, Executor, LocalExecutor, NodeCapture
-from reportgen.execute.process import ExitInfo, LocalProcess, stop_orphaned_group
+from reportgen.execute.executor import CaptureRequest, Executor, ExitInfo, Launch, NodeCapture
+from reportgen.execute.process import LocalExecutor, LocalProcess, stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import RunOptions, run_plan
 from reportgen.pipeline import load_plan
@@ -67,21 +67,11 @@ class NodeSideExecutor:
         self.lost: str | None = None
         self.captures: list[CaptureRequest] = []
 
-    def launch(
-        self,
-        command: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        stdout_path: Path,
-        stderr_path: Path,
-        capture: CaptureRequest | None,
-    ) -> NodeSideRun:
-        assert capture is not None, "the runner gives a capture request to a node-side executor"
+    def launch(self, launch: Launch) -> NodeSideRun:
+        assert launch.capture is not None, "the runner gives a capture request to a node-side executor"
         self.launched += 1
-        self.captures.append(capture)
-        process = LocalProcess(command, cwd=cwd, env=env, stdout_path=stdout_path, stderr_path=stderr_path)
-        return NodeSideRun(process, capture, self)
+        self.captures.append(launch.capture)
+        return NodeSideRun(LocalProcess(launch), launch.capture, self)
 
     def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
         return stop_orphaned_group(identity)
