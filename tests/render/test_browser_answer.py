@@ -1,0 +1,57 @@
+"""Browser test of the experiment page's answer block (Chromium via Playwright, shell's fixtures):
+what a reviewer sees first names the pull request's candidate first, with its verdict, its interval
+and a next step, and its evidence links land on the page."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.render.conftest import Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ANSWER_ROWS = """() => {
+  const h = document.getElementById('answer');
+  let el = h.nextElementSibling;
+  while (el && el.tagName !== 'TABLE' && !el.querySelector('table')) el = el.nextElementSibling;
+  const table = el.tagName === 'TABLE' ? el : el.querySelector('table');
+  return Array.from(table.querySelectorAll('tbody tr')).map(tr => tr.innerText);
+}"""
+
+
+@pytest.fixture(scope="module")
+def served(built_site):
+    with Server(built_site) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_answer_names_the_pr_candidate_first(browser, served, width):
+    page = browser.new_page(viewport={"width": width, "height": 900 if width > 400 else 844})
+    page.goto(f"{served.url}/reports/grpo-offload/")
+    rows = page.evaluate(ANSWER_ROWS)
+    assert [r.split()[0] for r in rows] == ["A1", "A2", "A3"], rows
+    assert "PR candidate" in rows[0] and all("PR candidate" not in r for r in rows[1:])
+    assert "accepted" in rows[0] and "95% CI" in rows[0]
+    # the answer is the first thing under the title: above the fold on a laptop screen
+    top = page.evaluate("() => document.getElementById('answer').getBoundingClientRect().top")
+    assert top < (900 if width > 400 else 844), top
+    # the next steps follow, the PR candidate's first
+    steps = page.locator("ul.rg-next > li").all_inner_texts()
+    assert steps[0].startswith("A1 (PR candidate, accepted): next: merge this pull request"), steps
+    assert any(s.startswith("A2 (failed)") and "OOM at step 9" in s for s in steps)
+    page.close()
+
+
+def test_evidence_links_land_on_the_page(browser, served):
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{served.url}/reports/grpo-offload/")
+    hrefs = page.locator("ul.rg-next a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert hrefs, "no evidence link"
+    for href in hrefs:
+        if href.startswith("#"):
+            assert page.locator(href).count() == 1, href
+    page.locator("ul.rg-next a[href$='#what-happened']").first.click()
+    page.wait_for_url("**/A2/#what-happened")
+    assert page.locator("#what-happened").count() == 1
+    page.close()
