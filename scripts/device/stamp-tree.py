@@ -39,12 +39,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"stamped {stamp.commit[:12]} ({len(stamp.files)} tracked files, {state}) -> {path}")
             return 0
-        path = find_stamp(tree)
-        if path is None:
+        found = find_stamp(tree)
+        if found is None:
             print(f"error: no .tree-stamp.json in {tree} or above; stamp the tree before copying it", file=sys.stderr)
             return 2
-        stamp = read_stamp(path)
-        check = verify_tree(path.parent, stamp)
+        stamp = read_stamp(found)
+        check = verify_tree(found.parent, stamp)
     except StampError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

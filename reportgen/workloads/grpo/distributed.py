@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 WORKER_ENV = ("RANK", "WORLD_SIZE")
@@ -43,7 +44,7 @@ class DistEnv:
         return self.rank == 0
 
 
-def env_of(environ: dict[str, str] | None = None) -> DistEnv:
+def env_of(environ: Mapping[str, str] | None = None) -> DistEnv:
     """The DistEnv a launcher (ours or torchrun) put in the environment, else the single-process one."""
     environ = os.environ if environ is None else environ
     if not all(k in environ for k in WORKER_ENV):
@@ -57,7 +58,7 @@ def env_of(environ: dict[str, str] | None = None) -> DistEnv:
     )
 
 
-def is_worker(environ: dict[str, str] | None = None) -> bool:
+def is_worker(environ: Mapping[str, str] | None = None) -> bool:
     environ = os.environ if environ is None else environ
     return all(k in environ for k in WORKER_ENV)
 
@@ -68,7 +69,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def worker_env(base: dict[str, str], rank: int, world: int, port: int) -> dict[str, str]:
+def worker_env(base: Mapping[str, str], rank: int, world: int, port: int) -> dict[str, str]:
     env = dict(base)
     env.update(
         RANK=str(rank),
