@@ -91,6 +91,9 @@ TRAIN_TIME = "perf/train_time"
 TRAIN_WAIT_TIME = "perf/train_wait_time"
 ACTOR_TRAIN_TIME = "perf/actor_train_time"
 ROLLOUT_TIME = "perf/rollout_time"
+LOG_PROBS_TIME = "perf/log_probs_time"  # the policy's log-prob pass (inside train time)
+REF_LOG_PROBS_TIME = "perf/ref_log_probs_time"  # the reference model's, when there is one
+OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor train time); the workload logs it
 # rollout/*: per rollout.
 NUM_SAMPLES = "rollout/num_samples"
 RESPONSE_LENGTHS = "rollout/response_lengths"
@@ -172,7 +175,15 @@ PROFILER_FLAGS = ("--use-pytorch-profiler", "--record-memory-history", "--sglang
 """Relax flags that turn on a profiler or memory recorder: they belong in profile runs, never formal ones."""
 TRAIN_DONE_KEYS = (TRAIN_TIME, STEP_TIME, ACTOR_TRAIN_TIME)
 """Keys written once a step's training block finished: a step that logged one of them trained."""
-STEP_PARTS = (ROLLOUT_TIME, TRAIN_WAIT_TIME, TRAIN_TIME, ACTOR_TRAIN_TIME)
+STEP_PARTS = (
+    ROLLOUT_TIME,
+    TRAIN_WAIT_TIME,
+    TRAIN_TIME,
+    ACTOR_TRAIN_TIME,
+    LOG_PROBS_TIME,
+    REF_LOG_PROBS_TIME,
+    OPTIMIZER_TIME,
+)
 """The timers a step's time is split into on the site ("where a step's time goes")."""
 
 

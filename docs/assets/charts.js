@@ -1,32 +1,81 @@
 // Draws every chart of a report page with the vendored Vega bundle (no network).
 // Each chart's Vega-Lite spec sits in the data-spec attribute of a div.rg-vega. Material's
 // document$ fires on first load and after every instant navigation, so charts survive both.
+// The Vega bundle (about 300 KB gzipped) is loaded only when a page has a chart: this file is on
+// every page, the bundle is fetched from beside it the first time a chart needs drawing.
 (function () {
-  function draw() {
-    document.querySelectorAll("div.rg-vega:not([data-drawn])").forEach(function (el) {
-      el.setAttribute("data-drawn", "pending");
-      var spec;
-      try {
-        spec = JSON.parse(el.getAttribute("data-spec"));
-      } catch (err) {
-        el.setAttribute("data-drawn", "error");
-        el.textContent = "Chart data unreadable: " + err;
-        return;
-      }
-      // "container" width needs a sized parent inside vega-embed's wrapper: give it the width now.
-      if (spec.width === "container") {
-        spec.width = Math.max(320, (el.clientWidth || el.parentElement.clientWidth || 720) - 60);
-      }
-      vegaEmbed(el, spec, {
-        renderer: "svg",
-        actions: { export: true, source: false, compiled: false, editor: false },
-      }).then(function () {
-        el.setAttribute("data-drawn", "yes");
-      }).catch(function (err) {
-        el.setAttribute("data-drawn", "error");
-        el.textContent = "Chart failed: " + err;
-        console.error(err);
+  var self = document.currentScript && document.currentScript.src;
+  var bundleUrl = self ? new URL("vendor/vega-bundle.js", self).href : null;
+  var loading = null;
+
+  function loadVega() {
+    if (typeof vegaEmbed === "function") return Promise.resolve();
+    if (!loading) {
+      loading = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = bundleUrl;
+        s.onload = resolve;
+        s.onerror = function () { loading = null; reject(new Error("could not load " + bundleUrl)); };
+        document.head.appendChild(s);
       });
+    }
+    return loading;
+  }
+
+  // Size a spec to the width its figure has (a phone gets a narrow chart with readable labels,
+  // not a wide one scaled down). Single and layered views fit their whole width, axes included;
+  // a faceted view gets cells that fit (small multiples wrap to fewer columns).
+  function fit(spec, width) {
+    if (spec.width === "container") {
+      spec.width = width;
+      spec.autosize = { type: "fit-x", contains: "padding" };
+    } else if (spec.spec && spec.facet && typeof spec.spec.width === "number") {
+      var label = spec.facet.row ? 110 : 60; // y axis and row header, beside the cells
+      if (spec.columns) {
+        var cell = spec.spec.width + 60;
+        var cols = Math.max(1, Math.min(spec.columns, Math.floor(width / Math.max(cell * 0.75, 1))));
+        spec.columns = cols;
+        spec.spec.width = Math.max(120, Math.floor(width / cols) - 60);
+      } else {
+        spec.spec.width = Math.max(160, width - label);
+      }
+    }
+    return spec;
+  }
+
+  function draw() {
+    var els = document.querySelectorAll("div.rg-vega:not([data-drawn])");
+    if (!els.length) return;
+    els.forEach(function (el) { el.setAttribute("data-drawn", "pending"); });
+    loadVega().then(function () {
+      els.forEach(function (el) {
+        var spec;
+        try {
+          spec = JSON.parse(el.getAttribute("data-spec"));
+        } catch (err) {
+          el.setAttribute("data-drawn", "error");
+          el.textContent = "Chart data unreadable: " + err;
+          return;
+        }
+        // vega-embed keeps 38 px on the right for its "..." menu (.vega-embed.has-actions).
+        var width = (el.clientWidth || el.parentElement.clientWidth || 720) - 40;
+        vegaEmbed(el, fit(spec, width), {
+          renderer: "svg",
+          actions: { export: true, source: false, compiled: false, editor: false },
+        }).then(function () {
+          el.setAttribute("data-drawn", "yes");
+        }).catch(function (err) {
+          el.setAttribute("data-drawn", "error");
+          el.textContent = "Chart failed: " + err;
+          console.error(err);
+        });
+      });
+    }).catch(function (err) {
+      els.forEach(function (el) {
+        el.setAttribute("data-drawn", "error");
+        el.textContent = "Charts unavailable: " + err.message;
+      });
+      console.error(err);
     });
   }
   if (typeof document$ !== "undefined") {

@@ -5,25 +5,35 @@
 - Chart specs travel next to each report page as "<page>.charts.json" (written by
   reportgen.render.site.write_page) so MkDocs never parses them: they are put back into the
   page's final HTML here, and the sidecar files are not published.
+- Material's version selector (`extra.version`) is kept only when mike builds the site (mike sets
+  MIKE_DOCS_VERSION): a plain build has no versions.json worth listing, and an entry there
+  would link to a version folder that does not exist.
 - `mkdocs serve` rebuilds when runs/ (or $REPORTGEN_RUNS) changes; a hook instead of `watch:`
   so a checkout without runs/ still builds.
 """
 
 import json
+import os
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import InclusionLevel
 
 try:
-    from reportgen.render.site import SPEC_SIDECAR, join_specs
+    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, join_specs
     from reportgen.store.layout import resolve_runs_root
 except ModuleNotFoundError:  # building from a checkout without installing reportgen
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from reportgen.render.site import SPEC_SIDECAR, join_specs
+    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, join_specs
     from reportgen.store.layout import resolve_runs_root
+
+
+def on_config(config):
+    if not os.environ.get(MIKE_VERSION_VAR):
+        config.extra.pop("version", None)
+    return config
 
 
 @event_priority(-100)

@@ -15,6 +15,7 @@ from reportgen.render.blocks import badge, table
 from reportgen.render.experiment_page import answer_line, metric_title, report_kind, spec_where_it_ran
 from reportgen.render.format import change_decimals, fmt_change, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
+from reportgen.render.memory_cap import CAP_FLAG, memory_cap_mib
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS
 
@@ -64,37 +65,6 @@ def event_blocks(events: list[tuple[str, dict]]) -> list[str]:
     return [_event_block(rel, e, shown=shown) for rel, e in events]
 
 
-CAP_FLAG = "--gpu-memory-cap-gib"
-
-
-def _flag_value(argv, flag: str):
-    """A flag's value from an effective argv: a {flag: value} dict or a list of words."""
-    if isinstance(argv, dict):
-        return argv.get(flag)
-    if isinstance(argv, list):
-        for i, word in enumerate(argv):
-            if word == flag and i + 1 < len(argv):
-                return argv[i + 1]
-            if isinstance(word, str) and word.startswith(flag + "="):
-                return word.split("=", 1)[1]
-    return None
-
-
-def memory_cap_mib(exp: ExperimentData, cand: str) -> float | None:
-    """The GPU memory cap the workload applied to itself (`--gpu-memory-cap-gib N` in the effective
-    argv), in MiB; None when no run of the arm set one."""
-    for run in exp.formal_runs(cand):
-        for argv in (run.manifest.get("effective_argv"), run.command.get("argv"), run.manifest.get("command")):
-            value = _flag_value(argv, CAP_FLAG)
-            if value is None:
-                continue
-            try:
-                return float(value) * 1024.0
-            except (TypeError, ValueError):
-                continue
-    return None
-
-
 def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
     """Peak memory before the failure against the cap and the device total, in words."""
     peak = total = None
@@ -116,10 +86,10 @@ def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
             f"({fmt_num(round(cap), 0)} MiB, {safe.code(CAP_FLAG)} in the effective command line; dotted orange rule)"
         )
     if total is not None:
-        zoomed = cap is not None and total > 4 * max(cap, peak or 0.0)
+        drawn = charts.memory_total_drawn(peak, cap, total)
         parts.append(
             f"device total {fmt_num(round(total), 0)} MiB"
-            + (" (far above the cap: the chart's scale stops near the cap)" if zoomed else " (dashed red rule)")
+            + (" (dashed red rule)" if drawn else " (far above the data: not drawn, the axis is scaled to the data)")
         )
     return ("; ".join(parts) + ".\n") if parts else ""
 

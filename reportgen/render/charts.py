@@ -42,8 +42,14 @@ QUALITY_KEYS: tuple[tuple[str, ...], ...] = (
     (vocab.GRAD_NORM,),
 )
 ARM_COLORS = ("#5f6368", "#1a73e8", "#d93025", "#f29900", "#188038", "#9334e6", "#00897b", "#c5221f")
-PART_COLORS = ("#1a73e8", "#a8c7fa", "#d93025", "#f4b4ae")
-PARTS = ("rollout", "wait (other)", "actor train", "train (other)")
+# Where a step's time goes (vocab.STEP_PARTS). The workload (reportgen/workloads/grpo/train.py)
+# logs: step = wait + train; wait includes the rollout; train includes the log-prob passes (policy
+# and reference) and the actor's training, which includes the optimizer steps (perf/optimizer_time,
+# the phase optimizer offload changes). Relax logs no optimizer time: that part is then 0 and the
+# actor bar is the whole of perf/actor_train_time. Log-prob time is split out only when it fits
+# inside train time beside the actor's (else it is counted inside the actor's, as some trainers do).
+PART_COLORS = ("#1a73e8", "#a8c7fa", "#9334e6", "#d93025", "#f29900", "#f4b4ae")
+PARTS = ("rollout", "wait (other)", "log-probs", "actor fwd/bwd", "optimizer", "train (other)")
 
 
 # Chart templates (the spec without data) depend only on their arguments and this module's code.
@@ -144,7 +150,8 @@ def _color(arms: tuple[str, ...]) -> alt.Color:
         field="arm",
         type="nominal",
         scale=alt.Scale(domain=list(arms), range=rng),
-        legend=alt.Legend(title=None, orient="top"),
+        # symbolOpacity: the lines are drawn faint (raw) or hidden (crosshair dots); the legend is not.
+        legend=alt.Legend(title=None, orient="top", symbolOpacity=1, symbolType="circle"),
     )
 
 
@@ -191,6 +198,13 @@ def _arm_order(exp: ExperimentData, present: Sequence[str]) -> tuple[str, ...]:
     return tuple(f"{a}={ARM_COLORS[i % len(ARM_COLORS)]}" for i, a in enumerate(every) if a in have)
 
 
+def _run_order(exp: ExperimentData, cols: dict[str, np.ndarray]) -> tuple[str, ...]:
+    """Runs present ("A1/1"), arms in the experiment's order, repeats in order."""
+    order = {a: i for i, a in enumerate(exp.arm_ids())}
+    pairs = {(str(a), str(r)) for a, r in zip(cols["arm"], cols["run"], strict=False)}
+    return tuple(r for _a, r in sorted(pairs, key=lambda p: (order.get(p[0], len(order)), p[0], p[1])))
+
+
 def _windows_frame(exp: ExperimentData) -> pd.DataFrame:
     windows = exp.analysis.settings.windows
     return pd.DataFrame(
@@ -206,24 +220,109 @@ STEP_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "value": [0
 WINDOW_DATA = pd.DataFrame({"window": ["W"], "start": [0.0], "end": [1.0]})
 
 
+def _shown(arms: tuple[str, ...]) -> alt.Parameter:
+    """Clicking an arm in the legend hides it (and clicking again brings it back).
+
+    A point selection bound to the legend starts with every arm selected; with `toggle` always on,
+    a click removes the arm from the selection (its legend entry fades, its lines are filtered out).
+    """
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    ids = [a.rsplit("=", 1)[0] for a in arms]
+    return alt.selection_point(
+        name="shown", fields=["arm"], bind="legend", toggle="true", value=[{"arm": a} for a in ids]
+    )
+
+
+def _field_ref(name: str) -> str:
+    """A data column name as a Vega-Lite field reference (dots and brackets would mean nesting)."""
+    return "".join("\\" + ch if ch in ".[]\\" else ch for ch in name)
+
+
+def _step_crosshair(
+    drawn: alt.Chart, x: alt.X, y: alt.Y, color: alt.Color, ycol: str, runs: tuple[str, ...], label: str
+) -> list:
+    """A vertical rule at the step nearest the pointer (anywhere in the plot), a dot on each line
+    there, and a tooltip listing every run's drawn value at that step.
+
+    The rule layer pivots the drawn values to one row per step, so its tooltip has only numeric
+    fields: Vega-Lite's Voronoi copy of a tooltip (how `nearest` works) loses nominal fields such as
+    the arm name, so the arm is the field's title instead.
+    """
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    hover = alt.selection_point(name="hover", fields=["step"], nearest=True, on="pointermove", clear="pointerout")
+    one_per_arm = len({r.rsplit("/", 1)[0] for r in runs}) == len(runs)
+    tooltip = [alt.Tooltip(field="step", type="quantitative", title="step")] + [
+        alt.Tooltip(
+            field=_field_ref(r),
+            type="quantitative",
+            format=".4~g",
+            title=(r.rsplit("/", 1)[0] if one_per_arm else r) + label,
+        )
+        for r in runs
+    ]
+    return [
+        drawn.transform_pivot("run", value=ycol, groupby=["step"])
+        .mark_rule(color="#80868b", strokeWidth=1)
+        .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False), tooltip=tooltip)
+        .add_params(hover),
+        drawn.mark_point(filled=True, size=45).encode(
+            x=x,
+            y=y,
+            color=color,
+            detail=alt.Detail(field="run", type="nominal"),
+            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.0), empty=False),
+        ),
+    ]
+
+
+def _point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: alt.Color, tooltip: list) -> list:
+    """For dense series (GPU samples): points along every line, invisible until the pointer is on
+    one, that carry the tooltip (so it shows on the drawn line, not only on its pixels), and a
+    vertical rule at the hovered x."""
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    hover = alt.selection_point(name="hover", fields=[xfield], on="pointerover", clear="pointerout")
+    return [
+        base.transform_aggregate(groupby=[xfield, "gpu"])
+        .mark_rule(color="#80868b", strokeWidth=1)
+        .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False)),
+        base.mark_point(filled=True, size=160)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            detail=alt.Detail(field="run", type="nominal"),
+            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
+            tooltip=tooltip,
+        )
+        .add_params(hover),
+    ]
+
+
 @_template
-def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool) -> dict:
+def _step_template(
+    title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool, runs: tuple[str, ...] = ()
+) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     main = _named("main", STEP_DATA)
-    base = alt.Chart(main)
+    shown = _shown(arms)
     color = _color(arms)
     x = alt.X(field="step", type="quantitative", title="step")
-    raw = base.mark_line(strokeWidth=1, opacity=0.35 if rolling else 0.9).encode(
-        x=x,
-        y=alt.Y(field="value", type="quantitative", title=ytitle, scale=alt.Scale(zero=False)),
-        color=color,
-        detail=alt.Detail(field="run", type="nominal"),
-        tooltip=[
-            alt.Tooltip(field="arm", type="nominal"),
-            alt.Tooltip(field="step", type="quantitative"),
-            alt.Tooltip(field="value", type="quantitative", format=".4~g"),
-        ],
+    y = alt.Y(field="value", type="quantitative", title=ytitle, scale=alt.Scale(zero=False))
+    raw = (
+        alt.Chart(main)
+        .mark_line(strokeWidth=1)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            detail=alt.Detail(field="run", type="nominal"),
+            opacity=alt.condition(shown, alt.value(0.35 if rolling else 0.9), alt.value(0.0)),
+        )
+        .add_params(shown)
     )
     layers: list[Any] = []
     if windows:
@@ -241,19 +340,23 @@ def _step_template(title: str, ytitle: str, arms: tuple[str, ...], windows: bool
             )
         )
     layers.append(raw)
+    drawn = alt.Chart(main).transform_filter(shown)
     if rolling:
+        drawn = drawn.transform_window(
+            rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
+        )
+        ycol, label = "rolling", f" (mean of {ROLLING})"
         layers.append(
-            base.transform_window(
-                rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
-            )
-            .mark_line(strokeWidth=2.5)
-            .encode(
+            drawn.mark_line(strokeWidth=2.5).encode(
                 x=x,
                 y=alt.Y(field="rolling", type="quantitative"),
                 color=color,
                 detail=alt.Detail(field="run", type="nominal"),
             )
         )
+    else:
+        ycol, label = "value", ""
+    layers += _step_crosshair(drawn, x, alt.Y(field=ycol, type="quantitative"), color, ycol, runs, label)
     return _to_dict(
         alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start"))
     )
@@ -276,7 +379,12 @@ def step_metric(
     wframe = _windows_frame(exp)
     show_windows = windows and not wframe.empty
     template = _step_template(
-        title, f"{title} ({unit})" if unit else title, _arm_order(exp, pd.unique(cols["arm"])), show_windows, rolling
+        title,
+        f"{title} ({unit})" if unit else title,
+        _arm_order(exp, pd.unique(cols["arm"])),
+        show_windows,
+        rolling,
+        _run_order(exp, cols),
     )
     data = {"main": csv_text(cols)}
     if show_windows:
@@ -345,42 +453,61 @@ def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
+# The device total is drawn only when it is within this factor of the data's top (or the cap):
+# further above, a rule at the total squashes every curve into the bottom of the chart (150,000 MiB
+# on an H200 against a 5 GiB run), so the axis is scaled to the data and the total is said in words.
+TOTAL_DRAWN_WITHIN = 1.5
+
+
+def memory_total_drawn(peak: float | None, cap: float | None, total: float | None) -> bool:
+    """Whether a memory chart draws the device total as a rule (see TOTAL_DRAWN_WITHIN)."""
+    if total is None or not math.isfinite(total):
+        return False
+    top = max(v for v in (peak or 0.0, cap or 0.0))
+    return top > 0 and total <= TOTAL_DRAWN_WITHIN * top
+
+
 @_template
-def _gpu_template(
-    title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False, y_max: float | None = None
-) -> dict:
+def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     base = alt.Chart(_named("main", GPU_DATA.assign(cap=[0.0]) if show_cap else GPU_DATA))
-    lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
-        x=alt.X(field="sec", type="quantitative", title="seconds since the run started"),
-        y=alt.Y(
-            field="value",
-            type="quantitative",
-            title=unit,
-            scale=alt.Scale(domain=[0, y_max]) if y_max else alt.Undefined,
-        ),
-        color=_color(arms),
-        detail=alt.Detail(field="run", type="nominal"),
-        tooltip=[
-            alt.Tooltip(field="arm", type="nominal"),
-            alt.Tooltip(field="sec", type="quantitative", format=".0f"),
-            alt.Tooltip(field="value", type="quantitative", format=".4~g"),
-        ],
+    shown = _shown(arms)
+    color = _color(arms)
+    x = alt.X(field="sec", type="quantitative", title="seconds since the run started")
+    y = alt.Y(field="value", type="quantitative", title=unit)
+    lines = (
+        base.mark_line(strokeWidth=1.2, interpolate="step-after")
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            detail=alt.Detail(field="run", type="nominal"),
+            opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)),
+        )
+        .add_params(shown)
     )
-    layers: list[Any] = [lines]
-    if show_total and not y_max:  # with a zoomed scale the device total lies above it (said in the title)
+    tooltip = [
+        alt.Tooltip(field="arm", type="nominal"),
+        alt.Tooltip(field="run", type="nominal"),
+        alt.Tooltip(field="sec", type="quantitative", format=".0f", title="seconds"),
+        alt.Tooltip(field="value", type="quantitative", format=".4~g", title=unit),
+    ]
+    layers: list[Any] = [lines, *_point_crosshair(base.transform_filter(shown), "sec", x, y, color, tooltip)]
+    if show_total:
         layers.append(
             base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
                 y=alt.Y(field="total", type="quantitative", aggregate="max"),
-                tooltip=[alt.Tooltip(field="total", type="quantitative", aggregate="max", title="device total (MiB)")],
+                tooltip=[
+                    alt.Tooltip(field="total", type="quantitative", aggregate="max", title=f"device total ({unit})")
+                ],
             )
         )
     if show_cap:  # a limit the workload set itself (e.g. --gpu-memory-cap-gib), below the device total
         layers.append(
             base.mark_rule(color="#e37400", strokeDash=[2, 2], strokeWidth=1.5).encode(
                 y=alt.Y(field="cap", type="quantitative", aggregate="max"),
-                tooltip=[alt.Tooltip(field="cap", type="quantitative", aggregate="max", title="memory cap (MiB)")],
+                tooltip=[alt.Tooltip(field="cap", type="quantitative", aggregate="max", title=f"memory cap ({unit})")],
             )
         )
     chart = (
@@ -405,23 +532,32 @@ def gpu_metric(
     how: str = "mean",
     cap: float | None = None,
 ) -> dict | None:
-    """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU; `cap` (in the
-    column's unit) draws the limit the workload applied as a dotted rule."""
+    """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU.
+
+    `cap` (in the column's unit) draws the limit the workload applied as a dotted rule. With
+    `show_total`, the device total is drawn only when it lies near the data (`memory_total_drawn`);
+    otherwise the axis is scaled to the data and the cap, and the caller states the total in words.
+    """
     runs = [r for r in exp.formal_runs() if arms is None or r.arm in arms]
     cols = _gpu_columns(exp, runs, column, how)
     if cols is None or not len(cols["sec"]):
         return None
-    y_max = None
     if cap is not None:
         cols = {**cols, "cap": np.full(len(cols["sec"]), float(cap))}
-        # A cap far below the device total would squash every curve into the bottom few pixels:
-        # zoom on the cap and the peak; the caller states the device total in words.
-        total = float(np.nanmax(cols["total"])) if len(cols["total"]) else 0.0
-        top = max(float(cap), float(np.nanmax(cols["value"])))
-        if total > 4 * top:
-            y_max = float(round(top * 1.25, -2))
-    template = _gpu_template(title, unit, _arm_order(exp, pd.unique(cols["arm"])), show_total, cap is not None, y_max)
+    if show_total:
+        finite = cols["total"][np.isfinite(cols["total"])]
+        values = cols["value"][np.isfinite(cols["value"])]
+        show_total = memory_total_drawn(
+            float(values.max()) if len(values) else None, cap, float(finite.max()) if len(finite) else None
+        )
+    template = _gpu_template(title, unit, _arm_order(exp, pd.unique(cols["arm"])), show_total, cap is not None)
     return _finish(template, {"main": csv_text(cols)})
+
+
+def common_memory_cap(caps: Sequence[float | None]) -> float | None:
+    """The cap to draw on a chart of several arms: the one every arm declared, else none."""
+    values = set(caps)
+    return values.pop() if len(values) == 1 else None
 
 
 QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": ["k"], "value": [0.0]})
@@ -431,20 +567,37 @@ QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": [
 def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
-    chart = (
-        alt.Chart(_named("main", QUALITY_DATA))
-        .mark_line(strokeWidth=1.2)
+    base = alt.Chart(_named("main", QUALITY_DATA))
+    shown = _shown(arms)
+    color = _color(arms)
+    x = alt.X(field="step", type="quantitative", title="step")
+    y = alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False))
+    detail = alt.Detail(field="run", type="nominal")
+    lines = (
+        base.mark_line(strokeWidth=1.2)
+        .encode(x=x, y=y, color=color, detail=detail, opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)))
+        .add_params(shown)
+    )
+    # Invisible points along each line carry the tooltip (a 1.2-px line is too thin to point at).
+    hits = (
+        base.transform_filter(shown)
+        .mark_point(filled=True, size=120, opacity=0.001)
         .encode(
-            x=alt.X(field="step", type="quantitative", title="step"),
-            y=alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False)),
-            color=_color(arms),
-            detail=alt.Detail(field="run", type="nominal"),
+            x=x,
+            y=y,
+            color=color,
+            detail=detail,
             tooltip=[
                 alt.Tooltip(field="arm", type="nominal"),
+                alt.Tooltip(field="run", type="nominal"),
+                alt.Tooltip(field="key", type="nominal", title="metric"),
                 alt.Tooltip(field="step", type="quantitative"),
                 alt.Tooltip(field="value", type="quantitative", format=".4~g"),
             ],
         )
+    )
+    chart = (
+        alt.layer(lines, hits)
         .properties(width=200, height=120)
         .facet(
             facet=alt.Facet(field="key", type="nominal", sort=list(keys), title=None),
@@ -493,7 +646,7 @@ def _breakdown_template(arms: tuple[str, ...]) -> dict:
                 field="part",
                 type="nominal",
                 sort=list(PARTS),
-                legend=alt.Legend(title=None, orient="top"),
+                legend=alt.Legend(title=None, orient="top", columns=3),
                 scale=alt.Scale(domain=list(PARTS), range=list(PART_COLORS)),
             ),
             order=alt.Order(field="o", type="quantitative"),
@@ -511,9 +664,8 @@ def _breakdown_template(arms: tuple[str, ...]) -> dict:
 
 
 def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
-    """Mean seconds per step and arm: rollout, other wait, actor train, other train (window steps)."""
-    keys = list(vocab.STEP_PARTS)
-    frame = metric_frame(exp, keys)
+    """Mean seconds per step and arm for each of PARTS (window steps only when windows are set)."""
+    frame = metric_frame(exp, vocab.STEP_PARTS)
     windows = exp.analysis.settings.windows
     if windows and not frame.empty:
         step = frame["step"].to_numpy()
@@ -526,17 +678,31 @@ def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
         return BREAKDOWN_DATA.iloc[0:0]
     means = frame.groupby(["arm", "key"])["value"].mean().unstack("key")
     for arm, m in means.iterrows():
-        got = [m.get(k, float("nan")) for k in keys]
-        rollout, wait, train, actor = (float(v) if v is not None and math.isfinite(v) else 0.0 for v in got)
-        values = (rollout, max(0.0, wait - rollout), actor, max(0.0, train - actor))
+        got = {k: float(m.get(k, float("nan"))) for k in vocab.STEP_PARTS}
+        v = {k: x if math.isfinite(x) else 0.0 for k, x in got.items()}
+        rollout, wait, train, actor = (
+            v[k] for k in (vocab.ROLLOUT_TIME, vocab.TRAIN_WAIT_TIME, vocab.TRAIN_TIME, vocab.ACTOR_TRAIN_TIME)
+        )
+        logprobs = v[vocab.LOG_PROBS_TIME] + v[vocab.REF_LOG_PROBS_TIME]
+        if actor + logprobs > train * 1.02:
+            logprobs = 0.0
+        optimizer = min(v[vocab.OPTIMIZER_TIME], actor)
+        values = (
+            rollout,
+            max(0.0, wait - rollout),
+            logprobs,
+            actor - optimizer,
+            optimizer,
+            max(0.0, train - actor - logprobs),
+        )
         rows += [
-            {"arm": arm, "part": p, "seconds": v, "o": i} for i, (p, v) in enumerate(zip(PARTS, values, strict=False))
+            {"arm": arm, "part": p, "seconds": x, "o": i} for i, (p, x) in enumerate(zip(PARTS, values, strict=True))
         ]
     return pd.DataFrame(rows)
 
 
 def breakdown(exp: ExperimentData) -> dict | None:
-    """A per-arm stacked bar of the mean step time (rollout, wait, train)."""
+    """A per-arm stacked bar of the mean step time (rollout, wait, log-probs, actor, optimizer, train)."""
     frame = breakdown_frame(exp)
     if frame.empty or float(frame["seconds"].sum()) == 0.0:
         return None

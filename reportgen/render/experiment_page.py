@@ -22,6 +22,7 @@ from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
 from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
+from reportgen.render.memory_cap import memory_cap_mib
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
@@ -352,7 +353,13 @@ def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
         "breakdown": charts.breakdown(exp),
         "gpu-util": charts.gpu_metric(exp, "util_gpu", title="GPU utilization", unit="%"),
         "gpu-memory": charts.gpu_metric(
-            exp, "mem_used_mib", title="GPU memory used", unit="MiB", show_total=True, how="max"
+            exp,
+            "mem_used_mib",
+            title="GPU memory used",
+            unit="MiB",
+            show_total=True,
+            how="max",
+            cap=charts.common_memory_cap([memory_cap_mib(exp, a) for a in exp.arm_ids()]),
         ),
         "quality": charts.quality(exp),
     }
@@ -365,7 +372,8 @@ CHART_TITLES = {
     "rollout-time": "Rollout time per step",
     "breakdown": "Step time breakdown per arm",
     "gpu-util": "GPU utilization, 1 Hz, per GPU",
-    "gpu-memory": "GPU memory used per GPU (dashed: device total)",
+    "gpu-memory": "GPU memory used per GPU (axis scaled to the data; dotted: the memory cap every arm declared; "
+    "dashed: device total, drawn when near the data)",
     "quality": "Training quality: loss, reward, response length, KL, clip fraction, grad norm",
 }
 

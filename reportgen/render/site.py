@@ -29,7 +29,10 @@ from reportgen.render.paths import PathShortener
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
 
-VEGA_ASSET = "assets/vendor/vega-bundle.js"
+VEGA_ASSET = "assets/vendor/vega-bundle.js"  # fetched by assets/charts.js on pages that have a chart
+# mike sets this while it builds a version; without it the site has no versions to select
+# (docs/hooks/reportgen_hooks.py drops Material's version selector).
+MIKE_VERSION_VAR = "MIKE_DOCS_VERSION"
 SVG_WIDTH = 720
 OpenFile = Callable[..., IO]
 
@@ -259,16 +262,8 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     svgs = render_svgs(written, cache) if options.svg_fallback else {}
     for page in written:
         write_page(page, open_file, svg=options.svg_fallback, cache=cache, svgs=svgs)
-    with open_file("versions.json", "w", encoding="utf-8") as fh:
-        json.dump(UNVERSIONED, fh)
     with open_file(VEGA_ASSET, "wb") as fh:
         fh.write(vega_bundle(cache))
     with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
         fh.write(summary(per_exp, project_docs(options.docs_dir, options.exclude_docs)))
     return written
-
-
-# Material's version selector (extra.version.provider: mike) fetches ../versions.json. A site
-# published with mike has one at the gh-pages root; a plain build served at its own root gets
-# this one, so viewing it does not log a 404.
-UNVERSIONED = [{"version": "unversioned", "title": "unversioned build", "aliases": []}]
