@@ -372,8 +372,7 @@ CHART_TITLES = {
     "rollout-time": "Rollout time per step",
     "breakdown": "Step time breakdown per arm",
     "gpu-util": "GPU utilization, 1 Hz, per GPU",
-    "gpu-memory": "GPU memory used per GPU (axis scaled to the data; dotted: the memory cap every arm declared; "
-    "dashed: device total, drawn when near the data)",
+    "gpu-memory": "GPU memory used per GPU (dotted: memory cap; dashed: device total, when near the data)",
     "quality": "Training quality: loss, reward, response length, KL, clip fraction, grad norm",
 }
 
