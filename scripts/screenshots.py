@@ -22,7 +22,9 @@ sys.path.insert(0, str(REPO))
 from tests.render.conftest import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
 
 SIZES = {"wide": (1440, 900), "phone": (390, 844)}
-DRAWN = "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
+DRAWN = (
+    "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
+)
 
 
 def page_types(site: Path) -> dict[str, str]:
@@ -66,7 +68,8 @@ def main() -> None:
                 # Material keeps the reader's palette choice in localStorage; pick the scheme's entry.
                 ctx.add_init_script(
                     "localStorage.setItem('/.__palette', JSON.stringify({index: %d, color: {media: '', scheme: '%s',"
-                    " primary: 'indigo', accent: 'indigo'}}))" % (0 if scheme == "light" else 1, "default" if scheme == "light" else "slate")
+                    " primary: 'indigo', accent: 'indigo'}}))"
+                    % (0 if scheme == "light" else 1, "default" if scheme == "light" else "slate")
                 )
                 page = ctx.new_page()
                 for name, path in pages.items():

@@ -25,6 +25,20 @@ MARKS = """() => Array.from(document.querySelectorAll('div.rg-vega')).map(e =>
   e.dataset.drawn === 'yes' && e.querySelectorAll('svg.marks path, svg.marks rect, svg.marks line').length > 3)"""
 
 
+# A point on a chart's thickest drawn line (the rolling mean on step charts), in page coordinates.
+POINT_ON_LINE = """(fig) => {
+  const paths = Array.from(document.querySelectorAll(fig + ' g.mark-line path')).filter(p => p.getTotalLength() > 100);
+  paths.sort((a, b) => parseFloat(getComputedStyle(b).strokeWidth) - parseFloat(getComputedStyle(a).strokeWidth));
+  const p = paths[0], q = p.getPointAtLength(p.getTotalLength() * 0.6), m = p.getScreenCTM();
+  return {x: q.x * m.a + q.y * m.c + m.e, y: q.x * m.b + q.y * m.d + m.f};
+}"""
+CROSSHAIR = """(fig) => Array.from(document.querySelectorAll(fig + ' g.mark-rule line'))
+  .filter(l => l.getAttribute('stroke') === '#80868b' && l.getAttribute('opacity') !== '0').length"""
+LINES_OF = """([fig, colour]) => Array.from(document.querySelectorAll(fig + ' g.mark-line path'))
+  .filter(p => p.getAttribute('stroke') === colour && p.getAttribute('opacity') !== '0').length"""
+TOOLTIP = "#vg-tooltip-element.visible"
+
+
 class Watch:
     def __init__(self, page, base: str):
         self.errors: list[str] = []
@@ -109,4 +123,125 @@ def test_screenshots_of_every_page_type(browser, served, tmp_path):
         out = tmp_path / f"{name}.png"
         page.screenshot(path=str(out), full_page=True)
         assert out.stat().st_size > 20_000, name
+    page.close()
+
+
+def _hover_line(page, fig: str) -> str:
+    page.locator(fig).scroll_into_view_if_needed()
+    pt = page.evaluate(POINT_ON_LINE, fig)
+    page.mouse.move(pt["x"], pt["y"])
+    page.wait_for_selector(TOOLTIP, timeout=5_000)
+    return page.inner_text(TOOLTIP)
+
+
+def test_tooltip_and_crosshair_when_the_pointer_is_on_a_drawn_line(browser, served):
+    """On the thick rolling-mean line (not only the 1-px raw one): a tooltip with every arm's value
+    at that step, and a vertical rule; on a GPU chart's line, the sample's arm and value."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    watch = Watch(page, served.url)
+    page.goto(f"{served.url}/reports/grpo-offload/")
+    page.wait_for_function(DRAWN, timeout=20_000)
+    assert page.evaluate(CROSSHAIR, "#chart-primary") == 0
+    text = _hover_line(page, "#chart-primary")
+    assert "step" in text and all(arm in text for arm in ("baseline", "A1", "A3")), text
+    assert page.evaluate(CROSSHAIR, "#chart-primary") == 1
+    page.mouse.move(5, 5)  # off the chart: tooltip and rule go
+    page.wait_for_selector(TOOLTIP, state="detached", timeout=5_000)
+    assert page.evaluate(CROSSHAIR, "#chart-primary") == 0
+    text = _hover_line(page, "#chart-gpu-memory")
+    assert "arm" in text and "seconds" in text and "MiB" in text, text
+    assert page.evaluate(CROSSHAIR, "#chart-gpu-memory") >= 1
+    assert watch.errors == []
+    page.close()
+
+
+def test_clicking_an_arm_in_the_legend_hides_it(browser, served):
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto(f"{served.url}/reports/grpo-offload/")
+    page.wait_for_function(DRAWN, timeout=20_000)
+    a1 = "#1a73e8"  # A1's colour on every chart (charts.ARM_COLORS, second arm)
+    assert page.evaluate(LINES_OF, ["#chart-primary", a1]) == 2  # raw and rolling mean
+    legend = page.locator("#chart-primary g.role-legend-label text", has_text="A1")
+    legend.click()
+    page.wait_for_function(f"() => ({LINES_OF})(['#chart-primary', '{a1}']) === 0", timeout=5_000)
+    assert page.evaluate(LINES_OF, ["#chart-primary", "#5f6368"]) == 2  # the baseline stays
+    legend.click()
+    page.wait_for_function(f"() => ({LINES_OF})(['#chart-primary', '{a1}']) === 2", timeout=5_000)
+    page.close()
+
+
+PHONE_PAGES = [p for p in CHART_PAGES if p] + ["", "site/"]
+
+
+def test_phone_page_body_never_scrolls_sideways(browser, served):
+    """390x844: the page never scrolls sideways (a wide table scrolls inside its own box), charts are
+    drawn at the width they have (not drawn wide and scaled down), and the headline's change
+    column is on screen."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    watch = Watch(page, served.url)
+    for path in PHONE_PAGES:
+        page.goto(f"{served.url}/{path}")
+        page.wait_for_function(DRAWN, timeout=20_000)
+        wide = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth, document.body.scrollWidth]"
+        )
+        assert wide[0] <= wide[1] and wide[2] <= wide[1], (path, wide)
+        for table in page.locator("article table").all():
+            if not table.is_visible():
+                continue
+            box = table.evaluate(
+                "t => { const w = t.closest('.md-typeset__scrollwrap'); return w ? getComputedStyle(w).overflowX : 'none' }"
+            )
+            assert box in ("auto", "scroll"), (path, "table outside a scrolling box")
+        sizes = page.evaluate(
+            """() => Array.from(document.querySelectorAll('div.rg-vega svg.marks')).map(s =>
+                [+s.getAttribute('width'), s.closest('figure').clientWidth])"""
+        )
+        assert all(w <= fig for w, fig in sizes), (path, sizes)
+    page.goto(f"{served.url}/reports/grpo-offload/")
+    page.wait_for_function(DRAWN, timeout=20_000)
+    right = page.evaluate(
+        """() => { const h = Array.from(document.querySelectorAll('article table th'))
+            .find(th => th.offsetParent && th.textContent.trim().startsWith('change'));
+            return h ? h.getBoundingClientRect().right : null }"""
+    )
+    assert right is not None and right <= 390, right
+    assert watch.errors == [] and watch.remote == []
+    page.close()
+
+
+def test_text_only_pages_load_no_vega(browser, served):
+    """The Vega bundle (about 300 KB gzipped) loads only where a chart is; instant navigation from
+    a text page to a chart page still draws the charts."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    watch = Watch(page, served.url)
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    for path in ("", "reports/", "site/", "reports/grpo-offload/rollback/"):
+        page.goto(f"{served.url}/{path}")
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("() => typeof vegaEmbed") == "undefined", path
+    assert not [u for u in requested if "vega" in u], requested
+    page.goto(f"{served.url}/reports/")
+    page.locator("article a[href$='grpo-offload/']").first.click()  # instant navigation
+    page.wait_for_url("**/reports/grpo-offload/")
+    page.wait_for_function("() => document.querySelectorAll('div.rg-vega').length === 8")
+    page.wait_for_function(DRAWN, timeout=20_000)
+    assert all(page.evaluate(MARKS))
+    assert [u for u in requested if u.endswith("vega-bundle.js")]
+    assert watch.errors == [] and watch.remote == []
+    page.close()
+
+
+def test_no_version_selector_without_mike(browser, served):
+    """A plain `mkdocs build` has no versions: no selector, so no entry that links to a missing page
+    (tests/render/test_mike.py checks the selector of a site deployed with mike)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    watch = Watch(page, served.url)
+    missing: list[str] = []
+    page.on("response", lambda r: r.status >= 400 and missing.append(r.url))
+    page.goto(f"{served.url}/reports/grpo-offload/")
+    page.wait_for_load_state("networkidle")
+    assert page.locator(".md-version").count() == 0
+    assert missing == [] and watch.errors == []
     page.close()

@@ -36,6 +36,29 @@ def test_pages_at_stable_urls(built_site):
     assert not (built_site / "SUMMARY").exists() and not (built_site / "SUMMARY.md").exists()
 
 
+def test_build_machinery_is_not_published(built_site):
+    """docs/gen_pages.py and docs/hooks/ run the build; they are not pages (mkdocs.yml exclude_docs)."""
+    assert not (built_site / "gen_pages.py").exists() and not (built_site / "hooks").exists()
+    assert not list(built_site.rglob("*.py"))
+    assert not list(built_site.rglob("*.charts.json"))
+
+
+def test_text_pages_do_not_name_the_vega_bundle(built_site):
+    """The bundle is fetched by assets/charts.js when a page has a chart, never by a script tag."""
+    for page in PAGES:
+        assert "vega-bundle.js" not in (built_site / page).read_text(), page
+    assert (built_site / "assets/charts.js").is_file()
+
+
+def test_plain_build_has_no_version_selector(built_site):
+    """Material's selector (extra.version) is dropped unless mike builds; no versions.json is invented."""
+    assert not (built_site / "versions.json").exists()
+    for page in PAGES:
+        assert (
+            '"version": null' in (built_site / page).read_text() or '"version":null' in (built_site / page).read_text()
+        )
+
+
 def test_planted_script_stays_text(built_site):
     html = (built_site / "reports/grpo-offload/A2/index.html").read_text()
     assert "<script>alert(1)</script>" not in html

@@ -84,5 +84,10 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
         page.wait_for_selector(".md-version__list", state="attached", timeout=10_000)
         labels = page.eval_on_selector_all(".md-version__link", "els => els.map(e => e.textContent.trim())")
         assert "v1" in labels and any(label.startswith("v2") for label in labels)
+        # every entry of the selector leads to a page that exists
+        hrefs = page.eval_on_selector_all(".md-version__link", "els => els.map(e => e.href)")
+        assert hrefs
+        for href in hrefs:
+            assert page.request.get(href).status == 200, href
         assert remote == []
         page.close()
