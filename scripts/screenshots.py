@@ -66,10 +66,10 @@ def main() -> None:
             for size, (w, h) in sizes.items():
                 ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=scheme)
                 # Material keeps the reader's palette choice in localStorage; pick the scheme's entry.
+                index, name = (0, "default") if scheme == "light" else (1, "slate")
                 ctx.add_init_script(
-                    "localStorage.setItem('/.__palette', JSON.stringify({index: %d, color: {media: '', scheme: '%s',"
-                    " primary: 'indigo', accent: 'indigo'}}))"
-                    % (0 if scheme == "light" else 1, "default" if scheme == "light" else "slate")
+                    f"localStorage.setItem('/.__palette', JSON.stringify({{index: {index}, color: {{media: '',"
+                    f" scheme: '{name}', primary: 'indigo', accent: 'indigo'}}}}))"
                 )
                 page = ctx.new_page()
                 for name, path in pages.items():
