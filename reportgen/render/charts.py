@@ -16,7 +16,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -191,9 +191,9 @@ def metric_columns(exp: ExperimentData, key: str, arms: Sequence[str] | None = N
     return {k: v[mask] for k, v in cols.items()}
 
 
-def _arm_order(exp: ExperimentData, present: Sequence[str]) -> tuple[str, ...]:
+def _arm_order(exp: ExperimentData, present: Iterable[object]) -> tuple[str, ...]:
     """Arms present, in the experiment's order, each with its colour ("A1=#1a73e8")."""
-    have = set(present)
+    have = {str(a) for a in present}
     every = list(exp.arm_ids()) + sorted(have - set(exp.arm_ids()))
     return tuple(f"{a}={ARM_COLORS[i % len(ARM_COLORS)]}" for i, a in enumerate(every) if a in have)
 

@@ -8,7 +8,7 @@ from reportgen.render.load import ExperimentData
 CAP_FLAG = "--gpu-memory-cap-gib"
 
 
-def _flag_value(argv, flag: str):
+def _flag_value(argv: object, flag: str) -> object:
     """A flag's value from an effective argv: a {flag: value} dict or a list of words."""
     if isinstance(argv, dict):
         return argv.get(flag)
@@ -30,7 +30,7 @@ def memory_cap_mib(exp: ExperimentData, cand: str) -> float | None:
             if value is None:
                 continue
             try:
-                return float(value) * 1024.0
+                return float(str(value)) * 1024.0
             except (TypeError, ValueError):
                 continue
     return None
