@@ -173,7 +173,9 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     step, command = decision.next_step(
         exp.analysis, comp, pr=decision.pr_candidate(exp.analysis), spec=spec_where_it_ran(exp)
     )
-    body = safe.text(verdict.summary or "") + f" **Next:** {answer_block.inline(step)}."
+    # with the cause in the title, the summary ("Failed: OOM at step 1, ...") would say it twice
+    summary = "" if cause else safe.text(verdict.summary or "") + " "
+    body = f"{summary}**Next:** {answer_block.inline(step)}."
     md.append(f'!!! {kind} "{safe.text(head)}"\n    {body}\n')
     if command:
         md.append(safe.fence(command, "bash", title=f"next step for {cand}") + "\n")
