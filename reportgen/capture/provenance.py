@@ -23,7 +23,14 @@ from typing import Any
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.model_manifest import data_hashes, model_manifest
 from reportgen.capture.redact import redact_obj, redact_text, secret_values
-from reportgen.capture.tree_stamp import StampError, find_stamp, read_stamp, status_lines, verify_tree
+from reportgen.capture.tree_stamp import (
+    TREE_STAMP_ENV,
+    StampError,
+    find_stamp,
+    read_stamp,
+    status_lines,
+    verify_tree,
+)
 from reportgen.store import atomic
 
 SCHEMA_VERSION = 1
@@ -156,6 +163,22 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
         return {"head": None, "dirty": None}
     start = Path(recipe_repo)
     start = start if start.is_dir() else start.parent
+    named = env.get(TREE_STAMP_ENV)
+    if named:
+        # Asked for by name (scripts/device/showcase.sh does): the copy's own `.git`, if any, may
+        # hold another commit's history (a GPU machine's copy did: HEAD was an older commit and
+        # every file "modified"), so the verified stamp says what ran; git's HEAD is kept beside.
+        here = _git(start, env, log, "rev-parse", "HEAD")
+        stamped = _capture_stamp(
+            w,
+            start,
+            f"{TREE_STAMP_ENV} is set",
+            in_repository=here.ok,
+            path=Path(named),
+            git_head=here.stdout.strip() if here.ok else None,
+        )
+        assert stamped is not None  # a named stamp is always recorded, readable or not
+        return stamped
     top = _git(start, env, log, "rev-parse", "--show-toplevel")
     if not top.ok:
         reason = (top.error or top.stderr.strip() or f"exit {top.exit_code}").splitlines()[0]
@@ -196,16 +219,31 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
     return {"head": head, "dirty": dirty}
 
 
-def _capture_stamp(w: _Writer, start: Path, reason: str, *, in_repository: bool) -> dict[str, Any] | None:
-    """A copy of a tree without git history (a GPU machine's): its commit from the tree stamp, verified.
+def _capture_stamp(
+    w: _Writer,
+    start: Path,
+    reason: str,
+    *,
+    in_repository: bool,
+    path: Path | None = None,
+    git_head: str | None = None,
+) -> dict[str, Any] | None:
+    """A copy of a tree without usable git history (a GPU machine's): its commit from the tree stamp, verified.
 
-    None when no stamp is found, so the caller records what git said. A stamp that cannot be
-    read is recorded as such (and the commit stays unknown) rather than trusted.
+    `path` is the stamp named by REPORTGEN_TREE_STAMP; else the nearest one above `start`, and None
+    when there is none, so the caller records what git said. A stamp that cannot be read is
+    recorded as such (and the commit stays unknown) rather than trusted.
     """
-    path = find_stamp(start)
+    path = path if path is not None else find_stamp(start)
     if path is None:
         return None
-    base = {"repository": in_repository, "source": "tree-stamp", "stamp": str(path), "repo": str(path.parent)}
+    base = {
+        "repository": in_repository,
+        "source": "tree-stamp",
+        "stamp": str(path),
+        "repo": str(path.parent),
+        "git_head": git_head,  # what the copy's own git said, if it had any history
+    }
     try:
         stamp = read_stamp(path)
     except StampError as exc:

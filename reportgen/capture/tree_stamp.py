@@ -5,7 +5,9 @@ rev-parse HEAD` has nothing to answer and a report could only say "commit unknow
 tree is sent, `write_stamp` records in an ignored file at the tree's root (`.tree-stamp.json`)
 the commit, branch, origin, `git status --short` and `git diff HEAD` at that moment, and the
 SHA-256 of every tracked file's content as it is in the working tree. On the copy, provenance
-finds the stamp (`find_stamp`) and `verify_tree` re-hashes the files: if they all match, the run
+reads the stamp named by REPORTGEN_TREE_STAMP (whatever the copy's own `.git` says: one GPU
+machine's copy had a `.git` at an older commit), or finds one (`find_stamp`) where git has no
+history, and `verify_tree` re-hashes the files: if they all match, the run
 names the commit and is exactly as clean or dirty as the tree was when stamped; a file changed or
 missing since is listed, and the run is dirty.
 
@@ -29,6 +31,8 @@ from reportgen.store import atomic
 SCHEMA_VERSION = 1
 KIND = "reportgen.tree-stamp"
 STAMP_NAME = ".tree-stamp.json"
+# Names the stamp to trust over the copy's own `.git` (which may hold another commit's history).
+TREE_STAMP_ENV = "REPORTGEN_TREE_STAMP"
 _CHUNK = 1 << 20
 
 

@@ -46,6 +46,9 @@ if ! python3 scripts/device/stamp-tree.py --verify; then
   fi
   say "ALLOW_DIRTY=1: running on a tree that differs from its stamp"
 fi
+# The copy's own .git may hold another commit's history (one machine's had an older HEAD): the runs'
+# provenance takes the commit from the stamp, verified file by file, whatever git says there.
+if [ -f .tree-stamp.json ]; then export REPORTGEN_TREE_STAMP=$PWD/.tree-stamp.json; fi
 
 # 3. What the runs rely on, checked in one short process (fails in seconds, not minutes).
 python3 - "$PROFILE" <<'EOF'

@@ -13,6 +13,7 @@ import pytest
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.tree_stamp import (
     STAMP_NAME,
+    TREE_STAMP_ENV,
     StampError,
     find_stamp,
     read_stamp,
@@ -51,7 +52,7 @@ def _copy_without_git(repo: Path, dest: Path) -> Path:
     return dest
 
 
-def _capture(tree: Path, tmp_path: Path) -> tuple[dict, Path]:
+def _capture(tree: Path, tmp_path: Path, **env: str) -> tuple[dict, Path]:
     dest = tmp_path / "prov" / tree.name
     summary = capture_provenance(
         dest,
@@ -60,7 +61,7 @@ def _capture(tree: Path, tmp_path: Path) -> tuple[dict, Path]:
         model_dir=None,
         data_files=[],
         commands=[],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
         cache_path=None,
     )
     return summary, dest
@@ -94,6 +95,31 @@ def test_a_copy_with_an_empty_git_folder_names_its_commit(repo: Path, tmp_path: 
     assert summary["git"] == {"head": _git(repo, "rev-parse", "HEAD").strip(), "dirty": False}
     git = json.loads((dest / "git.json").read_text())
     assert (git["repository"], git["source"], git["verified"]) == (True, "tree-stamp", True)
+
+
+def test_a_named_stamp_wins_over_a_copy_whose_git_holds_an_older_commit(repo: Path, tmp_path: Path) -> None:
+    """Another H200 machine's copy had a `.git` at an older commit, every file "modified" against it."""
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    old = tmp_path / "old"
+    _copy_without_git(repo, old)
+    (old / "README.md").write_text("an older readme\n")
+    _git(old, "init", "-q")
+    _git(old, "add", "-A")
+    _git(old, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "older")
+    stale = _git(old, "rev-parse", "HEAD").strip()
+    write_stamp(repo)
+    copy = _copy_without_git(repo, tmp_path / "device")
+    shutil.copytree(old / ".git", copy / ".git")  # the machine's stale history under the new tree
+    summary, _ = _capture(copy, tmp_path / "unnamed")
+    assert summary["git"] == {"head": stale, "dirty": True}  # git alone names the wrong commit
+    summary, dest = _capture(copy, tmp_path / "named", **{TREE_STAMP_ENV: str(copy / STAMP_NAME)})
+    assert summary["git"] == {"head": head, "dirty": False}
+    git = json.loads((dest / "git.json").read_text())
+    assert (git["source"], git["git_head"], git["verified"]) == ("tree-stamp", stale, True)
+    # A named stamp that is not there is recorded as such; the commit stays unknown.
+    summary, dest = _capture(copy, tmp_path / "missing", **{TREE_STAMP_ENV: str(tmp_path / "nothing.json")})
+    assert summary["git"] == {"head": None, "dirty": None}
+    assert "cannot read" in json.loads((dest / "git.json").read_text())["reason"]
 
 
 def test_a_copy_changed_after_stamping_is_dirty_and_says_which_files(repo: Path, tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _device_copy(tmp_path: Path) -> Path:
-    """The tracked files of this checkout, committed in a scratch repository, stamped, then `.git` removed."""
+    """The tracked files of this checkout, committed in a scratch repository and stamped; its `.git` then
+    moves on to another commit while the files stay the stamped ones."""
     tree = tmp_path / "tree"
     for rel in _git(REPO, "ls-files", "-z").split("\0"):
         src = REPO / rel
@@ -32,7 +33,10 @@ def _device_copy(tmp_path: Path) -> Path:
     _git(tree, "add", "-A")
     _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy")
     subprocess.run([sys.executable, str(tree / "scripts" / "device" / "stamp-tree.py")], check=True)
-    shutil.rmtree(tree / ".git")
+    # As on one H200 machine: the copy comes with a `.git` whose HEAD is another, older commit.
+    (tree / "README.md").write_text("an older readme\n")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "older")
+    _git(tree, "checkout", "-q", "HEAD~1", "--", "README.md")  # the files are the stamped ones again
     return tree
 
 
@@ -70,7 +74,7 @@ def test_showcase_script_runs_stops_and_packs(tmp_path: Path) -> None:
         git = json.load(tar.extractfile("t1/baseline/1/provenance/git.json"))  # type: ignore[arg-type]
     assert "t1/campaign.json" in names
     assert manifest["status"] in ("complete", "interrupted")
-    assert manifest["git"] == {"head": head, "dirty": False}  # the commit, named without .git
+    assert manifest["git"] == {"head": head, "dirty": False}  # the stamped commit, not the copy's git HEAD
     assert git["source"] == "tree-stamp"
 
 
