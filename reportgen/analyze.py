@@ -23,7 +23,7 @@ from reportgen.capture.artifacts import list_artifacts
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
 from reportgen.store import atomic, layout
-from reportgen.store.experiment import read_spec
+from reportgen.store.experiment import read_experiment_record, read_spec
 from reportgen.store.freshness import inputs_sha256, stale_reason
 
 
@@ -132,6 +132,8 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         baseline_commit=commit,
         dirty=dirty,
         profiler_runs=profiler,
+        spec_source=(read_experiment_record(exp_dir) or {}).get("source_path"),
+        run_name=exp_dir.name,
     )
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from reportgen.errors import UserError
 
-SCHEMA_VERSION: Final = 2  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 3  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
@@ -76,6 +76,11 @@ class Settings(_Model):
     method: str = Field(description='Interval method: "block-bootstrap" or "batch-means".')
     seed: int | None = Field(default=None, description="Seed of the bootstrap: the interval is reproducible.")
     site_url: str | None = Field(default=None, description="Where the report site is published (for the PR body).")
+    pr_candidate: str = Field(description="The candidate the pull request proposes (spec, default the first).")
+    same_work_tolerance: float = Field(
+        description="Largest relative difference in mean response length and tokens per step, per window, "
+        "for a verdict on a throughput metric (0.05 = 5 %)."
+    )
 
 
 class Machine(_Model):
@@ -259,6 +264,90 @@ class Verdict(_Model):
     cause: str | None = Field(default=None, description="Why it failed or is invalid, in words.")
 
 
+class MetricChange(_Model):
+    """One metric of a candidate against a reference arm (the baseline, or the candidate's base):
+    means of window means, their change, and the interval of the ratio candidate/reference."""
+
+    metric: str = Field(description='Metric key; derived keys start with "reportgen/".')
+    label: str
+    unit: str = ""
+    better: Direction | None = None
+    reference: float | None = Field(default=None, description="The reference arm's value.")
+    candidate: float | None = None
+    change: float | None = Field(default=None, description="candidate/reference - 1 (a fraction).")
+    interval: Interval | None = Field(
+        default=None, description="Ratio candidate/reference with its interval; null where none is computed."
+    )
+
+
+class EvidenceLink(_Model):
+    label: str = Field(description='What the link shows, e.g. "window W2".')
+    anchor: str = Field(
+        description='Where: an id on the experiment page ("windows", "same-work", "guardrails", '
+        '"chart-quality", "chart-gpu-memory") or a page path relative to it ("A2/index.md").'
+    )
+
+
+class NextStep(_Model):
+    action: Literal[
+        "merge", "repeat", "equalize_work", "fix_oom", "fix_failure", "rerun", "reject", "change_metric"
+    ] = Field(description="What to do next, derived from the evidence (docs/analysis.md#next-step).")
+    text: str = Field(description="The step in one sentence.")
+    command: str | None = Field(default=None, description="The exact command(s) to run, when there are any.")
+
+
+class CandidateSummary(_Model):
+    """What a reviewer reads first: the figures that decide, the verdict, and what to do next."""
+
+    is_pr: bool = Field(description="This is the pull request's candidate (settings.pr_candidate).")
+    primary: MetricChange
+    step_time: MetricChange
+    peak_memory: MetricChange = Field(description="Peak GPU memory (MiB) over the GPUs; no interval.")
+    verdict: VerdictStatus
+    cause: str | None = Field(
+        default=None, description="For inconclusive, invalid and failed verdicts: the cause in plain words."
+    )
+    evidence: list[EvidenceLink] = Field(default_factory=list, description="Where the cause can be checked.")
+    next_step: NextStep
+
+
+class SameWorkWindow(_Model):
+    window: str
+    response_length_baseline: float | None = None
+    response_length_candidate: float | None = None
+    response_length_change: float | None = None
+    tokens_per_step_baseline: float | None = None
+    tokens_per_step_candidate: float | None = None
+    tokens_per_step_change: float | None = None
+    within: bool | None = Field(default=None, description="Both changes within the tolerance; null: not checkable.")
+
+
+class SameWork(_Model):
+    """Did both arms generate comparable work? Tokens/s of different work is not a speed-up."""
+
+    status: GuardrailStatus
+    applies: bool = Field(description="The primary metric depends on the amount of generated work (perf/*).")
+    tolerance: float
+    tokens_metric: str = Field(description="Which tokens per step were compared (total, else response tokens).")
+    windows: list[SameWorkWindow] = Field(default_factory=list)
+    reason: str = Field(description="The finding in words.")
+    work_independent: list[MetricChange] = Field(
+        default_factory=list,
+        description="Figures that do not depend on how much was generated: per-phase times per step and "
+        "time per generated token, against the baseline.",
+    )
+
+
+class FlagChange(_Model):
+    """A flag whose effective value (from the runs' effective command line) differs between the
+    baseline, the candidate's base and the candidate."""
+
+    flag: str
+    baseline: str | None = Field(default=None, description='Value in the baseline; null: absent; "true": a switch.')
+    base: str | None = Field(default=None, description="Value in the candidate's base (same as baseline if none).")
+    candidate: str | None = None
+
+
 class Comparison(_Model):
     """One candidate against the baseline."""
 
@@ -271,6 +360,20 @@ class Comparison(_Model):
     repeats: Repeats | None = Field(default=None, description="Present when an arm has two or more formal runs.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)
     verdict: Verdict
+    summary: CandidateSummary
+    secondary: list[MetricChange] = Field(
+        default_factory=list,
+        description="Step time, actor train time and every per-phase time both arms logged, with intervals.",
+    )
+    same_work: SameWork
+    base: str | None = Field(default=None, description="The candidate's base when it is not the baseline.")
+    depends_on: list[str] = Field(
+        default_factory=list, description="Candidates whose edits this candidate's patch needs, nearest first."
+    )
+    vs_base: list[MetricChange] = Field(
+        default_factory=list, description="Primary metric and step time against the base (empty without a base)."
+    )
+    changed_flags: list[FlagChange] = Field(default_factory=list)
 
 
 class Artifact(_Model):
@@ -286,10 +389,22 @@ class ProfilerRun(_Model):
     artifacts: list[Artifact] = Field(default_factory=list)
 
 
+class BaselineDrift(_Model):
+    """How much the baseline's primary metric moved between its first and last window."""
+
+    metric: str
+    first_window: str
+    last_window: str
+    first: float | None = None
+    last: float | None = None
+    change: float | None = None
+    flagged: bool = Field(description="|change| exceeds settings.min_effect.")
+
+
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -303,6 +418,8 @@ class AnalysisDocument(_Model):
     arms: list[Arm] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
     profiler_runs: list[ProfilerRun] = Field(default_factory=list)
+    baseline_drift: BaselineDrift | None = None
+    warnings: list[str] = Field(default_factory=list, description="Findings about the whole experiment, in words.")
 
     @property
     def primary(self) -> Primary:

@@ -101,6 +101,22 @@ def failure_events(run: RunData) -> list[dict[str, Any]]:
     return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
 
 
+MEMORY_CAP_FLAG = "--gpu-memory-cap-gib"  # the workload's own cap on its GPU memory
+
+
+def _memory_cap(run: RunData) -> str:
+    """ ", under a 5 GiB memory cap (--gpu-memory-cap-gib 5)" when the run declared a cap: an
+    allocation of 20 MiB failing means nothing without the limit it hit."""
+    cap = argv_value(run.argv, MEMORY_CAP_FLAG)
+    if cap is None:
+        return ""
+    try:
+        gib = float(cap)
+    except ValueError:
+        return f", under a memory cap ({MEMORY_CAP_FLAG} {cap})"
+    return f", under a {gib:g} GiB memory cap ({MEMORY_CAP_FLAG} {cap})"
+
+
 def describe_failure(run: RunData) -> str | None:
     """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB"."""
     events = failure_events(run)
@@ -117,7 +133,7 @@ def describe_failure(run: RunData) -> str | None:
                     tail = f", tried to allocate {said}"
                 else:
                     tail = f", tried to allocate {_size(gib)}" if isinstance(gib, (int, float)) else ""
-                return f"OOM{at}{tail}"
+                return f"OOM{at}{tail}{_memory_cap(run)}"
             label = {
                 "nan": "NaN/Inf",
                 "traceback": "exception",

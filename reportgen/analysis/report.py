@@ -17,17 +17,19 @@ import numpy as np
 from reportgen import __version__
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
+from reportgen.analysis import next_step, same_work
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
+from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change, overall, summarize
-from reportgen.analysis.verdict import decide, missing_metric_cause
+from reportgen.analysis.verdict import Verdict, decide, missing_metric_cause
 from reportgen.spec.model import Spec
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
     BASELINE,
     FORMAL,
-    RESPONSE_LENGTHS,
+    METRICS,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     STEP_TOKEN_PER_S,
@@ -59,6 +61,8 @@ class Context:
     baseline_commit: str | None = None
     dirty: bool | None = None
     profiler_runs: list[dict[str, Any]] = field(default_factory=list)
+    spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
+    run_name: str | None = None  # --name, when the folder is not the spec's name
 
 
 def _windows(spec: Spec, expected: int | None, runs: Sequence[RunData]) -> Windows:
@@ -254,28 +258,101 @@ def _repeats(spec: Spec, b_runs: Sequence[RunData], c_runs: Sequence[RunData], w
     )
 
 
-LENGTH_TOLERANCE = 0.10
+PHASE_SUFFIX = "_time"
+NOT_PER_STEP = ("perf/init_actor_time",)  # logged once, at start-up
 
 
-def _work_notes(b_runs: Sequence[RunData], c_runs: Sequence[RunData], windows: Windows) -> list[str]:
-    """Tokens/s compares like with like only if both arms generated about as much: in RL the
-    candidate's policy can drift to other response lengths (other numerics, other learning), and
-    a step's time depends on them. Say so when the window means differ by more than 10%."""
+def _label(key: str) -> tuple[str, str, doc.Direction | None]:
+    """Title, unit and better direction of a metric key, from the vocabulary when it is there."""
+    if key in same_work.DERIVED:
+        return same_work.DERIVED[key]  # type: ignore[return-value]
+    m = METRICS.get(key)
+    if m is not None:
+        return m.title, m.unit, m.direction
+    name = key.split("/", 1)[-1].replace("_", " ")
+    return (name, "s", "lower") if key.endswith(PHASE_SUFFIX) else (name, "", None)
 
-    def mean_len(runs: Sequence[RunData]) -> float | None:
-        vals = [v for run in _segments(runs, RESPONSE_LENGTHS, windows) for window in run for v in window]
-        return float(np.mean(vals)) if vals else None
 
-    b, c = mean_len(b_runs), mean_len(c_runs)
-    if b is None or c is None or b <= 0:
+def _metric_change(
+    spec: Spec, key: str, ref: Sequence[RunData], cand: Sequence[RunData], windows: Windows
+) -> doc.MetricChange | None:
+    """`key` of the candidate against a reference arm, with the spec's interval; None when either
+    arm has no value of it inside the windows."""
+    a = spec.analysis
+    rs, cs = _segments(ref, key, windows), _segments(cand, key, windows)
+    rv, cv = arm_statistic(rs), arm_statistic(cs)
+    if rv is None and cv is None:
+        return None
+    label, unit, better = _label(key)
+    iv = ratio_interval(rs, cs, method=a.method, confidence=a.confidence, seed=a.seed)
+    return doc.MetricChange(
+        metric=key,
+        label=label,
+        unit=unit,
+        better=better,
+        reference=rv,
+        candidate=cv,
+        change=change(rv, cv),
+        interval=doc.Interval.model_validate(iv.as_dict()),
+    )
+
+
+def phase_keys(runs: Sequence[RunData]) -> list[str]:
+    """Per-step phase timers logged by every one of `runs` (perf/*_time), step time first."""
+    if not runs:
         return []
-    diff = c / b - 1
-    if abs(diff) <= LENGTH_TOLERANCE:
+    common = set.intersection(*(set(map(str, r.steps.columns)) for r in runs))
+    keys = sorted(k for k in common if k.startswith("perf/") and k.endswith(PHASE_SUFFIX) and k not in NOT_PER_STEP)
+    first = [k for k in (STEP_TIME, ACTOR_TRAIN_TIME) if k in keys]
+    return first + [k for k in keys if k not in first]
+
+
+def _changes(
+    spec: Spec, keys: Sequence[str], ref: Sequence[RunData], cand: Sequence[RunData], windows: Windows
+) -> list[doc.MetricChange]:
+    out = [_metric_change(spec, k, ref, cand, windows) for k in keys]
+    return [m for m in out if m is not None]
+
+
+def _flag_changes(spec: Spec, cand_id: str, formal: dict[str, list[RunData]]) -> list[doc.FlagChange]:
+    """Flags whose effective value differs between the baseline, the base and the candidate."""
+
+    def argv(arm: str) -> dict[str, Any]:
+        runs = formal.get(arm, [])
+        return runs[0].argv if runs else {}
+
+    base_id = spec.candidate(cand_id).base
+    cols = [argv(BASELINE), argv(base_id), argv(cand_id)]
+    if not cols[2]:
         return []
-    return [
-        f"mean response length differs: baseline {b:.1f}, candidate {c:.1f} tokens ({diff:+.1%}); "
-        "throughput compares different generated work, so read it with the quality curves"
-    ]
+    order: list[str] = []
+    for col in cols:
+        order += [f for f in col if f not in order]
+    out = []
+    for flag in order:
+        vals = [argv_value(col, flag) for col in cols]
+        if len(set(vals)) > 1:
+            out.append(doc.FlagChange(flag=flag, baseline=vals[0], base=vals[1], candidate=vals[2]))
+    return out
+
+
+def _drift(spec: Spec, base: doc.Arm) -> doc.BaselineDrift | None:
+    """The baseline's primary metric, first window against last: a machine that warms up or
+    throttles moves every arm measured at that time, so a large drift weakens the comparison."""
+    rows = [w for w in base.windows.get(spec.analysis.primary, []) if w.window != "all"]
+    if len(rows) < 2:
+        return None
+    first, last = rows[0], rows[-1]
+    ch = change(first.mean, last.mean)
+    return doc.BaselineDrift(
+        metric=spec.analysis.primary,
+        first_window=first.window,
+        last_window=last.window,
+        first=first.mean,
+        last=last.mean,
+        change=ch,
+        flagged=ch is not None and abs(ch) > spec.analysis.min_effect,
+    )
 
 
 def _comparison(
@@ -285,6 +362,7 @@ def _comparison(
     formal: dict[str, list[RunData]],
     windows: Windows,
     expected: int | None,
+    rerun: Rerun,
 ) -> doc.Comparison:
     a = spec.analysis
     base, cand = arms[BASELINE], arms[cand_id]
@@ -293,6 +371,10 @@ def _comparison(
         b_runs, c_runs, expected_steps=expected, batch_flag=spec.workload.batch_flag, fixed_flags=spec.workload.flags
     )
     b_used, c_used = _stats_runs(b_runs), _stats_runs(c_runs)
+    work = same_work.check(
+        b_used, c_used, windows, primary=a.primary, tolerance=a.same_work_tolerance, candidate_id=cand_id
+    )
+    guards.append(gr.Guardrail(same_work.ID, same_work.TITLE, work.status, work.reason))
     iv = ratio_interval(
         _segments(b_used, a.primary, windows),
         _segments(c_used, a.primary, windows),
@@ -318,15 +400,17 @@ def _comparison(
     consistent = bool(changes) and all(improving(c) for c in changes)
     reps = _repeats(spec, b_used, c_used, windows)
     cause = None
+    oom = False
     for label, runs in (("", c_runs), ("baseline: ", b_runs)):
         for r in runs:
             why = gr.describe_failure(r)
             if why:
+                oom = oom or why.startswith("OOM")
                 cause = cause or f"{label}{why}"
     if not c_runs:
         cause = "no formal run of this candidate"
     verdict = decide(
-        guardrails=guards,
+        guardrails=[g for g in guards if g.id != same_work.ID],  # decided below: it invalidates, not fails
         interval=iv,
         window_changes=changes,
         direction=a.direction,
@@ -335,24 +419,125 @@ def _comparison(
         failure_cause=cause,
         missing_metric=missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used}),
     )
-    interval = iv.as_dict()
-    interval["warnings"] += _work_notes(b_used, c_used, windows)
-    return doc.Comparison(
-        candidate=cand_id,
-        baseline=BASELINE,
-        headline=_headline(spec, base, cand),
-        windows=wrows,
-        interval=doc.Interval.model_validate(interval),
-        consistent_direction=consistent,
-        repeats=reps,
-        guardrails=[doc.GuardrailResult.model_validate(g.as_dict()) for g in guards],
-        verdict=doc.Verdict.model_validate(verdict.as_dict()),
+    invalid_by = next((g.id for g in guards if g.status == gr.FAIL and g.id in gr.INVALIDATING), None)
+    if work.status == gr.FAIL and verdict.status not in ("failed", "invalid"):
+        # Different work: the throughput figure cannot decide, whatever the interval says.
+        verdict = Verdict("invalid", f"Invalid comparison: {same_work.TITLE.lower()} failed.", work.reason)
+        invalid_by = same_work.ID
+    phases = phase_keys([*b_used, *c_used])
+    per_token = _changes(spec, [same_work.TIME_PER_RESPONSE_TOKEN], b_used, c_used, windows)
+    secondary = _changes(spec, phases, b_used, c_used, windows)
+    bases = spec.bases(cand_id)
+    base_id = spec.candidate(cand_id).base
+    vs_base = (
+        _changes(
+            spec, list(dict.fromkeys([a.primary, *phases[:2]])), _stats_runs(formal.get(base_id, [])), c_used, windows
+        )
+        if base_id != BASELINE
+        else []
+    )
+    fields: dict[str, Any] = {
+        "candidate": cand_id,
+        "baseline": BASELINE,
+        "headline": _headline(spec, base, cand),
+        "windows": wrows,
+        "interval": doc.Interval.model_validate(iv.as_dict()),
+        "consistent_direction": consistent,
+        "repeats": reps,
+        "guardrails": [doc.GuardrailResult.model_validate(g.as_dict()) for g in guards],
+        "verdict": doc.Verdict.model_validate(verdict.as_dict()),
+        "secondary": secondary,
+        "same_work": doc.SameWork(
+            status=work.status,  # type: ignore[arg-type]
+            applies=work.applies,
+            tolerance=a.same_work_tolerance,
+            tokens_metric=work.tokens_metric,
+            windows=[
+                doc.SameWorkWindow(
+                    window=w.window,
+                    response_length_baseline=w.length_b,
+                    response_length_candidate=w.length_c,
+                    response_length_change=w.length_change,
+                    tokens_per_step_baseline=w.tokens_b,
+                    tokens_per_step_candidate=w.tokens_c,
+                    tokens_per_step_change=w.tokens_change,
+                    within=w.within(a.same_work_tolerance),
+                )
+                for w in work.windows
+            ],
+            reason=work.reason,
+            work_independent=[*per_token, *secondary],
+        ),
+        "base": None if base_id == BASELINE else base_id,
+        "depends_on": bases,
+        "vs_base": vs_base,
+        "changed_flags": _flag_changes(spec, cand_id, formal),
+    }
+    # The summary reads the comparison it summarises: a draft without it (not validated) first.
+    draft = doc.Comparison.model_construct(**fields)
+    return doc.Comparison(**fields, summary=_summary(spec, draft, base, cand, rerun, oom, invalid_by))
+
+
+def _summary(
+    spec: Spec,
+    comp: doc.Comparison,
+    base: doc.Arm,
+    cand: doc.Arm,
+    rerun: Rerun,
+    oom: bool,
+    invalid_by: str | None,
+) -> doc.CandidateSummary:
+    a = spec.analysis
+    label, unit, _ = _label(a.primary)
+    primary = doc.MetricChange(
+        metric=a.primary,
+        label=label,
+        unit=unit,
+        better=a.direction,
+        reference=base.overall.get(a.primary),
+        candidate=cand.overall.get(a.primary),
+        change=change(base.overall.get(a.primary), cand.overall.get(a.primary)),
+        interval=comp.interval,
+    )
+    step = next(
+        (m for m in comp.secondary if m.metric == STEP_TIME),
+        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better="lower"),
+    )
+    bp, cp = base.gpu.peak_mib(), cand.gpu.peak_mib()
+    peak = doc.MetricChange(
+        metric="gpu/mem_peak_mib",
+        label="peak GPU memory",
+        unit="MiB",
+        better="lower",
+        reference=bp,
+        candidate=cp,
+        change=change(bp, cp),
+    )
+    step_next, cause, evidence = next_step.derive(
+        comp,
+        direction=a.direction,
+        min_effect=a.min_effect,
+        metric_label=label,
+        rerun=rerun,
+        failed_oom=oom,
+        invalid_by=invalid_by,
+    )
+    return doc.CandidateSummary(
+        is_pr=comp.candidate == spec.pr_candidate(),
+        primary=primary,
+        step_time=step,
+        peak_memory=peak,
+        verdict=comp.verdict.status,
+        cause=cause,
+        evidence=evidence,
+        next_step=step_next,
     )
 
 
 def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocument:
     """The analysis.json document for one experiment, as it reads back from the file (NaN and
     infinities are null, as JSON has them)."""
+    runs = [same_work.with_derived(r) for r in runs]
     formal: dict[str, list[RunData]] = {}
     for r in runs:
         if r.role == FORMAL:
@@ -364,7 +549,17 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
     metrics = list(dict.fromkeys([a.primary, *a.secondary, *(h[0] for h in HEADLINE if ":" not in h[0])]))
     arm_ids = [*spec.arm_ids(), *sorted(set(formal) - set(spec.arm_ids()))]
     arms = {arm: _arm_block(arm, spec, formal.get(arm, []), windows, metrics, ctx) for arm in arm_ids}
-    comparisons = [_comparison(spec, c.id, arms, formal, windows, expected) for c in spec.candidates]
+    rerun = Rerun(ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml", spec.profile, ctx.run_name)
+    comparisons = [_comparison(spec, c.id, arms, formal, windows, expected, rerun) for c in spec.candidates]
+    drift = _drift(spec, arms[BASELINE]) if BASELINE in arms else None
+    warnings = []
+    if drift is not None and drift.flagged and drift.change is not None:
+        warnings.append(
+            f"the baseline's {_label(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window} to "
+            f"{drift.last_window}: the machine or the workload changed during the campaign, so arms measured at "
+            'different times are not interchangeable; interleaved repeats ([run] order = "interleaved") spread it '
+            "over both arms"
+        )
     base_runs = formal.get(BASELINE, [])
     starts = sorted(m for m in (r.manifest.get("started_utc") for r in runs) if m)
     document = doc.AnalysisDocument(
@@ -394,6 +589,8 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
             method=a.method,
             seed=a.seed,
             site_url=a.site_url,
+            pr_candidate=spec.pr_candidate(),
+            same_work_tolerance=a.same_work_tolerance,
         ),
         machine=doc.Machine.model_validate(ctx.machine),
         fixed_workload=[
@@ -403,5 +600,7 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
         arms=list(arms.values()),
         comparisons=comparisons,
         profiler_runs=[doc.ProfilerRun.model_validate(p) for p in ctx.profiler_runs],
+        baseline_drift=drift,
+        warnings=warnings,
     )
     return doc.AnalysisDocument.model_validate_json(document.model_dump_json())

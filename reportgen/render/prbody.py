@@ -47,6 +47,18 @@ def render_pr_body(doc: AnalysisDocument, *, site_url: str | None = None, runs_d
     lines = [f"## Performance evidence: {exp.title}", ""]
     if exp.hypothesis:
         lines += [f"> {exp.hypothesis}", ""]
+    pr = doc.comparison(settings.pr_candidate)
+    if pr is not None:
+        s = pr.summary
+        lines += [f"**The PR's change is `{pr.candidate}`: {VERDICT.get(s.verdict, s.verdict)}.**"]
+        if s.cause:
+            lines += [f"Why: {s.cause}."]
+        lines += [f"Next step: {s.next_step.text}"]
+        if s.next_step.command:
+            lines += ["", "```bash", s.next_step.command, "```"]
+        lines += [""]
+    for note in doc.warnings:
+        lines += [f"> note: {note}", ""]
     lines += ["### Verdicts", ""]
     vrows = []
     for c in doc.comparisons:

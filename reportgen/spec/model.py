@@ -146,6 +146,11 @@ class AnalysisSpec(_Model):
     method: Literal["block-bootstrap", "batch-means"] = "block-bootstrap"
     seed: int = 20260805
     site_url: str | None = None
+    # The candidate the pull request proposes; None: the first candidate (Spec.pr_candidate()).
+    pr_candidate: str | None = None
+    # Same work: mean response length and tokens per step of each arm within this fraction of the
+    # baseline's, in every window, or a verdict on a throughput metric is invalid.
+    same_work_tolerance: float = Field(default=0.05, gt=0, lt=1)
 
     @model_validator(mode="after")
     def _windows(self) -> AnalysisSpec:
@@ -287,6 +292,12 @@ class Spec(_Model):
                     "a candidate may not change the work done; drop the edit or the flag from [workload].flags"
                 )
             seen.add(c.id)
+        pr = self.analysis.pr_candidate
+        if pr is not None and pr not in seen - {BASELINE}:
+            raise ValueError(
+                f"analysis.pr_candidate: {pr!r} is not a candidate id (candidates: "
+                f"{', '.join(c.id for c in self.candidates)})"
+            )
         if self.profiler is not None:
             for arm in self.profiler.arms:
                 if arm not in seen:
@@ -295,6 +306,23 @@ class Spec(_Model):
 
     def arm_ids(self) -> list[str]:
         return [BASELINE, *(c.id for c in self.candidates)]
+
+    def pr_candidate(self) -> str:
+        """The candidate the pull request proposes: `[analysis] pr_candidate`, else the first one."""
+        return self.analysis.pr_candidate or self.candidates[0].id
+
+    def bases(self, arm_id: str) -> list[str]:
+        """The candidates whose edits `arm_id`'s patch is applied on top of, nearest first
+        (A3 on A1 on baseline -> ["A1"]); [] for the baseline and a candidate on the baseline."""
+        out: list[str] = []
+        arm = arm_id
+        while arm != BASELINE and arm in {c.id for c in self.candidates}:
+            base = self.candidate(arm).base
+            if base == BASELINE:
+                break
+            out.append(base)
+            arm = base
+        return out
 
     def candidate(self, arm_id: str) -> Candidate:
         for c in self.candidates:

@@ -40,7 +40,7 @@ def inputs_sha256(exp_dir: Path) -> str:
 
 
 def stale_reason(exp_dir: Path, schema_version: int) -> str | None:
-    """Why analysis.json is not current ("missing", "schema 1, this reportgen reads 2",
+    """Why analysis.json is not current ("missing", "schema 1, this reportgen reads 3",
     "its runs changed since it was written"), or None when it is current."""
     path = Path(exp_dir) / layout.ANALYSIS
     if not path.is_file():

@@ -33,6 +33,7 @@ method = "{method}"
 seed = 7
 site_url = "https://example.org/report"
 windows = [{windows}]
+{analysis_extra}
 {candidates}
 """
 
@@ -40,8 +41,10 @@ CANDIDATE = """
 [[candidates]]
 id = "{id}"
 title = "Candidate {id}"
-remove = ["--optimizer-cpu-offload"]
+base = "{base}"
+{edit}
 """
+DEFAULT_EDIT = 'remove = ["--optimizer-cpu-offload"]'
 
 BASE_ARGV = {
     "--global-batch-size": "16",
@@ -67,6 +70,11 @@ class Arm:
     cv: float = 0.05  # step-to-step noise (AR(1), rho 0.5)
     tok_scale: float = 1.0  # breaks response-token accounting when != 1
     drop_keys: tuple = ()  # metric keys this arm does not log
+    resp_len_from: tuple | None = None  # (step, length): the policy's response length changes from that step on
+    extra: dict = field(default_factory=dict)  # more per-step keys, e.g. {"perf/optimizer_time": 0.5}
+    trend: float = 0.0  # throughput drifts by this fraction from the first step to the last
+    base: str = "baseline"  # the candidate's base in the spec
+    edit: str = DEFAULT_EDIT  # the candidate's edit lines in the spec
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -98,9 +106,11 @@ def write_run(
     rows = []
     step_times = []
     for s in range(last):
-        st = 30.0 / spec.speed / noise[s]
+        length = spec.resp_len_from[1] if spec.resp_len_from and s >= spec.resp_len_from[0] else resp_len
+        # Step time grows with the work (generated tokens) above a fixed part, as in RL training.
+        st = 30.0 / spec.speed / noise[s] * (0.5 + 0.5 * length / resp_len) / (1.0 + spec.trend * s / steps)
         step_times.append(st)
-        tokens = resp_len * spec.samples
+        tokens = length * spec.samples
         vals = {
             "perf/step_time": st,
             "perf/step_resp_token_per_s": spec.tok_scale * tokens / st,
@@ -108,7 +118,8 @@ def write_run(
             "perf/actor_train_time": 10.0 / spec.speed,
             "train/loss": 0.1,
             "rollout/raw_reward": 0.5,
-            "rollout/response_lengths": resp_len,
+            "rollout/response_lengths": length,
+            **spec.extra,
             "train/ppo_kl": 0.001,
             "train/pg_clipfrac": 0.01,
             "train/grad_norm": float("nan") if spec.nan_at == s else 1.0,
@@ -212,13 +223,14 @@ def make_experiment(
     seed: int = 1,
     windows: int = 3,
     gpu: bool = True,
+    analysis_extra: str = "",
 ) -> Path:
     """A runs/<name>/ tree with a spec, and one folder per arm and repeat."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)
     wins = ", ".join(f'{{name = "W{i + 1}", start = {edges[i]}, end = {edges[i + 1] - 1}}}' for i in range(windows))
-    cands = "".join(CANDIDATE.format(id=a) for a in arms if a != "baseline")
+    cands = "".join(CANDIDATE.format(id=a, base=s.base, edit=s.edit) for a, s in arms.items() if a != "baseline")
     (exp / "experiment.toml").write_text(
         SPEC.format(
             name=name,
@@ -229,6 +241,7 @@ def make_experiment(
             repeats=repeats,
             order=order,
             method=method,
+            analysis_extra=analysis_extra,
         )
     )
     rng = np.random.default_rng(seed)

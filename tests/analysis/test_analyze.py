@@ -11,6 +11,7 @@ import typer
 from builder import Arm, make_experiment
 from typer.testing import CliRunner
 
+from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.analyze import analyze_all, analyze_experiment, is_stale, wide_table
 from reportgen.commands import analyze_cmd
 from reportgen.errors import UserError
@@ -37,7 +38,7 @@ def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     # with the workload's metric keys, gpu.parquet, events.json and manifests.
     exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.2)}, repeats=2, order="interleaved")
     doc = json.loads(analyze_experiment(exp).read_text())
-    assert doc["schema_version"] == 2 and doc["kind"] == "reportgen.analysis"
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["kind"] == "reportgen.analysis"
     base = doc["arms"][0]
     assert base["id"] == "baseline" and len(base["runs"]) == 2
     rows = base["windows"]["perf/step_resp_token_per_s"]

@@ -160,9 +160,12 @@ def test_decide_precedence_invalid_over_failed():
     assert v.status == "invalid" and v.cause == "fp"
 
 
-def test_different_response_lengths_are_flagged(tmp_path):
+def test_different_response_lengths_make_the_verdict_invalid(tmp_path):
     # The candidate's policy generates a third fewer tokens: tokens/s no longer compares the same work.
     doc = _analyse(tmp_path, {"baseline": Arm(), "short": Arm(speed=1.2, resp_len=340.0), "fast": Arm(speed=1.2)})
-    short = _comp(doc, "short")["interval"]["warnings"]
-    assert any("mean response length differs: baseline 512.0, candidate 340.0" in w for w in short), short
-    assert not any("response length" in w for w in _comp(doc, "fast")["interval"]["warnings"])
+    short = _comp(doc, "short")
+    assert _guard(short, "same_work")["status"] == "fail"
+    assert short["verdict"]["status"] == "invalid"
+    assert "340.0 vs 512.0 tokens" in short["verdict"]["cause"]
+    fast = _comp(doc, "fast")
+    assert _guard(fast, "same_work")["status"] == "pass" and fast["verdict"]["status"] == "accepted"

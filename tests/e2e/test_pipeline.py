@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.cli import main
 from tests.conftest import REPO
 
@@ -79,7 +80,7 @@ def test_run_analyze_and_build_on_the_embedded_workload(tmp_path: Path) -> None:
     assert any(a["path"].endswith(".pt.trace.json.gz") for a in trace_files)
 
     doc = json.loads((exp / "analysis.json").read_text())
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == SCHEMA_VERSION
     verdicts = {c["candidate"]: c["verdict"]["status"] for c in doc["comparisons"]}
     assert set(verdicts) == {"A1", "A2", "A3"}
     assert set(verdicts.values()) <= {"accepted", "rejected", "no_change", "inconclusive"}

@@ -19,7 +19,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reportgen.analysis.document import AnalysisDocument, Interval
+from reportgen.analysis.document import (
+    AnalysisDocument,
+    CandidateSummary,
+    EvidenceLink,
+    Interval,
+    MetricChange,
+    NextStep,
+    SameWork,
+    SameWorkWindow,
+)
 from reportgen.store.atomic import write_bytes, write_json, write_parquet, write_text
 
 PLANTED = "<script>alert(1)</script>"
@@ -180,6 +189,7 @@ def build_experiment(
         train_time = step_time * (0.33 / speed)
         rollout_time = (step_time - train_time) * 0.85
         rows = []
+        lengths = []
         for s in range(n_steps):
             vals = {
                 "perf/step_resp_token_per_s": resp_rate[s],
@@ -199,6 +209,7 @@ def build_experiment(
                 else abs(1 + 0.2 * rng.standard_normal()),
             }
             rows += [(s, k, float(v), "console") for k, v in vals.items()]
+            lengths.append(vals["rollout/response_len/mean"])
         write_parquet(run / "metrics.parquet", pd.DataFrame(rows, columns=["step", "key", "value", "source"]))
         duration = float(step_time.sum())
         n_samples = int(duration)
@@ -330,6 +341,8 @@ def build_experiment(
             "n": n_steps,
             "mem": mem_peak,
             "util": util,
+            "len": np.array(lengths),
+            "tokens": resp_tokens * 1.72,
         }
         clock += duration + 30
         analysis_arms.append(
@@ -420,6 +433,8 @@ def build_experiment(
             "method": "block-bootstrap",
             "seed": 20260805,
             "site_url": None,
+            "pr_candidate": "A1",
+            "same_work_tolerance": 0.05,
         },
         "machine": {
             "fingerprint_id": "5f1c9a",
@@ -703,6 +718,19 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
     ]
     for g in guard:
         g["status"] = "pass" if g["passed"] else "fail"
+    work = _same_work(b, c, windows)
+    guard.append(
+        {
+            "id": "same_work",
+            "title": "Same generated work (response length, tokens per step)",
+            "status": work.status,
+            "passed": work.status == "pass",
+            "reason": work.reason,
+            "evidence": None,
+        }
+    )
+    iv = Interval.model_validate(interval) if isinstance(interval, dict) else interval
+    summary = _summary(cand, headline, verdict, iv, b, c, fail_step)
     return {
         "candidate": cand,
         "baseline": "baseline",
@@ -713,4 +741,90 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
         "repeats": None,
         "guardrails": guard,
         "verdict": verdict,
+        "summary": summary,
+        "same_work": work,
+        "base": None if ARMS[cand][2] == "baseline" else ARMS[cand][2],
+        "depends_on": [] if ARMS[cand][2] == "baseline" else [ARMS[cand][2]],
     }
+
+
+def _same_work(b: dict, c: dict, windows: list[dict]) -> SameWork:
+    rows = []
+    for w in windows:
+        s, e = w["start"], w["end"] + 1
+        lb, lc = float(np.mean(b["len"][s:e])), (float(np.mean(c["len"][s:e])) if len(c["len"][s:e]) else None)
+        tb, tc = float(np.mean(b["tokens"][s:e])), (float(np.mean(c["tokens"][s:e])) if len(c["tokens"][s:e]) else None)
+        lch = None if lc is None else lc / lb - 1
+        tch = None if tc is None else tc / tb - 1
+        within = None if lch is None or tch is None else abs(lch) <= 0.05 and abs(tch) <= 0.05
+        rows.append(
+            SameWorkWindow(
+                window=w["name"],
+                response_length_baseline=lb,
+                response_length_candidate=lc,
+                response_length_change=lch,
+                tokens_per_step_baseline=tb,
+                tokens_per_step_candidate=tc,
+                tokens_per_step_change=tch,
+                within=within,
+            )
+        )
+    if any(r.within is None for r in rows):
+        status, reason = "not_applicable", "not checkable: the candidate stopped before every window"
+    else:
+        status, reason = "pass", "within 5% in every window"
+    return SameWork(
+        status=status,
+        applies=True,
+        tolerance=0.05,
+        tokens_metric="reportgen/tokens_per_step",
+        windows=rows,
+        reason=reason,
+    )
+
+
+def _summary(
+    cand: str, headline: list[dict], verdict: dict, interval: Interval, b: dict, c: dict, fail_step: int
+) -> CandidateSummary:
+    def metric(i: int, key: str, label: str, unit: str, better: str) -> MetricChange:
+        row = headline[i]
+        return MetricChange(
+            metric=key,
+            label=label,
+            unit=unit,
+            better=better,
+            reference=row["baseline"],
+            candidate=row["candidate"],
+            change=row["change"],
+        )
+
+    status = verdict["status"]
+    if status == "accepted":
+        step = NextStep(action="merge", text=f"Merge {cand}.")
+        cause, evidence = None, []
+    elif status == "failed":
+        step = NextStep(
+            action="fix_oom",
+            text=f"Fix the out-of-memory failure of {cand}, then re-run it.",
+            command=f"reportgen run scripts/recipes/grpo.toml --name grpo-offload --rerun {cand}",
+        )
+        cause = verdict["cause"]
+        evidence = [
+            EvidenceLink(label=f"{cand}'s write-up", anchor=f"{cand}/index.md"),
+            EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory"),
+        ]
+    else:
+        step = NextStep(action="reject", text=f"Do not merge {cand}; keep the baseline's flags.")
+        cause, evidence = None, []
+    return CandidateSummary(
+        is_pr=cand == "A1",
+        primary=metric(0, "perf/step_resp_token_per_s", "response tokens/s", "tok/s", "higher").model_copy(
+            update={"interval": interval}
+        ),
+        step_time=metric(2, "perf/step_time", "step time", "s", "lower"),
+        peak_memory=metric(6, "gpu/mem_peak_mib", "peak GPU memory", "MiB", "lower"),
+        verdict=status,
+        cause=cause,
+        evidence=evidence,
+        next_step=step,
+    )

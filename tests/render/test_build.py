@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.store.atomic import write_json
 from tests.render import site_fixture
 from tests.render.conftest import build_env, make_project, tree_snapshot
@@ -107,7 +108,7 @@ def test_build_refuses_an_analysis_that_is_not_current(tmp_path, svg_cache, chan
     else:
         doc = json.loads(analysis.read_text())
         write_json(analysis, {**doc, "schema_version": 1})
-        why = "schema 1, this reportgen reads 2"
+        why = f"schema 1, this reportgen reads {SCHEMA_VERSION}"
     before = tree_snapshot(project / "runs")
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],

@@ -1,0 +1,169 @@
+"""Same work, or no verdict on throughput: did both arms generate comparable work?
+
+Part of reportgen.analysis (pure). In RL the candidate's policy can learn to answer in fewer
+tokens (other numerics, other learning dynamics); its steps then get shorter and its tokens/s
+compares different work. Measured on one H200 at --lr 1e-4, A1's step time fell 35 % while its
+policy answered in 16.7 tokens instead of 48, and response tokens/s *fell* 49 %: every other
+guardrail passed and the verdict said `rejected`, the opposite of the truth. So a verdict on a
+metric that depends on the work (perf/*) requires, in every window, the mean response length
+and the tokens per step of the candidate to lie within `tolerance` of the baseline's. When they
+do not, the figures that do not depend on the amount of work (per-phase times per step, time per
+generated token) still say what changed.
+
+Derived per-step columns are added to each run's table once (`with_derived`), so the window
+statistics and the interval machinery treat them like logged metrics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from reportgen.analysis.inputs import RunData
+from reportgen.vocab import RESPONSE_LEN_MEAN, RESPONSE_LENGTHS, STEP_RESP_TOKEN_PER_S, STEP_TIME, STEP_TOKEN_PER_S
+
+# Derived per-step quantities (not logged by Relax; computed from logged keys of the same step).
+RESPONSE_TOKENS_PER_STEP = "reportgen/response_tokens_per_step"
+TOKENS_PER_STEP = "reportgen/tokens_per_step"
+TIME_PER_RESPONSE_TOKEN = "reportgen/ms_per_response_token"
+DERIVED = {
+    RESPONSE_TOKENS_PER_STEP: ("response tokens per step", "tok", "higher"),
+    TOKENS_PER_STEP: ("tokens per step", "tok", "higher"),
+    TIME_PER_RESPONSE_TOKEN: ("step time per generated token", "ms/tok", "lower"),
+}
+
+ID = "same_work"
+TITLE = "Same generated work (response length, tokens per step)"
+
+
+def with_derived(run: RunData) -> RunData:
+    """`run` with the derived columns added where their inputs were logged at the same step."""
+    steps = run.steps
+    if steps.empty or STEP_TIME not in steps.columns:
+        return run
+    steps = steps.copy()
+    t = steps[STEP_TIME].astype(float)
+    if STEP_RESP_TOKEN_PER_S in steps.columns:
+        resp = steps[STEP_RESP_TOKEN_PER_S].astype(float) * t
+        steps[RESPONSE_TOKENS_PER_STEP] = resp
+        steps[TIME_PER_RESPONSE_TOKEN] = (t / resp.where(resp > 0)) * 1000.0
+    if STEP_TOKEN_PER_S in steps.columns:
+        steps[TOKENS_PER_STEP] = steps[STEP_TOKEN_PER_S].astype(float) * t
+    return dataclasses.replace(run, steps=steps)
+
+
+def applies_to(metric: str) -> bool:
+    """Throughput and step timers depend on how much was generated; quality metrics do not."""
+    return metric.startswith("perf/")
+
+
+def _window_mean(runs: Sequence[RunData], key: str, start: int, end: int) -> float | None:
+    vals = [v for r in runs for v in r.series(key, start, end)]
+    vals = [v for v in vals if np.isfinite(v)]
+    return float(np.mean(vals)) if vals else None
+
+
+def _rel(b: float | None, c: float | None) -> float | None:
+    return c / b - 1.0 if b is not None and c is not None and b > 0 else None
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowWork:
+    window: str
+    length_b: float | None
+    length_c: float | None
+    tokens_b: float | None
+    tokens_c: float | None
+
+    @property
+    def length_change(self) -> float | None:
+        return _rel(self.length_b, self.length_c)
+
+    @property
+    def tokens_change(self) -> float | None:
+        return _rel(self.tokens_b, self.tokens_c)
+
+    def within(self, tolerance: float) -> bool | None:
+        changes = [self.length_change, self.tokens_change]
+        if any(c is None for c in changes):
+            return None
+        return all(abs(c) <= tolerance for c in changes if c is not None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    status: str  # pass | fail | not_applicable
+    applies: bool
+    tokens_metric: str
+    windows: tuple[WindowWork, ...]
+    reason: str
+
+
+def length_key(runs: Sequence[RunData]) -> str:
+    """Relax logs the mean response length per step as rollout/response_lengths; some setups only
+    as rollout/response_len/mean."""
+    have = [set(map(str, r.steps.columns)) for r in runs]
+    if have and not all(RESPONSE_LENGTHS in h for h in have) and all(RESPONSE_LEN_MEAN in h for h in have):
+        return RESPONSE_LEN_MEAN
+    return RESPONSE_LENGTHS
+
+
+def tokens_key(runs: Sequence[RunData]) -> str:
+    """Total tokens per step where every run logged total tokens/s, else response tokens per step."""
+    if runs and all(TOKENS_PER_STEP in r.steps.columns for r in runs):
+        return TOKENS_PER_STEP
+    return RESPONSE_TOKENS_PER_STEP
+
+
+def check(
+    baseline: Sequence[RunData],
+    candidate: Sequence[RunData],
+    windows: Sequence[tuple[str, int, int]],
+    *,
+    primary: str,
+    tolerance: float,
+    candidate_id: str = "the candidate",
+) -> Finding:
+    """Per window: mean response length and mean tokens per step, candidate against baseline."""
+    tkey = tokens_key([*baseline, *candidate])
+    lkey = length_key([*baseline, *candidate])
+    rows = tuple(
+        WindowWork(
+            name,
+            _window_mean(baseline, lkey, s, e),
+            _window_mean(candidate, lkey, s, e),
+            _window_mean(baseline, tkey, s, e),
+            _window_mean(candidate, tkey, s, e),
+        )
+        for name, s, e in windows
+    )
+    applies = applies_to(primary)
+    checks = [w.within(tolerance) for w in rows]
+    if not rows or any(c is None for c in checks):
+        missing = [w.window for w, c in zip(rows, checks, strict=True) if c is None]
+        return Finding(
+            "not_applicable",
+            applies,
+            tkey,
+            rows,
+            "not checkable: no response length or tokens per step logged"
+            + (f" in {', '.join(missing)}" if missing else ""),
+        )
+    bad = [w for w, ok in zip(rows, checks, strict=True) if not ok]
+    if not bad:
+        worst = max(max(abs(w.length_change or 0), abs(w.tokens_change or 0)) for w in rows)
+        return Finding("pass", applies, tkey, rows, f"within {tolerance:.0%} in every window (largest {worst:.1%})")
+    w = max(bad, key=lambda x: max(abs(x.length_change or 0), abs(x.tokens_change or 0)))
+    lc, tc = w.length_change or 0.0, w.tokens_change or 0.0
+    what = "shorter" if lc < 0 else "longer"
+    tokens_word = "tokens" if tkey == TOKENS_PER_STEP else "response tokens"
+    reason = (
+        f"{candidate_id}'s policy generated {what} responses: {w.length_c:.1f} vs {w.length_b:.1f} tokens "
+        f"({lc:+.1%}) and {w.tokens_c:.0f} vs {w.tokens_b:.0f} {tokens_word} per step ({tc:+.1%}) in {w.window}, "
+        f"beyond the {tolerance:.0%} tolerance" + (f" ({len(bad)} of {len(rows)} windows)" if len(rows) > 1 else "")
+    )
+    if applies:
+        reason += f"; {primary} compares different work, so it cannot decide"
+    return Finding("fail" if applies else "not_applicable", applies, tkey, rows, reason)

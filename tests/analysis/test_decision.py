@@ -1,0 +1,166 @@
+"""The answer a reviewer reads first, from constructed runs/ trees analysed end to end: the
+same-work guardrail, the next step and its cause, the PR candidate, a derived candidate against
+its base, effective flag values, secondary intervals, baseline drift and the OOM's memory cap."""
+
+from __future__ import annotations
+
+import pytest
+from builder import Arm, make_experiment
+
+from reportgen.analysis.document import AnalysisDocument, Comparison
+from reportgen.analyze import analyze_experiment
+from reportgen.errors import UserError
+from reportgen.render.load import load_analysis
+
+
+def _analyse(tmp_path, arms, **kw) -> AnalysisDocument:
+    exp = make_experiment(tmp_path / "runs", arms, **kw)
+    analyze_experiment(exp)
+    return load_analysis(exp)
+
+
+def _comp(doc: AnalysisDocument, cand: str) -> Comparison:
+    comp = doc.comparison(cand)
+    assert comp is not None
+    return comp
+
+
+def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
+    # The H200 case: from step 10 the candidate's policy answers in a third of the tokens, so its
+    # steps are shorter but its response tokens/s falls; without the guardrail it reads "rejected".
+    doc = _analyse(
+        tmp_path,
+        {
+            "baseline": Arm(extra={"perf/optimizer_time": 0.5}),
+            "A1": Arm(speed=1.5, resp_len_from=(10, 170.0), extra={"perf/optimizer_time": 0.02}),
+        },
+    )
+    c = _comp(doc, "A1")
+    assert c.interval.high is not None and c.interval.high < 1  # tokens/s fell: the interval alone rejects
+    assert c.same_work.applies and c.same_work.status == "fail"
+    assert c.verdict.status == "invalid" and c.summary.verdict == "invalid"
+    assert c.verdict.cause and "generated shorter responses: 170.0 vs 512.0 tokens" in c.verdict.cause
+    assert "beyond the 5% tolerance (3 of 3 windows)" in c.verdict.cause
+    assert all(w.within is False for w in c.same_work.windows)
+    assert next(g for g in c.guardrails if g.id == "same_work").status == "fail"
+    # what did change, independent of the work: time per generated token and the phases per step
+    keys = [m.metric for m in c.same_work.work_independent]
+    assert keys[0] == "reportgen/ms_per_response_token" and "perf/optimizer_time" in keys
+    assert all(m.interval is not None for m in c.same_work.work_independent)
+    step = c.summary.step_time
+    assert step.metric == "perf/step_time" and step.change is not None and step.change < -0.5
+    # next step and its evidence
+    assert c.summary.next_step.action == "equalize_work"
+    assert c.summary.next_step.command and "--new-campaign" in c.summary.next_step.command
+    assert c.summary.cause == c.same_work.reason
+    assert [e.anchor for e in c.summary.evidence] == ["same-work", "chart-quality"]
+
+
+def test_tolerance_is_declared_in_the_spec(tmp_path):
+    arms = {"baseline": Arm(), "A1": Arm(speed=1.2, resp_len=497.0)}  # about 3 % shorter
+    loose = _comp(_analyse(tmp_path / "a", arms), "A1")
+    assert loose.same_work.status == "pass" and loose.same_work.tolerance == 0.05
+    assert loose.verdict.status == "accepted" and loose.summary.next_step.action == "merge"
+    tight = _comp(_analyse(tmp_path / "b", arms, analysis_extra="same_work_tolerance = 0.02"), "A1")
+    assert tight.same_work.status == "fail" and tight.verdict.status == "invalid"
+    assert "beyond the 2% tolerance" in (tight.verdict.cause or "")
+
+
+def test_same_work_is_checked_per_window(tmp_path):
+    # Lengths match until step 45 (inside W3 of 6-19, 20-32, 33-59): only W3 fails, and the check fails.
+    c = _comp(_analyse(tmp_path, {"baseline": Arm(), "A1": Arm(speed=1.2, resp_len_from=(45, 400.0))}), "A1")
+    assert [w.within for w in c.same_work.windows] == [True, True, False]
+    assert c.same_work.status == "fail" and "in W3" in c.same_work.reason and "(1 of 3 windows)" in c.same_work.reason
+
+
+def test_not_checkable_without_response_lengths(tmp_path):
+    drop = ("rollout/response_lengths",)
+    c = _comp(_analyse(tmp_path, {"baseline": Arm(drop_keys=drop), "A1": Arm(speed=1.2, drop_keys=drop)}), "A1")
+    assert c.same_work.status == "not_applicable" and c.verdict.status == "accepted"
+
+
+def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
+    # Faster in W1 and W2, slower in W3 (the candidate's throughput falls over the run).
+    doc = _analyse(tmp_path, {"baseline": Arm(), "A1": Arm(speed=1.5, trend=-0.5, cv=0.01)})
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "inconclusive", c.verdict
+    assert c.summary.cause and "1 of 3 windows went the other way: W3" in c.summary.cause
+    assert [e.anchor for e in c.summary.evidence] == ["windows"]
+    step = c.summary.next_step
+    assert step.action == "repeat" and 'repeats = 2, order = "interleaved"' in step.text
+    assert step.command == (
+        '# in the spec: [run] repeats = 2, order = "interleaved"\n'
+        "reportgen run runs/exp/experiment.toml --name exp --new-campaign"
+    )
+
+
+def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
+    doc = _analyse(tmp_path, {"baseline": Arm(), "A2": Arm(fail_at=9, argv={"--gpu-memory-cap-gib": "5"})})
+    c = _comp(doc, "A2")
+    assert (
+        c.verdict.cause
+        == "OOM at step 9, tried to allocate 2.46 GiB, under a 5 GiB memory cap (--gpu-memory-cap-gib 5)"
+    )
+    assert c.summary.next_step.action == "fix_oom"
+    assert c.summary.next_step.command == "reportgen run runs/exp/experiment.toml --name exp --rerun A2"
+    assert [e.anchor for e in c.summary.evidence] == ["A2/index.md", "A2/index.md#chart-memory"]
+    assert c.summary.peak_memory.unit == "MiB" and c.summary.peak_memory.candidate is not None
+
+
+def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
+    arms = {
+        "baseline": Arm(argv={"--max-tokens-per-gpu": "896"}),
+        "A1": Arm(speed=1.3, argv={"--max-tokens-per-gpu": "896"}),
+        "A3": Arm(
+            speed=1.35, base="A1", edit='set = {"--max-tokens-per-gpu" = 640}', argv={"--max-tokens-per-gpu": "640"}
+        ),
+    }
+    doc = _analyse(tmp_path, arms, analysis_extra='pr_candidate = "A3"')
+    assert doc.settings.pr_candidate == "A3"
+    a1, a3 = _comp(doc, "A1"), _comp(doc, "A3")
+    assert a3.summary.is_pr and not a1.summary.is_pr
+    assert a3.base == "A1" and a3.depends_on == ["A1"] and a1.base is None and a1.depends_on == []
+    assert [m.metric for m in a3.vs_base][:2] == ["perf/step_resp_token_per_s", "perf/step_time"]
+    gain = a3.vs_base[0]
+    assert gain.change is not None and 0.0 < gain.change < 0.1 and gain.interval is not None
+    assert a1.vs_base == []
+    flag = next(f for f in a3.changed_flags if f.flag == "--max-tokens-per-gpu")
+    assert (flag.baseline, flag.base, flag.candidate) == ("896", "896", "640")
+    assert a3.verdict.status == "accepted" and "together with A1" in a3.summary.next_step.text
+
+
+def test_secondary_metrics_have_intervals(tmp_path):
+    doc = _analyse(
+        tmp_path,
+        {
+            "baseline": Arm(extra={"perf/optimizer_time": 0.5}),
+            "A1": Arm(speed=1.2, extra={"perf/optimizer_time": 0.02}),
+        },
+    )
+    c = _comp(doc, "A1")
+    by = {m.metric: m for m in c.secondary}
+    assert list(by)[:2] == ["perf/step_time", "perf/actor_train_time"]
+    opt = by["perf/optimizer_time"]
+    assert opt.label == "optimizer time" and opt.unit == "s" and opt.better == "lower"
+    assert opt.change == pytest.approx(0.02 / 0.5 - 1)
+    assert opt.interval is not None and opt.interval.estimate == pytest.approx(0.04)
+    st = by["perf/step_time"].interval
+    assert st is not None and st.low is not None and st.high is not None and st.high < 1
+
+
+def test_baseline_drift_is_flagged(tmp_path):
+    doc = _analyse(tmp_path, {"baseline": Arm(trend=-0.2, cv=0.01), "A1": Arm(speed=1.2)})
+    d = doc.baseline_drift
+    assert d is not None and d.flagged and d.change is not None and d.change < -0.1
+    assert (d.first_window, d.last_window) == ("W1", "W3")
+    assert doc.warnings and "drifted" in doc.warnings[0] and "from W1 to W3" in doc.warnings[0]
+    steady = _analyse(tmp_path / "b", {"baseline": Arm(cv=0.01), "A1": Arm(speed=1.2)})
+    assert steady.baseline_drift is not None and not steady.baseline_drift.flagged and not steady.warnings
+
+
+def test_pr_candidate_must_be_a_candidate(tmp_path):
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm()}, analysis_extra='pr_candidate = "A9"')
+    with pytest.raises(UserError, match="pr_candidate"):
+        analyze_experiment(exp)
+    doc = _analyse(tmp_path / "b", {"baseline": Arm(), "A1": Arm(), "A2": Arm()})
+    assert doc.settings.pr_candidate == "A1" and _comp(doc, "A1").summary.is_pr
