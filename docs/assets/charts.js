@@ -43,33 +43,45 @@
     return spec;
   }
 
+  function drawOne(el) {
+    var spec;
+    try {
+      spec = JSON.parse(el.getAttribute("data-spec"));
+    } catch (err) {
+      el.setAttribute("data-drawn", "error");
+      el.textContent = "Chart data unreadable: " + err;
+      return Promise.resolve();
+    }
+    // vega-embed keeps 38 px on the right for its "..." menu (.vega-embed.has-actions).
+    var width = (el.clientWidth || el.parentElement.clientWidth || 720) - 40;
+    return vegaEmbed(el, fit(spec, width), {
+      renderer: "svg",
+      actions: { export: true, source: false, compiled: false, editor: false },
+    }).then(function () {
+      el.setAttribute("data-drawn", "yes");
+    }).catch(function (err) {
+      el.setAttribute("data-drawn", "error");
+      el.textContent = "Chart failed: " + err;
+      console.error(err);
+    });
+  }
+
+  // One chart at a time, in page order, letting the browser paint in between: the first chart
+  // shows as soon as it is drawn instead of after every chart of the page has been compiled.
+  function drawAll(els, i) {
+    if (i >= els.length) return;
+    if (!els[i].isConnected) return; // instant navigation replaced the page: its own draw() runs
+    drawOne(els[i]).then(function () {
+      requestAnimationFrame(function () { setTimeout(function () { drawAll(els, i + 1); }, 0); });
+    });
+  }
+
   function draw() {
-    var els = document.querySelectorAll("div.rg-vega:not([data-drawn])");
+    var els = Array.prototype.slice.call(document.querySelectorAll("div.rg-vega:not([data-drawn])"));
     if (!els.length) return;
     els.forEach(function (el) { el.setAttribute("data-drawn", "pending"); });
     loadVega().then(function () {
-      els.forEach(function (el) {
-        var spec;
-        try {
-          spec = JSON.parse(el.getAttribute("data-spec"));
-        } catch (err) {
-          el.setAttribute("data-drawn", "error");
-          el.textContent = "Chart data unreadable: " + err;
-          return;
-        }
-        // vega-embed keeps 38 px on the right for its "..." menu (.vega-embed.has-actions).
-        var width = (el.clientWidth || el.parentElement.clientWidth || 720) - 40;
-        vegaEmbed(el, fit(spec, width), {
-          renderer: "svg",
-          actions: { export: true, source: false, compiled: false, editor: false },
-        }).then(function () {
-          el.setAttribute("data-drawn", "yes");
-        }).catch(function (err) {
-          el.setAttribute("data-drawn", "error");
-          el.textContent = "Chart failed: " + err;
-          console.error(err);
-        });
-      });
+      drawAll(els, 0);
     }).catch(function (err) {
       els.forEach(function (el) {
         el.setAttribute("data-drawn", "error");

@@ -5,6 +5,8 @@
 - Chart specs travel next to each report page as "<page>.charts.json" (written by
   reportgen.render.site.write_page) so MkDocs never parses them: they are put back into the
   page's final HTML here, and the sidecar files are not published.
+- A page with charts preloads the Vega bundle (a `<link rel="preload">` in its head); other
+  pages never name it (assets/charts.js loads it only where a chart is).
 - Material's version selector (`extra.version`) is kept only when mike builds the site (mike sets
   MIKE_DOCS_VERSION): a plain build has no versions.json worth listing, and an entry there
   would link to a version folder that does not exist.
@@ -18,15 +20,16 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import InclusionLevel
+from mkdocs.utils import get_relative_url
 
 try:
-    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, join_specs
+    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, VEGA_ASSET, join_specs
     from reportgen.store.layout import resolve_runs_root
 except ModuleNotFoundError:  # building from a checkout without installing reportgen
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, join_specs
+    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, VEGA_ASSET, join_specs
     from reportgen.store.layout import resolve_runs_root
 
 
@@ -54,6 +57,10 @@ def on_post_page(output, page, config):
     sidecar = Path(src[: -len(".md")] + SPEC_SIDECAR)
     if not sidecar.is_file():
         return output
+    # A page with charts starts fetching the Vega bundle with the page (assets/charts.js asks for
+    # the same URL once the page is parsed); a page without charts never names it.
+    bundle = get_relative_url(VEGA_ASSET, page.url)
+    output = output.replace("</head>", f'<link rel="preload" href="{bundle}" as="script">\n</head>', 1)
     return join_specs(output, json.loads(sidecar.read_text(encoding="utf-8")))
 
 

@@ -94,28 +94,35 @@ def render_experiment(exp: ExperimentData, *, svg: bool = True) -> list[Page]:
 
 
 def summary(pages_by_exp: Sequence[tuple[str, Sequence[Page]]], docs: Sequence[tuple[str, str]]) -> str:
-    """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs."""
-    lines = ["- [Home](index.md)", "- [Reports](reports/index.md)"]
-    for _name, pages in pages_by_exp:
+    """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs.
+
+    Built with mkdocs_gen_files.Nav (titles as a path, a section's own page as its link). Nav
+    merges entries by title, so an experiment whose title another already has gets its folder
+    name appended rather than being merged into the other's section.
+    """
+    from mkdocs_gen_files.nav import Nav
+
+    nav = Nav()
+    nav["Home"] = "index.md"
+    nav["Reports"] = "reports/index.md"
+    used: set[str] = set()
+    for name, pages in pages_by_exp:
         main, *rest = pages
-        lines.append(f"    - [{_nav_text(main.title)}]({main.path})")
+        title = _nav_text(main.title)
+        if title in used:
+            title = f"{title} ({_nav_text(name)})"
+        used.add(title)
+        nav["Reports", title] = main.path
         for p in rest:
-            lines.append(f"        - [{_nav_text(p.title)}]({p.path})")
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for path, title in docs:
-        if path in ("index.md",):
+            nav["Reports", title, _nav_text(p.title)] = p.path
+    # Top-level pages first, then each folder's (as a sub-section).
+    for path, title in sorted(docs, key=lambda d: ("/" in d[0], d[0])):
+        if path == "index.md":
             continue
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
-        groups.setdefault(folder, []).append((path, title))
-    if groups:
-        lines.append("- Documentation")
-        for path, title in groups.get("", []):
-            lines.append(f"    - [{_nav_text(title)}]({path})")
-        for folder in sorted(k for k in groups if k):
-            lines.append(f"    - {_nav_text(folder.replace('/', ' / ').capitalize())}")
-            for path, title in groups[folder]:
-                lines.append(f"        - [{_nav_text(title)}]({path})")
-    return "\n".join(lines) + "\n"
+        keys = ("Documentation", _nav_text(folder.replace("/", " / ").capitalize())) if folder else ("Documentation",)
+        nav[(*keys, _nav_text(title))] = path
+    return "".join(nav.build_literate_nav())
 
 
 def _nav_text(s: str) -> str:

@@ -13,6 +13,7 @@ from reportgen.errors import UserError
 from reportgen.render import candidate_page, experiment_page, home_page, provenance_page, rollback_page
 from reportgen.render.format import change_decimals, fmt_change, fmt_value
 from reportgen.render.load import load_experiment
+from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
 from reportgen.render.site import SiteOptions, generate, summary
 from tests.render import site_fixture
@@ -239,5 +240,19 @@ def test_missing_analysis_is_a_clear_error(tmp_path):
 
 
 def test_nav_summary_from_what_exists():
-    nav = summary([], [("a.md", "A"), ("formats/b.md", "B [x]")])
-    assert "- [A](a.md)" in nav and "(formats/b.md)" in nav and "[x]" not in nav
+    nav = summary([], [("formats/b.md", "B [x]"), ("a.md", "A")])
+    assert "* [A](a.md)" in nav and "(formats/b.md)" in nav and "[x]" not in nav
+    assert nav.index("(a.md)") < nav.index("(formats/b.md)")  # top-level pages before folders
+
+
+def test_nav_keeps_experiments_with_the_same_title_apart():
+    """mkdocs_gen_files.Nav merges entries by title: a second experiment of the same title keeps
+    its own section (its folder name appended), with its own candidate pages."""
+    pages = [
+        (name, [Page(f"reports/{name}/index.md", "Same title", ""), Page(f"reports/{name}/A1/index.md", "A1", "")])
+        for name in ("exp-one", "exp-two")
+    ]
+    nav = summary(pages, [])
+    assert "(reports/exp-one/index.md)" in nav and "(reports/exp-two/index.md)" in nav
+    assert "(reports/exp-one/A1/index.md)" in nav and "(reports/exp-two/A1/index.md)" in nav
+    assert "Same title (exp-two)" in nav

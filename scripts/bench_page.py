@@ -1,0 +1,133 @@
+"""Benchmark what a reader's browser pays for a page: weight and time to the first chart.
+
+For one page of each type, headless Chromium (Debian's, through Playwright) loads the page from a
+local server with an empty cache, several times. Reported per page:
+
+- weight: every resource the page requested (HTML, CSS, JS, the Vega bundle when it loads, the
+  search index, images), each gzipped at level 6 as a web server would send it, summed;
+- first chart: milliseconds from navigation start until the first chart's SVG is in the page
+  (pages with charts only), median of the loads;
+- load: milliseconds until the load event, median.
+
+Targets (issue 14): an experiment page's first chart within 0.8 s locally; a text-only page at most
+150 KB gzipped in all. Usage:
+
+    PYTHONPATH=. python scripts/bench_page.py [--site SITE_DIR] [--runs 5]
+
+Without --site, a site is built from the test fixture (tests/render/site_fixture.py) into a
+temporary folder first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.render import site_fixture  # noqa: E402
+from tests.render.conftest import CHROMIUM, CHROMIUM_ARGS, Server, make_project, mkdocs_build  # noqa: E402
+
+# Records, in the page, when the first chart's SVG appears (ms since navigation start).
+FIRST_CHART = """
+new MutationObserver((records, obs) => {
+  if (document.querySelector('div.rg-vega svg.marks')) {
+    window.__rgFirstChart = performance.now();
+    obs.disconnect();
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+def page_types(site: Path) -> dict[str, str]:
+    """One page of each type: name -> URL path."""
+    reports = site / "reports"
+    exps = sorted(p.name for p in reports.iterdir() if (p / "index.html").is_file())
+    out = {"home": "", "reports list": "reports/", "docs page (text)": "site/"}
+    if exps:
+        exp = exps[0]
+        out["experiment"] = f"reports/{exp}/"
+        cands = sorted(
+            p.name
+            for p in (reports / exp).iterdir()
+            if (p / "index.html").is_file() and p.name not in ("rollback", "provenance")
+        )
+        if cands:
+            out["candidate"] = f"reports/{exp}/{cands[0]}/"
+        out["rollback (text)"] = f"reports/{exp}/rollback/"
+        out["provenance (text)"] = f"reports/{exp}/provenance/"
+    return out
+
+
+def measure(browser, url: str, runs: int) -> dict[str, float | int | None]:
+    weights, firsts, loads = [], [], []
+    kinds: dict[str, int] = {}
+    for _ in range(runs):
+        ctx = browser.new_context(viewport={"width": 1440, "height": 900})  # a fresh context: empty cache
+        ctx.add_init_script(FIRST_CHART)
+        page = ctx.new_page()
+        bodies: dict[str, int] = {}
+        this: dict[str, int] = {}
+
+        def on_response(resp, bodies=bodies, this=this) -> None:
+            try:
+                body = resp.body()
+            except Exception:  # a redirect or an aborted request has no body
+                return
+            size = len(gzip.compress(body, 6))
+            bodies[resp.url] = size
+            kind = resp.url.rsplit(".", 1)[-1] if "." in resp.url.rsplit("/", 1)[-1] else "html"
+            this[kind] = this.get(kind, 0) + size
+
+        page.on("response", on_response)
+        page.goto(url, wait_until="load")
+        page.wait_for_load_state("networkidle")
+        has_chart = page.evaluate("() => document.querySelectorAll('div.rg-vega').length > 0")
+        if has_chart:
+            page.wait_for_function("() => window.__rgFirstChart !== undefined", timeout=20_000)
+            firsts.append(page.evaluate("() => window.__rgFirstChart"))
+        loads.append(page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd"))
+        weights.append(sum(bodies.values()))
+        kinds = this
+        ctx.close()
+    return {
+        "weight_kb": statistics.median(weights) / 1024,
+        "first_chart_ms": statistics.median(firsts) if firsts else None,
+        "load_ms": statistics.median(loads),
+        "vega_kb": sum(v for k, v in kinds.items() if k == "js") / 1024,
+        "kinds": kinds,  # type: ignore[dict-item]
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--site", type=Path, help="a built site (default: build the test fixture's)")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        site = args.site
+        if site is None:
+            project = make_project(Path(tmp) / "project")
+            site_fixture.build_experiment(project / "runs")
+            mkdocs_build(project, Path(tmp) / "cache")
+            site = project / "site"
+        with Server(site) as srv, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            print(f"{'page':<20} {'gzipped KB, all resources':>26} {'first chart ms':>15} {'load ms':>8}  by type (KB)")
+            for name, path in page_types(site).items():
+                r = measure(browser, f"{srv.url}/{path}", args.runs)
+                kinds = " ".join(f"{k}={v / 1024:.0f}" for k, v in sorted(r["kinds"].items(), key=lambda kv: -kv[1]))  # type: ignore[union-attr]
+                first = f"{r['first_chart_ms']:.0f}" if r["first_chart_ms"] is not None else "-"
+                print(f"{name:<20} {r['weight_kb']:>26.1f} {first:>15} {r['load_ms']:>8.0f}  {kinds}")
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()
