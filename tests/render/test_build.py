@@ -44,10 +44,15 @@ def test_build_machinery_is_not_published(built_site):
     assert not list(built_site.rglob("*.charts.json"))
 
 
-def test_text_pages_do_not_name_the_vega_bundle(built_site):
-    """The bundle is fetched by assets/charts.js when a page has a chart, never by a script tag."""
+def test_only_chart_pages_name_the_vega_bundle(built_site):
+    """The bundle is fetched by assets/charts.js where a chart is, preloaded from a chart page's head,
+    and never named (no script tag, no preload) by a page without charts."""
     for page in PAGES:
-        assert "vega-bundle.js" not in (built_site / page).read_text(), page
+        html = (built_site / page).read_text()
+        has_chart = 'class="rg-vega"' in html
+        assert ("vega-bundle.js" in html) == has_chart, page
+        if has_chart:
+            assert '<script src="' not in html.split("vega-bundle.js")[0][-40:], page  # a preload, not a script
     assert (built_site / "assets/charts.js").is_file()
 
 
