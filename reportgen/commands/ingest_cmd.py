@@ -22,6 +22,9 @@ def ingest(
     runs: RunsOption = None,
     tensorboard: Path | None = typer.Option(None, "--tensorboard", help="TensorBoard event folder of the run."),
     stderr: Path | None = typer.Option(None, "--stderr", help="The run's stderr, if kept apart from LOG."),
+    traces: Path | None = typer.Option(
+        None, "--traces", help="The run's profiler output folder (Relax's traces/): summarised into traces.parquet."
+    ),
     no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not rewrite the experiment's analysis.json."),
 ) -> None:
     """Ingest a Relax console log (and optional TensorBoard folder) as a run under runs/."""
@@ -30,7 +33,14 @@ def ingest(
 
     root = runs_root(runs)
     path = ingest_external(
-        log, spec_path=spec, arm=arm, repeat=repeat, runs_root=root, tensorboard=tensorboard, stderr_log=stderr
+        log,
+        spec_path=spec,
+        arm=arm,
+        repeat=repeat,
+        runs_root=root,
+        tensorboard=tensorboard,
+        stderr_log=stderr,
+        traces=traces,
     )
     typer.echo(str(path))
     if not no_analyze:

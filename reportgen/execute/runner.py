@@ -46,6 +46,7 @@ from reportgen.store.runs import (
     write_campaign,
     write_manifest,
 )
+from reportgen.traces.store import summarize_run_noting
 from reportgen.vocab import FINAL_STATUSES, RunRole, Status
 
 
@@ -399,6 +400,8 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     run_dir, manifest, info = run.run_dir, run.manifest, ended.info
     rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
     manifest["artifacts"] = list_artifacts(run_dir)
+    if trace_warnings := summarize_run_noting(run_dir):
+        manifest.setdefault("warnings", []).extend(trace_warnings)
     _redact_logs(run_dir, run.secrets)
     section = ingest_run(
         run_dir,

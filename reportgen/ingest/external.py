@@ -29,7 +29,9 @@ from reportgen.store.layout import (
     STDERR,
     STDOUT,
     TENSORBOARD,
+    TRACES,
 )
+from reportgen.traces.store import summarize_run
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?")
 PROBE_BYTES = 1 << 20
@@ -100,6 +102,7 @@ def ingest_external(
     runs_root: Path,
     tensorboard: Path | None = None,
     stderr_log: Path | None = None,
+    traces: Path | None = None,
 ) -> Path:
     """Create runs/<experiment>/<arm>/<repeat>/ from an outside log; return its path."""
     log, spec_path, runs_root = Path(log), Path(spec_path), Path(runs_root)
@@ -113,6 +116,8 @@ def ingest_external(
         _check_log(Path(stderr_log), "stderr log")
     if tensorboard is not None and not Path(tensorboard).is_dir():
         raise UserError(f"--tensorboard {tensorboard}: not a folder; pass the TensorBoard log folder of the run")
+    if traces is not None and not Path(traces).is_dir():
+        raise UserError(f"--traces {traces}: not a folder; pass the run's traces/ folder (Relax writes traces/<name>/)")
     if repeat is not None and repeat < 1:
         raise UserError(f"--repeat {repeat}: repeats are numbered from 1")
     if not _probe_records(log):
@@ -143,8 +148,11 @@ def ingest_external(
             shutil.copyfile(stderr_log, staging / STDERR)
         if tensorboard is not None:
             shutil.copytree(tensorboard, staging / TENSORBOARD)
+        if traces is not None:
+            shutil.copytree(traces, staging / TRACES)
+            summarize_run(staging)  # a bad trace or hostile snapshot: UserError, nothing left behind
         section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
-        manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging)
+        manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
         atomic.write_json(staging / MANIFEST, manifest)
         if not exp_spec.is_file():
             atomic.write_bytes(exp_spec, spec_bytes)
@@ -175,6 +183,7 @@ def _manifest(
     tensorboard: Path | None,
     section: dict[str, Any],
     run: Path,
+    traces: Path | None = None,
 ) -> dict[str, Any]:
     starts = [log_times(run / name) for name in (STDOUT, STDERR) if (run / name).is_file()]
     firsts = [a for a, _ in starts if a]
@@ -206,6 +215,7 @@ def _manifest(
             "stdout": str(log.resolve()),
             "stderr": str(Path(stderr_log).resolve()) if stderr_log else None,
             "tensorboard": str(Path(tensorboard).resolve()) if tensorboard else None,
+            **({"traces": str(Path(traces).resolve())} if traces else {}),
             "ingested_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
         **{k: v for k, v in section.items() if k != "status"},

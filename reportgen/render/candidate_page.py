@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from reportgen import vocab
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, flagdiff, safe
+from reportgen.render import blocks, charts, decision, flagdiff, safe, time_section
 from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
 from reportgen.render.experiment_page import answer_line, metric_title, report_kind, spec_where_it_ran
@@ -249,6 +249,10 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         "## Curve against the baseline\n",
         blocks.chart("primary", specs["primary"], title=f"{ptitle}: baseline vs {cand}", svg=svg),
     ]
+    time = time_section.candidate_section(exp, cand, svg=svg, failed=failed)
+    if time.markdown:
+        md.append(time.markdown)
+        specs.update(time.charts)
     return Page(
         path=f"{experiment_base(exp.name)}/{candidate_slug(cand)}/index.md",
         title=f"{title} ({kind_of.label})",

@@ -16,7 +16,7 @@ import tomllib
 from reportgen import vocab
 from reportgen.analysis.document import Comparison, Interval
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, reproduce, safe
+from reportgen.render import blocks, charts, decision, reproduce, safe, time_section
 from reportgen.render import machine as machine_info
 from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
@@ -481,6 +481,10 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     for name, spec in specs.items():
         md.append(f"### {safe.text(CHART_TITLES[name])}\n")
         md.append(blocks.chart(name, spec, title=CHART_TITLES[name], svg=svg))
+    time = time_section.experiment_section(exp, svg=svg)
+    if time.markdown:
+        md.append(time.markdown)
+        specs.update(time.charts)
     md += [
         "## Fixed workload\n",
         "Flags no candidate may change; the value each arm ran with, read from its effective command line.\n",
@@ -490,7 +494,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "## Reproduce\n",
         reproduce_section(exp),
     ]
-    files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode()}
+    files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode(), **time.files}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",
         title=kinds.page_title(str(title), kind),

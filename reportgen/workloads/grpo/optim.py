@@ -123,6 +123,11 @@ class MasterWeightOptimizer:
 
     @torch.no_grad()
     def step(self) -> None:
+        # Named as torch.optim names its optimizers' steps, so a trace shows the host-side Adam.
+        with torch.profiler.record_function("Optimizer.step#MasterWeightOptimizer.step"):
+            self._step()
+
+    def _step(self) -> None:
         if self.alias:
             self.inner.step()
             return

@@ -37,6 +37,7 @@ class StepProfiler:
         self.args, self.log, self.tag = args, log, rank_tag(rank)
         self.enabled = bool(args.use_pytorch_profiler)
         self.prof = None
+        self.step_span = None
         self.activities = [torch.profiler.ProfilerActivity.CPU]
         if device.type == "cuda":
             self.activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -48,8 +49,19 @@ class StepProfiler:
             )
             self.prof.__enter__()
             self.log.info(f"profiler: recording steps {self.args.profile_step_start}-{self.args.profile_step_end}")
+        if self.prof is not None:
+            # The span torch.profiler's schedule records per step (Relax profiles with one), so
+            # reportgen.traces splits this trace by step as it splits Relax's.
+            self.step_span = torch.profiler.record_function(f"ProfilerStep#{step}")
+            self.step_span.__enter__()
+
+    def _end_step_span(self) -> None:
+        if self.step_span is not None:
+            self.step_span.__exit__(None, None, None)
+            self.step_span = None
 
     def after_step(self, step: int) -> Path | None:
+        self._end_step_span()
         if self.prof is None or step != self.args.profile_step_end:
             return None
         self.prof.__exit__(None, None, None)

@@ -1,0 +1,504 @@
+""" "Where the time went": the profiler runs' breakdown on the candidate and experiment pages.
+
+Render stage. Reads only the stored summaries (`traces.parquet`, written by reportgen.traces
+when a profiler run is ingested), never a trace: a site built from a clone without the traces
+(a committed showcase) shows the same section. Trace files that are present are copied next
+to the experiment page as downloads (the build writes them into the site, never into runs/).
+
+What it shows, per arm with a profiler run (`profile-<arm>`, or a run ingested with --traces):
+stacked bars of each profiled step and rank (GPU kernel time by category, copies by direction,
+GPU idle; on a CPU-only trace, CPU operator self time and Python overhead), the difference
+candidate minus baseline by category with the operators that account for it, the host spans
+(optimizer step, data movement, Python overhead) and, for a failed candidate, the memory at
+the failure from its OOM snapshot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reportgen.render import blocks, charts, safe
+from reportgen.render.blocks import table
+from reportgen.render.format import fmt_num
+from reportgen.render.load import ExperimentData
+from reportgen.store import layout
+from reportgen.traces import categories as cats
+from reportgen.traces import model
+
+TOP_DIFF_OPS = 8
+IDLE = "GPU idle"
+PYTHON = "Python overhead"
+SPAN_TITLES = {
+    "optimizer_step": "host: optimizer step",
+    "data_movement": "host: data movement",
+    "python_overhead": "host: Python overhead",
+}
+PART_ORDER = (*cats.COMPUTE_CATEGORIES, *cats.MEMCPY_DIRECTIONS, IDLE, PYTHON)
+PART_COLORS = (
+    "#1a73e8",  # GEMM
+    "#9334e6",  # attention
+    "#a8c7fa",  # elementwise/norm
+    "#f29900",  # optimizer
+    "#00897b",  # communication
+    "#bdc1c6",  # other
+    "#d93025",  # H2D
+    "#f4b4ae",  # D2H
+    "#c5221f",  # D2D
+    "#ffffff",  # GPU idle (outlined)
+    "#e8eaed",  # Python overhead
+)
+TRACE_DIR = "traces"
+PERFETTO = "https://ui.perfetto.dev/"
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    markdown: str
+    charts: dict[str, dict] = dataclasses.field(default_factory=dict)
+    files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class ArmTime:
+    """One arm's stored summary rows (from its profiler runs) and where they came from."""
+
+    arm: str
+    runs: tuple[str, ...]  # run folders relative to the experiment, e.g. "profile-A1/1"
+    rows: tuple[model.TraceRow, ...]
+    traces: tuple[tuple[str, Path | None, dict[str, Any]], ...]  # (run rel, file on disk or None, artifact)
+
+    @property
+    def view(self) -> str:
+        views = {r.view for r in self.rows if r.source == "train"}
+        return "gpu" if "gpu" in views else "cpu"
+
+
+def _arm_of(folder: str) -> str:
+    return folder[len(layout.PROFILE_PREFIX) :] if folder.startswith(layout.PROFILE_PREFIX) else folder
+
+
+def load(exp: ExperimentData) -> dict[str, ArmTime]:
+    """Every arm's summary: its profiler runs' traces.parquet (formal runs' when it has none)."""
+    memo = exp.derived
+    if "time_section" in memo:
+        return memo["time_section"]
+    found: dict[str, list[tuple[bool, str, Path]]] = defaultdict(list)
+    for folder, repeat, path in layout.iter_runs(exp.path):
+        if (path / model.FILENAME).is_file():
+            found[_arm_of(folder)].append((folder.startswith(layout.PROFILE_PREFIX), f"{folder}/{repeat}", path))
+    out: dict[str, ArmTime] = {}
+    manifests = {r.rel: r.manifest for r in exp.runs}
+    for arm, runs in found.items():
+        chosen = [r for r in runs if r[0]] or runs
+        rows: list[model.TraceRow] = []
+        traces: list[tuple[str, Path | None, dict[str, Any]]] = []
+        for _, rel, path in chosen:
+            try:
+                rows += model.read(path / model.FILENAME)
+            except (model.SummaryFormatError, OSError, ValueError):
+                continue
+            artifacts = (manifests.get(rel) or {}).get("artifacts") or []
+            for a in artifacts:
+                if not str(a.get("path", "")).endswith((".json.gz", ".json", ".pickle")):
+                    continue
+                file = path / str(a["path"])
+                traces.append((rel, file if file.is_file() else None, a))
+        out[arm] = ArmTime(arm, tuple(rel for _, rel, _ in chosen), tuple(rows), tuple(traces))
+    memo["time_section"] = out
+    return out
+
+
+def _train_rows(at: ArmTime) -> list[model.TraceRow]:
+    """Training-trace rows, one file per rank (the longest, when several targets were traced)."""
+    walls: dict[tuple[int, str], float] = defaultdict(float)
+    for r in at.rows:
+        if r.source == "train" and r.kind == "wall":
+            walls[(r.rank, r.file)] += r.time_us
+    best: dict[int, str] = {}
+    for (rank, file), wall in sorted(walls.items()):
+        if rank not in best or wall > walls[(rank, best[rank])]:
+            best[rank] = file
+    return [r for r in at.rows if r.source == "train" and best.get(r.rank) == r.file]
+
+
+def step_parts(at: ArmTime) -> pd.DataFrame:
+    """arm, bar ("baseline · rank 0 · step 3"), part, ms, o: one stacked bar per step and rank."""
+    rows = _train_rows(at)
+    out = []
+    for r in rows:
+        if r.kind in ("compute", "memcpy"):
+            part = r.category
+        elif r.kind == "idle":
+            part = IDLE
+        elif r.kind == "cpu_span" and r.category == "python_overhead" and r.view == "cpu":
+            part = PYTHON
+        else:
+            continue
+        step = "whole trace" if r.step == model.WHOLE_TRACE else f"step {r.step}"
+        out.append(
+            {
+                "arm": at.arm,
+                "bar": f"{at.arm} · rank {r.rank} · {step}",
+                "part": part,
+                "ms": r.time_us / 1000.0,
+                "o": PART_ORDER.index(part),
+            }
+        )
+    return pd.DataFrame(out, columns=["arm", "bar", "part", "ms", "o"])
+
+
+def per_step(at: ArmTime) -> dict[str, float]:
+    """Mean per profiled step (over steps and ranks) of every quantity the tables show, in ms
+    (bytes for `bytes:<direction>`)."""
+    rows = _train_rows(at)
+    n = len({(r.rank, r.step) for r in rows if r.kind == "wall"}) or 1
+    sums: dict[str, float] = defaultdict(float)
+    for r in rows:
+        if r.kind == "wall":
+            sums["wall"] += r.time_us / 1000
+        elif r.kind in ("compute", "memcpy"):
+            sums[r.category] += r.time_us / 1000
+            if r.kind == "memcpy":
+                sums[f"bytes:{r.category}"] += r.bytes
+        elif r.kind == "idle":
+            sums[IDLE] += r.time_us / 1000
+        elif r.kind == "cpu_span":
+            sums[SPAN_TITLES[r.category]] += r.time_us / 1000
+            if r.category == "python_overhead" and r.view == "cpu":
+                sums[PYTHON] += r.time_us / 1000  # a part of the CPU view's bars
+    return {k: v / n for k, v in sums.items()}
+
+
+def top_ops(at: ArmTime) -> dict[str, tuple[float, str]]:
+    """Operator name -> (mean ms per step, category) from the stored top operators."""
+    rows = _train_rows(at)
+    n = len({(r.rank, r.step) for r in rows if r.kind == "wall"}) or 1
+    out: dict[str, list] = {}
+    for r in rows:
+        if r.kind == "top_op":
+            slot = out.setdefault(r.name, [0.0, r.category])
+            slot[0] += r.time_us / 1000 / n
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+BARS_DATA = pd.DataFrame({"arm": ["a"], "bar": ["a · rank 0 · step 1"], "part": ["GEMM"], "ms": [0.0], "o": [0]})
+DIFF_DATA = pd.DataFrame({"part": ["GEMM"], "ms": [0.0], "sign": ["faster"]})
+
+
+@charts._template
+def _bars_template(bars: tuple[str, ...], parts: tuple[str, ...], xtitle: str) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    colors = [PART_COLORS[PART_ORDER.index(p)] for p in parts]
+    chart = (
+        alt.Chart(charts._named("main", BARS_DATA))
+        .mark_bar(stroke="#5f6368", strokeWidth=0.3)
+        .encode(
+            y=alt.Y(field="bar", type="nominal", sort=list(bars), title=None),
+            x=alt.X(field="ms", type="quantitative", aggregate="sum", title=xtitle),
+            color=alt.Color(
+                field="part",
+                type="nominal",
+                sort=list(parts),
+                scale=alt.Scale(domain=list(parts), range=colors),
+                legend=alt.Legend(title=None, orient="top", columns=4),
+            ),
+            order=alt.Order(field="o", type="quantitative"),
+            tooltip=[
+                alt.Tooltip(field="bar", type="nominal", title="step"),
+                alt.Tooltip(field="part", type="nominal"),
+                alt.Tooltip(field="ms", type="quantitative", format=".2f", title="ms"),
+            ],
+        )
+        .properties(width="container", height=26 * len(bars) + 30)
+    )
+    return charts._to_dict(chart)
+
+
+@charts._template
+def _diff_template(parts: tuple[str, ...], title: str) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    chart = (
+        alt.Chart(charts._named("main", DIFF_DATA))
+        .mark_bar()
+        .encode(
+            y=alt.Y(field="part", type="nominal", sort=list(parts), title=None),
+            x=alt.X(field="ms", type="quantitative", title=title),
+            color=alt.Color(
+                field="sign",
+                type="nominal",
+                scale=alt.Scale(domain=["less time", "more time"], range=["#188038", "#d93025"]),
+                legend=alt.Legend(title=None, orient="top"),
+            ),
+            tooltip=[
+                alt.Tooltip(field="part", type="nominal"),
+                alt.Tooltip(field="ms", type="quantitative", format="+.2f", title="ms per step"),
+            ],
+        )
+        .properties(width="container", height=22 * len(parts) + 30)
+    )
+    return charts._to_dict(chart)
+
+
+def bars_chart(arms: list[ArmTime]) -> dict | None:
+    frames = [step_parts(a) for a in arms]
+    frame = (
+        pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) else None
+    )
+    if frame is None or float(frame["ms"].sum()) == 0.0:
+        return None
+    parts = tuple(p for p in PART_ORDER if p in set(frame["part"]))
+    bars = tuple(dict.fromkeys(frame["bar"]))
+    view = "gpu" if any(a.view == "gpu" for a in arms) else "cpu"
+    xtitle = "ms per step (GPU kernels, copies, idle)" if view == "gpu" else "ms per step (CPU operator self time)"
+    return charts._finish(_bars_template(bars, parts, xtitle), {"main": charts._csv(frame)})
+
+
+def diff_parts(base: ArmTime, cand: ArmTime) -> list[tuple[str, float, float, float]]:
+    """(part, baseline ms, candidate ms, difference) per step, for every part either arm has."""
+    b, c = per_step(base), per_step(cand)
+    keys = [*PART_ORDER, *SPAN_TITLES.values()]
+    return [(k, b.get(k, 0.0), c.get(k, 0.0), c.get(k, 0.0) - b.get(k, 0.0)) for k in keys if k in b or k in c]
+
+
+def diff_chart(base: ArmTime, cand: ArmTime) -> dict | None:
+    parts = [(k, d) for k, _, _, d in diff_parts(base, cand) if not k.startswith("host:")]
+    if not parts or all(d == 0.0 for _, d in parts):
+        return None
+    frame = pd.DataFrame(
+        {
+            "part": [k for k, _ in parts],
+            "ms": [d for _, d in parts],
+            "sign": ["less time" if d < 0 else "more time" for _, d in parts],
+        }
+    )
+    title = f"{cand.arm} minus {base.arm}, ms per step"
+    return charts._finish(_diff_template(tuple(frame["part"]), title), {"main": charts._csv(frame)})
+
+
+def _ms(x: float) -> str:
+    return fmt_num(x, 1 if abs(x) >= 10 else 2)
+
+
+def _mib(x: float) -> str:
+    return fmt_num(x / 2**20, 1)
+
+
+def _signed(d: float, fmt: Callable[[float], str]) -> str:
+    return ("+" if d > 0 else "") + fmt(d)
+
+
+def diff_table(base: ArmTime, cand: ArmTime) -> str:
+    b, c = per_step(base), per_step(cand)
+    wall = c.get("wall", 0.0) - b.get("wall", 0.0)
+    rows = [
+        [
+            "**step wall time**",
+            f"**{_ms(b.get('wall', 0.0))}**",
+            f"**{_ms(c.get('wall', 0.0))}**",
+            f"**{_signed(wall, _ms)}**",
+        ]
+    ]
+    for part, bv, cv, d in diff_parts(base, cand):
+        rows.append([safe.text(part), _ms(bv), _ms(cv), _signed(d, _ms)])
+    for direction in cats.MEMCPY_DIRECTIONS:
+        key = f"bytes:{direction}"
+        if b.get(key) or c.get(key):
+            bv, cv = b.get(key, 0.0), c.get(key, 0.0)
+            rows.append([f"{direction} copied (MiB)", _mib(bv), _mib(cv), _signed(cv - bv, _mib)])
+    header = ["ms per profiled step", safe.text(base.arm), safe.text(cand.arm), f"{safe.text(cand.arm)} − baseline"]
+    return table(header, rows)
+
+
+def ops_table(base: ArmTime, cand: ArmTime) -> str:
+    b, c = top_ops(base), top_ops(cand)
+    names = set(b) | set(c)
+    diffs = sorted(((c.get(n, (0.0, ""))[0] - b.get(n, (0.0, ""))[0], n) for n in names), key=lambda t: -abs(t[0]))[
+        :TOP_DIFF_OPS
+    ]
+    rows = []
+    for d, n in diffs:
+        cat = (c.get(n) or b.get(n) or (0.0, ""))[1]
+        rows.append(
+            [
+                safe.code(n if len(n) <= 70 else n[:67] + "..."),
+                safe.text(cat),
+                _ms(b.get(n, (0.0, ""))[0]),
+                _ms(c.get(n, (0.0, ""))[0]),
+                ("+" if d > 0 else "") + _ms(d),
+            ]
+        )
+    return table(["operator", "category", f"{safe.text(base.arm)} ms", f"{safe.text(cand.arm)} ms", "difference"], rows)
+
+
+def memory_lines(at: ArmTime) -> list[str]:
+    """Peak memory of the arm's snapshots, and for an OOM snapshot what was live at the failure."""
+    mem = [r for r in at.rows if r.source == "memory"]
+    out = []
+    peaks = {r.category: r.bytes for r in mem if r.kind == "mem_peak"}
+    if "cpu_peak_rss" in peaks:
+        out.append(
+            f"Peak resident memory of the process (CPU run, no CUDA allocator): {_mib(peaks['cpu_peak_rss'])} MiB.\n"
+        )
+    if "allocated" in peaks:
+        out.append(
+            f"Memory snapshot: peak allocated {_mib(peaks['allocated'])} MiB, peak reserved "
+            f"{_mib(peaks.get('reserved', 0))} MiB.\n"
+        )
+        live = [r for r in mem if r.kind == "mem_live" and not r.name]
+        if live:
+            out.append(
+                "Live at the peak by code area: "
+                + ", ".join(
+                    f"{safe.text(r.category)} {_mib(r.bytes)} MiB" for r in sorted(live, key=lambda r: -r.bytes)
+                )
+                + ".\n"
+            )
+        frames = [r for r in mem if r.kind == "mem_live" and r.name][:5]
+        if frames:
+            out.append(
+                table(
+                    ["largest live allocations at the peak (allocating frame)", "area", "MiB", "blocks"],
+                    [[safe.code(r.name), safe.text(r.category), _mib(r.bytes), fmt_num(r.count, 0)] for r in frames],
+                )
+                + "\n"
+            )
+    oom = [r for r in mem if r.kind == "mem_oom"]
+    if oom:
+        req = next((r.bytes for r in oom if r.category == "requested"), 0)
+        free = next((r.bytes for r in oom if r.category == "device_free"), 0)
+        out.append(
+            f"**Memory at the failure** (OOM snapshot): {_mib(req)} MiB requested with {_mib(free)} MiB free on the device. Live then:\n"
+        )
+        out.append(
+            table(
+                ["allocating frame", "MiB", "blocks"],
+                [[safe.code(r.name), _mib(r.bytes), fmt_num(r.count, 0)] for r in oom if r.category == "live"],
+            )
+            + "\n"
+        )
+    return out
+
+
+def _download_name(rel: str, artifact: dict[str, Any]) -> str:
+    return f"{rel.replace('/', '-')}-{Path(str(artifact['path'])).name}"
+
+
+def downloads(arms: list[ArmTime], prefix: str) -> tuple[str, dict[str, bytes]]:
+    """Markdown list of the trace files (links to copies made at build time) and those copies."""
+    lines, files = [], {}
+    for at in arms:
+        for rel, file, artifact in at.traces:
+            name = _download_name(rel, artifact)
+            size = f"{fmt_num(float(artifact.get('bytes', 0)) / 2**20, 1)} MiB"
+            if file is not None:
+                files[f"{TRACE_DIR}/{name}"] = file.read_bytes()
+                lines.append(
+                    f"- {safe.text(at.arm)}: [{safe.text(Path(str(artifact['path'])).name)}]({prefix}{TRACE_DIR}/{name}) ({size})"
+                )
+            else:
+                sha = str(artifact.get("sha256", ""))[:12]
+                lines.append(
+                    f"- {safe.text(at.arm)}: {safe.code(artifact['path'])} ({size}, sha256 {safe.code(sha)}…): "
+                    "not kept in this copy of the runs (traces stay out of git)"
+                )
+    if not lines:
+        return "", {}
+    how = (
+        "Chrome traces (`.json.gz`) open in [Perfetto](" + PERFETTO + ") (Open trace file; no upload, it runs in "
+        "the browser) or in TensorBoard (`pip install torch-tb-profiler`, put the file under a folder `D/`, run "
+        "`tensorboard --logdir D`, PyTorch Profiler tab). Memory snapshots (`.pickle`) open at "
+        "<https://pytorch.org/memory_viz>.\n"
+    )
+    return "\n".join(lines) + "\n\n" + how, files
+
+
+def _no_profile(arm: str) -> str:
+    return (
+        f"No profiler run of {safe.code(arm)}: add it to the spec's `[profiler] arms` (a profiler run traces "
+        "a few steps apart from the measured runs) to see where its time goes.\n"
+    )
+
+
+def _view_note(arms: list[ArmTime]) -> str:
+    if any(a.view == "gpu" for a in arms):
+        return (
+            "GPU view: kernel time by category, copies by direction and the time the GPU ran nothing (idle), "
+            "per profiled step (CPU step span) and rank. Host spans overlap the GPU work and are listed apart.\n"
+        )
+    return (
+        "CPU view: this trace has no GPU kernels (a CPU-only run), so CPU operator self time by category "
+        "(aten::mm/addmm/bmm count as GEMM, ...) stands in for kernel time, and the main thread's time outside "
+        "any operator is Python overhead. There are no copies between devices and no GPU idle time to show.\n"
+    )
+
+
+def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool = False) -> Section:
+    """The full section for a candidate page (links to trace copies on the experiment page)."""
+    data = load(exp)
+    md = ["## Where the time went\n"]
+    base, mine = data.get(layout.BASELINE), data.get(cand)
+    if mine is None:
+        return Section("\n".join([*md, _no_profile(cand)]))
+    arms = [a for a in (base, mine) if a is not None]
+    md.append(
+        f"From the profiler runs {', '.join(safe.code(r) for a in arms for r in a.runs)} (stored summaries). {_view_note(arms)}"
+    )
+    specs: dict[str, dict] = {}
+    bars = bars_chart(arms)
+    if bars is not None:
+        specs["time-steps"] = bars
+        md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
+    if base is not None and base is not mine:
+        diff = diff_chart(base, mine)
+        if diff is not None:
+            specs["time-diff"] = diff
+            md.append(blocks.chart("time-diff", diff, title=f"{cand} minus baseline by category", svg=svg))
+        md.append(diff_table(base, mine) + "\n")
+        md.append("Operators that account for the difference (largest change in time per step first):\n")
+        md.append(ops_table(base, mine) + "\n")
+    elif base is None:
+        md.append(_no_profile(layout.BASELINE))
+    mem = memory_lines(mine)
+    if mem:
+        md.append(
+            "### Memory at the failure\n" if failed and any(r.kind == "mem_oom" for r in mine.rows) else "### Memory\n"
+        )
+        md += mem
+    listing, _ = downloads(arms, "../")
+    if listing:
+        md += ["### Trace files\n", listing]
+    return Section("\n".join(md), specs)
+
+
+def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
+    """The compact section for the experiment page: a per-arm table, the bars, the downloads."""
+    data = load(exp)
+    if not data:
+        return Section("")
+    order = [a for a in exp.arm_ids() if a in data] + sorted(set(data) - set(exp.arm_ids()))
+    arms = [data[a] for a in order]
+    md = ["## Where the time went\n", _view_note(arms)]
+    keys = [*PART_ORDER, *SPAN_TITLES.values()]
+    means = {a.arm: per_step(a) for a in arms}
+    present = [k for k in keys if any(k in m for m in means.values())]
+    rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in arms]]]
+    rows += [[safe.text(k), *[_ms(means[a.arm].get(k, 0.0)) for a in arms]] for k in present]
+    md.append(table(["ms per profiled step", *[safe.text(a.arm) for a in arms]], rows) + "\n")
+    specs: dict[str, dict] = {}
+    bars = bars_chart(arms)
+    if bars is not None:
+        specs["time-steps"] = bars
+        md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
+    md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
+    listing, files = downloads(arms, "")
+    if listing:
+        md += ["### Trace files\n", listing]
+    return Section("\n".join(md), specs, files)
