@@ -387,6 +387,10 @@ def memory_lines(at: ArmTime) -> list[str]:
     return out
 
 
+def _size(n: float) -> str:
+    return f"{fmt_num(n / 2**20, 1)} MiB" if n >= 2**20 else f"{fmt_num(n / 1024, 1)} KiB"
+
+
 def _download_name(rel: str, artifact: dict[str, Any]) -> str:
     return f"{rel.replace('/', '-')}-{Path(str(artifact['path'])).name}"
 
@@ -397,7 +401,7 @@ def downloads(arms: list[ArmTime], prefix: str) -> tuple[str, dict[str, bytes]]:
     for at in arms:
         for rel, file, artifact in at.traces:
             name = _download_name(rel, artifact)
-            size = f"{fmt_num(float(artifact.get('bytes', 0)) / 2**20, 1)} MiB"
+            size = _size(float(artifact.get("bytes", 0)))
             if file is not None:
                 files[f"{TRACE_DIR}/{name}"] = file.read_bytes()
                 lines.append(
@@ -443,6 +447,8 @@ def _view_note(arms: list[ArmTime]) -> str:
 def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool = False) -> Section:
     """The full section for a candidate page (links to trace copies on the experiment page)."""
     data = load(exp)
+    if not data:  # no profiler summaries in this experiment at all: no section
+        return Section("")
     md = ["## Where the time went\n"]
     base, mine = data.get(layout.BASELINE), data.get(cand)
     if mine is None:
