@@ -165,11 +165,11 @@ CHILD = """
 import resource, sys, time
 from reportgen.traces.breakdown import summarize_trace
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 rows = summarize_trace(sys.argv[1], source="train", file="bench", rank=0)
-dt = time.perf_counter() - t
+dt, cpu = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(dt, base, peak, len(rows))
+print(dt, base, peak, len(rows), cpu)
 """
 
 HTA_CHILD = """
@@ -177,14 +177,14 @@ import resource, sys, time, shutil, tempfile, os, logging
 logging.disable(logging.WARNING)
 from hta.trace_analysis import TraceAnalysis
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 a = TraceAnalysis(trace_dir=sys.argv[1])
 parsed = time.perf_counter() - t
 tb = a.get_temporal_breakdown(visualize=False)
 kb = a.get_gpu_kernel_breakdown(visualize=False)
-dt = time.perf_counter() - t
+dt, cpu = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(dt, base, peak, parsed)
+print(dt, base, peak, parsed, cpu)
 print(tb.to_string())
 print(kb[0].to_string())
 """
@@ -225,10 +225,11 @@ def main() -> None:
                 f"{path.stat().st_size / 1e6:.1f} MB gzipped, in {time.perf_counter() - t:.1f} s"
             )
         lines, _ = measure(CHILD, str(path))
-        dt, base, peak, rows = lines[-1].split()
-        dt_f, base_mib, peak_mib = float(dt), int(base) / 1024, int(peak) / 1024
+        dt, base, peak, rows, cpu = lines[-1].split()
+        dt_f, base_mib, peak_mib, cpu_f = float(dt), int(base) / 1024, int(peak) / 1024, float(cpu)
         print(
-            f"reportgen.traces: {dt_f:.2f} s, {size / 1e6 / dt_f:.1f} MB/s (uncompressed JSON); peak RSS "
+            f"reportgen.traces: {dt_f:.2f} s wall, {size / 1e6 / dt_f:.1f} MB/s; {cpu_f:.2f} s CPU, "
+            f"{size / 1e6 / cpu_f:.1f} MB/s per core-second (uncompressed JSON); peak RSS "
             f"{peak_mib:.0f} MiB ({peak_mib * 2**20 / size:.2f}x the uncompressed size; "
             f"{(peak_mib - base_mib):.0f} MiB above the {base_mib:.0f} MiB after imports); {rows} summary rows"
         )
@@ -239,10 +240,11 @@ def main() -> None:
             if not (hta_dir / path.name).exists():
                 (hta_dir / path.name).write_bytes(path.read_bytes())
             lines, _ = measure(HTA_CHILD, str(hta_dir))
-            dt, base, peak, parsed = lines[0].split()
-            dt_f, base_mib, peak_mib = float(dt), int(base) / 1024, int(peak) / 1024
+            dt, base, peak, parsed, cpu = lines[0].split()
+            dt_f, base_mib, peak_mib, cpu_f = float(dt), int(base) / 1024, int(peak) / 1024, float(cpu)
             print(
-                f"HolisticTraceAnalysis: {dt_f:.2f} s ({float(parsed):.2f} s parsing), {size / 1e6 / dt_f:.1f} MB/s; "
+                f"HolisticTraceAnalysis: {dt_f:.2f} s wall ({float(parsed):.2f} s parsing), {size / 1e6 / dt_f:.1f} MB/s; "
+                f"{cpu_f:.2f} s CPU, {size / 1e6 / cpu_f:.1f} MB/s per core-second; "
                 f"peak RSS {peak_mib:.0f} MiB ({peak_mib * 2**20 / size:.2f}x); "
                 f"{(peak_mib - base_mib):.0f} MiB above the {base_mib:.0f} MiB after imports"
             )

@@ -1,0 +1,107 @@
+"""The "Where the time went" section, from stored summaries only (traces may be absent)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+
+import pandas as pd
+
+from reportgen.render import time_section
+from reportgen.render.load import ExperimentData, RunData
+from reportgen.traces import store
+
+from .synth import offload_trace
+from .test_snapshot import snap
+
+
+def _run(exp, arm: str, *, offload: bool, oom: bool = False) -> RunData:
+    run = exp / f"profile-{arm}" / "1"
+    trace = run / "traces" / "e" / "train_trace" / "train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz"
+    offload_trace(trace, offload=offload)
+    if oom:
+        mem = run / "traces" / "e" / "memory_snapshot" / "memory_snapshot_time1_rank0_dp0_tp0_pp0_snapshot.pickle"
+        mem.parent.mkdir(parents=True)
+        mem.write_bytes(pickle.dumps(snap(oom=True)))
+    store.summarize_run(run)
+    artifacts = [
+        {"path": str(p.relative_to(run)), "bytes": p.stat().st_size, "sha256": "ab" * 32}
+        for p in sorted((run / "traces").rglob("*"))
+        if p.is_file()
+    ]
+    manifest = {"role": "profile", "artifacts": artifacts}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    empty = pd.DataFrame()
+    return RunData(f"profile-{arm}", 1, f"profile-{arm}/1", manifest, empty, empty, [], "", {})
+
+
+def _exp(tmp_path, *, oom: bool = False) -> ExperimentData:
+    exp = tmp_path / "e"
+    runs = (_run(exp, "baseline", offload=True), _run(exp, "A1", offload=False, oom=oom))
+    analysis = {"arms": [{"id": "baseline"}, {"id": "A1"}, {"id": "A2"}]}
+    return ExperimentData("e", exp, analysis, runs, "")
+
+
+def test_candidate_section_shows_the_offload_difference(tmp_path):
+    exp = _exp(tmp_path)
+    sec = time_section.candidate_section(exp, "A1", svg=True)
+    md = sec.markdown
+    assert md.startswith("## Where the time went")
+    assert set(sec.charts) == {"time-steps", "time-diff"}
+    assert "GPU view" in md
+    # the rows that must read at a glance: copies, host-side Adam and data movement shrink in A1
+    cells = {}
+    for line in md.splitlines():
+        found = re.findall(r"<td[^>]*>(.*?)</td>", line)
+        if found:
+            cells[found[0]] = found[1:]
+    assert cells["D2H"] == ["0.80", "0.00", "-0.80"] and cells["H2D"] == ["0.80", "0.00", "-0.80"]
+    assert cells["host: optimizer step"] == ["3.00", "0.30", "-2.70"]
+    assert cells["host: data movement"] == ["1.90", "0.00", "-1.90"]
+    assert cells["GPU idle"][0] == "4.70"
+    assert "D2H copied (MiB)" in md and "64.0" in md
+    assert "Memcpy DtoH (Device -&gt; Pinned)" in md or "Memcpy DtoH (Device -> Pinned)" in md
+    assert "../traces/profile-A1-1-train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz" in md
+    bars = json.dumps(sec.charts["time-steps"], ensure_ascii=False)
+    assert "baseline · rank 0 · step 3" in bars and "A1 · rank 0 · step 4" in bars
+    assert sec.files == {}  # the copies belong to the experiment page
+
+
+def test_experiment_section_offers_the_traces(tmp_path):
+    exp = _exp(tmp_path)
+    sec = time_section.experiment_section(exp, svg=False)
+    names = sorted(sec.files)
+    assert names == [
+        "traces/profile-A1-1-train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz",
+        "traces/profile-baseline-1-train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz",
+    ]
+    src = exp.path / "profile-A1" / "1" / "traces" / "e" / "train_trace"
+    assert sec.files[names[0]] == next(src.iterdir()).read_bytes()
+    assert "Perfetto" in sec.markdown and "TensorBoard" in sec.markdown
+    assert "time-steps" in sec.charts
+
+
+def test_summaries_without_traces_still_render(tmp_path):
+    exp = _exp(tmp_path)
+    for p in list(exp.path.rglob("*.json.gz")):
+        p.unlink()
+    sec = time_section.experiment_section(exp, svg=False)
+    assert sec.files == {}
+    assert "not kept in this copy" in sec.markdown
+    assert "time-steps" in sec.charts
+
+
+def test_failed_candidate_shows_memory_at_failure(tmp_path):
+    exp = _exp(tmp_path, oom=True)
+    md = time_section.candidate_section(exp, "A1", svg=True, failed=True).markdown
+    assert "### Memory at the failure" in md
+    assert "8.0 MiB requested with 1.0 MiB free" in md
+    assert "optim.py:88 step" in md
+
+
+def test_arm_without_profile_says_how_to_get_one(tmp_path):
+    exp = _exp(tmp_path)
+    sec = time_section.candidate_section(exp, "A2", svg=True)
+    assert "No profiler run of" in sec.markdown and "[profiler] arms" in sec.markdown
+    assert sec.charts == {}
