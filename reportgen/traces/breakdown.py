@@ -28,7 +28,7 @@ from reportgen.traces import categories as cats
 from reportgen.traces.chrome import Event, iter_batches
 from reportgen.traces.model import WHOLE_TRACE, TraceRow
 
-TOP_OPS = 12
+TOP_OPS = 25
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _GPU_CATS = {"kernel": 0, "gpu_memcpy": 1, "gpu_memset": 2}
 _RUNTIME_CATS = {"cuda_runtime", "cuda_driver"}
