@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from reportgen import vocab
 from reportgen.render import blocks, charts, safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_num
@@ -80,7 +81,7 @@ class ArmTime:
 
 
 def _arm_of(folder: str) -> str:
-    return folder[len(layout.PROFILE_PREFIX) :] if folder.startswith(layout.PROFILE_PREFIX) else folder
+    return folder[len(vocab.PROFILE_PREFIX) :] if folder.startswith(vocab.PROFILE_PREFIX) else folder
 
 
 def load(exp: ExperimentData) -> dict[str, ArmTime]:
@@ -91,7 +92,7 @@ def load(exp: ExperimentData) -> dict[str, ArmTime]:
     found: dict[str, list[tuple[bool, str, Path]]] = defaultdict(list)
     for folder, repeat, path in layout.iter_runs(exp.path):
         if (path / model.FILENAME).is_file():
-            found[_arm_of(folder)].append((folder.startswith(layout.PROFILE_PREFIX), f"{folder}/{repeat}", path))
+            found[_arm_of(folder)].append((folder.startswith(vocab.PROFILE_PREFIX), f"{folder}/{repeat}", path))
     out: dict[str, ArmTime] = {}
     manifests = {r.rel: r.manifest for r in exp.runs}
     for arm, runs in found.items():
@@ -450,7 +451,7 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
     if not data:  # no profiler summaries in this experiment at all: no section
         return Section("")
     md = ["## Where the time went\n"]
-    base, mine = data.get(layout.BASELINE), data.get(cand)
+    base, mine = data.get(vocab.BASELINE), data.get(cand)
     if mine is None:
         return Section("\n".join([*md, _no_profile(cand)]))
     arms = [a for a in (base, mine) if a is not None]
@@ -471,7 +472,7 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
         md.append("Operators that account for the difference (largest change in time per step first):\n")
         md.append(ops_table(base, mine) + "\n")
     elif base is None:
-        md.append(_no_profile(layout.BASELINE))
+        md.append(_no_profile(vocab.BASELINE))
     mem = memory_lines(mine)
     if mem:
         md.append(

@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 import pickle
 import re
-
-import pandas as pd
+from pathlib import Path
 
 from reportgen.render import time_section
-from reportgen.render.load import ExperimentData, RunData
+from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.traces import store
+from tests.render import site_fixture
 
 from .synth import offload_trace
 from .test_snapshot import snap
 
 
-def _run(exp, arm: str, *, offload: bool, oom: bool = False) -> RunData:
+def _run(exp: Path, arm: str, *, offload: bool, oom: bool = False) -> None:
     run = exp / f"profile-{arm}" / "1"
     trace = run / "traces" / "e" / "train_trace" / "train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz"
     offload_trace(trace, offload=offload)
@@ -30,17 +30,17 @@ def _run(exp, arm: str, *, offload: bool, oom: bool = False) -> RunData:
         for p in sorted((run / "traces").rglob("*"))
         if p.is_file()
     ]
-    manifest = {"role": "profile", "artifacts": artifacts}
+    manifest = {"schema_version": 1, "kind": "reportgen.run", "experiment": "e", "arm": f"profile-{arm}",
+                "repeat": 1, "role": "profile", "status": "complete", "artifacts": artifacts}  # fmt: skip
     (run / "manifest.json").write_text(json.dumps(manifest))
-    empty = pd.DataFrame()
-    return RunData(f"profile-{arm}", 1, f"profile-{arm}/1", manifest, empty, empty, [], "", {})
 
 
-def _exp(tmp_path, *, oom: bool = False) -> ExperimentData:
-    exp = tmp_path / "e"
-    runs = (_run(exp, "baseline", offload=True), _run(exp, "A1", offload=False, oom=oom))
-    analysis = {"arms": [{"id": "baseline"}, {"id": "A1"}, {"id": "A2"}]}
-    return ExperimentData("e", exp, analysis, runs, "")
+def _exp(tmp_path: Path, *, oom: bool = False) -> ExperimentData:
+    """The render tests' experiment (baseline, A1-A3) with GPU-style profiler runs of baseline and A1."""
+    exp = site_fixture.build_experiment(tmp_path, name="e", with_profile=False)
+    _run(exp, "baseline", offload=True)
+    _run(exp, "A1", offload=False, oom=oom)
+    return load_experiment(exp)
 
 
 def test_candidate_section_shows_the_offload_difference(tmp_path):
