@@ -225,7 +225,9 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
         i = np.searchsorted(opt_s, t, side="right") - 1
         return (i >= 0) & (t <= opt_e[np.clip(i, 0, len(opt_e) - 1)])
 
-    base = {"source": source, "file": file, "rank": rank, "engine": engine, "view": view}
+    base = TraceRow(
+        source=source, file=file, rank=rank, engine=engine, step=WHOLE_TRACE, view=view, kind="", category=""
+    )
     rows: list[TraceRow] = []
     # per step: category -> [time, count, bytes]; name -> [time, count, category]
     comp: list[dict[str, list[float]]] = [defaultdict(lambda: [0.0, 0, 0]) for _ in windows]
@@ -309,25 +311,25 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
 
     for k, w in enumerate(windows):
         wall = w.end - w.start
-        at = {**base, "step": w.step}
-        rows.append(TraceRow(**at, kind="wall", category="step", time_us=wall, count=1))
+        at = dataclasses.replace(base, step=w.step)
+        rows.append(dataclasses.replace(at, kind="wall", category="step", time_us=wall, count=1))
         for c in (*cats.COMPUTE_CATEGORIES, *(cats.MEMCPY_DIRECTIONS if view == "gpu" else ())):
             t, n, b = comp[k].get(c, (0.0, 0, 0))
             kind = "memcpy" if c in cats.MEMCPY_DIRECTIONS else "compute"
-            rows.append(TraceRow(**at, kind=kind, category=c, time_us=float(t), count=int(n), bytes=int(b)))
+            rows.append(dataclasses.replace(at, kind=kind, category=c, time_us=float(t), count=int(n), bytes=int(b)))
         if view == "gpu":
             idle = wall - _covered(busy_s, busy_e, w.start, w.end)
-            rows.append(TraceRow(**at, kind="idle", category="gpu_idle", time_us=max(idle, 0.0)))
+            rows.append(dataclasses.replace(at, kind="idle", category="gpu_idle", time_us=max(idle, 0.0)))
         spans = {
             "optimizer_step": _covered(opt_s, opt_e, w.start, w.end),
             "data_movement": _covered(mv_s, mv_e, w.start, w.end),
             "python_overhead": max(wall - _covered(op_s, op_e, w.start, w.end), 0.0) if main is not None else 0.0,
         }
         for c, t in spans.items():
-            rows.append(TraceRow(**at, kind="cpu_span", category=c, time_us=t))
+            rows.append(dataclasses.replace(at, kind="cpu_span", category=c, time_us=t))
         ranked = sorted(tops[k].items(), key=lambda kv: -kv[1][0])[:TOP_OPS]
         for n, (t, cnt, c) in ranked:
-            rows.append(TraceRow(**at, kind="top_op", category=c, name=names[n], time_us=t, count=cnt))
+            rows.append(dataclasses.replace(at, kind="top_op", category=c, name=names[n], time_us=t, count=cnt))
     return rows
 
 

@@ -15,6 +15,7 @@ free_completed / segment_alloc / segment_free / oom, `addr`, `size`, `frames`, a
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import pickle
 from collections import defaultdict
@@ -83,12 +84,14 @@ def _area(frames: list[dict[str, Any]]) -> str:
 def summarize(snap: Any, *, file: str, rank: int) -> list[TraceRow]:
     """Peak allocated/reserved, what was live at the peak (by area and by frame), and for an
     OOM snapshot the failed request and what was live when it failed."""
-    base = {"source": "memory", "file": file, "rank": rank, "engine": -1, "step": WHOLE_TRACE}
+    base = TraceRow(
+        source="memory", file=file, rank=rank, engine=-1, step=WHOLE_TRACE, view="gpu", kind="", category=""
+    )
     if not isinstance(snap, dict):
         return []
     if snap.get("device") == "cpu":
         kib = int(snap.get("peak_rss_kib") or 0)
-        return [TraceRow(**base, view="cpu", kind="mem_peak", category="cpu_peak_rss", bytes=kib * 1024)]
+        return [dataclasses.replace(base, view="cpu", kind="mem_peak", category="cpu_peak_rss", bytes=kib * 1024)]
     segments = [s for s in snap.get("segments") or [] if isinstance(s, dict)]
     reserved_now = sum(int(s.get("total_size", 0)) for s in segments)
     live_now: dict[int, tuple[int, list]] = {}
@@ -122,16 +125,16 @@ def summarize(snap: Any, *, file: str, rank: int) -> list[TraceRow]:
                 live.pop(int(e.get("addr", 0)), None)
         before = max(peak_alloc - sum(s for s, _ in live.values()), 0)
     rows = [
-        TraceRow(**base, view="gpu", kind="mem_peak", category="allocated", bytes=peak_alloc),
-        TraceRow(**base, view="gpu", kind="mem_peak", category="reserved", bytes=max(peak_reserved, reserved_now)),
+        dataclasses.replace(base, kind="mem_peak", category="allocated", bytes=peak_alloc),
+        dataclasses.replace(base, kind="mem_peak", category="reserved", bytes=max(peak_reserved, reserved_now)),
     ]
     rows += _live_rows(base, "mem_live", live, before)
     ooms = [e for e in entries if e.get("action") == "oom"]
     if ooms:
         oom = ooms[-1]
-        rows.append(TraceRow(**base, view="gpu", kind="mem_oom", category="requested", bytes=int(oom.get("size", 0))))
+        rows.append(dataclasses.replace(base, kind="mem_oom", category="requested", bytes=int(oom.get("size", 0))))
         rows.append(
-            TraceRow(**base, view="gpu", kind="mem_oom", category="device_free", bytes=int(oom.get("device_free", 0)))
+            dataclasses.replace(base, kind="mem_oom", category="device_free", bytes=int(oom.get("device_free", 0)))
         )
         by_frame: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for size, frames in live_now.values():
@@ -139,11 +142,11 @@ def summarize(snap: Any, *, file: str, rank: int) -> list[TraceRow]:
             slot[0] += size
             slot[1] += 1
         for label, (size, n) in sorted(by_frame.items(), key=lambda kv: -kv[1][0])[:TOP_FRAMES]:
-            rows.append(TraceRow(**base, view="gpu", kind="mem_oom", category="live", name=label, bytes=size, count=n))
+            rows.append(dataclasses.replace(base, kind="mem_oom", category="live", name=label, bytes=size, count=n))
     return rows
 
 
-def _live_rows(base: dict[str, Any], kind: str, live: dict[int, tuple[int, list]], before: int) -> list[TraceRow]:
+def _live_rows(base: TraceRow, kind: str, live: dict[int, tuple[int, list]], before: int) -> list[TraceRow]:
     by_area: dict[str, int] = defaultdict(int)
     by_frame: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for size, frames in live.values():
@@ -154,9 +157,9 @@ def _live_rows(base: dict[str, Any], kind: str, live: dict[int, tuple[int, list]
         slot[1] += 1
     if before:
         by_area["before_recording"] += before
-    rows = [TraceRow(**base, view="gpu", kind=kind, category=a, bytes=b) for a, b in sorted(by_area.items())]
+    rows = [dataclasses.replace(base, kind=kind, category=a, bytes=b) for a, b in sorted(by_area.items())]
     for (area, label), (size, n) in sorted(by_frame.items(), key=lambda kv: -kv[1][0])[:TOP_FRAMES]:
-        rows.append(TraceRow(**base, view="gpu", kind=kind, category=area, name=label, bytes=size, count=n))
+        rows.append(dataclasses.replace(base, kind=kind, category=area, name=label, bytes=size, count=n))
     return rows
 
 
