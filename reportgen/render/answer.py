@@ -102,12 +102,16 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
     body = []
     for a in rows:
         figs = {f.label: f for f in a.figures}
-        body.append([_who(a), badge(a.status), *[figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels]])
+        cells = [figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels]
+        if a.status == "invalid" and cells:  # the primary figure compares different things: say so in place
+            cells[0] += '<br><span class="rg-ci">not comparable: see why below</span>'
+        body.append([_who(a), badge(a.status), *cells])
     return table(header, body, align=["l", "l", *["r"] * len(labels)])
 
 
 def _evidence_links(evidence: Sequence[Evidence]) -> str:
-    return ", ".join(f'<a href="{safe.attr(e.href)}">{safe.text(e.label)}</a>' for e in evidence)
+    """Markdown links, so MkDocs resolves a page path ("A2/index.md#chart-memory") and checks it."""
+    return ", ".join(f"[{safe.text(e.label)}]({e.href})" for e in evidence)
 
 
 def inline(text: str) -> str:
@@ -136,9 +140,10 @@ def next_line(a: CandidateAnswer) -> str:
 
 
 def next_lines(answers: Sequence[CandidateAnswer]) -> str:
-    """The next step of every candidate, PR candidate first, each with its cause and evidence."""
-    items = "".join(f"<li>{next_line(a)}</li>" for a in ordered(answers))
-    return f'<ul class="rg-next">{items}</ul>'
+    """The next step of every candidate, PR candidate first, each with its cause and evidence: a
+    Markdown list (its links are resolved and checked by MkDocs) in a div the stylesheet can find."""
+    items = "\n".join(f"- {next_line(a)}" for a in ordered(answers))
+    return f'<div class="rg-next" markdown>\n\n{items}\n\n</div>'
 
 
 def next_commands(answers: Sequence[CandidateAnswer]) -> list[str]:

@@ -12,7 +12,14 @@ from reportgen.render import answer as answer_block
 from reportgen.render import blocks, charts, decision, flagdiff, safe, time_section
 from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
-from reportgen.render.experiment_page import answer_line, metric_title, report_kind, spec_where_it_ran
+from reportgen.render.experiment_page import (
+    answer_line,
+    metric_change_rows,
+    metric_title,
+    report_kind,
+    same_work_body,
+    spec_path_for_reader,
+)
 from reportgen.render.format import change_decimals, fmt_change, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
 from reportgen.render.memory_cap import CAP_FLAG, memory_cap_mib
@@ -94,24 +101,41 @@ def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
     return ("; ".join(parts) + ".\n") if parts else ""
 
 
+def _flag_value(value: str | None) -> str:
+    return flagdiff.value_text(None if value is None else True if value == "true" else value)
+
+
 def what_changed(exp: ExperimentData, cand: str) -> list[str]:
-    """The effective values the trainer ran with, old -> new (baseline, the base, this candidate),
-    then the recipe diff collapsed: the diff shows text (`${MAX_TOKENS_PER_GPU}`), not values."""
+    """The effective values the trainer ran with, old -> new (baseline, the base, this candidate;
+    analysis.json `changed_flags`), then the recipe diff collapsed: the diff shows the script's
+    text (`${MAX_TOKENS_PER_GPU}`), not values."""
     arm = exp.arm(cand)
-    cols: list[tuple[str, dict]] = [("baseline", effective_argv(exp, vocab.BASELINE))]
-    if arm.base and arm.base != vocab.BASELINE:
-        cols.append((f"{arm.base} (its base)", effective_argv(exp, arm.base)))
-    cols.append((cand, effective_argv(exp, cand)))
-    base_word = safe.code(arm.base or vocab.BASELINE)
+    comp = exp.comparison(cand)
+    base_word = safe.code(comp.base or vocab.BASELINE)
     out = ["## What changed\n"]
-    tbl = flagdiff.changes_table(cols) if all(argv for _, argv in cols) else ""
-    if tbl:
+    if comp.changed_flags:
+        header = ["flag", "baseline", *([f"{safe.text(comp.base)} (its base)"] if comp.base else []), safe.text(cand)]
+        rows = []
+        for f in comp.changed_flags:
+            values = [f.baseline, *([f.base] if comp.base else []), f.candidate]
+            cells = [_flag_value(v) for v in values]
+            rows.append(
+                [
+                    safe.code(f.flag),
+                    *[
+                        (safe.text(t) if t in (flagdiff.ABSENT, flagdiff.SWITCH_ON) else safe.code(t))
+                        if i == 0 or t == cells[0]
+                        else f"<strong>{safe.text(t) if t in (flagdiff.ABSENT, flagdiff.SWITCH_ON) else safe.code(t)}</strong>"
+                        for i, t in enumerate(cells)
+                    ],
+                ]
+            )
         out += [
             f"Built on {base_word}. The flags whose effective value differs (read from each run's command line):\n",
-            tbl + "\n",
+            table(header, rows, align=["l"] * len(header)) + "\n",
         ]
     else:
-        out.append(f"Built on {base_word}.\n")
+        out.append(f"Built on {base_word}; no effective flag value differs from it.\n")
     out += [
         '??? note "The recipe diff against the original (text of the script)"\n',
         safe.fence(arm.diff or "(no change)", "diff", indent="    ") + "\n",
@@ -129,28 +153,25 @@ def effective_argv(exp: ExperimentData, arm_id: str) -> dict:
 
 
 def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
-    """A candidate built on another one against that base, metric by metric (means of window means)."""
-    arm = exp.arm(cand)
-    if not arm.base or arm.base == vocab.BASELINE:
-        return []
-    base = exp.arm(arm.base)
-    rows = []
-    for key in (exp.analysis.primary.key, *exp.analysis.settings.secondary):
-        b, c = base.overall.get(key), arm.overall.get(key)
-        m = vocab.metric(key)
-        change = (c / b - 1) if b and c is not None else None
-        rows.append(
-            [safe.text(m.title), fmt_value(b, unit=m.unit), fmt_value(c, unit=m.unit), fmt_change(change, digits=1)]
-        )
-    rows = [r for r in rows if r[2] != "n/a"]
-    if not rows:
+    """A candidate built on another one against that base, with intervals (analysis.json `vs_base`)."""
+    comp = exp.comparison(cand)
+    if not comp.base or not comp.vs_base:
         return []
     return [
-        f"### Against its base, {safe.text(arm.base)}\n",
-        f"What {safe.text(cand)} adds on top of {safe.text(arm.base)} (means of window means; no interval is computed "
-        "between two candidates):\n",
-        table(["metric", safe.text(arm.base), safe.text(cand), "change"], rows) + "\n",
+        f"### Against its base, {safe.text(comp.base)}\n",
+        f"What {safe.text(cand)} adds on top of {safe.text(comp.base)}:\n",
+        table(["metric", safe.text(comp.base), safe.text(cand), "change"], metric_change_rows(comp.vs_base)) + "\n",
     ]
+
+
+def page_link(href: str, cand: str) -> str:
+    """An evidence link of the experiment page as seen from a candidate's page one folder down."""
+    own = f"{candidate_slug(cand)}/index.md"
+    if href.startswith(own):
+        return href[len(own) :] or "index.md"
+    if ".md" in href.split("#")[0]:
+        return "../" + href
+    return f"../index.md{href}"
 
 
 def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
@@ -168,19 +189,25 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         f"{kinds.badge(kind_of)} {badge(status)} [← back to the experiment](../index.md)\n",
     ]
     kind = blocks.VERDICT_ADMONITION.get(status, "note")
-    cause = decision.cause(exp.analysis, comp)
+    cause = decision.cause(comp)
     head = f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {cause}" if cause else answer_line(exp, comp)
-    step, command = decision.next_step(
-        exp.analysis, comp, pr=decision.pr_candidate(exp.analysis), spec=spec_where_it_ran(exp)
-    )
+    nxt = comp.summary.next_step
+    step = nxt.text
+    command = decision.tidy_command(nxt.command, lambda w: spec_path_for_reader(exp, w)) if nxt.command else None
     # with the cause in the title, the summary ("Failed: OOM at step 1, ...") would say it twice
     summary = "" if cause else safe.text(verdict.summary or "") + " "
-    body = f"{summary}**Next:** {answer_block.inline(step)}."
+    body = f"{summary}**Next:** {answer_block.inline(step)}"
+    if comp.summary.evidence:
+        links = ", ".join(
+            f"[{safe.text(e.label)}]({page_link(decision.evidence_href(e.anchor), cand)})"
+            for e in comp.summary.evidence
+        )
+        body += f" Evidence: {links}."
     md.append(f'!!! {kind} "{safe.text(head)}"\n    {body}\n')
     if command:
         md.append(safe.fence(command, "bash", title=f"next step for {cand}") + "\n")
     events = _events(exp, cand)
-    failed = status in ("failed", "invalid") or any(e.get("kind") in FAILURE_KINDS for _, e in events)
+    failed = status == "failed" or any(e.get("kind") in FAILURE_KINDS for _, e in events)
     if failed:
         md.append("## What happened\n")  # the cause is the admonition's title above: not repeated here
         if events:
@@ -209,6 +236,9 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
                 + (", dotted: the workload's memory cap)" if cap is not None else ")"),
             )
         )
+    if comp.same_work.status == "fail":
+        md.append("## Same generated work\n")
+        md += same_work_body(comp)
     md += what_changed(exp, cand)
     md += [
         "## Why it was tried\n",
@@ -235,6 +265,12 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     md.append(f"**{safe.text(ptitle)}:** {safe.text(blocks.interval_text(comp.interval))}.\n")
     md += [f"- {safe.text(w)}" for w in comp.interval.warnings]
     md.append("")
+    if comp.secondary:
+        md += [
+            "### Step time and its phases\n",
+            "Against the baseline, each with its interval (same method as the primary metric):\n",
+            table(["metric", "baseline", safe.text(cand), "change"], metric_change_rows(comp.secondary)) + "\n",
+        ]
     md += against_base_table(exp, cand)
     md.append("## Guardrails\n")
     for g in comp.guardrails:

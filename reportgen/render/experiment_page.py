@@ -12,9 +12,10 @@ import json
 import math
 import os
 import tomllib
+from collections.abc import Sequence
 
 from reportgen import vocab
-from reportgen.analysis.document import Comparison, Interval
+from reportgen.analysis.document import Comparison, Interval, MetricChange
 from reportgen.render import answer as answer_block
 from reportgen.render import blocks, charts, decision, reproduce, safe, time_section
 from reportgen.render import machine as machine_info
@@ -72,6 +73,14 @@ def spec_where_it_ran(exp: ExperimentData) -> str | None:
     return reproduce.repo_relative(source)
 
 
+def spec_path_for_reader(exp: ExperimentData, word: str) -> str:
+    """A command word that is the spec's recorded path (absolute, machine-specific) as a reader's
+    checkout has it; any other word unchanged."""
+    if word and word == exp.record.get("source_path"):
+        return spec_where_it_ran(exp) or word
+    return word
+
+
 def recipe_dir_where_it_ran(exp: ExperimentData) -> str | None:
     spec = spec_where_it_ran(exp)
     return os.path.dirname(spec) or "." if spec else None
@@ -80,7 +89,7 @@ def recipe_dir_where_it_ran(exp: ExperimentData) -> str | None:
 def answer(exp: ExperimentData) -> str:
     """The answer block: one row per candidate (the PR's first), next steps, causes, evidence."""
     href = {c.candidate: f"{candidate_slug(c.candidate)}/index.md" for c in exp.analysis.comparisons}
-    rows = decision.answers(exp.analysis, href_of=href, spec=spec_where_it_ran(exp))
+    rows = decision.answers(exp.analysis, href_of=href, spec_path=lambda w: spec_path_for_reader(exp, w))
     return answer_block.block(rows, docs_prefix="../../")
 
 
@@ -152,30 +161,117 @@ def window_change_table(exp: ExperimentData) -> str:
     return out
 
 
-def baseline_drift(exp: ExperimentData) -> str:
-    """The baseline's own movement from the first to the last window: when it is larger than the
-    smallest change that counts, a candidate's overall change mixes its effect with the drift."""
-    key = exp.analysis.primary.key
-    base = exp.analysis.arm(vocab.BASELINE)
-    rows = [w for w in (base.windows.get(key, []) if base else []) if w.window != "all" and w.mean is not None]
-    if len(rows) < 2 or not rows[0].mean:
-        return ""
-    first, last = rows[0], rows[-1]
-    assert first.mean is not None and last.mean is not None  # filtered above
-    drift = last.mean / first.mean - 1
-    limit = exp.analysis.settings.min_effect
-    if abs(drift) <= limit:
-        return ""
-    unit = vocab.metric(key).unit
-    return (
-        f'!!! warning "The baseline itself moved {fmt_change(drift, digits=0)} from {safe.text(first.window)} '
-        f'to {safe.text(last.window)}"\n'
-        f"    {safe.text(fmt_value(first.mean, unit=unit))} in {safe.text(first.window)}, "
-        f"{safe.text(fmt_value(last.mean, unit=unit))} in {safe.text(last.window)}: more than the smallest change "
-        f"that counts ({fmt_change(limit, digits=0)}). The machine or the workload changed during the baseline "
-        "run, so read each window's change against the baseline's same window (below), and prefer repeats "
-        "run interleaved.\n"
-    )
+def warnings_block(exp: ExperimentData) -> str:
+    """Findings about the whole experiment (analysis.json `warnings`, e.g. the baseline drifting
+    between its first and last window), one admonition each."""
+    out = []
+    drift = exp.analysis.baseline_drift
+    for w in exp.analysis.warnings:
+        title = "Baseline drift" if drift is not None and drift.flagged and "drift" in w else "Warning"
+        if title == "Baseline drift" and drift is not None and drift.change is not None:
+            unit = vocab.metric(drift.metric).unit
+            title = (
+                f"The baseline itself moved {fmt_change(drift.change, digits=0)} from {drift.first_window} to "
+                f"{drift.last_window} ({fmt_value(drift.first, unit=unit)} to {fmt_value(drift.last, unit=unit)})"
+            )
+        out.append(f'!!! warning "{safe.text(title)}"\n    {safe.text(w)}\n')
+    return "\n".join(out)
+
+
+def metric_change_rows(changes: Sequence[MetricChange]) -> list[list[str]]:
+    """metric | reference | candidate | change with its interval, each rounded to that interval."""
+    rows = []
+    for m in changes:
+        iv = m.interval
+        if iv is not None and iv.estimate is not None:
+            change = interval_cell(iv)
+            half = (iv.high - iv.low) / 2 if iv.low is not None and iv.high is not None else None
+        else:
+            change = safe.text(fmt_change(m.change, digits=1) + (" (no interval)" if m.change is not None else ""))
+            half = None
+        rows.append(
+            [
+                safe.text(m.label),
+                safe.text(
+                    fmt_value(
+                        m.reference, unit=m.unit, halfwidth=half * abs(m.reference) if half and m.reference else None
+                    )
+                ),
+                safe.text(
+                    fmt_value(
+                        m.candidate, unit=m.unit, halfwidth=half * abs(m.candidate) if half and m.candidate else None
+                    )
+                ),
+                change,
+            ]
+        )
+    return rows
+
+
+def indented(text: str) -> str:
+    return "\n".join(("    " + line) if line else "" for line in text.split("\n"))
+
+
+def secondary_tabs(exp: ExperimentData) -> list[str]:
+    """Step time, actor train time and every per-phase time, with intervals, one tab per candidate,
+    collapsed under one line (the answer shows step time; each write-up shows its own in full)."""
+    comps = [c for c in exp.analysis.comparisons if c.secondary]
+    if not comps:
+        return []
+    n = max(len(c.secondary) for c in comps)
+    md = [f'??? info "Step time and {fmt_count(n - 1, "other phase")} per candidate, with intervals"\n']
+    for c in comps:
+        md.append(indented(f'=== "{safe.text(c.candidate)}"\n'))
+        tbl = table(
+            ["metric", "baseline", safe.text(c.candidate), "change"], metric_change_rows(c.secondary), html=False
+        )
+        md.append(indented(indented(tbl)) + "\n")
+    return md
+
+
+def same_work_body(c: Comparison) -> list[str]:
+    """One candidate's same-work finding: the reason, the windows, the work-independent figures."""
+    sw = c.same_work
+    md = [safe.text(sw.reason) + "\n"]
+    rows = [
+        [
+            safe.text(w.window),
+            safe.text(f"{fmt_value(w.response_length_baseline)} → {fmt_value(w.response_length_candidate)}"),
+            fmt_change(w.response_length_change, digits=1),
+            safe.text(f"{fmt_value(w.tokens_per_step_baseline)} → {fmt_value(w.tokens_per_step_candidate)}"),
+            fmt_change(w.tokens_per_step_change, digits=1),
+            "n/a" if w.within is None else ("✓" if w.within else "**✗**"),
+        ]
+        for w in sw.windows
+    ]
+    if rows:
+        head = ["window", "response length (tokens)", "change", "tokens per step", "change", "within"]
+        md.append(table(head, rows, html=False) + "\n")
+    if sw.work_independent:
+        md.append("Figures that do not depend on how much was generated:\n")
+        head = ["metric", "baseline", safe.text(c.candidate), "change"]
+        md.append(table(head, metric_change_rows(sw.work_independent), html=False) + "\n")
+    return md
+
+
+def same_work_section(exp: ExperimentData) -> list[str]:
+    """Did the arms generate comparable work? Per candidate (a tab each): the finding, the windows,
+    and the figures that do not depend on how much was generated (so a reader sees what did change)."""
+    comps = [c for c in exp.analysis.comparisons if c.same_work.applies]
+    if not comps:
+        return []
+    tol = comps[0].same_work.tolerance
+    md = [
+        "## Same generated work {#same-work}\n",
+        "A throughput metric compares speed only when both arms generated comparable work: the candidate's "
+        f"mean response length and tokens per step must stay within {fmt_change(tol, digits=0).lstrip('+')} of "
+        "the baseline's in every window, or the verdict is invalid.\n",
+    ]
+    for c in comps:
+        mark = {"pass": "✓", "fail": "✗", "not_applicable": "–"}[c.same_work.status]
+        md.append(f'=== "{safe.text(c.candidate)} {mark}"\n')
+        md += [indented(part) for part in same_work_body(c)]
+    return md
 
 
 def interval_cell(interval: Interval) -> str:
@@ -402,21 +498,19 @@ def headline_tabs(exp: ExperimentData) -> list[str]:
         md.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
         vs_base = against_base(exp, cand)
         if vs_base:
-            md.append("    " + vs_base + "\n")
+            md.append(indented(vs_base) + "\n")
     return md
 
 
 def against_base(exp: ExperimentData, cand: str) -> str:
-    """ "Against its base A1: response tokens/s -3.1%, ..." for a derived candidate, else ""."""
-    arm = exp.analysis.arm(cand)
-    figs = [(label, ch) for label, ch in decision.base_figures(exp.analysis, cand) if ch is not None]
-    if arm is None or not figs:
+    """A derived candidate against its base (with intervals), as a small table, else ""."""
+    comp = exp.analysis.comparison(cand)
+    if comp is None or not comp.base or not comp.vs_base:
         return ""
-    parts = ", ".join(f"{safe.text(label)} {fmt_change(ch, digits=1)}" for label, ch in figs)
-    return (
-        f"**Against its base {safe.text(arm.base)}** (means of window means, no interval): {parts}. "
-        f"[{safe.text(cand)}'s write-up]({candidate_slug(cand)}/index.md) compares the two in full."
+    tbl = table(
+        ["metric", safe.text(comp.base), safe.text(cand), "change"], metric_change_rows(comp.vs_base), html=False
     )
+    return f"**Against its base {safe.text(comp.base)}:**\n\n" + tbl
 
 
 def render(exp: ExperimentData, *, svg: bool = True) -> Page:
@@ -453,7 +547,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     t, _ = metric_title(primary)
     md += [
         "## Windows {#windows}\n",
-        baseline_drift(exp),
+        warnings_block(exp),
         f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n",
         windows_table(exp, primary) + "\n",
         "Change of each window's mean against the baseline's same window:\n",
@@ -467,15 +561,18 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
                 "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n",
             ]
     conf = settings.confidence
+    secondary = secondary_tabs(exp)
     md += [
-        "## Confidence and verdicts {#verdicts}\n",
+        "## Confidence and verdicts\n",
         f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
         f"(method {safe.code(settings.method)}); the smallest change that counts is "
         f'{fmt_change(settings.min_effect, digits=0)}. "~" means the interval includes no change. '
         f"[How verdicts are reached](../../analysis.md#verdicts).\n",
         verdict_table(exp) + "\n",
+        *secondary,
         "## Guardrails {#guardrails}\n",
         guardrail_table(exp) + "\n",
+        *same_work_section(exp),
         "## Curves\n",
     ]
     for name, spec in specs.items():

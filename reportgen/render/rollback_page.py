@@ -3,11 +3,9 @@ it, and when (a risk table derived from the measured evidence)."""
 
 from __future__ import annotations
 
-from reportgen import vocab
 from reportgen.analysis.document import Arm
 from reportgen.render import blocks, decision, flagdiff, safe
 from reportgen.render.blocks import table
-from reportgen.render.candidate_page import effective_argv
 from reportgen.render.experiment_page import report_kind
 from reportgen.render.format import fmt_count, fmt_num
 from reportgen.render.load import ExperimentData
@@ -20,13 +18,9 @@ def _peak(arm: Arm) -> tuple[float | None, float | None]:
 
 
 def chain(exp: ExperimentData, cand: str) -> list[str]:
-    """The candidates `cand` is built on, nearest first (A3 on A1 -> ["A1"]); the baseline excluded."""
-    out: list[str] = []
-    arm = exp.analysis.arm(cand)
-    while arm is not None and arm.base and arm.base != vocab.BASELINE and arm.base not in out:
-        out.append(arm.base)
-        arm = exp.analysis.arm(arm.base)
-    return out
+    """The candidates whose edits `cand`'s patch needs, nearest first (analysis.json `depends_on`)."""
+    comp = exp.analysis.comparison(cand)
+    return list(comp.depends_on) if comp else []
 
 
 def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
@@ -68,7 +62,7 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
         st = c.verdict.status
         if c.candidate == cand or (st == "accepted" and c.candidate not in bases):
             continue
-        cause = decision.cause(exp.analysis, c) or c.verdict.summary or ""
+        cause = decision.cause(c) or c.verdict.summary or ""
         if c.candidate in bases:
             when = (
                 f"part of this change: {cand} is built on {c.candidate}, so this patch undoes {c.candidate}'s edits too"
@@ -80,12 +74,17 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
 
 
 def restores(exp: ExperimentData, cand: str) -> list[str]:
-    """What applying the rollback changes in the trainer's effective command line, old -> new."""
-    cand_argv = effective_argv(exp, cand)
-    base_argv = effective_argv(exp, vocab.BASELINE)
-    if not cand_argv or not base_argv:
-        return []
-    return flagdiff.arrow_list(cand_argv, base_argv)
+    """What applying the rollback changes in the trainer's effective values, now -> after
+    (analysis.json `changed_flags`: the candidate's value back to the baseline's)."""
+    comp = exp.analysis.comparison(cand)
+    out = []
+    for f in comp.changed_flags if comp else []:
+        now, then = (
+            flagdiff.value_text(None if v is None else True if v == "true" else v) for v in (f.candidate, f.baseline)
+        )
+        if now != then:
+            out.append(f"{safe.code(f.flag)}: {safe.text(now)} → {safe.text(then)}")
+    return out
 
 
 def render(exp: ExperimentData) -> Page:

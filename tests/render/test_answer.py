@@ -62,7 +62,7 @@ def test_every_figure_shows_its_interval_rounded_to_it():
 def test_cause_in_words_with_links_to_the_evidence():
     md = block(_answers(), docs_prefix="")
     assert "Why inconclusive:" in md and "window W1 went the other way (-42 %)" in md
-    assert '<a href="#windows">window W1</a>' in md and '<a href="#chart-quality">quality curves</a>' in md
+    assert "[window W1](#windows)" in md and "[quality curves](#chart-quality)" in md
     assert md.index("<strong>A1</strong> (PR candidate") < md.index("<strong>A2</strong>")  # PR candidate first
     assert "reportgen run spec.toml --new-campaign" in md and "next step for A1" in md
     assert "Why accepted" not in md  # accepted: nothing to explain

@@ -71,7 +71,12 @@ def test_verdict_colours(exp):
         kind = blocks.VERDICT_ADMONITION[status]
         assert kind not in green and kind not in {"failure", "danger", "warning"}
         assert f".rg-{kind.removeprefix('rg-')} > .admonition-title::before" in CSS.read_text()
-    changed = _with(exp, lambda a: a["comparisons"][0]["verdict"].update(status="inconclusive"))
+
+    def inconclusive(a):
+        a["comparisons"][0]["verdict"].update(status="inconclusive")
+        a["comparisons"][0]["summary"].update(verdict="inconclusive")
+
+    changed = _with(exp, inconclusive)
     assert '!!! rg-inconclusive "A1 inconclusive' in candidate_page.render(changed, "A1").markdown
     assert '<span class="rg-badge rg-inconclusive">inconclusive</span>' in experiment_page.answer(changed)
 

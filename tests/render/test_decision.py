@@ -1,4 +1,5 @@
-"""From analysis.json to the answer's rows: the PR candidate, causes in words, next steps, evidence."""
+"""From analysis.json's decision data to the answer's rows: the PR candidate first, figures with
+their intervals, evidence anchors as links, commands with the reader's spec path, wrapped."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import copy
 
 import pytest
 
-from reportgen.analysis.document import AnalysisDocument
+from reportgen.analysis.document import AnalysisDocument, MetricChange
 from reportgen.render import decision
 from reportgen.render.load import load_experiment
 from tests.render import site_fixture
@@ -25,56 +26,51 @@ def _edit(doc: AnalysisDocument, edit) -> AnalysisDocument:
     return AnalysisDocument.model_validate(data)
 
 
-def test_the_first_candidate_is_the_pr_candidate_by_default(doc):
+def test_the_spec_names_the_pr_candidate(doc):
     assert decision.pr_candidate(doc) == "A1"
     rows = decision.answers(doc, href_of={})
     assert [(a.candidate, a.is_pr) for a in rows] == [("A1", True), ("A2", False), ("A3", False)]
-    assert rows[1].base == "A1" and rows[0].base is None
+
+    def a3(d):
+        d["settings"]["pr_candidate"] = "A3"
+        for c in d["comparisons"]:
+            c["summary"]["is_pr"] = c["candidate"] == "A3"
+
+    changed = _edit(doc, a3)
+    assert decision.pr_candidate(changed) == "A3"
+    assert [a.candidate for a in decision.answers(changed, href_of={}) if a.is_pr] == ["A3"]
 
 
-def test_next_step_follows_the_verdict(doc):
-    steps = {a.candidate: (a.next_step, a.next_command) for a in decision.answers(doc, href_of={}, spec="s.toml")}
-    assert steps["A1"] == ("merge this pull request", None)
-    assert steps["A2"][0].startswith("fix the out-of-memory failure") and "--rerun A2" in (steps["A2"][1] or "")
-    assert steps["A3"][0].startswith("reject")
-    inconclusive = _edit(doc, lambda d: d["comparisons"][0]["verdict"].update(status="inconclusive"))
-    step, command = decision.next_step(inconclusive, inconclusive.comparisons[0], pr="A1", spec="s.toml")
-    assert 'repeats = 2, order = "interleaved"' in step and "--new-campaign" in (command or "")
-    assert "reportgen run s.toml" in (command or "") and "--name grpo-offload" in (command or "")
+def test_figures_carry_the_interval_as_changes(doc):
+    primary = doc.comparisons[0].summary.primary
+    f = decision.figure(primary)
+    assert primary.interval is not None and primary.interval.low is not None and primary.interval.high is not None
+    assert f.change == primary.change and f.low == pytest.approx(primary.interval.low - 1)
+    assert f.high == pytest.approx(primary.interval.high - 1) and f.significant is primary.interval.significant
+    bare = decision.figure(MetricChange(metric="gpu/mem_peak_mib", label="peak GPU memory", unit="MiB", change=0.1))
+    assert bare.low is None and bare.high is None and bare.change == 0.1
 
 
-def test_an_inconclusive_cause_names_the_window_that_disagreed(doc):
-    def edit(d):
-        c = d["comparisons"][0]
-        c["verdict"].update(status="inconclusive", cause=None)
-        c["windows"][0]["change"] = -0.42
-        c["interval"]["warnings"].append("mean response length differs: baseline 48.0, candidate 37.0 tokens (-23.0%)")
-
-    changed = _edit(doc, edit)
-    comp = changed.comparisons[0]
-    cause = decision.cause(changed, comp) or ""
-    assert "1 of 3 windows went the other way: W1 (-42%)" in cause
-    assert "throughput compared different generated work" in cause
-    links = [(e.label, e.href) for e in decision.evidence(changed, comp, "A1/")]
-    assert ("window W1", "#windows") in links and ("same-work check", "#guardrails") in links
-    assert any(href == "#chart-quality" for _, href in links)
-    assert decision.cause(doc, doc.comparisons[0]) is None  # accepted: nothing to explain
+def test_evidence_anchors_become_links_from_the_page():
+    assert decision.evidence_href("same-work") == "#same-work"
+    assert decision.evidence_href("A2/index.md#chart-memory") == "A2/index.md#chart-memory"
 
 
-def test_an_oom_cause_states_the_cap_it_hit(doc):
-    def edit(d):
-        arm = next(a for a in d["arms"] if a["id"] == "A2")
-        arm["workload"]["--gpu-memory-cap-gib"] = "5"
+def test_commands_name_the_readers_spec_and_fit_the_column():
+    cmd = "reportgen run /work/main/scripts/recipes/default.toml --profile gpu --name showcase-h200-grpo-offload --new-campaign"
+    got = decision.tidy_command(cmd, lambda w: "scripts/recipes/default.toml" if w.endswith("default.toml") else w)
+    assert "/work/main" not in got and got.startswith("reportgen run scripts/recipes/default.toml")
+    assert all(len(line) <= 80 for line in got.splitlines()) and got.count("\\\n") >= 1
+    assert (
+        decision.tidy_command("# set it first\nreportgen run a.toml", lambda w: w)
+        == "# set it first\nreportgen run a.toml"
+    )
 
-    changed = _edit(doc, edit)
-    cause = decision.cause(changed, changed.comparison("A2")) or ""  # type: ignore[arg-type]
-    assert cause.startswith("OOM at step 9") and "5 GiB memory cap" in cause and "MiB in use" in cause
 
-
-def test_a_derived_candidate_against_its_base(doc):
-    figs = dict(decision.base_figures(doc, "A3"))
-    a1, a3 = doc.arm("A1"), doc.arm("A3")
-    assert a1 is not None and a3 is not None
-    key = doc.primary.key
-    assert figs["response tokens/s"] == pytest.approx(a3.overall[key] / a1.overall[key] - 1)
-    assert decision.base_figures(doc, "A1") == []
+def test_rows_follow_the_documents_summary(doc):
+    rows = {a.candidate: a for a in decision.answers(doc, href_of={"A2": "A2/index.md"})}
+    for comp in doc.comparisons:
+        a = rows[comp.candidate]
+        assert a.status == comp.summary.verdict and a.cause == comp.summary.cause
+        assert a.next_step == comp.summary.next_step.text and a.base == comp.base
+    assert rows["A2"].href == "A2/index.md" and rows["A2"].cause and "OOM" in rows["A2"].cause

@@ -59,7 +59,7 @@ def test_experiment_page_answers_first(exp):
     d = change_decimals(iv.low - 1, iv.high - 1)
     assert fmt_change(iv.estimate - 1, digits=d) in rows[0] and "95% CI" in rows[0]
     assert "rg-accepted" in rows[0] and "rg-failed" in rows[1] and "rg-rejected" in rows[2]
-    assert "<strong>A1</strong> (PR candidate, accepted): <strong>next:</strong> merge this pull request" in head
+    assert "<strong>A1</strong> (PR candidate, accepted): <strong>next:</strong> Merge A1" in head
     assert "Why failed: OOM at step 9, tried to allocate 2.46 GiB" in head
     assert "(../../analysis.md#verdicts)" in head
     # unrounded in analysis.json, rounded on the page to what the interval supports
