@@ -8,7 +8,7 @@ underlying values, not of their printed forms.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +49,10 @@ def _f(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def window_stats(values: Sequence[float], *, window: str, start: int, end: int) -> WindowStats:
+Values = Sequence[float] | np.ndarray  # one window's per-step values
+
+
+def window_stats(values: Values, *, window: str, start: int, end: int) -> WindowStats:
     """Statistics of the finite values of one window. Non-finite values are left out here
     (the finiteness guardrail reports them); an empty window gives n=0 and nulls."""
     arr = np.asarray(values, dtype=float)
@@ -71,7 +74,7 @@ def window_stats(values: Sequence[float], *, window: str, start: int, end: int) 
     )
 
 
-def summarize(values_by_window: dict[str, tuple[int, int, Sequence[float]]]) -> list[WindowStats]:
+def summarize(values_by_window: Mapping[str, tuple[int, int, Values]]) -> list[WindowStats]:
     """Rows for each window (in the given order) plus the pooled row named "all"."""
     rows = [window_stats(v, window=name, start=s, end=e) for name, (s, e, v) in values_by_window.items()]
     if rows:
@@ -86,9 +89,10 @@ def overall(rows: Sequence[WindowStats]) -> float | None:
     """The protocol's overall figure: the mean of the window means (the pooled row excluded).
     None if any window has no data: a mean over fewer windows would not be comparable."""
     means = [r.mean for r in rows if r.window != "all"]
-    if not means or any(m is None for m in means):
+    known = [m for m in means if m is not None]
+    if not means or len(known) < len(means):
         return None
-    return float(np.mean(means))
+    return float(np.mean(known))
 
 
 def change(before: float | None, after: float | None) -> float | None:

@@ -11,6 +11,7 @@ from reportgen.analysis.document import AnalysisDocument, Comparison
 from reportgen.analyze import analyze_experiment
 from reportgen.errors import UserError
 from reportgen.render.load import load_analysis
+from reportgen.render.prbody import render_pr_body
 
 
 def _analyse(tmp_path, arms, **kw) -> AnalysisDocument:
@@ -54,6 +55,9 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
     assert c.summary.next_step.command and "--new-campaign" in c.summary.next_step.command
     assert c.summary.cause == c.same_work.reason
     assert [e.anchor for e in c.summary.evidence] == ["same-work", "chart-quality"]
+    body = render_pr_body(doc)
+    assert "**The PR's change is `A1`: ⛔ invalid comparison.**" in body
+    assert f"Why: {c.summary.cause}." in body and f"```bash\n{c.summary.next_step.command}\n```" in body
 
 
 def test_tolerance_is_declared_in_the_spec(tmp_path):
@@ -127,6 +131,7 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
     flag = next(f for f in a3.changed_flags if f.flag == "--max-tokens-per-gpu")
     assert (flag.baseline, flag.base, flag.candidate) == ("896", "896", "640")
     assert a3.verdict.status == "accepted" and "together with A1" in a3.summary.next_step.text
+    assert "**The PR's change is `A3`: ✅ accepted.**\nNext step: Merge A3 together with A1" in render_pr_body(doc)
 
 
 def test_secondary_metrics_have_intervals(tmp_path):
