@@ -208,7 +208,7 @@ def _bars_template(bars: tuple[str, ...], parts: tuple[str, ...], xtitle: str) -
                 type="nominal",
                 sort=list(parts),
                 scale=alt.Scale(domain=list(parts), range=colors),
-                legend=alt.Legend(title=None, orient="top", columns=4),
+                legend=alt.Legend(title=None, orient="top", columns=3),
             ),
             order=alt.Order(field="o", type="quantitative"),
             tooltip=[
@@ -258,14 +258,23 @@ def bars_chart(arms: list[ArmTime]) -> dict | None:
     parts = tuple(p for p in PART_ORDER if p in set(frame["part"]))
     bars = tuple(dict.fromkeys(frame["bar"]))
     view = "gpu" if any(a.view == "gpu" for a in arms) else "cpu"
-    xtitle = "ms per step (GPU kernels, copies, idle)" if view == "gpu" else "ms per step (CPU operator self time)"
+    xtitle = "ms (kernels, copies, idle)" if view == "gpu" else "ms (CPU operator self time)"
     return charts._finish(_bars_template(bars, parts, xtitle), {"main": charts._csv(frame)})
+
+
+def _table_keys(means: list[dict[str, float]]) -> list[str]:
+    """Rows of the per-step tables: the bar parts, then the host spans (Python overhead once:
+    in the CPU view it is already a part)."""
+    spans = list(SPAN_TITLES.values())
+    if any(PYTHON in m for m in means):
+        spans.remove(SPAN_TITLES["python_overhead"])
+    return [*PART_ORDER, *spans]
 
 
 def diff_parts(base: ArmTime, cand: ArmTime) -> list[tuple[str, float, float, float]]:
     """(part, baseline ms, candidate ms, difference) per step, for every part either arm has."""
     b, c = per_step(base), per_step(cand)
-    keys = [*PART_ORDER, *SPAN_TITLES.values()]
+    keys = _table_keys([b, c])
     return [(k, b.get(k, 0.0), c.get(k, 0.0), c.get(k, 0.0) - b.get(k, 0.0)) for k in keys if k in b or k in c]
 
 
@@ -493,9 +502,8 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
     order = [a for a in exp.arm_ids() if a in data] + sorted(set(data) - set(exp.arm_ids()))
     arms = [data[a] for a in order]
     md = ["## Where the time went\n", _view_note(arms)]
-    keys = [*PART_ORDER, *SPAN_TITLES.values()]
     means = {a.arm: per_step(a) for a in arms}
-    present = [k for k in keys if any(k in m for m in means.values())]
+    present = [k for k in _table_keys(list(means.values())) if any(k in m for m in means.values())]
     rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in arms]]]
     rows += [[safe.text(k), *[_ms(means[a.arm].get(k, 0.0)) for a in arms]] for k in present]
     md.append(table(["ms per profiled step", *[safe.text(a.arm) for a in arms]], rows) + "\n")
