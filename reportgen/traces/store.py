@@ -19,8 +19,6 @@ from pathlib import Path
 from reportgen.errors import UserError
 from reportgen.store.layout import TRACES
 from reportgen.traces import model, snapshot
-from reportgen.traces.breakdown import summarize_trace
-from reportgen.traces.chrome import TraceError
 
 _RANK = re.compile(r"_rank(\d+)_")
 _ENGINE = re.compile(r"engine(\d+)-.*-TP-(\d+)")
@@ -50,6 +48,11 @@ def summarize(run_dir: Path) -> list[model.TraceRow] | None:
     files = find_files(run_dir)
     if not files:
         return None
+    # Imported here: the runner imports this module, and a machine without msgspec (a GPU image
+    # without the carried wheels) must still run; its summary then fails with a warning.
+    from reportgen.traces.breakdown import summarize_trace
+    from reportgen.traces.chrome import TraceError
+
     rows: list[model.TraceRow] = []
     for source, path in files:
         rel = str(path.relative_to(run_dir))

@@ -65,6 +65,8 @@ def version(name):
         return "MISSING"
 have = {p: version(p) for p in ("pydantic", "tbparse", "transformers", "megatron-core")}
 print("packages: " + ", ".join(f"{p} {v}" for p, v in have.items()), flush=True)
+print(f"msgspec {version('msgspec')} (trace summaries; if MISSING, the runs warn and "
+      "`python -m reportgen.traces RUN_DIR` makes them off the device)", flush=True)
 if not need:
     have.pop("megatron-core")  # the offload path on a CPU needs no megatron-core
 if n < need or "MISSING" in have.values() or (need and importlib.util.find_spec("megatron.core") is None):

@@ -97,3 +97,16 @@ def test_module_entry_point_summarises_run_folders(tmp_path, capsys):
     assert str(run / model.FILENAME) in out and "nothing written" in out
     assert model.read(run / model.FILENAME)
     assert traces_main([str(tmp_path / "missing")]) == 2
+
+
+def test_runner_hook_turns_a_bad_trace_into_a_warning(tmp_path):
+    from reportgen.traces.store import summarize_run_noting
+
+    run = tmp_path / "run"
+    assert summarize_run_noting(run) == []  # no traces/: nothing to say, nothing written
+    bad = run / "traces" / "e" / "train_trace" / "train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\x1f\x8b not really gzip")
+    warnings = summarize_run_noting(run)
+    assert len(warnings) == 1 and warnings[0].startswith("traces: ") and "rank0" in warnings[0]
+    assert not (run / model.FILENAME).exists()
