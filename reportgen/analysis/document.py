@@ -249,7 +249,7 @@ class Repeats(_Model):
 class GuardrailResult(_Model):
     id: str = Field(
         description="steps_completed, no_failures, samples_per_step, token_accounting, finite_training, "
-        "fixed_workload, same_inputs, same_machine, no_profiler"
+        "fixed_workload, same_inputs, same_machine, no_profiler, same_work"
     )
     title: str
     status: GuardrailStatus
