@@ -6,8 +6,9 @@ Pure: takes the document and returns text; never reads logs or runs/.
 
 from __future__ import annotations
 
-from reportgen.analysis.document import AnalysisDocument, Comparison
-from reportgen.render.format import fmt_change, fmt_num, fmt_ratio_interval
+from reportgen.analysis.document import AnalysisDocument, Comparison, Interval
+from reportgen.render import blocks
+from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
 
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "not_applicable": "➖ n/a"}
 VERDICT = {
@@ -26,17 +27,53 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def _headline_rows(comp: Comparison) -> list[list[str]]:
+def _value(x: float | int | str | None, unit: str, rel_half: float | None) -> str:
+    """Rounded as on the site: to the interval where there is one, else three significant digits;
+    MiB and steps whole."""
+    if isinstance(x, str) or x is None:
+        return fmt_num(x)
+    if unit == "MiB":
+        return fmt_num(round(x), 0, unit="MiB")
+    if unit == "steps":
+        return fmt_count(x, "step")
+    half = rel_half * abs(float(x)) if rel_half else None
+    return fmt_value(x, unit=unit, halfwidth=half)
+
+
+def _headline_rows(comp: Comparison, primary: str) -> list[list[str]]:
+    """The site's headline rows (per-GPU rows only with more than one GPU, none the candidate lacks,
+    the batch/length limits with their legend), in plain text for GitHub."""
+    iv = comp.interval
+    rel_half = (iv.high - iv.low) / 2 if iv.low is not None and iv.high is not None else None
+    kept = blocks.headline_rows(comp)
+    gpus = len({r.metric.split("/")[1] for r in kept if r.metric.count("/") == 2 and r.metric.startswith("gpu/")}) or 1
     rows = []
-    for h in comp.headline:
-        if h.text is not None:
-            change = h.text
-        elif h.metric == "steps_completed":
-            change = "–" if h.change is None else f"{int(h.change):+d}" if h.change else "0"
-        else:
-            change = fmt_change(h.change)
-        rows.append([h.label, fmt_num(h.baseline, unit=h.unit), fmt_num(h.candidate, unit=h.unit), change])
+    for h in kept:
+        is_primary = h.metric == primary
+        half = rel_half if is_primary else None
+        change = blocks.headline_change(h, iv if is_primary else None).replace("**", "")
+        rows.append(
+            [
+                blocks.headline_label(h, gpus=gpus),
+                _value(h.baseline, h.unit, half),
+                _value(h.candidate, h.unit, half),
+                change,
+            ]
+        )
     return rows
+
+
+def _change_with_interval(iv: Interval) -> tuple[str, str]:
+    """(change, "[low, high]") of the primary metric, rounded to what the interval supports."""
+    if iv.estimate is None:
+        return "n/a", "n/a"
+    low = iv.low - 1 if iv.low is not None else None
+    high = iv.high - 1 if iv.high is not None else None
+    d = change_decimals(low, high)
+    change = "~" if iv.significant is False and iv.low is not None else fmt_change(iv.estimate - 1, digits=d)
+    if low is None or high is None:
+        return change, "n/a"
+    return change, f"[{fmt_change(low, digits=d)}, {fmt_change(high, digits=d)}]"
 
 
 def render_pr_body(doc: AnalysisDocument, *, site_url: str | None = None, runs_dir: str = "runs") -> str:
@@ -61,24 +98,24 @@ def render_pr_body(doc: AnalysisDocument, *, site_url: str | None = None, runs_d
         lines += [f"> note: {note}", ""]
     lines += ["### Verdicts", ""]
     vrows = []
-    for c in doc.comparisons:
-        iv = c.interval
+    ordered = sorted(doc.comparisons, key=lambda c: not c.summary.is_pr)  # the PR's candidate first
+    for c in ordered:
+        change, interval = _change_with_interval(c.interval)
         vrows.append(
             [
-                f"`{c.candidate}`",
+                f"`{c.candidate}`" + (" (PR)" if c.summary.is_pr else ""),
                 VERDICT.get(c.verdict.status, c.verdict.status),
-                fmt_change(
-                    None if iv.estimate is None else iv.estimate - 1,
-                    significant=iv.significant if iv.low is not None else None,
-                ),
-                fmt_ratio_interval(iv.low, iv.high),
-                c.verdict.summary,
+                change,
+                interval,
+                c.summary.cause or c.verdict.summary,
             ]
         )
     lines += _table(["candidate", "verdict", f"{primary} change", f"{settings.confidence:.0%} interval", "why"], vrows)
-    for c in doc.comparisons:
+    for c in ordered:
         lines += ["", f"### `{c.candidate}` vs baseline", ""]
-        lines += _table(["metric", "baseline", "candidate", "change"], _headline_rows(c))
+        lines += _table(["metric", "baseline", "candidate", "change"], _headline_rows(c, primary))
+        iv = c.interval
+        d = change_decimals(iv.low - 1, iv.high - 1) if iv.low is not None and iv.high is not None else 1
         lines += ["", f"Per window ({primary}, mean):", ""]
         lines += _table(
             ["window", "steps", "baseline", "candidate", "change"],
@@ -86,21 +123,20 @@ def render_pr_body(doc: AnalysisDocument, *, site_url: str | None = None, runs_d
                 [
                     w.window,
                     f"{w.start}–{w.end}",
-                    fmt_num(w.baseline),
-                    fmt_num(w.candidate),
-                    fmt_change(w.change),
+                    fmt_value(w.baseline),
+                    fmt_value(w.candidate),
+                    fmt_change(w.change, digits=d) if w.candidate is not None else "not reached",
                 ]
                 for w in c.windows
             ],
         )
-        iv = c.interval
         block = f", block length {iv.block_length}" if iv.block_length else ""
         lines += ["", f"Interval: {iv.method}{block}, n = {iv.n_baseline} / {iv.n_candidate} steps."]
         for note in iv.warnings:
             lines.append(f"- note: {note}")
         if c.repeats:
             r = c.repeats
-            ratios = ", ".join(fmt_change(x - 1) for x in r.ratios)
+            ratios = ", ".join(fmt_change(x - 1, digits=1) for x in r.ratios)
             lines.append(
                 f"- repeats: {r.n} per arm ({'interleaved' if r.interleaved else 'sequential'}), "
                 f"run-level changes {ratios}"

@@ -79,3 +79,66 @@ def test_two_footnote_markers_do_not_read_as_twelve():
     notes = footnote_list(["first", "second"])
     assert '<li id="note-1">first</li>' in notes and '<li id="note-2">second</li>' in notes
     assert footnote_refs([]) == "" and footnote_list([]) == ""
+
+
+def test_headline_rows_per_gpu_only_with_more_than_one_gpu():
+    from reportgen.analysis.document import Comparison, HeadlineRow, Verdict
+    from reportgen.render.blocks import LIMITS_LABEL, headline_label, headline_rows
+
+    def comp(gpus: int) -> Comparison:
+        rows = [
+            HeadlineRow(metric="gpu/util_mean", label="GPU utilization mean", unit="%", baseline=16.0, candidate=23.0)
+        ]
+        for i in range(gpus):
+            rows += [
+                HeadlineRow(
+                    metric=f"gpu/{i}/util_mean",
+                    label=f"GPU {i} utilization mean",
+                    unit="%",
+                    baseline=16.0,
+                    candidate=23.0,
+                ),
+                HeadlineRow(
+                    metric=f"gpu/{i}/mem_peak_mib",
+                    label=f"peak memory GPU {i}",
+                    unit="MiB",
+                    baseline=1.0,
+                    candidate=2.0,
+                ),
+            ]
+        rows += [
+            HeadlineRow(metric="perf/step_time", label="step time mean", unit="s", baseline=1.0, candidate=None),
+            HeadlineRow(
+                metric="workload/limits",
+                label="effective batch / length limits",
+                baseline="32 / 8 / 48",
+                candidate="32 / 8 / 48",
+            ),
+        ]
+        return Comparison.model_validate(
+            {"candidate": "A1", "headline": rows, "verdict": Verdict(status="accepted", summary="")}
+            | _schema3_defaults()
+        )
+
+    one = headline_rows(comp(1))
+    assert [r.metric for r in one] == ["gpu/util_mean", "gpu/0/mem_peak_mib", "workload/limits"]  # no n/a row
+    assert headline_label(one[1], gpus=1) == "peak GPU memory" and headline_label(one[2], gpus=1) == LIMITS_LABEL
+    two = headline_rows(comp(2))
+    assert [r.metric for r in two].count("gpu/1/util_mean") == 1 and len(two) == 6
+
+
+def _schema3_defaults() -> dict:
+    """The decision fields a Comparison requires, filled the way the analysis fills them for an
+    accepted candidate (only their presence matters to the headline rows)."""
+    change = {"metric": "m", "label": "m"}
+    return {
+        "summary": {
+            "is_pr": True,
+            "primary": change,
+            "step_time": change,
+            "peak_memory": change,
+            "verdict": "accepted",
+            "next_step": {"action": "merge", "text": "Merge A1."},
+        },
+        "same_work": {"status": "pass", "applies": True, "tolerance": 0.05, "tokens_metric": "t", "reason": "r"},
+    }
