@@ -22,12 +22,13 @@ from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
+from reportgen.spec import Spec
 from reportgen.store import atomic, layout
 from reportgen.store.experiment import read_experiment_record, read_spec
 from reportgen.store.freshness import inputs_sha256, stale_reason
 
 
-def _spec(exp_dir: Path):
+def _spec(exp_dir: Path) -> tuple[Spec, str]:
     spec = read_spec(exp_dir)
     return spec, (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8")
 

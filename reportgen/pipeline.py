@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from rich.console import Console
 
@@ -96,7 +96,7 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
                 return ProgressDisplay(console)
             # Experiments in parallel share the terminal: plain lines, each tagged with its experiment.
             return ProgressDisplay(
-                Console(file=_Prefixed(console.file, plan.spec.name), width=console.width), live=False
+                Console(file=cast(IO[str], _Prefixed(console.file, plan.spec.name)), width=console.width), live=False
             )
 
         done = run_experiments(plans, request.options, address=request.ray_address, display_for=display_for)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -67,7 +68,7 @@ def summarize_gpu(runs: Sequence[RunData], first: int, last: int) -> dict:
     for idx, part in g.groupby("index", sort=True):
         per_gpu.append(
             {
-                "index": int(idx),
+                "index": int(cast(int, idx)),
                 "uuid": str(part["uuid"].iloc[0]) if "uuid" in part else None,
                 "name": str(part["name"].iloc[0]) if "name" in part else None,
                 "util_mean": float(part["util_gpu"].mean()),

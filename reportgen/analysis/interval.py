@@ -110,9 +110,9 @@ def dependence(segments: Sequence[np.ndarray]) -> Dependence:
             m_hat = m
             break
     big_m = max(1, min(2 * m_hat, m_max))
-    k = np.arange(1, big_m + 1)
-    lam = _flat_top(k / big_m)
-    moment = 2.0 * float(np.sum(lam * k * acov[1 : big_m + 1]))
+    lags = np.arange(1, big_m + 1)
+    lam = _flat_top(lags / big_m)
+    moment = 2.0 * float(np.sum(lam * lags * acov[1 : big_m + 1]))
     spec0 = acov[0] + 2.0 * float(np.sum(lam * acov[1 : big_m + 1]))
     d_cb = (4.0 / 3.0) * spec0**2
     if d_cb <= 0 or moment == 0:
@@ -155,7 +155,7 @@ def arm_statistic(arm: Arm) -> float | None:
     return float(np.mean(means))
 
 
-def _count(arm: list[list[np.ndarray]]) -> int:
+def _count(arm: Arm) -> int:
     return int(sum(s.size for r in arm for s in r))
 
 
@@ -331,7 +331,7 @@ def ratio_interval(
     raise ValueError(f"unknown interval method {method!r}; expected one of {', '.join(METHODS)}")
 
 
-def _empty(b, c, confidence: float, method: str, why: str) -> Interval:
+def _empty(b: Arm, c: Arm, confidence: float, method: str, why: str) -> Interval:
     sb, sc = arm_statistic(b), arm_statistic(c)
     est = sc / sb if sb and sc is not None else None
     return Interval(est, None, None, confidence, method, _count(b), _count(c), None, (why,))

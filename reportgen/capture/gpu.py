@@ -243,7 +243,7 @@ class GpuSampler:
         t = self._clock()
         lines = []
         for r in rows:
-            rec = {"t": t}
+            rec: dict[str, Any] = {"t": t}
             rec.update((c, r.get(c)) for c in COLUMNS[1:])
             lines.append(json.dumps(rec, separators=(",", ":")))
         if lines:

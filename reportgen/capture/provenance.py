@@ -82,7 +82,7 @@ def run_command(
 ) -> CommandResult:
     """Run a list as argv (no shell) or a string through /bin/sh; capture everything, raise nothing."""
     shell = isinstance(cmd, str)
-    argv: list[str] | str = cmd if shell else [str(a) for a in cmd]
+    argv: list[str] | str = cmd if isinstance(cmd, str) else [str(a) for a in cmd]
     t0 = time.monotonic()
     try:
         proc = subprocess.run(

@@ -155,7 +155,7 @@ def _prepare_experiment(
     options: RunOptions,
     *,
     machine: Mapping[str, Any] | None = None,
-    executor: Mapping[str, Any] | None = None,
+    executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     source_bytes = Path(spec.source_path).read_bytes()
     # The campaign pins the machine the runs execute on: this one, or the executor's node.

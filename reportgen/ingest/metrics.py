@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -208,7 +208,8 @@ def _dedupe(df: pd.DataFrame, source: str) -> tuple[pd.DataFrame, list[dict[str,
     notes: list[dict[str, Any]] = []
     if dup.any():
         grp = df[dup].groupby(["step", "key"], sort=True)["value"]
-        for (step, key), vals in grp:
+        for group, vals in grp:
+            step, key = cast(tuple[int, str], group)
             v = vals.to_numpy(dtype=float)
             if not _same(v[:-1], np.full(len(v) - 1, v[-1])).all():
                 notes.append(
@@ -246,7 +247,7 @@ def merge_sources(
             a, b = j["value_a"].to_numpy(float), j["value_b"].to_numpy(float)
             bad = j[~_same(a, b)]
             src_a, src_b = frames[0]["source"].iat[0], frames[1]["source"].iat[0]
-            chosen = min((src_a, src_b), key=lambda s: _rank(s, priority))
+            chosen = min((src_a, src_b), key=lambda s: _rank(str(s), priority))
             for step, key, va, vb in zip(bad["step"], bad["key"], bad["value_a"], bad["value_b"], strict=False):
                 notes.append(
                     {

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from reportgen.errors import UserError
+from reportgen.plan.bash import Occurrence
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
 from reportgen.spec.model import Edits, Spec, normalise_value
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
@@ -59,7 +60,7 @@ class Arm:
         """File name the runner writes the patched recipe to inside a run folder."""
         return RECIPE_SCRIPT if self.recipe_kind == "script" else RECIPE_ARGV
 
-    def flags(self) -> list[tuple[str, tuple[str, ...], int]]:
+    def flags(self) -> list[Occurrence]:
         """Static view of this arm's flags: (flag, values, line number or argv position)."""
         if self.recipe_kind == "script":
             return list(flag_occurrences(self.recipe_text or ""))

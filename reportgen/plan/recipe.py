@@ -24,6 +24,7 @@ from reportgen.plan.bash import (
     NEGATIVE_NUMBER,
     ArraySite,
     FlagSite,
+    Occurrence,
     Scan,
     flag_occurrences,
     line_of,
@@ -333,12 +334,12 @@ def edit_argv(
     return out
 
 
-def argv_occurrences(argv: Sequence[str]) -> list[tuple[str, tuple[str, ...], int]]:
+def argv_occurrences(argv: Sequence[str]) -> list[Occurrence]:
     """(flag, values, argv position) for each flag of an argv recipe."""
     out = []
     for flag, i, j, eq in _argv_sites(argv):
         values = (argv[i].split("=", 1)[1],) if eq else tuple(argv[i + 1 : j])
-        out.append((flag, values, i))
+        out.append(Occurrence(flag, values, i))
     return out
 
 

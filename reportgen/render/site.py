@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
@@ -49,7 +49,7 @@ class SiteOptions:
     exclude_docs: tuple[str, ...] = field(default=("SUMMARY.md",))
 
     @classmethod
-    def from_extra(cls, extra: dict | None, **kw) -> SiteOptions:
+    def from_extra(cls, extra: dict | None, **kw: Any) -> SiteOptions:
         cfg = dict((extra or {}).get("reportgen") or {})
         env_short = os.environ.get("REPORTGEN_SHORTEN_PATHS")
         if env_short is not None:
@@ -165,7 +165,7 @@ def vega_bundle(cache: Path | None) -> bytes:
     import vl_convert
 
     version = getattr(vl_convert, "__version__", "unknown")
-    return _cached(cache, f"vega-bundle-{version}.js", lambda: vl_convert.javascript_bundle().encode())
+    return _cached(cache, f"vega-bundle-{version}.js", lambda: vl_convert.javascript_bundle().encode())  # type: ignore[call-arg]  # the stub marks the optional snippet as required
 
 
 def chart_svg(spec: dict, cache: Path | None) -> bytes:

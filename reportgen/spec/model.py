@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reportgen.vocab import BASELINE, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT
 
-SPEC_SCHEMA_VERSION = 1
+SPEC_SCHEMA_VERSION: Final = 1
 FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 FlagValue = bool | str | int | float | list[str | int | float]

@@ -62,7 +62,9 @@ def _profile_from_folder(folder: str, text: str) -> str | None:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return None  # parse_spec reports it, naming the file
-    profiles = raw.get("profiles") if isinstance(raw.get("profiles"), dict) else {}
+    profiles = raw.get("profiles")
+    if not isinstance(profiles, dict):
+        profiles = {}
     for name, overlay in profiles.items():
         if folder == f"{raw.get('name')}-{name}" and isinstance(overlay, dict) and "name" not in overlay:
             return name
