@@ -233,7 +233,9 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
     comp: list[dict[str, list[float]]] = [defaultdict(lambda: [0.0, 0, 0]) for _ in windows]
     tops: list[dict[int, list]] = [{} for _ in windows]
 
-    def account(step: np.ndarray, name_ids: np.ndarray, time: np.ndarray, category: list[str], nbytes: np.ndarray):
+    def account(
+        step: np.ndarray, name_ids: np.ndarray, time: np.ndarray, category: list[str], nbytes: np.ndarray
+    ) -> None:
         for k, n, t, c, b in zip(
             step.tolist(), name_ids.tolist(), time.tolist(), category, nbytes.tolist(), strict=True
         ):

@@ -6,10 +6,12 @@ dict as Python's repr so `nan`/`inf` appear bare, exactly what reportgen's inges
 
 from __future__ import annotations
 
+import argparse
 import logging
 import math
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 _FORMAT = "[%(asctime)s] %(filename)s:%(lineno)d - %(message)s"
@@ -32,7 +34,7 @@ def metric_line(kind: str, step: int, values: dict[str, float]) -> str:
     return f"{kind} {step}: {clean!r}"
 
 
-def tensorboard_dir(args, env: dict[str, str] | None = None) -> Path:
+def tensorboard_dir(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Path:
     """$TENSORBOARD_DIR, else {--save}/tensorboard_log, else tensorboard_log/{project}/{experiment}."""
     env = os.environ if env is None else env
     if env.get("TENSORBOARD_DIR"):
@@ -45,7 +47,7 @@ def tensorboard_dir(args, env: dict[str, str] | None = None) -> Path:
 class MetricSink:
     """Console always; TensorBoard scalars too with --use-tensorboard."""
 
-    def __init__(self, args, log: logging.Logger, *, tensorboard: bool = True) -> None:
+    def __init__(self, args: argparse.Namespace, log: logging.Logger, *, tensorboard: bool = True) -> None:
         self.log = log
         self.writer = None
         if args.use_tensorboard and tensorboard:  # data parallel: rank 0 alone writes scalars

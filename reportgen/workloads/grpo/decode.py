@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from transformers import Qwen3ForCausalLM
 
 from reportgen.workloads.grpo.model import attention_qkv, restrict_logits
 from reportgen.workloads.grpo.task import EOS_ID, PAD_ID
@@ -33,13 +34,15 @@ class RolloutBatch:
 class StaticKVDecoder:
     """Owns a static KV cache for B samples of at most `max_len` tokens for one model."""
 
-    def __init__(self, model, batch: int, max_len: int, *, cuda_graph: bool = False) -> None:
+    def __init__(self, model: Qwen3ForCausalLM, batch: int, max_len: int, *, cuda_graph: bool = False) -> None:
         cfg = model.config
         p = next(model.parameters())
         self.model = model
         self.batch, self.max_len = batch, max_len
         self.device, self.dtype = p.device, p.dtype
-        shape = (cfg.num_hidden_layers, batch, cfg.num_key_value_heads, max_len, cfg.head_dim)
+        kv_heads = cfg.num_key_value_heads
+        assert kv_heads is not None  # build_config always sets it
+        shape = (cfg.num_hidden_layers, batch, kv_heads, max_len, cfg.head_dim)
         self.k = torch.zeros(shape, device=p.device, dtype=p.dtype)
         self.v = torch.zeros(shape, device=p.device, dtype=p.dtype)
         self.valid = torch.zeros(batch, max_len, device=p.device, dtype=torch.bool)
@@ -47,9 +50,9 @@ class StaticKVDecoder:
         self.tok = torch.zeros(batch, 1, device=p.device, dtype=torch.long)
         self.pos = torch.zeros(batch, 1, device=p.device, dtype=torch.long)
         self.slot = torch.zeros(1, device=p.device, dtype=torch.long)
-        self.logits = None
+        self.logits: torch.Tensor | None = None  # the graph's output buffer
         self.use_graph = cuda_graph and p.device.type == "cuda"
-        self.graph = None
+        self.graph: torch.cuda.CUDAGraph | None = None
 
     # -- one forward over new tokens, writing the cache at slots [start, start+T) ----------------
     def _forward(self, tokens: torch.Tensor, positions: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
@@ -151,6 +154,7 @@ class StaticKVDecoder:
             if self.use_graph:
                 if self.graph is None:
                     self._capture()
+                assert self.graph is not None and self.logits is not None
                 self.graph.replay()
                 logits = self.logits
             else:

@@ -20,8 +20,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # the launcher imports no torch
+    import torch
+
+T = TypeVar("T")
 
 WORKER_ENV = ("RANK", "WORLD_SIZE")
 
@@ -95,7 +101,7 @@ def launch(argv: list[str], world: int, *, module: str = "reportgen.workloads.gr
     cmd = [sys.executable, "-m", module, *argv]
     procs = [subprocess.Popen(cmd, env=worker_env(os.environ, r, world, port)) for r in range(world)]
 
-    def stop_all(sig=signal.SIGTERM) -> None:
+    def stop_all(sig: int = signal.SIGTERM) -> None:
         for p in procs:
             if p.poll() is None:
                 p.send_signal(sig)
@@ -151,18 +157,18 @@ def destroy_process_group(dist_env: DistEnv) -> None:
             dist.destroy_process_group()
 
 
-def gather(dist_env: DistEnv, obj):
+def gather(dist_env: DistEnv, obj: T) -> list[T]:
     """Every rank's `obj`, in rank order (`[obj]` without data parallelism)."""
     if not dist_env.active:
         return [obj]
     import torch.distributed as dist
 
-    out = [None] * dist_env.world_size
+    out: list[Any] = [None] * dist_env.world_size
     dist.all_gather_object(out, obj)
     return out
 
 
-def sum_floats(dist_env: DistEnv, values: list[float], device) -> list[float]:
+def sum_floats(dist_env: DistEnv, values: list[float], device: torch.device) -> list[float]:
     """Element-wise sum over ranks of a short list of floats (float64 on the wire)."""
     if not dist_env.active:
         return list(values)
@@ -174,7 +180,7 @@ def sum_floats(dist_env: DistEnv, values: list[float], device) -> list[float]:
     return t.tolist()
 
 
-def allreduce_grads(dist_env: DistEnv, params) -> None:
+def allreduce_grads(dist_env: DistEnv, params: Iterable[torch.Tensor]) -> None:
     """Sum the gradients of `params` over ranks, each tensor in place (one collective per tensor).
 
     Each rank's loss is already divided by the GLOBAL batch size, so the sum is the gradient of the
@@ -189,10 +195,11 @@ def allreduce_grads(dist_env: DistEnv, params) -> None:
     import torch.distributed as dist
 
     for p in params:
+        assert p.grad is not None  # every trained parameter has one after backward
         dist.all_reduce(p.grad)
 
 
-def parameter_checksum(model) -> str:
+def parameter_checksum(model: torch.nn.Module) -> str:
     """sha256 of every parameter's bytes, in order: equal across ranks iff the replicas agree."""
     import hashlib
 

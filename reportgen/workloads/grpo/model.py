@@ -9,8 +9,11 @@ transformers' own forward.
 
 from __future__ import annotations
 
+import argparse
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -19,10 +22,15 @@ from transformers import Qwen3Config, Qwen3ForCausalLM
 
 from reportgen.workloads.grpo.task import BOS_ID, EOS_ID, NEVER_SAMPLED, PAD_ID
 
+# One decoder layer of transformers' Qwen3 (Qwen3DecoderLayer). Its submodules are reached by
+# attribute (self_attn.q_proj, mlp, ...), which torch types as `Tensor | Module`: typed loosely.
+Layer = Any
+M = TypeVar("M", bound=torch.nn.Module)
+
 assert tuple(range(len(NEVER_SAMPLED))) == NEVER_SAMPLED, "masked ids must be the first ids"
 
 
-def build_config(args) -> Qwen3Config:
+def build_config(args: argparse.Namespace) -> Qwen3Config:
     return Qwen3Config(
         vocab_size=args.vocab_size,
         hidden_size=args.hidden_size,
@@ -36,17 +44,17 @@ def build_config(args) -> Qwen3Config:
         pad_token_id=PAD_ID,
         bos_token_id=BOS_ID,
         eos_token_id=EOS_ID,
-        attn_implementation="sdpa",
+        attn_implementation="sdpa",  # type: ignore[call-arg]  # a PretrainedConfig keyword the stub omits
     )
 
 
-def build_policy(args, device: torch.device, dtype: torch.dtype) -> Qwen3ForCausalLM:
+def build_policy(args: argparse.Namespace, device: torch.device, dtype: torch.dtype) -> Qwen3ForCausalLM:
     """Seeded random init (the caller seeds torch), then moved to device/dtype."""
     model = Qwen3ForCausalLM(build_config(args))
-    return model.to(device=device, dtype=dtype)
+    return model.to(device=device, dtype=dtype)  # type: ignore[call-arg]  # transformers wraps `to`
 
 
-def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
+def frozen_copy(model: M) -> M:
     ref = copy.deepcopy(model)
     ref.eval()
     for p in ref.parameters():
@@ -93,7 +101,9 @@ def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return x * cos + _rotate_half(x) * sin
 
 
-def attention_qkv(layer, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+def attention_qkv(
+    layer: Layer, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Projected, normed and rotated q, k, v of one layer: shapes [B, heads, T, head_dim]."""
     attn = layer.self_attn
     b, t, _ = h.shape
@@ -105,7 +115,9 @@ def attention_qkv(layer, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     return rope(q, cos, sin), rope(k, cos, sin), v
 
 
-def _attn_block(layer, x, cos, sin, mask):
+def _attn_block(
+    layer: Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
     h = layer.input_layernorm(x)
     q, k, v = attention_qkv(layer, h, cos, sin)
     o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True, scale=layer.self_attn.scaling)
@@ -113,7 +125,9 @@ def _attn_block(layer, x, cos, sin, mask):
     return x + layer.self_attn.o_proj(o.transpose(1, 2).reshape(b, t, -1))
 
 
-def _layer(layer, x, cos, sin, mask, selective: bool):
+def _layer(
+    layer: Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, selective: bool
+) -> torch.Tensor:
     if selective and torch.is_grad_enabled():
         x = checkpoint(_attn_block, layer, x, cos, sin, mask, use_reentrant=False)
     else:
@@ -121,7 +135,9 @@ def _layer(layer, x, cos, sin, mask, selective: bool):
     return x + layer.mlp(layer.post_attention_layernorm(x))
 
 
-def _segment(layers, x, cos, sin, mask, selective):
+def _segment(
+    layers: Iterable[Layer], x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, selective: bool
+) -> torch.Tensor:
     for layer in layers:
         x = _layer(layer, x, cos, sin, mask, selective)
     return x
@@ -135,7 +151,7 @@ def packed_mask(seq_ids: torch.Tensor) -> torch.Tensor:
 
 
 def forward_packed(
-    model,
+    model: Qwen3ForCausalLM,
     input_ids: torch.Tensor,
     position_ids: torch.Tensor,
     seq_ids: torch.Tensor,

@@ -14,9 +14,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 import torch
+
+
+class Stepper(Protocol):
+    """What the trainer needs of an optimizer: one update from the gradients in place."""
+
+    def step(self) -> object: ...
 
 
 class AdamW(torch.optim.Optimizer):
@@ -24,9 +32,9 @@ class AdamW(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params,
+        params: Iterable[torch.Tensor],
         lr: float = 1e-3,
-        betas=(0.9, 0.999),
+        betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
         state_dtype: torch.dtype = torch.float32,
@@ -36,7 +44,7 @@ class AdamW(torch.optim.Optimizer):
         self._group_of = {p: g for g in self.param_groups for p in g["params"]}
 
     @torch.no_grad()
-    def step(self, closure: Callable | None = None):
+    def step(self, closure: Callable[[], float] | None = None) -> None:  # type: ignore[override]
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
@@ -53,6 +61,7 @@ class AdamW(torch.optim.Optimizer):
             state["exp_avg_sq"] = torch.zeros_like(p, dtype=self.state_dtype)
         state["step"] += 1
         b1, b2 = group["betas"]
+        assert p.grad is not None  # step() steps only parameters with a gradient
         g = p.grad.float()
         m = state["exp_avg"].float()  # the same tensor when stored in fp32, a copy otherwise
         v = state["exp_avg_sq"].float()
@@ -71,7 +80,7 @@ class AdamW(torch.optim.Optimizer):
 class BF16StateAdamW(AdamW):
     """AdamW with bf16 moments, as a class (megatron-core takes optimizer classes)."""
 
-    def __init__(self, params, **kw) -> None:
+    def __init__(self, params: Iterable[torch.Tensor], **kw: Any) -> None:
         kw.setdefault("state_dtype", torch.bfloat16)
         super().__init__(params, **kw)
 
@@ -81,13 +90,13 @@ class MasterWeightOptimizer:
 
     def __init__(
         self,
-        params,
+        params: Iterable[torch.Tensor],
         *,
         master_device: torch.device,
         overlap: bool,
         state_dtype: torch.dtype,
         lr: float,
-        betas,
+        betas: tuple[float, float],
         eps: float,
         weight_decay: float,
     ) -> None:
@@ -135,7 +144,7 @@ class MasterWeightOptimizer:
             self._step_overlapped()
             return
         for p, m in zip(self.params, self.masters, strict=False):
-            m.grad.copy_(p.grad)  # device -> host (and bf16 -> fp32)
+            _grad(m).copy_(_grad(p))  # device -> host (and bf16 -> fp32)
         self.inner.step()
         for p, m in zip(self.params, self.masters, strict=False):
             p.copy_(m)  # host -> device (and fp32 -> bf16)
@@ -146,13 +155,13 @@ class MasterWeightOptimizer:
         events = []
         with torch.cuda.stream(self.stream):
             for p, stage in zip(self.params, self.grad_stage, strict=False):
-                stage.copy_(p.grad, non_blocking=True)
+                stage.copy_(_grad(p), non_blocking=True)
                 ev = torch.cuda.Event()
                 ev.record(self.stream)
                 events.append(ev)
         for i, (p, m) in enumerate(zip(self.params, self.masters, strict=False)):
             events[i].synchronize()  # only this tensor's download; later ones keep streaming
-            m.grad.copy_(self.grad_stage[i])
+            _grad(m).copy_(self.grad_stage[i])
             self.inner.step_param(m)
             self.param_stage[i].copy_(m)
             with torch.cuda.stream(self.stream):
@@ -160,10 +169,20 @@ class MasterWeightOptimizer:
         main.wait_stream(self.stream)
 
 
-def _megatron_offload(params, args, state_cls):
+def _grad(t: torch.Tensor) -> torch.Tensor:
+    """A parameter's gradient; every parameter stepped here has one (the backward pass ran)."""
+    assert t.grad is not None
+    return t.grad
+
+
+def _megatron_offload(
+    params: list[torch.nn.Parameter], args: argparse.Namespace, state_cls: type[torch.optim.Optimizer]
+) -> tuple[Stepper | None, str]:
     """megatron-core's HybridDeviceOptimizer, or (None, reason) when it cannot be used."""
     try:
-        from megatron.core.optimizer.cpu_offloading import HybridDeviceOptimizer
+        from megatron.core.optimizer.cpu_offloading import (  # type: ignore[import-not-found]
+            HybridDeviceOptimizer,
+        )
     except Exception as exc:  # not installed, or its import fails on this torch
         return None, f"megatron-core not importable ({type(exc).__name__}: {exc})"
     try:
@@ -184,7 +203,9 @@ def _megatron_offload(params, args, state_cls):
     return opt, "megatron-core HybridDeviceOptimizer"
 
 
-def build_optimizer(model: torch.nn.Module, args, device: torch.device, log: Callable[[str], None]):
+def build_optimizer(
+    model: torch.nn.Module, args: argparse.Namespace, device: torch.device, log: Callable[[str], None]
+) -> Stepper:
     """The optimizer the flags ask for on this device; every choice is logged in one line."""
     params = [p for p in model.parameters() if p.requires_grad]
     state_dtype = torch.bfloat16 if args.use_precision_aware_optimizer else torch.float32
@@ -208,13 +229,13 @@ def build_optimizer(model: torch.nn.Module, args, device: torch.device, log: Cal
         return opt
     if args.optimizer_cpu_offload:
         state_cls = BF16StateAdamW if args.use_precision_aware_optimizer else torch.optim.AdamW
-        opt, why = _megatron_offload(params, args, state_cls)
-        if opt is not None:
+        offload, why = _megatron_offload(params, args, state_cls)
+        if offload is not None:
             log(
                 f"optimizer-cpu-offload: using {why} (offload fraction {args.optimizer_offload_fraction}, "
                 f"overlap {'on' if args.overlap_cpu_optimizer_d2h_h2d else 'off'})"
             )
-            return opt
+            return offload
         log(
             f"optimizer-cpu-offload: {why}; using the built-in MasterWeightOptimizer "
             f"(fp32 master weights and Adam state on the CPU, overlap "

@@ -8,10 +8,13 @@ The traces root is $REPORTGEN_RUN_DIR/traces when the runner sets it, else ./tra
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import pickle
 import resource
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -24,7 +27,7 @@ def rank_tag(rank: int = 0) -> str:
     return f"rank{rank}_dp{rank}_tp0_pp0"
 
 
-def traces_root(args, env: dict[str, str] | None = None) -> Path:
+def traces_root(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     base = Path(env["REPORTGEN_RUN_DIR"]) / "traces" if env.get("REPORTGEN_RUN_DIR") else Path("traces")
     return base / args.tb_experiment_name
@@ -33,11 +36,11 @@ def traces_root(args, env: dict[str, str] | None = None) -> Path:
 class StepProfiler:
     """Profiles steps S..E inclusive and writes one Chrome trace when step E ends."""
 
-    def __init__(self, args, device: torch.device, log, rank: int = 0) -> None:
+    def __init__(self, args: argparse.Namespace, device: torch.device, log: logging.Logger, rank: int = 0) -> None:
         self.args, self.log, self.tag = args, log, rank_tag(rank)
         self.enabled = bool(args.use_pytorch_profiler)
-        self.prof = None
-        self.step_span = None
+        self.prof: torch.profiler.profile | None = None
+        self.step_span: torch.profiler.record_function | None = None
         self.activities = [torch.profiler.ProfilerActivity.CPU]
         if device.type == "cuda":
             self.activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -81,7 +84,7 @@ class MemoryHistory:
     peak resident memory and says so, and the log says so too.
     """
 
-    def __init__(self, args, device: torch.device, log, rank: int = 0) -> None:
+    def __init__(self, args: argparse.Namespace, device: torch.device, log: logging.Logger, rank: int = 0) -> None:
         self.args, self.log, self.device, self.tag = args, log, device, rank_tag(rank)
         self.enabled = bool(args.record_memory_history)
         self.dump_after = max(1, args.memory_snapshot_num_steps or 1) - 1

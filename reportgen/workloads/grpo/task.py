@@ -90,7 +90,7 @@ class PromptStream:
         return order
 
     def next_batch(self, n: int) -> list[Prompt]:
-        out = []
+        out: list[Prompt] = []
         while len(out) < n:
             if self._pos == len(self._order):
                 self._epoch += 1

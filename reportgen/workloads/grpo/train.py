@@ -12,6 +12,7 @@ definitions as a single process: one set of `perf`/`rollout`/`step` lines for th
 
 from __future__ import annotations
 
+import argparse
 import logging
 import math
 import random
@@ -21,11 +22,12 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from transformers import Qwen3ForCausalLM
 
 from reportgen.workloads.grpo.args import format_argument_dump, parse_args
 from reportgen.workloads.grpo.batching import micro_batches
 from reportgen.workloads.grpo.console import MetricSink, get_logger
-from reportgen.workloads.grpo.decode import StaticKVDecoder
+from reportgen.workloads.grpo.decode import RolloutBatch, StaticKVDecoder
 from reportgen.workloads.grpo.distributed import (
     DistEnv,
     allreduce_grads,
@@ -37,10 +39,17 @@ from reportgen.workloads.grpo.distributed import (
     sum_floats,
 )
 from reportgen.workloads.grpo.losses import group_advantages, grpo_loss
-from reportgen.workloads.grpo.model import build_policy, count_parameters, forward_packed, frozen_copy, plan_recompute
+from reportgen.workloads.grpo.model import (
+    Segment,
+    build_policy,
+    count_parameters,
+    forward_packed,
+    frozen_copy,
+    plan_recompute,
+)
 from reportgen.workloads.grpo.optim import build_optimizer
 from reportgen.workloads.grpo.profiling import MemoryHistory, StepProfiler
-from reportgen.workloads.grpo.task import PromptStream, make_dataset, score
+from reportgen.workloads.grpo.task import PromptStream, Verdict, make_dataset, score
 from reportgen.workloads.grpo.threads import ThreadChoice, available_cores, choose_cpu_threads
 
 
@@ -72,8 +81,14 @@ class MicroBatch:
     tokens: int
 
 
-def pack(samples: list[int], prompts: list[list[int]], responses: list[list[int]], device) -> MicroBatch:
-    ids, pos, seq, rows, tgt, loc, lens = [], [], [], [], [], [], []
+def pack(samples: list[int], prompts: list[list[int]], responses: list[list[int]], device: torch.device) -> MicroBatch:
+    ids: list[int] = []
+    pos: list[int] = []
+    seq: list[int] = []
+    rows: list[int] = []
+    tgt: list[int] = []
+    loc: list[int] = []
+    lens: list[int] = []
     offset = 0
     for j, i in enumerate(samples):
         full = prompts[i] + responses[i]
@@ -87,13 +102,15 @@ def pack(samples: list[int], prompts: list[list[int]], responses: list[list[int]
         lens.append(len(responses[i]))
         offset += len(full)
 
-    def t(x, dtype=torch.long):
+    def t(x: list[int], dtype: torch.dtype = torch.long) -> torch.Tensor:
         return torch.tensor(x, dtype=dtype, device=device)
 
     return MicroBatch(samples, t(ids), t(pos), t(seq), t(rows), t(tgt), t(loc), t(lens, torch.float32), offset)
 
 
-def token_logprobs(model, mb: MicroBatch, segments, selective: bool, with_entropy: bool):
+def token_logprobs(
+    model: Qwen3ForCausalLM, mb: MicroBatch, segments: list[Segment], selective: bool, with_entropy: bool
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     logits = forward_packed(model, mb.input_ids, mb.position_ids, mb.seq_ids, segments, selective)
     logp_all = F.log_softmax(logits[mb.pred_rows], dim=-1)
     logp = logp_all.gather(1, mb.targets[:, None]).squeeze(1)
@@ -107,7 +124,11 @@ class Trainer:
     """Holds the model, optimizer, decoder and data stream; `step(rollout_id)` runs one GRPO step."""
 
     def __init__(
-        self, args, log=None, dist_env: DistEnv | None = None, thread_choice: ThreadChoice | None = None
+        self,
+        args: argparse.Namespace,
+        log: logging.Logger | None = None,
+        dist_env: DistEnv | None = None,
+        thread_choice: ThreadChoice | None = None,
     ) -> None:
         t0 = time.perf_counter()
         self.args = args
@@ -190,7 +211,7 @@ class Trainer:
         self.last_train_end = time.perf_counter()
 
     # -- rollout -------------------------------------------------------------------------------
-    def rollout(self, rollout_id: int):
+    def rollout(self, rollout_id: int) -> tuple[list[int], RolloutBatch, list[Verdict]]:
         a = self.args
         t0 = time.perf_counter()
         prompts = self._shard(self.stream.next_batch(a.rollout_batch_size))
@@ -245,14 +266,14 @@ class Trainer:
         return [x for s in range(0, len(items), per_step) for x in items[s + r * chunk : s + (r + 1) * chunk]]
 
     # -- training block ------------------------------------------------------------------------
-    def _logprob_pass(self, model, mbs) -> tuple[list[torch.Tensor], float]:
+    def _logprob_pass(self, model: Qwen3ForCausalLM, mbs: list[MicroBatch]) -> tuple[list[torch.Tensor], float]:
         t0 = time.perf_counter()
         with torch.no_grad():
             out = [token_logprobs(model, mb, self.segments, self.selective, False)[0] for mb in mbs]
         _sync(self.device)
         return out, time.perf_counter() - t0
 
-    def train(self, rollout_id: int, batch, verdicts) -> tuple[dict, dict]:
+    def train(self, rollout_id: int, batch: RolloutBatch, verdicts: list[Verdict]) -> tuple[dict, dict]:
         a = self.args
         dev = self.device
         prompts, responses = batch.prompts, batch.responses
@@ -342,7 +363,7 @@ class Trainer:
             def cpu(t):
                 return None if t is None else t.detach().cpu()
 
-            parts = gather(
+            ranks = gather(
                 self.dist,
                 {
                     "raw": raw,
@@ -360,16 +381,16 @@ class Trainer:
                 },
             )
             raw, adv, token_adv, token_lp = (
-                torch.cat([p[k] for p in parts]) for k in ("raw", "adv", "token_adv", "token_lp")
+                torch.cat([p[k] for p in ranks]) for k in ("raw", "adv", "token_adv", "token_lp")
             )
             if ref_tok is not None:
-                ref_tok = torch.cat([p["ref_tok"] for p in parts])
+                ref_tok = torch.cat([p["ref_tok"] for p in ranks])
             resp_lens, lengths, sampler_lp, correct, well_formed = (
-                [x for p in parts for x in p[k]]
+                [x for p in ranks for x in p[k]]
                 for k in ("resp_lens", "lengths", "sampler_lp", "correct", "well_formed")
             )
-            n_mbs = sum(p["n_mbs"] for p in parts)
-            peak = max(p["peak"] for p in parts) if peak is not None else None
+            n_mbs = sum(p["n_mbs"] for p in ranks)
+            peak = max(p["peak"] for p in ranks) if peak is not None else None
         n_resp_tokens = sum(resp_lens)
         rollout = {
             "rollout/raw_reward": float(raw.mean()),
@@ -436,7 +457,7 @@ def run(argv: list[str] | None = None) -> int:
     return run_args(parse_args(argv))
 
 
-def _join(args) -> DistEnv:
+def _join(args: argparse.Namespace) -> DistEnv:
     """Join the process group a launcher set up (nothing to do in a single-process run)."""
     dist_env = env_of()
     if not dist_env.active:
@@ -463,7 +484,7 @@ def _join(args) -> DistEnv:
     return dist_env
 
 
-def run_args(args) -> int:
+def run_args(args: argparse.Namespace) -> int:
     """Train for `--num-rollout` steps; a CUDA OOM propagates (exit code 1, PyTorch's own text)."""
     dist_env = _join(args)
     # Resolved before the argument dump, so the dump (which ingest records) holds the value used.
