@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.capture.model_manifest import file_sha256
+from reportgen.store.digest import file_sha256
 from reportgen.store.layout import TRACES
 
 

@@ -18,18 +18,9 @@ from typing import Any
 
 from reportgen.errors import UserError
 from reportgen.store import atomic
+from reportgen.store.digest import file_sha256
 
 CACHE_SCHEMA_VERSION = 1
-_CHUNK = 8 * 1024 * 1024
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in 8 MiB chunks (constant memory)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class HashCache:

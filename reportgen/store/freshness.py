@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from reportgen.capture.model_manifest import file_sha256
 from reportgen.store import atomic, layout
+from reportgen.store.digest import file_sha256
 
 # Files of a run the analysis reads.
 READ_FILES = (layout.MANIFEST, layout.METRICS, layout.EVENTS, layout.GPU_PARQUET, layout.RECIPE_PATCH)
