@@ -73,6 +73,7 @@ class ArmTime:
     runs: tuple[str, ...]  # run folders relative to the experiment, e.g. "profile-A1/1"
     rows: tuple[model.TraceRow, ...]
     traces: tuple[tuple[str, Path | None, dict[str, Any]], ...]  # (run rel, file on disk or None, artifact)
+    notes: tuple[str, ...] = ()  # summaries that could not be read
 
     @property
     def view(self) -> str:
@@ -85,7 +86,8 @@ def _arm_of(folder: str) -> str:
 
 
 def load(exp: ExperimentData) -> dict[str, ArmTime]:
-    """Every arm's summary: its profiler runs' traces.parquet (formal runs' when it has none)."""
+    """Every arm's summaries: time from its profiler runs (formal runs' when it has none), memory
+    from all its runs (an OOM snapshot comes from the run that failed, not the profiler run)."""
     memo = exp.derived
     if "time_section" in memo:
         return memo["time_section"]
@@ -96,21 +98,24 @@ def load(exp: ExperimentData) -> dict[str, ArmTime]:
     out: dict[str, ArmTime] = {}
     manifests = {r.rel: r.manifest for r in exp.runs}
     for arm, runs in found.items():
-        chosen = [r for r in runs if r[0]] or runs
+        timed = {rel for is_profile, rel, _ in runs if is_profile} or {rel for _, rel, _ in runs}
         rows: list[model.TraceRow] = []
         traces: list[tuple[str, Path | None, dict[str, Any]]] = []
-        for _, rel, path in chosen:
+        notes: list[str] = []
+        for _, rel, path in runs:
             try:
-                rows += model.read(path / model.FILENAME)
-            except (model.SummaryFormatError, OSError, ValueError):
+                got = model.read(path / model.FILENAME)
+            except (model.SummaryFormatError, OSError, ValueError) as exc:
+                notes.append(f"{rel}/{model.FILENAME}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
                 continue
-            artifacts = (manifests.get(rel) or {}).get("artifacts") or []
-            for a in artifacts:
-                if not str(a.get("path", "")).endswith((".json.gz", ".json", ".pickle")):
-                    continue
-                file = path / str(a["path"])
-                traces.append((rel, file if file.is_file() else None, a))
-        out[arm] = ArmTime(arm, tuple(rel for _, rel, _ in chosen), tuple(rows), tuple(traces))
+            keep = [r for r in got if rel in timed or r.source == "memory"]
+            rows += keep
+            files = {r.file for r in keep}
+            for a in (manifests.get(rel) or {}).get("artifacts") or []:
+                if str(a.get("path", "")) in files:
+                    file = path / str(a["path"])
+                    traces.append((rel, file if file.is_file() else None, a))
+        out[arm] = ArmTime(arm, tuple(sorted(timed)), tuple(rows), tuple(traces), tuple(notes))
     memo["time_section"] = out
     return out
 
@@ -397,6 +402,37 @@ def memory_lines(at: ArmTime) -> list[str]:
     return out
 
 
+def sglang_table(arms: list[ArmTime]) -> str:
+    """Rollout engines' kernel time by category (mean per profiled step, or the whole trace)."""
+    rows = []
+    for at in arms:
+        per: dict[tuple[int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        steps: dict[tuple[int, int], set[int]] = defaultdict(set)
+        for r in at.rows:
+            if r.source != "sglang":
+                continue
+            key = (r.engine, r.rank)
+            if r.kind == "wall":
+                steps[key].add(r.step)
+                per[key]["wall"] += r.time_us / 1000
+            elif r.kind in ("compute", "memcpy", "idle"):
+                per[key][IDLE if r.kind == "idle" else r.category] += r.time_us / 1000
+        for (engine, tp), sums in sorted(per.items()):
+            n = len(steps[(engine, tp)]) or 1
+            rows.append(
+                [safe.text(at.arm), f"{engine} / TP {tp}"]
+                + [_ms(sums.get(k, 0.0) / n) for k in ("wall", *cats.COMPUTE_CATEGORIES, IDLE)]
+            )
+    if not rows:
+        return ""
+    head = ["arm", "engine", "wall ms", *(f"{c} ms" for c in cats.COMPUTE_CATEGORIES), "GPU idle ms"]
+    return "Rollout (SGLang) engines, kernel time per profiled step:\n\n" + table(head, rows) + "\n"
+
+
+def _notes(arms: list[ArmTime]) -> list[str]:
+    return [f"- summary not read: {safe.code(n)}" for a in arms for n in a.notes]
+
+
 def _size(n: float) -> str:
     return f"{fmt_num(n / 2**20, 1)} MiB" if n >= 2**20 else f"{fmt_num(n / 1024, 1)} KiB"
 
@@ -454,6 +490,11 @@ def _view_note(arms: list[ArmTime]) -> str:
     )
 
 
+def _timed(at: ArmTime | None) -> bool:
+    """The arm has a time breakdown (a training trace), not only memory snapshots."""
+    return at is not None and any(r.source == "train" for r in at.rows)
+
+
 def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool = False) -> Section:
     """The full section for a candidate page (links to trace copies on the experiment page)."""
     data = load(exp)
@@ -461,34 +502,38 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
         return Section("")
     md = ["## Where the time went\n"]
     base, mine = data.get(vocab.BASELINE), data.get(cand)
-    if mine is None:
-        return Section("\n".join([*md, _no_profile(cand)]))
-    arms = [a for a in (base, mine) if a is not None]
-    md.append(
-        f"From the profiler runs {', '.join(safe.code(r) for a in arms for r in a.runs)} (stored summaries). {_view_note(arms)}"
-    )
+    timed = [a for a in (base, mine) if a is not None and _timed(a)]
     specs: dict[str, dict] = {}
-    bars = bars_chart(arms)
-    if bars is not None:
-        specs["time-steps"] = bars
-        md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
-    if base is not None and base is not mine:
-        diff = diff_chart(base, mine)
-        if diff is not None:
-            specs["time-diff"] = diff
-            md.append(blocks.chart("time-diff", diff, title=f"{cand} minus baseline by category", svg=svg))
-        md.append(diff_table(base, mine) + "\n")
-        md.append("Operators that account for the difference (largest change in time per step first):\n")
-        md.append(ops_table(base, mine) + "\n")
-    elif base is None:
-        md.append(_no_profile(vocab.BASELINE))
-    mem = memory_lines(mine)
+    if not _timed(mine):
+        md.append(_no_profile(cand))
+    else:
+        runs = ", ".join(safe.code(r) for a in timed for r in a.runs)
+        md.append(f"From the profiler runs {runs} (stored summaries). {_view_note(timed)}")
+        bars = bars_chart(timed)
+        if bars is not None:
+            specs["time-steps"] = bars
+            md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
+        if base is not None and mine is not None and _timed(base) and base is not mine:
+            diff = diff_chart(base, mine)
+            if diff is not None:
+                specs["time-diff"] = diff
+                md.append(blocks.chart("time-diff", diff, title=f"{cand} minus baseline by category", svg=svg))
+            md.append(diff_table(base, mine) + "\n")
+            md.append("Operators that account for the difference (largest change in time per step first):\n")
+            md.append(ops_table(base, mine) + "\n")
+        elif not _timed(base):
+            md.append(_no_profile(vocab.BASELINE))
+    present = [a for a in (base, mine) if a is not None]
+    rollout = sglang_table(present)
+    if rollout:
+        md.append(rollout)
+    md += _notes(present)
+    mem = memory_lines(mine) if mine is not None else []
     if mem:
-        md.append(
-            "### Memory at the failure\n" if failed and any(r.kind == "mem_oom" for r in mine.rows) else "### Memory\n"
-        )
+        oom = mine is not None and any(r.kind == "mem_oom" for r in mine.rows)
+        md.append("### Memory at the failure\n" if failed and oom else "### Memory\n")
         md += mem
-    listing, _ = downloads(arms, "../")
+    listing, _ = downloads([a for a in (base, mine) if a is not None], "../")
     if listing:
         md += ["### Trace files\n", listing]
     return Section("\n".join(md), specs)
@@ -501,18 +546,25 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
         return Section("")
     order = [a for a in exp.arm_ids() if a in data] + sorted(set(data) - set(exp.arm_ids()))
     arms = [data[a] for a in order]
-    md = ["## Where the time went\n", _view_note(arms)]
-    means = {a.arm: per_step(a) for a in arms}
-    present = [k for k in _table_keys(list(means.values())) if any(k in m for m in means.values())]
-    rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in arms]]]
-    rows += [[safe.text(k), *[_ms(means[a.arm].get(k, 0.0)) for a in arms]] for k in present]
-    md.append(table(["ms per profiled step", *[safe.text(a.arm) for a in arms]], rows) + "\n")
+    timed = [a for a in arms if _timed(a)]
+    md = ["## Where the time went\n"]
     specs: dict[str, dict] = {}
-    bars = bars_chart(arms)
-    if bars is not None:
-        specs["time-steps"] = bars
-        md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
-    md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
+    if timed:
+        md.append(_view_note(timed))
+        means = {a.arm: per_step(a) for a in timed}
+        present = [k for k in _table_keys(list(means.values())) if any(k in m for m in means.values())]
+        rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in timed]]]
+        rows += [[safe.text(k), *[_ms(means[a.arm].get(k, 0.0)) for a in timed]] for k in present]
+        md.append(table(["ms per profiled step", *[safe.text(a.arm) for a in timed]], rows) + "\n")
+        bars = bars_chart(timed)
+        if bars is not None:
+            specs["time-steps"] = bars
+            md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
+        md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
+    rollout = sglang_table(arms)
+    if rollout:
+        md.append(rollout)
+    md += _notes(arms)
     listing, files = downloads(arms, "")
     if listing:
         md += ["### Trace files\n", listing]

@@ -105,3 +105,35 @@ def test_arm_without_profile_says_how_to_get_one(tmp_path):
     sec = time_section.candidate_section(exp, "A2", svg=True)
     assert "No profiler run of" in sec.markdown and "[profiler] arms" in sec.markdown
     assert sec.charts == {}
+
+
+def test_sglang_engines_and_a_formal_runs_oom_snapshot(tmp_path):
+    exp = site_fixture.build_experiment(tmp_path, name="e", with_profile=False)
+    _run(exp, "baseline", offload=True)
+    _run(exp, "A1", offload=False)
+    # an SGLang engine trace in A1's profiler run, summarised with the rest
+    prun = exp / "profile-A1" / "1"
+    offload_trace(
+        prun / "traces" / "e" / "sglang_trace" / "rollout_0" / "engine1-1700-TP-0.trace.json.gz", offload=False
+    )
+    store.summarize_run(prun)
+    # the OOM snapshot of A1's failed formal run (not of its profiler run)
+    formal = exp / "A1" / "1"
+    mem = formal / "traces" / "e" / "memory_snapshot" / "memory_snapshot_time9_rank0_dp0_tp0_pp0_snapshot.pickle"
+    mem.parent.mkdir(parents=True)
+    mem.write_bytes(pickle.dumps(snap(oom=True)))
+    store.summarize_run(formal)
+    md = time_section.candidate_section(load_experiment(exp), "A1", svg=False, failed=True).markdown
+    assert "Rollout (SGLang) engines" in md and "1 / TP 0" in md
+    assert "### Memory at the failure" in md and "8.0 MiB requested" in md
+    assert "From the profiler runs <code>profile-baseline/1</code>, <code>profile-A1/1</code>" in md
+
+
+def test_unreadable_summary_is_named(tmp_path):
+    exp = site_fixture.build_experiment(tmp_path, name="e", with_profile=False)
+    _run(exp, "baseline", offload=True)
+    _run(exp, "A1", offload=False)
+    (exp / "profile-A1" / "1" / "traces.parquet").write_bytes(b"not parquet")
+    md = time_section.experiment_section(load_experiment(exp), svg=False).markdown
+    assert "summary not read: <code>profile-A1/1/traces.parquet" in md
+    assert "<th>baseline</th>" in md.replace(' style="text-align: right;"', "")
