@@ -16,6 +16,7 @@ the failure from its OOM snapshot.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -197,8 +198,13 @@ BARS_DATA = pd.DataFrame({"arm": ["a"], "bar": ["a · rank 0 · step 1"], "part"
 DIFF_DATA = pd.DataFrame({"part": ["GEMM"], "ms": [0.0], "sign": ["faster"]})
 
 
+# charts' template store keys a template by charts.py's text and the arguments: this file's own
+# digest goes into the arguments so an edit here is not served a stale cached template.
+_SOURCE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
 @charts._template
-def _bars_template(bars: tuple[str, ...], parts: tuple[str, ...], xtitle: str) -> dict:
+def _bars_template(source: str, bars: tuple[str, ...], parts: tuple[str, ...], xtitle: str) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     colors = [PART_COLORS[PART_ORDER.index(p)] for p in parts]
@@ -228,7 +234,7 @@ def _bars_template(bars: tuple[str, ...], parts: tuple[str, ...], xtitle: str) -
 
 
 @charts._template
-def _diff_template(parts: tuple[str, ...], title: str) -> dict:
+def _diff_template(source: str, parts: tuple[str, ...], title: str) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     chart = (
@@ -264,7 +270,7 @@ def bars_chart(arms: list[ArmTime]) -> dict | None:
     bars = tuple(dict.fromkeys(frame["bar"]))
     view = "gpu" if any(a.view == "gpu" for a in arms) else "cpu"
     xtitle = "ms (kernels, copies, idle)" if view == "gpu" else "ms (CPU operator self time)"
-    return charts._finish(_bars_template(bars, parts, xtitle), {"main": charts._csv(frame)})
+    return charts._finish(_bars_template(_SOURCE, bars, parts, xtitle), {"main": charts._csv(frame)})
 
 
 def _table_keys(means: list[dict[str, float]]) -> list[str]:
@@ -295,7 +301,7 @@ def diff_chart(base: ArmTime, cand: ArmTime) -> dict | None:
         }
     )
     title = f"{cand.arm} minus {base.arm}, ms per step"
-    return charts._finish(_diff_template(tuple(frame["part"]), title), {"main": charts._csv(frame)})
+    return charts._finish(_diff_template(_SOURCE, tuple(frame["part"]), title), {"main": charts._csv(frame)})
 
 
 def _ms(x: float) -> str:
