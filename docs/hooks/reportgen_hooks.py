@@ -7,6 +7,8 @@
   page's final HTML here, and the sidecar files are not published.
 - A page with charts preloads the Vega bundle (a `<link rel="preload">` in its head); other
   pages never name it (assets/charts.js loads it only where a chart is).
+- Provenance pages are left out of the search index (their dumps would dominate it), and the
+  index is fetched when the reader reaches for search, not with every page (LAZY_SEARCH).
 - Material's version selector (`extra.version`) is kept only when mike builds the site (mike sets
   MIKE_DOCS_VERSION): a plain build has no versions.json worth listing, and an entry there
   would link to a version folder that does not exist.
@@ -16,6 +18,7 @@
 
 import json
 import os
+import re
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
@@ -50,7 +53,44 @@ def on_files(files, config):
     return files
 
 
+# Material's search fetches the whole site's search index (70-80 KB gzipped here, growing with each
+# experiment) on every page load. This script, put before Material's bundle on every page, holds
+# that one request back until the reader reaches for search (focus in the search box, or a key
+# that opens it), so a page costs what it shows. Material requests the index with XMLHttpRequest.
+LAZY_SEARCH = """<script>(function () {
+  var go, ready = false, wanted = new Promise(function (r) { go = function () { ready = true; r(); }; });
+  var open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.open = function (method, url) {
+    this.__rgIndex = /\\/search\\/search_index\\.json$/.test(String(url));
+    return open.apply(this, arguments);
+  };
+  XMLHttpRequest.prototype.send = function () {
+    var xhr = this, args = arguments;
+    if (xhr.__rgIndex && !ready) { wanted.then(function () { send.apply(xhr, args); }); return; }
+    return send.apply(xhr, args);
+  };
+  document.addEventListener("focusin", function (e) {
+    if (e.target.closest && e.target.closest(".md-search")) go();
+  }, true);
+  document.addEventListener("keydown", function (e) {
+    if (["/", "s", "S", "f", "F"].indexOf(e.key) >= 0) go();
+  }, true);
+})();</script>
+"""
+_BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
+
+
+def on_page_markdown(markdown, page, config, files):
+    # A provenance page (package lists, nvidia-smi -q, hashes) is not searched: it was a quarter of
+    # the search index that every page downloads, and one more per experiment.
+    parts = page.file.src_uri.split("/")
+    if len(parts) == 4 and parts[0] == "reports" and parts[2] == "provenance" and parts[3] == "index.md":
+        page.meta.setdefault("search", {})["exclude"] = True
+    return markdown
+
+
 def on_post_page(output, page, config):
+    output = _BUNDLE.sub(lambda m: LAZY_SEARCH + m.group(0), output, count=1)
     src = page.file.abs_src_path
     if not src or not src.endswith(".md"):
         return output

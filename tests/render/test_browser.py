@@ -245,3 +245,27 @@ def test_no_version_selector_without_mike(browser, served):
     assert page.locator(".md-version").count() == 0
     assert missing == [] and watch.errors == []
     page.close()
+
+
+def test_search_index_loads_when_the_reader_searches(browser, served):
+    """No page downloads the site's search index until the reader reaches for search (the hook's
+    LAZY_SEARCH); then search works, and a report is found under a title that names its kind."""
+    for width in (1300, 390):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        watch = Watch(page, served.url)
+        requested: list[str] = []
+        page.on("request", lambda r, requested=requested: requested.append(r.url))
+        page.goto(f"{served.url}/site/")
+        page.wait_for_load_state("networkidle")
+        assert not [u for u in requested if "search_index" in u]
+        if width < 600:
+            page.click("label[for=__search]")  # the phone's search icon
+        else:
+            page.click(".md-search__input")
+        page.keyboard.type("grpo-offload")
+        page.wait_for_selector(".md-search-result__item", timeout=10_000)
+        assert [u for u in requested if u.endswith("search/search_index.json")]
+        titles = page.eval_on_selector_all(".md-search-result__item h1", "els => els.map(e => e.textContent.trim())")
+        assert any(t.startswith(("GPU run:", "GPU showcase:", "CPU demo:")) for t in titles), titles
+        assert watch.errors == [] and watch.remote == []
+        page.close()
