@@ -1,8 +1,9 @@
 // Draws every chart of a report page with the vendored Vega bundle (no network).
 // Each chart's Vega-Lite spec sits in the data-spec attribute of a div.rg-vega. Material's
 // document$ fires on first load and after every instant navigation, so charts survive both.
-// The Vega bundle (about 300 KB gzipped) is loaded only when a page has a chart: this file is on
-// every page, the bundle is fetched from beside it the first time a chart needs drawing.
+// The Vega bundle (about 300 KB gzipped) is loaded only when a page has a chart: a chart page
+// names it in an async script in its head (docs/hooks/reportgen_hooks.py); after an instant
+// navigation from a page without charts, this file fetches it from beside itself.
 (function () {
   var self = document.currentScript && document.currentScript.src;
   var bundleUrl = self ? new URL("vendor/vega-bundle.js", self).href : null;
@@ -10,6 +11,13 @@
 
   function loadVega() {
     if (typeof vegaEmbed === "function") return Promise.resolve();
+    var early = document.getElementById("rg-vega-bundle"); // a chart page's own async script
+    if (!loading && early) {
+      loading = new Promise(function (resolve, reject) {
+        early.addEventListener("load", resolve);
+        early.addEventListener("error", function () { loading = null; reject(new Error("could not load " + early.src)); });
+      });
+    }
     if (!loading) {
       loading = new Promise(function (resolve, reject) {
         var s = document.createElement("script");

@@ -5,8 +5,8 @@
 - Chart specs travel next to each report page as "<page>.charts.json" (written by
   reportgen.render.site.write_page) so MkDocs never parses them: they are put back into the
   page's final HTML here, and the sidecar files are not published.
-- A page with charts preloads the Vega bundle (a `<link rel="preload">` in its head); other
-  pages never name it (assets/charts.js loads it only where a chart is).
+- A page with charts loads the Vega bundle from its head (an async script); other pages never
+  name it (assets/charts.js loads it only where a chart is).
 - Provenance pages are left out of the search index (their dumps would dominate it), and the
   index is fetched when the reader reaches for search, not with every page (LAZY_SEARCH).
 - Material's version selector (`extra.version`) is kept only when mike builds the site (mike sets
@@ -97,10 +97,11 @@ def on_post_page(output, page, config):
     sidecar = Path(src[: -len(".md")] + SPEC_SIDECAR)
     if not sidecar.is_file():
         return output
-    # A page with charts starts fetching the Vega bundle with the page (assets/charts.js asks for
-    # the same URL once the page is parsed); a page without charts never names it.
+    # A page with charts fetches and runs the Vega bundle while the rest of the page is parsed (an
+    # async script in its head; assets/charts.js waits for it, or loads it itself after an instant
+    # navigation from a page without charts); a page without charts never names it.
     bundle = get_relative_url(VEGA_ASSET, page.url)
-    output = output.replace("</head>", f'<link rel="preload" href="{bundle}" as="script">\n</head>', 1)
+    output = output.replace("</head>", f'<script async id="rg-vega-bundle" src="{bundle}"></script>\n</head>', 1)
     return join_specs(output, json.loads(sidecar.read_text(encoding="utf-8")))
 
 
