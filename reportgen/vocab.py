@@ -83,6 +83,9 @@ FAILURE_DISPLAY_ORDER = (OOM, NAN, FATAL, TRACEBACK, TIMEOUT, ABNORMAL_EXIT, INT
 
 Direction = Literal["higher", "lower"]
 
+PERF_PREFIX = "perf/"  # per-step performance keys; "<name>_time" ones are timers of a phase
+MULTI_TURN_PREFIX = "multi_turn/"  # logged by multi-turn rollouts only
+
 # perf/*: logged once per rollout step; timers are wall-clock seconds.
 STEP_RESP_TOKEN_PER_S = "perf/step_resp_token_per_s"
 STEP_TOKEN_PER_S = "perf/step_token_per_s"
@@ -91,6 +94,8 @@ TRAIN_TIME = "perf/train_time"
 TRAIN_WAIT_TIME = "perf/train_wait_time"
 ACTOR_TRAIN_TIME = "perf/actor_train_time"
 ROLLOUT_TIME = "perf/rollout_time"
+ACTOR_TRAIN_TOKENS = "perf/actor_train_tokens"
+INIT_ACTOR_TIME = "perf/init_actor_time"  # logged once, at start-up (step 0)
 LOG_PROBS_TIME = "perf/log_probs_time"  # the policy's log-prob pass (inside train time)
 REF_LOG_PROBS_TIME = "perf/ref_log_probs_time"  # the reference model's, when there is one
 OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor train time); the workload logs it
@@ -98,6 +103,8 @@ OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor trai
 NUM_SAMPLES = "rollout/num_samples"
 RESPONSE_LENGTHS = "rollout/response_lengths"
 RESPONSE_LEN_MEAN = "rollout/response_len/mean"
+TOTAL_LENGTHS = "rollout/total_lengths"
+NUM_TURN_MAX = "rollout/num_turn/max"
 RAW_REWARD = "rollout/raw_reward"
 REWARDS = "rollout/rewards"
 # train/*: per optimizer step.
@@ -155,9 +162,13 @@ METRICS: dict[str, Metric] = {
             ACTOR_TRAIN_TIME, "actor train time", "s", "lower", "forward + backward + optimizer of all micro-batches"
         ),
         Metric(ROLLOUT_TIME, "rollout time", "s", "lower", "generation of the step's samples (rollout manager)"),
+        Metric(ACTOR_TRAIN_TOKENS, "actor train tokens", "tok", None, "total tokens (prompt + response) trained on"),
+        Metric(INIT_ACTOR_TIME, "actor init time", "s", None, "building the actor, once at start-up"),
         Metric(NUM_SAMPLES, "samples", "", None, "samples trained on in the step (not printed by Relax itself)"),
         Metric(RESPONSE_LENGTHS, "response length", "tok", None, "mean response length of the step's samples"),
         Metric(RESPONSE_LEN_MEAN, "response length", "tok", None, "mean response length (rollout manager)"),
+        Metric(TOTAL_LENGTHS, "total length", "tok", None, "mean prompt + response length of the step's samples"),
+        Metric(NUM_TURN_MAX, "turns (max)", "", None, "most turns of a sample (multi-turn rollouts)"),
         Metric(RAW_REWARD, "reward", "", None, "mean reward before normalisation"),
         Metric(REWARDS, "reward (normalised)", "", None, "mean reward after normalisation"),
         Metric(LOSS, "loss", "", None, "training loss"),

@@ -18,11 +18,14 @@ import pandas as pd
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.ingest.status import is_handled
 from reportgen.vocab import (
+    ACTOR_TRAIN_TOKENS,
     FAILURE_KINDS,
     GRAD_NORM,
     KL_LOSS,
     LOSS,
+    MULTI_TURN_PREFIX,
     NUM_SAMPLES,
+    NUM_TURN_MAX,
     PG_CLIPFRAC,
     PPO_KL,
     PROFILER_FLAGS,
@@ -30,6 +33,7 @@ from reportgen.vocab import (
     RESPONSE_LENGTHS,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
+    TOTAL_LENGTHS,
 )
 
 PASS, FAIL, NA = "pass", "fail", "not_applicable"
@@ -47,10 +51,6 @@ SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floa
 # What Relax prints that gives a step's sample count (tests/ingest/relax_sources.md): the actor's
 # perf line sums every sample's total length (`perf/actor_train_tokens`), the rollout line has
 # their mean (`rollout/total_lengths`); their ratio is the count.
-ACTOR_TRAIN_TOKENS = "perf/actor_train_tokens"
-TOTAL_LENGTHS = "rollout/total_lengths"
-MULTI_TURN_PREFIX = "multi_turn/"
-NUM_TURN_MAX = "rollout/num_turn/max"
 # Recipes whose loss masks leave out part of each response (the response-token rate then counts fewer
 # tokens than the response lengths): multi-turn logging and partial-rollout masking.
 MASKING_FLAGS = ("--log-multi-turn", "--mask-offpolicy-in-partial-rollout")

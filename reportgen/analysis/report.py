@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from reportgen import __version__
+from reportgen import __version__, vocab
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
 from reportgen.analysis import next_step, same_work
@@ -259,7 +259,7 @@ def _repeats(spec: Spec, b_runs: Sequence[RunData], c_runs: Sequence[RunData], w
 
 
 PHASE_SUFFIX = "_time"
-NOT_PER_STEP = ("perf/init_actor_time",)  # logged once, at start-up
+NOT_PER_STEP = (vocab.INIT_ACTOR_TIME,)  # logged once, at start-up
 
 
 def _label(key: str) -> tuple[str, str, doc.Direction | None]:
@@ -302,7 +302,9 @@ def phase_keys(runs: Sequence[RunData]) -> list[str]:
     if not runs:
         return []
     common = set.intersection(*(set(map(str, r.steps.columns)) for r in runs))
-    keys = sorted(k for k in common if k.startswith("perf/") and k.endswith(PHASE_SUFFIX) and k not in NOT_PER_STEP)
+    keys = sorted(
+        k for k in common if k.startswith(vocab.PERF_PREFIX) and k.endswith(PHASE_SUFFIX) and k not in NOT_PER_STEP
+    )
     first = [k for k in (STEP_TIME, ACTOR_TRAIN_TIME) if k in keys]
     return first + [k for k in keys if k not in first]
 

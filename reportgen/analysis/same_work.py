@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from reportgen import vocab
 from reportgen.analysis.inputs import RunData
 from reportgen.vocab import RESPONSE_LEN_MEAN, RESPONSE_LENGTHS, STEP_RESP_TOKEN_PER_S, STEP_TIME, STEP_TOKEN_PER_S
 
@@ -56,7 +57,7 @@ def with_derived(run: RunData) -> RunData:
 
 def applies_to(metric: str) -> bool:
     """Throughput and step timers depend on how much was generated; quality metrics do not."""
-    return metric.startswith("perf/")
+    return metric.startswith(vocab.PERF_PREFIX)
 
 
 def _window_mean(runs: Sequence[RunData], key: str, start: int, end: int) -> float | None:
