@@ -114,36 +114,21 @@ def _skip_single(text: str, i: int) -> int:
 
 def _skip_ansi(text: str, i: int) -> int:
     """i is just past $'; backslash escapes apply."""
-    return _skip_escaped(text, i, "'", "unterminated $'...' quote")
+    return _skip_quoted(text, i, "'", "unterminated $'...' quote")
 
 
 def _skip_double(text: str, i: int) -> int:
     """i is just past an opening "; return the index past the closing "."""
-    n = len(text)
-    start = i - 1
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-        elif c == '"':
-            return i + 1
-        elif c == "$" and text.startswith("$(", i):
-            i = _skip_paren(text, i + 2)
-        elif c == "$" and text.startswith("${", i):
-            i = _skip_brace(text, i + 2)
-        elif c == "`":
-            i = _skip_backtick(text, i + 1)
-        else:
-            i += 1
-    raise _fail(text, start, 'unterminated " quote')
+    return _skip_quoted(text, i, '"', 'unterminated " quote', expansions=True)
 
 
 def _skip_backtick(text: str, i: int) -> int:
-    return _skip_escaped(text, i, "`", "unterminated ` substitution")
+    return _skip_quoted(text, i, "`", "unterminated ` substitution")
 
 
-def _skip_escaped(text: str, i: int, closer: str, unterminated: str) -> int:
-    """i is just past an opening quote whose body only escapes with a backslash; past the `closer`."""
+def _skip_quoted(text: str, i: int, closer: str, unterminated: str, *, expansions: bool = False) -> int:
+    """i is just past an opening quote; return the index past its `closer`. A backslash escapes the
+    next character; with `expansions` (double quotes), $(...), ${...} and `...` inside are skipped whole."""
     n = len(text)
     start = i - 1
     while i < n:
@@ -152,6 +137,12 @@ def _skip_escaped(text: str, i: int, closer: str, unterminated: str) -> int:
             i += 2
         elif c == closer:
             return i + 1
+        elif expansions and c == "$" and text.startswith("$(", i):
+            i = _skip_paren(text, i + 2)
+        elif expansions and c == "$" and text.startswith("${", i):
+            i = _skip_brace(text, i + 2)
+        elif expansions and c == "`":
+            i = _skip_backtick(text, i + 1)
         else:
             i += 1
     raise _fail(text, start, unterminated)
