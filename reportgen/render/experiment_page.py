@@ -247,10 +247,12 @@ def same_work_body(c: Comparison) -> list[str]:
     if rows:
         head = ["window", "response length (tokens)", "change", "tokens per step", "change", "within"]
         md.append(table(head, rows, html=False) + "\n")
-    if sw.work_independent:
-        md.append("Figures that do not depend on how much was generated:\n")
+    shown = {m.metric for m in c.secondary}  # step time and its phases have their own table
+    extra = [m for m in sw.work_independent if m.metric not in shown]
+    if extra:
+        md.append("Figures that do not depend on how much was generated (step time and each phase per step too):\n")
         head = ["metric", "baseline", safe.text(c.candidate), "change"]
-        md.append(table(head, metric_change_rows(sw.work_independent), html=False) + "\n")
+        md.append(table(head, metric_change_rows(extra), html=False) + "\n")
     return md
 
 
