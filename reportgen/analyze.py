@@ -20,6 +20,7 @@ from reportgen import vocab
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.artifacts import list_artifacts
+from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
 from reportgen.spec import Spec
@@ -144,7 +145,8 @@ def analyze_experiment(exp_dir: Path) -> Path:
     spec, text = _spec(exp_dir)
     runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
     doc = build(spec, runs, _context(exp_dir, text, runs))
-    return atomic.write_json(exp_dir / layout.ANALYSIS, doc.to_json())
+    # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
+    return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
 
 
 def is_stale(exp_dir: Path) -> bool:

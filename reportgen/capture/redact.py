@@ -13,7 +13,7 @@ Two layers, both applied before a byte reaches runs/:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -134,3 +134,161 @@ def redact_obj(obj: Any, secrets: Iterable[str]) -> Any:
 def _redact_urls(text: str) -> str:
     text = _URL_PASSWORD.sub(lambda m: m.group("head") + REDACTED, text)
     return _URL_TOKEN_USER.sub(lambda m: m.group("head") + REDACTED, text)
+
+
+# -- credentials passed as flag values -----------------------------------------------------------
+#
+# A recipe may pass a credential as a flag value (Relax's `--wandb-key`, relax/utils/arguments.py;
+# any `--*-token`, `--*-secret`, `--*-password`). Such values are replaced wherever argv or recipe
+# text is rendered or stored for publishing: the effective argv ingest records, the diffs and
+# commands of analysis.json and the site, the dry run. The run's own recipe copy is left alone, so
+# it stays runnable.
+
+# Words of a flag name that mark its value as a credential.
+SECRET_FLAG_WORDS = frozenset({"secret", "password", "passwd", "passphrase", "credential", "credentials", "apikey"})
+# The last word of a flag name that marks a credential (`--wandb-key`, `--hf-token`); "tokens" and
+# "keys" (counts, column lists) do not.
+SECRET_FLAG_LAST = frozenset({"key", "token"})
+# Relax flags ending in `-key` that name a data column, not a credential (relax/utils/arguments.py at
+# 039ce87): kept readable.
+NOT_SECRET_FLAGS = frozenset(
+    {
+        "--input-key",
+        "--label-key",
+        "--metadata-key",
+        "--reward-key",
+        "--tool-key",
+        "--eval-input-key",
+        "--eval-label-key",
+        "--eval-reward-key",
+        "--eval-tool-key",
+        "--opd-teacher-key",
+        "--opd-teacher-prompt-key",
+        "--opd-teacher-image-key",
+        "--opd-teacher-video-key",
+        "--opd-teacher-audio-key",
+    }
+)
+
+_FLAG_WORD = re.compile(r"[-_]+")
+# `--flag value`, `--flag=value`, `--flag "a b"`, `--flag 'a b'` in command or recipe text; the value
+# may not start with `-` (the next flag) or `$` (a variable: a reference, not the secret).
+_FLAG_VALUE = re.compile(
+    r"(?P<flag>(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_-]*)(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|(?![-$])[^\s\"'\\]+)"
+)
+# `"--flag", "value"` in a TOML/JSON/Python list (a spec's recipe.argv, command.json).
+_FLAG_LIST = re.compile(
+    r"(?P<q>[\"'])(?P<flag>--[A-Za-z0-9][A-Za-z0-9_-]*)(?P=q)(?P<sep>\s*,\s*)(?P<q2>[\"'])(?P<value>[^\"'\n]*)(?P=q2)"
+)
+# A Megatron argument-dump line: `  wandb_key ........ value`.
+_DUMP_LINE = re.compile(r"(?m)^(?P<head>.*?\b(?P<name>[A-Za-z][A-Za-z0-9_]*) \.+ )(?P<value>\S.*)$")
+# `NAME=value` (a recipe's `export WANDB_API_KEY=...`, a dry run's env line).
+_ASSIGN = re.compile(r"(?<![\w-])(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"';|&]+)")
+
+
+def is_secret_flag(flag: str) -> bool:
+    """True when the value of `flag` (`--wandb-key`, `wandb_key`) may be a credential."""
+    name = "--" + flag.lstrip("-").replace("_", "-")
+    if name.lower() in NOT_SECRET_FLAGS:
+        return False
+    words = [w for w in _FLAG_WORD.split(name.lower()) if w]
+    if not words:
+        return False
+    return words[-1] in SECRET_FLAG_LAST or any(w in SECRET_FLAG_WORDS for w in words) or words[-1].endswith("apikey")
+
+
+def _keep_quotes(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[0] + REDACTED + value[0]
+    return REDACTED
+
+
+def redact_command_text(text: str) -> str:
+    """Credential flag values (and credential-named assignments) replaced in command, recipe, diff,
+    trace or argument-dump text; everything else byte for byte."""
+    if not text:
+        return text
+    if "--" in text:
+
+        def flag(m: re.Match[str]) -> str:
+            if not is_secret_flag(m.group("flag")) or m.group("value") in (REDACTED, f'"{REDACTED}"', f"'{REDACTED}'"):
+                return m.group(0)
+            return m.group("flag") + m.group("sep") + _keep_quotes(m.group("value"))
+
+        text = _FLAG_VALUE.sub(flag, text)
+
+        def listed(m: re.Match[str]) -> str:
+            if not is_secret_flag(m.group("flag")):
+                return m.group(0)
+            q, q2 = m.group("q"), m.group("q2")
+            return f"{q}{m.group('flag')}{q}{m.group('sep')}{q2}{REDACTED}{q2}"
+
+        text = _FLAG_LIST.sub(listed, text)
+    if " ." in text:
+
+        def dump(m: re.Match[str]) -> str:
+            if not is_secret_flag(m.group("name")) or m.group("value").strip() in ("None", REDACTED):
+                return m.group(0)
+            return m.group("head") + REDACTED
+
+        text = _DUMP_LINE.sub(dump, text)
+    if "=" in text:
+
+        def assign(m: re.Match[str]) -> str:
+            if not is_secret_name(m.group("name")) or m.group("value").startswith("$"):
+                return m.group(0)
+            return f"{m.group('name')}={_keep_quotes(m.group('value'))}"
+
+        text = _ASSIGN.sub(assign, text)
+    return text
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """An argv list with the value after each credential flag (and `--flag=value` forms) replaced."""
+    out: list[str] = []
+    hide_next = False
+    for tok in argv:
+        tok = str(tok)
+        if hide_next and not tok.startswith("--"):
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        hide_next = False
+        if tok.startswith("--") and "=" in tok and is_secret_flag(tok.split("=", 1)[0]):
+            out.append(tok.split("=", 1)[0] + "=" + REDACTED)
+        elif tok.startswith("--") and is_secret_flag(tok):
+            out.append(tok)
+            hide_next = True
+        else:
+            out.append(redact_command_text(tok))
+    return out
+
+
+def redact_argv_mapping(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """An effective-argv mapping (`{"--wandb-key": "sk-..."}`) with credential flags' values replaced
+    (a switch, `true`, and a null value stay as they are: there is nothing to hide)."""
+    out: dict[str, Any] = {}
+    for flag, value in mapping.items():
+        if is_secret_flag(flag) and value is not None and not isinstance(value, bool):
+            out[flag] = [REDACTED] * len(value) if isinstance(value, (list, tuple)) else REDACTED
+        else:
+            out[flag] = value
+    return out
+
+
+def redact_published(obj: Any) -> Any:
+    """A JSON-like structure as it may be published: mapping values under credential-flag keys,
+    argv-like lists and every string (`redact_command_text`) redacted; keys and structure kept."""
+    if isinstance(obj, str):
+        return redact_command_text(obj)
+    if isinstance(obj, Mapping):
+        return {
+            k: (redact_argv_mapping({k: v})[k] if isinstance(k, str) and k.startswith("--") else redact_published(v))
+            for k, v in obj.items()
+        }
+    if isinstance(obj, (list, tuple)):
+        if obj and all(isinstance(x, str) for x in obj) and any(x.startswith("--") for x in obj):
+            return redact_argv(obj)
+        return [redact_published(v) for v in obj]
+    return obj

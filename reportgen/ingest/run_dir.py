@@ -15,6 +15,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from reportgen.capture.redact import redact_argv_mapping
 from reportgen.ingest import argv as argv_mod
 from reportgen.ingest.console import ConsoleParser, iter_chunks
 from reportgen.ingest.events import CONTEXT, Event, EventScanner, lines_with
@@ -317,7 +318,8 @@ def ingest_run(
     return {
         "status": decided.status,
         "status_reason": decided.reason,
-        "effective_argv": mapping,
+        # A credential passed as a flag value (`--wandb-key`) is not kept: the manifest is published.
+        "effective_argv": redact_argv_mapping(mapping),
         "argv_source": source,
         "invariants": argv_mod.check_invariants(mapping, list(invariants), expected),
         "ingest": ingest,

@@ -474,12 +474,16 @@ def flag_occurrences(text: str) -> list[Occurrence]:
     ]
 
 
+REDIRECTIONS = frozenset({">", ">>", "<", ">&", "<&", ">|", "<>", "&>", "&>>", "<<<"})
+
+
 def effective_command(text: str) -> list[str]:
     """The script's workload command as written, with whole-array splices expanded.
 
     The last simple command that carries flags or array splices (a recipe's launch line); each
     `${NAME[@]}` is replaced by the words of array NAME. Variables are not expanded: this is
-    a static view for `--dry-run`; the runtime view is the `set -x` trace.
+    a static view for `--dry-run`; the runtime view is the `set -x` trace. Redirections
+    (`> out.log 2>&1`) are not arguments and are left out.
     """
     found = scan(text)
     arrays: dict[str, list[str]] = {}
@@ -488,6 +492,7 @@ def effective_command(text: str) -> list[str]:
     in_array = {a.open_start for a in found.arrays}
     commands: list[list[str]] = [[]]
     depth = 0  # inside an array assignment's parentheses
+    target = False  # the next word is a redirection's target (`> out.log`, `2>&1`): not an argument
     for tok in found.tokens:
         if tok.kind == "op" and tok.text == "(" and tok.start in in_array:
             depth += 1
@@ -495,7 +500,12 @@ def effective_command(text: str) -> list[str]:
             depth -= 1
         elif depth:
             continue
+        elif tok.kind == "op" and (tok.text in REDIRECTIONS or tok.text.isdigit()):
+            target = tok.text in REDIRECTIONS  # an io number (the 2 of 2>&1) precedes its operator
         elif tok.kind == "word":
+            if target:
+                target = False
+                continue
             commands[-1].append(tok.text)
         elif tok.kind in ("newline", "heredoc") or (
             tok.kind == "op" and tok.text in (";", "&&", "||", "|", "&", "(", ")")

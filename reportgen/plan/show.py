@@ -1,7 +1,8 @@
 """Plain-text view of a plan for `reportgen run --dry-run` (plan stage; nothing runs).
 
 Lists each arm with its launch command, its effective workload command (static: arrays
-expanded, variables as written) and its diff, then the order of runs.
+expanded, variables as written, redirections left out) and its diff, then the order of runs.
+Credential flag values are redacted (reportgen.capture.redact).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from reportgen.capture.redact import redact_command_text
 from reportgen.plan.arms import Plan, order_runs
 from reportgen.plan.bash import effective_command
 
@@ -45,4 +47,6 @@ def describe_plan(plan: Plan, *, runs_root: Path, repeats: int, order: str) -> s
         out.append("")
     out.append("run order:")
     out.extend(f"  {i}. {arm_id}/{rep}" for i, (arm_id, rep) in enumerate(runs, 1))
-    return "\n".join(out) + "\n"
+    # A dry run is pasted into issues and PRs: credential flag values (`--wandb-key sk-...`) and
+    # credential-named env values are replaced; the patched recipe copies the runs use are not.
+    return redact_command_text("\n".join(out) + "\n")

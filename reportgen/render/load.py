@@ -21,6 +21,7 @@ import pandas as pd
 from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Arm, Comparison, parse
 from reportgen.capture.gpu import COLUMNS as GPU_FILE_COLUMNS
+from reportgen.capture.redact import redact_command_text, redact_published
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
@@ -192,14 +193,23 @@ def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) ->
     if not analysis_path.is_file():
         raise UserError(f"{analysis_path}: missing; run `reportgen analyze {exp_dir.name}` (or `reportgen run`) first")
     data = _read_json_or(analysis_path, {})
-    return parse(deep(data) if deep else data, str(analysis_path), exp_dir.name)
+    # Credentials passed as flag values never reach a page (reportgen.capture.redact).
+    return parse(redact_published(deep(data) if deep else data), str(analysis_path), exp_dir.name)
 
 
 def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None) -> ExperimentData:
     """Everything the pages of one experiment need; `shorten` maps strings (default: identity)."""
     exp_dir = Path(exp_dir)
-    deep = getattr(shorten, "deep", None) or (lambda x: x)
-    one = shorten or (lambda x: x)
+    shorten_deep = getattr(shorten, "deep", None) or (lambda x: x)
+    shorten_one = shorten or (lambda x: x)
+
+    # Every string read from runs/ also loses credential flag values (reportgen.capture.redact).
+    def deep(x: Any) -> Any:
+        return redact_published(shorten_deep(x))
+
+    def one(s: str) -> str:
+        return redact_command_text(shorten_one(s))
+
     analysis = load_analysis(exp_dir, deep=deep)
     runs = tuple(load_run(exp_dir, arm, rep, p, deep) for arm, rep, p in layout.iter_runs(exp_dir))
     spec = exp_dir / layout.EXPERIMENT_SPEC
