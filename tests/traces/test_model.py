@@ -33,3 +33,16 @@ def test_other_versions_and_kinds_are_refused(tmp_path):
     pq.write_table(pa.table({"a": [1]}), path)
     with pytest.raises(model.SummaryFormatError, match="not a reportgen traces summary"):
         model.read(path)
+
+
+def test_format_page_lists_every_column_and_kind():
+    """docs/formats/traces.md and the model agree (the page is the format's reference)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "traces.md").read_text()
+    columns = re.findall(r"^\| `(\w+)` \| (?:string|int32|int64|float64) \|", page, flags=re.M)
+    assert columns == [f.name for f in model.SCHEMA]
+    kinds = re.findall(r"^\| `(\w+)` \|", page, flags=re.M)
+    assert [k for k in kinds if k in model.KINDS] == list(model.KINDS)
+    assert f"(schema {model.SCHEMA_VERSION})" in page
