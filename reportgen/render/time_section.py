@@ -266,6 +266,8 @@ def bars_chart(arms: list[ArmTime]) -> dict | None:
     )
     if frame is None or float(frame["ms"].sum()) == 0.0:
         return None
+    totals = frame.groupby("part")["ms"].sum()
+    frame = frame[frame["part"].map(totals) > 0]  # a part no step has (communication on one GPU) is no legend entry
     parts = tuple(p for p in PART_ORDER if p in set(frame["part"]))
     bars = tuple(dict.fromkeys(frame["bar"]))
     view = "gpu" if any(a.view == "gpu" for a in arms) else "cpu"
@@ -484,6 +486,21 @@ def _no_profile(arm: str) -> str:
 
 
 def _view_note(arms: list[ArmTime]) -> str:
+    steps = ", ".join(f"{a.arm} {_steps(a)}" for a in arms)
+    caveat = (
+        f" Profiled steps ({steps}) are few and carry no interval: the measured runs say whether a change is "
+        "real, this section says where the time goes."
+    )
+    return _view_text(arms).rstrip("\n") + caveat + "\n"
+
+
+def _steps(at: ArmTime) -> str:
+    walls = [r for r in _train_rows(at) if r.kind == "wall"]
+    n, ranks = len({r.step for r in walls}), len({r.rank for r in walls})
+    return f"{n} step{'s' if n != 1 else ''}" + (f" × {ranks} ranks" if ranks > 1 else "")
+
+
+def _view_text(arms: list[ArmTime]) -> str:
     if any(a.view == "gpu" for a in arms):
         return (
             "GPU view: kernel time by category, copies by direction and the time the GPU ran nothing (idle), "
