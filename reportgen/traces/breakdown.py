@@ -278,7 +278,8 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
         for k, n, o in zip(gkind.tolist(), gname.tolist(), opt.tolist(), strict=True):
             c = by_kind[k][n]
             category.append(cats.OPTIMIZER if o and k != 1 and c != cats.COMMUNICATION else c)
-        account(step, gname, gdur, category, np.frombuffer(g.gpu_bytes, dtype=np.int64))
+        nbytes = np.where(gkind == 1, np.frombuffer(g.gpu_bytes, dtype=np.int64), 0)  # copies only, not memsets
+        account(step, gname, gdur, category, nbytes)
         busy_s, busy_e = _union(gts, gts + gdur)
     else:
         selft = _self_times(g)

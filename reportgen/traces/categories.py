@@ -28,7 +28,7 @@ STEP_SPAN_PREFIX = "ProfilerStep#"
 _KERNEL_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (COMMUNICATION, ("nccl", "allreduce", "all_reduce", "allgather", "all_gather", "reducescatter", "reduce_scatter")),
     (ATTENTION, ("flash", "fmha", "attention", "attn", "sdpa", "scaled_dot_product", "mha")),
-    (OPTIMIZER, ("adam", "multi_tensor_apply", "optimizer", "sgd_")),
+    (OPTIMIZER, ("adam", "adagrad", "multi_tensor_apply", "optimizer", "sgd_")),
     (GEMM, ("gemm", "cutlass", "cublas", "nvjet", "xmma", "matmul", "wgmma", "splitk")),
     (
         ELEMENTWISE,
@@ -63,7 +63,8 @@ _DATA_MOVEMENT = (
 
 
 def _match(name: str, rules: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
-    low = name.lower()
+    # fbgemm_gpu (embedding tables, permutes) is a library name, not a matrix product
+    low = name.lower().replace("fbgemm", "fb-lib")
     for category, needles in rules:
         if any(n in low for n in needles):
             return category

@@ -100,3 +100,25 @@ def test_event_fields_as_kineto_writes_them(tmp_path):
                      "ts": 5, "args": {"Total Reserved": 0, "Bytes": 64, "Device Type": 0}})  # fmt: skip
     rows = summarize_trace(b.write(tmp_path / "f.json.gz"), source="train", file="f", rank=0)
     assert _pick(rows, 1, "memcpy", "D2D").bytes == 4096
+
+
+@pytest.mark.parametrize(
+    ("name", "category"),
+    [
+        ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "GEMM"),
+        ("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "GEMM"),
+        ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_32x3_nn_align4>(Params)", "GEMM"),
+        ("void fbgemm_gpu::permute_2D_data_kernel<false, int, int>(int, int const*)", "other"),
+        ("void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel", "optimizer"),
+        ("void flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>>", "attention"),
+        ("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "communication"),
+        ("void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>>", "optimizer"),
+        ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>", "elementwise/norm"),
+        ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", "elementwise/norm"),
+        ("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 1>", "other"),
+    ],
+)
+def test_kernel_categories(name, category):
+    from reportgen.traces.categories import kernel_category
+
+    assert kernel_category(name) == category
