@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
@@ -44,6 +44,9 @@ from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
 from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan
 from reportgen.store.runs import read_campaign
+
+if TYPE_CHECKING:  # ray is an optional extra: imported where a cluster is used
+    from ray.job_submission import JobSubmissionClient
 
 LABEL_NODE_ID = "ray.io/node-id"
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -73,7 +76,7 @@ def resolve_address(plan: Plan, address: str | None) -> str:
     return normalise_address(chosen)
 
 
-def _client(address: str) -> Any:
+def _client(address: str) -> JobSubmissionClient:
     import logging
 
     from ray.job_submission import JobSubmissionClient
@@ -273,7 +276,13 @@ class RayExecutor:
     captures_on_node = True
 
     def __init__(
-        self, plan: Plan, *, address: str, node: Node, fingerprint: dict[str, Any], client: Any = None
+        self,
+        plan: Plan,
+        *,
+        address: str,
+        node: Node,
+        fingerprint: dict[str, Any],
+        client: JobSubmissionClient | None = None,
     ) -> None:
         self.plan = plan
         self.address = address
@@ -289,14 +298,15 @@ class RayExecutor:
         """Stop a job (or, for a local run, a process group) left running by a runner that died."""
         if not identity or "job_id" not in identity:
             return stop_orphaned_group(identity)
+        job_id = str(identity["job_id"])
         client = self.client if identity.get("address") in (None, self.address) else _client(str(identity["address"]))
         try:
-            if str(client.get_job_status(identity["job_id"])) in TERMINAL:
+            if str(client.get_job_status(job_id)) in TERMINAL:
                 return False
-            client.stop_job(identity["job_id"])
+            client.stop_job(job_id)
         except Exception:
             return False  # the job is gone with its cluster: nothing left to stop
-        _wait_terminal(client, str(identity["job_id"]), 60.0)
+        _wait_terminal(client, job_id, 60.0)
         return True
 
 
@@ -323,7 +333,9 @@ class RayJob:
         self.capture: CaptureRequest = launch.capture
         self.run_dir = Path(launch.capture.run_dir)
         self.demux = LogDemux(launch.stdout_path, launch.stderr_path)
-        self.job_id: str | None = None
+        run = self.run_dir
+        name = executor.plan.spec.name
+        self.job_id = f"reportgen-{name}-{run.parent.name}-{run.name}-{uuid.uuid4().hex[:8]}"
         self._tail: threading.Thread | None = None
         self._exit: ExitInfo | None = None
         self._result: dict[str, Any] | None = None
@@ -356,7 +368,6 @@ class RayJob:
         env_vars = job_env(self.env, os.environ)
         env_vars[ray_node.JOB_ENV] = ray_node.encode_job(self._job())
         run = self.run_dir
-        self.job_id = f"reportgen-{spec.name}-{run.parent.name}-{run.name}-{uuid.uuid4().hex[:8]}"
         submit(
             self.client,
             entrypoint=f"{shlex.quote(spec.recipe.interpreter())} -m reportgen.execute.ray_node",
@@ -413,7 +424,7 @@ class RayJob:
             return self._exit
         with contextlib.suppress(Exception):
             self.client.stop_job(self.job_id)
-        _wait_terminal(self.client, str(self.job_id), grace_s + 30.0)
+        _wait_terminal(self.client, self.job_id, grace_s + 30.0)
         return self._finish(default=ExitInfo(exit_code=None, signal="SIGTERM"))
 
     def _mark_lost(self) -> None:
@@ -422,7 +433,7 @@ class RayJob:
 
     def _finish(self, *, wait_s: float = 0.0, default: ExitInfo | None = None) -> ExitInfo:
         if wait_s:
-            _wait_terminal(self.client, str(self.job_id), wait_s)
+            _wait_terminal(self.client, self.job_id, wait_s)
         if self._tail is not None:
             self._tail.join(timeout=15.0)
         try:  # whatever the tail missed (a dropped websocket) is still in the full log
@@ -470,7 +481,7 @@ class RayJob:
         return NodeCapture(prov, status)
 
 
-def submit(client: Any, **kwargs: Any) -> str:
+def submit(client: JobSubmissionClient, **kwargs: Any) -> str:
     """submit_job, retried while the cluster says its job agent is not ready yet (a node just joined)."""
     deadline = time.monotonic() + SUBMIT_RETRY_S
     while True:
@@ -482,7 +493,7 @@ def submit(client: Any, **kwargs: Any) -> str:
             time.sleep(1.0)
 
 
-def _wait_terminal(client: Any, job_id: str, timeout_s: float) -> str:
+def _wait_terminal(client: JobSubmissionClient, job_id: str, timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
     status = "UNKNOWN"
     while time.monotonic() < deadline:
@@ -499,7 +510,7 @@ def _wait_terminal(client: Any, job_id: str, timeout_s: float) -> str:
 # -- choosing a node, probing its fingerprint --------------------------------------------------
 
 
-def probe_fingerprint(client: Any, node: Node, python: str) -> dict[str, Any]:
+def probe_fingerprint(client: JobSubmissionClient, node: Node, python: str) -> dict[str, Any]:
     """Run the wrapper's `fingerprint` mode on `node`: the machine the campaign will pin."""
     job_id = f"reportgen-probe-{uuid.uuid4().hex[:12]}"
     submit(
