@@ -38,7 +38,8 @@
       spec.width = width;
       spec.autosize = { type: "fit-x", contains: "padding" };
     } else if (spec.spec && spec.facet && typeof spec.spec.width === "number") {
-      var label = spec.facet.row ? 110 : 60; // y axis and row header, beside the cells
+      var rowLabels = spec.facet.row && !(spec.facet.row.header && spec.facet.row.header.labels === false);
+      var label = rowLabels ? 110 : 60; // y axis (and row header), beside the cells
       if (spec.columns) {
         var cell = spec.spec.width + 60;
         var cols = Math.max(1, Math.min(spec.columns, Math.floor(width / Math.max(cell * 0.75, 1))));
@@ -48,6 +49,28 @@
         spec.spec.width = Math.max(160, width - label);
       }
     }
+    return spec;
+  }
+
+  // Material's dark scheme ("slate"): text, axes and grid in light greys on the page's background,
+  // instead of a white card. Read at drawing time; charts are redrawn when the reader switches.
+  function dark() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate";
+  }
+  var DARK = {
+    background: null,
+    title: { color: "#e8eaed", subtitleColor: "#bdc1c6" },
+    axis: { labelColor: "#bdc1c6", titleColor: "#e8eaed", gridColor: "#3c4043", domainColor: "#80868b", tickColor: "#80868b" },
+    legend: { labelColor: "#bdc1c6", titleColor: "#e8eaed" },
+    header: { labelColor: "#bdc1c6", titleColor: "#e8eaed" },
+  };
+  function themed(spec) {
+    if (!dark()) return spec;
+    var config = spec.config || {};
+    Object.keys(DARK).forEach(function (k) {
+      config[k] = DARK[k] && typeof DARK[k] === "object" ? Object.assign({}, config[k] || {}, DARK[k]) : DARK[k];
+    });
+    spec.config = config;
     return spec;
   }
 
@@ -62,9 +85,10 @@
     }
     // vega-embed keeps 38 px on the right for its "..." menu (.vega-embed.has-actions).
     var width = (el.clientWidth || el.parentElement.clientWidth || 720) - 40;
-    return vegaEmbed(el, fit(spec, width), {
+    return vegaEmbed(el, themed(fit(spec, width)), {
       renderer: "svg",
       actions: { export: true, source: false, compiled: false, editor: false },
+      tooltip: { theme: dark() ? "dark" : "light" },
     }).then(function () {
       el.setAttribute("data-drawn", "yes");
     }).catch(function (err) {
@@ -73,6 +97,21 @@
       console.error(err);
     });
   }
+
+  // The reader switched between light and dark: draw the charts again in the other scheme.
+  var scheme = null;
+  new MutationObserver(function () {
+    var now = document.body.getAttribute("data-md-color-scheme");
+    if (scheme === null) { scheme = now; return; }
+    if (now === scheme) return;
+    scheme = now;
+    document.querySelectorAll("div.rg-vega[data-drawn='yes']").forEach(function (el) {
+      el.removeAttribute("data-drawn");
+      el.textContent = "";
+    });
+    draw();
+  }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+  scheme = document.body.getAttribute("data-md-color-scheme");
 
   // One chart at a time, in page order, letting the browser paint in between: the first chart
   // shows as soon as it is drawn instead of after every chart of the page has been compiled.

@@ -468,7 +468,9 @@ def memory_total_drawn(peak: float | None, cap: float | None, total: float | Non
 
 
 @_template
-def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False) -> dict:
+def _gpu_template(
+    title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False, gpu_labels: bool = True
+) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     base = alt.Chart(_named("main", GPU_DATA.assign(cap=[0.0]) if show_cap else GPU_DATA))
@@ -514,7 +516,13 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
         alt.layer(*layers)
         .properties(width=640, height=170)
         .facet(
-            row=alt.Row(field="gpu", type="nominal", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            # One GPU: no "GPU 0" label beside the only panel (it took a third of a phone's width).
+            row=alt.Row(
+                field="gpu",
+                type="nominal",
+                title=None,
+                header=alt.Header(labelAngle=0, labelAlign="left") if gpu_labels else alt.Header(labels=False),
+            ),
         )
         .properties(title=alt.Title(title, anchor="start"))
     )
@@ -550,7 +558,14 @@ def gpu_metric(
         show_total = memory_total_drawn(
             float(values.max()) if len(values) else None, cap, float(finite.max()) if len(finite) else None
         )
-    template = _gpu_template(title, unit, _arm_order(exp, pd.unique(cols["arm"])), show_total, cap is not None)
+    template = _gpu_template(
+        title,
+        unit,
+        _arm_order(exp, pd.unique(cols["arm"])),
+        show_total,
+        cap is not None,
+        len(pd.unique(cols["gpu"])) > 1,
+    )
     return _finish(template, {"main": csv_text(cols)})
 
 

@@ -269,3 +269,23 @@ def test_search_index_loads_when_the_reader_searches(browser, served):
         assert any(t.startswith(("GPU run:", "GPU showcase:", "CPU demo:")) for t in titles), titles
         assert watch.errors == [] and watch.remote == []
         page.close()
+
+
+def test_charts_follow_the_dark_scheme(browser, served):
+    """Switching Material's palette to dark draws the charts again with light text on the page's
+    background (not a white card), without errors."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    watch = Watch(page, served.url)
+    page.goto(f"{served.url}/reports/grpo-offload/A2/")
+    page.wait_for_function(DRAWN, timeout=20_000)
+    label = "() => getComputedStyle(document.querySelector('#chart-memory g.role-axis-label text')).fill"
+    light = page.evaluate(label)
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    page.wait_for_function(
+        f"() => ({DRAWN})() && getComputedStyle(document.querySelector('#chart-memory g.role-axis-label text')).fill !== '{light}'",
+        timeout=20_000,
+    )
+    assert page.evaluate(label) == "rgb(189, 193, 198)"  # charts.js DARK.axis.labelColor
+    assert all(page.evaluate(MARKS)) and watch.errors == []
+    page.close()
