@@ -42,7 +42,9 @@ def _exp_dir(name: str, runs: Path) -> Path:
 def register(app: typer.Typer) -> None:
     @app.command("analyze")
     def analyze_command(
-        experiments: list[str] | None = typer.Argument(None, help="experiment names (default: all under --runs)"),
+        experiments: list[str] | None = typer.Argument(
+            None, metavar="EXPERIMENT", help="experiment names (default: all under --runs)"
+        ),
         runs: RunsOption = None,
     ) -> None:
         """Write analysis.json (windows, interval, guardrails, verdicts) for experiments."""
@@ -51,9 +53,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("pr-body")
     def pr_body_command(
-        experiment: str = typer.Argument(..., help="experiment name under --runs"),
+        experiment: str = typer.Argument(..., metavar="EXPERIMENT", help="experiment name under --runs"),
         runs: RunsOption = None,
-        site_url: str | None = typer.Option(None, "--site-url", help="base URL of the published site"),
+        site_url: str | None = typer.Option(None, "--site-url", metavar="URL", help="base URL of the published site"),
     ) -> None:
         """Print a Markdown section for a PR description."""
         typer.echo(pr_body(experiment, runs_root(runs), site_url), nl=False)

@@ -13,6 +13,7 @@ RunsOption = Annotated[
     Path | None,
     typer.Option(
         "--runs",
+        metavar="DIR",
         help=f"The runs/ root (default: ${RUNS_ENV}, else ./runs).",
         show_default=False,
     ),

@@ -16,24 +16,27 @@ def register(app: typer.Typer) -> None:
     def run_command(
         specs: list[Path] | None = typer.Argument(
             None,
+            metavar="SPEC",
             help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel with --ray (one node each), else one after another.",
         ),
         profile: str | None = typer.Option(
-            None, "--profile", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."
+            None, "--profile", metavar="NAME", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."
         ),
         runs: RunsOption = None,
         dry_run: bool = typer.Option(False, "--dry-run", help="Print each arm's diff and command; run nothing."),
-        rerun: list[str] = typer.Option([], "--rerun", help="Rerun this arm even if complete (repeatable)."),
+        rerun: list[str] = typer.Option(
+            [], "--rerun", metavar="ARM", help="Rerun this arm even if complete (repeatable)."
+        ),
         new_campaign: bool = typer.Option(
             False, "--new-campaign", help="Archive existing runs and rerun all arms (other machine or changed spec)."
         ),
         no_profiler: bool = typer.Option(False, "--no-profiler", help="Skip the separate profiler run."),
         no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not write analysis.json at the end."),
         name: str | None = typer.Option(
-            None, "--name", help="Experiment folder name under runs/ instead of the spec's name."
+            None, "--name", metavar="NAME", help="Experiment folder name under runs/ instead of the spec's name."
         ),
         ray: str | None = typer.Option(
-            None, "--ray", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."
+            None, "--ray", metavar="ADDRESS", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."
         ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""

@@ -43,6 +43,8 @@ def test_run_help_shows_brackets_literally() -> None:
     res = CliRunner().invoke(app, ["run", "--help"], terminal_width=200)
     assert res.exit_code == 0
     assert "[profiles.NAME]" in res.output
+    assert "Usage: reportgen run [OPTIONS] [SPEC]..." in res.output
+    assert "--runs DIR" in res.output and "--rerun ARM" in res.output
 
 
 def test_unknown_option_is_a_usage_error_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
