@@ -318,6 +318,19 @@ def _signed(d: float, fmt: Callable[[float], str]) -> str:
     return ("+" if d > 0 else "") + fmt(d)
 
 
+def headline(base: ArmTime, cand: ArmTime) -> str:
+    """One sentence: the step time's change and the three parts that changed most, copies in MiB."""
+    b, c = per_step(base), per_step(cand)
+    parts = sorted(diff_parts(base, cand), key=lambda t: -abs(t[3]))[:3]
+    said = [f"{safe.text(k)} {_signed(d, _ms)} ms" for k, _, _, d in parts if d != 0.0]
+    copied = sum(c.get(f"bytes:{d}", 0.0) - b.get(f"bytes:{d}", 0.0) for d in cats.MEMCPY_DIRECTIONS)
+    if copied:
+        said.append(f"{_signed(copied, _mib)} MiB copied")
+    wall = c.get("wall", 0.0) - b.get("wall", 0.0)
+    lead = f"**{safe.text(cand.arm)} against the baseline, per profiled step:** wall time {_signed(wall, _ms)} ms"
+    return lead + ("; largest changes: " + ", ".join(said) if said else "") + ".\n"
+
+
 def diff_table(base: ArmTime, cand: ArmTime) -> str:
     b, c = per_step(base), per_step(cand)
     wall = c.get("wall", 0.0) - b.get("wall", 0.0)
@@ -532,6 +545,8 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
     else:
         runs = ", ".join(safe.code(r) for a in timed for r in a.runs)
         md.append(f"From the profiler runs {runs} (stored summaries). {_view_note(timed)}")
+        if base is not None and mine is not None and _timed(base) and base is not mine:
+            md.append(headline(base, mine))
         bars = bars_chart(timed)
         if bars is not None:
             specs["time-steps"] = bars

@@ -137,3 +137,10 @@ def test_unreadable_summary_is_named(tmp_path):
     md = time_section.experiment_section(load_experiment(exp), svg=False).markdown
     assert "summary not read: <code>profile-A1/1/traces.parquet" in md
     assert "<th>baseline</th>" in md.replace(' style="text-align: right;"', "")
+
+
+def test_headline_names_the_offload_changes(tmp_path):
+    md = time_section.candidate_section(_exp(tmp_path), "A1", svg=False).markdown
+    line = next(x for x in md.splitlines() if x.startswith("**A1 against the baseline"))
+    assert "host: optimizer step -2.70 ms" in line and "-96.0 MiB copied" in line
+    assert md.index(line) < md.index("<figure")
