@@ -292,7 +292,7 @@ def diff_parts(base: ArmTime, cand: ArmTime) -> list[tuple[str, float, float, fl
 
 
 def diff_chart(base: ArmTime, cand: ArmTime) -> dict | None:
-    parts = [(k, d) for k, _, _, d in diff_parts(base, cand) if not k.startswith("host:")]
+    parts = [(k, d) for k, bv, cv, d in diff_parts(base, cand) if not k.startswith("host:") and (bv or cv)]
     if not parts or all(d == 0.0 for _, d in parts):
         return None
     frame = pd.DataFrame(
