@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ def parse_spec(text: str, *, source: Path, profile: str | None = None, check_fil
     if profile is None:
         _check_overlays(raw, source, check_files)
     raw = apply_profile(raw, profile, source)
+    raw = expand_paths(raw, source, strict=check_files)
     raw["source_path"] = str(source.resolve())
     raw["source_dir"] = str(source.resolve().parent)
     raw["profile"] = profile
@@ -45,6 +49,38 @@ def parse_spec(text: str, *, source: Path, profile: str | None = None, check_fil
     if check_files:
         _check_files(spec, source)
     return spec
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+# The paths of a spec that name a checkout on the user's machine.
+EXPANDED = (("recipe", "script"), ("recipe", "workdir"), ("provenance", "recipe_repo"), ("provenance", "model_dir"))
+
+
+def expand_paths(
+    raw: dict[str, Any], source: Path, *, strict: bool = True, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """`recipe.script`, `recipe.workdir`, `provenance.recipe_repo` and `provenance.model_dir` with
+    `${NAME}` / `$NAME` replaced from the environment, so one spec serves every checkout
+    (`script = "${RELAX_DIR}/scripts/training/..."`, docs/relax.md). An unset variable is one
+    UserError line when `strict`; a stored copy (`strict=False`: its recipe lives elsewhere) keeps
+    the text as written."""
+    env = os.environ if env is None else env
+    out = dict(raw)
+    for table, key in EXPANDED:
+        section = out.get(table)
+        value = section.get(key) if isinstance(section, dict) else None
+        if not isinstance(value, str) or "$" not in value:
+            continue
+        unset = [a or b for a, b in _VAR.findall(value) if not env.get(a or b)]
+        if unset:
+            if strict:
+                raise UserError(
+                    f"{source}: {table}.{key} uses ${{{unset[0]}}}, which is not set; "
+                    f"export {unset[0]}=/path/to/your/checkout (see docs/relax.md)"
+                )
+            continue
+        out[table] = {**section, key: _VAR.sub(lambda m: env[m.group(1) or m.group(2)], value)}
+    return out
 
 
 def _check_overlays(raw: dict[str, Any], source: Path, check_files: bool) -> None:
