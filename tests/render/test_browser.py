@@ -206,6 +206,12 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
             return h ? h.getBoundingClientRect().right : null }"""
     )
     assert right is not None and right <= 390, right
+    # the answer (the page's first table): every column on screen, no sideways scrolling needed
+    answer = page.evaluate(
+        """() => Array.from(document.querySelector('article table').querySelectorAll('th'))
+            .map(th => [th.textContent.trim(), th.getBoundingClientRect().right])"""
+    )
+    assert answer and all(r <= 390 for _, r in answer), answer
     assert watch.errors == [] and watch.remote == []
     page.close()
 
