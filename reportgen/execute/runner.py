@@ -283,18 +283,15 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     run_dir.mkdir(parents=True)
     env = _run_env(spec, arm, run_dir)
     secrets = secret_values(env)
-    recipe_dir = Path(spec.source_dir)
-    workdir = (recipe_dir / spec.recipe.workdir).resolve()
+    workdir = (Path(spec.source_dir) / spec.recipe.workdir).resolve()
     command = plan.command(arm, repeat)
     if arm.recipe_kind == "script":
         atomic.write_text(run_dir / layout.RECIPE_SCRIPT, arm.recipe_text or "")
     else:
         atomic.write_text(run_dir / layout.RECIPE_ARGV, argv_text(list(arm.argv or ())))
     atomic.write_text(run_dir / layout.RECIPE_PATCH, arm.diff)
-    atomic.write_json(
-        run_dir / layout.COMMAND,
-        {"command": [redact_text(c, secrets) for c in command], "cwd": str(workdir), "env": redact_env(env)},
-    )
+    shown = [redact_text(c, secrets) for c in command]
+    atomic.write_json(run_dir / layout.COMMAND, {"command": shown, "cwd": str(workdir), "env": redact_env(env)})
     manifest: dict[str, Any] = {
         "experiment": spec.name,
         "arm": arm.id,
@@ -310,7 +307,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "exit_code": None,
         "signal": None,
         "timed_out": False,
-        "command": [redact_text(c, secrets) for c in command],
+        "command": shown,
         "cwd": str(workdir),
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
@@ -319,17 +316,33 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "executor": {"kind": exp.executor.kind, **exp.executor_info},
     }
     write_manifest(run_dir, manifest)
-    provenance_args = {
+    sibling = plan.launch_script(arm, repeat)
+    return _Run(
+        arm,
+        repeat,
+        role,
+        label,
+        run_dir,
+        list(command),
+        workdir,
+        env,
+        secrets,
+        sibling,
+        _provenance_args(spec),
+        manifest,
+    )
+
+
+def _provenance_args(spec: Spec) -> dict[str, Any]:
+    """What capture_provenance records for a run of `spec` (its keywords, less dest/env/cache_path)."""
+    recipe_dir = Path(spec.source_dir)
+    return {
         "python": spec.recipe.interpreter(),
         "recipe_repo": Path(spec.provenance.recipe_repo) if spec.provenance.recipe_repo else recipe_dir,
         "model_dir": (recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
         "data_files": [recipe_dir / d for d in spec.provenance.data_files],
         "commands": list(spec.provenance.commands),
     }
-    sibling = plan.launch_script(arm, repeat)
-    return _Run(
-        arm, repeat, role, label, run_dir, list(command), workdir, env, secrets, sibling, provenance_args, manifest
-    )
 
 
 def _execute(run: _Run, exp: _Experiment) -> _Ended:

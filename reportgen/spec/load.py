@@ -68,7 +68,9 @@ def expand_paths(
     out = dict(raw)
     for table, key in EXPANDED:
         section = out.get(table)
-        value = section.get(key) if isinstance(section, dict) else None
+        if not isinstance(section, dict):
+            continue
+        value = section.get(key)
         if not isinstance(value, str) or "$" not in value:
             continue
         unset = [a or b for a, b in _VAR.findall(value) if not env.get(a or b)]
