@@ -211,3 +211,33 @@ def test_reportgen_ingest_of_binary_junk_is_refused_in_one_line(
     assert main(["ingest", str(junk), "--spec", str(spec), "--arm", "baseline", "--runs", str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds no console line" in err and not (tmp_path / "runs").exists()
+
+
+RUN_RECIPE = """#!/bin/bash
+set -e
+cat relax.log
+true --optimizer-cpu-offload --num-rollout ${STEPS} --global-batch-size 4
+"""
+
+
+@pytest.mark.parametrize("kind", ["healthy", "nan-loss"])
+def test_reportgen_run_and_reportgen_ingest_agree(tmp_path: Path, kind: str) -> None:
+    """The same Relax log, printed by a real workload process under `reportgen run` (exit 0) and
+    given to `reportgen ingest`, gets the same status and reason."""
+    from tests.execute.conftest import make_experiment
+
+    spec = make_experiment(tmp_path / "recipes", recipe=RUN_RECIPE)
+    lines = rc.healthy(6) if kind == "healthy" else rc.healthy(6, nan_loss_at=3)
+    (tmp_path / "recipes" / "relax.log").write_text(rc.text(lines))
+    runs = tmp_path / "runs"
+    main(["run", str(spec), "--runs", str(runs), "--no-analyze"])
+    ran = json.loads((runs / "exp" / "baseline" / "1" / "manifest.json").read_text())
+    assert ran["exit_code"] == 0
+    log = runs / "exp" / "baseline" / "1" / "stdout.log"
+    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs)]) == 0
+    ingested = json.loads((runs / "exp" / "baseline" / "2" / "manifest.json").read_text())
+    assert (ran["status"], ran["status_reason"]) == (ingested["status"], ingested["status_reason"])
+    if kind == "healthy":
+        assert ran["status"] == "complete"
+    else:
+        assert ran["status"] == "failed" and ran["status_reason"].startswith("NaN/Inf at step 3 (stdout.log:")
