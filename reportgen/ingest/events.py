@@ -57,6 +57,8 @@ LOSS_SCALE_SKIP = re.compile(r"Inf found in gradients(?: \(step_id=(\d+)(?:, los
 # Ray's job-failure summary (ray/dashboard/modules/job/job_supervisor.py): what follows re-prints
 # the end of the job's log.
 RAY_SUMMARY = "last available logs (truncated to 20,000 chars)"
+# Ray's log deduplicator (ray/_private/ray_logging/__init__.py): one line standing for N.
+RAY_REPEATED = re.compile(r"\[repeated (\d+)x across cluster\]")
 STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"})
 FAILED_AT_STEP = re.compile(r"failed at step (\d+)")
 ALLOC = re.compile(r"Tried to allocate ([\d.]+) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
@@ -324,11 +326,14 @@ class EventScanner:
         m = LOSS_SCALE_SKIP.search(text)
         if m:
             ls = self.loss_scale
-            ls["warnings"] += 1
+            rep = RAY_REPEATED.search(text)
+            # Ray's deduplicated copy of other ranks' lines stands for N of them and may come
+            # after the step's own line: counted, but it names no step of its own.
+            ls["warnings"] += int(rep.group(1)) if rep else 1
             ls["last_loss_scale"] = m.group(2) or ls["last_loss_scale"]
             if ls["first_line"] is None:
                 ls["first_line"] = n
-            self._skip_pending = True
+            self._skip_pending = self._skip_pending or rep is None
             return True
         if CLEAN_END in text:
             self.clean_end = n

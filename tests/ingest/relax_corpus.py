@@ -127,6 +127,8 @@ def step_lines(
     fmt: str,
     nan_loss: bool = False,
     fp16_skip: bool = False,
+    passrate: bool = False,
+    evaluate: bool = False,
 ) -> list[Line]:
     v = StepValues(rng, s, speed, multi_turn)
     t = ts(s * 31)
@@ -194,17 +196,32 @@ def step_lines(
                 ray(ACTOR, logger_line(fmt, t, "INFO", "relax.backends.megatron.data", 618, f"multi_turn {s}: {text}")),
             )
         )
-    if fp16_skip:
-        for rank_pid in (ACTOR[1], ACTOR[1] + 1):  # every rank logs it
-            msg = "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update (dynamic loss scaling will reduce scale)"
-            out.append(
-                (
-                    "fp16-skip",
-                    ray(
-                        (ACTOR[0], rank_pid), logger_line(fmt, t, "WARNING", "relax.backends.megatron.model", 879, msg)
-                    ),
-                )
+    if passrate:  # --log-passrate: pass@k for k = 1, 2, 4, 8 (n_samples_per_prompt), numpy values
+        rates = ", ".join(f"'passrate/pass@{k}': np.float64({min(1.0, 0.2 * k):.4f})" for k in (1, 2, 4, 8))
+        out.append(
+            (
+                "passrate",
+                ray(
+                    ACTOR,
+                    logger_line(fmt, t, "INFO", "relax.backends.megatron.data", 618, f"passrate {s}: {{{rates}}}"),
+                ),
             )
+        )
+    if evaluate:
+        ev = {"eval/openr1mm": round(rng.uniform(0.2, 0.4), 6), "eval/openr1mm-truncated_ratio": 0.0}
+        out.append(
+            (
+                "eval",
+                ray(ROLLOUT, logger_line(fmt, t, "INFO", "relax.distributed.ray.rollout", 3889, f"eval {s}: {ev}")),
+            )
+        )
+    if fp16_skip:
+        # Every rank logs it; Ray's deduplicator prints the second rank's identical line once
+        # more with ` [repeated 1x across cluster]` (ray-repeat).
+        msg = "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update (dynamic loss scaling will reduce scale)"
+        line = logger_line(fmt, t, "WARNING", "relax.backends.megatron.model", 879, msg)
+        out.append(("fp16-skip", ray(ACTOR, line)))
+        out.append(("ray-repeat", ray((ACTOR[0], ACTOR[1] + 1), line) + f"{CYAN} [repeated 1x across cluster]{RESET}"))
     grad_norm: float = float("nan") if fp16_skip else round(rng.uniform(0.2, 0.5), 6)
     train = {
         "train/loss": float("nan") if nan_loss else round(rng.uniform(-0.02, 0.02), 8),
@@ -294,6 +311,8 @@ def healthy(
     fp16_skips: Iterable[int] = (),
     nan_loss_at: int | None = None,
     wandb_key: str | None = None,
+    passrate: bool = False,
+    eval_every: int = 0,
 ) -> list[Line]:
     """A run of `steps` rollout steps that ends as Relax ends a clean run."""
     rng = random.Random(seed)
@@ -309,6 +328,8 @@ def healthy(
             fmt=fmt,
             fp16_skip=s in skips,
             nan_loss=s == nan_loss_at,
+            passrate=passrate,
+            evaluate=bool(eval_every) and s % eval_every == 0,
         )
     return out + clean_end(ts(steps * 31))
 

@@ -26,6 +26,7 @@ FIXTURES = {
     "fp16": lambda: rc.healthy(fp16_skips=[0, 1]),
     "hybrid": lambda: rc.healthy(hybrid=True),
     "multi-turn": lambda: rc.healthy(multi_turn=True),
+    "passrate-eval": lambda: rc.healthy(passrate=True, eval_every=4),
 }
 
 
@@ -48,18 +49,15 @@ def test_every_fixture_line_names_a_documented_source() -> None:
         assert not missing, f"{name}: lines from undocumented sources {missing}"
         used |= rc.sources(lines)
     # The corpus exercises every documented console line except those only other modes print.
-    assert documented - used <= {
+    # Prefix formats (log-color, log-plain, ray-prefix) shape every line through colour(), plain()
+    # and ray(); the others are facts about modes or files, not console lines of these fixtures.
+    prefixes = {"log-color", "log-plain", "ray-prefix"}
+    assert documented - used <= prefixes | {
         "perf-agentic",
-        "passrate",
-        "eval",
         "oom-snapshot",
-        "ray-repeat",
         "log-stream",
         "wandb-key",
         "recipe-2gpu",
-        "log-plain",
-        "log-color",
-        "ray-prefix",
         "resp-lens",
     }
 
@@ -151,6 +149,28 @@ def test_multi_turn_lines_are_read(tmp_path: Path) -> None:
     assert wide["multi_turn/multi_turn_metric/round_number_max"].notna().all()
     assert wide["multi_turn/wo_obs_response_length/response_length_mean"].notna().all()
     assert (wide["rollout/num_turn/max"] > 1).all()
+
+
+def test_passrate_and_eval_lines_are_read(tmp_path: Path) -> None:
+    _, events, run = ingest_text(tmp_path, rc.text(rc.healthy(8, passrate=True, eval_every=4)))
+    wide = wide_table(read_metrics(run))
+    assert events == [] and wide["passrate/pass@8"].notna().all() and wide["passrate/pass@1"].iloc[0] == 0.2
+    assert wide["eval/openr1mm"].dropna().index.tolist() == [0, 4]
+
+
+def test_ray_repeated_lines_count_for_what_they_stand_for() -> None:
+    from reportgen.ingest.console import Record
+    from reportgen.ingest.events import EventScanner
+
+    sc = EventScanner("stdout")
+    warn = "(A pid=1) Inf found in gradients (step_id=0, loss_scale=4096.0), skipping parameter update"
+    sc.push(1, warn, None)
+    sc.push(2, "step 0: {...}", Record("step", 0, {"train/grad_norm": float("nan")}, 2, "stdout"))
+    # Ray's copy of the three other ranks' lines, flushed after the step's own line.
+    sc.push(3, warn + " [repeated 3x across cluster]", None)
+    sc.push(4, "step 1: {...}", Record("step", 1, {"train/grad_norm": 0.5}, 4, "stdout"))
+    assert (sc.loss_scale["warnings"], sc.loss_scale["steps"], sc.loss_scale["skipped_steps"]) == (4, 1, [0])
+    assert sc.finish() == []
 
 
 def test_hybrid_mode_logs_no_response_token_rate(tmp_path: Path) -> None:
