@@ -184,7 +184,9 @@ _FLAG_LIST = re.compile(
 # A Megatron argument-dump line: `  wandb_key ........ value`.
 _DUMP_LINE = re.compile(r"(?m)^(?P<head>.*?\b(?P<name>[A-Za-z][A-Za-z0-9_]*) \.+ )(?P<value>\S.*)$")
 # `NAME=value` (a recipe's `export WANDB_API_KEY=...`, a dry run's env line).
-_ASSIGN = re.compile(r"(?<![\w-])(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"';|&]+)")
+_ASSIGN = re.compile(
+    r"(?<![\w-])(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?![=\s])(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"';|&]+)"
+)
 
 
 def is_secret_flag(flag: str) -> bool:

@@ -61,6 +61,8 @@ def test_text_forms() -> None:
     assert redact_command_text(out) == out  # idempotent
     plain = "python3 -m relax.entrypoints.train --max-tokens-per-gpu 8192 --lr 1e-6 > out.log 2>&1\n"
     assert redact_command_text(plain) == plain
+    freeze = "keyring==25.6.0\ntokenizers==0.21.1\nTOKENIZERS_PARALLELISM=false\n"  # pip freeze, env: kept
+    assert redact_command_text(freeze) == freeze
 
 
 def test_argv_mapping_and_documents() -> None:
