@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import UserError
-from reportgen.ingest.console import iter_chunks, parse_file
+from reportgen.ingest.console import iter_chunks
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.spec.load import load_spec
 from reportgen.store import atomic
@@ -56,12 +56,6 @@ def _check_log(path: Path, what: str) -> None:
     raise UserError(
         f"{path}: {what} holds no console line (no logger line or metric message); pass the text log Relax printed"
     )
-
-
-def _probe_records(log: Path) -> int:
-    for _ in parse_file(log):
-        return 1
-    return 0
 
 
 def log_times(path: Path) -> tuple[str | None, str | None]:
@@ -120,8 +114,6 @@ def ingest_external(
         raise UserError(f"--traces {traces}: not a folder; pass the run's traces/ folder (Relax writes traces/<name>/)")
     if repeat is not None and repeat < 1:
         raise UserError(f"--repeat {repeat}: repeats are numbered from 1")
-    if not _probe_records(log):
-        raise UserError(f"{log}: no Relax metric lines (`perf N: {{...}}`) found; is this the run's console log?")
 
     spec_bytes = spec_path.read_bytes()
     exp_dir = runs_root / spec.name
@@ -138,7 +130,7 @@ def ingest_external(
         state = "a complete run" if _is_complete(final) else "an unfinished run"
         raise UserError(f"{final}: already holds {state}; leave out --repeat to use the next free one")
 
-    created_exp = not exp_dir.exists()
+    created_root, created_exp = not runs_root.exists(), not exp_dir.exists()
     arm_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".ingest-{repeat}-", dir=arm_dir))
     try:
@@ -152,6 +144,11 @@ def ingest_external(
             shutil.copytree(traces, staging / TRACES)
             summarize_run(staging)  # a bad trace or hostile snapshot: UserError, nothing left behind
         section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
+        if section["ingest"]["records"] == 0 and section["status"] != "failed":
+            # A run that died before its first step (an OOM while loading) is still a result.
+            raise UserError(
+                f"{log}: no Relax metric lines (`perf N: {{...}}`) and no failure found; is this the run's console log?"
+            )
         manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
         atomic.write_json(staging / MANIFEST, manifest)
         if not exp_spec.is_file():
@@ -159,7 +156,9 @@ def ingest_external(
         atomic.publish_dir(staging, final)  # the run appears complete, or not at all
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        if created_exp:
+        if created_root:
+            shutil.rmtree(runs_root, ignore_errors=True)
+        elif created_exp:
             shutil.rmtree(exp_dir, ignore_errors=True)
         elif not any(arm_dir.iterdir()):
             arm_dir.rmdir()

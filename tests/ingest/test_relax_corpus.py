@@ -261,3 +261,33 @@ def test_reportgen_run_and_reportgen_ingest_agree(tmp_path: Path, kind: str) -> 
         assert ran["status"] == "complete"
     else:
         assert ran["status"] == "failed" and ran["status_reason"].startswith("NaN/Inf at step 3 (stdout.log:")
+
+
+def test_a_run_that_died_before_its_first_step_is_ingested_as_failed(tmp_path: Path) -> None:
+    # OOM while the actor builds its model: console lines, no metric line, one failure.
+    lines = rc.start(steps=10) + [
+        (
+            "actor-failed",
+            rc.ray(
+                rc.SERVE_ACTOR,
+                rc.colour(
+                    rc.ts(40),
+                    "ERROR",
+                    "relax.components.actor",
+                    200,
+                    f"Actor training failed at step 0: OutOfMemoryError: {rc.OOM_TEXT}",
+                ),
+            ),
+        )
+    ]
+    spec = tmp_path / "exp.toml"
+    spec.write_text(
+        'name = "x"\ntitle = "t"\n[recipe]\nargv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload"]\n'
+        '[[candidates]]\nid = "A1"\ntitle = "a"\nremove = ["--optimizer-cpu-offload"]\n'
+    )
+    log = tmp_path / "init-oom.log"
+    log.write_text(rc.text(lines))
+    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(tmp_path / "runs")]) == 0
+    m = json.loads((tmp_path / "runs" / "x" / "baseline" / "1" / "manifest.json").read_text())
+    assert m["status"] == "failed" and m["status_reason"].startswith("OOM at step 0, tried to allocate 2.46 GiB")
+    assert m["ingest"]["records"] == 0
