@@ -294,3 +294,18 @@ def redact_published(obj: Any) -> Any:
             return redact_argv(obj)
         return [redact_published(v) for v in obj]
     return obj
+
+
+def flag_secret_values(text: str) -> list[str]:
+    """The literal values passed to credential flags in recipe or argv text (variables such as
+    `${WANDB_KEY}` excluded: they hold no secret themselves), to be scrubbed from logs and commands
+    like the environment's secrets (`redact_text`)."""
+    found: set[str] = set()
+    for m in _FLAG_VALUE.finditer(text):
+        if is_secret_flag(m.group("flag")):
+            found.add(m.group("value").strip("\"'"))
+    for m in _FLAG_LIST.finditer(text):
+        if is_secret_flag(m.group("flag")):
+            found.add(m.group("value"))
+    found = {v for v in found if len(v) >= MIN_SECRET_LEN and "$" not in v and v != REDACTED}
+    return sorted(found, key=lambda s: (-len(s), s))

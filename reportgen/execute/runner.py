@@ -26,7 +26,13 @@ from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
 from reportgen.capture.provenance import capture_provenance
-from reportgen.capture.redact import redact_env, redact_text, secret_values
+from reportgen.capture.redact import (
+    flag_secret_values,
+    redact_command_text,
+    redact_env,
+    redact_text,
+    secret_values,
+)
 from reportgen.errors import UserError
 from reportgen.execute.executor import CaptureRequest, Executor, ExitInfo, Launch, Workload
 from reportgen.execute.process import LocalExecutor, stop_orphaned_group
@@ -282,14 +288,16 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     spec, plan = exp.spec, exp.plan
     run_dir.mkdir(parents=True)
     env = _run_env(spec, arm, run_dir)
-    secrets = secret_values(env)
+    # Credentials passed as flag values (`--wandb-key sk-...`) are scrubbed like the environment's.
+    recipe = arm.recipe_text if arm.recipe_kind == "script" else argv_text(list(arm.argv or ()))
+    secrets = sorted({*secret_values(env), *flag_secret_values(recipe or "")}, key=lambda s: (-len(s), s))
     workdir = (Path(spec.source_dir) / spec.recipe.workdir).resolve()
     command = plan.command(arm, repeat)
     if arm.recipe_kind == "script":
         atomic.write_text(run_dir / layout.RECIPE_SCRIPT, arm.recipe_text or "")
     else:
         atomic.write_text(run_dir / layout.RECIPE_ARGV, argv_text(list(arm.argv or ())))
-    atomic.write_text(run_dir / layout.RECIPE_PATCH, arm.diff)
+    atomic.write_text(run_dir / layout.RECIPE_PATCH, redact_command_text(arm.diff))
     shown = [redact_text(c, secrets) for c in command]
     atomic.write_json(run_dir / layout.COMMAND, {"command": shown, "cwd": str(workdir), "env": redact_env(env)})
     manifest: dict[str, Any] = {

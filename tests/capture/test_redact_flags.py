@@ -91,3 +91,10 @@ def test_dry_run_effective_command_has_no_redirections() -> None:
     assert effective_command("python3 t.py --a 1 >>out.log 2> err.log < in.txt\n") == ["python3", "t.py", "--a", "1"]
     piped = 'python3 -m relax.entrypoints.train --x "${A[@]}" 2>&1 | tee log/x.log\n'
     assert effective_command(piped) == ["python3", "-m", "relax.entrypoints.train", "--x", '"${A[@]}"']
+
+
+def test_flag_secret_values_for_scrubbing_logs() -> None:
+    from reportgen.capture.redact import flag_secret_values
+
+    recipe = '--wandb-key sk-live-abcdef \\\n --hf-token="hf_abcdefgh" --api-secret ${S} --wandb-key short\nargv = ["--db-password", "pw-123456"]'
+    assert flag_secret_values(recipe) == ["sk-live-abcdef", "hf_abcdefgh", "pw-123456"]  # longest first

@@ -1,6 +1,7 @@
 """A credential passed as a flag value (Relax's `--wandb-key`) never reaches anything published:
-the dry run, the manifest's effective argv, analysis.json, the built site (pages, search index,
-downloads); the run's own recipe copy keeps it, so the run stays runnable. Checked byte-wise."""
+the dry run, the manifest's effective argv, analysis.json, anything else under runs/, the built site
+(pages, search index, downloads); the run's own recipe copy keeps it, so the run stays runnable.
+Checked byte-wise."""
 
 from __future__ import annotations
 
@@ -66,6 +67,10 @@ def test_run_keeps_its_recipe_runnable_and_publishes_no_credential(tmp_path: Pat
         assert m["effective_argv"]["--input-key"] == "prompt"
     analysis = (exp / "analysis.json").read_text()
     assert SECRET not in analysis and TOKEN not in analysis
+    # runs/ may be committed: only the recipe copies hold the values (the `set -x` trace in
+    # stderr.log, command.json and recipe.patch are scrubbed like the environment's secrets).
+    assert files_holding(runs, (SECRET, TOKEN)) == ["exp/A1/1/recipe.sh", "exp/baseline/1/recipe.sh"]
+    assert "--wandb-key <redacted>" in (exp / "baseline" / "1" / "stderr.log").read_text()
 
 
 @pytest.mark.slow
@@ -75,7 +80,7 @@ def test_built_site_holds_no_planted_credential(tmp_path: Path) -> None:
     project = make_project(tmp_path / "project")
     run_experiment(project)
     # The recipe diff's context carries the key: the candidate page shows that diff.
-    assert TOKEN in (project / "runs" / "exp" / "A1" / "1" / "recipe.patch").read_text()
+    assert "--hf-token=<redacted>" in (project / "runs" / "exp" / "A1" / "1" / "recipe.patch").read_text()
     mkdocs_build(project, tmp_path / "cache")
     site = project / "site"
     assert (site / "reports" / "exp" / "A1" / "index.html").is_file()
