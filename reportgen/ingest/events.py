@@ -435,13 +435,13 @@ class EventScanner:
                 also.append(n)
             if prev["kind"] in ("fatal", "traceback") and kind in ("oom", "nan"):
                 prev["kind"] = kind  # the generic report of a failure whose cause this line names
-                self._rehome(prev, n, text, details)
+                self._rehome(prev, n, text, details, sig)
             elif (
                 prev["kind"] == kind == "oom"
                 and "tried_to_allocate" in details
                 and "tried_to_allocate" not in prev["details"]
             ):
-                self._rehome(prev, n, text, details)
+                self._rehome(prev, n, text, details, sig)
             return
         if len(self._events) >= MAX_EVENTS:
             self.dropped += 1
@@ -462,13 +462,15 @@ class EventScanner:
         self._events.append(ev)
         self._open.append(ev)
 
-    def _rehome(self, ev: dict[str, Any], n: int, text: str, details: dict[str, Any]) -> None:
+    def _rehome(self, ev: dict[str, Any], n: int, text: str, details: dict[str, Any], sig: Any) -> None:
         """Move an OOM event onto a later line that says more (the exception line with the
         allocation, after a fatal message that named only the error type): the event sits on the
         line a reader needs, its first line is kept in `also_at_lines`."""
         also = ev["details"].setdefault("also_at_lines", [])
-        also.remove(n)
+        if n in also:
+            also.remove(n)
         also.insert(0, ev["line"])
+        del also[20:]
         ev["details"] = {**ev["details"], **details}
         ev.update(
             line=n,
@@ -476,7 +478,7 @@ class EventScanner:
             before=list(self._before),
             after=[],
             left=self.context,
-            sig=details.get("tried_to_allocate_gib"),
+            sig=sig,
         )
         if ev not in self._open:
             self._open.append(ev)

@@ -88,3 +88,15 @@ def test_same_oom_on_two_ranks_is_one_event():
 def test_no_metrics_step_unknown():
     evs = events_of("CUDA error: out of memory\n")
     assert [(e.kind, e.step) for e in evs] == [("oom", None)]
+
+
+def test_many_reports_before_the_allocation_stay_one_event():
+    # 30 ranks report the failure before one prints the allocation: one event, on that line.
+    lines = ["step 4: {'train/loss': 0.1}"]
+    lines += [f"(A pid={i}) Actor training failed at step 5: OutOfMemoryError: CUDA out of memory." for i in range(30)]
+    lines.append("(A pid=99) " + OOM_LINE)
+    (ev,) = events_of("\n".join(lines))
+    assert (ev.kind, ev.step, ev.line, ev.details["tried_to_allocate"]) == ("oom", 5, 32, "2.46 GiB")
+    assert (
+        ev.details["repeats"] == 31 and len(ev.details["also_at_lines"]) == 20 and ev.details["also_at_lines"][0] == 2
+    )
