@@ -39,7 +39,7 @@
       spec.autosize = { type: "fit-x", contains: "padding" };
     } else if (spec.spec && spec.facet && typeof spec.spec.width === "number") {
       var rowLabels = spec.facet.row && !(spec.facet.row.header && spec.facet.row.header.labels === false);
-      var label = rowLabels ? 110 : 60; // y axis (and row header), beside the cells
+      var label = rowLabels ? 110 : 72; // y axis (and row header), beside the cells
       if (spec.columns) {
         var cell = spec.spec.width + 60;
         var cols = Math.max(1, Math.min(spec.columns, Math.floor(width / Math.max(cell * 0.75, 1))));
@@ -74,15 +74,35 @@
     return spec;
   }
 
+  // A page's first chart carries its spec in data-spec; the others name the file that holds theirs
+  // (data-spec-src, next to the page), fetched once per page.
+  var files = {};
+  function specOf(el) {
+    var src = el.getAttribute("data-spec-src");
+    if (!src) {
+      return new Promise(function (resolve) { resolve(JSON.parse(el.getAttribute("data-spec"))); });
+    }
+    var url = new URL(src, location.href).href;
+    if (!files[url]) {
+      files[url] = fetch(url).then(function (r) {
+        if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+        return r.json();
+      });
+    }
+    return files[url].then(function (doc) {
+      if (!doc[el.getAttribute("data-chart")]) throw new Error("no spec for " + el.getAttribute("data-chart"));
+      return JSON.parse(JSON.stringify(doc[el.getAttribute("data-chart")])); // fit() and themed() change it
+    });
+  }
+
   function drawOne(el) {
-    var spec;
-    try {
-      spec = JSON.parse(el.getAttribute("data-spec"));
-    } catch (err) {
+    return specOf(el).then(function (spec) { return embed(el, spec); }, function (err) {
       el.setAttribute("data-drawn", "error");
       el.textContent = "Chart data unreadable: " + err;
-      return Promise.resolve();
-    }
+    });
+  }
+
+  function embed(el, spec) {
     // vega-embed keeps 38 px on the right for its "..." menu (.vega-embed.has-actions).
     var width = (el.clientWidth || el.parentElement.clientWidth || 720) - 40;
     return vegaEmbed(el, themed(fit(spec, width)), {

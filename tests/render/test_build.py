@@ -55,6 +55,20 @@ def test_only_chart_pages_name_the_vega_bundle(built_site):
     assert (built_site / "assets/charts.js").is_file()
 
 
+def test_first_chart_spec_in_the_page_the_others_beside_it(built_site):
+    """The experiment page carries its first chart's spec; the others are in chart-specs.json next to
+    it (fetched after the first chart is drawn), so the page parses less before drawing."""
+    import json
+
+    html = (built_site / "reports/grpo-offload/index.html").read_text()
+    inline = re.findall(r'data-chart="([^"]+)" data-spec="\{', html)
+    later = re.findall(r'data-chart="([^"]+)" data-spec-src="chart-specs.json"', html)
+    assert len(inline) == 1 and len(later) >= 7, (inline, later)
+    doc = json.loads((built_site / "reports/grpo-offload/chart-specs.json").read_text())
+    assert sorted(doc) == sorted(later) and all("datasets" in spec for spec in doc.values())
+    assert "@rg-spec:" not in html
+
+
 def test_plain_build_has_no_version_selector(built_site):
     """Material's selector (extra.version) is dropped unless mike builds; no versions.json is invented."""
     assert not (built_site / "versions.json").exists()
