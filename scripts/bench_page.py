@@ -25,13 +25,18 @@ import gzip
 import statistics
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.render import site_fixture  # noqa: E402
 from tests.render.conftest import CHROMIUM, CHROMIUM_ARGS, Server, make_project, mkdocs_build  # noqa: E402
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Response
 
 # Records, in the page, when the first chart's SVG appears (ms since navigation start).
 FIRST_CHART = """
@@ -64,44 +69,54 @@ def page_types(site: Path) -> dict[str, str]:
     return out
 
 
-def measure(browser, url: str, runs: int) -> dict[str, float | int | None]:
-    weights, firsts, loads = [], [], []
-    kinds: dict[str, int] = {}
+@dataclass(frozen=True)
+class PageCost:
+    """What one page cost the browser: medians over the loads."""
+
+    weight_kb: float  # every resource, gzipped
+    first_chart_ms: float | None  # None on a page without charts
+    load_ms: float
+    by_type_kb: dict[str, float]  # the last load's weight by file extension ("html" for pages)
+
+
+def measure(browser: Browser, url: str, runs: int) -> PageCost:
+    weights: list[int] = []
+    firsts: list[float] = []
+    loads: list[float] = []
+    by_type: dict[str, int] = {}
     for _ in range(runs):
         ctx = browser.new_context(viewport={"width": 1440, "height": 900})  # a fresh context: empty cache
         ctx.add_init_script(FIRST_CHART)
         page = ctx.new_page()
-        bodies: dict[str, int] = {}
-        this: dict[str, int] = {}
+        sizes: dict[str, int] = {}
 
-        def on_response(resp, bodies=bodies, this=this) -> None:
+        def on_response(resp: Response, sizes: dict[str, int] = sizes) -> None:
             try:
                 body = resp.body()
             except Exception:  # a redirect or an aborted request has no body
                 return
-            size = len(gzip.compress(body, 6))
-            bodies[resp.url] = size
-            kind = resp.url.rsplit(".", 1)[-1] if "." in resp.url.rsplit("/", 1)[-1] else "html"
-            this[kind] = this.get(kind, 0) + size
+            sizes[resp.url] = len(gzip.compress(body, 6))
 
         page.on("response", on_response)
         page.goto(url, wait_until="load")
         page.wait_for_load_state("networkidle")
-        has_chart = page.evaluate("() => document.querySelectorAll('div.rg-vega').length > 0")
-        if has_chart:
+        if page.evaluate("() => document.querySelectorAll('div.rg-vega').length > 0"):
             page.wait_for_function("() => window.__rgFirstChart !== undefined", timeout=20_000)
-            firsts.append(page.evaluate("() => window.__rgFirstChart"))
-        loads.append(page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd"))
-        weights.append(sum(bodies.values()))
-        kinds = this
+            firsts.append(float(page.evaluate("() => window.__rgFirstChart")))
+        loads.append(float(page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")))
+        weights.append(sum(sizes.values()))
+        by_type = {}
+        for u, size in sizes.items():
+            name = u.split("?")[0].rsplit("/", 1)[-1]
+            kind = name.rsplit(".", 1)[-1] if "." in name else "html"
+            by_type[kind] = by_type.get(kind, 0) + size
         ctx.close()
-    return {
-        "weight_kb": statistics.median(weights) / 1024,
-        "first_chart_ms": statistics.median(firsts) if firsts else None,
-        "load_ms": statistics.median(loads),
-        "vega_kb": sum(v for k, v in kinds.items() if k == "js") / 1024,
-        "kinds": kinds,  # type: ignore[dict-item]
-    }
+    return PageCost(
+        weight_kb=statistics.median(weights) / 1024,
+        first_chart_ms=statistics.median(firsts) if firsts else None,
+        load_ms=statistics.median(loads),
+        by_type_kb={k: v / 1024 for k, v in by_type.items()},
+    )
 
 
 def main() -> None:
@@ -123,9 +138,9 @@ def main() -> None:
             print(f"{'page':<20} {'gzipped KB, all resources':>26} {'first chart ms':>15} {'load ms':>8}  by type (KB)")
             for name, path in page_types(site).items():
                 r = measure(browser, f"{srv.url}/{path}", args.runs)
-                kinds = " ".join(f"{k}={v / 1024:.0f}" for k, v in sorted(r["kinds"].items(), key=lambda kv: -kv[1]))  # type: ignore[union-attr]
-                first = f"{r['first_chart_ms']:.0f}" if r["first_chart_ms"] is not None else "-"
-                print(f"{name:<20} {r['weight_kb']:>26.1f} {first:>15} {r['load_ms']:>8.0f}  {kinds}")
+                kinds = " ".join(f"{k}={v:.0f}" for k, v in sorted(r.by_type_kb.items(), key=lambda kv: -kv[1]))
+                first = f"{r.first_chart_ms:.0f}" if r.first_chart_ms is not None else "-"
+                print(f"{name:<20} {r.weight_kb:>26.1f} {first:>15} {r.load_ms:>8.0f}  {kinds}")
             browser.close()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Literal
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -58,7 +59,7 @@ def main() -> None:
 
     pages = {p.strip("/").replace("/", "-") or "home": p for p in args.pages} if args.pages else page_types(args.site)
     args.out.mkdir(parents=True, exist_ok=True)
-    schemes = [args.scheme] if args.scheme else ["light", "dark"]
+    schemes: list[Literal["light", "dark"]] = [args.scheme] if args.scheme else ["light", "dark"]
     sizes = {args.only: SIZES[args.only]} if args.only else SIZES
     with Server(args.site) as srv, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
