@@ -102,13 +102,32 @@
     });
   }
 
+  // vega-tooltip's table, less the rows without a value: at a step where an arm has no data (it
+  // failed early, or ran fewer steps) the step chart's tooltip would otherwise read "NaN".
+  function tooltipHtml(value, sanitize) {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return sanitize(String(value));
+    var html = value.title ? "<h2>" + sanitize(String(value.title)) + "</h2>" : "";
+    var rows = Object.keys(value).filter(function (k) {
+      var v = value[k];
+      return k !== "title" && v !== undefined && v !== null && v !== "NaN" && v !== "undefined";
+    });
+    if (rows.length) {
+      html += "<table>" + rows.map(function (k) {
+        var v = value[k];
+        if (typeof v === "object") v = JSON.stringify(v);
+        return '<tr><td class="key">' + sanitize(k) + '</td><td class="value">' + sanitize(String(v)) + "</td></tr>";
+      }).join("") + "</table>";
+    }
+    return html;
+  }
+
   function embed(el, spec) {
     // vega-embed keeps 38 px on the right for its "..." menu (.vega-embed.has-actions).
     var width = (el.clientWidth || el.parentElement.clientWidth || 720) - 40;
     return vegaEmbed(el, themed(fit(spec, width)), {
       renderer: "svg",
       actions: { export: true, source: false, compiled: false, editor: false },
-      tooltip: { theme: dark() ? "dark" : "light" },
+      tooltip: { theme: dark() ? "dark" : "light", formatTooltip: tooltipHtml },
     }).then(function () {
       el.setAttribute("data-drawn", "yes");
     }).catch(function (err) {

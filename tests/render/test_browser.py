@@ -144,6 +144,7 @@ def test_tooltip_and_crosshair_when_the_pointer_is_on_a_drawn_line(browser, serv
     assert page.evaluate(CROSSHAIR, "#chart-primary") == 0
     text = _hover_line(page, "#chart-primary")
     assert "step" in text and all(arm in text for arm in ("baseline", "A1", "A3")), text
+    assert "NaN" not in text and "A2" not in text, text  # A2 failed at step 9: no row, not "NaN"
     assert page.evaluate(CROSSHAIR, "#chart-primary") == 1
     page.mouse.move(5, 5)  # off the chart: tooltip and rule go
     page.wait_for_selector(TOOLTIP, state="detached", timeout=5_000)
