@@ -256,3 +256,37 @@ def test_nav_keeps_experiments_with_the_same_title_apart():
     assert "(reports/exp-one/index.md)" in nav and "(reports/exp-two/index.md)" in nav
     assert "(reports/exp-one/A1/index.md)" in nav and "(reports/exp-two/A1/index.md)" in nav
     assert "Same title (exp-two)" in nav
+
+
+def test_step_breakdown_splits_out_the_optimizer_and_log_probs(tmp_path):
+    """With the workload's perf/optimizer_time and perf/log_probs_time, a step's bar shows the
+    optimizer (the phase optimizer offload changes) apart from the actor's forward/backward, and
+    the parts still add up to the step (wait + train); without them the actor bar is whole."""
+    import pandas as pd
+
+    from reportgen.render import charts
+
+    exp_dir = site_fixture.build_experiment(tmp_path)
+    plain = charts.breakdown_frame(load_experiment(exp_dir))
+    assert set(plain.loc[plain["part"] == "optimizer", "seconds"]) == {0.0}
+    for path in exp_dir.glob("*/*/metrics.parquet"):
+        m = pd.read_parquet(path)
+        actor = m[m["key"] == "perf/actor_train_time"]
+        extra = [
+            actor.assign(key="perf/optimizer_time", value=actor["value"] * 0.4),
+            actor.assign(key="perf/log_probs_time", value=0.01),
+        ]
+        pd.concat([m, *extra], ignore_index=True).to_parquet(path)
+    exp = load_experiment(exp_dir)
+    frame = charts.breakdown_frame(exp).pivot(index="arm", columns="part", values="seconds")
+    assert list(charts.PARTS) == ["rollout", "wait (other)", "log-probs", "actor fwd/bwd", "optimizer", "train (other)"]
+    steps = charts.metric_frame(exp, ["perf/step_time", "perf/actor_train_time"])
+    windows = exp.analysis.settings.windows
+    inside = steps[steps["step"].between(windows[0].start, windows[-1].end)]
+    means = inside.groupby(["arm", "key"])["value"].mean().unstack("key")
+    for arm, row in frame.iterrows():
+        actor = means.loc[arm, "perf/actor_train_time"]
+        assert row["optimizer"] == pytest.approx(0.4 * actor, rel=1e-6)
+        assert row["actor fwd/bwd"] == pytest.approx(0.6 * actor, rel=1e-6)
+        assert row["log-probs"] == pytest.approx(0.01) or row["log-probs"] == 0.0
+        assert row.sum() == pytest.approx(means.loc[arm, "perf/step_time"], rel=0.02)
