@@ -290,3 +290,24 @@ def test_step_breakdown_splits_out_the_optimizer_and_log_probs(tmp_path):
         assert row["actor fwd/bwd"] == pytest.approx(0.6 * actor, rel=1e-6)
         assert row["log-probs"] == pytest.approx(0.01) or row["log-probs"] == 0.0
         assert row.sum() == pytest.approx(means.loc[arm, "perf/step_time"], rel=0.02)
+
+
+def test_reports_list_names_each_kind_and_machine(tmp_path):
+    """A CPU demo and a GPU showcase of the same spec and day: each block's title and badge say
+    which it is and on what machine, and the GPU evidence comes first."""
+    import json
+
+    site_fixture.build_experiment(tmp_path, "grpo-demo")
+    site_fixture.build_experiment(tmp_path, "showcase-a100-grpo", seed=1)
+    doc_path = tmp_path / "grpo-demo" / "analysis.json"
+    doc = json.loads(doc_path.read_text())
+    doc["machine"]["gpus"] = []
+    doc_path.write_text(json.dumps(doc))
+    for fp in (tmp_path / "grpo-demo").rglob("fingerprint.json"):
+        fp.write_text(json.dumps({**json.loads(fp.read_text()), "gpus": []}))
+    exps = [load_experiment(tmp_path / n) for n in ("grpo-demo", "showcase-a100-grpo")]
+    md = home_page.render(exps).markdown
+    showcase, demo = md.index("## [GPU showcase:"), md.index("## [CPU demo:")
+    assert showcase < demo
+    assert "GPU showcase · 2 x NVIDIA A100-SXM4-80GB" in md and "rg-kind-demo" in md
+    assert "<table>" not in md and "| experiment |" not in md  # blocks, not a five-column table
