@@ -21,13 +21,17 @@ def analyze(experiments: list[str], runs: Path) -> list[Path]:
 
 def pr_body(experiment: str, runs: Path, site_url: str | None) -> str:
     from reportgen.analyze import analyze_experiment, is_stale
-    from reportgen.render.load import load_analysis
+    from reportgen.render.experiment_page import recipe_dir_where_it_ran
+    from reportgen.render.load import load_experiment
     from reportgen.render.prbody import render_pr_body
 
     exp = _exp_dir(experiment, runs)
     if is_stale(exp):
         analyze_experiment(exp)
-    return render_pr_body(load_analysis(exp), site_url=site_url, runs_dir=str(runs))
+    data = load_experiment(exp)
+    return render_pr_body(
+        data.analysis, site_url=site_url, runs_dir=str(runs), recipe_dir=recipe_dir_where_it_ran(data)
+    )
 
 
 def _exp_dir(name: str, runs: Path) -> Path:

@@ -7,7 +7,7 @@ Pure: takes the document and returns text; never reads logs or runs/.
 from __future__ import annotations
 
 from reportgen.analysis.document import AnalysisDocument, Comparison, Interval
-from reportgen.render import blocks
+from reportgen.render import blocks, reproduce
 from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
 
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "not_applicable": "➖ n/a"}
@@ -76,7 +76,11 @@ def _change_with_interval(iv: Interval) -> tuple[str, str]:
     return change, f"[{fmt_change(low, digits=d)}, {fmt_change(high, digits=d)}]"
 
 
-def render_pr_body(doc: AnalysisDocument, *, site_url: str | None = None, runs_dir: str = "runs") -> str:
+def render_pr_body(
+    doc: AnalysisDocument, *, site_url: str | None = None, runs_dir: str = "runs", recipe_dir: str | None = None
+) -> str:
+    """The PR description's evidence section. `recipe_dir`: the folder the spec ran from (its recipe
+    paths are relative to it), so the Reproduce commands work in a fresh checkout."""
     exp = doc.experiment
     settings = doc.settings
     url = site_url or settings.site_url
@@ -154,17 +158,21 @@ def render_pr_body(doc: AnalysisDocument, *, site_url: str | None = None, runs_d
                 for g in c.guardrails
             ],
         )
-    spec_path = f"{runs_dir}/{exp.name}/experiment.toml"
-    profile = f" --profile {exp.profile}" if exp.profile else ""
-    lines += [
-        "",
-        "### Reproduce",
-        "",
-        "```bash",
-        f"reportgen run {spec_path}{profile}",
-        f"reportgen analyze {exp.name}",
-        "```",
-    ]
+    # The same commands as the report's Reproduce section: the stored spec's recipe paths are
+    # relative to the folder it ran from, so it is copied back there before it is run.
+    commands, notes = reproduce.run_commands(
+        reproduce.ReproduceInputs(
+            experiment=exp.name,
+            runs_dir=runs_dir,
+            commit=exp.baseline_commit,
+            dirty=exp.dirty,
+            profile=exp.profile,
+            recipe_dir=recipe_dir,
+        )
+    )
+    lines += ["", "### Reproduce", "", "```bash", *commands, "```"]
+    for note in notes:
+        lines += ["", note]
     if exp.baseline_commit:
         lines += ["", f"Baseline commit: `{exp.baseline_commit}`" + (" (dirty)" if exp.dirty else "")]
     if url:
