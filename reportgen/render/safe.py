@@ -45,10 +45,14 @@ def text(value: Any) -> str:
     return _INLINE_RE.sub(lambda m: _INLINE[m.group(0)], s)
 
 
-def code(value: Any) -> str:
-    """Untrusted text as inline code that cannot break out (an HTML <code> element)."""
+def code(value: Any, *, title: str | None = None) -> str:
+    """Untrusted text as inline code that cannot break out (an HTML <code> element); `title`, the
+    whole text shown on hover where the code shows a shortened form."""
     s = "" if value is None else " ".join(str(value).split())
-    return "<code>" + html.escape(s, quote=True).replace("`", "&#96;") + "</code>"
+    attr = ""
+    if title is not None:
+        attr = ' title="' + html.escape(" ".join(title.split()), quote=True).replace("`", "&#96;") + '"'
+    return f"<code{attr}>" + html.escape(s, quote=True).replace("`", "&#96;") + "</code>"
 
 
 def fence(body: str, lang: str = "text", *, indent: str = "", title: str | None = None) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -353,6 +354,42 @@ def diff_table(base: ArmTime, cand: ArmTime) -> str:
     return table(header, rows)
 
 
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_GENERIC = frozenset({"BinaryFunctor", "UnaryFunctor", "TernaryFunctor", "gpu_kernel_impl", "gpu_kernel_impl_nocast"})
+
+
+def _split_template(text: str) -> tuple[str, str]:
+    """(name before its template arguments, the arguments) of `name<args>(params)`, at depth 0."""
+    depth, cut = 0, len(text)
+    for i, ch in enumerate(text):
+        if ch == "<":
+            if depth == 0 and cut == len(text):
+                cut = i
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            return text[: min(cut, i)], text[cut + 1 : i] if cut < i else ""
+    return text[:cut], text[cut + 1 :] if cut < len(text) else ""
+
+
+def operator_label(name: str) -> str:
+    """A readable name for a demangled CUDA kernel: its function's own name and the functor or
+    kernel its template names ("elementwise_kernel<MulFunctor>"), not the first 70 characters of
+    a 700-character signature (which read "void at::native::elementwise_kernel<128, 4, at::…").
+    Names without a template or parameter list (aten ops, cuBLAS kernels) stay as they are."""
+    text = " ".join(name.split()).replace("(anonymous namespace)::", "")
+    if not text.startswith("void ") and "<" not in text:
+        return text  # not a C++ signature: an aten op, a cuBLAS/cuDNN kernel, "Memcpy HtoD (...)"
+    text = text.removeprefix("void ")
+    outer, args = _split_template(text)
+    outer = outer.rsplit("::", 1)[-1] or outer
+    idents = [w for w in _IDENT.findall(args) if w not in _GENERIC]
+    telling = [w for w in idents if w.endswith(("Functor", "Ops", "Op")) or "Functor_" in w]
+    telling = telling or [w for w in idents if w.endswith(("_kernel_cuda", "_kernel_impl", "_kernel"))]
+    return f"{outer}<{telling[-1]}>" if telling else outer
+
+
 def ops_table(base: ArmTime, cand: ArmTime) -> str:
     b, c = top_ops(base), top_ops(cand)
     names = set(b) | set(c)
@@ -364,7 +401,7 @@ def ops_table(base: ArmTime, cand: ArmTime) -> str:
         cat = (c.get(n) or b.get(n) or (0.0, ""))[1]
         rows.append(
             [
-                safe.code(n if len(n) <= 70 else n[:67] + "..."),
+                safe.code(operator_label(n), title=n),
                 safe.text(cat),
                 _ms(b.get(n, (0.0, ""))[0]),
                 _ms(c.get(n, (0.0, ""))[0]),

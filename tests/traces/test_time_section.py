@@ -144,3 +144,29 @@ def test_headline_names_the_offload_changes(tmp_path):
     line = next(x for x in md.splitlines() if x.startswith("**A1 against the baseline"))
     assert "host: optimizer step -2.70 ms" in line and "-96.0 MiB copied" in line
     assert md.index(line) < md.index("<figure")
+
+
+def test_operator_label_names_the_kernel_and_its_functor_not_the_signature_head():
+    from reportgen.render.time_section import operator_label
+
+    mul = (
+        "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<"
+        "c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > >("
+        "at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+        "at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>(int, ...)"
+    )
+    assert operator_label(mul) == "elementwise_kernel<MulFunctor>"
+    mean = (
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, "
+        "float, float>, unsigned int, float, 4, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, "
+        "float, float, float>, unsigned int, float, 4, 4>)"
+    )
+    assert operator_label(mean) == "reduce_kernel<MeanOps>"
+    cat = (
+        "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::"
+        "OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous namespace)::OpaqueType<2u>*, int)"
+    )
+    assert operator_label(cat) == "CatArrayBatchedCopy"
+    # Names without a signature stay whole: cuBLAS/cuDNN kernels, aten ops, copies.
+    for plain in ("nvjet_sm90_tst_64x8_64x16_2x4_h_bz_TNT", "aten::addmm", "Memcpy HtoD (Pageable -> Device)"):
+        assert operator_label(plain) == plain
