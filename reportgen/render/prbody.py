@@ -141,10 +141,9 @@ def render_pr_body(
         if c.repeats:
             r = c.repeats
             ratios = ", ".join(fmt_change(x - 1, digits=1) for x in r.ratios)
-            lines.append(
-                f"- repeats: {r.n} per arm ({'interleaved' if r.interleaved else 'sequential'}), "
-                f"run-level changes {ratios}"
-            )
+            # A candidate with no completed run has no run-level change to list.
+            changes = f", run-level changes {ratios}" if ratios else ", no run-level change (no completed run)"
+            lines.append(f"- repeats: {r.n} per arm ({'interleaved' if r.interleaved else 'sequential'}){changes}")
         lines += ["", "Guardrails:", ""]
         lines += _table(
             ["check", "result", "reason", "evidence"],

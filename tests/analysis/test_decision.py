@@ -4,6 +4,8 @@ its base, effective flag values, secondary intervals, baseline drift and the OOM
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from builder import Arm, make_experiment
 
@@ -169,3 +171,14 @@ def test_pr_candidate_must_be_a_candidate(tmp_path):
         analyze_experiment(exp)
     doc = _analyse(tmp_path / "b", {"baseline": Arm(), "A1": Arm(), "A2": Arm()})
     assert doc.settings.pr_candidate == "A1" and _comp(doc, "A1").summary.is_pr
+
+
+def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change():
+    # The committed one-GPU showcase: A2 ran out of memory in both of its repeats.
+    from reportgen.render.load import load_analysis
+
+    showcase = Path(__file__).resolve().parents[2] / "runs" / "showcase-1xh200-grpo-offload"
+    body = render_pr_body(load_analysis(showcase))
+    section = body.split("### `A2` vs baseline", 1)[1].split("### ", 1)[0]
+    assert "- repeats: 2 per arm (interleaved), no run-level change (no completed run)" in section
+    assert "run-level changes \n" not in body
