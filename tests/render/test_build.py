@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +143,11 @@ def test_build_refuses_an_analysis_that_is_not_current(tmp_path, svg_cache, chan
     assert f"{analysis}: {why}; run `reportgen analyze grpo-offload`" in errors[0]
     assert "Traceback" not in proc.stderr
     assert tree_snapshot(project / "runs") == before
+
+
+def test_the_home_page_links_every_documentation_page():
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    home = (docs / "index.md").read_text()
+    pages = [p.relative_to(docs).as_posix() for p in docs.rglob("*.md") if p.name != "index.md"]
+    missing = [p for p in pages if f"({p})" not in home]
+    assert not missing, f"docs/index.md does not link {missing}"
