@@ -24,19 +24,37 @@ from typing import Any
 
 from reportgen.traces.model import WHOLE_TRACE, TraceRow
 
-# Protocols 2-3 write sets, bytes and complex numbers as calls to these; none has side effects.
+# Protocols 2-3 write sets, bytes and complex numbers as calls to these; none has side effects, and
+# each builds from arguments held in the file, so none allocates more than the file holds
+# (bytearray is not admitted: `bytearray(2**31)` in a 30-byte pickle would allocate 2 GiB).
 _ALLOWED = {
     ("builtins", "set"),
     ("builtins", "frozenset"),
     ("builtins", "complex"),
-    ("builtins", "bytearray"),
     ("_codecs", "encode"),
 }
 TOP_FRAMES = 12
+# A pickle's memo lets a small file repeat one list of entries many times; torch keeps at most
+# `max_entries` (default 100 000) per device, so far more than this is no snapshot of torch's.
+MAX_ENTRIES = 20_000_000
 
 
 class UnsafePickle(pickle.UnpicklingError):
     """The pickle names a callable that a memory snapshot never holds."""
+
+
+class TooLarge(ValueError):
+    """The snapshot holds more entries or blocks than any snapshot of torch's (a memo bomb)."""
+
+
+def _bounded(items: Any, what: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, dict):
+            out.append(item)
+            if len(out) > MAX_ENTRIES:
+                raise TooLarge(f"more than {MAX_ENTRIES:,} {what}")
+    return out
 
 
 class _Restricted(pickle.Unpickler):
@@ -95,12 +113,12 @@ def summarize(snap: Any, *, file: str, rank: int) -> list[TraceRow]:
     segments = [s for s in snap.get("segments") or [] if isinstance(s, dict)]
     reserved_now = sum(int(s.get("total_size", 0)) for s in segments)
     live_now: dict[int, tuple[int, list]] = {}
-    for s in segments:
-        for b in s.get("blocks") or []:
-            if b.get("state") == "active_allocated":
-                live_now[int(b.get("address", id(b)))] = (int(b.get("size", 0)), b.get("frames") or [])
+    blocks = _bounded((b for s in segments for b in s.get("blocks") or []), "allocator blocks")
+    for b in blocks:
+        if b.get("state") == "active_allocated":
+            live_now[int(b.get("address", id(b)))] = (int(b.get("size", 0)), b.get("frames") or [])
     allocated_now = sum(size for size, _ in live_now.values())
-    entries = [e for trace in snap.get("device_traces") or [] for e in trace or [] if isinstance(e, dict)]
+    entries = _bounded((e for trace in snap.get("device_traces") or [] for e in trace or []), "trace entries")
 
     # Replay the history from a baseline that makes it end at the dump's allocator state.
     net_alloc = sum(_delta(e) for e in entries)

@@ -68,7 +68,10 @@ def summarize(run_dir: Path) -> list[model.TraceRow] | None:
                 ) from None
             except Exception as exc:  # truncated or foreign pickles raise assorted types
                 raise UserError(f"{path}: not a readable memory snapshot ({type(exc).__name__}: {exc})") from None
-            rows += snapshot.summarize(data, file=rel, rank=rank)
+            try:
+                rows += snapshot.summarize(data, file=rel, rank=rank)
+            except snapshot.TooLarge as exc:
+                raise UserError(f"{path}: refused: {exc}, far beyond any snapshot torch writes") from None
             continue
         engine = -1
         if source == "sglang":

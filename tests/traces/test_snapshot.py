@@ -114,3 +114,22 @@ def test_cpu_workload_snapshot(tmp_path):
 
     rows = read(run / FILENAME)
     assert [(r.kind, r.category, r.bytes, r.view) for r in rows] == [("mem_peak", "cpu_peak_rss", 2 * MiB, "cpu")]
+
+
+def test_a_pickle_that_would_allocate_unboundedly_is_refused():
+    # bytearray(2**30) in a 30-byte pickle (1 GiB): the class is not admitted, so nothing is allocated.
+    bomb = b"\x80\x02c__builtin__\nbytearray\nJ\x00\x00\x00\x40\x85R."
+    with pytest.raises(snapshot.UnsafePickle, match="bytearray"):
+        snapshot._Restricted(io.BytesIO(bomb)).load()
+
+
+def test_a_memo_bomb_of_repeated_entries_is_refused(tmp_path, monkeypatch):
+    # One list of entries referenced many times: a small file, a huge flattened history.
+    entry = {"action": "alloc", "addr": 1, "size": 1, "frames": []}
+    shared = [entry] * 50
+    run = _run_with(tmp_path, {"segments": [], "device_traces": [shared] * 50})
+    monkeypatch.setattr(snapshot, "MAX_ENTRIES", 1000)
+    with pytest.raises(UserError, match=r"refused: more than 1,000 trace entries") as err:
+        store.summarize_run(run)
+    assert "\n" not in str(err.value)
+    assert not (run / FILENAME).exists()
