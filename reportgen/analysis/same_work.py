@@ -87,10 +87,11 @@ class WindowWork:
         return _rel(self.tokens_b, self.tokens_c)
 
     def within(self, tolerance: float) -> bool | None:
-        changes = [self.length_change, self.tokens_change]
-        if any(c is None for c in changes):
+        """Judged on the figures the window has: a missing one never hides a known difference."""
+        known = [c for c in (self.length_change, self.tokens_change) if c is not None]
+        if not known:
             return None
-        return all(abs(c) <= tolerance for c in changes if c is not None)
+        return all(abs(c) <= tolerance for c in known)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,8 +143,8 @@ def check(
     )
     applies = applies_to(primary)
     checks = [w.within(tolerance) for w in rows]
-    if not rows or any(c is None for c in checks):
-        missing = [w.window for w, c in zip(rows, checks, strict=True) if c is None]
+    missing = [w.window for w, c in zip(rows, checks, strict=True) if c is None]
+    if not rows or len(missing) == len(rows):
         return Finding(
             "not_applicable",
             applies,
@@ -152,17 +153,26 @@ def check(
             "not checkable: no response length or tokens per step logged"
             + (f" in {', '.join(missing)}" if missing else ""),
         )
-    bad = [w for w, ok in zip(rows, checks, strict=True) if not ok]
+    # A window without figures neither passes nor hides the windows that have them.
+    bad = [w for w, ok in zip(rows, checks, strict=True) if ok is False]
     if not bad:
         worst = max(max(abs(w.length_change or 0), abs(w.tokens_change or 0)) for w in rows)
-        return Finding("pass", applies, tkey, rows, f"within {tolerance:.0%} in every window (largest {worst:.1%})")
+        unchecked = f"; not checkable in {', '.join(missing)}" if missing else ""
+        every = "every window" if not missing else "every window with figures"
+        return Finding(
+            "pass", applies, tkey, rows, f"within {tolerance:.0%} in {every} (largest {worst:.1%}){unchecked}"
+        )
     w = max(bad, key=lambda x: max(abs(x.length_change or 0), abs(x.tokens_change or 0)))
-    lc, tc = w.length_change or 0.0, w.tokens_change or 0.0
-    what = "shorter" if lc < 0 else "longer"
+    lc, tc = w.length_change, w.tokens_change
     tokens_word = "tokens" if tkey == TOKENS_PER_STEP else "response tokens"
+    parts = []
+    if lc is not None:
+        parts.append(f"{w.length_c:.1f} vs {w.length_b:.1f} tokens ({lc:+.1%})")
+    if tc is not None:
+        parts.append(f"{w.tokens_c:.0f} vs {w.tokens_b:.0f} {tokens_word} per step ({tc:+.1%})")
+    what = "shorter" if (lc if lc is not None else tc or 0.0) < 0 else "longer"
     reason = (
-        f"{candidate_id}'s policy generated {what} responses: {w.length_c:.1f} vs {w.length_b:.1f} tokens "
-        f"({lc:+.1%}) and {w.tokens_c:.0f} vs {w.tokens_b:.0f} {tokens_word} per step ({tc:+.1%}) in {w.window}, "
+        f"{candidate_id}'s policy generated {what} responses: {' and '.join(parts)} in {w.window}, "
         f"beyond the {tolerance:.0%} tolerance" + (f" ({len(bad)} of {len(rows)} windows)" if len(rows) > 1 else "")
     )
     if applies:

@@ -79,10 +79,13 @@ def test_same_work_is_checked_per_window(tmp_path):
     assert c.same_work.status == "fail" and "in W3" in c.same_work.reason and "(1 of 3 windows)" in c.same_work.reason
 
 
-def test_not_checkable_without_response_lengths(tmp_path):
+def test_without_response_lengths_tokens_per_step_decide(tmp_path):
+    # No response lengths logged: equal tokens per step still show equal work (before, the whole
+    # check was not_applicable, which also hid a known difference; see the WindowWork test).
     drop = ("rollout/response_lengths",)
     c = _comp(_analyse(tmp_path, {"baseline": Arm(drop_keys=drop), "A1": Arm(speed=1.2, drop_keys=drop)}), "A1")
-    assert c.same_work.status == "not_applicable" and c.verdict.status == "accepted"
+    assert c.same_work.status == "pass" and c.verdict.status == "accepted"
+    assert all(w.response_length_change is None and w.tokens_per_step_change is not None for w in c.same_work.windows)
 
 
 def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
@@ -182,3 +185,12 @@ def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change
     section = body.split("### `A2` vs baseline", 1)[1].split("### ", 1)[0]
     assert "- repeats: 2 per arm (interleaved), no run-level change (no completed run)" in section
     assert "run-level changes \n" not in body
+
+
+def test_same_work_judges_each_window_on_the_figures_it_has():
+    from reportgen.analysis.same_work import WindowWork
+
+    # Only lengths logged (no tokens/s): a 50 % shorter response is still a difference.
+    assert WindowWork("W1", 48.0, 24.0, None, None).within(0.05) is False
+    assert WindowWork("W1", 48.0, 48.0, None, None).within(0.05) is True
+    assert WindowWork("W1", None, None, None, None).within(0.05) is None
