@@ -61,11 +61,14 @@ def derive(
     rerun: Rerun,
     failed_oom: bool,
     invalid_by: str | None,
+    failed_arm: str | None = None,
 ) -> tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]:
     """(next step, cause in words or None, evidence links) for one comparison.
 
     `invalid_by` is the id of the guardrail that made the verdict invalid ("same_work",
-    "same_machine", "same_inputs"), `failed_oom` whether a run of the comparison ran out of memory."""
+    "same_machine", "same_inputs"); for a failed verdict, `failed_arm` is the arm whose run failed
+    first (the candidate unless only the baseline failed) and `failed_oom` whether that run ran
+    out of memory: the next step fixes and re-runs that arm."""
     cand = comp.candidate
     v = comp.verdict
     iv = comp.interval
@@ -80,20 +83,23 @@ def derive(
         return doc.NextStep(action="reject", text=text), None, []
     if v.status == "failed":
         cause = v.cause or v.summary
-        page = doc.EvidenceLink(label=f"{cand}'s write-up", anchor=f"{cand}/index.md")
+        arm = failed_arm or cand
+        # A candidate's page holds its own failure write-up; the baseline's runs are on the experiment page.
+        page_anchor = f"{cand}/index.md" if arm == cand else "runs"
+        page = doc.EvidenceLink(label=f"{arm}'s write-up" if arm == cand else "the baseline's runs", anchor=page_anchor)
         if failed_oom:
             memory = doc.EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory")
             text = (
-                f"Fix the out-of-memory failure of {cand} (less memory per step, e.g. a smaller "
+                f"Fix the out-of-memory failure of {arm} (less memory per step, e.g. a smaller "
                 "--max-tokens-per-gpu, or a larger memory cap), then re-run it."
             )
             return (
-                doc.NextStep(action="fix_oom", text=text, command=rerun.command("--rerun", cand)),
+                doc.NextStep(action="fix_oom", text=text, command=rerun.command("--rerun", arm)),
                 cause,
                 [page, memory],
             )
-        text = f"Fix the failure of {cand}, then re-run it."
-        return doc.NextStep(action="fix_failure", text=text, command=rerun.command("--rerun", cand)), cause, [page]
+        text = f"Fix the failure of {arm}, then re-run it."
+        return doc.NextStep(action="fix_failure", text=text, command=rerun.command("--rerun", arm)), cause, [page]
     if v.status == "invalid":
         if invalid_by == "same_work":
             text = (
@@ -151,7 +157,8 @@ def derive(
     if comp.same_work.status == "fail":  # not deciding here (primary not perf/*), but worth knowing
         links.append(doc.EvidenceLink(label="same-work check", anchor=SAME_WORK))
     n = comp.repeats.n if comp.repeats else 1
-    repeats = max(2, 2 * n) if comp.repeats and comp.repeats.interleaved else 2
+    # Never fewer repeats than already ran: twice as many when they were interleaved, else as many, interleaved.
+    repeats = max(2, 2 * n) if comp.repeats and comp.repeats.interleaved else max(2, n)
     text = (
         f'Measure again with [run] repeats = {repeats}, order = "interleaved" in the spec, so run-to-run '
         "variation enters the interval and drift hits both arms alike."

@@ -401,14 +401,16 @@ def _comparison(
     improving = (lambda c: c is not None and c > 0) if a.direction == "higher" else (lambda c: c is not None and c < 0)
     consistent = bool(changes) and all(improving(c) for c in changes)
     reps = _repeats(spec, b_used, c_used, windows)
+    # The first failure named, the arm it happened in and whether it was that run's OOM: the
+    # next step fixes and re-runs that arm (a baseline's OOM is not the candidate's to fix).
     cause = None
     oom = False
-    for label, runs in (("", c_runs), ("baseline: ", b_runs)):
+    failed_arm = cand_id
+    for arm, label, runs in ((cand_id, "", c_runs), (vocab.BASELINE, "baseline: ", b_runs)):
         for r in runs:
             why = gr.describe_failure(r)
-            if why:
-                oom = oom or why.startswith("OOM")
-                cause = cause or f"{label}{why}"
+            if why and cause is None:
+                cause, oom, failed_arm = f"{label}{why}", why.startswith("OOM"), arm
     if not c_runs:
         cause = "no formal run of this candidate"
     verdict = decide(
@@ -477,7 +479,7 @@ def _comparison(
     }
     # The summary reads the comparison it summarises: a draft without it (not validated) first.
     draft = doc.Comparison.model_construct(**fields)
-    return doc.Comparison(**fields, summary=_summary(spec, draft, base, cand, rerun, oom, invalid_by))
+    return doc.Comparison(**fields, summary=_summary(spec, draft, base, cand, rerun, (failed_arm, oom), invalid_by))
 
 
 def _summary(
@@ -486,7 +488,7 @@ def _summary(
     base: doc.Arm,
     cand: doc.Arm,
     rerun: Rerun,
-    oom: bool,
+    failure: tuple[str, bool],
     invalid_by: str | None,
 ) -> doc.CandidateSummary:
     a = spec.analysis
@@ -521,7 +523,8 @@ def _summary(
         min_effect=a.min_effect,
         metric_label=label,
         rerun=rerun,
-        failed_oom=oom,
+        failed_arm=failure[0],
+        failed_oom=failure[1],
         invalid_by=invalid_by,
     )
     return doc.CandidateSummary(

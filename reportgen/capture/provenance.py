@@ -164,6 +164,10 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
     start = Path(recipe_repo)
     start = start if start.is_dir() else start.parent
     named = env.get(TREE_STAMP_ENV)
+    # The stamp describes the tree it sits at the top of: a recipe elsewhere (a Relax checkout)
+    # keeps its own git record even when the variable is set for reportgen's own tree.
+    if named and not start.resolve().is_relative_to(Path(named).resolve().parent):
+        named = None
     if named:
         # Asked for by name (scripts/device/showcase.sh does): the copy's own `.git`, if any, may
         # hold another commit's history (a GPU machine's copy did: HEAD was an older commit and

@@ -194,3 +194,14 @@ def test_same_work_judges_each_window_on_the_figures_it_has():
     assert WindowWork("W1", 48.0, 24.0, None, None).within(0.05) is False
     assert WindowWork("W1", 48.0, 48.0, None, None).within(0.05) is True
     assert WindowWork("W1", None, None, None, None).within(0.05) is None
+
+
+def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
+    # Only the baseline ran out of memory: the candidate has nothing to fix or re-run.
+    doc = _analyse(tmp_path, {"baseline": Arm(fail_at=9), "A1": Arm(speed=1.2)})
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "failed" and c.summary.cause and c.summary.cause.startswith("baseline: OOM")
+    step = c.summary.next_step
+    assert step.action == "fix_oom" and "failure of baseline" in step.text
+    assert step.command and "--rerun baseline" in step.command and "--rerun A1" not in step.command
+    assert c.summary.evidence[0].anchor == "runs"

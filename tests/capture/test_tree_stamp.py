@@ -187,3 +187,20 @@ def test_the_script_stamps_and_verifies(repo: Path, tmp_path: Path) -> None:
     assert none.returncode == 2
     nogit = run(str(copy))  # stamping needs git history
     assert nogit.returncode == 2 and nogit.stderr.startswith("error: git rev-parse")
+
+
+def test_a_named_stamp_does_not_speak_for_a_recipe_in_another_tree(repo: Path, tmp_path: Path) -> None:
+    """showcase.sh names reportgen's stamp; a spec whose recipe lives in a Relax checkout keeps
+    that checkout's own git record."""
+    write_stamp(repo)
+    ours = _copy_without_git(repo, tmp_path / "reportgen-copy")
+    relax = tmp_path / "relax"
+    (relax / "scripts" / "recipes").mkdir(parents=True)
+    (relax / "scripts" / "recipes" / "recipe.sh").write_text("#!/bin/bash\n")
+    _git(relax, "init", "-q")
+    _git(relax, "add", "-A")
+    _git(relax, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "relax")
+    relax_head = _git(relax, "rev-parse", "HEAD").strip()
+    summary, dest = _capture(relax, tmp_path / "other", **{TREE_STAMP_ENV: str(ours / STAMP_NAME)})
+    assert summary["git"] == {"head": relax_head, "dirty": False}
+    assert json.loads((dest / "git.json").read_text()).get("source") != "tree-stamp"
