@@ -154,7 +154,7 @@ def derive(
                 f"the {min_effect:.0%} minimum effect"
             )
             links.append(doc.EvidenceLink(label="interval", anchor=VERDICTS))
-    if comp.same_work.status == "fail":  # not deciding here (primary not perf/*), but worth knowing
+    if any(w.within is False for w in comp.same_work.windows):  # work differed without deciding (primary not perf/*)
         links.append(doc.EvidenceLink(label="same-work check", anchor=SAME_WORK))
     n = comp.repeats.n if comp.repeats else 1
     # Never fewer repeats than already ran: twice as many when they were interleaved, else as many, interleaved.
