@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData, argv_value
-from reportgen.ingest.status import is_handled
+from reportgen.ingest.status import event_label, is_handled
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
     FAILURE_KINDS,
@@ -85,10 +85,6 @@ def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
     return f"{run.path}/manifest.json"
 
 
-def _size(gib: float) -> str:
-    return f"{gib * 1024:.2f} MiB" if gib < 1 else f"{gib:.2f} GiB"
-
-
 def _clean_end(run: RunData) -> dict[str, int]:
     ends = (run.manifest.get("ingest") or {}).get("clean_end") or []
     return {str(e.get("stream")): int(e["line"]) for e in ends if isinstance(e, dict) and e.get("line") is not None}
@@ -124,26 +120,10 @@ def describe_failure(run: RunData) -> str | None:
         for e in events:
             if e.get("kind") != kind:
                 continue
-            at = f" at step {e['step']}" if e.get("step") is not None else ""
-            details = e.get("details") or {}
             if kind == "oom":
-                said = details.get("tried_to_allocate")
-                gib = details.get("tried_to_allocate_gib")
-                if said:
-                    tail = f", tried to allocate {said}"
-                else:
-                    tail = f", tried to allocate {_size(gib)}" if isinstance(gib, (int, float)) else ""
-                return f"OOM{at}{tail}{_memory_cap(run)}"
-            label = {
-                "nan": "NaN/Inf",
-                "traceback": "exception",
-                "fatal": "fatal error",
-                "abnormal_exit": "abnormal exit",
-                "timeout": "timeout",
-                "interrupted": "interrupted",
-            }[kind]
+                return f"{event_label(e)}{_memory_cap(run)}"
             msg = str(e.get("message") or "").strip()
-            return f"{label}{at}" + (f": {msg[:160]}" if msg else "")
+            return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
     if run.status == "failed" and m.get("status_reason"):
         return str(m["status_reason"])

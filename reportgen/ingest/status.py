@@ -62,16 +62,28 @@ def is_handled(event: Mapping[str, Any], clean_end: Mapping[str, int]) -> bool:
     return end is not None and line is not None and int(line) < int(end)
 
 
-def _label(event: Mapping[str, Any]) -> str:
+_EVENT_NAMES = {
+    "nan": "NaN/Inf",
+    "traceback": "exception",
+    "fatal": "fatal error",
+    "abnormal_exit": "abnormal exit",
+}
+
+
+def event_label(event: Mapping[str, Any]) -> str:
+    """A failure event in words ("OOM at step 9, tried to allocate 2.46 GiB", "NaN/Inf at step 3"):
+    the one wording for a run's status reason and the report's verdict cause."""
     kind = str(event.get("kind"))
     step = event.get("step")
     at = f" at step {step}" if step is not None else ""
     d = event.get("details") or {}
     if kind == "oom":
         said = d.get("tried_to_allocate")
+        gib = d.get("tried_to_allocate_gib")
+        if not said and isinstance(gib, (int, float)):
+            said = f"{gib * 1024:.2f} MiB" if gib < 1 else f"{gib:.2f} GiB"
         return f"OOM{at}" + (f", tried to allocate {said}" if said else "")
-    name = {"nan": "NaN/Inf", "traceback": "exception", "fatal": "fatal error"}.get(kind, kind)
-    return f"{name}{at}"
+    return f"{_EVENT_NAMES.get(kind, kind)}{at}"
 
 
 def decide_status(
@@ -94,7 +106,7 @@ def decide_status(
         return RunStatus(INTERRUPTED, "the run was interrupted before it finished", "interrupted")
     for e in events:
         if e.get("kind") in LOG_FAILURE_KINDS and not is_handled(e, clean_end):
-            return RunStatus(FAILED, f"{_label(e)} ({_where(e)})")
+            return RunStatus(FAILED, f"{event_label(e)} ({_where(e)})")
     if timed_out:
         return RunStatus(FAILED, "the workload ran past its time limit and was stopped", "timeout")
     if train_steps and loss_scale_skipped_steps >= train_steps:
