@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from reportgen.errors import UserError
 
-SCHEMA_VERSION: Final = 3  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 4  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
@@ -261,7 +261,15 @@ class GuardrailResult(_Model):
 class Verdict(_Model):
     status: VerdictStatus
     summary: str = Field(description="One sentence.")
-    cause: str | None = Field(default=None, description="Why it failed or is invalid, in words.")
+    cause: str | None = Field(
+        default=None, description="Why it failed, is invalid, or (against a base) is not accepted, in words."
+    )
+    against: str = Field(
+        default="baseline",
+        description="The arm whose comparison decided the verdict: the baseline, or, for a candidate built on "
+        "another one and accepted against the baseline, that base (the change it adds is judged on its own: "
+        "docs/analysis.md#candidates-built-on-another-one).",
+    )
 
 
 class MetricChange(_Model):
@@ -404,7 +412,7 @@ class BaselineDrift(_Model):
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""

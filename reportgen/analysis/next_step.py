@@ -73,6 +73,8 @@ def derive(
     v = comp.verdict
     iv = comp.interval
     together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
+    if v.against != comp.baseline and v.status in ("rejected", "no_change", "inconclusive"):
+        return _on_base(comp, rerun=rerun)
     if v.status == "accepted":
         return doc.NextStep(action="merge", text=f"Merge {cand}{together}."), None, []
     if v.status == "rejected":
@@ -156,6 +158,11 @@ def derive(
             links.append(doc.EvidenceLink(label="interval", anchor=VERDICTS))
     if any(w.within is False for w in comp.same_work.windows):  # work differed without deciding (primary not perf/*)
         links.append(doc.EvidenceLink(label="same-work check", anchor=SAME_WORK))
+    return _repeat(comp, rerun), cause, links
+
+
+def _repeat(comp: doc.Comparison, rerun: Rerun) -> doc.NextStep:
+    """Measure again with more interleaved repeats, and the exact command."""
     n = comp.repeats.n if comp.repeats else 1
     # Never fewer repeats than already ran: twice as many when they were interleaved, else as many, interleaved.
     repeats = max(2, 2 * n) if comp.repeats and comp.repeats.interleaved else max(2, n)
@@ -164,4 +171,15 @@ def derive(
         "variation enters the interval and drift hits both arms alike."
     )
     command = f'# in the spec: [run] repeats = {repeats}, order = "interleaved"\n' + rerun.command("--new-campaign")
-    return doc.NextStep(action="repeat", text=text, command=command), cause, links
+    return doc.NextStep(action="repeat", text=text, command=command)
+
+
+def _on_base(comp: doc.Comparison, *, rerun: Rerun) -> tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]:
+    """A candidate built on another one, accepted against the baseline but not against its base:
+    the gain is the base's, so what the candidate adds is not merged (or is measured again)."""
+    cand, base, v = comp.candidate, comp.verdict.against, comp.verdict
+    links = [doc.EvidenceLink(label=f"{cand} against {base}", anchor=f"{cand}/index.md#against-base")]
+    if v.status == "inconclusive":
+        return _repeat(comp, rerun), v.cause, links
+    text = f"Do not merge {cand}: its gain over the baseline is {base}'s, not its own; keep {base}'s flags."
+    return doc.NextStep(action="reject", text=text), v.cause, links

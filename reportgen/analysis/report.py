@@ -23,7 +23,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change, overall, summarize
-from reportgen.analysis.verdict import Verdict, decide, missing_metric_cause
+from reportgen.analysis.verdict import Verdict, against_base, decide, missing_metric_cause
 from reportgen.spec.model import Spec
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
@@ -440,6 +440,19 @@ def _comparison(
         if base_id != BASELINE
         else []
     )
+    on_base = next((m for m in vs_base if m.metric == a.primary and m.interval is not None), None)
+    if on_base is not None and on_base.interval is not None:
+        verdict = against_base(
+            verdict,
+            base=base_id,
+            estimate=on_base.interval.estimate,
+            low=on_base.interval.low,
+            high=on_base.interval.high,
+            confidence=on_base.interval.confidence,
+            direction=a.direction,
+            min_effect=a.min_effect,
+            label=_label(a.primary)[0],
+        )
     fields: dict[str, Any] = {
         "candidate": cand_id,
         "baseline": BASELINE,

@@ -3,6 +3,12 @@
 Part of reportgen.analysis (pure). Order of precedence: an invalid comparison (machine, model or
 data differ) says nothing about speed; then any failed run or guardrail; then the interval.
 Thresholds (minimum effect, direction) come from the spec's [analysis] table.
+
+A candidate built on another one (A3 = A1 + a smaller token budget) is one variable away from its
+base, not from the baseline: against the baseline it carries its base's whole gain, so an
+"accepted" there says nothing about the change it adds. `against_base` decides such a candidate,
+once it is accepted against the baseline, on its interval against its base, as the task-01 plan
+did (A3: -5.75 % against A1, rejected).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from dataclasses import dataclass
 from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.interval import Interval
-from reportgen.vocab import METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
+from reportgen.vocab import BASELINE, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
 
 STATUSES = ("accepted", "rejected", "no_change", "inconclusive", "failed", "invalid")
 
@@ -23,9 +29,10 @@ class Verdict:
     status: str
     summary: str
     cause: str | None = None
+    against: str = BASELINE  # the arm whose comparison decided: the baseline, or the candidate's base
 
     def as_dict(self) -> dict:
-        return {"status": self.status, "summary": self.summary, "cause": self.cause}
+        return {"status": self.status, "summary": self.summary, "cause": self.cause, "against": self.against}
 
 
 def _pct(x: float) -> str:
@@ -135,4 +142,62 @@ def decide(
         "inconclusive",
         f"Inconclusive: {_pct(est - 1)} with a {level} interval of {span}, too wide to "
         f"rule out the {min_effect:.0%} minimum effect either way.{note}",
+    )
+
+
+def against_base(
+    verdict: Verdict,
+    *,
+    base: str,
+    estimate: float | None,
+    low: float | None,
+    high: float | None,
+    confidence: float,
+    direction: str,
+    min_effect: float,
+    label: str,
+) -> Verdict:
+    """The verdict of a candidate built on `base`, given its verdict against the baseline and the
+    ratio candidate/base of the primary metric (`label`) with its interval.
+
+    Only an accepted verdict is reconsidered (a failed, invalid or inconclusive comparison with
+    the baseline already says what is wrong), and only when an interval against the base exists
+    (a base whose runs all failed cannot be compared with; then the candidate is what there is to
+    merge). The change it adds must clear the minimum effect on its own: worse is `rejected`,
+    within the minimum effect is `no_change`, too wide to tell is `inconclusive`."""
+    if verdict.status != "accepted" or estimate is None or low is None or high is None:
+        return verdict
+
+    def gain(r: float) -> float:
+        return r if direction == "higher" else 1.0 / r
+
+    est = gain(estimate)
+    lo, hi = sorted((gain(low), gain(high)))
+    target = 1.0 + min_effect
+    level = f"{confidence:.0%}"
+    span = f"{_pct(lo - 1)} to {_pct(hi - 1)}"
+    figure = f"{_pct(est - 1)} against {base} ({level} interval of the gain {span})"
+    vs = f"{label} {figure}"
+    if lo >= target:
+        return Verdict("accepted", f"{verdict.summary.rstrip('.')}; against its base {base}: {vs}.", against=base)
+    if hi < 1.0:
+        return Verdict(
+            "rejected",
+            f"Rejected against its base {base}: {vs}; its gain over the baseline is {base}'s.",
+            f"what it adds to {base} makes {label} worse: {figure}",
+            against=base,
+        )
+    if (lo > 1.0 and hi < target) or (lo >= 1.0 / target and hi <= target):
+        return Verdict(
+            "no_change",
+            f"No meaningful change against its base {base}: {vs}, inside ±{min_effect:.0%}; its gain over the "
+            f"baseline is {base}'s.",
+            f"what it adds to {base} moves {label} by less than the {min_effect:.0%} minimum effect: {figure}",
+            against=base,
+        )
+    return Verdict(
+        "inconclusive",
+        f"Inconclusive against its base {base}: {vs}, too wide to show the {min_effect:.0%} minimum effect.",
+        f"what it adds to {base} is not shown to move {label} by the {min_effect:.0%} minimum effect: {figure}",
+        against=base,
     )

@@ -4,7 +4,8 @@ A reviewer should know in 30 seconds whether to merge and what to do next, so th
 row per candidate, the pull request's candidate first and named as such, as benchmark
 dashboards do: the primary metric, step time and peak memory, each with its change and interval,
 the verdict and one next step. Under it, every verdict that is not a plain accept or reject says
-its cause in words, with links to the evidence on the page.
+its cause in words, with links to the evidence on the page. The figures are against the baseline;
+a candidate built on another one is decided against that base, and its verdict cell says so.
 
 The page builds `CandidateAnswer` values from analysis.json; this module only lays them out.
 """
@@ -51,6 +52,7 @@ class CandidateAnswer:
     figures: Sequence[Figure]  # the same labels, in the same order, for every candidate
     is_pr: bool = False
     base: str | None = None  # the arm this candidate is built on, when not the baseline
+    decided_against: str | None = None  # the base whose comparison decided the verdict, when not the baseline
     cause: str | None = None  # why the verdict is not a plain accept/reject, in words
     next_step: str | None = None
     next_command: str | None = None
@@ -105,7 +107,10 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
         cells = [figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels]
         if a.status == "invalid" and cells:  # the primary figure compares different things: say so in place
             cells[0] += '<br><span class="rg-ci">not comparable: see why below</span>'
-        body.append([_who(a), badge(a.status), *cells])
+        verdict = badge(a.status)
+        if a.decided_against:  # the figures are against the baseline; this verdict is not
+            verdict += f'<br><span class="rg-ci">against {safe.text(a.decided_against)}</span>'
+        body.append([_who(a), verdict, *cells])
     return table(header, body, align=["l", "l", *["r"] * len(labels)])
 
 

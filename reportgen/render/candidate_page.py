@@ -158,7 +158,7 @@ def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
     if not comp.base or not comp.vs_base:
         return []
     return [
-        f"### Against its base, {safe.text(comp.base)}\n",
+        f"### Against its base, {safe.text(comp.base)} {{#against-base}}\n",
         f"What {safe.text(cand)} adds on top of {safe.text(comp.base)}:\n",
         table(["metric", safe.text(comp.base), safe.text(cand), "change"], metric_change_rows(comp.vs_base)) + "\n",
     ]

@@ -79,6 +79,7 @@ def answers(
                 figures=[figure(s.primary), figure(s.step_time), figure(s.peak_memory)],
                 is_pr=s.is_pr,
                 base=comp.base,
+                decided_against=comp.verdict.against if comp.verdict.against != comp.baseline else None,
                 cause=s.cause,
                 next_step=s.next_step.text,
                 next_command=tidy_command(s.next_step.command, spec_path) if s.next_step.command else None,

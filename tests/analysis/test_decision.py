@@ -121,7 +121,7 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
         "baseline": Arm(argv={"--max-tokens-per-gpu": "896"}),
         "A1": Arm(speed=1.3, argv={"--max-tokens-per-gpu": "896"}),
         "A3": Arm(
-            speed=1.35, base="A1", edit='set = {"--max-tokens-per-gpu" = 640}', argv={"--max-tokens-per-gpu": "640"}
+            speed=1.6, base="A1", edit='set = {"--max-tokens-per-gpu" = 640}', argv={"--max-tokens-per-gpu": "640"}
         ),
     }
     doc = _analyse(tmp_path, arms, analysis_extra='pr_candidate = "A3"')
@@ -131,12 +131,48 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
     assert a3.base == "A1" and a3.depends_on == ["A1"] and a1.base is None and a1.depends_on == []
     assert [m.metric for m in a3.vs_base][:2] == ["perf/step_resp_token_per_s", "perf/step_time"]
     gain = a3.vs_base[0]
-    assert gain.change is not None and 0.0 < gain.change < 0.1 and gain.interval is not None
+    assert gain.change is not None and 0.15 < gain.change < 0.3 and gain.interval is not None
     assert a1.vs_base == []
     flag = next(f for f in a3.changed_flags if f.flag == "--max-tokens-per-gpu")
     assert (flag.baseline, flag.base, flag.candidate) == ("896", "896", "640")
-    assert a3.verdict.status == "accepted" and "together with A1" in a3.summary.next_step.text
+    # better than its base too: accepted, and the verdict says it was decided against A1
+    assert a3.verdict.status == "accepted" and a3.verdict.against == "A1" and a1.verdict.against == "baseline"
+    assert "against its base A1: response tokens/s +" in a3.verdict.summary
+    assert "together with A1" in a3.summary.next_step.text
     assert "**The PR's change is `A3`: ✅ accepted.**\nNext step: Merge A3 together with A1" in render_pr_body(doc)
+
+
+@pytest.mark.parametrize(
+    ("a3_speed", "status", "cause_part"),
+    [
+        # faster than the baseline only through A1's gain: the plan's A3 (-5.75 % against A1, rejected)
+        (1.1, "rejected", "what it adds to A1 makes response tokens/s worse: -1"),
+        # adds nothing measurable to A1
+        (1.3, "no_change", "what it adds to A1 moves response tokens/s by less than the 5% minimum effect"),
+    ],
+)
+def test_a_derived_candidate_is_decided_against_its_base(tmp_path, a3_speed, status, cause_part):
+    arms = {"baseline": Arm(), "A1": Arm(speed=1.3), "A3": Arm(speed=a3_speed, base="A1")}
+    doc = _analyse(tmp_path, arms)
+    a3 = _comp(doc, "A3")
+    assert a3.interval.low is not None and a3.interval.low > 1.05  # accepted against the baseline alone
+    assert a3.verdict.status == status and a3.verdict.against == "A1" and a3.summary.verdict == status
+    assert a3.verdict.cause and cause_part in a3.verdict.cause and a3.summary.cause == a3.verdict.cause
+    step = a3.summary.next_step
+    assert (
+        step.action == "reject"
+        and step.text == "Do not merge A3: its gain over the baseline is A1's, not its own; keep A1's flags."
+    )
+    assert [e.anchor for e in a3.summary.evidence] == ["A3/index.md#against-base"]
+
+
+def test_a_derived_candidate_whose_base_failed_stays_judged_against_the_baseline(tmp_path):
+    # No interval against a base without completed runs: the candidate is what there is to merge.
+    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, fail_at=5), "A3": Arm(speed=1.3, base="A1")}
+    doc = _analyse(tmp_path, arms)
+    a3 = _comp(doc, "A3")
+    assert _comp(doc, "A1").verdict.status == "failed"
+    assert a3.verdict.status == "accepted" and a3.verdict.against == "baseline"
 
 
 def test_secondary_metrics_have_intervals(tmp_path):

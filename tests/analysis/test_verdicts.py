@@ -7,7 +7,7 @@ from builder import Arm, make_experiment
 
 from reportgen.analysis.guardrails import Guardrail
 from reportgen.analysis.interval import Interval
-from reportgen.analysis.verdict import decide
+from reportgen.analysis.verdict import Verdict, against_base, decide
 from reportgen.analyze import analyze_experiment
 
 
@@ -169,3 +169,42 @@ def test_different_response_lengths_make_the_verdict_invalid(tmp_path):
     assert "340.0 vs 512.0 tokens" in short["verdict"]["cause"]
     fast = _comp(doc, "fast")
     assert _guard(fast, "same_work")["status"] == "pass" and fast["verdict"]["status"] == "accepted"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "direction", "expected"),
+    [
+        (1.10, 1.30, "higher", "accepted"),  # what it adds clears the minimum effect on its own
+        (0.60, 0.70, "higher", "rejected"),
+        (0.98, 1.03, "higher", "no_change"),
+        (1.01, 1.04, "higher", "no_change"),  # better, but all of it below the minimum effect
+        (0.90, 1.20, "higher", "inconclusive"),
+        (1.02, 1.20, "higher", "inconclusive"),  # better, not shown to clear 5 %
+        (1.30, 1.40, "lower", "rejected"),  # step time 30-40 % longer than the base's
+    ],
+)
+def test_against_base_branches(low, high, direction, expected):
+    accepted = Verdict("accepted", "Accepted: better by +20.00%.")
+    v = against_base(
+        accepted,
+        base="A1",
+        estimate=(low + high) / 2,
+        low=low,
+        high=high,
+        confidence=0.95,
+        direction=direction,
+        min_effect=0.05,
+        label="response tokens/s",
+    )
+    assert v.status == expected and v.against == "A1"
+    assert (v.cause is None) == (expected == "accepted")
+
+
+@pytest.mark.parametrize("status", ["failed", "invalid", "inconclusive", "rejected", "no_change"])
+def test_against_base_only_reconsiders_an_accepted_verdict(status):
+    v = Verdict(status, "as decided against the baseline")
+    kw: dict = {"base": "A1", "confidence": 0.95, "direction": "higher", "min_effect": 0.05, "label": "x"}
+    assert against_base(v, estimate=0.5, low=0.4, high=0.6, **kw) is v
+    # and an accepted one without an interval against its base stays as it was
+    ok = Verdict("accepted", "ok")
+    assert against_base(ok, estimate=None, low=None, high=None, **kw) is ok
