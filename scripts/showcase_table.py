@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The task-01 plan's table beside one or more showcases, from their analysis.json files.
 
-    python3 scripts/showcase_table.py runs/showcase-1xh200-grpo-offload runs/showcase-2xh200-grpo-offload
+    python3 scripts/showcase_table.py runs/showcase-1xh200-grpo-offload-r2 runs/showcase-2xh200-grpo-offload
 
 Prints Markdown for docs/showcase-h200.md and docs/two-gpu.md: one row per figure of the plan's
 table (response and total tokens/s, step time mean and p95, actor train time, GPU utilization and

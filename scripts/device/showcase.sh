@@ -2,7 +2,7 @@
 # One device command of a GPU showcase: install the carried wheels, check the tree against its
 # stamp, run (or resume) the campaign until a deadline, pack the experiment folder into $OUT.
 #
-#   bash scripts/device/showcase.sh PROFILE NAME        # e.g. gpu showcase-1xh200-grpo-offload
+#   bash scripts/device/showcase.sh PROFILE NAME        # e.g. gpu showcase-1xh200-grpo-offload-r2
 #
 # PROFILE is a profile of scripts/recipes/default.toml (gpu, gpu2), or - for none (the CPU demo,
 # which needs no GPU: how the script itself is tested).

@@ -216,7 +216,7 @@ def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change
     # The committed one-GPU showcase: A2 ran out of memory in both of its repeats.
     from reportgen.render.load import load_analysis
 
-    showcase = Path(__file__).resolve().parents[2] / "runs" / "showcase-1xh200-grpo-offload"
+    showcase = Path(__file__).resolve().parents[2] / "runs" / "showcase-1xh200-grpo-offload-r2"
     body = render_pr_body(load_analysis(showcase))
     section = body.split("### `A2` vs baseline", 1)[1].split("### ", 1)[0]
     assert "- repeats: 2 per arm (interleaved), no run-level change (no completed run)" in section
