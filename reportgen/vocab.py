@@ -113,6 +113,11 @@ PPO_KL = "train/ppo_kl"
 KL_LOSS = "train/kl_loss"
 PG_CLIPFRAC = "train/pg_clipfrac"
 GRAD_NORM = "train/grad_norm"
+# train/critic-*: per optimizer step of the critic (PPO, `critic-step N` lines); Relax tags a critic's
+# keys `critic-` so they never share a name with the actor's `train/*` of the same step.
+CRITIC_VALUE_LOSS = "train/critic-value_loss"
+CRITIC_VALUE_CLIPFRAC = "train/critic-value_clipfrac"
+CRITIC_GRAD_NORM = "train/critic-grad_norm"
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,15 @@ METRICS: dict[str, Metric] = {
         Metric(KL_LOSS, "KL loss", "", None, "KL loss against the reference model (with --use-kl-loss)"),
         Metric(PG_CLIPFRAC, "clip fraction", "", None, "fraction of tokens whose policy ratio was clipped"),
         Metric(GRAD_NORM, "grad norm", "", None, "gradient norm before clipping"),
+        Metric(CRITIC_VALUE_LOSS, "critic value loss", "", None, "the critic's clipped value loss (PPO)"),
+        Metric(
+            CRITIC_VALUE_CLIPFRAC,
+            "critic clip fraction",
+            "",
+            None,
+            "fraction of tokens whose value prediction moved more than --value-clip",
+        ),
+        Metric(CRITIC_GRAD_NORM, "critic grad norm", "", None, "the critic's gradient norm before clipping"),
     )
 }
 

@@ -6,8 +6,9 @@ uses the same `ConsoleParser` on the growing log, so what the display shows and 
 reads come from one parser.
 
 Relax prints one metric message per line: `perf N: {...}`, `rollout N: {...}`, `step N: {...}`,
-`eval N: {...}`, `passrate N: {...}`, `multi_turn N: {...}` (see docs/ingest.md; where each is
-printed in Relax: tests/ingest/relax_sources.md). The message sits behind a logger prefix
+`eval N: {...}`, `passrate N: {...}`, `multi_turn N: {...}`, and with a critic (PPO)
+`critic-step N: {...}` (see docs/ingest.md; where each is printed in Relax:
+tests/ingest/relax_sources.md). The message sits behind a logger prefix
 (coloured or plain) and, under Ray, behind `(ActorName pid=1234) `. The dict is a Python repr:
 bare `nan`/`inf`/`-inf` appear, values may be nested or quoted.
 
@@ -26,7 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("perf", "rollout", "step", "eval", "passrate", "multi_turn")
+KINDS = ("perf", "rollout", "step", "eval", "passrate", "multi_turn", "critic-step")
+CRITIC_STEP = "critic-step"
+"""A critic's train step (PPO): Relax tags its keys `train/critic-*`; N is the actor's step numbering."""
+STEP_KEY = "train/step"
+"""Relax's step key in a train-step line: the line's N, the one key a critic's line does not tag."""
 
 # Colour and other CSI sequences (colorlog, loguru, progress bars).
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -179,8 +184,8 @@ def _json_token(m: re.Match[str]) -> str:
 
 
 def _head(line: str, at: int) -> tuple[str, int] | None:
-    """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word such as
-    `critic-step`); plain string tests, several times cheaper than a regex search here."""
+    """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word: `critic-step`
+    is its own kind, never `step`); plain string tests, several times cheaper than a regex search here."""
     sp = line.rfind(" ", 0, at)
     if sp <= 0 or not line[sp + 1 : at].isdigit():
         return None
@@ -210,6 +215,10 @@ def parse_metric_line(line: str) -> tuple[str, int, dict[str, Any]] | bool:
     values = parse_dict(line[start : end + 1])
     if values is None:
         return True
+    if head[0] == CRITIC_STEP:
+        # Kept, the critic's untagged step key would overwrite the actor's `train/step` of the same
+        # step; it only repeats N (and TensorBoard never gets it: Relax logs it as the step).
+        values.pop(STEP_KEY, None)
     return head[0], head[1], values
 
 

@@ -22,6 +22,8 @@ LEVEL = {"INFO": "\x1b[01;37m", "WARNING": "\x1b[01;33m", "ERROR": "\x1b[01;31m"
 PLAIN_LEVEL = {"INFO": "\x1b[32m", "WARNING": "\x1b[33m", "ERROR": "\x1b[31m"}
 
 ACTOR = ("MegatronTrainRayActor", 4242)
+# With a critic (PPO) the critic's train group is a second set of MegatronTrainRayActor workers (critic-step).
+CRITIC = ("MegatronTrainRayActor", 5353)
 ROLLOUT = ("RolloutManager", 2323)
 SERVE_ACTOR = ("ServeReplica:default:Actor", 3131)
 JOB_ID = "raysubmit_Q3vLk2x7mT9aBcDe"
@@ -70,10 +72,17 @@ def argument_dump(args: dict[str, object]) -> list[Line]:
 
 
 def recipe_args(
-    *, steps: int, hybrid: bool, multi_turn: bool, offload: bool, wandb_key: str | None
+    *, steps: int, hybrid: bool, multi_turn: bool, offload: bool, wandb_key: str | None, critic: bool = False
 ) -> dict[str, object]:
-    """The 2-GPU recipe's arguments as Megatron holds them after Relax's defaults (recipe-2gpu)."""
+    """The 2-GPU recipe's arguments as Megatron holds them after Relax's defaults (recipe-2gpu);
+    `critic`: with `--advantage-estimator ppo` and the critic's defaults (critic-step)."""
+    ppo: dict[str, object] = (
+        {"advantage_estimator": "ppo", "critic_lr": 1e-05, "num_critic_only_steps": 0, "value_clip": 0.2}
+        if critic
+        else {}
+    )
     return {
+        **ppo,
         "colocate": True,
         "global_batch_size": 16,
         "hybrid": hybrid,
@@ -129,6 +138,7 @@ def step_lines(
     fp16_skip: bool = False,
     passrate: bool = False,
     evaluate: bool = False,
+    critic: bool = False,
 ) -> list[Line]:
     v = StepValues(rng, s, speed, multi_turn)
     t = ts(s * 31)
@@ -222,6 +232,15 @@ def step_lines(
         line = logger_line(fmt, t, "WARNING", "relax.backends.megatron.model", 879, msg)
         out.append(("fp16-skip", ray(ACTOR, line)))
         out.append(("ray-repeat", ray((ACTOR[0], ACTOR[1] + 1), line) + f"{CYAN} [repeated 1x across cluster]{RESET}"))
+    if critic:
+        out.append(
+            (
+                "critic-step",
+                ray(
+                    CRITIC, logger_line(fmt, t, "INFO", "relax.backends.megatron.model", 1136, critic_step_text(rng, s))
+                ),
+            )
+        )
     grad_norm: float = float("nan") if fp16_skip else round(rng.uniform(0.2, 0.5), 6)
     train = {
         "train/loss": float("nan") if nan_loss else round(rng.uniform(-0.02, 0.02), 8),
@@ -265,8 +284,27 @@ def step_lines(
     return out
 
 
+def critic_step_text(rng: random.Random, s: int) -> str:
+    """`critic-step`: the critic's train-step message; its loss dict is the value loss's two
+    metrics, each key tagged `critic-` except the step key."""
+    values = {
+        "train/critic-value_loss": round(rng.uniform(0.05, 0.3), 8),
+        "train/critic-value_clipfrac": round(rng.uniform(0.0, 0.2), 6),
+        "train/critic-grad_norm": round(rng.uniform(2.0, 6.0), 6),  # unlike the actor's 0.2-0.5: never confused
+        "train/critic-lr-pg_0": 1e-05,  # --critic-lr, no warm-up
+        "train/step": s,
+    }
+    return f"critic-step {s}: {values}"
+
+
 def start(
-    *, steps: int, hybrid: bool = False, multi_turn: bool = False, offload: bool = True, wandb_key: str | None = None
+    *,
+    steps: int,
+    hybrid: bool = False,
+    multi_turn: bool = False,
+    offload: bool = True,
+    wandb_key: str | None = None,
+    critic: bool = False,
 ) -> list[Line]:
     return [
         ("ray-job-submitted", "-" * 49),
@@ -274,7 +312,9 @@ def start(
         ("ray-job-submitted", "-" * 49),
         ("main-start", colour(ts(0), "INFO", "relax.entrypoints.train", 93, "Ray initialized successfully")),
         *argument_dump(
-            recipe_args(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key)
+            recipe_args(
+                steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key, critic=critic
+            )
         ),
     ]
 
@@ -313,11 +353,13 @@ def healthy(
     wandb_key: str | None = None,
     passrate: bool = False,
     eval_every: int = 0,
+    critic: bool = False,
 ) -> list[Line]:
-    """A run of `steps` rollout steps that ends as Relax ends a clean run."""
+    """A run of `steps` rollout steps that ends as Relax ends a clean run; `critic`: PPO, the
+    critic's `critic-step N` line beside the actor's `step N` line in every step."""
     rng = random.Random(seed)
     skips = set(fp16_skips)
-    out = start(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key)
+    out = start(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key, critic=critic)
     for s in range(steps):
         out += step_lines(
             rng,
@@ -330,6 +372,7 @@ def healthy(
             nan_loss=s == nan_loss_at,
             passrate=passrate,
             evaluate=bool(eval_every) and s % eval_every == 0,
+            critic=critic,
         )
     return out + clean_end(ts(steps * 31))
 

@@ -95,7 +95,14 @@ def test_garbled_and_non_metric_lines():
         )
         is True
     )
-    assert parse_metric_line("critic-step 3: {'a': 1}") is False
+    # A critic's line is its own kind, never the actor's `step`; its untagged step key is not kept.
+    assert parse_metric_line("critic-step 3: {'train/critic-value_loss': 0.5, 'train/step': 3}") == (
+        "critic-step",
+        3,
+        {"train/critic-value_loss": 0.5},
+    )
+    assert parse_metric_line("pre-critic-step 3: {'a': 1}") is False
+    assert parse_metric_line("xcritic-step 3: {'a': 1}") is False
     assert parse_metric_line("Actor training failed at step 9: OutOfMemoryError") is False
     assert parse_metric_line("perf 3: {'a': undefined_name}") is True
     assert parse_metric_line("(RolloutManager pid=9) eval 4: {'eval/aime': 0.25} [repeated 2x across cluster]") == (
@@ -109,6 +116,7 @@ def test_dict_forms():
     assert parse_dict("{}") == {}
     assert parse_dict("{'a': 1, 'b': -2.5e-3, 'c': -inf}") == {"a": 1.0, "b": -2.5e-3, "c": -math.inf}
     d = parse_dict("{'a': np.float64(0.5), 'b': tensor(2), 'c': [1, 'x'], 'd': None, 'e': True, 'f': {'g': nan}}")
+    assert d is not None
     assert d["a"] == 0.5 and d["b"] == 2.0 and d["c"] == [1, "x"] and d["d"] is None and d["e"] is True
     assert math.isnan(d["f"]["g"])
     assert parse_dict("{'a': __import__('os')}") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from reportgen import vocab
 from reportgen.cli import main
 from reportgen.ingest.metrics import read_metrics, wide_table
 from reportgen.ingest.run_dir import ingest_run
@@ -27,12 +29,13 @@ FIXTURES = {
     "hybrid": lambda: rc.healthy(hybrid=True),
     "multi-turn": lambda: rc.healthy(multi_turn=True),
     "passrate-eval": lambda: rc.healthy(passrate=True, eval_every=4),
+    "ppo": lambda: rc.healthy(critic=True),
 }
 
 
 def ingest_text(tmp_path: Path, text: str | bytes, **kw: object) -> tuple[dict, list[dict], Path]:
     run = tmp_path / "run"
-    run.mkdir()
+    run.mkdir(exist_ok=True)  # a test may have put a tensorboard/ folder there
     data = text.encode() if isinstance(text, str) else text
     (run / "stdout.log").write_bytes(data)
     section = ingest_run(run, invariants=["--global-batch-size"], **kw)  # type: ignore[arg-type]
@@ -171,6 +174,66 @@ def test_ray_repeated_lines_count_for_what_they_stand_for() -> None:
     sc.push(4, "step 1: {...}", Record("step", 1, {"train/grad_norm": 0.5}, 4, "stdout"))
     assert (sc.loss_scale["warnings"], sc.loss_scale["steps"], sc.loss_scale["skipped_steps"]) == (4, 1, [0])
     assert sc.finish() == []
+
+
+def printed(lines: list[rc.Line], source: str) -> dict[int, dict[str, float]]:
+    """The dicts of the fixture's `source` lines by step, read back with Python's own literal reader
+    (not ingest's parser: the expectation must not come from the code under test)."""
+    out = {}
+    for src, text in lines:
+        if src == source:
+            body = text[text.index(": {") + 2 : text.rindex("}") + 1]
+            out[int(text[: text.index(": {")].rsplit(" ", 1)[1])] = ast.literal_eval(body)
+    return out
+
+
+def test_ppo_log_yields_the_actors_and_the_critics_keys_per_step(tmp_path: Path) -> None:
+    lines = rc.healthy(8, critic=True)
+    actor, critic = printed(lines, "train-step"), printed(lines, "critic-step")
+    assert sorted(actor) == sorted(critic) == list(range(8))
+    section, events, run = ingest_text(tmp_path, rc.text(lines))
+    assert events == [] and section["status"] == "complete"
+    ing = section["ingest"]
+    # The critic's line is metrics, not a second train step; both lines of a step land on that step.
+    assert ing["train_steps"] == 8 and ing["skipped_lines"] == 0 and ing["disagreements"] == 0
+    wide = wide_table(read_metrics(run))
+    assert wide.index.tolist() == list(range(8))
+    assert {vocab.CRITIC_VALUE_LOSS, vocab.CRITIC_VALUE_CLIPFRAC, vocab.CRITIC_GRAD_NORM} <= set(wide.columns)
+    for s in range(8):
+        for key, value in critic[s].items():
+            if key != "train/step":
+                assert wide.loc[s, key] == value, (s, key)
+        for key, value in actor[s].items():  # the actor's train/* (train/step too) as the actor printed them
+            assert wide.loc[s, key] == value, (s, key)
+    assert not any(k.startswith("critic-step/") for k in wide.columns)
+    # The same pair of GRPO lines without the critic: the actor's keys are unchanged, only train/critic-* added.
+    (tmp_path / "grpo").mkdir()
+    _, _, grpo = ingest_text(tmp_path / "grpo", rc.text(rc.healthy(8)))
+    added = set(wide.columns) - set(wide_table(read_metrics(grpo)).columns)
+    assert added == {f"train/critic-{k}" for k in ("value_loss", "value_clipfrac", "grad_norm", "lr-pg_0")}
+
+
+def test_ppo_log_and_its_tensorboard_agree(tmp_path: Path) -> None:
+    """Relax sends both lines' keys but `train/step` to TensorBoard at step `train/step`
+    (critic-step row): the console's critic keys are the same (step, key) pairs, no disagreement."""
+    from .test_metrics import write_tb
+
+    lines = rc.healthy(6, critic=True)
+    rows = [
+        (key, value, s)
+        for source in ("train-step", "critic-step")
+        for s, values in printed(lines, source).items()
+        for key, value in values.items()
+        if key != "train/step"
+    ]
+    run = tmp_path / "run"
+    write_tb(run / "tensorboard", rows)
+    section, _, _ = ingest_text(tmp_path, rc.text(lines))
+    assert section["ingest"]["sources"] == ["console", "tensorboard"]
+    assert section["ingest"]["disagreements"] == 0
+    long = read_metrics(run)
+    both = long[long.key == vocab.CRITIC_VALUE_LOSS].groupby("step")["source"].apply(set)
+    assert both.tolist() == [{"console", "tensorboard"}] * 6
 
 
 def test_hybrid_mode_logs_no_response_token_rate(tmp_path: Path) -> None:
