@@ -24,7 +24,7 @@ KIND: Final = "reportgen.analysis"
 
 Number = int | float
 Direction = Literal["higher", "lower"]
-VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid"]
+VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid", "incomplete"]
 GuardrailStatus = Literal["pass", "fail", "not_applicable"]
 
 
@@ -298,7 +298,7 @@ class EvidenceLink(_Model):
 
 class NextStep(_Model):
     action: Literal[
-        "merge", "repeat", "equalize_work", "fix_oom", "fix_failure", "rerun", "reject", "change_metric"
+        "merge", "repeat", "equalize_work", "fix_oom", "fix_failure", "rerun", "reject", "change_metric", "resume"
     ] = Field(description="What to do next, derived from the evidence (docs/analysis.md#next-step).")
     text: str = Field(description="The step in one sentence.")
     command: str | None = Field(default=None, description="The exact command(s) to run, when there are any.")

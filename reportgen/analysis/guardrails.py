@@ -476,8 +476,30 @@ def check_all(
     expected_steps: int | None,
     batch_flag: str,
     fixed_flags: Sequence[str],
+    pending: str | None = None,
 ) -> list[Guardrail]:
+    """Every guardrail over the finished runs of both arms. `pending` names the runs left
+    unfinished (interrupted, or running when the runner died), which resuming redoes: they are not
+    judged, and while an arm has no finished run at all no check can be made yet."""
     both = [*baseline, *candidate]
+    checks = _check_all(both, baseline, candidate, expected_steps, batch_flag, fixed_flags)
+    if pending is None:
+        return checks
+    if not baseline or not candidate:
+        return [Guardrail(g.id, g.title, NA, f"not judged yet: {pending}") for g in checks]
+    first = checks[0]
+    note = f"{first.reason}; not counted yet: {pending}"
+    return [Guardrail(first.id, first.title, first.status, note, first.evidence), *checks[1:]]
+
+
+def _check_all(
+    both: Sequence[RunData],
+    baseline: Sequence[RunData],
+    candidate: Sequence[RunData],
+    expected_steps: int | None,
+    batch_flag: str,
+    fixed_flags: Sequence[str],
+) -> list[Guardrail]:
     return [
         steps_completed(both, expected_steps),
         no_failures(both),

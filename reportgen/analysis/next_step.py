@@ -73,6 +73,16 @@ def derive(
     v = comp.verdict
     iv = comp.interval
     together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
+    if v.status == "incomplete":
+        text = (
+            "Resume the campaign with the same command: it keeps every finished run and runs the unfinished "
+            "ones again; then the verdict is made."
+        )
+        return (
+            doc.NextStep(action="resume", text=text, command=rerun.command()),
+            v.cause,
+            [doc.EvidenceLink(label="runs", anchor="runs")],
+        )
     if v.against != comp.baseline and v.status in ("rejected", "no_change", "inconclusive"):
         return _on_base(comp, rerun=rerun)
     if v.status == "accepted":

@@ -23,7 +23,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change, overall, summarize
-from reportgen.analysis.verdict import Verdict, against_base, decide, missing_metric_cause
+from reportgen.analysis.verdict import Verdict, against_base, decide, incomplete, missing_metric_cause
 from reportgen.spec.model import Spec
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
@@ -88,6 +88,20 @@ def _expected_steps(spec: Spec, runs: Sequence[RunData]) -> int | None:
             except ValueError:
                 pass
     return None
+
+
+UNFINISHED = (Status.INTERRUPTED, Status.RUNNING)
+
+
+def _pending(runs: Sequence[RunData], expected: int | None) -> str:
+    """ "A1/2 interrupted at step 12/48, baseline/2 still marked running": what resuming will redo."""
+
+    def one(r: RunData) -> str:
+        where = f" at step {r.steps_completed}/{expected}" if expected and r.steps_completed else ""
+        state = "interrupted" if r.status == Status.INTERRUPTED else "still marked running"
+        return f"{r.path} {state}{where}"
+
+    return ", ".join(one(r) for r in runs)
 
 
 def _stats_runs(runs: Sequence[RunData]) -> list[RunData]:
@@ -209,7 +223,10 @@ def _headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]
         )
 
     def steps(arm: doc.Arm) -> int | None:
-        return min((r.steps_completed for r in arm.runs if r.role == FORMAL), default=None)
+        # Unfinished runs are redone on resume: their partial count is not the arm's result.
+        formal = [r for r in arm.runs if r.role == FORMAL]
+        finished = [r for r in formal if r.status not in UNFINISHED] or formal
+        return min((r.steps_completed for r in finished), default=None)
 
     sb, sc = steps(base), steps(cand)
     row = _row("steps_completed", "completed steps", "steps", "higher", sb, sc)
@@ -368,15 +385,28 @@ def _comparison(
 ) -> doc.Comparison:
     a = spec.analysis
     base, cand = arms[BASELINE], arms[cand_id]
-    b_runs, c_runs = formal.get(BASELINE, []), formal.get(cand_id, [])
+    # Runs a resumed campaign redoes (interrupted, or left running by a runner that died) are not
+    # judged: the comparison is incomplete until they are finished, not failed.
+    unfinished = [r for r in (*formal.get(BASELINE, []), *formal.get(cand_id, [])) if r.status in UNFINISHED]
+    b_runs = [r for r in formal.get(BASELINE, []) if r.status not in UNFINISHED]
+    c_runs = [r for r in formal.get(cand_id, []) if r.status not in UNFINISHED]
+    pending = _pending(unfinished, expected) if unfinished else None
     guards = gr.check_all(
-        b_runs, c_runs, expected_steps=expected, batch_flag=spec.workload.batch_flag, fixed_flags=spec.workload.flags
+        b_runs,
+        c_runs,
+        expected_steps=expected,
+        batch_flag=spec.workload.batch_flag,
+        fixed_flags=spec.workload.flags,
+        pending=pending,
     )
     b_used, c_used = _stats_runs(b_runs), _stats_runs(c_runs)
     work = same_work.check(
         b_used, c_used, windows, primary=a.primary, tolerance=a.same_work_tolerance, candidate_id=cand_id
     )
-    guards.append(gr.Guardrail(same_work.ID, same_work.TITLE, work.status, work.reason))
+    if pending is not None and not (b_runs and c_runs):
+        guards.append(gr.Guardrail(same_work.ID, same_work.TITLE, gr.NA, f"not judged yet: {pending}"))
+    else:
+        guards.append(gr.Guardrail(same_work.ID, same_work.TITLE, work.status, work.reason))
     iv = ratio_interval(
         _segments(b_used, a.primary, windows),
         _segments(c_used, a.primary, windows),
@@ -411,7 +441,8 @@ def _comparison(
             why = gr.describe_failure(r)
             if why and cause is None:
                 cause, oom, failed_arm = f"{label}{why}", why.startswith("OOM"), arm
-    if not c_runs:
+    real_failure = cause is not None
+    if not c_runs and not unfinished:
         cause = "no formal run of this candidate"
     verdict = decide(
         guardrails=[g for g in guards if g.id != same_work.ID],  # decided below: it invalidates, not fails
@@ -428,6 +459,8 @@ def _comparison(
         # Different work: the throughput figure cannot decide, whatever the interval says.
         verdict = Verdict("invalid", f"Invalid comparison: {same_work.TITLE.lower()} failed.", work.reason)
         invalid_by = same_work.ID
+    if pending is not None:
+        verdict = incomplete(verdict, pending=pending, real_failure=real_failure, finished_both=bool(b_runs and c_runs))
     phases = phase_keys([*b_used, *c_used])
     per_token = _changes(spec, [same_work.TIME_PER_RESPONSE_TOKEN], b_used, c_used, windows)
     secondary = _changes(spec, phases, b_used, c_used, windows)
@@ -453,6 +486,11 @@ def _comparison(
             min_effect=a.min_effect,
             label=_label(a.primary)[0],
         )
+        base_unfinished = [r for r in formal.get(base_id, []) if r.status in UNFINISHED]
+        if verdict.against == base_id and base_unfinished:
+            # Decided against a base that is not finished yet: provisional until the campaign resumes.
+            pending_base = _pending(base_unfinished, expected)
+            verdict = incomplete(verdict, pending=pending_base, real_failure=False, finished_both=False)
     fields: dict[str, Any] = {
         "candidate": cand_id,
         "baseline": BASELINE,

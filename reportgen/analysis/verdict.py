@@ -21,7 +21,7 @@ from reportgen.analysis.inputs import RunData
 from reportgen.analysis.interval import Interval
 from reportgen.vocab import BASELINE, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
 
-STATUSES = ("accepted", "rejected", "no_change", "inconclusive", "failed", "invalid")
+STATUSES = ("accepted", "rejected", "no_change", "inconclusive", "failed", "invalid", "incomplete")
 
 
 @dataclass(frozen=True)
@@ -200,4 +200,20 @@ def against_base(
         f"Inconclusive against its base {base}: {vs}, too wide to show the {min_effect:.0%} minimum effect.",
         f"what it adds to {base} is not shown to move {label} by the {min_effect:.0%} minimum effect: {figure}",
         against=base,
+    )
+
+
+def incomplete(verdict: Verdict, *, pending: str, real_failure: bool, finished_both: bool) -> Verdict:
+    """The verdict while runs of the campaign are unfinished (interrupted, or marked running by a
+    runner that died): they are redone when the campaign resumes, so they are no failure, and a
+    verdict over the finished runs alone is provisional. `pending` names them ("A1/2 interrupted
+    at step 12/48"). What resuming cannot change stands: an invalid comparison, and a failure seen
+    in a finished run (`real_failure`: a failure event, or a guardrail failed while both arms had
+    finished runs to judge)."""
+    if verdict.status == "invalid" or (verdict.status == "failed" and (real_failure or finished_both)):
+        return verdict
+    return Verdict(
+        "incomplete",
+        f"Incomplete: {pending}; resume the campaign to finish it (any figures so far come from the finished runs).",
+        pending,
     )

@@ -20,6 +20,7 @@ VERDICT_ADMONITION = {
     "inconclusive": "rg-inconclusive",
     "failed": "failure",
     "invalid": "rg-invalid",
+    "incomplete": "rg-inconclusive",
 }
 VERDICT_LABEL = {
     "accepted": "accepted",
@@ -28,6 +29,7 @@ VERDICT_LABEL = {
     "inconclusive": "inconclusive",
     "failed": "failed",
     "invalid": "invalid",
+    "incomplete": "incomplete",
 }
 _URL = re.compile(r"^https?://[^\s<>\"']+$")
 

@@ -50,7 +50,7 @@ def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
     verdict = comparison.verdict
     status = verdict.status
     cand = comparison.candidate
-    if status in ("failed", "invalid") and verdict.cause:
+    if status in ("failed", "invalid", "incomplete") and verdict.cause:
         return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {verdict.cause}"
     return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.interval)}"
 

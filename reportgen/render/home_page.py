@@ -34,7 +34,7 @@ def kind_of(exp: ExperimentData) -> report_kind.ReportKind:
 
 def _candidate_line(c: Comparison) -> str:
     v = c.verdict
-    gain = v.cause if v.status in ("failed", "invalid") and v.cause else interval_text(c.interval)
+    gain = v.cause if v.status in ("failed", "invalid", "incomplete") and v.cause else interval_text(c.interval)
     return f"- {badge(v.status)} **{safe.text(c.candidate)}** {safe.text(gain)}"
 
 

@@ -18,6 +18,7 @@ VERDICT = {
     "inconclusive": "❔ inconclusive",
     "failed": "💥 failed",
     "invalid": "⛔ invalid comparison",
+    "incomplete": "⏸️ incomplete",
 }
 
 

@@ -75,6 +75,8 @@ class Arm:
     trend: float = 0.0  # throughput drifts by this fraction from the first step to the last
     base: str = "baseline"  # the candidate's base in the spec
     edit: str = DEFAULT_EDIT  # the candidate's edit lines in the spec
+    interrupt_at: int | None = None  # stopped by a signal at this step (status interrupted)
+    interrupt_repeat: int | None = None  # only this repeat is interrupted (None: every repeat)
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -100,7 +102,10 @@ def write_run(
     resp_len: float = 512.0,
 ) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
+    stopped = spec.interrupt_at is not None and spec.interrupt_repeat in (None, repeat)
     last = steps if spec.fail_at is None else spec.fail_at
+    if stopped and spec.interrupt_at is not None:
+        last = spec.interrupt_at
     noise = ar1(rng, steps, cv=spec.cv)
     resp_len = spec.resp_len or resp_len
     rows = []
@@ -145,6 +150,20 @@ def write_run(
                 "details": {"tried_to_allocate_gib": 2.46},
             }
         )
+    if stopped:
+        # As the runner writes it (a campaign stopped by SIGINT, runs/*/A3/1 of a device run)
+        status, code = "interrupted", None
+        events.append(
+            {
+                "kind": "interrupted",
+                "step": None,
+                "stream": "process",
+                "line": None,
+                "message": "the run was interrupted",
+                "excerpt": [],
+                "details": {"step_source": "end-of-run", "signal": "SIGINT"},
+            }
+        )
     if spec.nan_at is not None:
         events.append(
             {
@@ -170,6 +189,7 @@ def write_run(
         "role": role,
         "status": status,
         "exit_code": code,
+        **({"signal": "SIGINT", "status_reason": "the run was interrupted before it finished"} if stopped else {}),
         "started_utc": _iso(t0),
         "ended_utc": _iso(end),
         "duration_s": end - t0,

@@ -241,3 +241,53 @@ def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
     assert step.action == "fix_oom" and "failure of baseline" in step.text
     assert step.command and "--rerun baseline" in step.command and "--rerun A1" not in step.command
     assert c.summary.evidence[0].anchor == "runs"
+
+
+def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path):
+    # Ctrl-C during A1's second repeat, then `reportgen analyze` before resuming.
+    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, interrupt_at=12, interrupt_repeat=2)}
+    doc = _analyse(tmp_path, arms, repeats=2, order="interleaved")
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "incomplete" and c.summary.verdict == "incomplete"
+    assert c.verdict.cause == "A1/2 interrupted at step 12/60"
+    assert c.verdict.summary.startswith("Incomplete: A1/2 interrupted at step 12/60; resume the campaign")
+    step = c.summary.next_step
+    assert step.action == "resume" and step.command and "reportgen run" in step.command
+    assert "--rerun" not in step.command and "--new-campaign" not in step.command
+    assert [e.anchor for e in c.summary.evidence] == ["runs"]
+    # the finished runs are judged, the interrupted one is not counted against the candidate
+    g = {x.id: x for x in c.guardrails}
+    assert g["steps_completed"].status == "pass" and "not counted yet: A1/2 interrupted" in g["steps_completed"].reason
+    assert g["no_failures"].status == "pass"
+    assert c.interval.estimate is not None and c.interval.estimate > 1.2  # provisional, from A1/1
+    body = render_pr_body(doc)
+    assert "**The PR's change is `A1`: ⏸️ incomplete.**\nWhy: A1/2 interrupted at step 12/60.\nNext step: Resume" in body
+    assert "| completed steps | 60 steps | 60 steps | same |" in body  # A1/1's, not the interrupted run's 12
+
+
+def test_a_candidate_with_only_an_interrupted_run_is_not_judged_yet(tmp_path):
+    doc = _analyse(tmp_path, {"baseline": Arm(), "A1": Arm(interrupt_at=3)})
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "incomplete" and c.verdict.cause == "A1/1 interrupted at step 3/60"
+    assert {g.status for g in c.guardrails} == {"not_applicable"}
+    assert all(g.reason == "not judged yet: A1/1 interrupted at step 3/60" for g in c.guardrails)
+
+
+def test_a_real_failure_outweighs_an_interrupted_run(tmp_path):
+    # An OOM in a finished run stays a failure: resuming would not change it.
+    arms = {"baseline": Arm(), "A1": Arm(fail_at=9, interrupt_at=5, interrupt_repeat=2)}
+    doc = _analyse(tmp_path, arms, repeats=2)
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "failed" and c.verdict.cause and c.verdict.cause.startswith("OOM at step 9")
+
+
+def test_a_verdict_against_an_unfinished_base_is_incomplete(tmp_path):
+    arms = {
+        "baseline": Arm(),
+        "A1": Arm(speed=1.3, interrupt_at=12, interrupt_repeat=2),
+        "A3": Arm(speed=1.1, base="A1"),
+    }
+    doc = _analyse(tmp_path, arms, repeats=2, order="interleaved")
+    a3 = _comp(doc, "A3")
+    assert a3.verdict.status == "incomplete" and a3.verdict.cause == "A1/2 interrupted at step 12/60"
+    assert a3.summary.next_step.action == "resume"

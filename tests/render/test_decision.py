@@ -74,3 +74,38 @@ def test_rows_follow_the_documents_summary(doc):
         assert a.status == comp.summary.verdict and a.cause == comp.summary.cause
         assert a.next_step == comp.summary.next_step.text and a.base == comp.base
     assert rows["A2"].href == "A2/index.md" and rows["A2"].cause and "OOM" in rows["A2"].cause
+
+
+def test_the_answer_shows_an_incomplete_verdict_and_a_verdict_decided_against_a_base(doc):
+    from reportgen.render.answer import next_line, summary_table
+
+    def edit(d):
+        for c in d["comparisons"]:
+            if c["candidate"] == "A1":
+                c["verdict"] = {
+                    "status": "incomplete",
+                    "summary": "Incomplete: A1/2 interrupted at step 12/60; resume the campaign to finish it.",
+                    "cause": "A1/2 interrupted at step 12/60",
+                    "against": "baseline",
+                }
+                c["summary"].update(verdict="incomplete", cause="A1/2 interrupted at step 12/60")
+                c["summary"]["next_step"] = {
+                    "action": "resume",
+                    "text": "Resume the campaign.",
+                    "command": "reportgen run x.toml",
+                }
+                c["summary"]["evidence"] = [{"label": "runs", "anchor": "runs"}]
+            if c["candidate"] == "A3":
+                c["verdict"].update(status="rejected", against="A1")
+                c["summary"]["verdict"] = "rejected"
+
+    rows = {a.candidate: a for a in decision.answers(_edit(doc, edit), href_of={})}
+    table = summary_table(list(rows.values()))
+    assert 'rg-badge rg-incomplete">incomplete<' in table
+    assert 'rg-badge rg-rejected">rejected</span><br><span class="rg-ci">against A1</span>' in table
+    assert rows["A1"].decided_against is None and rows["A3"].decided_against == "A1"
+    line = next_line(rows["A1"])
+    assert (
+        "<strong>next:</strong> Resume the campaign." in line
+        and "Why incomplete: A1/2 interrupted at step 12/60." in line
+    )
