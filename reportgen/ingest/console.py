@@ -127,16 +127,11 @@ def parse_dict(text: str) -> dict[str, Any] | None:
     """Read a Python dict repr as Relax prints it; None if it cannot be read."""
     # Fast path: keys are the only strings (two quotes per `: `), so the repr is JSON once its
     # quotes and non-finite tokens are respelled; json's C decoder is ~20x faster than ast.
-    if '"' not in text and "\\" not in text and text.count("'") == 2 * text.count(": "):
-        js = text.replace("'", '"')
+    if _json_ready(text):
         # Only dict values are respelled (`: nan`); a bare nan elsewhere (in a list) fails JSON
         # and takes the ast path below.
-        if "nan" in js:
-            js = js.replace(": nan", ": NaN")
-        if "inf" in js:
-            js = js.replace(": inf", ": Infinity").replace(": -inf", ": -Infinity")
         try:
-            value = _JSON.decode(js)
+            value = _JSON.decode(_respell(text))
         except ValueError:
             value = None
         if isinstance(value, dict):
@@ -154,6 +149,46 @@ def parse_dict(text: str) -> dict[str, Any] | None:
         if isinstance(value, dict):
             return value
     return parse_dict_ast(text)
+
+
+def _json_ready(text: str) -> bool:
+    """`parse_dict`'s first test: keys are the only strings, so respelled quotes make JSON."""
+    return '"' not in text and "\\" not in text and text.count("'") == 2 * text.count(": ")
+
+
+def _respell(js: str) -> str:
+    """`parse_dict`'s respelling of `_json_ready` text (also of several joined by `\n`: no
+    replaced pattern holds a `\n`)."""
+    js = js.replace("'", '"')
+    if "nan" in js:
+        js = js.replace(": nan", ": NaN")
+    if "inf" in js:
+        js = js.replace(": inf", ": Infinity").replace(": -inf", ": -Infinity")
+    return js
+
+
+def _decode_many(texts: list[str]) -> list[dict[str, Any] | None]:
+    """`parse_dict` of each of `texts` (all `_json_ready`, none holding a `\n`), with one
+    respelling of them all and no per-text decoder set-up.
+
+    Each text is decoded in place in the joined text; it counts only if the JSON value there
+    is a dict that ends exactly where the text ends, which is what decoding the text alone
+    gives (an object's extent does not depend on what follows its closing brace). Any other
+    text is read alone by `parse_dict` (JSON, then `ast`)."""
+    js = _respell("\n".join(texts))
+    out: list[dict[str, Any] | None] = []
+    idx = 0
+    for text in texts:
+        stop = js.find("\n", idx)
+        if stop < 0:
+            stop = len(js)
+        try:
+            value, end = _JSON.raw_decode(js, idx)
+        except ValueError:
+            value, end = None, -1
+        out.append(value if end == stop and type(value) is dict else parse_dict(text))
+        idx = stop + 1
+    return out
 
 
 def parse_dict_ast(text: str) -> dict[str, Any] | None:
@@ -346,9 +381,22 @@ class ConsoleParser:
         first = self.lines + 1
         start = len(out)
         self.lines += text.count("\n") + 1
-        # Only lines holding `{` can carry a metric message: jump between them with C-speed
-        # find()s (memchr) instead of looking at every line.
-        at = text.find("{")
+        self._metric_lines(text, first, out)
+        if self._on_block is not None:
+            self._on_block(first, text, out[start:])
+
+    def _metric_lines(self, text: str, first: int, out: list[Record]) -> None:
+        """Records of the complete lines `text`, numbered from `first`, appended to `out`.
+
+        Only lines holding `: {` can carry a metric message: jump between them with C-speed
+        find()s instead of looking at every line. A line whose first `: {` follows a metric
+        head and whose dict passes `parse_dict`'s JSON test (keys are its only strings) is put
+        aside; all of them are respelled and decoded by one JSON call per block, which is what
+        `parse_dict` would give each (checked: one dict per line, else each is read alone).
+        Other lines take `_parse`, the line-by-line reading."""
+        entries: list[tuple[str, int, int, dict[str, Any] | None]] = []  # values None: from `texts`
+        texts: list[str] = []
+        at = text.find(": {")
         n, pos = first, 0
         while at >= 0:
             a = text.rfind("\n", pos, at) + 1
@@ -358,10 +406,48 @@ class ConsoleParser:
             n += text.count("\n", pos, a)
             pos = a
             line = text[a:b]
-            self._parse(line[:-1] if line.endswith("\r") else line, n, out)
-            at = text.find("{", b)
-        if self._on_block is not None:
-            self._on_block(first, text, out[start:])
+            if line.endswith("\r"):
+                line = line[:-1]
+            head = None if "\r" in line else _head(line, at - a)
+            if head is None:  # progress-bar segments, or a first `: {` that is no metric head
+                self._parse_entries(line, n, entries)
+            else:
+                end = line.rfind("}")
+                if end < at - a + 2:
+                    self.skipped += 1
+                else:
+                    d = line[at - a + 2 : end + 1]
+                    if _json_ready(d):
+                        entries.append((head[0], head[1], n, None))
+                        texts.append(d)
+                    else:
+                        values = parse_dict(d)
+                        if values is None:
+                            self.skipped += 1
+                        else:
+                            entries.append((head[0], head[1], n, values))
+            at = text.find(": {", b)
+        decoded = _decode_many(texts) if texts else []
+        j = 0
+        stream = self.stream
+        for kind, index, line_no, values in entries:
+            if values is None:
+                values = decoded[j]
+                j += 1
+                if values is None:
+                    self.skipped += 1
+                    continue
+            out.append(Record(kind, index, values, line_no, stream))
+            self.records += 1
+
+    def _parse_entries(self, line: str, n: int, entries: list[tuple[str, int, int, dict[str, Any] | None]]) -> None:
+        """`_parse` for `_metric_lines`: every readable segment's (kind, index, n, values)."""
+        for seg in line.split("\r") if "\r" in line else (line,):
+            got = parse_metric_line(seg)
+            if got is True:
+                self.skipped += 1
+            elif got:
+                entries.append((got[0], got[1], n, got[2]))
 
     def _parse(self, line: str, n: int, out: list[Record]) -> Record | None:
         # A progress bar may have overwritten part of the line with \r: read each segment.
