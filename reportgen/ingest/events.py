@@ -243,7 +243,14 @@ class EventScanner:
         loud = [
             i for i, r in rec_at.items() if r.kind in _LOSS_KINDS and not _all_finite(r.values) and _nonfinite_losses(r)
         ]
-        todo_set = set(loud).union(lines_with(text, TRIGGER_WORDS))
+        # `push` reads a record line as its record whatever words it holds, so only the other
+        # lines are scanned for trigger words (most of a log's bytes are metric lines).
+        if rec_at:
+            others = [i for i in range(len(lines)) if i not in rec_at]
+            wordy = [others[j] for j in lines_with("\n".join([lines[i] for i in others]), TRIGGER_WORDS)]
+        else:
+            wordy = lines_with(text, TRIGGER_WORDS)
+        todo_set = set(loud).union(wordy)
         todo = sorted(todo_set)
         quiet = [i for i in rec_at if i not in todo_set]
         cur = 0
@@ -265,6 +272,7 @@ class EventScanner:
             return
         for i in quiet[bisect_left(quiet, cur) : bisect_left(quiet, stop)]:
             self._count(rec_at[i])
+            self._skipped_record = False  # as `_on_record` leaves it: the flag is for this record only
         if self._open:
             for ev in self._open:
                 take = lines[cur : min(stop, cur + ev["left"])]

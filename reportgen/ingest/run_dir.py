@@ -34,6 +34,11 @@ MAX_DUMP_LINES = 5000
 _CANDIDATES = ("\n+", ") +", ")+", "arguments --")
 
 
+def _is_candidate(line: str) -> bool:
+    """True if `line` holds one of `_CANDIDATES` (`\n+`: the line starts with `+`)."""
+    return line.startswith("+") or ") +" in line or ")+" in line or "arguments --" in line
+
+
 @dataclasses.dataclass
 class _Collector:
     """Keeps the few lines argv parsing needs: trace lines and argument-dump blocks."""
@@ -51,7 +56,11 @@ class _Collector:
         """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
         argument-dump candidates, and the lines of an open dump, are looked at one by one."""
         self.tail.extend(lines[-CONTEXT:])
-        todo = lines_with(text, _CANDIDATES)
+        # Every candidate holds a `+` or `arguments --`: two cheap scans (`+` is one character,
+        # found at memchr speed, and rare in a log), then the exact test on the few lines found.
+        plus = [i for i in lines_with(text, ("+",)) if _is_candidate(lines[i])]
+        dump = lines_with(text, ("arguments --",))
+        todo = sorted(set(plus).union(dump)) if dump else plus
         if text.startswith("+"):
             todo = [0, *todo] if not todo or todo[0] != 0 else todo
         cur = 0

@@ -191,3 +191,23 @@ def test_parse_dict_fast_paths_agree_with_ast(seed):
                 checked += 1
                 assert repr(parse_dict(t)) == repr(parse_dict_ast(t)), t
     assert checked > 400
+
+
+def test_loss_scale_skip_flag_is_for_one_record_in_both_paths():
+    """A loss-scale skip marks the next `step N` record; a later record's NaN grad norm is an
+    event, also when the marked record is one the block-wise path passes over in bulk."""
+    text = "\n".join(
+        [
+            ACTOR + "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update",
+            ACTOR + "step 0: {'train/loss': 0.5, 'train/grad_norm': 1.5}",
+            *(f"{ROLL}worker {i}: loading shard" for i in range(20)),
+            ACTOR + "perf 1: {'perf/step_time': 2.0, 'train/grad_norm': nan}",
+        ]
+    )
+    for chunk in (16, 1 << 20):
+        ev_a = [e.to_json() for e in line_by_line(text, chunk)[1].finish()]
+        ev_b = [e.to_json() for e in blockwise(text, chunk)[1].finish()]
+        assert ev_a == ev_b
+        assert [(e["kind"], e["line"], e["details"]["nonfinite"]) for e in ev_a] == [
+            ("nan", 23, {"train/grad_norm": "nan"})
+        ]
