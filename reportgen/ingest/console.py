@@ -250,11 +250,16 @@ def parse_metric_line(line: str) -> tuple[str, int, dict[str, Any]] | bool:
     values = parse_dict(line[start : end + 1])
     if values is None:
         return True
-    if head[0] == CRITIC_STEP:
+    return head[0], head[1], _kind_values(head[0], values)
+
+
+def _kind_values(kind: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A metric message's values as its kind keeps them (every reading of a line ends here)."""
+    if kind == CRITIC_STEP:
         # Kept, the critic's untagged step key would overwrite the actor's `train/step` of the same
         # step; it only repeats N (and TensorBoard never gets it: Relax logs it as the step).
         values.pop(STEP_KEY, None)
-    return head[0], head[1], values
+    return values
 
 
 LineHook = Callable[[int, str, "Record | None"], None]
@@ -425,7 +430,7 @@ class ConsoleParser:
                         if values is None:
                             self.skipped += 1
                         else:
-                            entries.append((head[0], head[1], n, values))
+                            entries.append((head[0], head[1], n, _kind_values(head[0], values)))
             at = text.find(": {", b)
         decoded = _decode_many(texts) if texts else []
         j = 0
@@ -437,6 +442,8 @@ class ConsoleParser:
                 if values is None:
                     self.skipped += 1
                     continue
+                if kind == CRITIC_STEP:
+                    values = _kind_values(kind, values)
             out.append(Record(kind, index, values, line_no, stream))
             self.records += 1
 

@@ -211,3 +211,21 @@ def test_loss_scale_skip_flag_is_for_one_record_in_both_paths():
         assert [(e["kind"], e["line"], e["details"]["nonfinite"]) for e in ev_a] == [
             ("nan", 23, {"train/grad_norm": "nan"})
         ]
+
+
+def test_critic_step_read_alike_by_block_and_line():
+    """The block path's batched decoding keeps what `parse_metric_line` keeps of a critic's line."""
+    text = (
+        ACTOR
+        + "step 3: {'train/loss': 0.5, 'train/step': 3}\n"
+        + ACTOR
+        + "critic-step 3: {'train/critic-value_loss': 0.25, 'train/step': 3}\n"
+    )
+    recs_a = line_by_line(text, 1 << 20)[0]
+    recs_b = blockwise(text, 1 << 20)[0]
+    plain = ConsoleParser("stdout").feed(text)
+    assert recs_a == recs_b == plain
+    assert [(r.kind, r.values) for r in plain] == [
+        ("step", {"train/loss": 0.5, "train/step": 3.0}),
+        ("critic-step", {"train/critic-value_loss": 0.25}),
+    ]
