@@ -318,8 +318,8 @@ class EventScanner:
         m = FAILED_AT_STEP.search(text)
         if m:
             self._step_msg = (int(m.group(1)), n)
-            for ev in self._open:  # a message right after an event names its step
-                if ev["step_source"] != "message":
+            for ev in self._open:  # a message right after an event names its step (a metric's is its record's)
+                if ev["step_source"] not in ("message", "metric"):
                     ev["step"], ev["step_source"] = int(m.group(1)), "message"
         body = RAY_PREFIX.sub("", text, count=1)
         if body.startswith("Traceback (most recent call last)"):

@@ -100,3 +100,15 @@ def test_many_reports_before_the_allocation_stay_one_event():
     assert (
         ev.details["repeats"] == 31 and len(ev.details["also_at_lines"]) == 20 and ev.details["also_at_lines"][0] == 2
     )
+
+
+def test_a_nan_metric_keeps_its_records_step_when_a_later_failure_names_another():
+    # The actor's step-8 line carries a NaN loss; the next step then fails (`... failed at step 9`)
+    # within the NaN event's after-context: the NaN stays at step 8, where the record puts it.
+    lines = [
+        "(MegatronTrainRayActor pid=1) step 8: {'train/loss': nan, 'train/grad_norm': 0.3}",
+        "(MegatronTrainRayActor pid=1) perf 8: {'perf/step_time': 30.5}",
+        "(ServeReplica:default:Actor pid=2) Actor training failed at step 9: OutOfMemoryError: " + OOM_LINE,
+    ]
+    evs = find_events(lines, "stdout")
+    assert [(e.kind, e.step, e.details["step_source"]) for e in evs] == [("nan", 8, "metric"), ("oom", 9, "message")]
