@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData, argv_value
-from reportgen.ingest.status import event_label, is_handled
+from reportgen.ingest.status import event_label, first_failure, is_handled
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
     FAILURE_KINDS,
@@ -114,16 +114,14 @@ def _memory_cap(run: RunData) -> str:
 
 
 def describe_failure(run: RunData) -> str | None:
-    """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB"."""
-    events = failure_events(run)
-    for kind in FAILURE_KINDS:
-        for e in events:
-            if e.get("kind") != kind:
-                continue
-            if kind == "oom":
-                return f"{event_label(e)}{_memory_cap(run)}"
-            msg = str(e.get("message") or "").strip()
-            return event_label(e) + (f": {msg[:160]}" if msg else "")
+    """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB": the event
+    ingest's status reason names (`first_failure`, one rule for both)."""
+    e = first_failure(run.events, _clean_end(run))
+    if e is not None:
+        if e.get("kind") == "oom":
+            return f"{event_label(e)}{_memory_cap(run)}"
+        msg = str(e.get("message") or "").strip()
+        return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
     if run.status == "failed" and m.get("status_reason"):
         return str(m["status_reason"])

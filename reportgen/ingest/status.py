@@ -10,6 +10,8 @@ that line (`stdout.log:57: torch.OutOfMemoryError: ...`) or the exit. In order:
 1. `interrupted` when the runner stopped it (Ctrl-C, a lost machine): it is unfinished, not failed.
 2. `failed` on a failure event (OOM, NaN/Inf, fatal loop message, an unhandled traceback); a
    traceback that Relax's clean end (`Main func successfully`) follows was handled, not fatal.
+   The reason names `first_failure`'s event: the most specific kind first (`vocab.FAILURE_KINDS`:
+   an OOM before the NaN or traceback around it), the report's verdict cause names the same one.
 3. `failed` when the runner's time limit stopped it.
 4. `failed` when fp16's loss scaler skipped the update of every training step.
 5. `interrupted` when the log says a stop signal arrived (`Graceful shutdown triggered (SIGTERM)`)
@@ -21,12 +23,12 @@ that line (`stdout.log:57: torch.OutOfMemoryError: ...`) or the exit. In order:
 from __future__ import annotations
 
 import signal as signal_mod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reportgen.ingest.events import STOP_SIGNALS
-from reportgen.vocab import LOG_FAILURE_KINDS, Status
+from reportgen.vocab import FAILURE_KINDS, LOG_FAILURE_KINDS, Status
 
 COMPLETE, FAILED, INTERRUPTED = Status.COMPLETE, Status.FAILED, Status.INTERRUPTED
 _STOP_CODES = frozenset(128 + int(getattr(signal_mod, name)) for name in STOP_SIGNALS if hasattr(signal_mod, name))
@@ -60,6 +62,28 @@ def is_handled(event: Mapping[str, Any], clean_end: Mapping[str, int]) -> bool:
     end = clean_end.get(str(event.get("stream")))
     line = event.get("line")
     return end is not None and line is not None and int(line) < int(end)
+
+
+_RANK = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
+
+
+def first_failure(
+    events: Sequence[Mapping[str, Any]],
+    clean_end: Mapping[str, int] | None = None,
+    kinds: Collection[str] = FAILURE_KINDS,
+) -> Mapping[str, Any] | None:
+    """The event that names a run's failure, or None: of the failure events of `kinds` (tracebacks
+    the run survived are none), the first of the most specific kind in `vocab.FAILURE_KINDS` order,
+    not the first in the log (an OOM explains the traceback logged before it and the exit after it).
+    The one rule for the run's status reason and the report's verdict cause, so both name one event."""
+    ends = clean_end or {}
+    best: Mapping[str, Any] | None = None
+    best_rank = len(FAILURE_KINDS)
+    for e in events:
+        rank = _RANK.get(str(e.get("kind")), best_rank)
+        if rank < best_rank and e.get("kind") in kinds and not is_handled(e, ends):
+            best, best_rank = e, rank
+    return best
 
 
 _EVENT_NAMES = {
@@ -104,9 +128,9 @@ def decide_status(
     clean_end = clean_end or {}
     if interrupted:
         return RunStatus(INTERRUPTED, "the run was interrupted before it finished", "interrupted")
-    for e in events:
-        if e.get("kind") in LOG_FAILURE_KINDS and not is_handled(e, clean_end):
-            return RunStatus(FAILED, f"{event_label(e)} ({_where(e)})")
+    failure = first_failure(events, clean_end, LOG_FAILURE_KINDS)
+    if failure is not None:
+        return RunStatus(FAILED, f"{event_label(failure)} ({_where(failure)})")
     if timed_out:
         return RunStatus(FAILED, "the workload ran past its time limit and was stopped", "timeout")
     if train_steps and loss_scale_skipped_steps >= train_steps:

@@ -9,6 +9,7 @@ from reportgen.analyze import analyze_experiment
 from reportgen.cli import main
 
 from . import relax_corpus as rc
+from .test_relax_corpus import nan_then_oom
 
 STEPS = 30
 
@@ -174,3 +175,15 @@ def test_ppo_runs_are_judged_on_the_actors_keys(tmp_path: Path) -> None:
     )
     fin = guard(nan, "finite_training")
     assert fin["status"] == "fail" and fin["reason"].endswith("train/loss = nan at step 20"), fin
+
+
+def test_status_reason_and_verdict_cause_name_the_same_event(tmp_path: Path) -> None:
+    # The NaN loss at step 8 is logged before the OOM at step 9: both name the OOM.
+    doc = analyze(tmp_path, {"baseline": rc.healthy(STEPS, seed=1), "A1": nan_then_oom()})
+    manifest = json.loads((tmp_path / "runs" / "offload" / "A1" / "1" / "manifest.json").read_text())
+    events = json.loads((tmp_path / "runs" / "offload" / "A1" / "1" / "events.json").read_text())["events"]
+    assert [e["kind"] for e in events] == ["nan", "oom"] and events[0]["line"] < events[1]["line"]
+    label, _, where = manifest["status_reason"].partition(" (")
+    assert label == "OOM at step 9, tried to allocate 2.46 GiB" and where.startswith(f"stdout.log:{events[1]['line']}:")
+    verdict = comparison(doc)["verdict"]
+    assert verdict["status"] == "failed" and verdict["cause"].startswith(label), verdict

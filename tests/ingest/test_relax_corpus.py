@@ -14,7 +14,7 @@ from reportgen import vocab
 from reportgen.cli import main
 from reportgen.ingest.metrics import read_metrics, wide_table
 from reportgen.ingest.run_dir import ingest_run
-from reportgen.ingest.status import decide_status
+from reportgen.ingest.status import decide_status, first_failure
 
 from . import relax_corpus as rc
 
@@ -279,6 +279,40 @@ def test_decide_status_order() -> None:
     assert decide_status([], signal="SIGTERM").status == "interrupted"
     assert decide_status([], timed_out=True).status == "failed"
     assert decide_status([]).status == "complete"
+
+
+def test_status_reason_names_the_most_specific_failure_not_the_first_logged() -> None:
+    tb = {"kind": "traceback", "stream": "stdout", "line": 5, "message": "KeyError: 'x'", "step": 8}
+    nan = {"kind": "nan", "stream": "stdout", "line": 7, "message": "step 8: {...}", "step": 8}
+    oom = {"kind": "oom", "stream": "stderr", "line": 3, "message": "torch.OutOfMemoryError: ...", "step": 9}
+    exit_ = {"kind": "abnormal_exit", "stream": "process", "line": None, "message": "exit code 1", "step": 10}
+    assert first_failure([tb, nan, oom]) is oom
+    assert first_failure([tb, nan]) is nan
+    assert first_failure([exit_, tb]) is tb
+    assert first_failure([tb], {"stdout": 9}) is None  # survived: Relax's clean end follows it
+    assert first_failure([exit_], kinds=vocab.LOG_FAILURE_KINDS) is None
+    later_tb = {**tb, "line": 9}
+    assert first_failure([later_tb, tb]) is later_tb  # one kind: the first in the list
+    reason = decide_status([tb, nan, oom], exit_code=1).reason
+    assert reason == "OOM at step 9 (stderr.log:3: torch.OutOfMemoryError: ...)"
+
+
+def test_nan_then_oom_log_is_failed_by_its_oom(tmp_path: Path) -> None:
+    section, events, _ = ingest_text(tmp_path, rc.text(nan_then_oom()))
+    assert [(e["kind"], e["step"]) for e in events] == [("nan", 8), ("oom", 9)]
+    oom_line = events[1]["line"]
+    assert section["status_reason"].startswith(f"OOM at step 9, tried to allocate 2.46 GiB (stdout.log:{oom_line}: ")
+
+
+def nan_then_oom() -> list[rc.Line]:
+    """`rc.oom(9)` whose actor logged a NaN loss at step 8 first (train-step: `'train/loss': nan`)."""
+    out = []
+    for source, text in rc.oom(9):
+        if source == "train-step" and "step 8: {'train/loss': " in text:
+            head, _, rest = text.partition("'train/loss': ")
+            text = head + "'train/loss': nan," + rest.partition(",")[2]
+        out.append((source, text))
+    return out
 
 
 def test_reportgen_ingest_of_binary_junk_is_refused_in_one_line(
