@@ -17,7 +17,9 @@ messages that quote it, the tracebacks of the callers it propagated through, Ray
 summary that re-prints the last 20,000 characters of the log) are attached to it as `repeats` /
 `also_at_lines`, not counted again. fp16's `Inf found in gradients ... skipping parameter update` is
 the dynamic loss scaler at work: counted (`loss_scale_skips`), and the NaN grad norm Relax logs
-for a skipped update is part of it, not an event.
+for a skipped update is part of it, not an event. A warning marks the next actor `step N` as skipped
+only if that step's grad norm is nan: a critic (PPO) logs the same warning for its own skips. A
+critic's `critic-step N` line is metrics only: no train step, no NaN event.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen.ingest.console import ConsoleParser, Record
-from reportgen.vocab import TRAIN_DONE_KEYS
+from reportgen.vocab import GRAD_NORM, TRAIN_DONE_KEYS
 
 CONTEXT = 8
 MAX_EVENTS = 2000
@@ -179,6 +181,11 @@ def _nonfinite_losses(rec: Record) -> dict[str, str]:
     return bad
 
 
+def _finite_grad_norm(values: dict[str, Any]) -> bool:
+    v = values.get(GRAD_NORM)
+    return isinstance(v, float) and math.isfinite(v)
+
+
 def _all_finite(values: dict[str, Any]) -> bool:
     """True if every value is a finite number (one C-speed sum; False also means "look closer")."""
     try:
@@ -286,11 +293,14 @@ class EventScanner:
         self.any_index = rec.index if self.any_index is None else max(self.any_index, rec.index)
         if rec.kind == "step":
             self.train_steps.add(rec.index)
-            if self._skip_pending:  # the step whose update the loss scaler skipped
-                self._skip_pending, self._skipped_record = False, True
+            # The step whose update the loss scaler skipped: Relax logs its grad norm as nan. A finite
+            # one means the warning was another model's (a critic's: same message, no role in it).
+            if self._skip_pending and not _finite_grad_norm(rec.values):
+                self._skipped_record = True
                 self.loss_scale["steps"] += 1
                 if len(self.loss_scale["skipped_steps"]) < MAX_EVENTS:
                     self.loss_scale["skipped_steps"].append(rec.index)
+            self._skip_pending = False
         if rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS)):
             self.done_step = rec.index if self.done_step is None else max(self.done_step, rec.index)
 

@@ -139,6 +139,7 @@ def step_lines(
     passrate: bool = False,
     evaluate: bool = False,
     critic: bool = False,
+    critic_fp16_skip: bool = False,
 ) -> list[Line]:
     v = StepValues(rng, s, speed, multi_turn)
     t = ts(s * 31)
@@ -225,20 +226,29 @@ def step_lines(
                 ray(ROLLOUT, logger_line(fmt, t, "INFO", "relax.distributed.ray.rollout", 3889, f"eval {s}: {ev}")),
             )
         )
+    # Every rank logs it; Ray's deduplicator prints the second rank's identical line once
+    # more with ` [repeated 1x across cluster]` (ray-repeat).
+    msg = "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update (dynamic loss scaling will reduce scale)"
+    skip_line = logger_line(fmt, t, "WARNING", "relax.backends.megatron.model", 879, msg)
     if fp16_skip:
-        # Every rank logs it; Ray's deduplicator prints the second rank's identical line once
-        # more with ` [repeated 1x across cluster]` (ray-repeat).
-        msg = "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update (dynamic loss scaling will reduce scale)"
-        line = logger_line(fmt, t, "WARNING", "relax.backends.megatron.model", 879, msg)
-        out.append(("fp16-skip", ray(ACTOR, line)))
-        out.append(("ray-repeat", ray((ACTOR[0], ACTOR[1] + 1), line) + f"{CYAN} [repeated 1x across cluster]{RESET}"))
+        out.append(("fp16-skip", ray(ACTOR, skip_line)))
+        out.append(
+            ("ray-repeat", ray((ACTOR[0], ACTOR[1] + 1), skip_line) + f"{CYAN} [repeated 1x across cluster]{RESET}")
+        )
     if critic:
+        if critic_fp16_skip:  # the critic's train step logs the same warning, from its own workers
+            out.append(("fp16-skip", ray(CRITIC, skip_line)))
+            out.append(
+                (
+                    "ray-repeat",
+                    ray((CRITIC[0], CRITIC[1] + 1), skip_line) + f"{CYAN} [repeated 1x across cluster]{RESET}",
+                )
+            )
+        critic_text = critic_step_text(rng, s, skipped=critic_fp16_skip)
         out.append(
             (
                 "critic-step",
-                ray(
-                    CRITIC, logger_line(fmt, t, "INFO", "relax.backends.megatron.model", 1136, critic_step_text(rng, s))
-                ),
+                ray(CRITIC, logger_line(fmt, t, "INFO", "relax.backends.megatron.model", 1136, critic_text)),
             )
         )
     grad_norm: float = float("nan") if fp16_skip else round(rng.uniform(0.2, 0.5), 6)
@@ -284,13 +294,15 @@ def step_lines(
     return out
 
 
-def critic_step_text(rng: random.Random, s: int) -> str:
+def critic_step_text(rng: random.Random, s: int, *, skipped: bool = False) -> str:
     """`critic-step`: the critic's train-step message; its loss dict is the value loss's two
-    metrics, each key tagged `critic-` except the step key."""
+    metrics, each key tagged `critic-` except the step key. `skipped`: the loss scaler skipped the
+    critic's update, so its grad norm is nan (fp16-nan-gradnorm)."""
+    grad_norm = round(rng.uniform(2.0, 6.0), 6)  # unlike the actor's 0.2-0.5: never confused
     values = {
         "train/critic-value_loss": round(rng.uniform(0.05, 0.3), 8),
         "train/critic-value_clipfrac": round(rng.uniform(0.0, 0.2), 6),
-        "train/critic-grad_norm": round(rng.uniform(2.0, 6.0), 6),  # unlike the actor's 0.2-0.5: never confused
+        "train/critic-grad_norm": float("nan") if skipped else grad_norm,
         "train/critic-lr-pg_0": 1e-05,  # --critic-lr, no warm-up
         "train/step": s,
     }
@@ -354,11 +366,14 @@ def healthy(
     passrate: bool = False,
     eval_every: int = 0,
     critic: bool = False,
+    critic_fp16_skips: Iterable[int] = (),
 ) -> list[Line]:
     """A run of `steps` rollout steps that ends as Relax ends a clean run; `critic`: PPO, the
-    critic's `critic-step N` line beside the actor's `step N` line in every step."""
+    critic's `critic-step N` line beside the actor's `step N` line in every step (its update skipped
+    by the fp16 loss scaler at `critic_fp16_skips`)."""
     rng = random.Random(seed)
     skips = set(fp16_skips)
+    critic_skips = set(critic_fp16_skips)
     out = start(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key, critic=critic)
     for s in range(steps):
         out += step_lines(
@@ -373,6 +388,7 @@ def healthy(
             passrate=passrate,
             evaluate=bool(eval_every) and s % eval_every == 0,
             critic=critic,
+            critic_fp16_skip=s in critic_skips,
         )
     return out + clean_end(ts(steps * 31))
 

@@ -213,6 +213,22 @@ def test_ppo_log_yields_the_actors_and_the_critics_keys_per_step(tmp_path: Path)
     assert added == {f"train/critic-{k}" for k in ("value_loss", "value_clipfrac", "grad_norm", "lr-pg_0")}
 
 
+def test_a_critics_fp16_skips_are_not_counted_as_the_actors(tmp_path: Path) -> None:
+    # Both models log the same `Inf found in gradients` warning; only a step whose own grad norm is
+    # nan (the actor's at 3) had its update skipped. The critic's nan grad norms are no event.
+    text = rc.text(rc.healthy(8, critic=True, fp16_skips=[3], critic_fp16_skips=[2, 3, 5]))
+    assert text.count("Inf found in gradients") == 8 and text.count("'train/critic-grad_norm': nan") == 3
+    section, events, _ = ingest_text(tmp_path, text)
+    assert events == [] and section["status"] == "complete"
+    skips = section["ingest"]["loss_scale_skips"]
+    assert (skips["warnings"], skips["steps"], skips["skipped_steps"]) == (8, 1, [3])
+    # A critic skipping every step is not "the model never trained": the actor's updates happened.
+    (tmp_path / "all").mkdir()
+    section, events, _ = ingest_text(tmp_path / "all", rc.text(rc.healthy(4, critic=True, critic_fp16_skips=range(4))))
+    assert events == [] and section["status"] == "complete"
+    assert section["ingest"]["loss_scale_skips"]["steps"] == 0
+
+
 def test_ppo_log_and_its_tensorboard_agree(tmp_path: Path) -> None:
     """Relax sends both lines' keys but `train/step` to TensorBoard at step `train/step`
     (critic-step row): the console's critic keys are the same (step, key) pairs, no disagreement."""
