@@ -72,12 +72,24 @@ def argument_dump(args: dict[str, object]) -> list[Line]:
 
 
 def recipe_args(
-    *, steps: int, hybrid: bool, multi_turn: bool, offload: bool, wandb_key: str | None, critic: bool = False
+    *,
+    steps: int,
+    hybrid: bool,
+    multi_turn: bool,
+    offload: bool,
+    wandb_key: str | None,
+    critic: bool = False,
+    critic_only_steps: int = 0,
 ) -> dict[str, object]:
     """The 2-GPU recipe's arguments as Megatron holds them after Relax's defaults (recipe-2gpu);
     `critic`: with `--advantage-estimator ppo` and the critic's defaults (critic-step)."""
     ppo: dict[str, object] = (
-        {"advantage_estimator": "ppo", "critic_lr": 1e-05, "num_critic_only_steps": 0, "value_clip": 0.2}
+        {
+            "advantage_estimator": "ppo",
+            "critic_lr": 1e-05,
+            "num_critic_only_steps": critic_only_steps,
+            "value_clip": 0.2,
+        }
         if critic
         else {}
     )
@@ -294,6 +306,11 @@ def step_lines(
     return out
 
 
+# The lines the actor prints while it trains a step (its data path and its train step): none in a
+# critic-only step.
+ACTOR_TRAIN_SOURCES = frozenset({"rollout", "multi-turn", "passrate", "train-step", "fp16-nan-gradnorm", "perf-actor"})
+
+
 def critic_step_text(rng: random.Random, s: int, *, skipped: bool = False) -> str:
     """`critic-step`: the critic's train-step message; its loss dict is the value loss's two
     metrics, each key tagged `critic-` except the step key. `skipped`: the loss scaler skipped the
@@ -317,6 +334,7 @@ def start(
     offload: bool = True,
     wandb_key: str | None = None,
     critic: bool = False,
+    critic_only_steps: int = 0,
 ) -> list[Line]:
     return [
         ("ray-job-submitted", "-" * 49),
@@ -325,7 +343,13 @@ def start(
         ("main-start", colour(ts(0), "INFO", "relax.entrypoints.train", 93, "Ray initialized successfully")),
         *argument_dump(
             recipe_args(
-                steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key, critic=critic
+                steps=steps,
+                hybrid=hybrid,
+                multi_turn=multi_turn,
+                offload=offload,
+                wandb_key=wandb_key,
+                critic=critic,
+                critic_only_steps=critic_only_steps,
             )
         ),
     ]
@@ -367,16 +391,26 @@ def healthy(
     eval_every: int = 0,
     critic: bool = False,
     critic_fp16_skips: Iterable[int] = (),
+    critic_only_steps: int = 0,
 ) -> list[Line]:
     """A run of `steps` rollout steps that ends as Relax ends a clean run; `critic`: PPO, the
     critic's `critic-step N` line beside the actor's `step N` line in every step (its update skipped
-    by the fp16 loss scaler at `critic_fp16_skips`)."""
+    by the fp16 loss scaler at `critic_fp16_skips`); in the first `critic_only_steps` only the
+    critic trains (critic-step: the actor prints none of its lines)."""
     rng = random.Random(seed)
     skips = set(fp16_skips)
     critic_skips = set(critic_fp16_skips)
-    out = start(steps=steps, hybrid=hybrid, multi_turn=multi_turn, offload=offload, wandb_key=wandb_key, critic=critic)
+    out = start(
+        steps=steps,
+        hybrid=hybrid,
+        multi_turn=multi_turn,
+        offload=offload,
+        wandb_key=wandb_key,
+        critic=critic,
+        critic_only_steps=critic_only_steps,
+    )
     for s in range(steps):
-        out += step_lines(
+        lines = step_lines(
             rng,
             s,
             speed=speed,
@@ -390,6 +424,7 @@ def healthy(
             critic=critic,
             critic_fp16_skip=s in critic_skips,
         )
+        out += [x for x in lines if x[0] not in ACTOR_TRAIN_SOURCES] if s < critic_only_steps else lines
     return out + clean_end(ts(steps * 31))
 
 

@@ -229,6 +229,18 @@ def test_a_critics_fp16_skips_are_not_counted_as_the_actors(tmp_path: Path) -> N
     assert section["ingest"]["loss_scale_skips"]["steps"] == 0
 
 
+def test_critic_only_steps_hold_the_critics_keys_and_no_actor_step(tmp_path: Path) -> None:
+    # --num-critic-only-steps 2: steps 0 and 1 train only the critic; they are not actor train steps.
+    section, events, run = ingest_text(tmp_path, rc.text(rc.healthy(6, critic=True, critic_only_steps=2)))
+    assert events == [] and section["status"] == "complete"
+    assert section["ingest"]["train_steps"] == 4 and section["ingest"]["steps"] == 6
+    wide = wide_table(read_metrics(run))
+    assert wide[vocab.CRITIC_VALUE_LOSS].notna().all() and wide.index.tolist() == list(range(6))
+    assert wide[vocab.LOSS].isna().tolist() == [True, True, False, False, False, False]
+    assert wide[vocab.STEP_TIME].isna().tolist() == [True, True, False, False, False, False]
+    assert section["effective_argv"]["--num-critic-only-steps"] == "2"
+
+
 def test_ppo_log_and_its_tensorboard_agree(tmp_path: Path) -> None:
     """Relax sends both lines' keys but `train/step` to TensorBoard at step `train/step`
     (critic-step row): the console's critic keys are the same (step, key) pairs, no disagreement."""
