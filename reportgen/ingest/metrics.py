@@ -14,7 +14,6 @@ import functools
 import math
 from array import array
 from collections.abc import Iterable, Iterator
-from itertools import repeat
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,7 +36,10 @@ class ConsoleMetrics:
     """Accumulates records as compact columns (a 10,000-step run has ~10^6 values)."""
 
     def __init__(self) -> None:
-        self._steps = array("q")
+        # Steps run-length coded: record i's step `_run_steps[i]` repeats `_run_lens[i]` times
+        # (one append per record instead of one per value; expanded by numpy when read).
+        self._run_steps = array("q")
+        self._run_lens = array("q")
         self._codes = array("i")
         self._values = array("d")
         self._keys: dict[str, int] = {}
@@ -45,18 +47,20 @@ class ConsoleMetrics:
 
     def add(self, rec: Record) -> None:
         values = rec.values
+        vals = values.values()
+        if not _FLOAT.issuperset(map(type, vals)):
+            self._add_slow(rec)
+            return
         sig = (rec.kind, tuple(values))
         codes = self._flat.get(sig)
-        if codes is None or set(map(type, values.values())) != _FLOAT:
-            if set(map(type, values.values())) != _FLOAT:
-                self._add_slow(rec)
-                return
+        if codes is None:
             # A flat dict of floats (almost every record): its key layout is coded once, then
-            # each record with that layout costs three C-level array extends.
+            # each record with that layout costs two array extends and two appends.
             codes = self._flat[sig] = array("i", [self._code(k) for k, _ in flatten(values, rec.kind)])
-        self._steps.extend(repeat(rec.index, len(codes)))
+        self._run_steps.append(rec.index)
+        self._run_lens.append(len(codes))
         self._codes.extend(codes)
-        self._values.extend(values.values())
+        self._values.extend(vals)
 
     def _code(self, key: str) -> int:
         code = self._keys.get(key)
@@ -65,10 +69,19 @@ class ConsoleMetrics:
         return code
 
     def _add_slow(self, rec: Record) -> None:
+        n = 0
         for key, value in flatten(rec.values, rec.kind):
-            self._steps.append(rec.index)
             self._codes.append(self._code(key))
             self._values.append(value)
+            n += 1
+        self._run_steps.append(rec.index)
+        self._run_lens.append(n)
+
+    def _steps(self) -> np.ndarray:
+        """The step of each value (int64), in log order."""
+        if not len(self._run_steps):
+            return np.zeros(0, np.int64)
+        return np.repeat(np.frombuffer(self._run_steps, dtype=np.int64), np.frombuffer(self._run_lens, dtype=np.int64))
 
     def extend(self, records: Iterable[Record]) -> ConsoleMetrics:
         for rec in records:
@@ -84,9 +97,7 @@ class ConsoleMetrics:
         codes = np.frombuffer(self._codes, dtype=np.int32) if len(self._codes) else np.zeros(0, np.int32)
         return pd.DataFrame(
             {
-                "step": np.frombuffer(self._steps, dtype=np.int64).copy()
-                if len(self._steps)
-                else np.zeros(0, np.int64),
+                "step": self._steps(),
                 "key": names[codes] if len(names) else np.array([], dtype=object),
                 "value": np.frombuffer(self._values, dtype=np.float64).copy() if len(self._values) else np.zeros(0),
             }
@@ -103,7 +114,7 @@ class ConsoleMetrics:
         by_name = sorted(range(len(names)), key=names.__getitem__)
         rank = np.empty(len(names), dtype=np.int64)
         rank[by_name] = np.arange(len(names))
-        steps = np.frombuffer(self._steps, dtype=np.int64)
+        steps = self._steps()
         values = np.frombuffer(self._values, dtype=np.float64)
         ranks = rank[np.frombuffer(self._codes, dtype=np.int32)]
         order = np.lexsort((ranks, steps))  # stable: a (step, key)'s values stay in log order
