@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reportgen.ingest.console import ConsoleParser, Record
-from reportgen.vocab import GRAD_NORM, TRAIN_DONE_KEYS
+from reportgen.ingest.console import CRITIC_STEP, ConsoleParser, Record
+from reportgen.vocab import CRITIC_GRAD_NORM, GRAD_NORM, TRAIN_DONE_KEYS
 
 CONTEXT = 8
 MAX_EVENTS = 2000
@@ -184,8 +184,8 @@ def _nonfinite_losses(rec: Record) -> dict[str, str]:
     return bad
 
 
-def _finite_grad_norm(values: dict[str, Any]) -> bool:
-    v = values.get(GRAD_NORM)
+def _finite_grad_norm(values: dict[str, Any], key: str = GRAD_NORM) -> bool:
+    v = values.get(key)
     return isinstance(v, float) and math.isfinite(v)
 
 
@@ -216,6 +216,8 @@ class EventScanner:
         self._tb_prefix = ""
         self._tb_files = 0
         self.train_steps: set[int] = set()  # indices of `step N` records
+        self.critic_steps: set[int] = set()  # indices of `critic-step N` records (PPO)
+        self.critic_nan_grad_norm: set[int] = set()  # ... whose grad norm is nan (a skipped critic update)
         self.clean_end: int | None = None  # line of `Main func successfully`
         self.replay_from: int | None = None  # line of Ray's job-failure summary header
         self.loss_scale: dict[str, Any] = {
@@ -306,6 +308,10 @@ class EventScanner:
                 if len(self.loss_scale["skipped_steps"]) < MAX_EVENTS:
                     self.loss_scale["skipped_steps"].append(rec.index)
             self._skip_pending = False
+        elif rec.kind == CRITIC_STEP:
+            self.critic_steps.add(index)
+            if not _finite_grad_norm(rec.values, CRITIC_GRAD_NORM):
+                self.critic_nan_grad_norm.add(index)
         if (self.done_step is None or index > self.done_step) and (
             rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS))
         ):

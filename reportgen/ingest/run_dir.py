@@ -130,6 +130,8 @@ class _StreamResult:
     clean_end: int | None = None
     train_steps: set = dataclasses.field(default_factory=set)
     loss_scale: dict = dataclasses.field(default_factory=dict)
+    critic_steps: set = dataclasses.field(default_factory=set)
+    critic_nan_grad_norm: set = dataclasses.field(default_factory=set)
     debris: Debris = dataclasses.field(default_factory=Debris)
 
 
@@ -166,6 +168,7 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
     res.events = scanner.finish()
     res.done_step, res.metric_lines = scanner.done_step, scanner.metric_lines
     res.clean_end, res.train_steps, res.loss_scale = scanner.clean_end, scanner.train_steps, scanner.loss_scale
+    res.critic_steps, res.critic_nan_grad_norm = scanner.critic_steps, scanner.critic_nan_grad_norm
     return res
 
 
@@ -305,15 +308,18 @@ def ingest_run(
             f"{s.name}.log:{s.loss_scale['first_line']}" for s in streams if s.loss_scale.get("first_line") is not None
         )
         skipped = sorted({i for s in streams for i in s.loss_scale.get("skipped_steps", [])})
-        ingest["loss_scale_skips"] = {
-            "warnings": warns,
-            "steps": skipped_steps,
-            "first": first,
-            "skipped_steps": skipped,
-        }
+        skips: dict[str, Any] = {"warnings": warns, "steps": skipped_steps, "first": first, "skipped_steps": skipped}
+        # A critic (PPO) logs the same warning for its own skips, and its grad norm as nan: say whose.
+        critic_steps = set().union(*(s.critic_steps for s in streams))
+        critic = ""
+        if critic_steps:
+            skips["critic_skipped_steps"] = sorted(set().union(*(s.critic_nan_grad_norm for s in streams)))
+            critic = f" and of {len(skips['critic_skipped_steps'])} of the critic's {len(critic_steps)}"
+        ingest["loss_scale_skips"] = skips
         warnings.append(
             f"fp16 loss scaling skipped the parameter update of {skipped_steps} of {len(train_steps)} training "
-            f"step(s) ({warns} `Inf found in gradients` warning(s), first at {first}); routine while the scale settles"
+            f"step(s){critic} ({warns} `Inf found in gradients` warning(s), first at {first}); routine while the "
+            "scale settles"
         )
     debris = {s.name: s.debris.as_dict() for s in streams if s.debris.regions}
     if debris:

@@ -135,7 +135,7 @@ def test_fp16_loss_scale_skips_are_a_warning_with_a_count(tmp_path: Path) -> Non
     section, events, _ = ingest_text(tmp_path, text)
     assert events == [] and section["status"] == "complete"
     skips = section["ingest"]["loss_scale_skips"]
-    assert (skips["warnings"], skips["steps"]) == (4, 2)
+    assert (skips["warnings"], skips["steps"]) == (4, 2) and "critic_skipped_steps" not in skips  # no critic
     assert section["ingest"]["warnings"][0].startswith("fp16 loss scaling skipped the parameter update of 2 of 12")
 
 
@@ -222,11 +222,17 @@ def test_a_critics_fp16_skips_are_not_counted_as_the_actors(tmp_path: Path) -> N
     assert events == [] and section["status"] == "complete"
     skips = section["ingest"]["loss_scale_skips"]
     assert (skips["warnings"], skips["steps"], skips["skipped_steps"]) == (8, 1, [3])
+    assert skips["critic_skipped_steps"] == [2, 3, 5]
+    assert section["ingest"]["warnings"][0].startswith(
+        "fp16 loss scaling skipped the parameter update of 1 of 8 training step(s) and of 3 of the critic's 8 "
+        "(8 `Inf found in gradients` warning(s)"
+    )
     # A critic skipping every step is not "the model never trained": the actor's updates happened.
     (tmp_path / "all").mkdir()
     section, events, _ = ingest_text(tmp_path / "all", rc.text(rc.healthy(4, critic=True, critic_fp16_skips=range(4))))
     assert events == [] and section["status"] == "complete"
     assert section["ingest"]["loss_scale_skips"]["steps"] == 0
+    assert "0 of 4 training step(s) and of 4 of the critic's 4 (" in section["ingest"]["warnings"][0]
 
 
 def test_critic_only_steps_hold_the_critics_keys_and_no_actor_step(tmp_path: Path) -> None:
