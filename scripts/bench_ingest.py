@@ -1,23 +1,33 @@
 """Benchmark the console-log parser and the whole run ingest on a generated Relax-format log.
 
-    PYTHONPATH=. python scripts/bench_ingest.py [--steps 10000] [--keep DIR] [--repeat N]
+    PYTHONPATH=. python scripts/bench_ingest.py [--steps 10000] [--keep DIR] [--repeat N] [--phases]
 
 The log mimics a Relax run: coloured and plain logger prefixes, Ray actor prefixes, two
 `perf N` lines per step, rollout/step dicts (nested values every 10th step, nan grad norms),
-and non-metric noise (reward `parse error`s, progress, warnings). Reports MB/s and peak RSS.
+and non-metric noise (reward `parse error`s, progress, warnings). Reports MB/s of wall and CPU
+time, peak RSS, and the load average before and after (the figures are only comparable at a
+similar load). `--phases` adds the CPU time of the parts the parser cannot avoid (reading,
+ANSI stripping, JSON-decoding the metric dicts), best of three.
+
+That a faster ingest reads the same: `tests/ingest/test_bench_log_digest.py` pins the ingest of
+this generator's 2,000-step log by digest; `scripts/check_ingest_same.py --rev REV` compares this
+checkout's output with another revision's on the 10,000-step log.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import resource
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from reportgen.ingest import console
 from reportgen.ingest.console import ConsoleParser, iter_chunks
 from reportgen.ingest.run_dir import ingest_run
 
@@ -104,6 +114,37 @@ def generate(path: Path, steps: int) -> int:
     return path.stat().st_size
 
 
+def _best_cpu(fn: Callable[[], object], runs: int = 3) -> float:
+    best = math.inf
+    for _ in range(runs):
+        c = time.process_time()
+        fn()
+        best = min(best, time.process_time() - c)
+    return best
+
+
+def phases(log: Path) -> dict[str, float]:
+    """CPU seconds (best of three) of what any parse of `log` along the parser's route costs:
+    reading and UTF-8 decoding, ANSI stripping, and JSON-decoding every metric dict (taken from
+    the lines the parser batches)."""
+    chunks = list(iter_chunks(log))
+    clean = [console.ANSI.sub("", c) for c in chunks]
+    texts = []
+    for c in clean:
+        for line in c.split("\n"):
+            at = line.find(": {")
+            if at >= 0 and console._head(line, at) is not None:
+                d = line[at + 2 : line.rfind("}") + 1]
+                if console._json_ready(d):
+                    texts.append(d)
+    blocks = [texts[i : i + 2000] for i in range(0, len(texts), 2000)]
+    return {
+        "read": _best_cpu(lambda: list(iter_chunks(log))),
+        "ansi": _best_cpu(lambda: [console.ANSI.sub("", c) for c in chunks]),
+        "json": _best_cpu(lambda: [console._decode_many(b) for b in blocks]),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=10_000)
@@ -114,7 +155,9 @@ def main() -> None:
         default=1,
         help="also run parser and ingest_run this many times more and print the best CPU-time rates",
     )
+    ap.add_argument("--phases", action="store_true", help="also time reading, ANSI stripping and JSON decoding alone")
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     work.mkdir(parents=True, exist_ok=True)
     log = work / "stdout.log"
@@ -136,7 +179,7 @@ def main() -> None:
     ingest_s, ingest_cpu = time.perf_counter() - t, time.process_time() - c
     rss2 = peak_rss_mib()
 
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"load average (1 min) before: {load_before:.2f}, after: {os.getloadavg()[0]:.2f}, on {os.cpu_count()} CPUs")
     print(f"log: {args.steps} steps, {mb:.1f} MB, {parser.lines} lines, {n} records, {parser.skipped} skipped")
     print(
         f"parser (ConsoleParser.feed): {parse_s:.2f} s = {mb / parse_s:.1f} MB/s wall, "
@@ -164,6 +207,13 @@ def main() -> None:
         print(
             f"best of {args.repeat + 1} runs in this process (CPU time): parser {mb / best_p:.1f} MB/s, "
             f"ingest_run {mb / best_i:.1f} MB/s"
+        )
+    if args.phases:
+        ph = phases(log)
+        print(
+            "unavoidable parts (CPU, best of 3): "
+            + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in ph.items())
+            + f"; together {mb / sum(ph.values()):.1f} MB/s"
         )
     if args.keep is None:
         shutil.rmtree(work)
