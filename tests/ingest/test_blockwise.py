@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from reportgen.ingest import console
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.events import EventScanner, lines_with
 from reportgen.ingest.metrics import ConsoleMetrics, console_frame, merge_sources, write_metrics, write_metrics_table
@@ -229,3 +230,38 @@ def test_critic_step_read_alike_by_block_and_line():
         ("step", {"train/loss": 0.5, "train/step": 3.0}),
         ("critic-step", {"train/critic-value_loss": 0.25}),
     ]
+
+
+def _reading(value: object) -> str:
+    return repr(value)  # nan-aware: repr(nan) == repr(nan)
+
+
+def test_decode_many_equals_parse_dict_per_text():
+    """The block path decodes a block's JSON-ready dicts in place in one respelled text; each must
+    read as `parse_dict` reads it alone, also texts that only parse together with a neighbour
+    (an unclosed list closed by the next text, two dicts in one text, an early close)."""
+    crafted = [
+        "{'a': 1.5, 'b': nan, 'c': -inf, 'd': inf}",
+        "{'x': [{'y': 1}",
+        "{'z': 1}]}",
+        "{'a': 1}, {'b': 2}",
+        "{'a': 1}}",
+        "{'k: {}': 1}",
+        "{'n': {'m': 2, 'o': nan}}",
+        "{'l': [1, 2, nan]}",
+        "{'t': 3}",
+        "{}",
+        "{'a': 1",
+    ]
+    rng = random.Random(7)
+    parts = ["{", "}", "[", "]", "'k'", "'v: '", ": ", ", ", "1", "-2.5e-3", "nan", "inf", "-inf", " "]
+    fuzz = ["{" + " ".join(rng.choice(parts) for _ in range(rng.randrange(1, 12))) + "}" for _ in range(3000)]
+    fuzz += [repr({f"k{i}": rng.random() for i in range(rng.randrange(0, 5))}) for _ in range(300)]
+    texts = [t for t in crafted + fuzz if console._json_ready(t)]
+    read = [console.parse_dict(t) for t in texts]
+    assert len(texts) > 500 and sum(v is not None for v in read) > 300 and sum(v is None for v in read) > 100
+    for cut in (1, 3, len(texts)):  # neighbours differ with where the batch starts
+        for start in range(cut):
+            batch = texts[start::cut]
+            got = console._decode_many(batch)
+            assert [_reading(v) for v in got] == [_reading(v) for v in read[start::cut]]
