@@ -243,7 +243,7 @@ def _head(line: str, at: int) -> tuple[str, int] | None:
     """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word: `critic-step`
     is its own kind, never `step`); plain string tests, several times cheaper than a regex search here."""
     sp = line.rfind(" ", 0, at)
-    if sp <= 0 or not line[sp + 1 : at].isdigit():
+    if sp <= 0 or not line[sp + 1 : at].isdecimal():  # what int() reads (isdigit also takes "²")
         return None
     for kind in KINDS:
         if line.endswith(kind, 0, sp):

@@ -265,3 +265,11 @@ def test_decode_many_equals_parse_dict_per_text():
             batch = texts[start::cut]
             got = console._decode_many(batch)
             assert [_reading(v) for v in got] == [_reading(v) for v in read[start::cut]]
+
+
+def test_superscript_digit_head_is_no_metric_line():
+    """`str.isdigit` accepts `²`, which `int` cannot read: such a head is not a metric message
+    (it used to make the ingest raise), by either path."""
+    text = "step \u00b2: {'a': 1.0}\nstep 2: {'a': 2.0}\n"
+    recs_a, recs_b = line_by_line(text, 1 << 20)[0], blockwise(text, 1 << 20)[0]
+    assert recs_a == recs_b and [(r.kind, r.index, r.line_no) for r in recs_a] == [("step", 2, 2)]
