@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
 
+STILL_RUNNING = "still marked running"  # how the cause names a run left `running` (report._pending)
+
 # Ids on the experiment page the evidence links point at (the page renders these sections).
 WINDOWS = "windows"
 SAME_WORK = "same-work"
@@ -78,6 +80,13 @@ def derive(
             "Resume the campaign with the same command: it keeps every finished run and runs the unfinished "
             "ones again; then the verdict is made."
         )
+        if STILL_RUNNING in (v.cause or ""):
+            # A run marked running may belong to a campaign under way elsewhere; resuming stops its process.
+            text = (
+                "If no reportgen run of this campaign is still under way, resume it with the same command: it "
+                "keeps every finished run and runs the unfinished ones again (a run marked running whose process "
+                "is alive on this machine is stopped first); otherwise wait for it to finish and analyse again."
+            )
         return (
             doc.NextStep(action="resume", text=text, command=rerun.command()),
             v.cause,

@@ -98,16 +98,17 @@ def _pending(runs: Sequence[RunData], expected: int | None) -> str:
 
     def one(r: RunData) -> str:
         where = f" at step {r.steps_completed}/{expected}" if expected and r.steps_completed else ""
-        state = "interrupted" if r.status == Status.INTERRUPTED else "still marked running"
+        state = "interrupted" if r.status == Status.INTERRUPTED else next_step.STILL_RUNNING
         return f"{r.path} {state}{where}"
 
     return ", ".join(one(r) for r in runs)
 
 
 def _stats_runs(runs: Sequence[RunData]) -> list[RunData]:
-    """Complete formal runs; if none completed, every formal run (partial data, shown as such)."""
+    """Complete formal runs; if none completed, the finished ones (a failed run's partial data,
+    shown as such). Unfinished runs never: resuming redoes them, their figures are not the arm's."""
     done = [r for r in runs if r.status == Status.COMPLETE]
-    return done or list(runs)
+    return done or [r for r in runs if r.status not in UNFINISHED]
 
 
 def _segments(runs: Sequence[RunData], key: str, windows: Windows) -> list[list[np.ndarray]]:
@@ -391,6 +392,8 @@ def _comparison(
     b_runs = [r for r in formal.get(BASELINE, []) if r.status not in UNFINISHED]
     c_runs = [r for r in formal.get(cand_id, []) if r.status not in UNFINISHED]
     pending = _pending(unfinished, expected) if unfinished else None
+    if pending is not None and not c_runs and not any(r.arm == cand_id for r in unfinished):
+        pending += f"; no run of {cand_id} yet"
     guards = gr.check_all(
         b_runs,
         c_runs,
@@ -466,15 +469,22 @@ def _comparison(
     secondary = _changes(spec, phases, b_used, c_used, windows)
     bases = spec.bases(cand_id)
     base_id = spec.candidate(cand_id).base
+    # Against the base: its complete runs only (a failed or unfinished base run's partial data
+    # would decide by where it stopped).
+    base_done = [r for r in formal.get(base_id, []) if r.status == Status.COMPLETE]
     vs_base = (
-        _changes(
-            spec, list(dict.fromkeys([a.primary, *phases[:2]])), _stats_runs(formal.get(base_id, [])), c_used, windows
-        )
+        _changes(spec, list(dict.fromkeys([a.primary, *phases[:2]])), base_done, c_used, windows)
         if base_id != BASELINE
         else []
     )
+    base_unfinished = [r for r in formal.get(base_id, []) if r.status in UNFINISHED] if base_id != BASELINE else []
     on_base = next((m for m in vs_base if m.metric == a.primary and m.interval is not None), None)
-    if on_base is not None and on_base.interval is not None:
+    if base_unfinished and verdict.status == "accepted":
+        # The change it adds cannot be judged before its base is finished: provisional until resumed.
+        verdict = incomplete(
+            verdict, pending=_pending(base_unfinished, expected), real_failure=False, finished_both=False
+        )
+    elif on_base is not None and on_base.interval is not None:
         verdict = against_base(
             verdict,
             base=base_id,
@@ -486,11 +496,6 @@ def _comparison(
             min_effect=a.min_effect,
             label=_label(a.primary)[0],
         )
-        base_unfinished = [r for r in formal.get(base_id, []) if r.status in UNFINISHED]
-        if verdict.against == base_id and base_unfinished:
-            # Decided against a base that is not finished yet: provisional until the campaign resumes.
-            pending_base = _pending(base_unfinished, expected)
-            verdict = incomplete(verdict, pending=pending_base, real_failure=False, finished_both=False)
     fields: dict[str, Any] = {
         "candidate": cand_id,
         "baseline": BASELINE,

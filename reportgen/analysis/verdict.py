@@ -171,12 +171,13 @@ def against_base(
     def gain(r: float) -> float:
         return r if direction == "higher" else 1.0 / r
 
-    est = gain(estimate)
     lo, hi = sorted((gain(low), gain(high)))
     target = 1.0 + min_effect
     level = f"{confidence:.0%}"
-    span = f"{_pct(lo - 1)} to {_pct(hi - 1)}"
-    figure = f"{_pct(est - 1)} against {base} ({level} interval of the gain {span})"
+    # The metric's own change and interval (step time +18 %, not the gain -16 %), as the page's
+    # against-the-base table shows it; worse or better is said in words.
+    r_lo, r_hi = sorted((low, high))
+    figure = f"{_pct(estimate - 1)} against {base} ({level} interval {_pct(r_lo - 1)} to {_pct(r_hi - 1)})"
     vs = f"{label} {figure}"
     if lo >= target:
         return Verdict("accepted", f"{verdict.summary.rstrip('.')}; against its base {base}: {vs}.", against=base)
@@ -216,4 +217,5 @@ def incomplete(verdict: Verdict, *, pending: str, real_failure: bool, finished_b
         "incomplete",
         f"Incomplete: {pending}; resume the campaign to finish it (any figures so far come from the finished runs).",
         pending,
+        against=verdict.against,
     )

@@ -291,3 +291,57 @@ def test_a_verdict_against_an_unfinished_base_is_incomplete(tmp_path):
     a3 = _comp(doc, "A3")
     assert a3.verdict.status == "incomplete" and a3.verdict.cause == "A1/2 interrupted at step 12/60"
     assert a3.summary.next_step.action == "resume"
+
+
+@pytest.mark.parametrize("interrupt_at", [3, 40])
+def test_a_candidate_on_an_unfinished_base_is_incomplete_whatever_the_base_reached(tmp_path, interrupt_at):
+    # The base's only run stopped early (no interval against it at all at step 3): still incomplete.
+    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, interrupt_at=interrupt_at), "A3": Arm(speed=1.35, base="A1")}
+    doc = _analyse(tmp_path, arms)
+    a3 = _comp(doc, "A3")
+    assert a3.verdict.status == "incomplete" and a3.verdict.cause == f"A1/1 interrupted at step {interrupt_at}/60"
+    assert a3.summary.next_step.action == "resume"
+
+
+@pytest.mark.parametrize("fail_at", [40, 59])
+def test_a_base_that_failed_late_is_not_compared_with(tmp_path, fail_at):
+    # The base's partial data must not decide by where it stopped: no complete base run, no interval.
+    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, fail_at=fail_at), "A3": Arm(speed=1.3, base="A1")}
+    doc = _analyse(tmp_path, arms)
+    a3 = _comp(doc, "A3")
+    assert all(m.interval is None or m.interval.estimate is None for m in a3.vs_base)
+    assert a3.verdict.status == "accepted" and a3.verdict.against == "baseline"
+
+
+def test_an_interrupted_baseline_lends_no_figures(tmp_path):
+    # Only an interrupted baseline run: its partial windows are not shown as the baseline's.
+    doc = _analyse(tmp_path, {"baseline": Arm(interrupt_at=30), "A1": Arm(speed=1.3)})
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "incomplete" and c.verdict.cause == "baseline/1 interrupted at step 30/60"
+    assert all(w.baseline is None and w.change is None for w in c.windows)
+
+
+def test_incomplete_says_which_candidate_has_no_run_yet(tmp_path):
+    # Stopped during the baseline's first run: A1 has not run at all.
+    import shutil
+
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(interrupt_at=30), "A1": Arm(speed=1.3)})
+    shutil.rmtree(exp / "A1")
+    analyze_experiment(exp)
+    c = _comp(load_analysis(exp), "A1")
+    assert c.verdict.status == "incomplete"
+    assert c.verdict.cause == "baseline/1 interrupted at step 30/60; no run of A1 yet"
+
+
+def test_a_run_still_marked_running_is_not_resumed_blindly(tmp_path):
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.3, interrupt_at=12)})
+    import json
+
+    m = exp / "A1" / "1" / "manifest.json"
+    data = json.loads(m.read_text())
+    data.update(status="running", signal=None, status_reason=None)
+    m.write_text(json.dumps(data))
+    analyze_experiment(exp)
+    c = _comp(load_analysis(exp), "A1")
+    assert c.verdict.status == "incomplete" and c.verdict.cause == "A1/1 still marked running at step 12/60"
+    assert c.summary.next_step.text.startswith("If no reportgen run of this campaign is still under way, resume it")

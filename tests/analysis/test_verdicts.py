@@ -198,6 +198,13 @@ def test_against_base_branches(low, high, direction, expected):
     )
     assert v.status == expected and v.against == "A1"
     assert (v.cause is None) == (expected == "accepted")
+    # the metric's own change against A1, whichever way is better (step time up is "+", and worse)
+    mid = (low + high) / 2
+    assert f"{(mid - 1) * 100:+.2f}% against A1 (95% interval {(low - 1) * 100:+.2f}% to {(high - 1) * 100:+.2f}%)" in (
+        v.summary
+    )
+    if expected == "rejected":
+        assert v.cause and "worse" in v.cause
 
 
 @pytest.mark.parametrize("status", ["failed", "invalid", "inconclusive", "rejected", "no_change"])
