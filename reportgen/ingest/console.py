@@ -67,6 +67,9 @@ _NAMED = {"nan": math.nan, "NaN": math.nan, "inf": math.inf, "Infinity": math.in
 
 # A single unterminated line longer than this is dropped (and counted skipped) to bound memory.
 MAX_LINE = 8 * 1024 * 1024
+# The most digits a metric head's N may have (int64 holds 18): a longer run is no step number, and
+# int() of more than 4,300 digits raises ValueError.
+MAX_INDEX_DIGITS = 18
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,10 @@ def _numbers_to_float(d: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             out[k] = _numbers_to_float(v) if isinstance(v, dict) else v
         else:
-            out[k] = float(v)
+            try:
+                out[k] = float(v)
+            except OverflowError:  # an int beyond float's range: infinite, as JSON's parse_int=float reads it
+                out[k] = math.inf if v > 0 else -math.inf
     return out
 
 
@@ -153,7 +159,7 @@ def parse_dict(text: str) -> dict[str, Any] | None:
         # and takes the ast path below.
         try:
             value = _JSON.decode(_respell(text))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the interpreter's stack
             value = None
         if isinstance(value, dict):
             return value
@@ -165,7 +171,7 @@ def parse_dict(text: str) -> dict[str, Any] | None:
         # true/false/null, an int -0).
         try:
             value = _JSON.decode(_LITERAL.sub(_json_token, text))
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
             return value
@@ -205,7 +211,7 @@ def _decode_many(texts: list[str]) -> list[dict[str, Any] | None]:
             stop = len(js)
         try:
             value, end = _JSON.raw_decode(js, idx)
-        except ValueError:
+        except (ValueError, RecursionError):
             value, end = None, -1
         out.append(value if end == stop and type(value) is dict else parse_dict(text))
         idx = stop + 1
@@ -243,7 +249,8 @@ def _head(line: str, at: int) -> tuple[str, int] | None:
     """`(kind, N)` if `line[:at]` ends in `kind N` (kind not part of a longer word: `critic-step`
     is its own kind, never `step`); plain string tests, several times cheaper than a regex search here."""
     sp = line.rfind(" ", 0, at)
-    if sp <= 0 or not line[sp + 1 : at].isdecimal():  # what int() reads (isdigit also takes "²")
+    # isdecimal: what int() reads (isdigit also takes "²")
+    if sp <= 0 or at - sp - 1 > MAX_INDEX_DIGITS or not line[sp + 1 : at].isdecimal():
         return None
     for kind in KINDS:
         if line.endswith(kind, 0, sp):
@@ -525,9 +532,17 @@ def flatten(values: dict[str, Any], kind: str) -> Iterator[tuple[str, float]]:
 
 
 def _nested(d: dict[str, Any], prefix: str) -> Iterator[tuple[str, float]]:
-    for k, v in d.items():
-        key = f"{prefix}/{k}"
-        if isinstance(v, float):
-            yield key, v
-        elif isinstance(v, dict):
-            yield from _nested(v, key)
+    """`flatten` below the top level, depth-first in key order, with a stack of its own rather than
+    recursion: a line may nest dicts as deep as JSON's decoder reads (nearly the interpreter's limit)."""
+    stack = [(prefix, iter(d.items()))]
+    while stack:
+        prefix, items = stack[-1]
+        for k, v in items:
+            key = f"{prefix}/{k}"
+            if isinstance(v, float):
+                yield key, v
+            elif isinstance(v, dict):
+                stack.append((key, iter(v.items())))
+                break
+        else:
+            stack.pop()

@@ -82,8 +82,14 @@ def _iso(m: re.Match | None) -> str | None:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _repeat_name(name: str) -> bool:
+    """A repeat folder's name: ASCII digits (isdigit alone also takes `²`, which int() cannot read),
+    few enough for int() (more than 4,300 digits raise ValueError)."""
+    return name.isascii() and name.isdigit() and len(name) <= 18
+
+
 def _next_repeat(arm_dir: Path) -> int:
-    taken = [int(p.name) for p in arm_dir.iterdir() if p.is_dir() and p.name.isdigit()] if arm_dir.is_dir() else []
+    taken = [int(p.name) for p in arm_dir.iterdir() if p.is_dir() and _repeat_name(p.name)] if arm_dir.is_dir() else []
     return max(taken, default=0) + 1
 
 
