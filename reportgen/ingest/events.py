@@ -18,8 +18,9 @@ summary that re-prints the last 20,000 characters of the log) are attached to it
 `also_at_lines`, not counted again. fp16's `Inf found in gradients ... skipping parameter update` is
 the dynamic loss scaler at work: counted (`loss_scale_skips`), and the NaN grad norm Relax logs
 for a skipped update is part of it, not an event. A warning marks the next actor `step N` as skipped
-only if that step's grad norm is nan: a critic (PPO) logs the same warning for its own skips. A
-critic's `critic-step N` line is metrics only: no train step, no NaN event.
+only if that step's grad norm is nan: a critic (PPO) logs the same warning for its own skips, and
+marks the next `critic-step N` alike. Otherwise a critic's non-finite loss or grad norm is a NaN
+event as the actor's is (a bf16 critic that diverges); its line is no actor train step.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ CAPACITY = re.compile(
     r"(?: of which (\d{1,18}(?:\.\d{1,18})?) ?(GiB|MiB) is free)?"
 )
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
-_LOSS_KINDS = ("step", "perf", "rollout")  # records whose non-finite losses are an event
+_LOSS_KINDS = ("step", "perf", "rollout", CRITIC_STEP)  # records whose non-finite losses are an event
 
 
 def _gib(num: str, unit: str) -> float:
@@ -220,7 +221,7 @@ class EventScanner:
         self._tb_files = 0
         self.train_steps: set[int] = set()  # indices of `step N` records
         self.critic_steps: set[int] = set()  # indices of `critic-step N` records (PPO)
-        self.critic_nan_grad_norm: set[int] = set()  # ... whose grad norm is nan (a skipped critic update)
+        self.critic_skipped: set[int] = set()  # ... whose update the fp16 loss scaler skipped (grad norm nan)
         self.clean_end: int | None = None  # line of `Main func successfully`
         self.replay_from: int | None = None  # line of Ray's job-failure summary header
         self.loss_scale: dict[str, Any] = {
@@ -231,6 +232,7 @@ class EventScanner:
             "skipped_steps": [],
         }
         self._skip_pending = False  # a loss-scale skip was logged; the next `step N` record is that step
+        self._critic_skip_pending = False  # ... and the next `critic-step N` record, if it was the critic's
         self._skipped_record = False
 
     # -- per line ---------------------------------------------------------------------------
@@ -313,8 +315,12 @@ class EventScanner:
             self._skip_pending = False
         elif rec.kind == CRITIC_STEP:
             self.critic_steps.add(index)
-            if not _finite_grad_norm(rec.values, CRITIC_GRAD_NORM):
-                self.critic_nan_grad_norm.add(index)
+            # The critic's own skip (the warning names no model): its grad norm nan after a warning.
+            # Without one, a nan grad norm is a diverged critic (a NaN event, `_on_record`).
+            if self._critic_skip_pending and not _finite_grad_norm(rec.values, CRITIC_GRAD_NORM):
+                self._skipped_record = True
+                self.critic_skipped.add(index)
+            self._critic_skip_pending = False
         if (self.done_step is None or index > self.done_step) and (
             rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS))
         ):
@@ -325,7 +331,7 @@ class EventScanner:
         skipped, self._skipped_record = self._skipped_record, False
         if rec.kind in _LOSS_KINDS and not _all_finite(rec.values):
             bad = _nonfinite_losses(rec)
-            if skipped:  # Relax logs grad_norm = nan for an update the loss scaler skipped
+            if skipped:  # Relax logs grad_norm = nan for an update the loss scaler skipped (actor's or critic's)
                 bad = {k: v for k, v in bad.items() if "grad_norm" not in k}
             if bad:
                 self._emit(
@@ -368,6 +374,7 @@ class EventScanner:
             if ls["first_line"] is None:
                 ls["first_line"] = n
             self._skip_pending = self._skip_pending or rep is None
+            self._critic_skip_pending = self._critic_skip_pending or rep is None
             return True
         if CLEAN_END in text:
             self.clean_end = n

@@ -131,7 +131,7 @@ class _StreamResult:
     train_steps: set = dataclasses.field(default_factory=set)
     loss_scale: dict = dataclasses.field(default_factory=dict)
     critic_steps: set = dataclasses.field(default_factory=set)
-    critic_nan_grad_norm: set = dataclasses.field(default_factory=set)
+    critic_skipped: set = dataclasses.field(default_factory=set)
     debris: Debris = dataclasses.field(default_factory=Debris)
 
 
@@ -168,7 +168,7 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
     res.events = scanner.finish()
     res.done_step, res.metric_lines = scanner.done_step, scanner.metric_lines
     res.clean_end, res.train_steps, res.loss_scale = scanner.clean_end, scanner.train_steps, scanner.loss_scale
-    res.critic_steps, res.critic_nan_grad_norm = scanner.critic_steps, scanner.critic_nan_grad_norm
+    res.critic_steps, res.critic_skipped = scanner.critic_steps, scanner.critic_skipped
     return res
 
 
@@ -313,7 +313,7 @@ def ingest_run(
         critic_steps = set().union(*(s.critic_steps for s in streams))
         critic = ""
         if critic_steps:
-            skips["critic_skipped_steps"] = sorted(set().union(*(s.critic_nan_grad_norm for s in streams)))
+            skips["critic_skipped_steps"] = sorted(set().union(*(s.critic_skipped for s in streams)))
             critic = f" and of {len(skips['critic_skipped_steps'])} of the critic's {len(critic_steps)}"
         ingest["loss_scale_skips"] = skips
         warnings.append(

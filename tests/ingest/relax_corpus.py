@@ -152,6 +152,7 @@ def step_lines(
     evaluate: bool = False,
     critic: bool = False,
     critic_fp16_skip: bool = False,
+    critic_nan: bool = False,
 ) -> list[Line]:
     v = StepValues(rng, s, speed, multi_turn)
     t = ts(s * 31)
@@ -256,10 +257,10 @@ def step_lines(
                     ray((CRITIC[0], CRITIC[1] + 1), skip_line) + f"{CYAN} [repeated 1x across cluster]{RESET}",
                 )
             )
-        critic_text = critic_step_text(rng, s, skipped=critic_fp16_skip)
+        critic_text = critic_step_text(rng, s, skipped=critic_fp16_skip, diverged=critic_nan)
         out.append(
             (
-                "critic-step",
+                "critic-nan" if critic_nan else "critic-step",
                 ray(CRITIC, logger_line(fmt, t, "INFO", "relax.backends.megatron.model", 1136, critic_text)),
             )
         )
@@ -311,15 +312,19 @@ def step_lines(
 ACTOR_TRAIN_SOURCES = frozenset({"rollout", "multi-turn", "passrate", "train-step", "fp16-nan-gradnorm", "perf-actor"})
 
 
-def critic_step_text(rng: random.Random, s: int, *, skipped: bool = False) -> str:
+def critic_step_text(rng: random.Random, s: int, *, skipped: bool = False, diverged: bool = False) -> str:
     """`critic-step`: the critic's train-step message; its loss dict is the value loss's two
     metrics, each key tagged `critic-` except the step key. `skipped`: the loss scaler skipped the
-    critic's update, so its grad norm is nan (fp16-nan-gradnorm)."""
+    critic's update, so its grad norm is nan (fp16-nan-gradnorm). `diverged`: a bf16 critic run
+    without the NaN check whose values went NaN (critic-nan): value loss and grad norm nan, the
+    clip fraction finite (no NaN difference exceeds the clip)."""
     grad_norm = round(rng.uniform(2.0, 6.0), 6)  # unlike the actor's 0.2-0.5: never confused
+    loss = round(rng.uniform(0.05, 0.3), 8)
+    clipfrac = round(rng.uniform(0.0, 0.2), 6)
     values = {
-        "train/critic-value_loss": round(rng.uniform(0.05, 0.3), 8),
-        "train/critic-value_clipfrac": round(rng.uniform(0.0, 0.2), 6),
-        "train/critic-grad_norm": float("nan") if skipped else grad_norm,
+        "train/critic-value_loss": float("nan") if diverged else loss,
+        "train/critic-value_clipfrac": 0.0 if diverged else clipfrac,
+        "train/critic-grad_norm": float("nan") if skipped or diverged else grad_norm,
         "train/critic-lr-pg_0": 1e-05,  # --critic-lr, no warm-up
         "train/step": s,
     }
@@ -391,11 +396,12 @@ def healthy(
     eval_every: int = 0,
     critic: bool = False,
     critic_fp16_skips: Iterable[int] = (),
+    critic_nan_at: int | None = None,
     critic_only_steps: int = 0,
 ) -> list[Line]:
     """A run of `steps` rollout steps that ends as Relax ends a clean run; `critic`: PPO, the
     critic's `critic-step N` line beside the actor's `step N` line in every step (its update skipped
-    by the fp16 loss scaler at `critic_fp16_skips`); in the first `critic_only_steps` only the
+    by the fp16 loss scaler at `critic_fp16_skips`, its values NaN from `critic_nan_at` on); in the first `critic_only_steps` only the
     critic trains (critic-step: the actor prints none of its lines)."""
     rng = random.Random(seed)
     skips = set(fp16_skips)
@@ -423,6 +429,7 @@ def healthy(
             evaluate=bool(eval_every) and s % eval_every == 0,
             critic=critic,
             critic_fp16_skip=s in critic_skips,
+            critic_nan=critic_nan_at is not None and s >= critic_nan_at,
         )
         out += [x for x in lines if x[0] not in ACTOR_TRAIN_SOURCES] if s < critic_only_steps else lines
     return out + clean_end(ts(steps * 31))

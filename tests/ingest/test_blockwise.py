@@ -273,3 +273,28 @@ def test_superscript_digit_head_is_no_metric_line():
     text = "step \u00b2: {'a': 1.0}\nstep 2: {'a': 2.0}\n"
     recs_a, recs_b = line_by_line(text, 1 << 20)[0], blockwise(text, 1 << 20)[0]
     assert recs_a == recs_b and [(r.kind, r.index, r.line_no) for r in recs_a] == [("step", 2, 2)]
+
+
+def test_critic_nan_events_and_skips_alike_by_block_and_line():
+    """A critic's nan loss / grad norm is a NaN event on both paths; after a loss-scale warning its
+    nan grad norm is the critic's skip (the next `critic-step`, whatever actor line comes between)."""
+    warn = "Inf found in gradients (step_id=0, loss_scale=65536.0), skipping parameter update"
+    text = "\n".join(
+        [
+            "step 1: {'train/loss': 0.5, 'train/grad_norm': 1.0}",
+            "critic-step 1: {'train/critic-value_loss': nan, 'train/critic-grad_norm': nan, 'train/step': 1}",
+            warn,
+            "step 2: {'train/loss': 0.4, 'train/grad_norm': 1.0}",
+            "critic-step 2: {'train/critic-value_loss': 0.3, 'train/critic-grad_norm': nan, 'train/step': 2}",
+            "step 3: {'train/loss': 0.4, 'train/grad_norm': 1.0}",
+            "critic-step 3: {'train/critic-value_loss': 0.2, 'train/critic-grad_norm': inf, 'train/step': 3}",
+        ]
+    )
+    sc_a, sc_b = line_by_line(text, 1 << 20)[1], blockwise(text, 1 << 20)[1]
+    ev_a, ev_b = [e.to_json() for e in sc_a.finish()], [e.to_json() for e in sc_b.finish()]
+    assert ev_a == ev_b
+    assert [(e["step"], e["details"]["record"], e["details"]["nonfinite"]) for e in ev_a] == [
+        (1, "critic-step 1", {"train/critic-value_loss": "nan", "train/critic-grad_norm": "nan"}),
+        (3, "critic-step 3", {"train/critic-grad_norm": "inf"}),
+    ]
+    assert sc_a.critic_skipped == sc_b.critic_skipped == {2} and sc_a.loss_scale["steps"] == 0

@@ -30,6 +30,7 @@ FIXTURES = {
     "multi-turn": lambda: rc.healthy(multi_turn=True),
     "passrate-eval": lambda: rc.healthy(passrate=True, eval_every=4),
     "ppo": lambda: rc.healthy(critic=True),
+    "ppo-critic-nan": lambda: rc.healthy(critic=True, critic_nan_at=5),
 }
 
 
@@ -233,6 +234,28 @@ def test_a_critics_fp16_skips_are_not_counted_as_the_actors(tmp_path: Path) -> N
     assert events == [] and section["status"] == "complete"
     assert section["ingest"]["loss_scale_skips"]["steps"] == 0
     assert "0 of 4 training step(s) and of 4 of the critic's 4 (" in section["ingest"]["warnings"][0]
+
+
+def test_a_diverged_critics_nan_loss_fails_the_run(tmp_path: Path) -> None:
+    # A bf16 critic without the NaN check (critic-nan): no warning, no exception, only its nan
+    # value loss and grad norm from step 5 on. Each is a NaN event on its step, as an actor's would be.
+    text = rc.text(rc.healthy(8, critic=True, critic_nan_at=5))
+    assert "Inf found in gradients" not in text and text.count("'train/critic-value_loss': nan") == 3
+    section, events, _ = ingest_text(tmp_path, text)
+    nan = {"train/critic-value_loss": "nan", "train/critic-grad_norm": "nan"}
+    assert [(e["kind"], e["step"], e["details"]["nonfinite"], e["details"]["record"]) for e in events] == [
+        ("nan", s, nan, f"critic-step {s}") for s in (5, 6, 7)
+    ]
+    assert section["status"] == "failed" and section["status_reason"].startswith("NaN/Inf at step 5 (stdout.log:")
+    assert "loss_scale_skips" not in section["ingest"]
+    # The same nan grad norm after the critic's own `Inf found in gradients` warning is an fp16 skip
+    # (counted, test above); a nan value loss with it is still a NaN event, as the actor's is.
+    # fp16: the NaN trips the loss scaler, so the critic's warning precedes its line (critic-nan, fp16-skip).
+    lines = rc.healthy(4, critic=True, critic_fp16_skips=[2, 3], critic_nan_at=3)
+    (tmp_path / "fp16").mkdir()
+    section, events, _ = ingest_text(tmp_path / "fp16", rc.text(lines))
+    assert [(e["step"], e["details"]["nonfinite"]) for e in events] == [(3, {"train/critic-value_loss": "nan"})]
+    assert section["ingest"]["loss_scale_skips"]["critic_skipped_steps"] == [2, 3]
 
 
 def test_critic_only_steps_hold_the_critics_keys_and_no_actor_step(tmp_path: Path) -> None:
