@@ -19,6 +19,8 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.ingest.status import event_label, first_failure, is_handled
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
+    CRITIC_GRAD_NORM,
+    CRITIC_VALUE_LOSS,
     FAILURE_KINDS,
     GRAD_NORM,
     KL_LOSS,
@@ -45,6 +47,11 @@ FINITE_KEYS = (
     ("KL", (PPO_KL, KL_LOSS)),
     ("clip fraction", (PG_CLIPFRAC,)),
     ("grad norm", (GRAD_NORM,)),
+)
+# A critic's (PPO): judged when logged, never listed as missing (GRPO has no critic).
+CRITIC_FINITE_KEYS = (
+    ("critic value loss", (CRITIC_VALUE_LOSS,)),
+    ("critic grad norm", (CRITIC_GRAD_NORM,)),
 )
 TOKEN_TOLERANCE = 0.02  # relative; the two sides round and time differently
 SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floats (and DP means)
@@ -326,14 +333,14 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
 def finite_training(runs: Sequence[RunData]) -> Guardrail:
     title = "Loss, reward, response length, KL, clip fraction, grad norm finite"
     absent, seen = [], 0
-    for label, keys in FINITE_KEYS:
+    for label, keys in (*FINITE_KEYS, *CRITIC_FINITE_KEYS):
         present = False
         for r in runs:
             for key in keys:
                 if key not in r.steps.columns:
                     continue
                 present = True
-                skipped = _loss_scale_skipped(r) if key == GRAD_NORM else set()
+                skipped = _loss_scale_skipped(r, key)
                 bad = sorted((step, value) for k, step, value in r.nonfinite if k == key and step not in skipped)
                 if bad:
                     step, value = bad[0]
@@ -346,21 +353,23 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
                     )
         if present:
             seen += 1
-        else:
+        elif (label, keys) in FINITE_KEYS:
             absent.append(label)
     if not seen:
         return Guardrail("finite_training", title, NA, "not checkable: none of the keys was logged")
     tail = f" (not logged: {', '.join(absent)})" if absent else ""
-    skips = sum(len(_loss_scale_skipped(r)) for r in runs)
+    skips = sum(len(_loss_scale_skipped(r, GRAD_NORM)) + len(_loss_scale_skipped(r, CRITIC_GRAD_NORM)) for r in runs)
     if skips:
         tail += f"; grad norm nan on {skips} step(s) whose update fp16 loss scaling skipped (routine)"
     return Guardrail("finite_training", title, PASS, f"{seen} quantities finite on every step{tail}")
 
 
-def _loss_scale_skipped(run: RunData) -> set[int]:
-    """Steps whose update the fp16 loss scaler skipped: Relax logs their grad norm as nan."""
+def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
+    """Steps whose update the fp16 loss scaler skipped, for the actor's grad norm or the critic's:
+    Relax logs their grad norm as nan (ingest lists them apart: docs/ingest.md). None for other keys."""
     skips = (run.manifest.get("ingest") or {}).get("loss_scale_skips") or {}
-    return {int(s) for s in skips.get("skipped_steps") or []}
+    field = {GRAD_NORM: "skipped_steps", CRITIC_GRAD_NORM: "critic_skipped_steps"}.get(key)
+    return {int(s) for s in skips.get(field) or []} if field else set()
 
 
 def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], flags: Sequence[str]) -> Guardrail:

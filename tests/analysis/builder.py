@@ -77,6 +77,7 @@ class Arm:
     edit: str = DEFAULT_EDIT  # the candidate's edit lines in the spec
     interrupt_at: int | None = None  # stopped by a signal at this step (status interrupted)
     interrupt_repeat: int | None = None  # only this repeat is interrupted (None: every repeat)
+    critic_nan_at: int | None = None  # train/critic-value_loss = nan at this step (a PPO critic's keys are logged)
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -130,6 +131,9 @@ def write_run(
             "train/grad_norm": float("nan") if spec.nan_at == s else 1.0,
             "rollout/num_samples": float(spec.samples),
         }
+        if spec.critic_nan_at is not None:
+            vals["train/critic-value_loss"] = float("nan") if spec.critic_nan_at == s else 0.2
+            vals["train/critic-grad_norm"] = 0.7
         rows.extend(
             {"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items() if k not in spec.drop_keys
         )

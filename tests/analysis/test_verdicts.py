@@ -215,3 +215,13 @@ def test_against_base_only_reconsiders_an_accepted_verdict(status):
     # and an accepted one without an interval against its base stays as it was
     ok = Verdict("accepted", "ok")
     assert against_base(ok, estimate=None, low=None, high=None, **kw) is ok
+
+
+def test_a_critics_nan_loss_fails_finite_training_and_grpo_lists_no_critic(tmp_path):
+    doc = _analyse(tmp_path, {"baseline": Arm(critic_nan_at=10_000), "A1": Arm(speed=1.2, critic_nan_at=20)})
+    g = _guard(_comp(doc, "A1"), "finite_training")
+    assert g["status"] == "fail" and g["reason"] == "A1/1: train/critic-value_loss = nan at step 20"
+    ok = _analyse(tmp_path / "ppo", {"baseline": Arm(critic_nan_at=10_000), "A1": Arm(critic_nan_at=10_000)})
+    assert _guard(_comp(ok, "A1"), "finite_training")["reason"] == "8 quantities finite on every step"
+    grpo = _analyse(tmp_path / "grpo", {"baseline": Arm(), "A1": Arm()})
+    assert _guard(_comp(grpo, "A1"), "finite_training")["reason"] == "6 quantities finite on every step"
