@@ -160,16 +160,18 @@ def test_samples_per_step_catches_a_short_batch(tmp_path: Path) -> None:
     assert spp["status"] == "fail" and spp["reason"].startswith("A1/1: step 20 trained on 15")
 
 
-def test_ppo_runs_are_judged_on_the_actors_keys(tmp_path: Path) -> None:
-    # A critic's train/critic-* keys are stored beside the actor's; finite_training judges the actor's.
+def test_ppo_runs_are_judged_on_the_actors_and_the_critics_keys(tmp_path: Path) -> None:
+    # A critic's train/critic-* keys are stored beside the actor's; finite_training judges both
+    # (the critic's value loss and grad norm on top of GRPO's six quantities).
     logs = {"baseline": rc.healthy(STEPS, seed=1, critic=True), "A1": rc.healthy(STEPS, seed=2, speed=1.5, critic=True)}
     cmp = comparison(analyze(tmp_path / "ppo", logs))
     grpo = comparison(
         analyze(tmp_path / "grpo", {"baseline": rc.healthy(STEPS, seed=1), "A1": rc.healthy(STEPS, seed=2, speed=1.5)})
     )
     assert cmp["verdict"]["status"] == "accepted", cmp["verdict"]
-    assert guard(cmp, "finite_training") == guard(grpo, "finite_training")
+    assert guard(grpo, "finite_training")["reason"] == "6 quantities finite on every step"
     assert guard(cmp, "finite_training")["status"] == "pass"
+    assert guard(cmp, "finite_training")["reason"] == "8 quantities finite on every step"
     nan = comparison(
         analyze(tmp_path / "nan", {**logs, "A1": rc.healthy(STEPS, seed=2, speed=1.5, critic=True, nan_loss_at=20)})
     )
