@@ -426,7 +426,7 @@ class ConsoleParser:
         head and whose dict passes `parse_dict`'s JSON test (keys are its only strings) is put
         aside; all of them are respelled and decoded by one JSON call per block, which is what
         `parse_dict` would give each (checked: one dict per line, else each is read alone).
-        Other lines take `_parse`, the line-by-line reading."""
+        Other lines take `_segments`, the line-by-line reading."""
         entries: list[tuple[str, int, int, dict[str, Any] | None]] = []  # values None: from `texts`
         texts: list[str] = []
         at = text.find(": {")
@@ -443,7 +443,7 @@ class ConsoleParser:
                 line = line[:-1]
             head = None if "\r" in line else _head(line, at - a)
             if head is None:  # progress-bar segments, or a first `: {` that is no metric head
-                self._parse_entries(line, n, entries)
+                entries.extend((kind, index, n, values) for kind, index, values in self._segments(line))
             else:
                 end = line.rfind("}")
                 if end < at - a + 2:
@@ -476,26 +476,24 @@ class ConsoleParser:
             out.append(_record(kind, index, values, line_no, stream))
         self.records += len(out) - made
 
-    def _parse_entries(self, line: str, n: int, entries: list[tuple[str, int, int, dict[str, Any] | None]]) -> None:
-        """`_parse` for `_metric_lines`: every readable segment's (kind, index, n, values)."""
+    def _segments(self, line: str) -> list[tuple[str, int, dict[str, Any]]]:
+        """(kind, index, values) of each readable metric message of `line`, counting the unreadable
+        ones skipped. A progress bar may have overwritten part of the line with \r: each segment is read."""
+        got_all: list[tuple[str, int, dict[str, Any]]] = []
         for seg in line.split("\r") if "\r" in line else (line,):
             got = parse_metric_line(seg)
             if got is True:
                 self.skipped += 1
             elif got:
-                entries.append((got[0], got[1], n, got[2]))
+                got_all.append(got)
+        return got_all
 
     def _parse(self, line: str, n: int, out: list[Record]) -> Record | None:
-        # A progress bar may have overwritten part of the line with \r: read each segment.
         rec = None
-        for seg in line.split("\r") if "\r" in line else (line,):
-            got = parse_metric_line(seg)
-            if got is True:
-                self.skipped += 1
-            elif got:
-                rec = Record(got[0], got[1], got[2], n, self.stream)
-                out.append(rec)
-                self.records += 1
+        for kind, index, values in self._segments(line):
+            rec = Record(kind, index, values, n, self.stream)
+            out.append(rec)
+            self.records += 1
         return rec
 
 
