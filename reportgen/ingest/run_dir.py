@@ -105,6 +105,10 @@ class Debris:
     _open: bool = False  # the previous chunk ended inside a region
 
     def clean(self, chunk: str) -> str:
+        """`chunk` without its debris, counted (a region cut by a chunk boundary counts once)."""
+        if "\ufffd" not in chunk and "\x00" not in chunk:  # nearly every chunk: two C-speed scans
+            self._open = False
+            return chunk
         runs = _DEBRIS.findall(chunk)
         self.regions += len(runs) - (1 if self._open and chunk[0] in "\ufffd\x00" else 0)
         self.chars += sum(map(len, runs))
@@ -158,11 +162,7 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
                 res.perf_steps.add(r.index)
 
     for chunk in iter_chunks(path):
-        if "\ufffd" in chunk or "\x00" in chunk:
-            chunk = res.debris.clean(chunk)
-        else:
-            res.debris._open = False
-        take(parser.feed(chunk))
+        take(parser.feed(res.debris.clean(chunk)))
     take(parser.close())
     res.lines, res.records, res.skipped = parser.lines, parser.records, parser.skipped
     res.events = scanner.finish()
@@ -223,7 +223,8 @@ def ingest_run(
         train_steps=len(train_steps),
         loss_scale_skipped_steps=skipped_steps,
     )
-    if decided.process_event == "timeout":
+    # A time-out is recorded whatever decided the status (a logged failure may have, first).
+    if decided.process_event == "timeout" or (timed_out and decided.process_event is None):
         events.append(
             _process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end)
         )
@@ -240,10 +241,6 @@ def ingest_run(
                 tail,
                 {**end, "exit_code": exit_code, "signal": signal},
             )
-        )
-    elif timed_out and decided.status == "failed":  # a logged failure decided it; the time-out is recorded too
-        events.append(
-            _process_event("timeout", "the workload ran past its time limit and was stopped", next_step, tail, end)
         )
 
     # TensorBoard: a corrupt event file is a finding about the run, not a crash of the ingest.
