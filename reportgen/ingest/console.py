@@ -67,8 +67,9 @@ _NAMED = {"nan": math.nan, "NaN": math.nan, "inf": math.inf, "Infinity": math.in
 
 # A single unterminated line longer than this is dropped (and counted skipped) to bound memory.
 MAX_LINE = 8 * 1024 * 1024
-# The most digits a metric head's N may have (int64 holds 18): a longer run is no step number, and
-# int() of more than 4,300 digits raises ValueError.
+# The most digits a metric head's N (or any number ingest reads from a log or a folder name) may
+# have (int64 holds 18): a longer run is no step number, and int() of more than 4,300 digits raises
+# ValueError.
 MAX_INDEX_DIGITS = 18
 
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reportgen.ingest.console import CRITIC_STEP, ConsoleParser, Record
+from reportgen.ingest.console import CRITIC_STEP, MAX_INDEX_DIGITS, ConsoleParser, Record
 from reportgen.vocab import CRITIC_GRAD_NORM, GRAD_NORM, TRAIN_DONE_KEYS
 
 CONTEXT = 8
@@ -60,16 +60,19 @@ LOSS_SCALE_SKIP = re.compile(r"Inf found in gradients(?: \(step_id=(\d+)(?:, los
 # Ray's job-failure summary (ray/dashboard/modules/job/job_supervisor.py): what follows re-prints
 # the end of the job's log.
 RAY_SUMMARY = "last available logs (truncated to 20,000 chars)"
-# Ray's log deduplicator (ray/_private/ray_logging/__init__.py): one line standing for N.
-RAY_REPEATED = re.compile(r"\[repeated (\d{1,18})x across cluster\]")
 STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"})
-# Numbers read from a log are bounded (18 digits fit int64): int() of more than 4,300 digits raises
-# ValueError, so a longer run of digits is no number here (a `failed at step <5000 digits>` names no step).
-FAILED_AT_STEP = re.compile(r"failed at step (\d{1,18})(?!\d)")
-ALLOC = re.compile(r"Tried to allocate (\d{1,18}(?:\.\d{1,18})?) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
+# Numbers read from a log are bounded (`MAX_INDEX_DIGITS`, as a metric head's N): int() of more than
+# 4,300 digits raises ValueError, so a longer run of digits is no number here (a `failed at step
+# <5000 digits>` names no step).
+_INT = rf"\d{{1,{MAX_INDEX_DIGITS}}}"
+_DEC = rf"{_INT}(?:\.{_INT})?"
+# Ray's log deduplicator (ray/_private/ray_logging/__init__.py): one line standing for N.
+RAY_REPEATED = re.compile(rf"\[repeated ({_INT})x across cluster\]")
+RAY_EXIT_CODE = re.compile(rf"exit code (-?{_INT})(?!\d)")  # in Ray's job-failure summary
+FAILED_AT_STEP = re.compile(rf"failed at step ({_INT})(?!\d)")
+ALLOC = re.compile(rf"Tried to allocate ({_DEC}) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
 CAPACITY = re.compile(
-    r"GPU (\d{1,18}) has a total capacity of (\d{1,18}(?:\.\d{1,18})?) ?(GiB|MiB)"
-    r"(?: of which (\d{1,18}(?:\.\d{1,18})?) ?(GiB|MiB) is free)?"
+    rf"GPU ({_INT}) has a total capacity of ({_DEC}) ?(GiB|MiB)(?: of which ({_DEC}) ?(GiB|MiB) is free)?"
 )
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout", CRITIC_STEP)  # records whose non-finite losses are an event
@@ -376,7 +379,7 @@ class EventScanner:
             return True
         if RAY_SUMMARY in text:
             self.replay_from = n
-            code = re.search(r"exit code (-?\d{1,18})(?!\d)", text)
+            code = RAY_EXIT_CODE.search(text)
             d = {"signature": "Ray job failure summary", "exit_code": int(code.group(1)) if code else None}
             self._emit("fatal", n, text, None, None, d, "Ray job failure summary")
             return True

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import UserError
-from reportgen.ingest.console import iter_chunks
+from reportgen.ingest.console import MAX_INDEX_DIGITS, iter_chunks
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.spec.load import load_spec
 from reportgen.store import atomic
@@ -85,7 +85,7 @@ def _iso(m: re.Match | None) -> str | None:
 def _repeat_name(name: str) -> bool:
     """A repeat folder's name: ASCII digits (isdigit alone also takes `²`, which int() cannot read),
     few enough for int() (more than 4,300 digits raise ValueError)."""
-    return name.isascii() and name.isdigit() and len(name) <= 18
+    return name.isascii() and name.isdigit() and len(name) <= MAX_INDEX_DIGITS
 
 
 def _next_repeat(arm_dir: Path) -> int:
