@@ -123,27 +123,21 @@ class Debris:
 class _StreamResult:
     name: str
     present: bool
+    scan: EventScanner  # its step bookkeeping (done_step, train_steps, loss_scale, ...) once the log is read
     lines: int = 0
     records: int = 0
     skipped: int = 0
     perf_steps: set = dataclasses.field(default_factory=set)
     events: list = dataclasses.field(default_factory=list)
-    done_step: int | None = None
-    metric_lines: int = 0
     collector: _Collector = dataclasses.field(default_factory=_Collector)
-    clean_end: int | None = None
-    train_steps: set = dataclasses.field(default_factory=set)
-    loss_scale: dict = dataclasses.field(default_factory=dict)
-    critic_steps: set = dataclasses.field(default_factory=set)
-    critic_skipped: set = dataclasses.field(default_factory=set)
     debris: Debris = dataclasses.field(default_factory=Debris)
 
 
 def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResult:
-    res = _StreamResult(name=name, present=path.is_file())
+    scanner = EventScanner(name)
+    res = _StreamResult(name=name, present=path.is_file(), scan=scanner)
     if not res.present:
         return res
-    scanner = EventScanner(name)
     col = res.collector
 
     def on_block(first: int, text: str, recs: list) -> None:
@@ -166,9 +160,6 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
     take(parser.close())
     res.lines, res.records, res.skipped = parser.lines, parser.records, parser.skipped
     res.events = scanner.finish()
-    res.done_step, res.metric_lines = scanner.done_step, scanner.metric_lines
-    res.clean_end, res.train_steps, res.loss_scale = scanner.clean_end, scanner.train_steps, scanner.loss_scale
-    res.critic_steps, res.critic_skipped = scanner.critic_steps, scanner.critic_skipped
     return res
 
 
@@ -199,20 +190,20 @@ def ingest_run(
 
     # Steps completed anywhere: names the step of process-level events and of stream events
     # whose stream printed no metrics (e.g. tracebacks on stderr, metrics on stdout).
-    done = [s.done_step for s in streams if s.done_step is not None]
+    done = [s.scan.done_step for s in streams if s.scan.done_step is not None]
     next_step = max(done) + 1 if done else None
     events: list[Event] = []
     for s in streams:
         for ev in s.events:
-            if ev.step is None and s.metric_lines == 0 and next_step is not None:
+            if ev.step is None and s.scan.metric_lines == 0 and next_step is not None:
                 ev = dataclasses.replace(ev, step=next_step, details={**ev.details, "step_source": "end-of-run"})
             events.append(ev)
 
     tail = list(next((s.collector.tail for s in reversed(streams) if s.present and s.collector.tail), []))
     end = {"step_source": "end-of-run"}
-    clean_end = {s.name: s.clean_end for s in streams if s.clean_end is not None}
-    train_steps = set().union(*(s.train_steps for s in streams))
-    skipped_steps = sum(s.loss_scale.get("steps", 0) for s in streams)
+    clean_end = {s.name: s.scan.clean_end for s in streams if s.scan.clean_end is not None}
+    train_steps = set().union(*(s.scan.train_steps for s in streams))
+    skipped_steps = sum(s.scan.loss_scale["steps"] for s in streams)
     decided = decide_status(
         [e.to_json() for e in events],
         exit_code=exit_code,
@@ -299,18 +290,20 @@ def ingest_run(
     ingest["train_steps"] = len(train_steps)
     ingest["clean_end"] = [{"stream": k, "line": v} for k, v in clean_end.items()]
     warnings: list[str] = []
-    warns = sum(s.loss_scale.get("warnings", 0) for s in streams)
+    warns = sum(s.scan.loss_scale["warnings"] for s in streams)
     if warns:
         first = next(
-            f"{s.name}.log:{s.loss_scale['first_line']}" for s in streams if s.loss_scale.get("first_line") is not None
+            f"{s.name}.log:{s.scan.loss_scale['first_line']}"
+            for s in streams
+            if s.scan.loss_scale["first_line"] is not None
         )
-        skipped = sorted({i for s in streams for i in s.loss_scale.get("skipped_steps", [])})
+        skipped = sorted({i for s in streams for i in s.scan.loss_scale["skipped_steps"]})
         skips: dict[str, Any] = {"warnings": warns, "steps": skipped_steps, "first": first, "skipped_steps": skipped}
         # A critic (PPO) logs the same warning for its own skips, and its grad norm as nan: say whose.
-        critic_steps = set().union(*(s.critic_steps for s in streams))
+        critic_steps = set().union(*(s.scan.critic_steps for s in streams))
         critic = ""
         if critic_steps:
-            skips["critic_skipped_steps"] = sorted(set().union(*(s.critic_skipped for s in streams)))
+            skips["critic_skipped_steps"] = sorted(set().union(*(s.scan.critic_skipped for s in streams)))
             critic = f" and of {len(skips['critic_skipped_steps'])} of the critic's {len(critic_steps)}"
         ingest["loss_scale_skips"] = skips
         warnings.append(
