@@ -199,11 +199,13 @@ def _main_tid(g: Gathered, given: int | None) -> int | None:
     return int(np.bincount(np.frombuffer(g.cpu_tid, dtype=np.int32)).argmax())
 
 
-def _step_of(starts: list[float], windows: list[Window], t: np.ndarray) -> np.ndarray:
-    """Index of the window each time falls in, or -1."""
-    idx = np.searchsorted(np.asarray(starts), t, side="right") - 1
-    ends = np.asarray([w.end for w in windows])
-    ok = (idx >= 0) & (t <= ends[np.clip(idx, 0, len(windows) - 1)])
+def _interval_of(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """For each time, the index of the last interval (sorted by start) that starts at or before it,
+    if it has not ended by then; else -1."""
+    if not len(starts):
+        return np.full(len(t), -1)
+    idx = np.searchsorted(starts, t, side="right") - 1
+    ok = (idx >= 0) & (t <= ends[np.clip(idx, 0, len(ends) - 1)])
     return np.where(ok, idx, -1)
 
 
@@ -214,16 +216,13 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
         return []
     view = "gpu" if len(g.gpu_ts) else "cpu"
     names = g.names
-    starts = [w.start for w in windows]
+    win_s, win_e = np.asarray([w.start for w in windows]), np.asarray([w.end for w in windows])
     opt_s, opt_e = _union(
         np.asarray([a for a, _ in g.optimizer], dtype=np.float64), np.asarray([b for _, b in g.optimizer])
     )
 
     def in_optimizer(t: np.ndarray) -> np.ndarray:
-        if not len(opt_s):
-            return np.zeros(len(t), dtype=bool)
-        i = np.searchsorted(opt_s, t, side="right") - 1
-        return (i >= 0) & (t <= opt_e[np.clip(i, 0, len(opt_e) - 1)])
+        return _interval_of(opt_s, opt_e, t) >= 0
 
     base = TraceRow(
         source=source, file=file, rank=rank, engine=engine, step=WHOLE_TRACE, view=view, kind="", category=""
@@ -267,7 +266,7 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
             pos = np.clip(np.searchsorted(rc[order], gc), 0, len(rc) - 1)
             hit = (rc[order][pos] == gc) & (gc >= 0)
             launch = np.where(hit, rts[order][pos], gts)
-        step = _step_of(starts, windows, launch)
+        step = _interval_of(win_s, win_e, launch)
         opt = in_optimizer(launch)
         by_kind = {
             0: [cats.kernel_category(n) for n in names],
@@ -285,7 +284,7 @@ def breakdown(g: Gathered, *, source: str, file: str, rank: int, engine: int = -
         selft = _self_times(g)
         cts = np.frombuffer(g.cpu_ts, dtype=np.float64)
         cname = np.frombuffer(g.cpu_name, dtype=np.int32)
-        step = _step_of(starts, windows, cts)
+        step = _interval_of(win_s, win_e, cts)
         opt = in_optimizer(cts)
         cat_of = {i: cats.cpu_category(n) for i, n in enumerate(names)}
         category = [
