@@ -159,13 +159,15 @@ def headline_label(r: HeadlineRow, *, gpus: int) -> str:
 
 
 def headline_value(x: float | int | str | None, unit: str, halfwidth: float | None) -> str:
+    """A headline value in plain text (callers escape it for their output): MiB and steps whole,
+    others rounded to `halfwidth` when given, else to three significant digits."""
     if isinstance(x, str):
-        return safe.text(x)
+        return x
     if unit == "MiB" and x is not None:
-        return safe.text(fmt_num(round(x), 0, unit="MiB"))
+        return fmt_num(round(x), 0, unit="MiB")
     if unit == "steps" and x is not None:
-        return safe.text(fmt_count(x, "step"))
-    return safe.text(fmt_value(x, unit=unit, halfwidth=halfwidth))
+        return fmt_count(x, "step")
+    return fmt_value(x, unit=unit, halfwidth=halfwidth)
 
 
 def headline_change(row: HeadlineRow, interval: Interval | None = None) -> str:
@@ -186,29 +188,38 @@ def _scaled(rel: float | None, x: float | int | str | None) -> float | None:
     return rel * abs(float(x)) if rel and isinstance(x, (int, float)) and finite(x) else None
 
 
-def headline_table(
-    comparison: Comparison, *, candidate_label: str, primary: str | None = None, html: bool = True
-) -> str:
-    """Baseline, candidate and change per headline row. The primary metric's values are rounded to
-    what its interval supports (the interval's half-width applied to each mean); the others keep
-    three significant digits."""
-    rows = []
+def headline_cells(comparison: Comparison, *, primary: str | None = None) -> list[list[str]]:
+    """(label, baseline, candidate, change) per headline row, in plain text: the site's table and the
+    pull-request body show the same rows. The primary metric's values are rounded to what its
+    interval supports (the interval's half-width applied to each mean); the others keep three
+    significant digits. The change may hold `**changed**` (bold on both outputs)."""
     iv = comparison.interval
     kept = headline_rows(comparison)
     gpus = len({m.group(1) for r in kept if (m := _PER_GPU.match(r.metric))}) or 1
+    half = (iv.high - iv.low) / 2 if iv.low is not None and iv.high is not None else None  # relative
+    out = []
     for r in kept:
         is_primary = primary is not None and r.metric == primary
-        half = None
-        if is_primary and iv.low is not None and iv.high is not None:
-            half = (iv.high - iv.low) / 2  # relative; times each value below
-        rows.append(
+        rel = half if is_primary else None
+        out.append(
             [
-                safe.text(headline_label(r, gpus=gpus)),
-                headline_value(r.baseline, r.unit, _scaled(half, r.baseline)),
-                headline_value(r.candidate, r.unit, _scaled(half, r.candidate)),
+                headline_label(r, gpus=gpus),
+                headline_value(r.baseline, r.unit, _scaled(rel, r.baseline)),
+                headline_value(r.candidate, r.unit, _scaled(rel, r.candidate)),
                 headline_change(r, iv if is_primary else None),
             ]
         )
+    return out
+
+
+def headline_table(
+    comparison: Comparison, *, candidate_label: str, primary: str | None = None, html: bool = True
+) -> str:
+    """Baseline, candidate and change per headline row (`headline_cells`), escaped for the page."""
+    rows = [
+        [safe.text(label), safe.text(b), safe.text(c), change]
+        for label, b, c, change in headline_cells(comparison, primary=primary)
+    ]
     return table(["metric", "baseline", safe.text(candidate_label), "change"], rows, html=html)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reportgen.analysis.document import AnalysisDocument, Comparison, Interval
 from reportgen.render import blocks, reproduce
-from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
+from reportgen.render.format import change_decimals, fmt_change, fmt_value
 
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "not_applicable": "➖ n/a"}
 VERDICT = {
@@ -28,40 +28,9 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def _value(x: float | int | str | None, unit: str, rel_half: float | None) -> str:
-    """Rounded as on the site: to the interval where there is one, else three significant digits;
-    MiB and steps whole."""
-    if isinstance(x, str) or x is None:
-        return fmt_num(x)
-    if unit == "MiB":
-        return fmt_num(round(x), 0, unit="MiB")
-    if unit == "steps":
-        return fmt_count(x, "step")
-    half = rel_half * abs(float(x)) if rel_half else None
-    return fmt_value(x, unit=unit, halfwidth=half)
-
-
 def _headline_rows(comp: Comparison, primary: str) -> list[list[str]]:
-    """The site's headline rows (per-GPU rows only with more than one GPU, none the candidate lacks,
-    the batch/length limits with their legend), in plain text for GitHub."""
-    iv = comp.interval
-    rel_half = (iv.high - iv.low) / 2 if iv.low is not None and iv.high is not None else None
-    kept = blocks.headline_rows(comp)
-    gpus = len({r.metric.split("/")[1] for r in kept if r.metric.count("/") == 2 and r.metric.startswith("gpu/")}) or 1
-    rows = []
-    for h in kept:
-        is_primary = h.metric == primary
-        half = rel_half if is_primary else None
-        change = blocks.headline_change(h, iv if is_primary else None).replace("**", "")
-        rows.append(
-            [
-                blocks.headline_label(h, gpus=gpus),
-                _value(h.baseline, h.unit, half),
-                _value(h.candidate, h.unit, half),
-                change,
-            ]
-        )
-    return rows
+    """The site's headline rows (`blocks.headline_cells`), in plain text for GitHub."""
+    return [[*cells[:3], cells[3].replace("**", "")] for cells in blocks.headline_cells(comp, primary=primary)]
 
 
 def _change_with_interval(iv: Interval) -> tuple[str, str]:
