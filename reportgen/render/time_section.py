@@ -568,6 +568,27 @@ def _timed(at: ArmTime | None) -> bool:
     return at is not None and any(r.source == "train" for r in at.rows)
 
 
+def _bars(timed: list[ArmTime], specs: dict[str, dict], *, svg: bool) -> list[str]:
+    """The profiled steps' stacked bars (both pages), its spec added to `specs`."""
+    bars = bars_chart(timed)
+    if bars is None:
+        return []
+    specs["time-steps"] = bars
+    return [blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg)]
+
+
+def _rollout_and_notes(arms: list[ArmTime]) -> list[str]:
+    """Both pages: the rollout engines' table, then the summaries that could not be read."""
+    rollout = sglang_table(arms)
+    return ([rollout] if rollout else []) + _notes(arms)
+
+
+def _trace_files(arms: list[ArmTime], prefix: str) -> tuple[list[str], dict[str, bytes]]:
+    """Both pages' last part: the trace files' list under its heading, and the copies to write."""
+    listing, files = downloads(arms, prefix)
+    return (["### Trace files\n", listing] if listing else []), files
+
+
 def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool = False) -> Section:
     """The full section for a candidate page (links to trace copies on the experiment page)."""
     data = load(exp)
@@ -577,40 +598,33 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
     base, mine = data.get(vocab.BASELINE), data.get(cand)
     timed = [a for a in (base, mine) if a is not None and _timed(a)]
     specs: dict[str, dict] = {}
-    if not _timed(mine):
+    if mine is None or not _timed(mine):
         md.append(_no_profile(cand))
     else:
         runs = ", ".join(safe.code(r) for a in timed for r in a.runs)
         md.append(f"From the profiler runs {runs} (stored summaries). {_view_note(timed)}")
-        if base is not None and mine is not None and _timed(base) and base is not mine:
-            md.append(headline(base, mine))
-        bars = bars_chart(timed)
-        if bars is not None:
-            specs["time-steps"] = bars
-            md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
-        if base is not None and mine is not None and _timed(base) and base is not mine:
-            diff = diff_chart(base, mine)
+        against = base if base is not None and _timed(base) and base is not mine else None
+        if against is not None:
+            md.append(headline(against, mine))
+        md += _bars(timed, specs, svg=svg)
+        if against is not None:
+            diff = diff_chart(against, mine)
             if diff is not None:
                 specs["time-diff"] = diff
                 md.append(blocks.chart("time-diff", diff, title=f"{cand} minus baseline by category", svg=svg))
-            md.append(diff_table(base, mine) + "\n")
+            md.append(diff_table(against, mine) + "\n")
             md.append("Operators that account for the difference (largest change in time per step first):\n")
-            md.append(ops_table(base, mine) + "\n")
+            md.append(ops_table(against, mine) + "\n")
         elif not _timed(base):
             md.append(_no_profile(vocab.BASELINE))
     present = [a for a in (base, mine) if a is not None]
-    rollout = sglang_table(present)
-    if rollout:
-        md.append(rollout)
-    md += _notes(present)
+    md += _rollout_and_notes(present)
     mem = memory_lines(mine) if mine is not None else []
     if mem:
         oom = mine is not None and any(r.kind == "mem_oom" for r in mine.rows)
         md.append("### Memory at the failure\n" if failed and oom else "### Memory\n")
         md += mem
-    listing, _ = downloads([a for a in (base, mine) if a is not None], "../")
-    if listing:
-        md += ["### Trace files\n", listing]
+    md += _trace_files(present, "../")[0]  # the copies are written next to the experiment page
     return Section("\n".join(md), specs)
 
 
@@ -631,16 +645,8 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
         rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in timed]]]
         rows += [[safe.text(k), *[_ms(means[a.arm].get(k, 0.0)) for a in timed]] for k in present]
         md.append(table(["ms per profiled step", *[safe.text(a.arm) for a in timed]], rows) + "\n")
-        bars = bars_chart(timed)
-        if bars is not None:
-            specs["time-steps"] = bars
-            md.append(blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg))
+        md += _bars(timed, specs, svg=svg)
         md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
-    rollout = sglang_table(arms)
-    if rollout:
-        md.append(rollout)
-    md += _notes(arms)
-    listing, files = downloads(arms, "")
-    if listing:
-        md += ["### Trace files\n", listing]
-    return Section("\n".join(md), specs, files)
+    md += _rollout_and_notes(arms)
+    listing, files = _trace_files(arms, "")
+    return Section("\n".join(md + listing), specs, files)
