@@ -499,15 +499,17 @@ def _download_name(rel: str, artifact: dict[str, Any]) -> str:
     return f"{rel.replace('/', '-')}-{Path(str(artifact['path'])).name}"
 
 
-def downloads(arms: list[ArmTime], prefix: str) -> tuple[str, dict[str, bytes]]:
-    """Markdown list of the trace files (links to copies made at build time) and those copies."""
-    lines, files = [], {}
+def downloads(arms: list[ArmTime], prefix: str) -> tuple[str, dict[str, Path]]:
+    """Markdown list of the trace files (links to copies made at build time) and the files to copy,
+    by site path: only the experiment page reads them (a trace can be hundreds of MiB)."""
+    lines: list[str] = []
+    files: dict[str, Path] = {}
     for at in arms:
         for rel, file, artifact in at.traces:
             name = _download_name(rel, artifact)
             size = _size(float(artifact.get("bytes", 0)))
             if file is not None:
-                files[f"{TRACE_DIR}/{name}"] = file.read_bytes()
+                files[f"{TRACE_DIR}/{name}"] = file
                 lines.append(
                     f"- {safe.text(at.arm)}: [{safe.text(Path(str(artifact['path'])).name)}]({prefix}{TRACE_DIR}/{name}) ({size})"
                 )
@@ -583,8 +585,8 @@ def _rollout_and_notes(arms: list[ArmTime]) -> list[str]:
     return ([rollout] if rollout else []) + _notes(arms)
 
 
-def _trace_files(arms: list[ArmTime], prefix: str) -> tuple[list[str], dict[str, bytes]]:
-    """Both pages' last part: the trace files' list under its heading, and the copies to write."""
+def _trace_files(arms: list[ArmTime], prefix: str) -> tuple[list[str], dict[str, Path]]:
+    """Both pages' last part: the trace files' list under its heading, and the files to copy."""
     listing, files = downloads(arms, prefix)
     return (["### Trace files\n", listing] if listing else []), files
 
@@ -648,5 +650,5 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
         md += _bars(timed, specs, svg=svg)
         md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
     md += _rollout_and_notes(arms)
-    listing, files = _trace_files(arms, "")
-    return Section("\n".join(md + listing), specs, files)
+    listing, copies = _trace_files(arms, "")
+    return Section("\n".join(md + listing), specs, {name: path.read_bytes() for name, path in copies.items()})
