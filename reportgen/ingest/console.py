@@ -443,23 +443,12 @@ class ConsoleParser:
             if line.endswith("\r"):
                 line = line[:-1]
             head = None if "\r" in line else _head(line, at - a)
-            if head is None:  # progress-bar segments, or a first `: {` that is no metric head
+            d = "" if head is None else line[at - a + 2 : line.rfind("}") + 1]
+            if head is not None and d and _json_ready(d):  # decoded below with the block's others
+                entries.append((head[0], head[1], n, None))
+                texts.append(d)
+            else:  # progress-bar segments, a first `: {` that is no metric head, no dict, a dict JSON cannot read
                 entries.extend((kind, index, n, values) for kind, index, values in self._segments(line))
-            else:
-                end = line.rfind("}")
-                if end < at - a + 2:
-                    self.skipped += 1
-                else:
-                    d = line[at - a + 2 : end + 1]
-                    if _json_ready(d):
-                        entries.append((head[0], head[1], n, None))
-                        texts.append(d)
-                    else:
-                        values = parse_dict(d)
-                        if values is None:
-                            self.skipped += 1
-                        else:
-                            entries.append((head[0], head[1], n, _kind_values(head[0], values)))
             at = text.find(": {", b)
         decoded = _decode_many(texts) if texts else []
         j = 0
