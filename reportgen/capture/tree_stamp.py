@@ -27,13 +27,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reportgen.store import atomic
+from reportgen.store.digest import file_sha256
 
 SCHEMA_VERSION = 1
 KIND = "reportgen.tree-stamp"
 STAMP_NAME = ".tree-stamp.json"
 # Names the stamp to trust over the copy's own `.git` (which may hold another commit's history).
 TREE_STAMP_ENV = "REPORTGEN_TREE_STAMP"
-_CHUNK = 1 << 20
 
 
 class StampError(ValueError):
@@ -76,14 +76,9 @@ class TreeCheck:
 
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's bytes; a symbolic link hashes as its target text (git stores it so)."""
-    h = hashlib.sha256()
     if path.is_symlink():
-        h.update(b"symlink:" + os.readlink(path).encode("utf-8", "surrogateescape"))
-        return h.hexdigest()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.sha256(b"symlink:" + os.readlink(path).encode("utf-8", "surrogateescape")).hexdigest()
+    return file_sha256(path)
 
 
 def _git(repo: Path, *args: str) -> str:
