@@ -16,7 +16,6 @@ Exit code: the command's.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import subprocess
 import sys
@@ -24,7 +23,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-FINAL = ("complete", "failed")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from reportgen.store.layout import iter_runs
+from reportgen.store.runs import read_manifest
+from reportgen.vocab import FINAL_STATUSES, FORMAL, Status
 
 
 @dataclass(frozen=True)
@@ -41,19 +44,16 @@ class RunState:
 def read_states(exp_dir: Path) -> dict[str, RunState]:
     """Every run folder's state (the archive of earlier campaigns and unreadable manifests skipped)."""
     states = {}
-    for path in sorted(Path(exp_dir).glob("*/*/manifest.json")):
-        try:
-            m = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # being written: read it on the next poll
-        if not isinstance(m, dict):
-            continue
-        rel = f"{path.parent.parent.name}/{path.parent.name}"
+    for arm, repeat, run_dir in iter_runs(exp_dir):
+        m = read_manifest(run_dir)
+        if m is None:
+            continue  # not written yet, or being written: read it on the next poll
+        rel = f"{arm}/{repeat}"
         duration = m.get("duration_s")
         states[rel] = RunState(
             rel=rel,
-            arm=str(m.get("arm", path.parent.parent.name)),
-            role=str(m.get("role", "formal")),
+            arm=str(m.get("arm", arm)),
+            role=str(m.get("role", FORMAL)),
             status=str(m.get("status", "")),
             duration_s=float(duration) if isinstance(duration, (int, float)) else None,
         )
@@ -62,7 +62,7 @@ def read_states(exp_dir: Path) -> dict[str, RunState]:
 
 def estimate_s(run: RunState, states: dict[str, RunState]) -> float | None:
     """How long `run` will take: the longest finished run of its arm, else of its role; None if none."""
-    done = [s for s in states.values() if s.status in FINAL and s.duration_s is not None]
+    done = [s for s in states.values() if s.status in FINAL_STATUSES and s.duration_s is not None]
     for same in ([s for s in done if s.arm == run.arm], [s for s in done if s.role == run.role]):
         if same:
             return max(s.duration_s for s in same if s.duration_s is not None)
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         if sent_at is None:
             states = read_states(opts.experiment)
             for run in states.values():
-                if run.status != "running" or run.rel in seen_running:
+                if run.status != Status.RUNNING or run.rel in seen_running:
                     continue
                 seen_running.add(run.rel)
                 if stop_before(run, states, now, deadline):
