@@ -288,15 +288,12 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     spec, plan = exp.spec, exp.plan
     run_dir.mkdir(parents=True)
     env = _run_env(spec, arm, run_dir)
+    recipe = (arm.recipe_text or "") if arm.recipe_kind == "script" else argv_text(list(arm.argv or ()))
     # Credentials passed as flag values (`--wandb-key sk-...`) are scrubbed like the environment's.
-    recipe = arm.recipe_text if arm.recipe_kind == "script" else argv_text(list(arm.argv or ()))
-    secrets = sorted({*secret_values(env), *flag_secret_values(recipe or "")}, key=lambda s: (-len(s), s))
+    secrets = sorted({*secret_values(env), *flag_secret_values(recipe)}, key=lambda s: (-len(s), s))
     workdir = (Path(spec.source_dir) / spec.recipe.workdir).resolve()
     command = plan.command(arm, repeat)
-    if arm.recipe_kind == "script":
-        atomic.write_text(run_dir / layout.RECIPE_SCRIPT, arm.recipe_text or "")
-    else:
-        atomic.write_text(run_dir / layout.RECIPE_ARGV, argv_text(list(arm.argv or ())))
+    atomic.write_text(run_dir / arm.recipe_file, recipe)
     atomic.write_text(run_dir / layout.RECIPE_PATCH, redact_command_text(arm.diff))
     shown = [redact_text(c, secrets) for c in command]
     atomic.write_json(run_dir / layout.COMMAND, {"command": shown, "cwd": str(workdir), "env": redact_env(env)})
