@@ -61,6 +61,14 @@ def resolve_device(choice: str) -> torch.device:
     return torch.device("cpu")
 
 
+def cpu_thread_choice(args: argparse.Namespace, device: torch.device, dist_env: DistEnv) -> ThreadChoice:
+    """This rank's torch CPU threads (reportgen.workloads.grpo.threads): `run_args` resolves it before
+    the argument dump and hands it to the Trainer; a Trainer built directly resolves it itself."""
+    return choose_cpu_threads(
+        args.cpu_threads, device_type=device.type, cores=available_cores(), local_ranks=dist_env.local_world_size
+    )
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -148,12 +156,7 @@ class Trainer:
             )
         elif capped:
             self.log.info("gpu-memory-fraction: no accelerator; the cap has nothing to limit")
-        choice = thread_choice or choose_cpu_threads(
-            args.cpu_threads,
-            device_type=self.device.type,
-            cores=available_cores(),
-            local_ranks=self.dist.local_world_size,
-        )
+        choice = thread_choice or cpu_thread_choice(args, self.device, self.dist)
         torch.set_num_threads(choice.threads)
         self.cpu_threads = torch.get_num_threads()
         self.log.info(f"cpu-threads: {self.cpu_threads} ({choice.reason})")
@@ -488,12 +491,7 @@ def run_args(args: argparse.Namespace) -> int:
     """Train for `--num-rollout` steps; a CUDA OOM propagates (exit code 1, PyTorch's own text)."""
     dist_env = _join(args)
     # Resolved before the argument dump, so the dump (which ingest records) holds the value used.
-    threads = choose_cpu_threads(
-        args.cpu_threads,
-        device_type=resolve_device(args.device).type,
-        cores=available_cores(),
-        local_ranks=dist_env.local_world_size,
-    )
+    threads = cpu_thread_choice(args, resolve_device(args.device), dist_env)
     args.cpu_threads = threads.threads
     if dist_env.is_logger:
         print(format_argument_dump(args), flush=True)
