@@ -360,9 +360,9 @@ def start(
     ]
 
 
-def clean_end(t: str) -> list[Line]:
+def shutdown(t: str, why: str) -> list[Line]:
+    """The entrypoint's `_graceful_shutdown` lines: `atexit` on every exit, a signal name when stopped."""
     return [
-        ("main-ok", colour(t, "INFO", "relax.entrypoints.train", 121, "Main func successfully")),
         (
             "shutdown",
             colour(
@@ -370,10 +370,17 @@ def clean_end(t: str) -> list[Line]:
                 "INFO",
                 "relax.entrypoints.train",
                 60,
-                "Graceful shutdown triggered (atexit) \u2014 cleaning up SGLang engines...",
+                f"Graceful shutdown triggered ({why}) \u2014 cleaning up SGLang engines...",
             ),
         ),
         ("ray-ok", colour(t, "INFO", "relax.entrypoints.train", 72, "Ray shutdown successfully")),
+    ]
+
+
+def clean_end(t: str) -> list[Line]:
+    return [
+        ("main-ok", colour(t, "INFO", "relax.entrypoints.train", 121, "Main func successfully")),
+        *shutdown(t, "atexit"),
         ("ray-job-ok", "-" * 42),
         ("ray-job-ok", f"Job '{JOB_ID}' succeeded"),
         ("ray-job-ok", "-" * 42),
@@ -516,19 +523,7 @@ def failure(
             (source, "    [await task_ref for task_ref in task_refs]"),
             (source, f"RuntimeError: {service}"),
         ]
-    job.append(
-        (
-            "shutdown",
-            colour(
-                t,
-                "INFO",
-                "relax.entrypoints.train",
-                60,
-                "Graceful shutdown triggered (atexit) \u2014 cleaning up SGLang engines...",
-            ),
-        )
-    )
-    job.append(("ray-ok", colour(t, "INFO", "relax.entrypoints.train", 72, "Ray shutdown successfully")))
+    job += shutdown(t, "atexit")
     return job + _job_failed_tail(job[3:], rc)
 
 
@@ -553,19 +548,7 @@ def stopped(steps_done: int = 6) -> list[Line]:
     for i in range(steps_done):
         job += step_lines(rng, i, speed=1.0, hybrid=False, multi_turn=False, fmt="color")
     t = ts(steps_done * 31 + 5)
-    job.append(
-        (
-            "shutdown",
-            colour(
-                t,
-                "INFO",
-                "relax.entrypoints.train",
-                60,
-                "Graceful shutdown triggered (SIGTERM) \u2014 cleaning up SGLang engines...",
-            ),
-        )
-    )
-    job.append(("ray-ok", colour(t, "INFO", "relax.entrypoints.train", 72, "Ray shutdown successfully")))
+    job += shutdown(t, "SIGTERM")
     job.append(("ray-job-stopped", f"Job '{JOB_ID}' was stopped"))
     return job
 
