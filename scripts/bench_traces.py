@@ -21,6 +21,7 @@ import gzip
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -236,9 +237,10 @@ def main() -> None:
         if args.hta:
             hta_dir = tmp / "hta"
             hta_dir.mkdir()
-            os.link(path, hta_dir / path.name) if path.stat().st_dev == hta_dir.stat().st_dev else None
-            if not (hta_dir / path.name).exists():
-                (hta_dir / path.name).write_bytes(path.read_bytes())
+            try:  # HTA reads a folder: the trace alone in one, linked where the file system allows
+                os.link(path, hta_dir / path.name)
+            except OSError:
+                shutil.copyfile(path, hta_dir / path.name)
             lines, _ = measure(HTA_CHILD, str(hta_dir))
             dt, base, peak, parsed, cpu = lines[0].split()
             dt_f, base_mib, peak_mib, cpu_f = float(dt), int(base) / 1024, int(peak) / 1024, float(cpu)
@@ -250,10 +252,7 @@ def main() -> None:
             )
             print("\n".join(lines[1:]))
     finally:
-        if args.keep is None or args.trace is not None:
-            for p in sorted(tmp.rglob("*"), reverse=True):
-                p.unlink() if p.is_file() else p.rmdir()
-            tmp.rmdir()
+        shutil.rmtree(tmp)  # a trace kept with --keep lies in that folder, not here
 
 
 if __name__ == "__main__":
