@@ -170,6 +170,12 @@ def headline_value(x: float | int | str | None, unit: str, halfwidth: float | No
     return fmt_value(x, unit=unit, halfwidth=halfwidth)
 
 
+def interval_decimals(interval: Interval) -> int:
+    """Decimals of a percentage change that `interval` (a ratio interval) supports; 1 without one."""
+    low, high = interval.low, interval.high
+    return change_decimals(low - 1 if low is not None else None, high - 1 if high is not None else None)
+
+
 def headline_change(row: HeadlineRow, interval: Interval | None = None) -> str:
     """The change of one row: a count as a signed number of steps, strings as unchanged/changed,
     the primary metric rounded to its interval, others to one decimal."""
@@ -179,9 +185,7 @@ def headline_change(row: HeadlineRow, interval: Interval | None = None) -> str:
         return "unchanged" if b == c else "**changed**"
     if row.metric == "steps_completed":
         return "same" if ch == 0 else fmt_count(ch, "step", signed=True)
-    if interval is not None and interval.low is not None and interval.high is not None:
-        return fmt_change(ch, digits=change_decimals(interval.low - 1, interval.high - 1))
-    return fmt_change(ch, digits=1)
+    return fmt_change(ch, digits=interval_decimals(interval) if interval is not None else 1)
 
 
 def _scaled(rel: float | None, x: float | int | str | None) -> float | None:

@@ -20,7 +20,7 @@ from reportgen.render.experiment_page import (
     same_work_body,
     spec_path_for_reader,
 )
-from reportgen.render.format import change_decimals, fmt_change, fmt_num, fmt_value
+from reportgen.render.format import fmt_change, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
 from reportgen.render.memory_cap import CAP_FLAG, memory_cap_mib
 from reportgen.render.page import Page, candidate_slug, experiment_base
@@ -248,7 +248,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     ]
     wins = [w for w in comp.windows if w.candidate is not None]
     iv = comp.interval
-    d = change_decimals(iv.low - 1, iv.high - 1) if iv.low is not None and iv.high is not None else 1
+    d = blocks.interval_decimals(iv)
     if wins:
         md.append(
             table(

@@ -21,7 +21,7 @@ from reportgen.render import blocks, charts, decision, reproduce, safe, time_sec
 from reportgen.render import machine as machine_info
 from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
-from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
+from reportgen.render.format import fmt_change, fmt_count, fmt_num, fmt_value
 from reportgen.render.load import ExperimentData
 from reportgen.render.memory_cap import memory_cap_mib
 from reportgen.render.page import Page, candidate_slug, experiment_base
@@ -146,7 +146,7 @@ def window_change_table(exp: ExperimentData) -> str:
         for c in reached:
             w = next((w for w in c.windows if w.window == name), None)
             iv = c.interval
-            d = change_decimals(iv.low - 1, iv.high - 1) if iv.low is not None and iv.high is not None else 1
+            d = blocks.interval_decimals(iv)
             row.append(
                 f"{fmt_value(w.candidate, halfwidth=standard_error(exp, c.candidate, key, name))} "
                 f"({fmt_change(w.change, digits=d)})"

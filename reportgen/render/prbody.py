@@ -89,7 +89,7 @@ def render_pr_body(
         lines += ["", f"### `{c.candidate}` vs baseline", ""]
         lines += _table(["metric", "baseline", "candidate", "change"], _headline_rows(c, primary))
         iv = c.interval
-        d = change_decimals(iv.low - 1, iv.high - 1) if iv.low is not None and iv.high is not None else 1
+        d = blocks.interval_decimals(iv)
         lines += ["", f"Per window ({primary}, mean):", ""]
         lines += _table(
             ["window", "steps", "baseline", "candidate", "change"],
