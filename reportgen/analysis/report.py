@@ -104,6 +104,11 @@ def _pending(runs: Sequence[RunData], expected: int | None) -> str:
     return ", ".join(one(r) for r in runs)
 
 
+def _finished(runs: Sequence[RunData]) -> tuple[list[RunData], list[RunData]]:
+    """(finished, unfinished) formal runs: a resumed campaign redoes the unfinished ones."""
+    return [r for r in runs if r.status not in UNFINISHED], [r for r in runs if r.status in UNFINISHED]
+
+
 def _stats_runs(runs: Sequence[RunData]) -> list[RunData]:
     """Complete formal runs; if none completed, the finished ones (a failed run's partial data,
     shown as such). Unfinished runs never: resuming redoes them, their figures are not the arm's."""
@@ -388,11 +393,11 @@ def _comparison(
     base, cand = arms[BASELINE], arms[cand_id]
     # Runs a resumed campaign redoes (interrupted, or left running by a runner that died) are not
     # judged: the comparison is incomplete until they are finished, not failed.
-    unfinished = [r for r in (*formal.get(BASELINE, []), *formal.get(cand_id, [])) if r.status in UNFINISHED]
-    b_runs = [r for r in formal.get(BASELINE, []) if r.status not in UNFINISHED]
-    c_runs = [r for r in formal.get(cand_id, []) if r.status not in UNFINISHED]
+    b_runs, b_open = _finished(formal.get(BASELINE, []))
+    c_runs, c_open = _finished(formal.get(cand_id, []))
+    unfinished = [*b_open, *c_open]
     pending = _pending(unfinished, expected) if unfinished else None
-    if pending is not None and not c_runs and not any(r.arm == cand_id for r in unfinished):
+    if pending is not None and not c_runs and not c_open:
         pending += f"; no run of {cand_id} yet"
     guards = gr.check_all(
         b_runs,
@@ -440,10 +445,10 @@ def _comparison(
     oom = False
     failed_arm = cand_id
     for arm, label, runs in ((cand_id, "", c_runs), (vocab.BASELINE, "baseline: ", b_runs)):
-        for r in runs:
-            why = gr.describe_failure(r)
-            if why and cause is None:
-                cause, oom, failed_arm = f"{label}{why}", why.startswith("OOM"), arm
+        why = next((w for r in runs if (w := gr.describe_failure(r))), None)
+        if why:
+            cause, oom, failed_arm = f"{label}{why}", why.startswith("OOM"), arm
+            break
     real_failure = cause is not None
     if not c_runs and not unfinished:
         cause = "no formal run of this candidate"
@@ -477,7 +482,7 @@ def _comparison(
         if base_id != BASELINE
         else []
     )
-    base_unfinished = [r for r in formal.get(base_id, []) if r.status in UNFINISHED] if base_id != BASELINE else []
+    base_unfinished = _finished(formal.get(base_id, []))[1] if base_id != BASELINE else []
     on_base = next((m for m in vs_base if m.metric == a.primary and m.interval is not None), None)
     if base_unfinished and verdict.status == "accepted":
         # The change it adds cannot be judged before its base is finished: provisional until resumed.
