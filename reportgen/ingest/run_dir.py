@@ -29,14 +29,12 @@ EVENTS_SCHEMA_VERSION = 1
 MAX_DISAGREEMENTS = 1000
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
-# Text that marks a line as a possible `set -x` trace line (`+ ...` at the line start or behind a
-# Ray prefix `(... pid=N) `) or the start of an argument dump; `_Collector._line` decides exactly.
-_CANDIDATES = ("\n+", ") +", ")+", "arguments --")
 
 
-def _is_candidate(line: str) -> bool:
-    """True if `line` holds one of `_CANDIDATES` (`\n+`: the line starts with `+`)."""
-    return line.startswith("+") or ") +" in line or ")+" in line or "arguments --" in line
+def _may_trace(line: str) -> bool:
+    """A possible `set -x` trace line: `+ ...` at the line start or behind a Ray prefix
+    `(... pid=N) `; `_Collector._line` decides exactly."""
+    return line.startswith("+") or ") +" in line or ")+" in line
 
 
 @dataclasses.dataclass
@@ -56,13 +54,11 @@ class _Collector:
         """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
         argument-dump candidates, and the lines of an open dump, are looked at one by one."""
         self.tail.extend(lines[-CONTEXT:])
-        # Every candidate holds a `+` or `arguments --`: two cheap scans (`+` is one character,
-        # found at memchr speed, and rare in a log), then the exact test on the few lines found.
-        plus = [i for i in lines_with(text, ("+",)) if _is_candidate(lines[i])]
+        # A trace line holds a `+`, an argument dump's start `arguments --`: two cheap scans (`+` is
+        # one character, found at memchr speed, and rare in a log), then the test on the few lines found.
+        plus = [i for i in lines_with(text, ("+",)) if _may_trace(lines[i])]
         dump = lines_with(text, ("arguments --",))
         todo = sorted(set(plus).union(dump)) if dump else plus
-        if text.startswith("+"):
-            todo = [0, *todo] if not todo or todo[0] != 0 else todo
         cur = 0
         for i in todo:
             while self.in_dump and cur < i:
