@@ -270,13 +270,15 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 def redact_argv_mapping(mapping: Mapping[str, Any]) -> dict[str, Any]:
     """An effective-argv mapping (`{"--wandb-key": "sk-..."}`) with credential flags' values replaced
     (a switch, `true`, and a null value stay as they are: there is nothing to hide)."""
-    out: dict[str, Any] = {}
-    for flag, value in mapping.items():
-        if is_secret_flag(flag) and value is not None and not isinstance(value, bool):
-            out[flag] = [REDACTED] * len(value) if isinstance(value, (list, tuple)) else REDACTED
-        else:
-            out[flag] = value
-    return out
+    return {flag: _flag_value(flag, value) for flag, value in mapping.items()}
+
+
+def _flag_value(flag: str, value: Any) -> Any:
+    """The value given to `flag` as it may be published: replaced (item by item for a list) when the
+    flag is a credential and the value is neither a switch nor null."""
+    if not is_secret_flag(flag) or value is None or isinstance(value, bool):
+        return value
+    return [REDACTED] * len(value) if isinstance(value, (list, tuple)) else REDACTED
 
 
 def redact_published(obj: Any) -> Any:
@@ -286,7 +288,7 @@ def redact_published(obj: Any) -> Any:
         return redact_command_text(obj)
     if isinstance(obj, Mapping):
         return {
-            k: (redact_argv_mapping({k: v})[k] if isinstance(k, str) and k.startswith("--") else redact_published(v))
+            k: (_flag_value(k, v) if isinstance(k, str) and k.startswith("--") else redact_published(v))
             for k, v in obj.items()
         }
     if isinstance(obj, (list, tuple)):
