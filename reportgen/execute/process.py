@@ -99,26 +99,29 @@ class LocalProcess:
     def stop(self, *, grace_s: float = 10.0) -> ExitInfo:
         """SIGTERM the whole group, then SIGKILL what is left after `grace_s`."""
         assert self._proc is not None
-        _signal_group(self.pgid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None and not group_alive(self.pgid):
-                break
-            time.sleep(0.05)
-        _signal_group(self.pgid, signal.SIGKILL)
-        rc = self._proc.wait()
-        return exit_info(rc)
+        terminate_group(self.pgid, grace_s, leader=self._proc)
+        return exit_info(self._proc.wait())
 
     def finish(self) -> None:
         """After the leader exits, stop any process of its group left behind."""
-        if self.pgid is not None and group_alive(self.pgid):
-            _signal_group(self.pgid, signal.SIGTERM)
-            time.sleep(0.5)
-            _signal_group(self.pgid, signal.SIGKILL)
+        if group_alive(self.pgid):
+            terminate_group(self.pgid, 0.5)
 
     def capture_result(self) -> None:
         """Nothing: a local run's provenance and GPU samples are recorded by the runner itself."""
         return None
+
+
+def terminate_group(pgid: int | None, grace_s: float, *, leader: subprocess.Popen[bytes] | None = None) -> None:
+    """SIGTERM the group, wait up to `grace_s` for it to be gone (and our `leader` child reaped,
+    else its zombie keeps the group alive), then SIGKILL whatever is left."""
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if (leader is None or leader.poll() is not None) and not group_alive(pgid):
+            break
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int | None, sig: int) -> None:
@@ -169,9 +172,5 @@ def stop_orphaned_group(identity: Mapping[str, object] | None) -> bool:
     start = identity.get("proc_start")
     if start is not None and process_start_time(pgid) not in (start, None):
         return False
-    _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and group_alive(pgid):
-        time.sleep(0.05)
-    _signal_group(pgid, signal.SIGKILL)
+    terminate_group(pgid, 5.0)
     return True
