@@ -381,15 +381,9 @@ class ConsoleParser:
         self._block("", out)
 
     def _one_line(self, line: str, out: list[Record]) -> None:
-        """One line, even if it holds a `\n` (callers of `feed_line` decide what a line is)."""
-        if self._on_line is None and self._on_block is None:
-            self.lines += 1
-            if line.endswith("\r"):
-                line = line[:-1]
-            if "{" in line:
-                self._parse(line, self.lines, out)
-            return
-        if "\n" not in line:
+        """One line, even if it holds a `\n` (callers of `feed_line` decide what a line is): with a
+        hook and no `\n` it is a one-line block; else it is read here, a `\n` in it kept."""
+        if "\n" not in line and (self._on_line is not None or self._on_block is not None):
             self._block(line, out)
             return
         self.lines += 1
