@@ -210,7 +210,7 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
     def one(s: str) -> str:
         return redact_command_text(shorten_one(s))
 
-    analysis = load_analysis(exp_dir, deep=deep)
+    analysis = load_analysis(exp_dir, deep=shorten_deep)  # it redacts what it reads itself
     runs = tuple(load_run(exp_dir, arm, rep, p, deep) for arm, rep, p in layout.iter_runs(exp_dir))
     spec = exp_dir / layout.EXPERIMENT_SPEC
     return ExperimentData(
