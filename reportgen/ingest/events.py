@@ -38,6 +38,7 @@ from reportgen.vocab import CRITIC_GRAD_NORM, GRAD_NORM, TRAIN_DONE_KEYS
 
 CONTEXT = 8
 MAX_EVENTS = 2000
+MAX_ALSO_AT = 20  # the most lines an event's `also_at_lines` lists (its `repeats` counts them all)
 # How far back a `failed at step N` message still names the step of a later event line.
 STEP_MESSAGE_REACH = 200
 # A traceback with no exception line after this many lines is abandoned.
@@ -464,7 +465,7 @@ class EventScanner:
         if prev is not None:  # the same failure again (another rank, the traceback's last line, a caller)
             prev["details"]["repeats"] = prev["details"].get("repeats", 1) + 1
             also = prev["details"].setdefault("also_at_lines", [])
-            if len(also) < 20:
+            if len(also) < MAX_ALSO_AT:
                 also.append(n)
             if prev["kind"] in ("fatal", "traceback") and kind in ("oom", "nan"):
                 prev["kind"] = kind  # the generic report of a failure whose cause this line names
@@ -503,7 +504,7 @@ class EventScanner:
         if n in also:
             also.remove(n)
         also.insert(0, ev["line"])
-        del also[20:]
+        del also[MAX_ALSO_AT:]
         ev["details"] = {**ev["details"], **details}
         ev.update(
             line=n,
