@@ -28,6 +28,9 @@ ARRAY_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=$")
 
 _OPERATORS = ("<<<", "<<-", "&&", "||", ";;", ">>", ">&", "<&", "<<", ">|", "<>", ";", "&", "|", "(", ")", "<", ">")
 _META = set(" \t\n;&|()<>")
+# The operators above that redirect: the word after one is its target (or here-document
+# delimiter), never an argument or a flag value.
+REDIRECTIONS = frozenset({"<", ">", ">>", ">&", "<&", ">|", "<>", "<<<", "<<", "<<-"})
 
 
 @dataclass(frozen=True)
@@ -327,7 +330,7 @@ def scan(text: str) -> Scan:
                 top = stack.pop()
                 if top is not None:
                     arrays[top]["close"] = tok.start
-            after_redirect = tok.text in ("<", ">", ">>", ">&", "<&", ">|", "<>", "<<<", "<<", "<<-")
+            after_redirect = tok.text in REDIRECTIONS
             i += 1
             continue
         if tok.kind != "word":
@@ -472,9 +475,6 @@ def flag_occurrences(text: str) -> list[Occurrence]:
         Occurrence(site.flag, tuple(display_value(text[s:e]) for s, e in site.values), site.line_no)
         for site in found.flags
     ]
-
-
-REDIRECTIONS = frozenset({">", ">>", "<", ">&", "<&", ">|", "<>", "&>", "&>>", "<<<"})
 
 
 def effective_command(text: str) -> list[str]:

@@ -91,6 +91,9 @@ def test_dry_run_effective_command_has_no_redirections() -> None:
     assert effective_command("python3 t.py --a 1 >>out.log 2> err.log < in.txt\n") == ["python3", "t.py", "--a", "1"]
     piped = 'python3 -m relax.entrypoints.train --x "${A[@]}" 2>&1 | tee log/x.log\n'
     assert effective_command(piped) == ["python3", "-m", "relax.entrypoints.train", "--x", '"${A[@]}"']
+    # A here-document's delimiter is not an argument either (the scanner's rule for flag values).
+    heredoc = "python3 t.py --a 1 <<EOF\n{}\nEOF\n"
+    assert effective_command(heredoc) == ["python3", "t.py", "--a", "1"]
 
 
 def test_flag_secret_values_for_scrubbing_logs() -> None:
