@@ -23,7 +23,7 @@ FLAG_WORD = re.compile(r"^(--?[A-Za-z0-9][A-Za-z0-9_.-]*)(=.*)?$", re.DOTALL)
 # A word that starts with '-' but is a value, not a flag: -1, -0.5, -.5, -1e-3.
 NEGATIVE_NUMBER = re.compile(r"^-(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
 # A whole-array splice such as ${MODEL_ARGS[@]} or "${X[*]}": a list of arguments, never a value.
-ARRAY_SPLICE = re.compile(r'^"?\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}"?$')
+ARRAY_SPLICE = re.compile(r'^"?\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
 ARRAY_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=$")
 
 _OPERATORS = ("<<<", "<<-", "&&", "||", ";;", ">>", ">&", "<&", "<<", ">|", "<>", ";", "&", "|", "(", ")", "<", ">")
@@ -515,7 +515,7 @@ def effective_command(text: str) -> list[str]:
         if any(is_flag_word(w) or ARRAY_SPLICE.match(w) for w in words):
             out: list[str] = []
             for w in words:
-                m = re.match(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$', w)
-                out.extend(arrays.get(m.group(1), [w]) if m else [w])
+                m = ARRAY_SPLICE.match(w)
+                out.extend(arrays.get(m.group("name"), [w]) if m else [w])
             return out
     return []
