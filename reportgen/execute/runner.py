@@ -99,9 +99,8 @@ def run_plan(
     spec = plan.spec
     executor = executor or LocalExecutor()
     exp_dir = Path(options.runs_root) / spec.name
-    campaign = _prepare_experiment(
-        spec, exp_dir, options, machine=executor.fingerprint, executor=dict(executor_info or {}) or None
-    )
+    info = dict(executor_info or {})
+    campaign = _prepare_experiment(spec, exp_dir, options, machine=executor.fingerprint, executor=info or None)
     exp = _Experiment(
         plan=plan,
         exp_dir=exp_dir,
@@ -109,7 +108,7 @@ def run_plan(
         options=options,
         display=display or ProgressDisplay(),
         executor=executor,
-        executor_info=dict(executor_info or {}),
+        executor_info=info,
         stop=stop_event if stop_event is not None else threading.Event(),
     )
     outcomes: list[RunOutcome] = []
