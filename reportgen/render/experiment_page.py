@@ -56,9 +56,12 @@ def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
 
 
 def report_kind(exp: ExperimentData) -> kinds.ReportKind:
+    """The experiment's report kind from its folder name and the GPUs its machine recorded: the
+    one rule for its pages and its block on the reports home."""
     machine = exp.analysis.machine
-    gpus = [str(g.get("name") or "GPU") for g in machine.gpus or []]
-    return kinds.report_kind(exp.name, gpus, machine_info.summary(machine, machine_info.fingerprint(exp)))
+    fp = machine_info.fingerprint(exp)
+    gpus = [str(g.get("name") or "GPU") for g in machine_info.gpu_list(machine, fp)]
+    return kinds.report_kind(exp.name, gpus, machine_info.summary(machine, fp))
 
 
 def spec_where_it_ran(exp: ExperimentData) -> str | None:

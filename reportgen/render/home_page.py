@@ -12,24 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reportgen.analysis.document import Comparison
-from reportgen.render import machine as machine_info
-from reportgen.render import report_kind, safe
+from reportgen.render import report_kind as kinds
+from reportgen.render import safe
 from reportgen.render.blocks import badge, interval_text
+from reportgen.render.experiment_page import report_kind
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
 
 # Within a day, GPU evidence is listed before a CPU demo of the same spec.
 KIND_ORDER = {"showcase": 0, "run": 1, "demo": 2}
-
-
-def kind_of(exp: ExperimentData) -> report_kind.ReportKind:
-    """The experiment's report kind from its folder name and the GPUs its machine recorded."""
-    machine = exp.analysis.machine
-    fp = machine_info.fingerprint(exp)
-    gpus = machine.gpus or fp.get("gpus") or []
-    return report_kind.report_kind(
-        exp.name, [str(g.get("name") or "GPU") for g in gpus], machine_info.summary(machine, fp)
-    )
 
 
 def _candidate_line(c: Comparison) -> str:
@@ -40,7 +31,7 @@ def _candidate_line(c: Comparison) -> str:
 
 def _block(exp: ExperimentData) -> str:
     info = exp.analysis.experiment
-    kind = kind_of(exp)
+    kind = report_kind(exp)
     title = safe.text(info.title or exp.name)
     meta = " · ".join(
         [
@@ -56,7 +47,7 @@ def _block(exp: ExperimentData) -> str:
             "",
             f"## [{safe.text(kind.label)}: {title}]({exp.name}/index.md)",
             "",
-            f"{report_kind.badge(kind)} {meta}",
+            f"{kinds.badge(kind)} {meta}",
             "",
             *cands,
             "",
@@ -71,7 +62,7 @@ def ordered(experiments: Sequence[ExperimentData]) -> list[ExperimentData]:
 
     def key(e: ExperimentData) -> tuple:
         day = (e.analysis.experiment.created_utc or "")[:10]
-        return (_neg(day), KIND_ORDER.get(kind_of(e).key, 9), e.name)
+        return (_neg(day), KIND_ORDER.get(report_kind(e).key, 9), e.name)
 
     return sorted(experiments, key=key)
 

@@ -37,9 +37,14 @@ def cpu_text(machine: Machine, fp: dict) -> str | None:
     return None
 
 
+def gpu_list(machine: Machine, fp: dict) -> list:
+    """The GPUs analysis.json's machine recorded, else those of the first run's fingerprint."""
+    return machine.gpus or fp.get("gpus") or []
+
+
 def summary(machine: Machine, fp: dict) -> str:
     """GPU model and count ("2 x NVIDIA A100-SXM4-80GB"; mixed models listed each), else the CPU."""
-    gpus = machine.gpus or fp.get("gpus") or []
+    gpus = gpu_list(machine, fp)
     names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
     if names:
         return " + ".join(f"{n} x {name}" for name, n in names.items())

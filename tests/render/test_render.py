@@ -311,3 +311,24 @@ def test_reports_list_names_each_kind_and_machine(tmp_path):
     assert showcase < demo
     assert "GPU showcase · 2 x NVIDIA A100-SXM4-80GB" in md and "rg-kind-demo" in md
     assert "<table>" not in md and "| experiment |" not in md  # blocks, not a five-column table
+
+
+def test_home_and_pages_name_one_kind_when_only_the_run_recorded_the_gpus(tmp_path):
+    """analysis.json's machine without GPUs (a campaign.json without a fingerprint): the reports home
+    and the experiment's own pages both take the GPUs from the run's fingerprint, so both say GPU run
+    (the pages said CPU demo while the home said GPU run)."""
+    import json
+
+    site_fixture.build_experiment(tmp_path, "mine")
+    doc_path = tmp_path / "mine" / "analysis.json"
+    doc = json.loads(doc_path.read_text())
+    doc["machine"]["gpus"] = None
+    doc_path.write_text(json.dumps(doc))
+    gpus = [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]
+    for prov in (tmp_path / "mine").glob("*/*/provenance"):
+        (prov / "fingerprint.json").write_text(json.dumps({"gpus": gpus}))
+    exp = load_experiment(tmp_path / "mine")
+    home = home_page.render([exp]).markdown
+    assert "## [GPU run:" in home and "GPU run · 1 x NVIDIA H100 80GB HBM3" in home
+    for page in (experiment_page.render(exp), candidate_page.render(exp, "A1"), provenance_page.render(exp)):
+        assert "GPU run" in page.title and "rg-kind-demo" not in page.markdown
