@@ -64,13 +64,15 @@ def derive(
     failed_oom: bool,
     invalid_by: str | None,
     failed_arm: str | None = None,
+    missing_metric: bool = False,
 ) -> tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]:
     """(next step, cause in words or None, evidence links) for one comparison.
 
     `invalid_by` is the id of the guardrail that made the verdict invalid ("same_work",
     "same_machine", "same_inputs"); for a failed verdict, `failed_arm` is the arm whose run failed
     first (the candidate unless only the baseline failed) and `failed_oom` whether that run ran
-    out of memory: the next step fixes and re-runs that arm."""
+    out of memory: the next step fixes and re-runs that arm. `missing_metric`: the verdict is
+    inconclusive because an arm never logged the primary metric (its cause says which)."""
     cand = comp.candidate
     v = comp.verdict
     iv = comp.interval
@@ -144,7 +146,7 @@ def derive(
             [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
         )
     # inconclusive
-    if v.cause:  # the primary metric was never logged: the spec must name another one
+    if missing_metric:  # the spec must name another primary metric
         text = "Name a metric every arm logged as [analysis] primary in the spec, then analyse again."
         command = f"reportgen analyze {shlex.quote(rerun.name)}" if rerun.name else None
         return (

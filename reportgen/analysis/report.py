@@ -460,7 +460,7 @@ def _comparison(
         min_effect=a.min_effect,
         repeat_ratios=reps.ratios if reps else (),
         failure_cause=cause,
-        missing_metric=missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used}),
+        missing_metric=(missing := missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used})),
     )
     invalid_by = next((g.id for g in guards if g.status == gr.FAIL and g.id in gr.INVALIDATING), None)
     if work.status == gr.FAIL and verdict.status not in ("failed", "invalid"):
@@ -540,7 +540,9 @@ def _comparison(
     }
     # The summary reads the comparison it summarises: a draft without it (not validated) first.
     draft = doc.Comparison.model_construct(**fields)
-    return doc.Comparison(**fields, summary=_summary(spec, draft, base, cand, rerun, (failed_arm, oom), invalid_by))
+    missing_decided = verdict.status == "inconclusive" and missing is not None and verdict.cause == missing
+    summary = _summary(spec, draft, base, cand, rerun, (failed_arm, oom), invalid_by, missing_metric=missing_decided)
+    return doc.Comparison(**fields, summary=summary)
 
 
 def _summary(
@@ -551,6 +553,8 @@ def _summary(
     rerun: Rerun,
     failure: tuple[str, bool],
     invalid_by: str | None,
+    *,
+    missing_metric: bool,
 ) -> doc.CandidateSummary:
     a = spec.analysis
     label, unit, _ = _label(a.primary)
@@ -587,6 +591,7 @@ def _summary(
         failed_arm=failure[0],
         failed_oom=failure[1],
         invalid_by=invalid_by,
+        missing_metric=missing_metric,
     )
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
