@@ -106,6 +106,7 @@ def test_hybrid_arm_without_the_primary_metric_says_so(tmp_path: Path) -> None:
     assert cmp["verdict"]["status"] == "inconclusive"
     assert cause.startswith("perf/step_resp_token_per_s was never logged by baseline and A1")
     assert 'set [analysis].primary = "perf/step_token_per_s"' in cause
+    assert cmp["summary"]["next_step"]["action"] == "change_metric" and cmp["summary"]["cause"] == cause
     ta = guard(cmp, "token_accounting")
     assert ta["status"] == "not_applicable" and "logged no perf/step_resp_token_per_s" in ta["reason"]
     # ... and with the suggested metric the same logs get a real verdict.
