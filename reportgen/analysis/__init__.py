@@ -1,19 +1,23 @@
-"""Analysis: window statistics, an autocorrelation-aware interval, guardrails and verdicts.
+"""Analysis: window statistics, run-level intervals over pairs of runs, guardrails and verdicts.
 
 Pipeline position: ingest -> **analysis** -> render. Pure: functions take data (pandas frames,
-dicts already read from disk) and return frozen dataclasses or plain dicts. No file I/O, no CLI,
-no subprocess. The I/O edge that reads runs/ and writes analysis.json is `reportgen.analyze`.
+dicts already read from disk) and return the analysis document's models (document.py). No file
+I/O, no CLI, no subprocess. The I/O edge that reads runs/ and writes analysis.json is
+`reportgen.analyze`.
+
+Modules: evidence.py gathers, runlevel.py and design.py give the statistics, decision.py decides
+(the only place a verdict is made), report.py builds the document; interval.py is the within-run
+diagnostic interval; calibration.py simulates the shipped designs through the same code.
 """
 
+from reportgen.analysis.decision import Evidence, decide
 from reportgen.analysis.guardrails import Guardrail
-from reportgen.analysis.interval import Interval, block_length, dependence, ratio_interval
+from reportgen.analysis.interval import block_length, dependence, ratio_interval
 from reportgen.analysis.stats import WindowStats, change, summarize, window_stats
-from reportgen.analysis.verdict import Verdict, decide
 
 __all__ = [
+    "Evidence",
     "Guardrail",
-    "Interval",
-    "Verdict",
     "WindowStats",
     "block_length",
     "change",

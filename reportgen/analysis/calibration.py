@@ -1,98 +1,220 @@
-"""Calibration by simulation: how often does an interval method call a difference that is not
-there (A/A false-positive rate), and how often does it find a real +5 % (power)?
+"""Calibration by simulation of the designs reportgen ships: how often does a campaign declare a
+difference that is not there (A/A false-decisive rate: accepted or rejected), how often does it
+accept a real gain (power), and how many pairs does it spend?
 
-Part of reportgen.analysis (pure: returns numbers; scripts/calibrate.py writes them out).
-Per-step series are AR(1): x_t = mu * (1 + cv * e_t), e_t = rho * e_{t-1} + sqrt(1 - rho^2) * z_t,
-so each step has the stated coefficient of variation and lag-1 autocorrelation `rho`.
+Part of reportgen.analysis (pure: returns numbers; scripts/calibrate.py prints and writes them).
+Every simulated campaign goes through the code the analysis runs on a real one (runlevel.py:
+pooled_variance, look_stats, bounds, outcome; design.py: the boundary), batched over simulations.
+
+The model of one run, as measured on H200 leases: per-step throughput is AR(1),
+x_t = mu (1 + cv e_t), e_t = rho e_(t-1) + sqrt(1 - rho^2) z_t, the whole run is scaled by a
+run offset (1 + offset z), and the machine may drift linearly over the campaign (`trend`: the
+relative change from the first run of a full-length campaign to its last). A run's figure is the
+mean of its window means (the GPU profile's 48 steps and windows 8-20, 21-33, 34-47 by default).
+The campaign runs as reportgen's runner does: interleaved blocks in alternating order, and in a
+sequential design only the baseline and the still-open candidates run another block.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from reportgen.analysis.interval import ratio_interval
+from reportgen.analysis import design as dz
+from reportgen.analysis import document as doc
+from reportgen.analysis import runlevel
+
+GPU_WINDOWS = ((8, 20), (21, 33), (34, 47))
 
 
 @dataclass(frozen=True)
-class SimSettings:
+class Scenario:
+    """The machine and the truth of one simulated campaign."""
+
     rho: float = 0.5
     cv: float = 0.10
-    steps: int = 180
-    windows: int = 3
-    sims: int = 1000
-    effect: float = 0.05
-    confidence: float = 0.95
-    seed: int = 20260805
+    offset: float = 0.03  # sd of a run's multiplicative offset
+    trend: float = 0.0  # throughput drift from the first to the last run of a max_pairs campaign
+    effect: float = 0.0  # true relative gain of every candidate (0: A/A)
+    candidates: int = 1  # candidates against the baseline (the shipped default spec has 3)
+    steps: int = 48
+    windows: tuple[tuple[int, int], ...] = GPU_WINDOWS
 
 
 @dataclass(frozen=True)
-class Rate:
-    """A Monte-Carlo rate: hits / sims with its standard error."""
+class Result:
+    """Outcomes of the first candidate's comparison over `sims` campaigns."""
 
-    method: str
-    scenario: str  # "A/A" or "+5%"
-    hits: int
+    design: str
+    scenario: Scenario
     sims: int
+    counts: dict[str, int] = field(default_factory=dict)  # final outcome name -> campaigns
+    mean_pairs: float = 0.0  # pairs the first candidate's comparison ran
+    mean_runs: float = 0.0  # formal runs the whole campaign made
 
-    @property
-    def rate(self) -> float:
-        return self.hits / self.sims
+    def rate(self, *outcomes: str) -> float:
+        return sum(self.counts.get(o, 0) for o in outcomes) / self.sims
 
-    @property
-    def mc_se(self) -> float:
-        p = self.rate
+    def mc_se(self, *outcomes: str) -> float:
+        p = self.rate(*outcomes)
         return math.sqrt(max(p * (1 - p), 1e-12) / self.sims)
 
+    @property
+    def false_decisive(self) -> float:
+        """Accepted or rejected: a decision that is false when the truth is no change."""
+        return self.rate("accepted", "rejected")
 
-def ar1(rng: np.random.Generator, n: int, *, rho: float, cv: float, mean: float = 100.0) -> np.ndarray:
-    e = np.empty(n)
-    z = rng.standard_normal(n)
-    e[0] = z[0]  # start in the stationary distribution (unit variance)
+    @property
+    def power(self) -> float:
+        return self.rate("accepted")
+
+
+def ar1(rng: np.random.Generator, shape: tuple[int, ...], *, rho: float) -> np.ndarray:
+    """Unit-variance AR(1) series along the last axis, started in the stationary distribution."""
+    z = rng.standard_normal(shape)
+    e = np.empty(shape)
+    e[..., 0] = z[..., 0]
     s = math.sqrt(1.0 - rho * rho)
-    for t in range(1, n):
-        e[t] = rho * e[t - 1] + s * z[t]
-    return mean * (1.0 + cv * e)
+    for t in range(1, shape[-1]):
+        e[..., t] = rho * e[..., t - 1] + s * z[..., t]
+    return e
 
 
-def mann_whitney_significant(a: np.ndarray, b: np.ndarray, *, confidence: float) -> bool:
-    """Two-sided Mann-Whitney U test on raw steps, as if steps were independent."""
-    from scipy.stats import mannwhitneyu
+def campaign_data(rng: np.random.Generator, sc: Scenario, sims: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(log run figures, window means) of every arm and block: shapes (sims, arms, blocks) and
+    (sims, arms, blocks, windows). Arm 0 is the baseline."""
+    arms = sc.candidates + 1
+    x = 1.0 + sc.cv * ar1(rng, (sims, arms, blocks, sc.steps), rho=sc.rho)
+    mu = np.full(arms, 1.0 + sc.effect)
+    mu[0] = 1.0
+    offset = 1.0 + sc.offset * rng.standard_normal((sims, arms, blocks))
+    # The runner's order: block b runs the arms forward when b is odd, backward when even.
+    pos = np.zeros((arms, blocks))
+    for b in range(blocks):
+        order = range(arms) if b % 2 == 0 else range(arms - 1, -1, -1)
+        for k, a in enumerate(order):
+            pos[a, b] = b * arms + k
+    drift = 1.0 + sc.trend * pos / max(arms * blocks - 1, 1)
+    scale = mu[None, :, None] * offset * drift[None]
+    wm = np.stack([x[..., s : e + 1].mean(axis=-1) for s, e in sc.windows], axis=-1) * scale[..., None]
+    return np.log(wm.mean(axis=-1)), wm
 
-    return bool(mannwhitneyu(a, b, alternative="two-sided").pvalue < 1.0 - confidence)
+
+def simulate(design: doc.Design, sc: Scenario, *, sims: int = 2000, seed: int = 20261201) -> Result:
+    """Run `sims` campaigns of `design` under `sc` through the analysis' rules; the first
+    candidate's comparison is counted (the others only shape the pool and the runs made)."""
+    rng = np.random.default_rng(seed)
+    blocks = design.max_pairs
+    logs, wm = campaign_data(rng, sc, sims, blocks)
+    arms = sc.candidates + 1
+    sequential = design.mode == "sequential"
+    first = runlevel.first_look(design)
+    final = np.full((sims, arms), -1, dtype=int)  # decided outcome per candidate (-1: open)
+    stop = np.full((sims, arms), blocks, dtype=int)  # blocks each arm ran
+    higher = True
+    for n in range(1, blocks + 1):
+        at_look = n >= first and (sequential or n == design.looks[-1])
+        if not at_look:
+            continue
+        for j in range(1, arms):
+            open_ = final[:, j] < 0
+            if not open_.any():
+                continue
+            d = logs[:, j, :n] - logs[:, 0, :n]
+            pool_v = pool_df = None
+            others = [k for k in range(1, arms) if k != j]
+            if design.pool and len(others) >= 2:
+                present = np.arange(n)[None, None, :] < stop[:, others][:, :, None]
+                pool_v, pool_df = runlevel.pooled_variance(logs[:, others, :n], present)
+            s = runlevel.look_stats(d, pool_v, pool_df)
+            b = runlevel.bounds(s, design)
+            ch = wm[:, j, :n].mean(axis=1) / wm[:, 0, :n].mean(axis=1) - 1.0
+            o = runlevel.outcome(
+                s,
+                b,
+                design,
+                higher=higher,
+                windows_better=(ch > 0).all(axis=1),
+                windows_worse=(ch < 0).all(axis=1),
+            )
+            decided = np.isin(o, runlevel.DECIDED) | (n == design.looks[-1])
+            newly = open_ & decided
+            final[newly, j] = o[newly]
+            if sequential:
+                stop[newly, j] = n
+    still = final[:, 1] < 0
+    final[still, 1] = runlevel.OPEN
+    names = [runlevel.OUTCOME_NAMES[int(v)] for v in final[:, 1]]
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    # The baseline runs while any candidate does; every arm runs at least one block.
+    stop[:, 0] = stop[:, 1:].max(axis=1)
+    return Result(
+        design=label(design),
+        scenario=sc,
+        sims=sims,
+        counts=counts,
+        mean_pairs=float(stop[:, 1].mean()),
+        mean_runs=float(stop.sum(axis=1).mean()),
+    )
 
 
-def _split(x: np.ndarray, windows: int) -> list[np.ndarray]:
-    return list(np.array_split(x, windows))
+def label(design: doc.Design) -> str:
+    if design.mode == "fixed":
+        return f"fixed {design.looks[-1]}"
+    return f"sequential {design.min_pairs}-{design.max_pairs}"
 
 
-def simulate(
-    settings: SimSettings,
-    methods: tuple[str, ...] = ("block-bootstrap", "batch-means", "mann-whitney"),
+def fixed_design(
+    pairs: int, *, min_pairs: int = dz.MIN_PAIRS, min_effect: float = 0.05, pool: bool = True, confidence: float = 0.95
+) -> doc.Design:
+    return dz.make(
+        sequential=False,
+        looks=[pairs],
+        min_pairs=min_pairs,
+        confidence=confidence,
+        min_effect=min_effect,
+        pool=pool,
+        interleaved=True,
+    )
+
+
+def sequential_design(
+    min_pairs: int = 3, max_pairs: int = 12, *, min_effect: float = 0.05, pool: bool = True, confidence: float = 0.95
+) -> doc.Design:
+    return dz.make(
+        sequential=True,
+        looks=list(range(min_pairs, max_pairs + 1)),
+        min_pairs=min_pairs,
+        confidence=confidence,
+        min_effect=min_effect,
+        pool=pool,
+        interleaved=True,
+    )
+
+
+def fixed_equivalent(
+    seq: doc.Design,
+    reference: Scenario,
     *,
-    replicates: int | None = None,
-) -> list[Rate]:
-    """Rates for each method under A/A (no effect) and under +effect. Deterministic given the seed."""
-    rng = np.random.default_rng(settings.seed)
-    hits = {(m, sc): 0 for m in methods for sc in ("A/A", f"+{settings.effect:.0%}")}
-    for i in range(settings.sims):
-        base = ar1(rng, settings.steps, rho=settings.rho, cv=settings.cv)
-        same = ar1(rng, settings.steps, rho=settings.rho, cv=settings.cv)
-        better = ar1(rng, settings.steps, rho=settings.rho, cv=settings.cv, mean=100.0 * (1 + settings.effect))
-        for scenario, cand in (("A/A", same), (f"+{settings.effect:.0%}", better)):
-            for m in methods:
-                if m == "mann-whitney":
-                    sig = mann_whitney_significant(base, cand, confidence=settings.confidence)
-                else:
-                    iv = ratio_interval(
-                        [_split(base, settings.windows)],
-                        [_split(cand, settings.windows)],
-                        method=m,
-                        confidence=settings.confidence,
-                        seed=settings.seed + i,
-                    )
-                    sig = iv.significant
-                hits[(m, scenario)] += int(sig)
-    return [Rate(m, sc, h, settings.sims) for (m, sc), h in hits.items()]
+    candidates: Sequence[int] = tuple(range(2, 21)),
+    sims: int = 2000,
+    seed: int = 20261201,
+) -> tuple[int, Result, Result]:
+    """The fixed design with the same error rates as `seq`: the fewest pairs whose power at twice
+    the minimum effect reaches the sequential design's, in the reference scenario (the A/A rates
+    of both are reported beside it). Returns (pairs, the sequential result, the fixed result)."""
+    effect = 2 * seq.min_effect
+    target = simulate(seq, Scenario(**{**reference.__dict__, "effect": effect}), sims=sims, seed=seed)
+    last: Result | None = None
+    for n in candidates:
+        fixed = fixed_design(n, min_effect=seq.min_effect, pool=seq.pool, confidence=seq.confidence)
+        last = simulate(fixed, Scenario(**{**reference.__dict__, "effect": effect}), sims=sims, seed=seed)
+        if last.power >= target.power:
+            return n, target, last
+    assert last is not None
+    return candidates[-1], target, last

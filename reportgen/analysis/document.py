@@ -19,12 +19,28 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from reportgen.errors import UserError
 
-SCHEMA_VERSION: Final = 4  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 5  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
 Direction = Literal["higher", "lower"]
 VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid", "incomplete"]
+# Why a verdict is what it is: the one piece of the evidence that decided it (docs/analysis.md#verdicts).
+Basis = Literal[
+    "invalid",  # machine, model or data differ
+    "same_work",  # the arms generated different work
+    "failed",  # a run failed or a guardrail failed
+    "pending",  # runs are unfinished: resuming redoes them
+    "missing_metric",  # an arm never logged the primary metric
+    "no_pairs",  # no pair of finished runs with a run-level figure
+    "too_few_pairs",  # fewer pairs than a decision needs (design.min_pairs, or a fixed design's planned pairs)
+    "interval",  # the repeated confidence interval crossed a decision boundary
+    "futility",  # the minimum effect is out of reach (sequential: the campaign stopped for it)
+    "windows",  # the interval cleared the threshold but the windows disagree in direction
+    "open",  # the interval is too wide to decide yet; more pairs may decide
+    "max_pairs",  # the design's last look came without a decision
+    "base",  # decided against the candidate's base
+]
 GuardrailStatus = Literal["pass", "fail", "not_applicable"]
 
 
@@ -73,7 +89,8 @@ class Settings(_Model):
     windows: list[Window] = Field(description="Pre-declared windows of steps.")
     min_effect: float = Field(description="Smallest relative change that counts (0.05 = 5 %).")
     confidence: float = Field(description="Confidence level of the intervals (0.95).")
-    method: str = Field(description='Interval method: "block-bootstrap" or "batch-means".')
+    method: str = Field(description='Within-run (diagnostic) interval method: "block-bootstrap" or "batch-means".')
+    design: Design = Field(description="The decision design: pairs, looks, boundary.")
     seed: int | None = Field(default=None, description="Seed of the bootstrap: the interval is reproducible.")
     site_url: str | None = Field(default=None, description="Where the report site is published (for the PR body).")
     pr_candidate: str = Field(description="The candidate the pull request proposes (spec, default the first).")
@@ -224,26 +241,113 @@ class WindowChange(_Model):
 
 
 class Interval(_Model):
-    """Ratio candidate/baseline of the primary metric's mean, with its confidence interval."""
+    """Ratio candidate/reference of a metric's run-level figure, with its confidence interval.
+
+    Run level (`method` "paired-t ..."): over pairs of runs, `pairs` of them, at `look_confidence`
+    per look so that the interval holds `confidence` over every look of the design. Within run
+    (`method` "block-bootstrap" or "batch-means"): from the steps' own noise, a diagnostic that
+    leaves run-to-run variation out."""
 
     estimate: float | None = None
     low: float | None = None
     high: float | None = None
     confidence: float = 0.95
     method: str = ""
-    n_baseline: int = 0
-    n_candidate: int = 0
+    n_baseline: int = Field(default=0, description="Runs (run level) or steps (within run) of the reference arm.")
+    n_candidate: int = Field(default=0, description="Runs (run level) or steps (within run) of the candidate.")
     block_length: int | None = None
+    pairs: int | None = Field(default=None, description="Pairs of runs the run-level interval is over.")
+    df: float | None = Field(default=None, description="Degrees of freedom of the t quantile.")
+    look_confidence: float | None = Field(
+        default=None, description="Per-look level of a repeated interval (equal to `confidence` with one look)."
+    )
     significant: bool = Field(default=False, description="The interval excludes 1.")
     warnings: list[str] = Field(default_factory=list)
 
 
-class Repeats(_Model):
-    n: int = Field(description="Formal runs per arm (the smaller of the two).")
-    ratios: list[float] = Field(description="Candidate/baseline per candidate run.")
-    spread: float | None = None
-    interleaved: bool
-    paired: bool
+class Design(_Model):
+    """When a comparison may be decided and how wide its interval is at each look
+    (reportgen/analysis/design.py; docs/analysis.md#the-interval)."""
+
+    mode: Literal["fixed", "sequential"] = Field(
+        description='"fixed": one look at the planned pairs ([run] repeats); "sequential": a look after every '
+        'pair from min_pairs to max_pairs ([run] until = "decided").'
+    )
+    min_pairs: int = Field(description="No verdict is accepted, rejected or no_change on fewer pairs.")
+    max_pairs: int = Field(description="The last look of the design.")
+    looks: list[int] = Field(description="Pair counts at which the design may decide.")
+    confidence: float = Field(description="Probability that the interval covers the truth at every look at once.")
+    boundary: float = Field(description="Normal-scale constant of the repeated interval (Pocock): 1.96 for one look.")
+    look_confidence: float = Field(description="Two-sided level of each look's interval.")
+    futility: float | None = Field(
+        default=None,
+        description="One-sided level of the futility bound: a sequential comparison stops when this bound of the "
+        "gain is below the minimum effect. null for a fixed design.",
+    )
+    min_effect: float = Field(description="Smallest relative gain that counts, and loss that rejects (0.05 = 5 %).")
+    pool: bool = Field(
+        description="Run-to-run variance borrowed from the campaign's other arms (two-way arms x blocks model) "
+        "unless the comparison's own pairs disagree with it."
+    )
+    interleaved: bool = Field(description="Runs were made in blocks, each arm once per block: pairs are adjacent.")
+    budget_minutes: float | None = Field(default=None, description="[run] budget_minutes of one `reportgen run`.")
+
+
+class Pair(_Model):
+    """One block's reference run and candidate run, and the ratio of their run-level figures."""
+
+    repeat: int = Field(description="The block (repeat number) both runs belong to.")
+    reference_run: str = Field(description='e.g. "baseline/2".')
+    candidate_run: str = Field(description='e.g. "A1/2".')
+    reference: float = Field(description="The reference run's figure: mean of its window means.")
+    candidate: float = Field(description="The candidate run's figure.")
+    ratio: float = Field(description="candidate / reference.")
+    candidate_first: bool | None = Field(
+        default=None, description="The candidate run started before the reference run; null: not recorded."
+    )
+
+
+class Look(_Model):
+    """The comparison as it stood after `pairs` pairs: the interval and what it would have decided."""
+
+    pairs: int
+    estimate: float | None = Field(default=None, description="Geometric mean of the pairs' ratios.")
+    low: float | None = None
+    high: float | None = None
+    futility_high: float | None = Field(
+        default=None, description="The one-sided futility bound of the ratio (sequential designs)."
+    )
+    outcome: Literal["accepted", "rejected", "no_change", "futility", "windows", "open", "too_few_pairs"] = Field(
+        description="What this look's interval says under the design's rules."
+    )
+
+
+class RunLevel(_Model):
+    """A candidate against a reference arm at the run level: its pairs, the interval after each
+    pair, and the interval now (the evidence of the verdict)."""
+
+    reference: str = Field(description='The reference arm: "baseline", or the candidate\'s base.')
+    metric: str
+    pairs: list[Pair] = Field(default_factory=list)
+    interval: Interval = Interval()
+    variance: Literal["pairs", "pooled", "none"] = Field(
+        default="none",
+        description='"pairs": the sample variance of these pairs\' log ratios; "pooled": the run-to-run variance of '
+        'every arm of the campaign (two-way arms x blocks model); "none": fewer than two pairs.',
+    )
+    variance_note: str | None = Field(default=None, description="Why the pool was or was not used, in words.")
+    looks: list[Look] = Field(default_factory=list, description="One per pair count, 1 to len(pairs).")
+    window_changes: list[float | None] = Field(
+        default_factory=list, description="Per window: candidate/reference - 1 of the window means over these pairs."
+    )
+    outcome: Literal["accepted", "rejected", "no_change", "futility", "windows", "open", "too_few_pairs"] = Field(
+        default="too_few_pairs", description="What the interval now says under the design's rules."
+    )
+    more_pairs: int | None = Field(
+        default=None,
+        description="If the estimate and spread stay as seen, the pairs still needed for the interval to decide; "
+        "null when it is decided, or no projection within the design's maximum.",
+    )
 
 
 class GuardrailResult(_Model):
@@ -260,6 +364,8 @@ class GuardrailResult(_Model):
 
 class Verdict(_Model):
     status: VerdictStatus
+    basis: Basis = Field(description="The piece of evidence that decided it (docs/analysis.md#verdicts).")
+    pairs: int = Field(default=0, description="Pairs of runs in the deciding comparison.")
     summary: str = Field(description="One sentence.")
     cause: str | None = Field(
         default=None, description="Why it failed, is invalid, or (against a base) is not accepted, in words."
@@ -267,9 +373,15 @@ class Verdict(_Model):
     against: str = Field(
         default="baseline",
         description="The arm whose comparison decided the verdict: the baseline, or, for a candidate built on "
-        "another one and accepted against the baseline, that base (the change it adds is judged on its own: "
+        "another one, that base (the change it adds is judged on its own: "
         "docs/analysis.md#candidates-built-on-another-one).",
     )
+    failed_arm: str | None = Field(
+        default=None,
+        description="For a failed verdict: the arm whose run failed first (the candidate unless only "
+        "the reference failed).",
+    )
+    oom: bool = Field(default=False, description="For a failed verdict: that run ran out of memory.")
 
 
 class MetricChange(_Model):
@@ -280,6 +392,7 @@ class MetricChange(_Model):
     label: str
     unit: str = ""
     better: Direction | None = None
+    against: str = Field(default="baseline", description="The reference arm.")
     reference: float | None = Field(default=None, description="The reference arm's value.")
     candidate: float | None = None
     change: float | None = Field(default=None, description="candidate/reference - 1 (a fraction).")
@@ -308,7 +421,13 @@ class CandidateSummary(_Model):
     """What a reviewer reads first: the figures that decide, the verdict, and what to do next."""
 
     is_pr: bool = Field(description="This is the pull request's candidate (settings.pr_candidate).")
-    primary: MetricChange
+    primary: MetricChange = Field(
+        description="The primary metric in the comparison that decided the verdict (`against` names its reference)."
+    )
+    primary_vs_baseline: MetricChange | None = Field(
+        default=None,
+        description="The primary metric against the baseline, when the verdict was decided against a base.",
+    )
     step_time: MetricChange
     peak_memory: MetricChange = Field(description="Peak GPU memory (MiB) over the GPUs; no interval.")
     verdict: VerdictStatus
@@ -363,9 +482,23 @@ class Comparison(_Model):
     baseline: str = "baseline"
     headline: list[HeadlineRow] = Field(default_factory=list)
     windows: list[WindowChange] = Field(default_factory=list, description="Primary metric per window.")
-    interval: Interval = Interval()
+    interval: Interval = Field(
+        default=Interval(), description="The run-level interval against the baseline (run_level.interval)."
+    )
+    within_run: Interval = Field(
+        default=Interval(),
+        description="Diagnostic: the interval from within-run step noise (settings.method); run-to-run variation left out.",
+    )
+    run_level: RunLevel = Field(description="The candidate against the baseline, pair by pair.")
+    base_run_level: RunLevel | None = Field(
+        default=None, description="The candidate against its base, pair by pair (candidates built on another one)."
+    )
+    needs_pairs: bool = Field(
+        default=False,
+        description="A sequential campaign would run another pair for this candidate: its deciding comparison is "
+        "open and below the design's maximum.",
+    )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
-    repeats: Repeats | None = Field(default=None, description="Present when an arm has two or more formal runs.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)
     verdict: Verdict
     summary: CandidateSummary
@@ -382,6 +515,13 @@ class Comparison(_Model):
         default_factory=list, description="Primary metric and step time against the base (empty without a base)."
     )
     changed_flags: list[FlagChange] = Field(default_factory=list)
+
+    def deciding(self) -> RunLevel:
+        """The run-level comparison the verdict was decided on: against the base when the verdict
+        names it, else against the baseline."""
+        if self.verdict.against != self.baseline and self.base_run_level is not None:
+            return self.base_run_level
+        return self.run_level
 
 
 class Artifact(_Model):
@@ -409,10 +549,34 @@ class BaselineDrift(_Model):
     flagged: bool = Field(description="|change| exceeds settings.min_effect.")
 
 
+class CampaignCost(_Model):
+    """What the campaign spent, against what a fixed design would have (formal runs only)."""
+
+    pairs_run: dict[str, int] = Field(default_factory=dict, description="Arm -> finished formal runs.")
+    run_minutes: float = Field(default=0.0, description="Wall-clock minutes of the finished formal runs.")
+    gpu_minutes: float | None = Field(
+        default=None, description="run_minutes x the GPUs each run held ([run] num_gpus); null on a CPU."
+    )
+    fixed_pairs: int | None = Field(
+        default=None,
+        description="Pairs per arm of the fixed design with the same error rates (docs/calibration.md); null for a "
+        "fixed campaign.",
+    )
+    fixed_minutes: float | None = Field(
+        default=None, description="What fixed_pairs pairs of every arm would take at the measured mean run times."
+    )
+    stopped: Literal["decided", "max_pairs", "open", "fixed"] = Field(
+        default="fixed",
+        description='"decided": no comparison needs another pair; "max_pairs": the design\'s last look came; '
+        '"open": comparisons still need pairs (a budget or a stop ended the last `reportgen run`; resume adds '
+        'pairs); "fixed": a fixed design.',
+    )
+
+
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[4] = 4
+    schema_version: Literal[5] = 5
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -427,6 +591,7 @@ class AnalysisDocument(_Model):
     comparisons: list[Comparison] = Field(default_factory=list)
     profiler_runs: list[ProfilerRun] = Field(default_factory=list)
     baseline_drift: BaselineDrift | None = None
+    campaign: CampaignCost = CampaignCost()
     warnings: list[str] = Field(default_factory=list, description="Findings about the whole experiment, in words.")
 
     @property

@@ -1,22 +1,20 @@
 """What to do next about one candidate, and why, derived from the evidence (pure).
 
 Part of reportgen.analysis. A verdict alone leaves the reviewer to work out the next move; the
-report names it: merge (with the candidates the patch builds on), repeat the measurement with
-interleaved repeats (and the exact command), make the arms do the same work, fix the failure,
-re-run on one machine, or reject. For a verdict that is not a plain accept or reject, the cause
-is said in words with links to the evidence on the page (anchors documented in
-docs/formats/analysis.md).
+report names it: merge (with the candidates the patch builds on), add pairs to the same campaign
+(and the exact command), make the arms do the same work, fix the failure, re-run on one machine,
+or reject. It reads the verdict as decision.py made it (status, basis, cause); it decides nothing.
+For a verdict that is not a plain accept or reject, the cause is said in words with links to the
+evidence on the page (anchors documented in docs/formats/analysis.md).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
-
-STILL_RUNNING = "still marked running"  # how the cause names a run left `running` (report._pending)
+from reportgen.analysis.evidence import STILL_RUNNING
 
 # Ids on the experiment page the evidence links point at (the page renders these sections).
 WINDOWS = "windows"
@@ -47,106 +45,117 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:+.1f} %"
 
 
-def _disagreeing(windows: Sequence[doc.WindowChange], direction: str) -> list[doc.WindowChange]:
-    def worse_or_flat(c: float | None) -> bool:
-        return c is None or (c <= 0 if direction == "higher" else c >= 0)
-
-    return [w for w in windows if worse_or_flat(w.change)]
+Step = tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]
 
 
-def derive(
-    comp: doc.Comparison,
-    *,
-    direction: str,
-    min_effect: float,
-    metric_label: str,
-    rerun: Rerun,
-    failed_oom: bool,
-    invalid_by: str | None,
-    failed_arm: str | None = None,
-    missing_metric: bool = False,
-) -> tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]:
-    """(next step, cause in words or None, evidence links) for one comparison.
-
-    `invalid_by` is the id of the guardrail that made the verdict invalid ("same_work",
-    "same_machine", "same_inputs"); for a failed verdict, `failed_arm` is the arm whose run failed
-    first (the candidate unless only the baseline failed) and `failed_oom` whether that run ran
-    out of memory: the next step fixes and re-runs that arm. `missing_metric`: the verdict is
-    inconclusive because an arm never logged the primary metric (its cause says which)."""
+def derive(comp: doc.Comparison, *, metric_label: str, rerun: Rerun, design: doc.Design) -> Step:
+    """(next step, cause in words or None, evidence links) for one comparison, from its verdict."""
     cand = comp.candidate
     v = comp.verdict
-    iv = comp.interval
-    together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
     if v.status == "incomplete":
-        text = (
-            "Resume the campaign with the same command: it keeps every finished run and runs the unfinished "
-            "ones again; then the verdict is made."
-        )
-        if STILL_RUNNING in (v.cause or ""):
-            # A run marked running may belong to a campaign under way elsewhere; resuming stops its process.
-            text = (
-                "If no reportgen run of this campaign is still under way, resume it with the same command: it "
-                "keeps every finished run and runs the unfinished ones again (a run marked running whose process "
-                "is alive on this machine is stopped first); otherwise wait for it to finish and analyse again."
-            )
-        return (
-            doc.NextStep(action="resume", text=text, command=rerun.command()),
-            v.cause,
-            [doc.EvidenceLink(label="runs", anchor="runs")],
-        )
-    if v.against != comp.baseline and v.status in ("rejected", "no_change", "inconclusive"):
-        return _on_base(comp, rerun=rerun)
-    if v.status == "accepted":
-        return doc.NextStep(action="merge", text=f"Merge {cand}{together}."), None, []
-    if v.status == "rejected":
-        text = f"Do not merge {cand}: {metric_label} is worse ({_pct(None if iv.estimate is None else iv.estimate - 1)}); keep the baseline's flags."
-        return doc.NextStep(action="reject", text=text), None, []
-    if v.status == "no_change":
-        text = f"Do not merge {cand} for speed: no change of {min_effect:.0%} or more in {metric_label}."
-        return doc.NextStep(action="reject", text=text), None, []
+        return _resume(v, rerun)
     if v.status == "failed":
-        cause = v.cause or v.summary
-        arm = failed_arm or cand
-        # A candidate's page holds its own failure write-up; the baseline's runs are on the experiment page.
-        page_anchor = f"{cand}/index.md" if arm == cand else "runs"
-        page = doc.EvidenceLink(label=f"{arm}'s write-up" if arm == cand else "the baseline's runs", anchor=page_anchor)
-        if failed_oom:
-            memory = doc.EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory")
-            text = (
-                f"Fix the out-of-memory failure of {arm} (less memory per step, e.g. a smaller "
-                "--max-tokens-per-gpu, or a larger memory cap), then re-run it."
-            )
-            return (
-                doc.NextStep(action="fix_oom", text=text, command=rerun.command("--rerun", arm)),
-                cause,
-                [page, memory],
-            )
-        text = f"Fix the failure of {arm}, then re-run it."
-        return doc.NextStep(action="fix_failure", text=text, command=rerun.command("--rerun", arm)), cause, [page]
+        return _failed(comp, rerun)
     if v.status == "invalid":
-        if invalid_by == "same_work":
-            text = (
-                f"Make {cand} and the baseline generate the same work (fixed-length decoding, e.g. "
-                "--rollout-ignore-eos as the GPU profiles do, or settings under which the policies do not "
-                "diverge), then run the experiment again; meanwhile read the work-independent figures."
-            )
-            cause = comp.same_work.reason
-            return (
-                doc.NextStep(action="equalize_work", text=text, command=rerun.command("--new-campaign")),
-                cause,
-                [
-                    doc.EvidenceLink(label="same-work check", anchor=SAME_WORK),
-                    doc.EvidenceLink(label="quality curves", anchor=QUALITY),
-                ],
-            )
-        text = "Run every arm again on one machine, with the same model and data files."
-        return (
-            doc.NextStep(action="rerun", text=text, command=rerun.command("--new-campaign")),
-            v.cause or v.summary,
-            [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
+        return _invalid(comp, rerun)
+    if v.status == "inconclusive":
+        return _inconclusive(comp, rerun=rerun, design=design, metric_label=metric_label)
+    on_base = v.against != comp.baseline
+    links = (
+        [doc.EvidenceLink(label=f"{cand} against {v.against}", anchor=f"{cand}/index.md#against-base")]
+        if on_base
+        else []
+    )
+    if v.status == "accepted":
+        together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
+        return doc.NextStep(action="merge", text=f"Merge {cand}{together}."), None, links
+    if on_base:
+        text = (
+            f"Do not merge {cand}: its gain over the baseline is {v.against}'s, not its own; keep {v.against}'s flags."
         )
-    # inconclusive
-    if missing_metric:  # the spec must name another primary metric
+        return doc.NextStep(action="reject", text=text), v.cause, links
+    if v.status == "rejected":
+        est = comp.run_level.interval.estimate
+        text = f"Do not merge {cand}: {metric_label} is worse ({_pct(None if est is None else est - 1)}); keep the baseline's flags."
+        return doc.NextStep(action="reject", text=text), None, []
+    # no_change
+    text = f"Do not merge {cand} for speed: no change of {design.min_effect:.0%} or more in {metric_label}."
+    return doc.NextStep(action="reject", text=text), None, []
+
+
+def _resume(v: doc.Verdict, rerun: Rerun) -> Step:
+    text = (
+        "Resume the campaign with the same command: it keeps every finished run and runs the unfinished "
+        "ones again; then the verdict is made."
+    )
+    if STILL_RUNNING in (v.cause or ""):
+        # A run marked running may belong to a campaign under way elsewhere; resuming stops its process.
+        text = (
+            "If no reportgen run of this campaign is still under way, resume it with the same command: it "
+            "keeps every finished run and runs the unfinished ones again (a run marked running whose process "
+            "is alive on this machine is stopped first); otherwise wait for it to finish and analyse again."
+        )
+    return (
+        doc.NextStep(action="resume", text=text, command=rerun.command()),
+        v.cause,
+        [doc.EvidenceLink(label="runs", anchor="runs")],
+    )
+
+
+def _failed(comp: doc.Comparison, rerun: Rerun) -> Step:
+    cand, v = comp.candidate, comp.verdict
+    cause = v.cause or v.summary
+    arm = v.failed_arm or cand
+    # A candidate's page holds its own failure write-up; the baseline's runs are on the experiment page.
+    page_anchor = f"{cand}/index.md" if arm == cand else "runs"
+    page = doc.EvidenceLink(label=f"{arm}'s write-up" if arm == cand else "the baseline's runs", anchor=page_anchor)
+    if v.oom:
+        memory = doc.EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory")
+        text = (
+            f"Fix the out-of-memory failure of {arm} (less memory per step, e.g. a smaller "
+            "--max-tokens-per-gpu, or a larger memory cap), then re-run it."
+        )
+        return (
+            doc.NextStep(action="fix_oom", text=text, command=rerun.command("--rerun", arm)),
+            cause,
+            [page, memory],
+        )
+    text = f"Fix the failure of {arm}, then re-run it."
+    return doc.NextStep(action="fix_failure", text=text, command=rerun.command("--rerun", arm)), cause, [page]
+
+
+def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
+    cand, v = comp.candidate, comp.verdict
+    if v.basis == "same_work":
+        other = "the baseline" if v.against == comp.baseline else v.against
+        text = (
+            f"Make {cand} and {other} generate the same work (fixed-length decoding, e.g. "
+            "--rollout-ignore-eos as the GPU profiles do, or settings under which the policies do not "
+            "diverge), then run the experiment again; meanwhile read the work-independent figures."
+        )
+        return (
+            doc.NextStep(action="equalize_work", text=text, command=rerun.command("--new-campaign")),
+            v.cause,
+            [
+                doc.EvidenceLink(label="same-work check", anchor=SAME_WORK),
+                doc.EvidenceLink(label="quality curves", anchor=QUALITY),
+            ],
+        )
+    text = "Run every arm again on one machine, with the same model and data files."
+    return (
+        doc.NextStep(action="rerun", text=text, command=rerun.command("--new-campaign")),
+        v.cause or v.summary,
+        [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
+    )
+
+
+def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, metric_label: str) -> Step:
+    cand, v = comp.candidate, comp.verdict
+    on_base = v.against != comp.baseline
+    links: list[doc.EvidenceLink] = []
+    if on_base:
+        links.append(doc.EvidenceLink(label=f"{cand} against {v.against}", anchor=f"{cand}/index.md#against-base"))
+    if v.basis == "missing_metric":  # the spec must name another primary metric
         text = "Name a metric every arm logged as [analysis] primary in the spec, then analyse again."
         command = f"reportgen analyze {shlex.quote(rerun.name)}" if rerun.name else None
         return (
@@ -154,53 +163,45 @@ def derive(
             v.cause,
             [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
         )
-    links: list[doc.EvidenceLink] = []
-    if iv.estimate is None:
-        cause = f"no interval could be computed ({iv.warnings[0] if iv.warnings else 'too few steps'})"
+    if v.basis in ("futility", "base"):
+        text = (
+            f"Do not merge {cand} for speed: the {design.min_effect:.0%} minimum effect in {metric_label} is out of "
+            "reach; more pairs would not change that."
+            if v.basis == "futility"
+            else f"Do not merge {cand}: with {v.against} it is not better than the baseline."
+        )
+        links.append(doc.EvidenceLink(label="interval after each pair", anchor=VERDICTS))
+        return doc.NextStep(action="reject", text=text), v.cause, links
+    if v.basis == "windows":
+        links.append(doc.EvidenceLink(label="windows", anchor=WINDOWS))
     else:
-        off = _disagreeing(comp.windows, direction)
-        if off and len(comp.windows) > 1:
-            names = ", ".join(f"{w.window} ({_pct(w.change)})" for w in off)
-            cause = (
-                f"{len(off)} of {len(comp.windows)} windows went the other way: {names}, while the change over "
-                f"all windows is {_pct(iv.estimate - 1)}"
-            )
-            links += [doc.EvidenceLink(label=f"window {w.window}", anchor=WINDOWS) for w in off]
-        elif comp.repeats and not all((r > 1) if direction == "higher" else (r < 1) for r in comp.repeats.ratios):
-            cause = "the change is not in the same direction in every repeat"
-            links.append(doc.EvidenceLink(label="repeats", anchor=VERDICTS))
-        else:
-            lo = None if iv.low is None else iv.low - 1
-            hi = None if iv.high is None else iv.high - 1
-            cause = (
-                f"the {iv.confidence:.0%} interval of the change ({_pct(lo)} to {_pct(hi)}) is too wide to show "
-                f"the {min_effect:.0%} minimum effect"
-            )
-            links.append(doc.EvidenceLink(label="interval", anchor=VERDICTS))
+        links.append(doc.EvidenceLink(label="interval after each pair", anchor=VERDICTS))
     if any(w.within is False for w in comp.same_work.windows):  # work differed without deciding (primary not perf/*)
         links.append(doc.EvidenceLink(label="same-work check", anchor=SAME_WORK))
-    return _repeat(comp, rerun), cause, links
+    if v.basis == "max_pairs":
+        text = (
+            f"Do not merge {cand} on this evidence: {design.max_pairs} pairs did not show the "
+            f"{design.min_effect:.0%} minimum effect either way. A larger max_pairs ([run]) continues the same "
+            "campaign; its interval widens to cover the extra looks."
+        )
+        return doc.NextStep(action="reject", text=text, command=None), v.cause, links
+    return _more_pairs(comp, rerun, design), v.cause, links
 
 
-def _repeat(comp: doc.Comparison, rerun: Rerun) -> doc.NextStep:
-    """Measure again with more interleaved repeats, and the exact command."""
-    n = comp.repeats.n if comp.repeats else 1
-    # Never fewer repeats than already ran: twice as many when they were interleaved, else as many, interleaved.
-    repeats = max(2, 2 * n) if comp.repeats and comp.repeats.interleaved else max(2, n)
+def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.NextStep:
+    """Add pairs to the same campaign: its runs are kept, and the repeated interval stays valid."""
+    rl = comp.deciding()
+    n = len(rl.pairs)
+    more = rl.more_pairs or max(1, design.min_pairs - n)
+    if design.mode == "sequential":
+        text = (
+            f"Resume the campaign with the same command: it keeps every run and adds pairs until the verdict is "
+            f"decided (about {more} more if the spread stays as seen, at most {design.max_pairs} in all)."
+        )
+        return doc.NextStep(action="repeat", text=text, command=rerun.command())
     text = (
-        f'Measure again with [run] repeats = {repeats}, order = "interleaved" in the spec, so run-to-run '
-        "variation enters the interval and drift hits both arms alike."
+        f'Add pairs to this campaign: set [run] until = "decided" (or repeats = {n + more}) in the spec and run it '
+        "again; its runs are kept and the verdict is made when the interval decides."
     )
-    command = f'# in the spec: [run] repeats = {repeats}, order = "interleaved"\n' + rerun.command("--new-campaign")
+    command = '# in the spec: [run] until = "decided"\n' + rerun.command()
     return doc.NextStep(action="repeat", text=text, command=command)
-
-
-def _on_base(comp: doc.Comparison, *, rerun: Rerun) -> tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]:
-    """A candidate built on another one, accepted against the baseline but not against its base:
-    the gain is the base's, so what the candidate adds is not merged (or is measured again)."""
-    cand, base, v = comp.candidate, comp.verdict.against, comp.verdict
-    links = [doc.EvidenceLink(label=f"{cand} against {base}", anchor=f"{cand}/index.md#against-base")]
-    if v.status == "inconclusive":
-        return _repeat(comp, rerun), v.cause, links
-    text = f"Do not merge {cand}: its gain over the baseline is {base}'s, not its own; keep {base}'s flags."
-    return doc.NextStep(action="reject", text=text), v.cause, links

@@ -78,6 +78,7 @@ class Arm:
     interrupt_at: int | None = None  # stopped by a signal at this step (status interrupted)
     interrupt_repeat: int | None = None  # only this repeat is interrupted (None: every repeat)
     critic_nan_at: int | None = None  # train/critic-value_loss = nan at this step (a PPO critic's keys are logged)
+    run_cv: float = 0.01  # run-to-run noise: each run's throughput is offset by this fraction (sd)
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -107,7 +108,7 @@ def write_run(
     last = steps if spec.fail_at is None else spec.fail_at
     if stopped and spec.interrupt_at is not None:
         last = spec.interrupt_at
-    noise = ar1(rng, steps, cv=spec.cv)
+    noise = ar1(rng, steps, cv=spec.cv) * (1.0 + spec.run_cv * rng.standard_normal())
     resp_len = spec.resp_len or resp_len
     rows = []
     step_times = []
@@ -241,15 +242,16 @@ def make_experiment(
     name: str = "exp",
     steps: int = 60,
     warmup: int = 6,
-    repeats: int = 1,
-    order: str = "sequential",
+    repeats: int = 3,
+    order: str = "interleaved",
     method: str = "block-bootstrap",
     seed: int = 1,
     windows: int = 3,
     gpu: bool = True,
     analysis_extra: str = "",
 ) -> Path:
-    """A runs/<name>/ tree with a spec, and one folder per arm and repeat."""
+    """A runs/<name>/ tree with a spec, and one folder per arm and repeat: by default three
+    interleaved blocks, the fewest pairs a verdict may rest on."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)

@@ -59,9 +59,16 @@ def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     assert head["gpu/util_mean"]["baseline"] == pytest.approx(50.5)  # GPUs 0 and 1 at 50 and 51 %
     assert head["gpu/1/mem_peak_mib"]["baseline"] == 70010.0
     assert head["workload/limits"]["text"] == "unchanged"
-    assert comp["repeats"]["n"] == 2 and comp["repeats"]["interleaved"] and len(comp["repeats"]["ratios"]) == 2
-    assert "runs" in comp["interval"]["method"]
-    assert comp["verdict"]["status"] == "accepted"
+    rl = comp["run_level"]
+    assert [p["repeat"] for p in rl["pairs"]] == [1, 2] and [lk["pairs"] for lk in rl["looks"]] == [1, 2]
+    # each pair's ratio is the two runs' own figures (the mean of their window means)
+    runs = {(a["id"], r["repeat"]): r["overall"] for a in doc["arms"] for r in a["runs"]}
+    assert rl["pairs"][1]["ratio"] == pytest.approx(runs[("A1", 2)] / runs[("baseline", 2)])
+    assert comp["interval"] == rl["interval"] and "pairs of runs" in comp["interval"]["method"]
+    assert "within runs" in comp["within_run"]["method"]
+    # two pairs never decide: the verdict says how many more a decision needs
+    v = comp["verdict"]
+    assert (v["status"], v["basis"], v["pairs"]) == ("inconclusive", "too_few_pairs", 2) and "1 more" in v["summary"]
     assert doc["fixed_workload"] == [
         {"flag": "--global-batch-size", "value": "16"},
         {"flag": "--rollout-max-response-len", "value": "1024"},

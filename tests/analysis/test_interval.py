@@ -1,12 +1,17 @@
 import numpy as np
 import pytest
 
-from reportgen.analysis.calibration import ar1
+from reportgen.analysis import calibration
 from reportgen.analysis.interval import block_length, ratio_interval
 
 
 def _arm(rng, mean, runs=1, steps=180, rho=0.5):
     return [np.array_split(ar1(rng, steps, rho=rho, cv=0.1, mean=mean), 3) for _ in range(runs)]
+
+
+def ar1(rng, n, *, rho, cv, mean=100.0):
+    """Per-step values with coefficient of variation `cv` and lag-1 autocorrelation `rho`."""
+    return mean * (1.0 + cv * calibration.ar1(rng, (n,), rho=rho))
 
 
 @pytest.mark.parametrize("method", ["block-bootstrap", "batch-means"])

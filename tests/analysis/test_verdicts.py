@@ -2,12 +2,15 @@
 
 import json
 
+import numpy as np
 import pytest
 from builder import Arm, make_experiment
 
+from reportgen.analysis import design as dz
+from reportgen.analysis import document as doc
+from reportgen.analysis import runlevel
+from reportgen.analysis.decision import Evidence, Failure, decide
 from reportgen.analysis.guardrails import Guardrail
-from reportgen.analysis.interval import Interval
-from reportgen.analysis.verdict import Verdict, against_base, decide
 from reportgen.analyze import analyze_experiment
 
 
@@ -28,11 +31,10 @@ def test_verdicts_from_real_trees(tmp_path):
     doc = _analyse(
         tmp_path,
         {
-            "baseline": Arm(),
-            "fast": Arm(speed=1.2),
-            "slow": Arm(speed=0.9),
-            "same": Arm(),
-            "noisy": Arm(cv=0.6),
+            "baseline": Arm(cv=0.02),
+            "fast": Arm(speed=1.2, cv=0.02),
+            "slow": Arm(speed=0.9, cv=0.02),
+            "same": Arm(cv=0.02),
             "oom": Arm(fail_at=9),
             "othergpu": Arm(speed=1.2, fingerprint="fp-2"),
             "othermodel": Arm(model_hash="m-2"),
@@ -43,7 +45,6 @@ def test_verdicts_from_real_trees(tmp_path):
         "fast": "accepted",
         "slow": "rejected",
         "same": "no_change",
-        "noisy": "inconclusive",
         "oom": "failed",
         "othergpu": "invalid",
         "othermodel": "invalid",
@@ -51,13 +52,28 @@ def test_verdicts_from_real_trees(tmp_path):
     oom = _comp(doc, "oom")
     assert oom["verdict"]["cause"] == "OOM at step 9, tried to allocate 2.46 GiB"
     assert _guard(oom, "no_failures")["evidence"] == "oom/1/stderr.log:812"
-    assert _guard(oom, "steps_completed")["reason"] == "oom/1: 9/60 steps"
+    assert _guard(oom, "steps_completed")["reason"].startswith("oom/1: 9/60 steps")
     fast = _comp(doc, "fast")
     assert fast["consistent_direction"] and all(g["status"] == "pass" for g in fast["guardrails"])
-    assert fast["interval"]["low"] > 1.05
+    assert fast["interval"]["low"] > 1.05 and fast["interval"]["pairs"] == 3
+    assert fast["verdict"]["basis"] == "interval" and fast["run_level"]["variance"] == "pooled"
     # The failed arm's partial steps are still summarised, not dropped.
     oom_arm = next(a for a in doc["arms"] if a["id"] == "oom")
     assert oom_arm["runs"][0]["status"] == "failed" and oom_arm["runs"][0]["steps_completed"] == 9
+
+
+def test_a_noisy_arm_keeps_its_own_variance_and_stays_undecided(tmp_path):
+    doc = _analyse(tmp_path, {"baseline": Arm(), "quiet": Arm(speed=1.2), "calm": Arm(), "noisy": Arm(run_cv=0.3)})
+    noisy = _comp(doc, "noisy")
+    assert noisy["run_level"]["variance"] == "pairs" and "vary more" in noisy["run_level"]["variance_note"]
+    assert noisy["verdict"]["status"] == "inconclusive"
+    # it does not narrow the others' interval either: theirs combine the pool with their own pairs
+    assert _comp(doc, "calm")["run_level"]["variance"] == "pooled"
+    # one pair alone never decides, whatever its size
+    one = _analyse(tmp_path / "one", {"baseline": Arm(), "A1": Arm(speed=2.0)}, repeats=1)
+    v = _comp(one, "A1")["verdict"]
+    assert (v["status"], v["basis"], v["pairs"]) == ("inconclusive", "too_few_pairs", 1)
+    assert "a verdict needs at least 3" in v["summary"]
 
 
 @pytest.mark.parametrize(
@@ -110,54 +126,147 @@ def test_guardrails_not_applicable_when_keys_are_missing(tmp_path):
     assert comp["verdict"]["status"] == "accepted"  # n/a is not a failure
 
 
-def _iv(est, lo, hi):
-    return Interval(est, lo, hi, 0.95, "block-bootstrap", 100, 100, 4)
+def _design(mode: str = "fixed", looks: int = 3, **kw) -> doc.Design:
+    seq = mode == "sequential"
+    return dz.make(
+        sequential=seq,
+        looks=list(range(3, 13)) if seq else [looks],
+        min_pairs=kw.pop("min_pairs", 3),
+        confidence=0.95,
+        min_effect=0.05,
+        pool=False,
+        interleaved=True,
+    )
 
 
-OK = [Guardrail("no_failures", "t", "pass", "ok")]
+def _outcome(logs, windows=(0.1, 0.1, 0.1), higher=True, design=None) -> str:
+    """The run-level rules on pairs with these log ratios and window changes."""
+    design = design or _design(looks=len(logs))
+    s = runlevel.look_stats(np.array([logs], dtype=float))
+    b = runlevel.bounds(s, design)
+    up = all((w > 0) == higher for w in windows)
+    down = all((w < 0) == higher for w in windows)
+    o = runlevel.outcome(s, b, design, higher=higher, windows_better=np.array([up]), windows_worse=np.array([down]))
+    return runlevel.OUTCOME_NAMES[int(o[0])]
 
 
 @pytest.mark.parametrize(
-    "iv,windows,direction,repeats,expected",
+    "logs,windows,higher,expected",
     [
-        (_iv(1.20, 1.15, 1.25), [0.2, 0.2, 0.1], "higher", (), "accepted"),
-        (_iv(1.20, 1.15, 1.25), [0.2, -0.01, 0.1], "higher", (), "inconclusive"),  # one window went the other way
-        (_iv(1.20, 1.15, 1.25), [0.2, 0.2, 0.1], "higher", (1.2, 0.99), "inconclusive"),  # a repeat disagrees
-        (_iv(1.06, 1.02, 1.10), [0.06] * 3, "higher", (), "inconclusive"),  # does not clear 5 %
-        (_iv(1.02, 1.01, 1.03), [0.02] * 3, "higher", (), "no_change"),  # real but below the minimum effect
-        (_iv(1.00, 0.98, 1.02), [0.0] * 3, "higher", (), "no_change"),
-        (_iv(1.00, 0.90, 1.10), [0.0] * 3, "higher", (), "inconclusive"),
-        (_iv(0.90, 0.85, 0.95), [-0.1] * 3, "higher", (), "rejected"),
-        (_iv(0.80, 0.75, 0.85), [-0.2] * 3, "lower", (), "accepted"),  # step time: lower is better
-        (_iv(1.20, 1.15, 1.25), [0.2] * 3, "lower", (), "rejected"),
-        (
-            Interval(1.1, None, None, 0.95, "batch-means", 3, 3, None, ("too few batches",)),
-            [0.1],
-            "higher",
-            (),
-            "inconclusive",
-        ),
+        ([0.18, 0.20, 0.19, 0.21], (0.2, 0.2, 0.2), True, "accepted"),
+        ([0.18, 0.20, 0.19, 0.21], (0.2, -0.01, 0.2), True, "windows"),  # one window went the other way
+        ([0.04, -0.02, 0.03, -0.01], (0.01,) * 3, True, "futility"),  # +5 % is out of reach
+        ([0.06, 0.065, 0.055, 0.06], (0.06,) * 3, True, "accepted"),  # clears zero, the estimate clears 5 %
+        ([0.01, -0.01, 0.005, -0.005], (0.0,) * 3, True, "no_change"),  # inside ±5 %: equivalence
+        ([0.2, -0.2, 0.1, -0.1], (0.0,) * 3, True, "open"),  # too wide either way
+        ([-0.18, -0.20, -0.19, -0.21], (-0.2,) * 3, True, "rejected"),  # the mirror image of accepted
+        ([-0.03, -0.02, -0.025, -0.03], (-0.03,) * 3, True, "no_change"),  # worse by less than 5 %: not rejected
+        ([-0.18, -0.20, -0.19, -0.21], (-0.2,) * 3, False, "accepted"),  # step time: lower is better
+        ([0.18, 0.20, 0.19, 0.21], (0.2,) * 3, False, "rejected"),
+        ([0.18, 0.20], (0.2,) * 3, True, "too_few_pairs"),  # two pairs never decide
     ],
 )
-def test_decide_branches(iv, windows, direction, repeats, expected):
-    v = decide(
-        guardrails=OK, interval=iv, window_changes=windows, direction=direction, min_effect=0.05, repeat_ratios=repeats
-    )
-    assert v.status == expected, v.summary
-    assert v.summary
+def test_outcome_rules(logs, windows, higher, expected):
+    assert _outcome(logs, windows, higher) == expected
 
 
-def test_decide_precedence_invalid_over_failed():
-    gs = [Guardrail("no_failures", "t", "fail", "oom"), Guardrail("same_machine", "Same machine", "fail", "fp")]
+def test_rules_are_symmetric():
+    # The same evidence the other way round gives the mirror verdict: "rejected" needs as much as "accepted".
+    for logs in ([0.06, 0.065, 0.055, 0.06], [0.04, 0.06, 0.05, 0.07], [0.2, 0.1, 0.15, 0.3], [0.02, 0.01, 0.03, 0.0]):
+        up, down = _outcome(logs, (0.1,) * 3), _outcome([-x for x in logs], (-0.1,) * 3)
+        mirror = {"accepted": "rejected", "rejected": "accepted"}
+        assert mirror.get(up, up) == down or (up == "futility" and down in ("no_change", "futility", "open")), (
+            logs,
+            up,
+            down,
+        )
+
+
+def test_a_sequential_look_is_wider_than_a_fixed_one():
+    fixed, seq = _design(looks=6), _design("sequential")
+    assert fixed.look_confidence == pytest.approx(0.95)
+    assert seq.look_confidence > 0.98 and seq.boundary == pytest.approx(2.485, abs=0.01)
+    logs = [0.12, 0.0, 0.1, 0.02, 0.09, 0.03]  # +6 % on average, 6 pairs
+    assert _outcome(logs, design=fixed) == "accepted"
+    assert _outcome(logs, design=seq) == "open"  # ten looks: the same data is not yet decisive
+
+
+def _rl(outcome: str, ratio: float = 1.2, n: int = 3, reference: str = "baseline") -> doc.RunLevel:
+    pairs = [
+        doc.Pair(
+            repeat=i,
+            reference_run=f"{reference}/{i}",
+            candidate_run=f"c/{i}",
+            reference=1.0,
+            candidate=ratio,
+            ratio=ratio,
+        )
+        for i in range(1, n + 1)
+    ]
+    iv = doc.Interval(estimate=ratio, low=ratio - 0.05, high=ratio + 0.05, pairs=n, confidence=0.95)
+    return doc.RunLevel(reference=reference, metric="m", pairs=pairs, interval=iv, outcome=outcome)  # type: ignore[arg-type]
+
+
+def _evidence(**kw) -> Evidence:
+    base: dict = {
+        "candidate": "c",
+        "guardrails": [Guardrail("no_failures", "t", "pass", "ok")],
+        "same_work": ("pass", "ok"),
+        "vs_baseline": _rl("accepted"),
+        "design": _design(),
+        "direction": "higher",
+        "metric_label": "response tokens/s",
+        "windows": ["W1", "W2", "W3"],
+    }
+    return Evidence(**{**base, **kw})
+
+
+def test_decide_precedence():
+    same_machine = Guardrail("same_machine", "Same machine", "fail", "fp")
+    oom = Failure("OOM at step 3", "c", True)
+    v = decide(_evidence(guardrails=[same_machine], failure=oom))
+    assert (v.status, v.basis, v.cause) == ("invalid", "invalid", "fp")
+    v = decide(_evidence(failure=oom))
+    assert (v.status, v.basis, v.failed_arm, v.oom) == ("failed", "failed", "c", True)
+    v = decide(_evidence(same_work=("fail", "shorter"), pending="c/2 interrupted"))
+    assert (v.status, v.basis) == ("invalid", "same_work")  # resuming would not make the work the same
+    v = decide(_evidence(pending="c/2 interrupted"))
+    assert (v.status, v.basis, v.cause) == ("incomplete", "pending", "c/2 interrupted")
     v = decide(
-        guardrails=gs,
-        interval=_iv(1.2, 1.1, 1.3),
-        window_changes=[0.2],
-        direction="higher",
-        min_effect=0.05,
-        failure_cause="OOM at step 3",
+        _evidence(failure=Failure("baseline: OOM", "baseline", True), pending="c/1 interrupted", finished_both=False)
     )
-    assert v.status == "invalid" and v.cause == "fp"
+    assert v.status == "failed"  # a failure seen in a finished run stands
+    v = decide(_evidence(missing_metric="never logged"))
+    assert (v.status, v.basis) == ("inconclusive", "missing_metric")
+    v = decide(_evidence())
+    assert (v.status, v.basis, v.against, v.pairs) == ("accepted", "interval", "baseline", 3)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "basis"),
+    [
+        ("accepted", "accepted", "interval"),
+        ("rejected", "rejected", "interval"),
+        ("no_change", "no_change", "interval"),
+        ("futility", "inconclusive", "futility"),
+        ("windows", "inconclusive", "windows"),
+        ("open", "inconclusive", "open"),
+    ],
+)
+def test_a_derived_candidate_is_decided_against_its_base(outcome, status, basis):
+    v = decide(_evidence(base="A1", vs_base=_rl(outcome, 0.9 if outcome == "rejected" else 1.2, reference="A1")))
+    assert (v.status, v.basis, v.against) == (status, basis, "A1")
+    if status in ("rejected", "no_change"):
+        assert v.cause and "what it adds to A1" in v.cause
+    # its base unfinished: the change it adds cannot be judged yet
+    w = decide(_evidence(base="A1", vs_base=_rl(outcome, reference="A1"), base_pending="A1/3 interrupted"))
+    assert (w.status, w.against) == ("incomplete", "A1")
+
+
+def test_a_derived_gain_on_a_base_that_is_no_gain_is_not_accepted():
+    v = decide(_evidence(base="A1", vs_base=_rl("accepted", reference="A1"), vs_baseline=_rl("rejected", 0.8)))
+    assert (v.status, v.basis) == ("inconclusive", "base")
+    assert v.cause and "not better than the baseline" in v.cause
 
 
 def test_different_response_lengths_make_the_verdict_invalid(tmp_path):
@@ -169,52 +278,6 @@ def test_different_response_lengths_make_the_verdict_invalid(tmp_path):
     assert "340.0 vs 512.0 tokens" in short["verdict"]["cause"]
     fast = _comp(doc, "fast")
     assert _guard(fast, "same_work")["status"] == "pass" and fast["verdict"]["status"] == "accepted"
-
-
-@pytest.mark.parametrize(
-    ("low", "high", "direction", "expected"),
-    [
-        (1.10, 1.30, "higher", "accepted"),  # what it adds clears the minimum effect on its own
-        (0.60, 0.70, "higher", "rejected"),
-        (0.98, 1.03, "higher", "no_change"),
-        (1.01, 1.04, "higher", "no_change"),  # better, but all of it below the minimum effect
-        (0.90, 1.20, "higher", "inconclusive"),
-        (1.02, 1.20, "higher", "inconclusive"),  # better, not shown to clear 5 %
-        (1.30, 1.40, "lower", "rejected"),  # step time 30-40 % longer than the base's
-    ],
-)
-def test_against_base_branches(low, high, direction, expected):
-    accepted = Verdict("accepted", "Accepted: better by +20.00%.")
-    v = against_base(
-        accepted,
-        base="A1",
-        estimate=(low + high) / 2,
-        low=low,
-        high=high,
-        confidence=0.95,
-        direction=direction,
-        min_effect=0.05,
-        label="response tokens/s",
-    )
-    assert v.status == expected and v.against == "A1"
-    assert (v.cause is None) == (expected == "accepted")
-    # the metric's own change against A1, whichever way is better (step time up is "+", and worse)
-    mid = (low + high) / 2
-    assert f"{(mid - 1) * 100:+.2f}% against A1 (95% interval {(low - 1) * 100:+.2f}% to {(high - 1) * 100:+.2f}%)" in (
-        v.summary
-    )
-    if expected == "rejected":
-        assert v.cause and "worse" in v.cause
-
-
-@pytest.mark.parametrize("status", ["failed", "invalid", "inconclusive", "rejected", "no_change"])
-def test_against_base_only_reconsiders_an_accepted_verdict(status):
-    v = Verdict(status, "as decided against the baseline")
-    kw: dict = {"base": "A1", "confidence": 0.95, "direction": "higher", "min_effect": 0.05, "label": "x"}
-    assert against_base(v, estimate=0.5, low=0.4, high=0.6, **kw) is v
-    # and an accepted one without an interval against its base stays as it was
-    ok = Verdict("accepted", "ok")
-    assert against_base(ok, estimate=None, low=None, high=None, **kw) is ok
 
 
 def test_a_critics_nan_loss_fails_finite_training_and_grpo_lists_no_critic(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from reportgen.analyze import analyze_experiment
@@ -38,15 +39,26 @@ remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-p
 """
 
 
-def analyze(tmp_path: Path, logs: dict[str, list[rc.Line]], primary: str = "perf/step_resp_token_per_s") -> dict:
+Runs = list[list[rc.Line]]
+
+
+def three(make: Callable[[int], list[rc.Line]]) -> Runs:
+    """Three runs of one arm (repeats 1-3), each from its own seed: a verdict needs three pairs."""
+    return [make(k) for k in range(3)]
+
+
+def analyze(tmp_path: Path, logs: dict[str, list[rc.Line] | Runs], primary: str = "perf/step_resp_token_per_s") -> dict:
     tmp_path.mkdir(exist_ok=True)
     spec = tmp_path / "offload.toml"
     spec.write_text(spec_text(primary))
     runs = tmp_path / "runs"
-    for arm, lines in logs.items():
-        log = tmp_path / f"{arm}.log"
-        log.write_text(rc.text(lines))
-        assert main(["ingest", str(log), "--spec", str(spec), "--arm", arm, "--runs", str(runs)]) == 0
+    for arm, given in logs.items():
+        each = given if given and isinstance(given[0], list) else [given]
+        for repeat, lines in enumerate(each, start=1):
+            log = tmp_path / f"{arm}-{repeat}.log"
+            log.write_text(rc.text(lines))  # type: ignore[arg-type]
+            args = ["ingest", str(log), "--spec", str(spec), "--arm", arm, "--runs", str(runs), "--repeat", str(repeat)]
+            assert main(args) == 0
     return json.loads(analyze_experiment(runs / "offload").read_text())
 
 
@@ -63,8 +75,8 @@ def test_a1_vs_baseline_on_two_healthy_logs_gets_a_real_verdict(tmp_path: Path) 
     doc = analyze(
         tmp_path,
         {
-            "baseline": rc.healthy(STEPS, seed=1),
-            "A1": rc.healthy(STEPS, seed=2, speed=1.5, offload=False),
+            "baseline": three(lambda k: rc.healthy(STEPS, seed=1 + 10 * k)),
+            "A1": three(lambda k: rc.healthy(STEPS, seed=2 + 10 * k, speed=1.5, offload=False)),
         },
     )
     cmp = comparison(doc)
@@ -80,14 +92,17 @@ def test_a1_vs_baseline_on_two_healthy_logs_gets_a_real_verdict(tmp_path: Path) 
 def test_fp16_skips_pass_as_warnings(tmp_path: Path) -> None:
     doc = analyze(
         tmp_path,
-        {"baseline": rc.healthy(STEPS, seed=1, fp16_skips=[0, 1]), "A1": rc.healthy(STEPS, seed=2, speed=1.5)},
+        {
+            "baseline": three(lambda k: rc.healthy(STEPS, seed=1 + 10 * k, fp16_skips=[0, 1])),
+            "A1": three(lambda k: rc.healthy(STEPS, seed=2 + 10 * k, speed=1.5)),
+        },
     )
     cmp = comparison(doc)
     assert cmp["verdict"]["status"] == "accepted", cmp["verdict"]
     nf = guard(cmp, "no_failures")
     assert nf["status"] == "pass" and "fp16 loss scaling skipped the parameter update of 2 of 30" in nf["reason"]
     fin = guard(cmp, "finite_training")
-    assert fin["status"] == "pass" and "grad norm nan on 2 step(s)" in fin["reason"]
+    assert fin["status"] == "pass" and "grad norm nan on 6 step(s)" in fin["reason"]  # 2 in each of 3 runs
 
 
 def test_oom_candidate_fails_with_one_cause(tmp_path: Path) -> None:
@@ -112,7 +127,10 @@ def test_hybrid_arm_without_the_primary_metric_says_so(tmp_path: Path) -> None:
     # ... and with the suggested metric the same logs get a real verdict.
     again = analyze(
         tmp_path / "again",
-        {"baseline": rc.healthy(STEPS, seed=1, hybrid=True), "A1": rc.healthy(STEPS, seed=2, speed=1.5, hybrid=True)},
+        {
+            "baseline": three(lambda k: rc.healthy(STEPS, seed=1 + 10 * k, hybrid=True)),
+            "A1": three(lambda k: rc.healthy(STEPS, seed=2 + 10 * k, speed=1.5, hybrid=True)),
+        },
         primary="perf/step_token_per_s",
     )
     assert comparison(again)["verdict"]["status"] == "accepted"
@@ -122,8 +140,8 @@ def test_multi_turn_token_accounting_not_applicable(tmp_path: Path) -> None:
     doc = analyze(
         tmp_path,
         {
-            "baseline": rc.healthy(STEPS, seed=1, multi_turn=True),
-            "A1": rc.healthy(STEPS, seed=2, speed=1.5, multi_turn=True),
+            "baseline": three(lambda k: rc.healthy(STEPS, seed=1 + 10 * k, multi_turn=True)),
+            "A1": three(lambda k: rc.healthy(STEPS, seed=2 + 10 * k, speed=1.5, multi_turn=True)),
         },
     )
     cmp = comparison(doc)
@@ -164,7 +182,10 @@ def test_samples_per_step_catches_a_short_batch(tmp_path: Path) -> None:
 def test_ppo_runs_are_judged_on_the_actors_and_the_critics_keys(tmp_path: Path) -> None:
     # A critic's train/critic-* keys are stored beside the actor's; finite_training judges both
     # (the critic's value loss and grad norm on top of GRPO's six quantities).
-    logs = {"baseline": rc.healthy(STEPS, seed=1, critic=True), "A1": rc.healthy(STEPS, seed=2, speed=1.5, critic=True)}
+    logs: dict[str, list[rc.Line] | Runs] = {
+        "baseline": three(lambda k: rc.healthy(STEPS, seed=1 + 10 * k, critic=True)),
+        "A1": three(lambda k: rc.healthy(STEPS, seed=2 + 10 * k, speed=1.5, critic=True)),
+    }
     cmp = comparison(analyze(tmp_path / "ppo", logs))
     grpo = comparison(
         analyze(tmp_path / "grpo", {"baseline": rc.healthy(STEPS, seed=1), "A1": rc.healthy(STEPS, seed=2, speed=1.5)})

@@ -102,13 +102,18 @@ def test_example_dry_run(relax_dir: Path, tmp_path: Path, capsys: pytest.Capture
 
 
 def test_example_with_hand_made_logs(relax_dir: Path, tmp_path: Path) -> None:
-    """docs/relax.md, "Logs made by hand": ingest one log per arm, then analyze."""
+    """docs/relax.md, "Logs made by hand": ingest three pairs of runs, then analyze."""
     runs = tmp_path / "runs"
-    logs = {"baseline": rc.healthy(100, seed=1), "A1": rc.healthy(100, seed=2, speed=1.5, offload=False)}
-    for arm, lines in logs.items():
-        log = tmp_path / f"{arm}.log"
-        log.write_text(rc.text(lines))
-        assert main(["ingest", str(log), "--spec", str(EXAMPLE), "--arm", arm, "--runs", str(runs)]) == 0
+    for i in (1, 2, 3):
+        logs = {
+            "baseline": rc.healthy(100, seed=10 * i + 1),
+            "A1": rc.healthy(100, seed=10 * i + 2, speed=1.5, offload=False),
+        }
+        for arm, lines in logs.items():
+            log = tmp_path / f"{arm}-{i}.log"
+            log.write_text(rc.text(lines))
+            args = ["ingest", str(log), "--spec", str(EXAMPLE), "--arm", arm, "--runs", str(runs), "--repeat", str(i)]
+            assert main(args) == 0
     doc = json.loads(analyze_experiment(runs / "relax-qwen3-vl-4b-offload").read_text())
     (a1,) = [c for c in doc["comparisons"] if c["candidate"] == "A1"]
     assert a1["verdict"]["status"] == "accepted", a1["verdict"]

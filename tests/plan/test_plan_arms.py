@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.errors import UserError
-from reportgen.plan.arms import argv_text, build_plan, order_runs
+from reportgen.plan.arms import argv_text, block_order, build_plan, order_runs
 from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.spec.load import load_spec
 from reportgen.spec.model import Edits, WorkloadSpec
@@ -113,13 +113,15 @@ def test_order_runs(tmp_path):
         ("A1", 1),
         ("A2", 1),
         ("A3", 1),
-        ("baseline", 2),
-        ("A1", 2),
-        ("A2", 2),
         ("A3", 2),
+        ("A2", 2),
+        ("A1", 2),
+        ("baseline", 2),
         ("profile-baseline", 1),
         ("profile-A1", 1),
     ]
+    assert block_order(plan, 3, ["A2", "baseline"]) == ["baseline", "A2"]
+    assert block_order(plan, 4, ["A2", "baseline"]) == ["A2", "baseline"]
     with pytest.raises(UserError, match=r"run\.order"):
         order_runs(plan, 1, "random")
 

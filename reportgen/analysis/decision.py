@@ -1,0 +1,257 @@
+"""The verdict of one candidate: every piece of evidence goes in, one decision comes out.
+
+Part of reportgen.analysis (pure). This is the only place a verdict is made; the next step
+(next_step.py) and the pages read the verdict, its `basis` (which piece of evidence decided it)
+and its cause as they are. Precedence, first match wins:
+
+1. an invalid comparison (different machine, model or data): nothing about speed can be said;
+2. a failure (a run failed, a guardrail failed), unless runs are still unfinished and no finished
+   run failed: then what follows;
+3. different generated work in the finished runs (against the baseline or the candidate's base):
+   invalid, and resuming would not change it;
+4. unfinished runs (interrupted, or left running): incomplete, resuming redoes them;
+5. the primary metric never logged by an arm: inconclusive, name another;
+6. the run-level comparison (runlevel.py): against the candidate's base when it is built on
+   another candidate whose runs completed (A3 = A1 + a smaller token budget is one variable away
+   from A1, not from the baseline), else against the baseline. Its outcome under the design's
+   rules gives accepted, rejected, no_change or inconclusive with the reason.
+
+Thresholds come from the design (min_effect both ways, min_pairs, looks) and the spec's direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reportgen.analysis import document as doc
+from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
+from reportgen.analysis.inputs import RunData
+from reportgen.vocab import BASELINE, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first failure named in the comparison's runs: its words, its arm, whether it was an OOM."""
+
+    cause: str
+    arm: str
+    oom: bool
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the verdict of one candidate rests on, gathered by report.py."""
+
+    candidate: str
+    guardrails: Sequence[Guardrail]  # against the baseline, the same-work check excluded
+    same_work: tuple[str, str]  # (status, reason) against the baseline
+    vs_baseline: doc.RunLevel
+    design: doc.Design
+    direction: str
+    metric_label: str
+    base: str = BASELINE
+    vs_base: doc.RunLevel | None = None  # None: built on the baseline, or the base has no completed run
+    base_same_work: tuple[str, str] | None = None
+    failure: Failure | None = None
+    pending: str | None = None  # the unfinished runs, in words
+    finished_both: bool = True  # both arms have finished runs (guardrails could judge them)
+    base_pending: str | None = None  # the base's unfinished runs, when it has any
+    missing_metric: str | None = None
+    no_runs: bool = False  # the candidate has no formal run at all
+    windows: Sequence[str] = ()  # the windows' names, in order
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.2f}%"
+
+
+def missing_metric_cause(key: str, arms: dict[str, Sequence[RunData]]) -> str | None:
+    """Why no interval can exist when an arm never logged the primary metric, naming the arm and
+    the metrics every run did log that could stand in (Relax's hybrid mode prints no
+    `perf/step_resp_token_per_s`, `perf/step_token_per_s` remains); None when every run logged it."""
+    runs = [r for rs in arms.values() for r in rs]
+    lacking = {arm: rs for arm, rs in arms.items() if rs and all(key not in r.steps.columns for r in rs)}
+    if not lacking or not runs:
+        return None
+    everywhere = set.intersection(*(set(map(str, r.steps.columns)) for r in runs))
+    want = metric(key)
+    ranked = [STEP_TOKEN_PER_S, STEP_RESP_TOKEN_PER_S] + [
+        k for k, m in METRICS.items() if m.unit == want.unit and m.direction == want.direction
+    ]
+    alike = [k for k in dict.fromkeys(ranked) if k != key and k in everywhere]
+    who = which_runs([r for rs in lacking.values() for r in rs])
+    said = f"{key} was never logged by {who}"
+    if key == STEP_RESP_TOKEN_PER_S:
+        said += " (Relax's hybrid mode does not print it)"
+    if alike:
+        return f'{said}; every run logged {alike[0]}: set [analysis].primary = "{alike[0]}" to compare on it'
+    return f"{said}; name a metric every arm logs in [analysis].primary"
+
+
+def _verdict(
+    status: doc.VerdictStatus,
+    basis: doc.Basis,
+    summary: str,
+    cause: str | None = None,
+    *,
+    against: str = BASELINE,
+    pairs: int = 0,
+    failure: Failure | None = None,
+) -> doc.Verdict:
+    return doc.Verdict(
+        status=status,
+        basis=basis,
+        pairs=pairs,
+        summary=summary,
+        cause=cause,
+        against=against,
+        failed_arm=failure.arm if failure else None,
+        oom=failure.oom if failure else False,
+    )
+
+
+def decide(e: Evidence) -> doc.Verdict:
+    """The verdict, its basis and cause, from all the evidence of one candidate (precedence in the
+    module docstring)."""
+    bad = [g for g in e.guardrails if g.status == FAIL]
+    invalid = [g for g in bad if g.id in INVALIDATING]
+    if invalid:
+        g = invalid[0]
+        return _verdict("invalid", "invalid", f"Invalid comparison: {g.title.lower()} failed.", g.reason)
+    real_failure = e.failure is not None
+    if (real_failure or bad) and (e.pending is None or real_failure or e.finished_both):
+        cause = e.failure.cause if e.failure else bad[0].reason
+        return _verdict("failed", "failed", f"Failed: {cause}.", cause, failure=e.failure)
+    for finding, who in ((e.same_work, BASELINE), (e.base_same_work, e.base)):
+        if finding is not None and finding[0] == FAIL:
+            title = "same generated work" if who == BASELINE else f"same generated work as its base {who}"
+            return _verdict("invalid", "same_work", f"Invalid comparison: {title} failed.", finding[1], against=who)
+    if e.pending is not None:
+        return _verdict(
+            "incomplete",
+            "pending",
+            f"Incomplete: {e.pending}; resume the campaign to finish it (any figures so far come from the finished "
+            "runs).",
+            e.pending,
+        )
+    if e.no_runs:
+        cause = "no formal run of this candidate"
+        return _verdict("failed", "failed", f"Failed: {cause}.", cause)
+    if e.missing_metric:
+        return _verdict("inconclusive", "missing_metric", f"Inconclusive: {e.missing_metric}.", e.missing_metric)
+    if e.base != BASELINE and e.base_pending is not None:
+        return _verdict(
+            "incomplete",
+            "pending",
+            f"Incomplete: its base {e.base} has unfinished runs ({e.base_pending}); resume the campaign to finish "
+            "them.",
+            e.base_pending,
+            against=e.base,
+        )
+    if e.vs_base is not None:
+        return _statistics(e, e.vs_base, against=e.base)
+    return _statistics(e, e.vs_baseline, against=BASELINE)
+
+
+def _gain(ratio: float, direction: str) -> float:
+    return ratio if direction == "higher" else 1.0 / ratio
+
+
+def _span(iv: doc.Interval, direction: str) -> str:
+    assert iv.low is not None and iv.high is not None
+    lo, hi = sorted((_gain(iv.low, direction) - 1, _gain(iv.high, direction) - 1))
+    return f"{_pct(lo)} to {_pct(hi)}"
+
+
+def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
+    """The verdict from the run-level comparison's outcome."""
+    d = e.design
+    n = len(rl.pairs)
+    vs = "" if against == BASELINE else f" against its base {against}"
+    iv = rl.interval
+    level = f"{d.confidence:.0%}"
+    if n == 0:
+        cause = (
+            f"no pair of finished runs{vs} with a value of the primary metric in every window: a verdict needs at "
+            f"least {d.min_pairs} pairs"
+        )
+        return _verdict("inconclusive", "no_pairs", f"Inconclusive: {cause}.", cause, against=against)
+    est = _gain(iv.estimate, e.direction) - 1 if iv.estimate is not None else None
+    pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs"
+    if rl.outcome == "too_few_pairs":
+        need = max(d.min_pairs, d.looks[0] if d.mode == "fixed" else d.min_pairs)
+        seen = f"{_pct(est)}" if est is not None else "no figure"
+        planned = f" of the {d.looks[0]} planned" if d.mode == "fixed" and d.looks[0] > n else ""
+        cause = (
+            f"{pairs_word}{planned}{vs} ({seen}); a verdict needs at least {need}, because the run-to-run spread, "
+            f"not the steps' noise, decides: {need - n} more"
+        )
+        return _verdict("inconclusive", "too_few_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+    assert iv.low is not None and iv.high is not None and est is not None
+    span = _span(iv, e.direction)
+    where = f"{level} interval {span}, {pairs_word}{vs}"
+    if rl.outcome == "accepted":
+        if against != BASELINE and e.vs_baseline.outcome in ("rejected", "no_change", "futility"):
+            base_iv = e.vs_baseline.interval
+            figure = _pct(_gain(base_iv.estimate, e.direction) - 1) if base_iv.estimate is not None else "n/a"
+            cause = (
+                f"what it adds to {against} is a gain ({_pct(est)}, {where}), but together with {against} it is not "
+                f"better than the baseline ({figure})"
+            )
+            return _verdict("inconclusive", "base", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+        summary = f"Accepted: better by {_pct(est)} ({where}), in every window, all guardrails passed."
+        if against != BASELINE:
+            summary = (
+                f"Accepted against its base {against}: {e.metric_label} {_pct(est)} ({level} interval {span}, "
+                f"{pairs_word}), in every window, all guardrails passed."
+            )
+        return _verdict("accepted", "interval", summary, against=against, pairs=n)
+    if rl.outcome == "rejected":
+        summary = f"Rejected: worse by {_pct(est)} ({where})."
+        why: str | None = None
+        if against != BASELINE:
+            summary = f"Rejected against its base {against}: {e.metric_label} {_pct(est)} ({where}); its gain over the baseline is {against}'s."
+            why = f"what it adds to {against} makes {e.metric_label} worse: {_pct(est)} ({level} interval {span})"
+        return _verdict("rejected", "interval", summary, why, against=against, pairs=n)
+    if rl.outcome == "no_change":
+        summary = f"No meaningful change: {_pct(est)} ({where}), inside ±{d.min_effect:.0%}."
+        why = None
+        if against != BASELINE:
+            summary = f"No meaningful change against its base {against}: {_pct(est)} ({where}), inside ±{d.min_effect:.0%}; its gain over the baseline is {against}'s."
+            why = f"what it adds to {against} moves {e.metric_label} by less than the {d.min_effect:.0%} minimum effect: {_pct(est)}"
+        return _verdict("no_change", "interval", summary, why, against=against, pairs=n)
+    if rl.outcome == "futility":
+        look = rl.looks[-1] if rl.looks else None
+        bound = _gain(look.futility_high, e.direction) - 1 if look and look.futility_high is not None else None
+        at_most = f"at most {_pct(bound)} ({d.futility or 0.9:.0%} one-sided bound)" if bound is not None else ""
+        cause = (
+            f"the {d.min_effect:.0%} minimum effect is out of reach{vs}: {_pct(est)}, {at_most} after {pairs_word}; "
+            f"whether it is slower is not settled ({level} interval {span})"
+        )
+        return _verdict("inconclusive", "futility", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+    if rl.outcome == "windows":
+        higher = e.direction == "higher"
+        names = list(e.windows) or [f"W{i + 1}" for i in range(len(rl.window_changes))]
+        off = [
+            f"{name} ({'n/a' if c is None else _pct(c)})"
+            for name, c in zip(names, rl.window_changes, strict=False)
+            if c is None or ((c > 0) == higher) != (est > 0)
+        ]
+        cause = (
+            f"{_pct(est)} ({where}) clears the threshold, but {len(off)} of {len(rl.window_changes)} windows "
+            f"went the other way: {', '.join(off)}"
+        )
+        return _verdict("inconclusive", "windows", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+    last = d.mode == "sequential" and n >= d.max_pairs
+    more = rl.more_pairs
+    if last:
+        cause = (
+            f"{_pct(est)} with a {where}: the design's last look ({d.max_pairs} pairs) came without the interval "
+            f"clearing ±{d.min_effect:.0%}"
+        )
+        return _verdict("inconclusive", "max_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+    cause = f"{_pct(est)} with a {where}: too wide to decide at the {d.min_effect:.0%} minimum effect"
+    if more is not None:
+        cause += f"; about {more} more pair{'s' if more != 1 else ''} would decide if the spread stays as seen"
+    return _verdict("inconclusive", "open", f"Inconclusive: {cause}.", cause, against=against, pairs=n)

@@ -1,0 +1,191 @@
+"""The decision design: when a comparison may be decided, and how wide its interval is at each look.
+
+Part of reportgen.analysis (pure). The unit of evidence is the pair of runs (a baseline run and a
+candidate run of one interleaved block), so a campaign "looks" at its data once per pair. Looking
+after every pair and stopping as soon as an interval clears a threshold is only honest if the
+interval is wide enough for all the looks together: a 95 % interval at each of ten looks would
+exclude a true zero about a fifth of the time somewhere along the way. So the interval shown and
+decided on is a *repeated confidence interval* (Jennison & Turnbull 1989): at every look of the
+design it uses the same per-look level, chosen (Pocock 1977) so that the probability that any
+look's interval misses the truth is the nominal 1 - confidence. Whatever look the campaign stops
+at, for whatever reason (decided, budget, a resumed campaign adding pairs), the interval then
+shown keeps its coverage.
+
+- A fixed design (`[run] until = "fixed"`) looks once, at its planned number of pairs: the plain
+  interval at `confidence`.
+- A sequential design (`[run] until = "decided"`) looks after every pair from `min_pairs` to
+  `max_pairs`: the Pocock constant for those looks, computed here by numerical integration of the
+  boundary-crossing probability (Armitage, McPherson & Rowe 1969), with a t quantile matched to the
+  same per-look tail probability for the degrees of freedom at hand.
+
+The constants are checked by simulation on the shipped designs in docs/calibration.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from reportgen.analysis import document as doc
+
+GRID = 401  # points per look of the integration grid: the constant is exact to about 1e-4
+MIN_PAIRS = 3  # below this no verdict is decisive (a t interval on one or two pairs says little)
+FUTILITY = 0.90  # one-sided level of the futility bound of a sequential design
+# The fixed design each calibrated sequential design replaces (same error rates), measured by
+# scripts/calibrate.py --fixed-equivalents, which writes this file (docs/calibration.md).
+FIXED_EQUIVALENTS = Path(__file__).with_name("fixed_equivalents.json")
+
+
+def _phi(x: np.ndarray) -> np.ndarray:
+    return np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
+def _trapezoid(n: int, h: float) -> np.ndarray:
+    w = np.full(n, h)
+    w[0] = w[-1] = h / 2.0
+    return w
+
+
+def crossing_probability(looks: Sequence[int], c: float) -> float:
+    """P(|S_k| >= c sqrt(n_k) at some look) for a sum S of independent standard normals observed
+    after n_1 < n_2 < ... terms: the chance that a constant-level repeated interval misses a true
+    zero at some look. Recursive numerical integration of the sub-density of paths still inside."""
+    prev_grid: np.ndarray | None = None
+    prev_dens: np.ndarray | None = None
+    prev_n = 0
+    for n in looks:
+        half = c * math.sqrt(n)
+        grid = np.linspace(-half, half, GRID)
+        dn = n - prev_n
+        sd = math.sqrt(dn)
+        if prev_grid is None or prev_dens is None:
+            dens = _phi(grid / sd) / sd
+        else:
+            w = _trapezoid(prev_grid.size, prev_grid[1] - prev_grid[0])
+            kernel = _phi((grid[:, None] - prev_grid[None, :]) / sd) / sd
+            dens = kernel @ (w * prev_dens)
+        prev_grid, prev_dens, prev_n = grid, dens, n
+    assert prev_grid is not None and prev_dens is not None
+    inside = float(np.sum(_trapezoid(prev_grid.size, prev_grid[1] - prev_grid[0]) * prev_dens))
+    return max(0.0, 1.0 - inside)
+
+
+@lru_cache(maxsize=64)
+def pocock_constant(looks: tuple[int, ...], alpha: float) -> float:
+    """The constant c with P(any |Z_k| >= c) = alpha over the looks (two-sided), by bisection.
+    One look: the normal quantile (1.95996 for alpha 0.05)."""
+    from scipy.stats import norm
+
+    if len(looks) <= 1:
+        return float(norm.ppf(1.0 - alpha / 2.0))
+    from scipy.optimize import brentq
+
+    # Between the one-look quantile and the Bonferroni constant, which bounds it from above.
+    lo, hi = float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(1.0 - alpha / (2.0 * len(looks))))
+    return float(brentq(lambda c: crossing_probability(looks, c) - alpha, lo, hi, xtol=1e-6))
+
+
+def look_tail(constant: float) -> float:
+    """Two-sided tail probability of one look at the boundary `constant`."""
+    from scipy.stats import norm
+
+    return float(2.0 * norm.sf(constant))
+
+
+def t_critical(tail: float, df: np.ndarray | float) -> np.ndarray:
+    """Student t quantile with the same two-sided tail as the normal boundary (Jennison & Turnbull's
+    matching of significance levels); NaN where df < 1."""
+    from scipy.stats import t
+
+    d = np.asarray(df, dtype=float)
+    out = np.full(d.shape, np.nan)
+    ok = d >= 1
+    out[ok] = t.ppf(1.0 - tail / 2.0, d[ok])
+    return out
+
+
+def t_one_sided(level: float, df: np.ndarray | float) -> np.ndarray:
+    """One-sided Student t quantile at `level`; NaN where df < 1."""
+    from scipy.stats import t
+
+    d = np.asarray(df, dtype=float)
+    out = np.full(d.shape, np.nan)
+    ok = d >= 1
+    out[ok] = t.ppf(level, d[ok])
+    return out
+
+
+def make(
+    *,
+    sequential: bool,
+    looks: Sequence[int],
+    min_pairs: int,
+    confidence: float,
+    min_effect: float,
+    pool: bool,
+    interleaved: bool,
+    budget_minutes: float | None = None,
+    prior_looks: Sequence[int] = (),
+) -> doc.Design:
+    """The design of a campaign: which looks may decide and at what level. `prior_looks`: pair
+    counts at which an earlier design of the same campaign could decide (before it was resized):
+    the repeated interval covers them too."""
+    looks = sorted({*looks, *(n for n in prior_looks if n >= min_pairs)})
+    constant = pocock_constant(tuple(looks), round(1.0 - confidence, 12))
+    return doc.Design(
+        mode="sequential" if sequential else "fixed",
+        min_pairs=min_pairs,
+        max_pairs=max(looks),
+        looks=looks,
+        confidence=confidence,
+        boundary=constant,
+        look_confidence=1.0 - look_tail(constant),
+        futility=FUTILITY if sequential else None,
+        min_effect=min_effect,
+        pool=pool,
+        interleaved=interleaved,
+        budget_minutes=budget_minutes,
+    )
+
+
+def at_look(design: doc.Design, n: int) -> doc.Design:
+    """The design as it applies to a look at `n` pairs: a look the design did not plan (a fixed
+    campaign that got more pairs than planned, a sequential one past its maximum) widens the
+    boundary to cover the looks from the first planned one to `n`."""
+    if n <= design.max_pairs or n < design.looks[0]:
+        return design
+    looks = list(range(design.looks[0], n + 1)) if design.mode == "sequential" else [design.looks[0], n]
+    constant = pocock_constant(tuple(looks), round(1.0 - design.confidence, 12))
+    return design.model_copy(
+        update={"looks": looks, "max_pairs": n, "boundary": constant, "look_confidence": 1.0 - look_tail(constant)}
+    )
+
+
+def design_key(design: doc.Design) -> str:
+    """How a sequential design is named in FIXED_EQUIVALENTS: its looks, level, effect and pool."""
+    return (
+        f"pairs {design.min_pairs}-{design.max_pairs}, confidence {design.confidence:g}, "
+        f"min_effect {design.min_effect:g}, pool {'on' if design.pool else 'off'}"
+    )
+
+
+@lru_cache(maxsize=1)
+def _equivalents() -> dict[str, int]:
+    if not FIXED_EQUIVALENTS.is_file():
+        return {}
+    data = json.loads(FIXED_EQUIVALENTS.read_text(encoding="utf-8"))
+    return {str(k): int(v["fixed_pairs"]) for k, v in data.get("designs", {}).items()}
+
+
+def fixed_equivalent(design: doc.Design) -> int | None:
+    """Pairs per arm of the fixed design with the same false-decisive rate and the same power at
+    twice the minimum effect as this sequential design, as calibrated; None for a fixed design or a
+    design the calibration did not cover."""
+    if design.mode != "sequential":
+        return None
+    return _equivalents().get(design_key(design))

@@ -1,0 +1,218 @@
+"""The descriptive parts of analysis.json: each arm's windows, runs and GPU figures, the headline
+rows of a comparison, the flags that differ, and the baseline's drift (pure).
+
+Part of reportgen.analysis. Nothing here decides anything: these are the tables a reader checks
+the decision against (decision.py decides, evidence.py gathers what it decides on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from reportgen.analysis import document as doc
+from reportgen.analysis import guardrails as gr
+from reportgen.analysis.evidence import UNFINISHED, Windows, segments, stats_runs
+from reportgen.analysis.gpu import summarize_gpu
+from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.interval import arm_statistic
+from reportgen.analysis.stats import change, overall, summarize
+from reportgen.spec.model import Spec
+from reportgen.vocab import (
+    ACTOR_TRAIN_TIME,
+    BASELINE,
+    FORMAL,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TIME,
+    STEP_TOKEN_PER_S,
+)
+
+LIMIT_FLAGS = ("--rollout-max-prompt-len", "--rollout-max-response-len")
+HEADLINE = (
+    (STEP_RESP_TOKEN_PER_S, "response tokens/s", "tok/s", "higher"),
+    (STEP_TOKEN_PER_S, "total tokens/s", "tok/s", "higher"),
+    (STEP_TIME, "step time mean", "s", "lower"),
+    (f"{STEP_TIME}:p95", "step time p95", "s", "lower"),
+    (ACTOR_TRAIN_TIME, "actor train time", "s", "lower"),
+)
+
+
+def arm_block(
+    arm_id: str, spec: Spec, runs: Sequence[RunData], windows: Windows, metrics: Sequence[str], diffs: Mapping[str, str]
+) -> doc.Arm:
+    cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
+    used = stats_runs(runs)
+    win_block: dict[str, list[doc.WindowStats]] = {}
+    overall_block: dict[str, float | None] = {}
+    for key in metrics:
+        per_window = {
+            name: (s, e, np.concatenate([np.asarray(r.series(key, s, e)) for r in used]) if used else np.array([]))
+            for name, s, e in windows
+        }
+        rows = summarize(per_window)
+        win_block[key] = [doc.WindowStats.model_validate(r.as_dict()) for r in rows]
+        overall_block[key] = overall(rows)
+    first, last = windows[0][1], windows[-1][2]
+    fixed = {
+        f: argv_value(runs[0].argv, f) if runs else None
+        for f in (*spec.workload.flags, spec.workload.batch_flag, *LIMIT_FLAGS)
+    }
+    return doc.Arm(
+        id=arm_id,
+        title="Baseline" if arm_id == BASELINE else (cand.title if cand else arm_id),
+        rationale=cand.rationale if cand else "",
+        base=cand.base if cand else None,
+        diff=diffs.get(arm_id, ""),
+        runs=[_run_block(r, spec, windows) for r in runs],
+        windows=win_block,
+        overall=overall_block,
+        gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
+        workload=fixed,
+    )
+
+
+def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
+    m = r.manifest
+    return doc.RunSummary(
+        repeat=r.repeat,
+        role=r.role,
+        status=r.status,
+        path=r.path,
+        started_utc=m.get("started_utc"),
+        duration_s=m.get("duration_s"),
+        exit_code=m.get("exit_code"),
+        steps_completed=r.steps_completed,
+        events=[doc.RunEvent.model_validate(e) for e in r.events],
+        gpu_available=bool(r.gpu is not None and not r.gpu.empty),
+        overall=arm_statistic(segments([r], spec.analysis.primary, windows)),
+        failure=gr.describe_failure(r),
+        notes=list(r.notes),
+    )
+
+
+def _row(
+    metric: str,
+    label: str,
+    unit: str,
+    better: doc.Direction | None,
+    b: doc.Number | str | None,
+    c: doc.Number | str | None,
+) -> doc.HeadlineRow:
+    ch = change(b, c) if not isinstance(b, str) and not isinstance(c, str) else None
+    return doc.HeadlineRow(metric=metric, label=label, unit=unit, better=better, baseline=b, candidate=c, change=ch)
+
+
+def _p95(arm: doc.Arm, key: str) -> float | None:
+    return next((w.p95 for w in arm.windows.get(key, []) if w.window == "all"), None)
+
+
+def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
+    rows = []
+    primary = spec.analysis.primary
+    if primary not in [h[0] for h in HEADLINE]:
+        rows.append(
+            _row(primary, primary, "", spec.analysis.direction, base.overall.get(primary), cand.overall.get(primary))
+        )
+    for key, label, unit, better in HEADLINE:
+        if key.endswith(":p95"):
+            k = key[:-4]
+            rows.append(_row(key, label, unit, better, _p95(base, k), _p95(cand, k)))  # type: ignore[arg-type]
+        else:
+            rows.append(_row(key, label, unit, better, base.overall.get(key), cand.overall.get(key)))  # type: ignore[arg-type]
+    bg, cg = base.gpu, cand.gpu
+    rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", "higher", bg.util_mean, cg.util_mean))
+    cg_by = {g.index: g for g in cg.per_gpu}
+    for g in bg.per_gpu:
+        c = cg_by.get(g.index)
+        rows.append(
+            _row(
+                f"gpu/{g.index}/util_mean",
+                f"GPU {g.index} utilization mean",
+                "%",
+                "higher",
+                g.util_mean,
+                c.util_mean if c else None,
+            )
+        )
+        rows.append(
+            _row(
+                f"gpu/{g.index}/mem_peak_mib",
+                f"peak memory GPU {g.index}",
+                "MiB",
+                "lower",
+                g.mem_peak_mib,
+                c.mem_peak_mib if c else None,
+            )
+        )
+
+    def steps(arm: doc.Arm) -> int | None:
+        # Unfinished runs are redone on resume: their partial count is not the arm's result.
+        formal = [r for r in arm.runs if r.role == FORMAL]
+        finished = [r for r in formal if r.status not in UNFINISHED] or formal
+        return min((r.steps_completed for r in finished), default=None)
+
+    sb, sc = steps(base), steps(cand)
+    row = _row("steps_completed", "completed steps", "steps", "higher", sb, sc)
+    # a count: show the difference
+    rows.append(row.model_copy(update={"change": (sc - sb) if sb is not None and sc is not None else None}))
+
+    def lim(arm: doc.Arm) -> str:
+        return " / ".join(str(arm.workload.get(f) or "?") for f in (spec.workload.batch_flag, *LIMIT_FLAGS))
+
+    lb, lc = lim(base), lim(cand)
+    rows.append(
+        doc.HeadlineRow(
+            metric="workload/limits",
+            label="effective batch / length limits",
+            unit="",
+            better=None,
+            baseline=lb,
+            candidate=lc,
+            change=None,
+            text="unchanged" if lb == lc else "changed",
+        )
+    )
+    return rows
+
+
+def flag_changes(spec: Spec, cand_id: str, formal: Mapping[str, Sequence[RunData]]) -> list[doc.FlagChange]:
+    """Flags whose effective value differs between the baseline, the base and the candidate."""
+
+    def argv(arm: str) -> dict[str, Any]:
+        runs = formal.get(arm, [])
+        return runs[0].argv if runs else {}
+
+    base_id = spec.candidate(cand_id).base
+    cols = [argv(BASELINE), argv(base_id), argv(cand_id)]
+    if not cols[2]:
+        return []
+    order: list[str] = []
+    for col in cols:
+        order += [f for f in col if f not in order]
+    out = []
+    for flag in order:
+        vals = [argv_value(col, flag) for col in cols]
+        if len(set(vals)) > 1:
+            out.append(doc.FlagChange(flag=flag, baseline=vals[0], base=vals[1], candidate=vals[2]))
+    return out
+
+
+def drift(spec: Spec, base: doc.Arm) -> doc.BaselineDrift | None:
+    """The baseline's primary metric, first window against last: a machine that warms up or
+    throttles moves every arm measured at that time, so a large drift weakens the comparison."""
+    rows = [w for w in base.windows.get(spec.analysis.primary, []) if w.window != "all"]
+    if len(rows) < 2:
+        return None
+    first, last = rows[0], rows[-1]
+    ch = change(first.mean, last.mean)
+    return doc.BaselineDrift(
+        metric=spec.analysis.primary,
+        first_window=first.window,
+        last_window=last.window,
+        first=first.mean,
+        last=last.mean,
+        change=ch,
+        flagged=ch is not None and abs(ch) > spec.analysis.min_effect,
+    )
