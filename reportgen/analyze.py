@@ -25,7 +25,7 @@ from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
 from reportgen.spec import Spec
 from reportgen.store import atomic, layout
-from reportgen.store.experiment import read_experiment_record, read_spec
+from reportgen.store.experiment import prior_looks, read_experiment_record, read_spec
 from reportgen.store.freshness import inputs_sha256, stale_reason
 
 
@@ -96,6 +96,7 @@ def _artifacts(run_dir: Path, manifest: dict) -> list[dict]:
 
 def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
     notes: list[str] = []
+    record = read_experiment_record(exp_dir)
     campaign = _read_json(exp_dir / layout.CAMPAIGN, notes) or {}
     fp = campaign.get("fingerprint") or {}
     machine = {
@@ -134,8 +135,9 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         baseline_commit=commit,
         dirty=dirty,
         profiler_runs=profiler,
-        spec_source=(read_experiment_record(exp_dir) or {}).get("source_path"),
+        spec_source=(record or {}).get("source_path"),
         run_name=exp_dir.name,
+        prior_looks=tuple(prior_looks(record)),
     )
 
 

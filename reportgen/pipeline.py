@@ -11,11 +11,14 @@ from typing import IO, Any, cast
 
 from rich.console import Console
 
+from reportgen.analysis.document import AnalysisDocument, parse
+from reportgen.campaign import Sequential
 from reportgen.errors import UserError
 from reportgen.execute.progress import ProgressDisplay
-from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
+from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, run_plan
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.spec import Spec, load_spec
+from reportgen.store.atomic import read_json
 from reportgen.vocab import ID_PATTERN
 
 DEFAULT_SPEC = Path("scripts/recipes/default.toml")
@@ -60,6 +63,21 @@ def rename(spec: Spec, name: str) -> Spec:
     return spec.model_copy(update={"name": name})
 
 
+def analysed(exp_dir: Path) -> AnalysisDocument:
+    """Analyse an experiment now (writing its analysis.json) and return the document."""
+    from reportgen.analyze import analyze_experiment
+
+    path = analyze_experiment(exp_dir)
+    return parse(read_json(path), str(path), exp_dir.name)
+
+
+def schedule(plan: Plan, runs_root: Path, display: ProgressDisplay) -> NextBlock | None:
+    """The sequential schedule of a campaign with `[run] until = "decided"`; None for a fixed one."""
+    if plan.spec.run.until != "decided":
+        return None
+    return Sequential(plan, Path(runs_root) / plan.spec.name, analysed, log=display.log)
+
+
 def run(request: RunRequest, *, console: Console | None = None) -> ExperimentOutcome | None:
     """Execute (or, with dry_run, describe) the experiment; analysis.json is written at the end."""
     outcomes = run_all(request, console=console)
@@ -99,12 +117,20 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
                 Console(file=cast(IO[str], _Prefixed(console.file, plan.spec.name)), width=console.width), live=False
             )
 
-        done = run_experiments(plans, request.options, address=request.ray_address, display_for=display_for)
+        done = run_experiments(
+            plans,
+            request.options,
+            address=request.ray_address,
+            display_for=display_for,
+            next_block_for=lambda plan, display: schedule(plan, request.options.runs_root, display),
+        )
         outcomes = [o for o in done if o is not None]
     else:
         outcomes = []
         for plan in plans:
-            outcomes.append(run_plan(plan, request.options, display=ProgressDisplay(console)))
+            display = ProgressDisplay(console)
+            nb = schedule(plan, request.options.runs_root, display)
+            outcomes.append(run_plan(plan, request.options, display=display, next_block=nb))
             if outcomes[-1].interrupted:
                 break
     if request.analyze:

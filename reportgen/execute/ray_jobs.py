@@ -40,7 +40,7 @@ from reportgen.execute import ray_node
 from reportgen.execute.executor import CaptureRequest, ExitInfo, Launch, NodeCapture
 from reportgen.execute.process import stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
-from reportgen.execute.runner import ExperimentOutcome, RunOptions, run_plan
+from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, run_plan
 from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan
 from reportgen.store.runs import read_campaign
@@ -589,11 +589,14 @@ def run_experiments(
     address: str | None,
     display_for: Callable[[Plan], ProgressDisplay],
     stop: threading.Event | None = None,
+    next_block_for: Callable[[Plan, ProgressDisplay], NextBlock | None] | None = None,
 ) -> list[ExperimentOutcome | None]:
     """Run each plan on its own node, in parallel (one thread per experiment); outcomes in plan order.
 
     A node lost mid-experiment reruns that experiment's arms together on another node as a new
     campaign (at most MAX_NODE_ATTEMPTS nodes in all). Ctrl-C/SIGTERM stops every job.
+    `next_block_for(plan, display)` gives a sequential campaign's schedule (None: the fixed order);
+    every run of a campaign, so both runs of each pair, goes to its one node.
     """
     stop = stop or threading.Event()
     address = resolve_address(plans[0], address)
@@ -612,8 +615,15 @@ def run_experiments(
                 if executor is None:
                     return
                 try:
+                    display = display_for(plan)
                     outcomes[i] = run_plan(
-                        plan, opts, display=display_for(plan), executor=executor, executor_info=info, stop_event=stop
+                        plan,
+                        opts,
+                        display=display,
+                        executor=executor,
+                        executor_info=info,
+                        stop_event=stop,
+                        next_block=next_block_for(plan, display) if next_block_for else None,
                     )
                 finally:
                     pool.release(executor.node)

@@ -16,7 +16,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,17 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import ingest_run
-from reportgen.plan.arms import Arm, Plan, argv_text, order_runs
+from reportgen.plan.arms import Arm, Plan, argv_text, block_order, order_runs
 from reportgen.spec import Spec
+from reportgen.spec.model import campaign_amendment
 from reportgen.store import atomic, layout
-from reportgen.store.experiment import read_experiment_record, spec_record, write_experiment
+from reportgen.store.experiment import (
+    amend_experiment,
+    read_experiment_record,
+    read_spec,
+    spec_record,
+    write_experiment,
+)
 from reportgen.store.runs import (
     move_aside,
     read_campaign,
@@ -54,6 +61,11 @@ from reportgen.store.runs import (
 )
 from reportgen.traces.store import summarize_run_noting
 from reportgen.vocab import FINAL_STATUSES, RunRole, Status
+
+NextBlock = Callable[[int], Sequence[str] | None]
+"""A sequential campaign's schedule: given the number of the block about to start (1, 2, ...),
+the formal arms to run in it, or None to stop. The caller (reportgen.campaign) makes it from the
+analysis after each block; it is asked only once the block before has run."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +106,11 @@ def run_plan(
     executor: Executor | None = None,
     executor_info: Mapping[str, Any] | None = None,
     stop_event: threading.Event | None = None,
+    next_block: NextBlock | None = None,
 ) -> ExperimentOutcome:
-    """Run every planned run; `stop_event` lets a caller running several experiments stop them all."""
+    """Run every planned run; `stop_event` lets a caller running several experiments stop them all.
+    With `next_block` the formal runs come in blocks it chooses (a sequential campaign), else in
+    the spec's fixed order."""
     spec = plan.spec
     executor = executor or LocalExecutor()
     exp_dir = Path(options.runs_root) / spec.name
@@ -113,7 +128,7 @@ def run_plan(
     )
     outcomes: list[RunOutcome] = []
     with stop_on_signals(exp.stop), exp.display:
-        for arm, repeat, role in _order(plan, options):
+        for arm, repeat, role in _runs(plan, options, next_block):
             if exp.stop.is_set():
                 break
             outcomes.append(_run_one(arm, repeat, role, exp))
@@ -131,6 +146,23 @@ def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
         for a, r in order_runs(plan, plan.spec.run.repeats, plan.spec.run.order)
         if options.profiler or arms[a].role != "profile"
     ]
+
+
+def _runs(plan: Plan, options: RunOptions, next_block: NextBlock | None) -> Iterator[tuple[Arm, int, RunRole]]:
+    """The runs in order. A generator: a sequential campaign's next block is chosen only after
+    the block before it has run (the loop that consumes this runs each run before asking again)."""
+    if next_block is None:
+        yield from _order(plan, options)
+        return
+    arms = {arm.id: arm for arm in plan.arms}
+    block = 1
+    while (chosen := next_block(block)) is not None:
+        for a in block_order(plan, block, chosen):
+            yield arms[a], block, vocab.FORMAL
+        block += 1
+    if options.profiler:
+        for arm in plan.profile_arms:
+            yield arm, 1, vocab.PROFILE
 
 
 @dataclass(frozen=True)
@@ -176,11 +208,16 @@ def _prepare_experiment(
                 f"this machine {fp_id[:12]}); arms compared must run on one machine"
             )
         want = spec_record(spec, source_bytes)
-        if record is not None and (record.get("spec_sha256"), record.get("profile")) != (
-            want["spec_sha256"],
-            want["profile"],
-        ):
+        amend: dict[str, tuple[object, object]] = {}
+        if record is not None and record.get("profile") != want["profile"]:
             reasons.append("the spec changed since its runs were made")
+        elif record is not None and record.get("spec_sha256") != want["spec_sha256"]:
+            old = read_spec(exp_dir)
+            amend, why = campaign_amendment(old, spec)
+            if why:
+                reasons.append(why)
+            elif amend:
+                looks = _looks_taken(old, exp_dir)
         if reasons:
             if not options.new_campaign:
                 raise UserError(
@@ -195,7 +232,21 @@ def _prepare_experiment(
     if campaign is None:
         write_experiment(exp_dir, spec, source_bytes)
         campaign = write_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id, executor=executor)
+    elif amend:
+        amend_experiment(exp_dir, spec, source_bytes, changed=amend, looks_taken=looks, utc=utc_now())
     return campaign
+
+
+def _looks_taken(old: Spec, exp_dir: Path) -> list[int]:
+    """The pair counts at which the campaign's analysis could already decide under its old size:
+    its looks up to the blocks every formal arm has finished."""
+    done: dict[str, set[int]] = {}
+    for arm, repeat, path in layout.iter_runs(exp_dir):
+        manifest = read_manifest(path)
+        if manifest and manifest.get("status") in FINAL_STATUSES and manifest.get("role", vocab.FORMAL) == vocab.FORMAL:
+            done.setdefault(arm, set()).add(repeat)
+    reached = min((max(r) for r in done.values()), default=0)
+    return [n for n in old.run.looks() if old.run.min_pairs <= n <= reached]
 
 
 def _archive_campaign(exp_dir: Path, campaign: Mapping[str, Any]) -> None:
@@ -233,7 +284,7 @@ def _run_one(arm: Arm, repeat: int, role: RunRole, exp: _Experiment) -> RunOutco
     """One run, step by step: keep it if it finished before; else write its inputs, record
     provenance (here, unless the executor does it on its node), run the workload, record the end."""
     run_dir = exp.exp_dir / arm.id / str(repeat)
-    label = f"{arm.id} {repeat}/{exp.spec.run.repeats if role == vocab.FORMAL else 1}"
+    label = _label(arm, repeat, role, exp.spec)
     kept = _resume_decision(
         run_dir, arm.id, exp.options, exp.campaign["campaign_id"], stop_orphan=exp.executor.stop_orphan
     )
@@ -251,6 +302,15 @@ def _run_one(arm: Arm, repeat: int, role: RunRole, exp: _Experiment) -> RunOutco
         _record_provenance(run.manifest, prov, exp.campaign)
     ended = _execute(run, exp)
     return _record_end(run, ended, exp)
+
+
+def _label(arm: Arm, repeat: int, role: RunRole, spec: Spec) -> str:
+    """How the display names a run: "A1 2/3" (repeat 2 of 3), "A1 pair 4" (sequential), "profile-A1 1/1"."""
+    if role != vocab.FORMAL:
+        return f"{arm.id} 1/1"
+    if spec.run.until == "decided":
+        return f"{arm.id} pair {repeat}"
+    return f"{arm.id} {repeat}/{spec.run.repeats}"
 
 
 @dataclass

@@ -276,11 +276,21 @@ def build_plan(spec: Spec) -> Plan:
     )
 
 
+def block_order(plan: Plan, block: int, arms: Sequence[str] | None = None) -> list[str]:
+    """The formal arms of one interleaved block (all of them, or those in `arms`), in the plan's
+    order in odd blocks and reversed in even ones: baseline A1 | A1 baseline | ... A drift that is
+    linear in time then moves a pair's two runs by the same amount on average over two blocks,
+    instead of always favouring the arm that runs first."""
+    ids = [a.id for a in plan.formal_arms if arms is None or a.id in arms]
+    return ids if block % 2 == 1 else ids[::-1]
+
+
 def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:
     """(arm id, repeat) in execution order: formal arms per `order`, then each profile arm once.
 
     sequential: every repeat of baseline, then of the first candidate, ...
-    interleaved: baseline 1, A1 1, A2 1, ..., baseline 2, A1 2, ... (spreads machine drift).
+    interleaved: blocks of one run of each arm, alternating direction (`block_order`):
+    baseline 1, A1 1, A2 1, A2 2, A1 2, baseline 2, ... (spreads machine drift over the pairs).
     """
     if repeats < 1:
         raise UserError(f"run.repeats must be at least 1, got {repeats}")
@@ -290,5 +300,5 @@ def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:
     if order == "sequential":
         runs = [(a, r) for a in formal for r in range(1, repeats + 1)]
     else:
-        runs = [(a, r) for r in range(1, repeats + 1) for a in formal]
+        runs = [(a, r) for r in range(1, repeats + 1) for a in block_order(plan, r)]
     return runs + [(a.id, 1) for a in plan.profile_arms]

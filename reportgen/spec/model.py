@@ -113,7 +113,16 @@ class WorkloadSpec(_Model):
 
 
 class RunSpec(_Model):
+    """How the campaign runs. `until = "fixed"`: `repeats` pairs (each arm `repeats` times);
+    `until = "decided"`: interleaved blocks, one pair at a time, until every comparison is decided
+    or `max_pairs` is reached (docs/analysis.md#sequential-campaigns); `budget_minutes` caps the
+    formal runs' wall-clock time of one `reportgen run` (resuming continues with a new budget)."""
+
+    until: Literal["fixed", "decided"] = "fixed"
     repeats: int = Field(default=1, ge=1, le=100)
+    min_pairs: int = Field(default=3, ge=2, le=100)
+    max_pairs: int = Field(default=12, ge=2, le=100)
+    budget_minutes: float | None = Field(default=None, gt=0)
     order: Literal["sequential", "interleaved"] = "sequential"
     timeout_s: float = Field(default=3600.0, gt=0)
     gpu_sample_interval_s: float = Field(default=1.0, gt=0, le=60)
@@ -121,6 +130,27 @@ class RunSpec(_Model):
     ray_address: str | None = None
     num_gpus: float = Field(default=0, ge=0)
     num_cpus: float = Field(default=1, ge=0)
+
+    def looks(self) -> list[int]:
+        """The pair counts at which this campaign's analysis may decide: every pair from min_pairs
+        to max_pairs when sequential, the planned repeats when fixed (docs/analysis.md)."""
+        if self.until == "decided":
+            return list(range(self.min_pairs, self.max_pairs + 1))
+        return [self.repeats]
+
+    @model_validator(mode="after")
+    def _sequential(self) -> RunSpec:
+        if self.min_pairs > self.max_pairs:
+            raise ValueError(f"min_pairs ({self.min_pairs}) is above max_pairs ({self.max_pairs})")
+        if self.until == "decided":
+            if "order" in self.model_fields_set and self.order != "interleaved":
+                raise ValueError(
+                    'until = "decided" runs the arms in interleaved blocks, one pair at a time: drop order or set '
+                    'order = "interleaved"'
+                )
+            if self.order != "interleaved":
+                return self.model_copy(update={"order": "interleaved"})
+        return self
 
 
 class Window(_Model):
@@ -151,6 +181,8 @@ class AnalysisSpec(_Model):
     # Same work: mean response length and tokens per step of each arm within this fraction of the
     # baseline's, in every window, or a verdict on a throughput metric is invalid.
     same_work_tolerance: float = Field(default=0.05, gt=0, lt=1)
+    # Borrow the run-to-run variance from every arm of the campaign (docs/analysis.md#the-interval).
+    pool: bool = True
 
     @model_validator(mode="after")
     def _windows(self) -> AnalysisSpec:
@@ -329,3 +361,33 @@ class Spec(_Model):
             if c.id == arm_id:
                 return c
         raise KeyError(arm_id)
+
+
+# [run] keys that size a campaign without changing what is measured: a spec that differs from the
+# campaign's only in these continues the campaign (its runs are kept) instead of needing a new one.
+CAMPAIGN_SIZE_KEYS = ("until", "repeats", "min_pairs", "max_pairs", "budget_minutes", "timeout_s", "order")
+
+
+def campaign_amendment(old: Spec, new: Spec) -> tuple[dict[str, tuple[object, object]], str | None]:
+    """How `new` changes the size of `old`'s campaign ({key: (old, new)}), and why it cannot
+    continue that campaign (None when it can). Only adding pairs is allowed: fewer min_pairs or
+    max_pairs after looking would make the interval narrower than the looks already taken allow,
+    and changing the order of runs already made in blocks would leave pairs that are not adjacent."""
+    changed = {
+        k: (getattr(old.run, k), getattr(new.run, k))
+        for k in CAMPAIGN_SIZE_KEYS
+        if getattr(old.run, k) != getattr(new.run, k)
+    }
+    same_size = old.run.model_copy(update={k: getattr(new.run, k) for k in CAMPAIGN_SIZE_KEYS})
+    loaded = {"source_path": new.source_path, "source_dir": new.source_dir, "profile": new.profile}
+    if old.model_copy(update={"run": same_size, **loaded}) != new:
+        return changed, "the spec changed since its runs were made"
+    for key in ("min_pairs", "max_pairs"):
+        if key in changed and getattr(new.run, key) < getattr(old.run, key):
+            return (
+                changed,
+                f"[run] {key} went down ({changed[key][0]} -> {changed[key][1]}); a campaign only adds pairs",
+            )
+    if "order" in changed and old.run.repeats > 1 and old.run.until == "fixed":
+        return changed, "[run] order changed after runs were made in the old order"
+    return changed, None

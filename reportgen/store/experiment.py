@@ -33,6 +33,34 @@ def write_experiment(exp_dir: Path, spec: Spec, source_bytes: bytes) -> None:
     atomic.write_json(Path(exp_dir) / EXPERIMENT_RECORD, spec_record(spec, source_bytes))
 
 
+def amend_experiment(
+    exp_dir: Path, spec: Spec, source_bytes: bytes, *, changed: dict[str, Any], looks_taken: list[int], utc: str
+) -> None:
+    """Record a resized campaign: the new spec replaces the one run so far, and the record keeps
+    every amendment (what changed, and the pair counts the campaign had already been looked at,
+    which the analysis' repeated interval must still cover)."""
+    exp_dir = Path(exp_dir)
+    old = read_experiment_record(exp_dir) or {}
+    record = spec_record(spec, source_bytes)
+    record["amendments"] = [
+        *old.get("amendments", []),
+        {
+            "utc": utc,
+            "previous_spec_sha256": old.get("spec_sha256"),
+            "changed": {k: list(v) for k, v in changed.items()},
+            "looks_taken": looks_taken,
+        },
+    ]
+    atomic.write_bytes(exp_dir / EXPERIMENT_SPEC, source_bytes)
+    atomic.write_json(exp_dir / EXPERIMENT_RECORD, record)
+
+
+def prior_looks(record: dict[str, Any] | None) -> list[int]:
+    """Pair counts at which earlier designs of the campaign could already decide."""
+    looks = {int(n) for a in (record or {}).get("amendments", []) for n in a.get("looks_taken", [])}
+    return sorted(looks)
+
+
 def read_experiment_record(exp_dir: Path) -> dict[str, Any] | None:
     path = Path(exp_dir) / EXPERIMENT_RECORD
     return atomic.read_json(path) if path.is_file() else None

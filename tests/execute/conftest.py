@@ -11,7 +11,7 @@ import pytest
 
 TRAINER = textwrap.dedent(
     """
-    import argparse, os, sys, time
+    import argparse, os, random, sys, time, zlib
     p = argparse.ArgumentParser()
     p.add_argument("--num-rollout", type=int, default=5)
     p.add_argument("--global-batch-size", type=int, default=4)
@@ -19,14 +19,18 @@ TRAINER = textwrap.dedent(
     p.add_argument("--fail-at", type=int, default=-1)
     p.add_argument("--speed", type=float, default=100.0)
     p.add_argument("--optimizer-cpu-offload", action="store_true")
+    p.add_argument("--noise", type=float, default=0.0)  # run-to-run: each run's speed is off by this (sd)
     a, _ = p.parse_known_args()
+    # The same run folder (arm/repeat) always draws the same offset: tests stay deterministic.
+    here = "/".join(os.environ.get("REPORTGEN_RUN_DIR", "x").split("/")[-2:])
+    offset = 1.0 + a.noise * random.Random(zlib.crc32(here.encode())).gauss(0.0, 1.0)
     print("> setting random seeds to 1234 ...", flush=True)
     for step in range(a.num_rollout):
         time.sleep(a.step_sleep)
         if step == a.fail_at:
             print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.46 GiB.", file=sys.stderr, flush=True)
             sys.exit(1)
-        speed = a.speed * (0.5 if a.optimizer_cpu_offload else 1.0)
+        speed = a.speed * (0.5 if a.optimizer_cpu_offload else 1.0) * offset
         st = 4 * 8 / speed
         print(f"[2026-08-05 10:11:12] data.py:1 - perf {step}: {{'perf/step_time': {st}, 'perf/train_time': {st/2}, 'perf/train_wait_time': {st/2}, 'perf/step_resp_token_per_s': {speed}, 'perf/step_token_per_s': {speed*2}, 'perf/actor_train_time': {st/3}}}", flush=True)
         print(f"[2026-08-05 10:11:12] data.py:2 - rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_lengths': 8.0, 'rollout/num_samples': {a.global_batch_size}}}", flush=True)

@@ -270,4 +270,4 @@ def test_interleaved_order_runs_repeats_in_turn(tmp_path: Path) -> None:
         (m[2], m[3])
         for m in sorted(starts, key=lambda s: (runs / "exp" / s[2] / str(s[3]) / "manifest.json").stat().st_mtime)
     ]
-    assert order == [("baseline", 1), ("A1", 1), ("baseline", 2), ("A1", 2)]
+    assert order == [("baseline", 1), ("A1", 1), ("A1", 2), ("baseline", 2)]  # blocks alternate direction

@@ -1,0 +1,119 @@
+"""A sequential campaign's schedule: after each block of runs the experiment is analysed, and the
+next block runs only the arms whose comparisons still need a pair (top of the pipeline, beside
+pipeline.py: it joins execute and analyze, which know nothing of each other).
+
+`[run] until = "decided"`: block 1 runs every formal arm; before each later block the analysis
+(analysis.json, written each time) says which comparisons are still open (`needs_pairs`), and the
+block runs those candidates and the arm each is decided against (the baseline, or its base). The
+campaign stops when no comparison needs a pair, when the design's `max_pairs` is reached (the
+analysis then says so), when the next block would overrun `[run] budget_minutes` of this
+invocation (each `reportgen run` makes at least one new block, so a resumed campaign always moves
+on), or on Ctrl-C. Resuming (the same command) finishes any block left unfinished and goes
+on from the analysis of everything so far: no run is thrown away, and the repeated interval
+(docs/analysis.md) stays valid at whatever look the campaign stops.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reportgen import vocab
+from reportgen.analysis.document import AnalysisDocument
+from reportgen.plan.arms import Plan
+from reportgen.store import layout
+from reportgen.store.runs import read_manifest
+from reportgen.vocab import FINAL_STATUSES
+
+
+@dataclass
+class Sequential:
+    """The `NextBlock` of reportgen.execute.runner for one sequential campaign."""
+
+    plan: Plan
+    exp_dir: Path
+    analyze: Callable[[Path], AnalysisDocument]  # analyse the experiment now, and return the document
+    log: Callable[[str], None] = print
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(default=0.0)
+    stopped_by: str | None = None  # why the last call returned None, in words
+    blocks_made: int = 0  # new blocks this `reportgen run` started: the first is never refused for the budget
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def __call__(self, block: int) -> Sequence[str] | None:
+        formal = [a.id for a in self.plan.formal_arms]
+        made = self._made(block)
+        if block == 1:
+            arms = formal  # every comparison needs its first pair
+            open_ = [a for a in formal if a != vocab.BASELINE]
+        else:
+            doc = self.analyze(self.exp_dir)
+            needed = self._needed(doc)
+            arms = [a for a in formal if a in made or a in needed]
+            open_ = sorted({c.candidate for c in doc.comparisons if c.needs_pairs})
+            if not arms:
+                self._stop(self._why_stopped(doc))
+                return None
+        if made:  # a block a stopped campaign left: finish it
+            return arms
+        if self.blocks_made and (over := self._over_budget(arms)) is not None:
+            self._stop(over)
+            return None
+        self.blocks_made += 1
+        self.log(f"campaign: pair {block} for {', '.join(open_)}" + (" (still undecided)" if block > 1 else ""))
+        return arms
+
+    def _stop(self, why: str) -> None:
+        self.stopped_by = why
+        self.log(f"campaign: {why}")
+        return None
+
+    def _made(self, block: int) -> set[str]:
+        """Formal arms that already have a run folder in this block (a resumed campaign)."""
+        return {arm for arm, rep, _ in layout.iter_runs(self.exp_dir) if rep == block and not vocab.is_profile_arm(arm)}
+
+    @staticmethod
+    def _needed(doc: AnalysisDocument) -> set[str]:
+        """Each open comparison's candidate and the arm it is decided against."""
+        out: set[str] = set()
+        for c in doc.comparisons:
+            if c.needs_pairs:
+                out |= {c.candidate, c.verdict.against}
+        return out
+
+    @staticmethod
+    def _why_stopped(doc: AnalysisDocument) -> str:
+        said = ", ".join(f"{c.candidate} {c.verdict.status}" for c in doc.comparisons)
+        if any(c.verdict.basis == "max_pairs" for c in doc.comparisons):
+            return f"the design's last look ({doc.settings.design.max_pairs} pairs) came: {said}"
+        return f"every comparison is decided: {said}"
+
+    def _over_budget(self, arms: Sequence[str]) -> str | None:
+        """Why the next block would overrun the budget, or None (no budget, or it fits)."""
+        budget = self.plan.spec.run.budget_minutes
+        if budget is None:
+            return None
+        spent = (self.clock() - self.started) / 60.0
+        need = sum(self._mean_minutes(a) for a in arms)
+        if spent + need <= budget:
+            return None
+        return (
+            f"the next pair would take about {need:.1f} min and {spent:.1f} of the {budget:g} min budget are spent; "
+            "the same command resumes the campaign and adds pairs"
+        )
+
+    def _mean_minutes(self, arm: str) -> float:
+        """The arm's mean formal run time so far (all arms' mean for an arm without one)."""
+        by_arm: dict[str, list[float]] = {}
+        for a, _, path in layout.iter_runs(self.exp_dir):
+            m = read_manifest(path)
+            if m and m.get("status") in FINAL_STATUSES and m.get("duration_s") and not vocab.is_profile_arm(a):
+                by_arm.setdefault(a, []).append(float(m["duration_s"]) / 60.0)
+        own = by_arm.get(arm)
+        every = [v for vs in by_arm.values() for v in vs]
+        pick = own or every
+        return sum(pick) / len(pick) if pick else 0.0
