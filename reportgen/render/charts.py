@@ -722,3 +722,89 @@ def breakdown(exp: ExperimentData) -> dict | None:
     if frame.empty or float(frame["seconds"].sum()) == 0.0:
         return None
     return _finish(_breakdown_template(_arm_order(exp, frame["arm"].unique())), {"main": _csv(frame)})
+
+
+LOOKS_DATA = pd.DataFrame(
+    {"arm": ["a"], "pairs": [1], "change": [0.0], "low": [0.0], "high": [0.0], "outcome": ["o"], "against": ["b"]}
+)
+LINES_DATA = pd.DataFrame({"y": [0.0], "line": ["l"]})
+
+
+@_template
+def _looks_template(arms: tuple[str, ...], max_pairs: int) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    color = _color(arms)
+    shown = _shown(arms)
+    x = alt.X(
+        field="pairs",
+        type="quantitative",
+        title="pairs of runs",
+        scale=alt.Scale(domain=[0.5, max_pairs + 0.5]),
+        axis=alt.Axis(tickMinStep=1, format="d"),
+    )
+    y = alt.Y(field="change", type="quantitative", title="change of the primary metric", axis=alt.Axis(format="+.0%"))
+    base = alt.Chart(_named("main", LOOKS_DATA)).transform_filter(shown)
+    # Each candidate's marks are nudged sideways a little so that two intervals at one pair stay apart.
+    offset = alt.XOffset(field="arm", type="nominal", scale=alt.Scale(domain=[a.rsplit("=", 1)[0] for a in arms]))
+    tooltip = [
+        alt.Tooltip(field="arm", type="nominal", title="candidate"),
+        alt.Tooltip(field="against", type="nominal"),
+        alt.Tooltip(field="pairs", type="quantitative"),
+        alt.Tooltip(field="change", type="quantitative", format="+.1%"),
+        alt.Tooltip(field="low", type="quantitative", format="+.1%", title="interval from"),
+        alt.Tooltip(field="high", type="quantitative", format="+.1%", title="to"),
+        alt.Tooltip(field="outcome", type="nominal", title="this look says"),
+    ]
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=x, y=alt.Y(field="low", type="quantitative"), y2=alt.Y2(field="high"), color=color, xOffset=offset
+    )
+    points = (
+        base.mark_point(filled=True, size=60)
+        .encode(x=x, y=y, color=color, xOffset=offset, tooltip=tooltip)
+        .add_params(shown)
+    )
+    lines = (
+        alt.Chart(_named("lines", LINES_DATA))
+        .mark_rule(color="#80868b")
+        .encode(
+            y=alt.Y(field="y", type="quantitative"),
+            strokeDash=alt.StrokeDash(
+                field="line",
+                type="nominal",
+                scale=alt.Scale(domain=["no change", "minimum effect"], range=[[1, 0], [4, 3]]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+            tooltip=[alt.Tooltip(field="line", type="nominal"), alt.Tooltip(field="y", type="quantitative", format="+.0%")],
+        )
+    )
+    chart = alt.layer(lines, bars, points).properties(width="container", height=220)
+    return _to_dict(chart)
+
+
+def looks(exp: ExperimentData) -> dict | None:
+    """The interval after each pair of runs, per candidate (of the comparison that decides it),
+    with no change and the minimum effect marked: how the verdict came about, look by look."""
+    settings = exp.analysis.settings
+    rows: dict[str, list[Any]] = {k: [] for k in ("arm", "pairs", "change", "low", "high", "outcome", "against")}
+    for comp in exp.analysis.comparisons:
+        rl = comp.deciding()
+        for look in rl.looks:
+            if look.estimate is None:
+                continue
+            rows["arm"].append(comp.candidate)
+            rows["pairs"].append(look.pairs)
+            rows["change"].append(look.estimate - 1)
+            rows["low"].append(look.low - 1 if look.low is not None else float("nan"))
+            rows["high"].append(look.high - 1 if look.high is not None else float("nan"))
+            rows["outcome"].append(look.outcome.replace("_", " "))
+            rows["against"].append(rl.reference)
+    if not rows["arm"]:
+        return None
+    cols = {k: np.asarray(v, dtype=float if k in ("change", "low", "high") else object) for k, v in rows.items()}
+    cols["pairs"] = np.asarray(rows["pairs"], dtype=int)
+    e = settings.min_effect
+    lines = {"y": np.asarray([0.0, e, -e]), "line": np.asarray(["no change", "minimum effect", "minimum effect"], dtype=object)}
+    most = max(max(rows["pairs"]), settings.design.max_pairs)
+    template = _looks_template(_arm_order(exp, pd.unique(cols["arm"])), int(most))
+    return _finish(template, {"main": csv_text(cols), "lines": csv_text(lines)})

@@ -296,7 +296,7 @@ def warning_notes(comparisons: list[Comparison]) -> tuple[dict[str, list[int]], 
     marks: dict[str, list[int]] = {}
     for c in comparisons:
         cand = c.candidate
-        for w in c.interval.warnings:
+        for w in c.deciding().interval.warnings:
             num = next((i for i, (t, _) in enumerate(notes) if t == w), None)
             if num is None:
                 notes.append((str(w), []))
@@ -306,37 +306,100 @@ def warning_notes(comparisons: list[Comparison]) -> tuple[dict[str, list[int]], 
     return marks, notes
 
 
+def design_text(exp: ExperimentData, metric_label: str) -> str:
+    """What the intervals are and how the campaign was designed to decide, in two sentences."""
+    settings = exp.analysis.settings
+    d = settings.design
+    conf = fmt_num(d.confidence * 100, 0)
+    effect = fmt_change(settings.min_effect, digits=0).lstrip("+")
+    if d.mode == "sequential":
+        plan = (
+            f"A sequential campaign: a pair of runs at a time, looking after every pair from {d.min_pairs} to "
+            f"{d.max_pairs}; each look's interval is at {fmt_num(d.look_confidence * 100, 1)}% so that all "
+            f"looks together hold {conf}% (a repeated interval), and a comparison stops when it is decided or "
+            f"the {effect} minimum effect is out of reach."
+        )
+    else:
+        plan = (
+            f"A fixed campaign of {fmt_count(d.looks[-1], 'pair')} of runs, looked at once, "
+            f"at {fmt_num(d.look_confidence * 100, 1)}%."
+        )
+    return (
+        f"Interval of the ratio candidate/reference of {safe.text(metric_label)} over pairs of runs (each run's "
+        f"figure is the mean of its window means), at {conf}% confidence; no verdict on fewer than "
+        f"{fmt_count(d.min_pairs, 'pair')}. {plan} The smallest change that counts, better or worse, is {effect}. "
+        '"~" means the interval includes no change. '
+        "[How verdicts are reached](../../analysis.md#verdicts)."
+    )
+
+
+def campaign_text(exp: ExperimentData) -> str:
+    """What the formal runs cost, why the campaign stopped, and what the fixed design would have cost."""
+    c = exp.analysis.campaign
+    d = exp.analysis.settings.design
+    gpu = c.gpu_minutes is not None
+    spent = c.gpu_minutes if gpu else c.run_minutes
+    unit = "GPU-minutes" if gpu else "minutes"
+    runs = sum(c.pairs_run.values())
+    if not runs:
+        return ""
+    parts = [f"The formal runs took {fmt_num(spent, 1)} {unit} ({fmt_count(runs, 'run')})."]
+    why = {
+        "decided": "The campaign stopped because every comparison was decided.",
+        "max_pairs": f"The campaign stopped at its last look ({fmt_count(d.max_pairs, 'pair')}).",
+        "open": "Comparisons are still open: the budget or a stop ended the last run of the campaign; the same "
+        "`reportgen run` command resumes it and adds pairs.",
+        "fixed": "",
+    }[c.stopped]
+    if why:
+        parts.append(why)
+    if c.fixed_pairs is not None and c.fixed_minutes is not None:
+        parts.append(
+            f"The fixed design with the same error rates ({fmt_count(c.fixed_pairs, 'pair')} of every arm, "
+            f"[calibration](../../calibration.md)) would have taken about {fmt_num(c.fixed_minutes, 1)} {unit}."
+        )
+    return " ".join(parts)  # reportgen's own words and numbers: nothing to escape
+
+
+def _pairs_cell(c: Comparison) -> str:
+    """How many pairs of runs decided, and where the run-to-run variance came from."""
+    rl = c.deciding()
+    n = len(rl.pairs)
+    if n == 0:
+        return "none"
+    how = {"pooled": "variance pooled over the arms", "pairs": "variance of these pairs"}.get(rl.variance, "")
+    return f"{n}" + (f'<br><span class="rg-ci">{safe.text(how)}</span>' if how else "")
+
+
 def verdict_table(exp: ExperimentData) -> str:
-    """Candidate, verdict, change with its interval, n, window agreement, repeats; warnings below as footnotes."""
+    """Candidate, verdict (and the arm it was decided against), the run-level change with its
+    interval, the pairs of runs it rests on, window agreement; warnings below as footnotes."""
     comps = exp.analysis.comparisons
     marks, notes = warning_notes(comps)
     rows = []
     for c in comps:
-        iv = c.interval
-        rep = c.repeats
+        rl = c.deciding()
         sup = blocks.footnote_refs(marks.get(c.candidate, []))
+        verdict = badge(c.verdict.status)
+        if c.verdict.against != c.baseline:
+            verdict += f'<br><span class="rg-ci">against {safe.text(c.verdict.against)}</span>'
         rows.append(
             [
                 f"[{safe.text(c.candidate)}]({candidate_slug(c.candidate)}/index.md)",
-                badge(c.verdict.status),
-                interval_cell(iv) + sup,
-                f"{fmt_num(iv.n_baseline, 0)} / {fmt_num(iv.n_candidate, 0)}" if iv.estimate is not None else "n/a",
+                verdict,
+                interval_cell(rl.interval) + sup,
+                _pairs_cell(c),
                 "yes" if c.consistent_direction else "no",
-                f"{rep.n} (spread {fmt_change(rep.spread)})" if rep else "1 each",
             ]
         )
     header = [
         "candidate",
         "verdict",
-        "change of the primary metric",
-        "n (steps)",
+        "change of the primary metric (run level)",
+        "pairs of runs",
         "same direction in every window",
-        "runs per arm",
     ]
-    align = ["l", "l", "l", "r", "c", "r"]
-    if not any(c.repeats for c in comps):  # one run per arm everywhere: a column of "1 each" says little
-        header, align, rows = header[:-1], align[:-1], [r[:-1] for r in rows]
-    out = table(header, rows, align=align)
+    out = table(header, rows, align=["l", "l", "l", "r", "c"])
     if notes:
         out += "\n\n" + blocks.footnote_list([f"{safe.text(t)} ({safe.text(', '.join(cands))})" for t, cands in notes])
     return out
@@ -565,15 +628,19 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
                 f'??? info "{safe.text(st)} per window"\n',
                 "\n".join(("    " + line) if line else "" for line in windows_table(exp, key).split("\n")) + "\n",
             ]
-    conf = settings.confidence
     secondary = secondary_tabs(exp)
+    looks = charts.looks(exp)
     md += [
-        "## Confidence and verdicts\n",
-        f"Interval of the ratio candidate/baseline of the mean {safe.text(t)}, at {fmt_num(conf * 100, 0)}% confidence "
-        f"(method {safe.code(settings.method)}); the smallest change that counts is "
-        f'{fmt_change(settings.min_effect, digits=0)}. "~" means the interval includes no change. '
-        f"[How verdicts are reached](../../analysis.md#verdicts).\n",
+        "## Confidence and verdicts {#confidence-and-verdicts}\n",
+        design_text(exp, t) + "\n",
         verdict_table(exp) + "\n",
+        "### The interval after each pair {#looks}\n",
+        "Each pair of runs (a candidate run and the run of the arm it is decided against, made one after the "
+        "other) is one piece of evidence; after each pair the interval is recomputed. A verdict is reached when "
+        "the interval clears the lines (no change, and the minimum effect either way) by the rules of "
+        "[the verdicts](../../analysis.md#the-rules).\n",
+        blocks.chart("looks", looks, title="The interval after each pair", svg=svg, empty="No pair of runs yet."),
+        campaign_text(exp) + "\n",
         *secondary,
         "## Guardrails {#guardrails}\n",
         guardrail_table(exp) + "\n",
@@ -596,6 +663,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "## Reproduce\n",
         reproduce_section(exp),
     ]
+    specs["looks"] = looks
     files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode(), **time.files}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",

@@ -105,15 +105,14 @@ def render_pr_body(
             ],
         )
         block = f", block length {iv.block_length}" if iv.block_length else ""
-        lines += ["", f"Interval: {iv.method}{block}, n = {iv.n_baseline} / {iv.n_candidate} steps."]
+        n = f"{iv.pairs} pairs of runs" if iv.pairs is not None else f"n = {iv.n_baseline} / {iv.n_candidate} steps"
+        lines += ["", f"Interval: {iv.method}{block}, {n}."]
         for note in iv.warnings:
             lines.append(f"- note: {note}")
-        if c.repeats:
-            r = c.repeats
-            ratios = ", ".join(fmt_change(x - 1, digits=1) for x in r.ratios)
-            # A candidate with no completed run has no run-level change to list.
-            changes = f", run-level changes {ratios}" if ratios else ", no run-level change (no completed run)"
-            lines.append(f"- repeats: {r.n} per arm ({'interleaved' if r.interleaved else 'sequential'}){changes}")
+        pairs = c.run_level.pairs
+        ratios = ", ".join(fmt_change(p.ratio - 1, digits=1) for p in pairs)
+        # A candidate with no completed run has no run-level change to list.
+        lines.append(f"- pairs of runs: {len(pairs)}" + (f", each pair's change {ratios}" if ratios else ""))
         lines += ["", "Guardrails:", ""]
         lines += _table(
             ["check", "result", "reason", "evidence"],

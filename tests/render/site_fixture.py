@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reportgen.analysis.calibration import fixed_design
 from reportgen.analysis.document import (
     AnalysisDocument,
     CandidateSummary,
@@ -435,6 +436,7 @@ def build_experiment(
             "site_url": None,
             "pr_candidate": "A1",
             "same_work_tolerance": 0.05,
+            "design": fixed_design(1, min_pairs=1).model_dump(mode="json"),
         },
         "machine": {
             "fingerprint_id": "5f1c9a",
@@ -731,14 +733,42 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
     )
     iv = Interval.model_validate(interval) if isinstance(interval, dict) else interval
     summary = _summary(cand, headline, verdict, iv, b, c, fail_step)
+    verdict = {**verdict, "basis": "failed" if failed else "interval", "pairs": 0 if failed else 1}
+    pairs = (
+        []
+        if failed
+        else [
+            {
+                "repeat": 1,
+                "reference_run": "baseline/1",
+                "candidate_run": f"{cand}/1",
+                "reference": headline[0]["baseline"],
+                "candidate": headline[0]["candidate"],
+                "ratio": headline[0]["candidate"] / headline[0]["baseline"],
+            }
+        ]
+    )
+    run_level = {
+        "reference": "baseline",
+        "metric": "perf/step_resp_token_per_s",
+        "pairs": pairs,
+        "interval": iv.model_dump(mode="json"),
+        "variance": "none",
+        "looks": [{"pairs": 1, "estimate": iv.estimate, "low": iv.low, "high": iv.high, "outcome": verdict["status"]}]
+        if pairs
+        else [],
+        "window_changes": [w["change"] for w in wins],
+        "outcome": "too_few_pairs" if failed else verdict["status"],
+    }
     return {
         "candidate": cand,
         "baseline": "baseline",
         "headline": headline,
         "windows": wins,
         "interval": interval,
+        "within_run": interval,
+        "run_level": run_level,
         "consistent_direction": all((w["change"] or 0) > 0 for w in wins) or all((w["change"] or 0) < 0 for w in wins),
-        "repeats": None,
         "guardrails": guard,
         "verdict": verdict,
         "summary": summary,

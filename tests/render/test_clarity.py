@@ -83,7 +83,10 @@ def test_verdict_colours(exp):
 
 def test_interval_warnings_are_footnotes(exp):
     def edit(a):
-        a["comparisons"][2]["interval"]["warnings"] = ["only one repeat per arm", "a very long warning " * 8]
+        a["comparisons"][2]["run_level"]["interval"]["warnings"] = [
+            "only one repeat per arm",
+            "a very long warning " * 8,
+        ]
 
     tbl = experiment_page.verdict_table(_with(exp, edit))
     header = tbl.splitlines()[0]
@@ -91,7 +94,7 @@ def test_interval_warnings_are_footnotes(exp):
     rows = [line for line in tbl.splitlines() if line.startswith("| [A")]
     assert all("a very long warning" not in r for r in rows)
     one = '<sup class="rg-fnref">[<a href="#note-1">1</a>]</sup>'
-    assert rows[0].endswith(f"{one} | 36 / 36 | yes |")
+    assert rows[0].endswith(f"{one} | 1 | yes |")  # one pair of runs
     # two notes read as "[1, 2]", never as a superscript "12"
     assert '[<a href="#note-1">1</a>, <a href="#note-2">2</a>]' in rows[2] and "<sup" not in rows[1]
     notes = re.findall(r'<li id="note-\d">(.*?)</li>', tbl)

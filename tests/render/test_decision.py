@@ -87,6 +87,7 @@ def test_the_answer_shows_an_incomplete_verdict_and_a_verdict_decided_against_a_
                     "summary": "Incomplete: A1/2 interrupted at step 12/60; resume the campaign to finish it.",
                     "cause": "A1/2 interrupted at step 12/60",
                     "against": "baseline",
+                    "basis": "pending",
                 }
                 c["summary"].update(verdict="incomplete", cause="A1/2 interrupted at step 12/60")
                 c["summary"]["next_step"] = {

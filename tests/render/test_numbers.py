@@ -116,7 +116,7 @@ def test_headline_rows_per_gpu_only_with_more_than_one_gpu():
             ),
         ]
         return Comparison.model_validate(
-            {"candidate": "A1", "headline": rows, "verdict": Verdict(status="accepted", summary="")}
+            {"candidate": "A1", "headline": rows, "verdict": Verdict(status="accepted", basis="interval", summary="")}
             | _schema3_defaults()
         )
 
@@ -141,4 +141,5 @@ def _schema3_defaults() -> dict:
             "next_step": {"action": "merge", "text": "Merge A1."},
         },
         "same_work": {"status": "pass", "applies": True, "tolerance": 0.05, "tokens_metric": "t", "reason": "r"},
+        "run_level": {"reference": "baseline", "metric": "m"},
     }
