@@ -36,6 +36,7 @@ class Sequential:
     exp_dir: Path
     analyze: Callable[[Path], AnalysisDocument]  # analyse the experiment now, and return the document
     log: Callable[[str], None] = print
+    budget_minutes: float | None = None  # of this invocation: --budget-minutes, else [run] budget_minutes
     clock: Callable[[], float] = time.monotonic
     started: float = field(default=0.0)
     stopped_by: str | None = None  # why the last call returned None, in words
@@ -94,7 +95,7 @@ class Sequential:
 
     def _over_budget(self, arms: Sequence[str]) -> str | None:
         """Why the next block would overrun the budget, or None (no budget, or it fits)."""
-        budget = self.plan.spec.run.budget_minutes
+        budget = self.budget_minutes if self.budget_minutes is not None else self.plan.spec.run.budget_minutes
         if budget is None:
             return None
         spent = (self.clock() - self.started) / 60.0

@@ -71,11 +71,12 @@ def analysed(exp_dir: Path) -> AnalysisDocument:
     return parse(read_json(path), str(path), exp_dir.name)
 
 
-def schedule(plan: Plan, runs_root: Path, display: ProgressDisplay) -> NextBlock | None:
+def schedule(plan: Plan, options: RunOptions, display: ProgressDisplay) -> NextBlock | None:
     """The sequential schedule of a campaign with `[run] until = "decided"`; None for a fixed one."""
     if plan.spec.run.until != "decided":
         return None
-    return Sequential(plan, Path(runs_root) / plan.spec.name, analysed, log=display.log)
+    exp_dir = Path(options.runs_root) / plan.spec.name
+    return Sequential(plan, exp_dir, analysed, log=display.log, budget_minutes=options.budget_minutes)
 
 
 def run(request: RunRequest, *, console: Console | None = None) -> ExperimentOutcome | None:
@@ -122,14 +123,14 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             request.options,
             address=request.ray_address,
             display_for=display_for,
-            next_block_for=lambda plan, display: schedule(plan, request.options.runs_root, display),
+            next_block_for=lambda plan, display: schedule(plan, request.options, display),
         )
         outcomes = [o for o in done if o is not None]
     else:
         outcomes = []
         for plan in plans:
             display = ProgressDisplay(console)
-            nb = schedule(plan, request.options.runs_root, display)
+            nb = schedule(plan, request.options, display)
             outcomes.append(run_plan(plan, request.options, display=display, next_block=nb))
             if outcomes[-1].interrupted:
                 break

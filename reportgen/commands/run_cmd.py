@@ -38,6 +38,14 @@ def register(app: typer.Typer) -> None:
         ray: str | None = typer.Option(
             None, "--ray", metavar="ADDRESS", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."
         ),
+        budget_minutes: float | None = typer.Option(
+            None,
+            "--budget-minutes",
+            min=0.001,
+            metavar="MIN",
+            help='Sequential campaigns (until = "decided"): no new pair once this many minutes of runs are spent now; '
+            "overrides [run] budget_minutes. The same command later resumes and adds pairs.",
+        ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
         specs = list(specs or [])
@@ -47,7 +55,11 @@ def register(app: typer.Typer) -> None:
                 more_specs=tuple(specs[1:]),
                 profile=profile,
                 options=RunOptions(
-                    runs_root=runs_root(runs), rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler
+                    runs_root=runs_root(runs),
+                    rerun=tuple(rerun),
+                    new_campaign=new_campaign,
+                    profiler=not no_profiler,
+                    budget_minutes=budget_minutes,
                 ),
                 dry_run=dry_run,
                 analyze=not no_analyze,

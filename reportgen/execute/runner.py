@@ -78,6 +78,7 @@ class RunOptions:
     profiler: bool = True
     stop_grace_s: float = 10.0
     poll_s: float = 0.25
+    budget_minutes: float | None = None  # a sequential campaign's budget for this invocation ([run] budget_minutes)
 
 
 @dataclass(frozen=True)

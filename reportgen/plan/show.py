@@ -18,10 +18,18 @@ from reportgen.plan.bash import effective_command
 def describe_plan(plan: Plan, *, runs_root: Path, repeats: int, order: str) -> str:
     """The dry-run report: one block per arm, then the run order. Pure: returns text."""
     spec = plan.spec
-    runs = order_runs(plan, repeats, order)
+    sequential = spec.run.until == "decided"
+    # A sequential campaign's later blocks depend on the analysis: the order shown is its first
+    # min_pairs blocks, which every comparison runs.
+    runs = order_runs(plan, spec.run.min_pairs if sequential else repeats, order)
     source = plan.recipe_path if plan.recipe_path is not None else "recipe.argv in the spec"
+    size = (
+        f"pairs of runs until decided ({spec.run.min_pairs} to {spec.run.max_pairs}, interleaved)"
+        if sequential
+        else f"{repeats} repeats ({order})"
+    )
     out = [
-        f"plan for {spec.name}: {len(plan.formal_arms)} formal arms x {repeats} repeats ({order}), "
+        f"plan for {spec.name}: {len(plan.formal_arms)} formal arms x {size}, "
         f"{len(plan.profile_arms)} profile arms; --dry-run: nothing runs",
         f"recipe: {source} ({plan.recipe_kind}; diffs name {plan.diff_path})",
         "",
@@ -45,7 +53,11 @@ def describe_plan(plan: Plan, *, runs_root: Path, repeats: int, order: str) -> s
         if arm.diff:
             out.append(arm.diff.rstrip("\n"))
         out.append("")
-    out.append("run order:")
+    out.append(
+        f"run order (the first {spec.run.min_pairs} blocks; then a block at a time for the comparisons still open):"
+        if sequential
+        else "run order:"
+    )
     out.extend(f"  {i}. {arm_id}/{rep}" for i, (arm_id, rep) in enumerate(runs, 1))
     # A dry run is pasted into issues and PRs: credential flag values (`--wandb-key sk-...`) and
     # credential-named env values are replaced; the patched recipe copies the runs use are not.

@@ -122,7 +122,7 @@ class RunSpec(_Model):
     repeats: int = Field(default=1, ge=1, le=100)
     min_pairs: int = Field(default=3, ge=2, le=100)
     max_pairs: int = Field(default=12, ge=2, le=100)
-    budget_minutes: float | None = Field(default=None, gt=0)
+    budget_minutes: float | None = Field(default=None, ge=0)  # 0 or absent: no budget (TOML has no null)
     order: Literal["sequential", "interleaved"] = "sequential"
     timeout_s: float = Field(default=3600.0, gt=0)
     gpu_sample_interval_s: float = Field(default=1.0, gt=0, le=60)
@@ -140,6 +140,8 @@ class RunSpec(_Model):
 
     @model_validator(mode="after")
     def _sequential(self) -> RunSpec:
+        if self.budget_minutes == 0:
+            return self.model_copy(update={"budget_minutes": None})._sequential()
         if self.min_pairs > self.max_pairs:
             raise ValueError(f"min_pairs ({self.min_pairs}) is above max_pairs ({self.max_pairs})")
         if self.until == "decided":

@@ -56,14 +56,14 @@ def test_two_arms_with_different_learning_generate_the_same_tokens(tiny_argv):
     assert lengths[0] == lengths[1]
 
 
-def test_gpu_profiles_hold_the_work_fixed_and_repeat_interleaved():
+def test_gpu_profiles_hold_the_work_fixed_and_run_in_interleaved_pairs():
     recipe = (REPO / "scripts" / "recipes" / "grpo-recipe.sh").read_text()
     assert "--rollout-ignore-eos" in recipe
     for profile in ("gpu", "gpu2"):
         spec = load_spec(SPEC, profile=profile)
         assert spec.recipe.env["IGNORE_EOS"] == "1"
         assert "--rollout-ignore-eos" in spec.workload.flags  # no candidate may change it
-        assert (spec.run.repeats, spec.run.order) == (2, "interleaved")
+        assert (spec.run.until, spec.run.order) == ("decided", "interleaved")
         assert spec.profiler is not None and spec.profiler.env["IGNORE_EOS"] == "1"
     cpu = load_spec(SPEC)
     assert "IGNORE_EOS" not in cpu.recipe.env  # the CPU demo keeps free-length responses
