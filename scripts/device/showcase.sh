@@ -14,7 +14,10 @@
 #
 # Environment: BUDGET_S (default 560): seconds this command may take in all; the campaign gets
 # what is left after set-up, less PACK_S (default 30) for packing. ALLOW_DIRTY=1 runs even if
-# the tree does not match its stamp (the runs then say "dirty").
+# the tree does not match its stamp (the runs then say "dirty"). SPEC: another spec than
+# scripts/recipes/default.toml (e.g. scripts/recipes/aa.toml). A sequential campaign also gets
+# --budget-minutes from what is left, less the longest run (so it stops between pairs by itself,
+# before run_until.py would have to interrupt a run).
 set -euo pipefail
 
 PROFILE=${1:?usage: showcase.sh PROFILE NAME}
@@ -80,8 +83,14 @@ say "campaign runs/$NAME, profile $PROFILE, ${LEFT} s"
 set +e
 PROFILE_ARGS=()
 if [ "$PROFILE" != "-" ]; then PROFILE_ARGS=(--profile "$PROFILE"); fi
+SPEC_ARGS=()
+if [ -n "${SPEC:-}" ]; then SPEC_ARGS=("$SPEC"); fi
+# Minutes for the formal runs: what is left less about two GPU-profile runs (profiler runs and the
+# last run's end come after the budget's last check).
+BUDGET_MIN=$(python3 -c "print(max(0.5, ($LEFT - 150) / 60))")
 python3 scripts/device/run_until.py --deadline-s "$LEFT" --experiment "runs/$NAME" -- \
-  python3 -m reportgen run "${PROFILE_ARGS[@]}" --name "$NAME" --no-analyze
+  python3 -m reportgen run "${SPEC_ARGS[@]}" "${PROFILE_ARGS[@]}" --name "$NAME" --no-analyze \
+  --budget-minutes "$BUDGET_MIN"
 CODE=$?
 set -e
 
