@@ -792,11 +792,14 @@ def looks(exp: ExperimentData) -> dict | None:
         for look in rl.looks:
             if look.estimate is None:
                 continue
+            # Before the first look that may decide, an interval on one or two pairs is as wide as the
+            # chart: the estimate alone is drawn there.
+            early = look.outcome == "too_few_pairs"
             rows["arm"].append(comp.candidate)
             rows["pairs"].append(look.pairs)
             rows["change"].append(look.estimate - 1)
-            rows["low"].append(look.low - 1 if look.low is not None else float("nan"))
-            rows["high"].append(look.high - 1 if look.high is not None else float("nan"))
+            rows["low"].append(look.low - 1 if look.low is not None and not early else float("nan"))
+            rows["high"].append(look.high - 1 if look.high is not None and not early else float("nan"))
             rows["outcome"].append(look.outcome.replace("_", " "))
             rows["against"].append(rl.reference)
     if not rows["arm"]:

@@ -333,6 +333,21 @@ def design_text(exp: ExperimentData, metric_label: str) -> str:
     )
 
 
+def looks_note(exp: ExperimentData) -> str:
+    """What the chart of the interval after each pair draws: the first decisive look, and which
+    candidates are drawn against their base."""
+    d = exp.analysis.settings.design
+    on_base = [
+        f"{c.candidate} against {c.verdict.against}"
+        for c in exp.analysis.comparisons
+        if c.verdict.against != c.baseline and c.base_run_level is not None
+    ]
+    note = f"Intervals are drawn from the {fmt_count(d.min_pairs, 'pair')} a verdict needs; before, the estimate alone."
+    if on_base:
+        note += " Drawn against the arm each verdict was decided against: " + ", ".join(on_base) + "."
+    return safe.text(note) + "\n"
+
+
 def campaign_text(exp: ExperimentData) -> str:
     """What the formal runs cost, why the campaign stopped, and what the fixed design would have cost."""
     c = exp.analysis.campaign
@@ -640,6 +655,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "the interval clears the lines (no change, and the minimum effect either way) by the rules of "
         "[the verdicts](../../analysis.md#the-rules).\n",
         blocks.chart("looks", looks, title="The interval after each pair", svg=svg, empty="No pair of runs yet."),
+        looks_note(exp),
         campaign_text(exp) + "\n",
         *secondary,
         "## Guardrails {#guardrails}\n",

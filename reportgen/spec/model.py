@@ -140,8 +140,7 @@ class RunSpec(_Model):
 
     @model_validator(mode="after")
     def _sequential(self) -> RunSpec:
-        if self.budget_minutes == 0:
-            return self.model_copy(update={"budget_minutes": None})._sequential()
+        budget = None if self.budget_minutes == 0 else self.budget_minutes
         if self.min_pairs > self.max_pairs:
             raise ValueError(f"min_pairs ({self.min_pairs}) is above max_pairs ({self.max_pairs})")
         if self.until == "decided":
@@ -151,8 +150,8 @@ class RunSpec(_Model):
                     'order = "interleaved"'
                 )
             if self.order != "interleaved":
-                return self.model_copy(update={"order": "interleaved"})
-        return self
+                return self.model_copy(update={"order": "interleaved", "budget_minutes": budget})
+        return self if budget == self.budget_minutes else self.model_copy(update={"budget_minutes": budget})
 
 
 class Window(_Model):
