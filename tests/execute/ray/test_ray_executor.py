@@ -120,3 +120,22 @@ def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: P
     assert manifest(runs, "slow", "A1")["status"] == "complete"
     old = list((runs / "slow" / "archive").glob("*/baseline-1"))
     assert len(old) == 1 and json.loads((old[0] / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_a_sequential_campaign_runs_every_pair_on_its_one_node(tmp_path: Path, ray_cluster: str) -> None:
+    # [run] until = "decided" on a cluster: the blocks come from the analysis after each block, and
+    # every run of the campaign (so both runs of every pair) goes to the experiment's one node.
+    spec = make_experiment(tmp_path / "r", name="seq", steps=5, sleep=0.01)
+    text = spec.read_text().replace('order = "sequential"\nrepeats = 1', 'until = "decided"\nmax_pairs = 4')
+    spec.write_text(text)
+    runs = tmp_path / "runs"
+    assert main(["run", str(spec), "--runs", str(runs), "--no-profiler", "--ray", ray_cluster]) == 0
+    exp = runs / "seq"
+    pinned = json.loads((exp / "campaign.json").read_text())["executor"]["node_id"]
+    made = sorted((p.parent.name, int(p.name)) for p in exp.glob("*/*") if p.name.isdigit())
+    assert made == [("A1", 1), ("A1", 2), ("A1", 3), ("baseline", 1), ("baseline", 2), ("baseline", 3)]
+    assert {manifest(runs, "seq", arm, rep)["executor"]["node_id"] for arm, rep in made} == {pinned}
+    doc = json.loads((exp / "analysis.json").read_text())
+    (a1,) = doc["comparisons"]
+    assert a1["verdict"]["status"] == "accepted" and len(a1["run_level"]["pairs"]) == 3
+    assert doc["campaign"]["stopped"] == "decided"
