@@ -344,3 +344,19 @@ def test_a_run_still_marked_running_is_not_resumed_blindly(tmp_path):
     c = _comp(load_analysis(exp), "A1")
     assert c.verdict.status == "incomplete" and c.verdict.cause == "A1/1 still marked running at step 12/60"
     assert c.summary.next_step.text.startswith("If no reportgen run of this campaign is still under way, resume it")
+
+
+def test_same_work_is_checked_against_the_base_too(tmp_path):
+    # Each arm is within 5 % of the baseline's response length, but A3 is 7.5 % shorter than A1, the
+    # base it is decided against: against A1 its throughput compares different work.
+    arms = {
+        "baseline": Arm(cv=0.02),
+        "A1": Arm(speed=1.3, cv=0.02, resp_len=530.0),
+        "A3": Arm(speed=1.3, cv=0.02, resp_len=490.0, base="A1"),
+    }
+    a3 = _comp(_analyse(tmp_path, arms), "A3")
+    assert a3.same_work.status == "pass"  # against the baseline
+    assert (a3.verdict.status, a3.verdict.basis, a3.verdict.against) == ("invalid", "same_work", "A1")
+    assert a3.verdict.cause and "490.0 vs 530.0 tokens" in a3.verdict.cause
+    step = a3.summary.next_step
+    assert step.action == "equalize_work" and "Make A3 and A1 generate the same work" in step.text
