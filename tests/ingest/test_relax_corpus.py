@@ -31,6 +31,21 @@ FIXTURES = {
     "passrate-eval": lambda: rc.healthy(passrate=True, eval_every=4),
     "ppo": lambda: rc.healthy(critic=True),
     "ppo-critic-nan": lambda: rc.healthy(critic=True, critic_nan_at=5),
+    # lifecycles and pastes (test_relax_lifecycle.py)
+    "cut": lambda: rc.cut(),
+    "resumed": lambda: rc.resumed(),
+    "retried": lambda: rc.retried(),
+    "health-restart": lambda: rc.health_restart(),
+    "restarts-exhausted": lambda: rc.restarts_exhausted(),
+    "fully-async": lambda: rc.fully_async(),
+    "fully-async-actor-dies": lambda: rc.fully_async(actor_dies_at=3, ahead=3),
+    "handled-tracebacks": lambda: rc.handled_tracebacks(),
+    "traceback-paste": lambda: rc.traceback_paste(quoted=True),
+    "traceback-paste-cut": lambda: rc.traceback_paste(exception=False),
+    "ray-banner-paste": lambda: rc.ray_banner_paste() + rc.ray_banner_paste("RuntimeError"),
+    "unhandled-paste": lambda: rc.unhandled_paste(),
+    "wrapped-paste": lambda: rc.wrapped(rc.healthy(4)),
+    "bare-steps": lambda: rc.bare_steps(0, 9),
 }
 
 
@@ -63,6 +78,12 @@ def test_every_fixture_line_names_a_documented_source() -> None:
         "wandb-key",
         "recipe-2gpu",
         "resp-lens",
+        # facts behind the lifecycle fixtures, and lines of modes they do not print
+        "health-check",
+        "recovery-load",
+        "fully-async",
+        "health-fatal",
+        "ckpt-saved",  # the embedded workload prints it (tests/workloads/test_checkpoint.py)
     }
 
 
