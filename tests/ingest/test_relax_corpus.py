@@ -283,7 +283,9 @@ def test_critic_only_steps_hold_the_critics_keys_and_no_actor_step(tmp_path: Pat
     # --num-critic-only-steps 2: steps 0 and 1 train only the critic; they are not actor train steps.
     section, events, run = ingest_text(tmp_path, rc.text(rc.healthy(6, critic=True, critic_only_steps=2)))
     assert events == [] and section["status"] == "complete"
-    assert section["ingest"]["train_steps"] == 4 and section["ingest"]["steps"] == 6
+    # Steps are the actor's: the critic-only steps are neither counted nor rollout-only (the critic trained).
+    assert section["ingest"]["train_steps"] == 4 and section["ingest"]["steps"] == 4
+    assert section["ingest"]["rollout_only_steps"] == []
     wide = wide_table(read_metrics(run))
     assert wide[vocab.CRITIC_VALUE_LOSS].notna().all() and wide.index.tolist() == list(range(6))
     assert wide[vocab.LOSS].isna().tolist() == [True, True, False, False, False, False]
