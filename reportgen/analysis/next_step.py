@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
+from reportgen.analysis.coverage import Gap
 
 STILL_RUNNING = "still marked running"  # how the cause names a run left `running` (report._pending)
 
@@ -65,6 +66,7 @@ def derive(
     invalid_by: str | None,
     failed_arm: str | None = None,
     missing_metric: bool = False,
+    windows_gap: Gap | None = None,
 ) -> tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]:
     """(next step, cause in words or None, evidence links) for one comparison.
 
@@ -72,7 +74,8 @@ def derive(
     "same_machine", "same_inputs"); for a failed verdict, `failed_arm` is the arm whose run failed
     first (the candidate unless only the baseline failed) and `failed_oom` whether that run ran
     out of memory: the next step fixes and re-runs that arm. `missing_metric`: the verdict is
-    inconclusive because an arm never logged the primary metric (its cause says which)."""
+    inconclusive because an arm never logged the primary metric (its cause says which);
+    `windows_gap`: because declared windows hold no step of some run (reportgen.analysis.coverage)."""
     cand = comp.candidate
     v = comp.verdict
     iv = comp.interval
@@ -153,6 +156,18 @@ def derive(
             doc.NextStep(action="change_metric", text=text, command=command),
             v.cause,
             [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
+        )
+    if windows_gap is not None:  # the spec must declare windows where the runs' steps are
+        if windows_gap.suggested:
+            text = "Declare windows inside the steps every run has in the spec's [analysis] table, then analyse again."
+        else:
+            text = "Run every arm over the same steps (the runs share none), then analyse again."
+        return (
+            doc.NextStep(
+                action="declare_windows", text=text, command=windows_gap.toml() if windows_gap.suggested else None
+            ),
+            v.cause,
+            [doc.EvidenceLink(label="windows", anchor=WINDOWS), doc.EvidenceLink(label="runs", anchor="runs")],
         )
     links: list[doc.EvidenceLink] = []
     if iv.estimate is None:

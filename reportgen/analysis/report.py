@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 
 from reportgen import __version__, vocab
+from reportgen.analysis import coverage, next_step, same_work
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
-from reportgen.analysis import next_step, same_work
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
+from reportgen.analysis.lifecycle import run_attempts
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.analysis.verdict import Verdict, against_base, decide, incomplete, missing_metric_cause
@@ -170,6 +171,7 @@ def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
         overall=arm_statistic(_segments([r], spec.analysis.primary, windows)),
         failure=gr.describe_failure(r),
         notes=list(r.notes),
+        lifecycle=run_attempts(m),
     )
 
 
@@ -462,6 +464,10 @@ def _comparison(
         failure_cause=cause,
         missing_metric=(missing := missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used})),
     )
+    # Windows that hold no step of some run (a resumed run, a short one): the cause names the run and window.
+    gap = coverage.missed_windows(coverage.spans([*b_used, *c_used], a.primary), windows, a.warmup_steps)
+    if gap is not None and verdict.status not in ("failed", "invalid") and missing is None:
+        verdict = Verdict("inconclusive", f"Inconclusive: {gap.cause}.", gap.cause)
     invalid_by = next((g.id for g in guards if g.status == gr.FAIL and g.id in gr.INVALIDATING), None)
     if work.status == gr.FAIL and verdict.status not in ("failed", "invalid"):
         # Different work: the throughput figure cannot decide, whatever the interval says.
@@ -541,7 +547,10 @@ def _comparison(
     # The summary reads the comparison it summarises: a draft without it (not validated) first.
     draft = doc.Comparison.model_construct(**fields)
     missing_decided = verdict.status == "inconclusive" and missing is not None and verdict.cause == missing
-    summary = _summary(spec, draft, base, cand, rerun, (failed_arm, oom), invalid_by, missing_metric=missing_decided)
+    gap_decided = gap if gap is not None and verdict.cause == gap.cause else None
+    summary = _summary(
+        spec, draft, base, cand, rerun, (failed_arm, oom), invalid_by, missing_metric=missing_decided, gap=gap_decided
+    )
     return doc.Comparison(**fields, summary=summary)
 
 
@@ -555,6 +564,7 @@ def _summary(
     invalid_by: str | None,
     *,
     missing_metric: bool,
+    gap: coverage.Gap | None = None,
 ) -> doc.CandidateSummary:
     a = spec.analysis
     label, unit, _ = _label(a.primary)
@@ -592,6 +602,7 @@ def _summary(
         failed_oom=failure[1],
         invalid_by=invalid_by,
         missing_metric=missing_metric,
+        windows_gap=gap,
     )
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
