@@ -318,17 +318,12 @@ def _continuation(text: str, pos: int, depth: int) -> tuple[str, int] | None:
 
 
 def _straddles(prev: str, line: str) -> bool:
-    """A metric head broken across `prev` and `line` (inside the head, or inside its `: {`)."""
+    """A metric head broken across `prev` and `line` (`... per` / `f 7: {...`): the head's `: {`
+    is on `line`. A break inside the three characters `: {` themselves is not mended: finding the
+    lines that open with `{` would cost a scan of every block (about 8 % of the parser's time)
+    for a break that falls there once in about 50 wrapped lines."""
     at = _head_at(prev + line)
-    return bool(prev) and at >= 0 and at >= len(prev) - 2
-
-
-def _brace_line(text: str, start: int) -> int:
-    """The start of the first line at or after `text[start]` that opens with `{` or ` {`, or -1."""
-    found = [i + 1 for i in (text.find("\n{", max(0, start - 1)), text.find("\n {", max(0, start - 1))) if i >= 0]
-    if start == 0 and text.startswith(("{", " {")):
-        found.append(0)
-    return min(found) if found else -1
+    return bool(prev) and at >= len(prev)
 
 
 def _wrapped_tail(body: str, before: str) -> int | None:
@@ -342,7 +337,7 @@ def _wrapped_tail(body: str, before: str) -> int | None:
         line = body[start:end]
         if line.endswith("\r"):
             line = line[:-1]
-        if ": {" in line or line.startswith(("{", " {")):
+        if ": {" in line:
             head_start, head_line = start, line
             if _head_at(line) < 0 and not _WRAP_STOP.match(line):
                 if start > 0:
@@ -568,28 +563,8 @@ class ConsoleParser:
         entries: list[tuple[str, int, int, dict[str, Any] | None]] = []  # values None: from `texts`
         texts: list[str] = []
         at = text.find(": {")
-        # Lines that open with `{`: the second half of a head a terminal broke inside its `: {`.
-        br = _brace_line(text, 0)
         n, pos = first, 0
-        while at >= 0 or br >= 0:
-            if br >= 0 and (at < 0 or br <= text.rfind("\n", pos, at)):
-                a = br
-                b = text.find("\n", a)
-                if b < 0:
-                    b = len(text)
-                n += text.count("\n", pos, a)
-                pos = a
-                line = text[a:b].removesuffix("\r")
-                wrapped = self._wrapped(text, line, a, b)
-                got = parse_metric_line(wrapped[0]) if wrapped is not None else False
-                if wrapped is not None and isinstance(got, tuple):
-                    self._joined(n)
-                    entries.append((got[0], got[1], n, got[2]))
-                    b = wrapped[1]
-                br = _brace_line(text, b)
-                if 0 <= at < b:
-                    at = text.find(": {", b)
-                continue
+        while at >= 0:
             a = text.rfind("\n", pos, at) + 1
             b = text.find("\n", at)
             if b < 0:
@@ -608,8 +583,6 @@ class ConsoleParser:
                         self._joined(n)
                         entries.append((got[0], got[1], n, got[2]))
                         at = text.find(": {", wrapped[1])
-                        if 0 <= br < wrapped[1]:
-                            br = _brace_line(text, wrapped[1])
                         continue
             d = "" if head is None else line[at - a + 2 : line.rfind("}") + 1]
             if head is not None and d and _json_ready(d):  # decoded below with the block's others
@@ -618,8 +591,6 @@ class ConsoleParser:
             else:  # progress-bar segments, a first `: {` that is no metric head, no dict, a dict JSON cannot read
                 entries.extend((kind, index, n, values) for kind, index, values in self._segments(line, n))
             at = text.find(": {", b)
-            if 0 <= br < b:
-                br = _brace_line(text, b)
         decoded = _decode_many(texts) if texts else []
         j = 0
         stream = self.stream
@@ -640,10 +611,11 @@ class ConsoleParser:
         """The metric message a terminal wrapped that starts on `line` (`text[start:end]`): its
         text joined and where its last line ends; None when `line` starts none. Two breaks are
         mended: a dict that closes on later lines, and a head broken across this line and the one
-        before (`... per` / `f 7: {...`: the message is then read from the line its dict opens on)."""
+        before (`... per` / `f 7: {...`: the message is then read from the line its dict opens on;
+        `_straddles`)."""
         head_line = line
         if _head_at(line) < 0:
-            if "{" not in line or "\r" in line or _WRAP_STOP.match(line):
+            if ": {" not in line or "\r" in line or _WRAP_STOP.match(line):
                 return None
             prev = self._line_before(text, start)
             if not _straddles(prev, line):
