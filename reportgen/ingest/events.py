@@ -89,6 +89,8 @@ CAPACITY = re.compile(
 )
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout", CRITIC_STEP)  # records whose non-finite losses are an event
+# An actor `perf N` line holds one of these once its step trained (vocab.TRAIN_DONE_KEYS).
+_TRAIN_TIME, _STEP_TIME, _ACTOR_TRAIN_TIME = TRAIN_DONE_KEYS
 
 
 def _gib(num: str, unit: str) -> float:
@@ -120,23 +122,23 @@ class Event:
 # A line holding none of these words cannot start an event: `push_block` looks for them at memchr
 # speed, `_maybe_trigger` line by line.
 TRIGGER_WORDS = (
-    "memory",
+    "memory",  # also `torch.OutOfMemoryError: CUDA out of memory`
     "OOM",
-    "OutOfMemory",
-    "RayTaskError",
+    "RayTaskError",  # also `RayTaskError(OutOfMemoryError)` outside a traceback
     "Unhandled error",
     "NaN",
     "nan",
     "Inf",
     "Traceback",
     "failed",
-    "FATAL",
     "Graceful",
-    "Main func",
     "crashed",
     "truncated to",
-    # lifecycle markers (reportgen.ingest.lifecycle): job banners and Relax's start, restart and
-    # resume lines ("successfully" and "succeeded", "Restarting"/"GLOBAL restart", "starting step")
+    # The lifecycle's markers (reportgen.ingest.lifecycle), folded into few words because each word
+    # is one more pass over a block's text: "succe" (`Main func successfully`, `Ray initialized
+    # successfully`, `submitted successfully`, `successfully loaded checkpoint`, `Job ... succeeded`),
+    # "estart" (`Restarting service`, `GLOBAL restart`, `Refusing to restart`, a fatal report's
+    # `Skipping restart`), Megatron's dump head, Relax's starting step, Ray's stopped job.
     "succe",
     "estart",
     "arguments --",
@@ -242,7 +244,6 @@ class EventScanner:
         self.train_steps: set[int] = set()  # indices of `step N` records
         self.critic_steps: set[int] = set()  # indices of `critic-step N` records (PPO)
         self.critic_skipped: set[int] = set()  # ... whose update the fp16 loss scaler skipped (grad norm nan)
-        self.done_perf: set[int] = set()  # indices of actor `perf N` records with a training timer
         self.clean_end: int | None = None  # line of `Main func successfully`
         self.replay_from: int | None = None  # line of Ray's job-failure summary header
         self.loss_scale: dict[str, Any] = {
@@ -388,44 +389,53 @@ class EventScanner:
         self._skip_pending = self._critic_skip_pending = False
 
     def _count(self, rec: Record) -> None:
+        """The step bookkeeping of one record (every metric line passes here: kept lean)."""
         self.metric_lines += 1
         index = rec.index
         if self.any_index is None or index > self.any_index:
             self.any_index = index
         kind = rec.kind
-        trained = False
+        att = self.lifecycle.attempts[-1]
+        att.indices.add(index)
+        if kind == "perf":
+            v = rec.values
+            if _TRAIN_TIME in v or _STEP_TIME in v or _ACTOR_TRAIN_TIME in v:  # the actor's: its step trained
+                att.trained.add(index)
+                if not self._perf_done:
+                    self._perf_done = True
+                    self.done_step = None  # from now on the actor's perf line says a step finished
+                if self.done_step is None or index > self.done_step:
+                    self.done_step = index
+                if self._actor_step is None or index > self._actor_step:
+                    self._actor_step = index
+            return
         if kind == "step":
-            self.train_steps.add(rec.index)
-            trained = True
+            self.train_steps.add(index)
+            att.trained.add(index)
             # The step whose update the loss scaler skipped: Relax logs its grad norm as nan. A finite
             # one means the warning was another model's (a critic's: same message, no role in it).
             if self._skip_pending and not _finite_grad_norm(rec.values):
                 self._skipped_record = True
                 self.loss_scale["steps"] += 1
                 if len(self.loss_scale["skipped_steps"]) < MAX_EVENTS:
-                    self.loss_scale["skipped_steps"].append(rec.index)
+                    self.loss_scale["skipped_steps"].append(index)
             self._skip_pending = False
             if not self._perf_done and (self.done_step is None or index > self.done_step):
                 self.done_step = index  # no actor perf line yet: `step N` is the best sign the step trained
         elif kind == CRITIC_STEP:
             self.critic_steps.add(index)
+            att.critic.add(index)
             # The critic's own skip (the warning names no model): its grad norm nan after a warning.
             # Without one, a nan grad norm is a diverged critic (a NaN event, `_on_record`).
             if self._critic_skip_pending and not _finite_grad_norm(rec.values, CRITIC_GRAD_NORM):
                 self._skipped_record = True
                 self.critic_skipped.add(index)
             self._critic_skip_pending = False
-        elif kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS):
-            trained = True
-            self.done_perf.add(index)
-            if not self._perf_done:
-                self._perf_done = True
-                self.done_step = None  # from now on the actor's perf line says a step finished
-            if self.done_step is None or index > self.done_step:
-                self.done_step = index
-        if (trained or kind == "rollout") and (self._actor_step is None or index > self._actor_step):
+            return
+        elif kind != "rollout":
+            return
+        if self._actor_step is None or index > self._actor_step:  # `step N`, or `rollout N` (the actor's data)
             self._actor_step = index
-        self.lifecycle.record(index, trained, kind == CRITIC_STEP)
 
     def _on_record(self, n: int, text: str, rec: Record) -> None:
         self._count(rec)
@@ -510,7 +520,7 @@ class EventScanner:
             if lc.JOB_SUBMITTED.search(text):
                 self.replay_from = None  # a new job: no longer Ray's re-print of the last one
             return True
-        if self.lifecycle.current.start_step and self.done_step is None and not self.lifecycle.current.records:
+        if self.lifecycle.current.start_step and self.done_step is None and not self.lifecycle.current.indices:
             self.done_step = self.lifecycle.current.start_step - 1  # resumed: the steps before it are done
         return False
 

@@ -81,7 +81,7 @@ class Attempt:
     started_by: str  # what marked its start, in words
     line: int  # its first line in the stream
     markers: set[str] = field(default_factory=set)  # job markers seen in it (see the module docstring)
-    records: int = 0
+    # Filled by EventScanner._count, record by record (inlined there: it runs on every metric line).
     indices: set[int] = field(default_factory=set)  # every metric index it logged
     trained: set[int] = field(default_factory=set)  # indices the actor trained (see EventScanner._count)
     critic: set[int] = field(default_factory=set)  # indices a critic trained (`critic-step N`)
@@ -103,9 +103,9 @@ class Attempt:
 
 class LifecycleTracker:
     """The attempts of one stream. `EventScanner` calls `line` for every line that holds a marker
-    word and `record` for every metric record, in log order. Times are the scanner's to set (it
-    knows where the timestamps around a boundary are): `line` returning True means a new attempt
-    started at that line."""
+    word and fills the current attempt's step sets for every metric record, in log order. Times
+    are the scanner's to set (it knows where the timestamps around a boundary are): `line`
+    returning True means a new attempt started at that line."""
 
     def __init__(self) -> None:
         self.attempts: list[Attempt] = [Attempt(1, JOB, "log start", 1)]
@@ -141,7 +141,7 @@ class LifecycleTracker:
         m = GLOBAL_RESTART.search(text)
         if m:
             number = int(m.group(1))
-            if cur.kind == RESTART and cur.global_restart is None and not cur.records:
+            if cur.kind == RESTART and cur.global_restart is None and not cur.indices:
                 cur.global_restart, cur.started_by = number, f"global restart #{number}"
                 return False
             self._start(n, RESTART, f"global restart #{number}")
@@ -160,7 +160,7 @@ class LifecycleTracker:
 
     def _job_marker(self, n: int, marker: str, label: str) -> bool:
         cur = self.current
-        if marker in cur.markers or cur.records or cur.end is not None:
+        if marker in cur.markers or cur.indices or cur.end is not None:
             self._start(n, JOB, label)
             self.current.markers.add(marker)
             return True
@@ -172,15 +172,6 @@ class LifecycleTracker:
     def _start(self, n: int, kind: str, label: str) -> None:
         self.current.last_line = n - 1
         self.attempts.append(Attempt(len(self.attempts) + 1, kind, label, n))
-
-    def record(self, index: int, trained: bool, critic: bool = False) -> None:
-        cur = self.current
-        cur.records += 1
-        cur.indices.add(index)
-        if trained:
-            cur.trained.add(index)
-        elif critic:
-            cur.critic.add(index)
 
     def ended(self, how: str) -> None:
         """The log said how the current attempt ended (CLEAN, STOPPED, FAILED)."""
