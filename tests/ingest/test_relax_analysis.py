@@ -285,3 +285,12 @@ def test_recovered_runs_pass_no_failures_through_ingest_and_analyze(tmp_path: Pa
         "- attempt 2, restart (global restart &#35;1, 2026-08-05 10:17:35, 11.3 min): steps 10-29 (resumed from "
         "iteration 9), redoing 10-14; clean end"
     ) in runs
+
+
+def test_rollout_only_indices_are_not_steps_of_the_analysis(tmp_path: Path) -> None:
+    """A fully-async run's backfill rollout `perf 30` is no trained step: 30/30 steps, not 31."""
+    got = analyze_logs(tmp_path, {"baseline": rc.text(rc.fully_async(30)), "A1": rc.text(rc.fully_async(30))})
+    cmp = got["cmp"]
+    assert next(g for g in cmp["guardrails"] if g["id"] == "steps_completed")["reason"] == "baseline and A1: 30/30 steps"
+    assert [r["steps_completed"] for a in got["doc"]["arms"] for r in a["runs"]] == [30, 30]
+    assert manifest(got["runs"], "A1")["ingest"]["rollout_only_steps"] == [30]
