@@ -291,6 +291,8 @@ def test_rollout_only_indices_are_not_steps_of_the_analysis(tmp_path: Path) -> N
     """A fully-async run's backfill rollout `perf 30` is no trained step: 30/30 steps, not 31."""
     got = analyze_logs(tmp_path, {"baseline": rc.text(rc.fully_async(30)), "A1": rc.text(rc.fully_async(30))})
     cmp = got["cmp"]
-    assert next(g for g in cmp["guardrails"] if g["id"] == "steps_completed")["reason"] == "baseline and A1: 30/30 steps"
+    assert (
+        next(g for g in cmp["guardrails"] if g["id"] == "steps_completed")["reason"] == "baseline and A1: 30/30 steps"
+    )
     assert [r["steps_completed"] for a in got["doc"]["arms"] for r in a["runs"]] == [30, 30]
     assert manifest(got["runs"], "A1")["ingest"]["rollout_only_steps"] == [30]
