@@ -70,9 +70,15 @@ ABNORMAL_EXIT = "abnormal_exit"
 TIMEOUT = "timeout"
 INTERRUPTED = "interrupted"
 
+RECOVERED = "recovered"
+"""The one event kind that is no failure: a failure (or stop) that a later attempt of the same run
+got past (Relax's in-run restart, a retried job in the same log); `details.failure` names its kind,
+the run's status does not rest on it."""
+
 FAILURE_KINDS = (OOM, NAN, TRACEBACK, FATAL, ABNORMAL_EXIT, TIMEOUT, INTERRUPTED)
-"""Every kind of event in events.json; each one is a failure. In this order a run's failure is named:
-the most specific cause first (an OOM explains the traceback and the exit code that follow it)."""
+"""The kinds of event in events.json that are failures (every kind but `RECOVERED`). In this order
+a run's failure is named: the most specific cause first (an OOM explains the traceback and the exit
+code that follow it)."""
 LOG_FAILURE_KINDS = frozenset({OOM, NAN, TRACEBACK, FATAL})
 """The kinds found by reading a console log; the other kinds come from the process's end (exit code,
 time limit, signal), which a run made outside reportgen does not record."""

@@ -10,7 +10,8 @@ and its cause as they are. Precedence, first match wins:
 3. different generated work in the finished runs (against the baseline or the candidate's base):
    invalid, and resuming would not change it;
 4. unfinished runs (interrupted, or left running): incomplete, resuming redoes them;
-5. the primary metric never logged by an arm: inconclusive, name another;
+5. the primary metric never logged by an arm: inconclusive, name another; a declared window that
+   holds no step of some run (a resumed or short run): inconclusive, declare windows that fit;
 6. the run-level comparison (runlevel.py): against the candidate's base when it is built on
    another candidate whose runs completed (A3 = A1 + a smaller token budget is one variable away
    from A1, not from the baseline), else against the baseline. Its outcome under the design's
@@ -60,6 +61,7 @@ class Evidence:
     missing_metric: str | None = None
     no_runs: bool = False  # the candidate has no formal run at all
     windows: Sequence[str] = ()  # the windows' names, in order
+    windows_gap: str | None = None  # coverage.Gap.cause: declared windows that hold no step of some run
 
 
 def _pct(x: float) -> str:
@@ -140,6 +142,8 @@ def decide(e: Evidence) -> doc.Verdict:
         return _verdict("failed", "failed", f"Failed: {cause}.", cause)
     if e.missing_metric:
         return _verdict("inconclusive", "missing_metric", f"Inconclusive: {e.missing_metric}.", e.missing_metric)
+    if e.windows_gap:
+        return _verdict("inconclusive", "windows_missed", f"Inconclusive: {e.windows_gap}.", e.windows_gap)
     if e.base != BASELINE and e.base_pending is not None:
         return _verdict(
             "incomplete",

@@ -32,6 +32,7 @@ Basis = Literal[
     "failed",  # a run failed or a guardrail failed
     "pending",  # runs are unfinished: resuming redoes them
     "missing_metric",  # an arm never logged the primary metric
+    "windows_missed",  # a declared window holds no step of some run (resumed or short runs)
     "no_pairs",  # no pair of finished runs with a run-level figure
     "too_few_pairs",  # fewer pairs than a decision needs (design.min_pairs, or a fixed design's planned pairs)
     "interval",  # the repeated confidence interval crossed a decision boundary
@@ -132,6 +133,29 @@ class RunEvent(_Model):
     details: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+class RunAttempt(_Model):
+    """One attempt of a run as its log shows it (the manifest's `ingest.lifecycle`): a job (the
+    first, a retry, a resumed run appended to the same log) or an in-run restart of it."""
+
+    attempt: int = Field(description="1-based, in log order.")
+    kind: Literal["job", "restart"] = Field(description='"job", or "restart" (Relax\'s health check, inside the job).')
+    started_by: str = Field(description='What marked its start: "job submission", "global restart #1", ...')
+    steps: list[int] | None = Field(default=None, description="[first, last] step the actor trained in it.")
+    trained_steps: int = Field(default=0, description="Steps the actor trained in it.")
+    start_step: int | None = Field(default=None, description="The step it started at, when it resumed past 0.")
+    resumed_from_iteration: int | None = Field(default=None, description="The checkpoint iteration it loaded.")
+    started_utc: str | None = None
+    duration_s: float | None = Field(default=None, description="From its first to its last log timestamp.")
+    end: str | None = Field(
+        default=None, description='"clean", "failed", "stopped", "restarted", "cut"; null when the log does not say.'
+    )
+    failure: str | None = Field(default=None, description='Its failure in words ("OOM at step 7, ...").')
+    redone: str | None = Field(
+        default=None, description='Steps it trained again that an earlier attempt had ("10-14").'
+    )
+    replaced_values: int = Field(default=0, description="Of its values, how many a later attempt replaced.")
+
+
 class RunSummary(_Model):
     """One run of an arm."""
 
@@ -148,6 +172,11 @@ class RunSummary(_Model):
     overall: float | None = Field(default=None, description="This run's primary metric: mean of its window means.")
     failure: str | None = Field(default=None, description='Why it failed, in words ("OOM at step 9, tried to ...").')
     notes: list[str] = Field(default_factory=list, description="Problems met reading the run's files.")
+    lifecycle: list[RunAttempt] | None = Field(
+        default=None,
+        description="Its attempts, when its log shows more than one plain start at step 0 (a retried job, "
+        "an in-run restart, a resume from a checkpoint); null otherwise.",
+    )
 
 
 class WindowStats(_Model):
@@ -411,7 +440,16 @@ class EvidenceLink(_Model):
 
 class NextStep(_Model):
     action: Literal[
-        "merge", "repeat", "equalize_work", "fix_oom", "fix_failure", "rerun", "reject", "change_metric", "resume"
+        "merge",
+        "repeat",
+        "equalize_work",
+        "fix_oom",
+        "fix_failure",
+        "rerun",
+        "reject",
+        "change_metric",
+        "resume",
+        "declare_windows",
     ] = Field(description="What to do next, derived from the evidence (docs/analysis.md#next-step).")
     text: str = Field(description="The step in one sentence.")
     command: str | None = Field(default=None, description="The exact command(s) to run, when there are any.")
@@ -492,6 +530,11 @@ class Comparison(_Model):
     run_level: RunLevel = Field(description="The candidate against the baseline, pair by pair.")
     base_run_level: RunLevel | None = Field(
         default=None, description="The candidate against its base, pair by pair (candidates built on another one)."
+    )
+    suggested_windows: list[Window] = Field(
+        default_factory=list,
+        description="When a declared window holds no step of some run (verdict.basis windows_missed): windows "
+        "inside the steps every run has (empty when the runs share none).",
     )
     needs_pairs: bool = Field(
         default=False,

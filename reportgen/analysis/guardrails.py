@@ -163,7 +163,8 @@ def steps_completed(runs: Sequence[RunData], expected: int | None) -> Guardrail:
         return Guardrail("steps_completed", title, FAIL, "no formal run")
     if expected is None:
         return Guardrail("steps_completed", title, NA, "no step count declared ([workload].steps or the steps flag)")
-    short = [(r, r.steps_completed) for r in runs if r.steps_completed < expected]
+    # A run resumed from a checkpoint at step S had steps 0..S-1 done before it started (RunData.steps_before).
+    short = [(r, r.steps_before + r.steps_completed) for r in runs if r.steps_before + r.steps_completed < expected]
     if short:
         r, n = short[0]
         return Guardrail("steps_completed", title, FAIL, f"{r.path}: {n}/{expected} steps", _ev(r))

@@ -43,12 +43,30 @@ class RunData:
     def steps_completed(self) -> int:
         """Steps that finished: those with a step time (Relax writes perf/step_time once the
         training block of the step is done). A step whose rollout logged but whose training died
-        (an OOM in backward) is not complete. Without that key, steps that logged anything."""
+        (an OOM in backward), or that only the rollout side logged (a fully-async rollout manager
+        running ahead), is not complete. Without that key, the steps with an actor train value
+        (its `step N` lines); without those either, steps that logged anything."""
         if self.steps.empty:
             return 0
         if vocab.STEP_TIME in self.steps.columns:
             return int(self.steps[vocab.STEP_TIME].notna().sum())
+        actor = [
+            c for c in self.steps.columns if str(c).startswith("train/") and not str(c).startswith("train/critic-")
+        ]
+        if actor:
+            return int(self.steps[actor].notna().any(axis=1).sum())
         return int(self.steps.index.nunique())
+
+    @property
+    def steps_before(self) -> int:
+        """Steps done before this run's log starts: a run resumed from a checkpoint (`--load`)
+        starts at step S (its manifest's `ingest.lifecycle`), steps 0..S-1 were trained by the run
+        that saved it. 0 for a run that started from scratch."""
+        lifecycle = (self.manifest.get("ingest") or {}).get("lifecycle") or {}
+        attempts = lifecycle.get("attempts") if isinstance(lifecycle, dict) else None
+        first = attempts[0] if isinstance(attempts, list) and attempts and isinstance(attempts[0], dict) else {}
+        start = first.get("start_step")
+        return start if isinstance(start, int) and start > 0 else 0
 
     def series(self, key: str, start: int, end: int) -> list[float]:
         """The values of `key` for steps start..end inclusive, in step order."""

@@ -163,6 +163,19 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
             v.cause,
             [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
         )
+    if v.basis == "windows_missed":  # the spec must declare windows where the runs' steps are
+        wins = comp.suggested_windows
+        text = "Run every arm over the same steps (the runs share none), then analyse again."
+        line = None
+        if wins:
+            text = "Declare windows inside the steps every run has in the spec's [analysis] table, then analyse again."
+            items = ", ".join(f'{{name = "{w.name}", start = {w.start}, end = {w.end}}}' for w in wins)
+            line = f"windows = [{items}]"
+        return (
+            doc.NextStep(action="declare_windows", text=text, command=line),
+            v.cause,
+            [doc.EvidenceLink(label="windows", anchor=WINDOWS), doc.EvidenceLink(label="runs", anchor="runs")],
+        )
     if v.basis in ("futility", "base"):
         text = (
             f"Do not merge {cand} for speed: the {design.min_effect:.0%} minimum effect in {metric_label} is out of "

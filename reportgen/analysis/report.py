@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen import __version__
+from reportgen.analysis import coverage, next_step, same_work, tables
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
-from reportgen.analysis import next_step, same_work, tables
 from reportgen.analysis.decision import Evidence, decide, missing_metric_cause
 from reportgen.analysis.evidence import (
     Campaign,
@@ -153,6 +153,7 @@ def _comparison(
     vs_baseline = c.compare(a.primary, BASELINE, b_runs, c_runs, higher=higher)
     vs_base_rl = c.compare(a.primary, base_id, base_done, c_runs, higher=higher) if base_done else None
     missing = missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used})
+    gap = coverage.missed_windows(coverage.spans([*b_used, *c_used], a.primary), windows, a.warmup_steps)
     # Decide: once, from everything above.
     verdict = decide(
         Evidence(
@@ -173,6 +174,7 @@ def _comparison(
             missing_metric=missing,
             no_runs=not c_runs and not unfinished,
             windows=[name for name, _, _ in windows],
+            windows_gap=gap.cause if gap is not None else None,
         )
     )
     # The document's parts.
@@ -216,6 +218,7 @@ def _comparison(
         "run_level": vs_baseline,
         "base_run_level": vs_base_rl,
         "needs_pairs": needs,
+        "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
         "consistent_direction": consistent,
         "guardrails": [doc.GuardrailResult.model_validate(g.as_dict()) for g in [*guards, work_guard]],
         "verdict": verdict,

@@ -18,6 +18,7 @@ from reportgen.analysis.evidence import UNFINISHED, Windows, segments, stats_run
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic
+from reportgen.analysis.lifecycle import run_attempts
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.spec.model import Spec
 from reportgen.vocab import (
@@ -89,6 +90,7 @@ def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
         overall=arm_statistic(segments([r], spec.analysis.primary, windows)),
         failure=gr.describe_failure(r),
         notes=list(r.notes),
+        lifecycle=run_attempts(m),
     )
 
 

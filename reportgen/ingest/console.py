@@ -67,6 +67,14 @@ _NAMED = {"nan": math.nan, "NaN": math.nan, "inf": math.inf, "Infinity": math.in
 
 # A single unterminated line longer than this is dropped (and counted skipped) to bound memory.
 MAX_LINE = 8 * 1024 * 1024
+# A metric message wrapped over several lines (a terminal's copy breaks lines at its width, even
+# inside a number) is read joined when the join parses: at most this many continuation lines and
+# this many characters. A continuation line never starts like a log line of its own (`_WRAP_STOP`).
+MAX_WRAP_LINES = 64
+MAX_WRAP_CHARS = 1 << 20
+_WRAP_STOP = re.compile(r"$|\s*\[?\d{4}-\d\d-\d\d[ T]\d|\s*\([^()]*pid=\d+|\++ |> |Traceback \(")
+# How many unreadable lines a parser remembers by number (for a refusal that names them).
+MAX_NOTED = 20
 # The most digits a metric head's N (or any number ingest reads from a log or a folder name) may
 # have (int64 holds 18): a longer run is no step number, and int() of more than 4,300 digits raises
 # ValueError.
@@ -261,6 +269,95 @@ def _head(line: str, at: int) -> tuple[str, int] | None:
     return None
 
 
+def _head_at(line: str) -> int:
+    """Where the first `: {` that follows a metric head (`perf 3: {`) is in `line`, or -1."""
+    at = line.find(": {")
+    while at >= 0 and _head(line, at) is None:
+        at = line.find(": {", at + 3)
+    return at
+
+
+def _open_depth(line: str) -> int:
+    """How many braces the metric dict of `line` leaves open (0 when it closes on the line or
+    `line` is no metric message). A line ending in `}` is taken as closed without counting:
+    every whole metric line does, and this runs on every one of them."""
+    if line.endswith("}") or "\r" in line:
+        return 0
+    at = _head_at(line)
+    if at < 0:
+        return 0
+    d = line[at + 2 :]
+    return max(0, d.count("{") - d.count("}"))
+
+
+def _continuation(text: str, pos: int, depth: int) -> tuple[str, int] | None:
+    """The lines of `text` after position `pos` (a line end) that close a wrapped dict opened
+    `depth` braces deep: (their text joined without the line breaks, the end of the last one), or
+    None when a line that starts like a log line, a metric message or the end of `text` comes
+    first."""
+    parts: list[str] = []
+    size = 0
+    while pos < len(text) and len(parts) < MAX_WRAP_LINES and size < MAX_WRAP_CHARS:
+        end = text.find("\n", pos + 1)
+        if end < 0:
+            end = len(text)
+        line = text[pos + 1 : end]
+        if line.endswith("\r"):
+            line = line[:-1]
+        if _WRAP_STOP.match(line):
+            return None
+        if _head_at(line) >= 0:
+            return None
+        parts.append(line)
+        size += len(line)
+        depth += line.count("{") - line.count("}")
+        pos = end
+        if depth <= 0:
+            return "".join(parts), end
+    return None
+
+
+def _straddles(prev: str, line: str) -> bool:
+    """A metric head broken across `prev` and `line` (`... per` / `f 7: {...`): the head's `: {`
+    is on `line`. A break inside the three characters `: {` themselves is not mended: finding the
+    lines that open with `{` would cost a scan of every block (about 8 % of the parser's time)
+    for a break that falls there once in about 50 wrapped lines."""
+    at = _head_at(prev + line)
+    return bool(prev) and at >= len(prev)
+
+
+def _wrapped_tail(body: str, before: str) -> int | None:
+    """Where the last lines of `body` (complete lines; `before` the line read just before them)
+    hold a metric message whose wrapped dict may close on lines not read yet: the start of that
+    message's first line (the line before, when its head is broken across the two), else None.
+    A feed keeps those lines for the next one, so chunk boundaries never change what a log reads as."""
+    end = len(body)
+    for _ in range(MAX_WRAP_LINES + 1):
+        start = body.rfind("\n", 0, end) + 1
+        line = body[start:end]
+        if line.endswith("\r"):
+            line = line[:-1]
+        if ": {" in line:
+            head_start, head_line = start, line
+            if _head_at(line) < 0 and not _WRAP_STOP.match(line):
+                if start > 0:
+                    head_start = body.rfind("\n", 0, start - 1) + 1
+                    prev = body[head_start : start - 1].removesuffix("\r")
+                else:  # the head's first half was read already: only this line is kept back
+                    prev = before
+                head_line = prev + line if _straddles(prev, line) else line
+            if _head_at(head_line) >= 0:
+                depth = _open_depth(head_line)
+                if not depth or len(body) - head_start > MAX_WRAP_CHARS:
+                    return None
+                tail = body[end:]
+                return head_start if depth + tail.count("{") - tail.count("}") > 0 else None
+        if _WRAP_STOP.match(line) or start == 0:
+            return None
+        end = start - 1
+    return None
+
+
 def parse_metric_line(line: str) -> tuple[str, int, dict[str, Any]] | bool:
     """(kind, index, values) for a metric line; True if it looks like one but is unreadable;
     False if it is not a metric line. `line` must already be ANSI-free."""
@@ -316,10 +413,19 @@ class ConsoleParser:
         self.lines = 0
         self.skipped = 0
         self.records = 0
+        self.skipped_at: list[int] = []  # the first MAX_NOTED unreadable lines' numbers
+        self.joined = 0  # metric messages read from lines a terminal wrapped
+        self.joined_at: list[int] = []
+        self._last_line = ""  # the last complete line read: a wrapped head may continue on the next
         self._partial = ""
         self._overlong = False
         self._on_line = on_line
         self._on_block = on_block
+
+    @property
+    def unterminated(self) -> bool:
+        """The text fed so far ends inside a line (no newline after its last character)."""
+        return self._overlong or (bool(self._partial) and not self._partial.endswith("\n"))
 
     def feed(self, chunk: str) -> list[Record]:
         out: list[Record] = []
@@ -343,6 +449,12 @@ class ConsoleParser:
         body = text[:cut]
         if "\x1b" in body:
             body = ANSI.sub("", body)
+        held = _wrapped_tail(body, self._last_line)
+        if held is not None:  # a wrapped message may close in the next chunk: read it then
+            self._partial = body[held:] + "\n" + self._partial
+            if held == 0:
+                return out
+            body = body[: held - 1]
         self._block(body, out)
         return out
 
@@ -362,6 +474,8 @@ class ConsoleParser:
             self._end_overlong(out)
         if self._partial:
             line = self._partial
+            if line.endswith("\n"):  # lines a feed held back (`_wrapped_tail`), the log's last complete ones
+                line = line[:-1]
             self._partial = ""
             if "\x1b" in line:
                 line = ANSI.sub("", line)
@@ -377,8 +491,19 @@ class ConsoleParser:
 
     def _end_overlong(self, out: list[Record]) -> None:
         self._overlong = False
-        self.skipped += 1
+        self._skip(self.lines + 1)
         self._block("", out)
+
+    def _skip(self, n: int) -> None:
+        """Line `n` looked like a metric message but could not be read."""
+        self.skipped += 1
+        if len(self.skipped_at) < MAX_NOTED:
+            self.skipped_at.append(n)
+
+    def _joined(self, n: int) -> None:
+        self.joined += 1
+        if len(self.joined_at) < MAX_NOTED:
+            self.joined_at.append(n)
 
     def _one_line(self, line: str, out: list[Record]) -> None:
         """One line, even if it holds a `\n` (callers of `feed_line` decide what a line is): with a
@@ -399,17 +524,30 @@ class ConsoleParser:
     def _block(self, text: str, out: list[Record]) -> None:
         """Complete lines `text` (joined by `\n`): parse them, call the hooks."""
         if self._on_line is not None:
+            pos, inside = 0, -1  # where the current line starts; the end of a joined wrapped message
             for line in text.split("\n"):
                 self.lines += 1
+                end = pos + len(line)
                 if line.endswith("\r"):
                     line = line[:-1]
-                rec = self._parse(line, self.lines, out) if "{" in line else None
+                rec = None
+                if end > inside and "{" in line:
+                    wrapped = self._wrapped(text, line, pos, end)
+                    if wrapped is not None:
+                        rec, inside = self._parse(wrapped[0], self.lines, out), wrapped[1]
+                        self._joined(self.lines)
+                    else:
+                        rec = self._parse(line, self.lines, out)
                 self._on_line(self.lines, line, rec)
+                pos = end + 1
+            self._last_line = line
             return
         first = self.lines + 1
         start = len(out)
         self.lines += text.count("\n") + 1
         self._metric_lines(text, first, out)
+        last = text[text.rfind("\n") + 1 :]
+        self._last_line = last[:-1] if last.endswith("\r") else last
         if self._on_block is not None:
             self._on_block(first, text, out[start:])
 
@@ -437,12 +575,21 @@ class ConsoleParser:
             if line.endswith("\r"):
                 line = line[:-1]
             head = None if "\r" in line else _head(line, at - a)
+            if head is None or not line.endswith("}"):  # a whole metric line needs neither test
+                wrapped = self._wrapped(text, line, a, b)
+                if wrapped is not None:  # a message a terminal wrapped: read joined, go on after it
+                    got = parse_metric_line(wrapped[0])
+                    if isinstance(got, tuple):
+                        self._joined(n)
+                        entries.append((got[0], got[1], n, got[2]))
+                        at = text.find(": {", wrapped[1])
+                        continue
             d = "" if head is None else line[at - a + 2 : line.rfind("}") + 1]
             if head is not None and d and _json_ready(d):  # decoded below with the block's others
                 entries.append((head[0], head[1], n, None))
                 texts.append(d)
             else:  # progress-bar segments, a first `: {` that is no metric head, no dict, a dict JSON cannot read
-                entries.extend((kind, index, n, values) for kind, index, values in self._segments(line))
+                entries.extend((kind, index, n, values) for kind, index, values in self._segments(line, n))
             at = text.find(": {", b)
         decoded = _decode_many(texts) if texts else []
         j = 0
@@ -453,28 +600,56 @@ class ConsoleParser:
                 values = decoded[j]
                 j += 1
                 if values is None:
-                    self.skipped += 1
+                    self._skip(line_no)
                     continue
                 if kind == CRITIC_STEP:
                     values = _kind_values(kind, values)
             out.append(_record(kind, index, values, line_no, stream))
         self.records += len(out) - made
 
-    def _segments(self, line: str) -> list[tuple[str, int, dict[str, Any]]]:
-        """(kind, index, values) of each readable metric message of `line`, counting the unreadable
-        ones skipped. A progress bar may have overwritten part of the line with \r: each segment is read."""
+    def _wrapped(self, text: str, line: str, start: int, end: int) -> tuple[str, int] | None:
+        """The metric message a terminal wrapped that starts on `line` (`text[start:end]`): its
+        text joined and where its last line ends; None when `line` starts none. Two breaks are
+        mended: a dict that closes on later lines, and a head broken across this line and the one
+        before (`... per` / `f 7: {...`: the message is then read from the line its dict opens on;
+        `_straddles`)."""
+        head_line = line
+        if _head_at(line) < 0:
+            if ": {" not in line or "\r" in line or _WRAP_STOP.match(line):
+                return None
+            prev = self._line_before(text, start)
+            if not _straddles(prev, line):
+                return None
+            head_line = prev + line
+        depth = _open_depth(head_line)
+        if not depth:
+            return (head_line, end) if head_line is not line else None
+        rest = _continuation(text, end, depth)
+        return None if rest is None else (head_line + rest[0], rest[1])
+
+    def _line_before(self, text: str, start: int) -> str:
+        """The line before the one starting at `text[start]` (the previous block's last line at 0)."""
+        if start == 0:
+            return self._last_line
+        line = text[text.rfind("\n", 0, start - 1) + 1 : start - 1]
+        return line[:-1] if line.endswith("\r") else line
+
+    def _segments(self, line: str, n: int) -> list[tuple[str, int, dict[str, Any]]]:
+        """(kind, index, values) of each readable metric message of line `n`, counting the
+        unreadable ones skipped. A progress bar may have overwritten part of the line with \r:
+        each segment is read."""
         got_all: list[tuple[str, int, dict[str, Any]]] = []
         for seg in line.split("\r") if "\r" in line else (line,):
             got = parse_metric_line(seg)
             if got is True:
-                self.skipped += 1
+                self._skip(n)
             elif got:
                 got_all.append(got)
         return got_all
 
     def _parse(self, line: str, n: int, out: list[Record]) -> Record | None:
         rec = None
-        for kind, index, values in self._segments(line):
+        for kind, index, values in self._segments(line, n):
             rec = Record(kind, index, values, n, self.stream)
             out.append(rec)
             self.records += 1

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reportgen.ingest import lifecycle as lc
 from reportgen.ingest.console import CRITIC_STEP, MAX_INDEX_DIGITS, ConsoleParser, Record
 from reportgen.vocab import CRITIC_GRAD_NORM, GRAD_NORM, TRAIN_DONE_KEYS
 
@@ -45,6 +46,8 @@ STEP_MESSAGE_REACH = 200
 MAX_TRACEBACK = 2000
 
 RAY_PREFIX = re.compile(r"^\([^()]*pid=\d+[^()]*\) ?")
+# What may stand before a traceback's lines: a Ray prefix, and a paste's `> ` quoting.
+LINE_PREFIX = re.compile(r"^(?:> ?)*(?:\([^()]*pid=\d+[^()]*\) ?)?")
 OOM = re.compile(r"out of memory|OutOfMemoryError|OUT_OF_MEMORY|Observe OOM")
 NAN = re.compile(r"found NaN|found nan|NaN found|found Inf|NaN or Inf")
 # A component's loop giving up (relax/entrypoints/train.py, relax/core/controller.py,
@@ -52,7 +55,16 @@ NAN = re.compile(r"found NaN|found nan|NaN found|found Inf|NaN or Inf")
 FATAL = re.compile(
     r"Training loop failed with error|Training loop failed: |Global restart failed"
     r"|[A-Za-z_-]+ (?:training |generation |computation )?failed at step \d+: |crashed at step \d+: "
+    # relax/core/controller.py:710-715 (restarts exhausted, then os._exit(1)); health_system.py:294-297
+    r"|Refusing to restart|reported FATAL error"
 )
+# Ray's exception for an error raised in a remote call (ray/exceptions.py:249, :285): its class
+# name carries the cause, wherever the line stands (a traceback's last line, a caller's message,
+# a pasted banner).
+RAY_TASK_ERROR = re.compile(r"RayTaskError\((\w+)\)")
+# ray/_private/worker.py:438-440: an error no caller fetched, printed as a RayTaskError's text
+# (the remote traceback's frames, then the exception line).
+RAY_UNHANDLED = "Unhandled error (suppress with"
 # relax/entrypoints/train.py `_graceful_shutdown`: `(atexit)` on every exit, a signal name when stopped.
 SHUTDOWN = re.compile(r"Graceful shutdown triggered \((\w+)\)")
 CLEAN_END = "Main func successfully"  # relax/entrypoints/train.py, logged only when the loop returned
@@ -77,6 +89,8 @@ CAPACITY = re.compile(
 )
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout", CRITIC_STEP)  # records whose non-finite losses are an event
+# An actor `perf N` line holds one of these once its step trained (vocab.TRAIN_DONE_KEYS).
+_TRAIN_TIME, _STEP_TIME, _ACTOR_TRAIN_TIME = TRAIN_DONE_KEYS
 
 
 def _gib(num: str, unit: str) -> float:
@@ -108,17 +122,28 @@ class Event:
 # A line holding none of these words cannot start an event: `push_block` looks for them at memchr
 # speed, `_maybe_trigger` line by line.
 TRIGGER_WORDS = (
-    "memory",
+    "memory",  # also `torch.OutOfMemoryError: CUDA out of memory`
     "OOM",
+    "RayTaskError",  # also `RayTaskError(OutOfMemoryError)` outside a traceback
+    "Unhandled error",
     "NaN",
     "nan",
     "Inf",
     "Traceback",
     "failed",
     "Graceful",
-    "Main func",
     "crashed",
     "truncated to",
+    # The lifecycle's markers (reportgen.ingest.lifecycle), folded into few words because each word
+    # is one more pass over a block's text: "succe" (`Main func successfully`, `Ray initialized
+    # successfully`, `submitted successfully`, `successfully loaded checkpoint`, `Job ... succeeded`),
+    # "estart" (`Restarting service`, `GLOBAL restart`, `Refusing to restart`, a fatal report's
+    # `Skipping restart`), Megatron's dump head, Relax's starting step, Ray's stopped job.
+    "succe",
+    "estart",
+    "arguments --",
+    "starting step",
+    "was stopped",
 )
 
 
@@ -195,7 +220,11 @@ def _all_finite(values: dict[str, Any]) -> bool:
 
 
 class EventScanner:
-    """Streaming failure scan of one stream. Call `push` per line, then `finish()`."""
+    """Streaming failure scan of one stream. Call `push` per line (or `push_block`), then `finish()`.
+
+    It also keeps the stream's lifecycle (`lifecycle`: attempts, restarts, resumes; see
+    reportgen.ingest.lifecycle): events and step bookkeeping are per attempt, so a failure of a
+    retried job is not merged with the retry's, and a restarted segment's steps start afresh."""
 
     def __init__(self, stream: str, *, context: int = CONTEXT) -> None:
         self.stream = stream
@@ -227,6 +256,19 @@ class EventScanner:
         self._skip_pending = False  # a loss-scale skip was logged; the next `step N` record is that step
         self._critic_skip_pending = False  # ... and the next `critic-step N` record, if it was the critic's
         self._skipped_record = False
+        # The step the actor is in: the highest index of its records (`rollout N` starts its train,
+        # `step N`, its `perf N`), while the rollout manager's lines may run ahead (fully async).
+        self._actor_step: int | None = None
+        self._perf_done = False  # an actor `perf N` with a training timer was seen: it, not `step N`, ends a step
+        self.lifecycle = lc.LifecycleTracker()
+        self.last_line = 0
+        # Timestamps for the attempts' start and end times (see `_ts_*`): the last one before the
+        # current block (line mode: before the current line), and from which line the current
+        # attempt still wants its first.
+        self._ts_last: str | None = None
+        self._ts_want: int | None = 1
+        self._block: tuple[int, list[str]] | None = None
+        self._carry: int | None = None  # the step a restarted job was at, until the restart logs one
 
     # -- per line ---------------------------------------------------------------------------
     def push(self, n: int, text: str, record: Record | None) -> None:
@@ -243,6 +285,13 @@ class EventScanner:
         elif _maybe_trigger(text):
             self._on_text(n, text)
         self._before.append(text)
+        self.last_line = n
+        if self._block is None:  # line by line: every line passes here, its timestamp too
+            ts = lc.timestamp(text)
+            if ts is not None:
+                if self._ts_want is not None and n >= self._ts_want:
+                    self.lifecycle.current.started_utc, self._ts_want = ts, None
+                self._ts_last = ts
 
     def push_block(self, first: int, text: str, lines: list[str], records: list[Record]) -> None:
         """The same as `push` for each of `lines` (numbered from `first`; `text` is them joined
@@ -263,12 +312,23 @@ class EventScanner:
         todo_set = set(loud).union(wordy)
         todo = sorted(todo_set)
         quiet = [i for i in rec_at if i not in todo_set]
-        cur = 0
-        for i in todo:
-            self._advance(first, lines, cur, i, rec_at, quiet)
-            self.push(first + i, lines[i], rec_at.get(i))
-            cur = i + 1
-        self._advance(first, lines, cur, len(lines), rec_at, quiet)
+        self._block = (first, lines)
+        try:
+            cur = 0
+            for i in todo:
+                self._advance(first, lines, cur, i, rec_at, quiet)
+                self.push(first + i, lines[i], rec_at.get(i))
+                cur = i + 1
+            self._advance(first, lines, cur, len(lines), rec_at, quiet)
+        finally:
+            self._block = None
+        self.last_line = first + len(lines) - 1
+        # The attempt's first timestamp, if it still has none; then the block's last one.
+        if self._ts_want is not None:
+            ts = self._first_ts(lines, max(0, self._ts_want - first), len(lines))
+            if ts is not None:
+                self.lifecycle.current.started_utc, self._ts_want = ts, None
+        self._ts_last = self._last_ts(lines, len(lines)) or self._ts_last
 
     def _advance(
         self, first: int, lines: list[str], cur: int, stop: int, rec_at: dict[int, Record], quiet: list[int]
@@ -291,33 +351,91 @@ class EventScanner:
             self._open = [e for e in self._open if e["left"] > 0]
         self._before.extend(lines[max(cur, stop - self.context) : stop])
 
+    # -- timestamps of the attempts' boundaries ------------------------------------------------
+    @staticmethod
+    def _first_ts(lines: list[str], a: int, b: int) -> str | None:
+        for line in lines[a:b]:
+            ts = lc.timestamp(line)
+            if ts is not None:
+                return ts
+        return None
+
+    @staticmethod
+    def _last_ts(lines: list[str], b: int) -> str | None:
+        for i in range(b - 1, -1, -1):
+            ts = lc.timestamp(lines[i])
+            if ts is not None:
+                return ts
+        return None
+
+    def _new_attempt(self, n: int) -> None:
+        """A new attempt starts at line `n`: close the previous one's times, reset what is per
+        attempt (the step it is at, the failure messages naming a step)."""
+        prev = self.lifecycle.attempts[-2]
+        if self._block is not None:
+            first, lines = self._block
+            if self._ts_want is not None and prev.started_utc is None:
+                prev.started_utc = self._first_ts(lines, max(0, self._ts_want - first), n - first)
+            prev.ended_utc = self._last_ts(lines, n - first) or self._ts_last
+        else:
+            prev.ended_utc = self._ts_last
+        self._ts_want = n
+        # A restart re-runs the job's steps: until it logs one, its failures are at the step the
+        # job was at. A new job starts from scratch (or from a checkpoint it names).
+        self._carry = self._step_for(n, "")[0] if self.lifecycle.current.kind == lc.RESTART else None
+        self.done_step = self.any_index = self._actor_step = None
+        self._step_msg = None
+        self._perf_done = False
+        self._skip_pending = self._critic_skip_pending = False
+
     def _count(self, rec: Record) -> None:
+        """The step bookkeeping of one record (every metric line passes here: kept lean)."""
         self.metric_lines += 1
         index = rec.index
         if self.any_index is None or index > self.any_index:
             self.any_index = index
-        if rec.kind == "step":
-            self.train_steps.add(rec.index)
+        kind = rec.kind
+        att = self.lifecycle.attempts[-1]
+        att.indices.add(index)
+        if kind == "perf":
+            v = rec.values
+            if _TRAIN_TIME in v or _STEP_TIME in v or _ACTOR_TRAIN_TIME in v:  # the actor's: its step trained
+                att.trained.add(index)
+                if not self._perf_done:
+                    self._perf_done = True
+                    self.done_step = None  # from now on the actor's perf line says a step finished
+                if self.done_step is None or index > self.done_step:
+                    self.done_step = index
+                if self._actor_step is None or index > self._actor_step:
+                    self._actor_step = index
+            return
+        if kind == "step":
+            self.train_steps.add(index)
+            att.trained.add(index)
             # The step whose update the loss scaler skipped: Relax logs its grad norm as nan. A finite
             # one means the warning was another model's (a critic's: same message, no role in it).
             if self._skip_pending and not _finite_grad_norm(rec.values):
                 self._skipped_record = True
                 self.loss_scale["steps"] += 1
                 if len(self.loss_scale["skipped_steps"]) < MAX_EVENTS:
-                    self.loss_scale["skipped_steps"].append(rec.index)
+                    self.loss_scale["skipped_steps"].append(index)
             self._skip_pending = False
-        elif rec.kind == CRITIC_STEP:
+            if not self._perf_done and (self.done_step is None or index > self.done_step):
+                self.done_step = index  # no actor perf line yet: `step N` is the best sign the step trained
+        elif kind == CRITIC_STEP:
             self.critic_steps.add(index)
+            att.critic.add(index)
             # The critic's own skip (the warning names no model): its grad norm nan after a warning.
             # Without one, a nan grad norm is a diverged critic (a NaN event, `_on_record`).
             if self._critic_skip_pending and not _finite_grad_norm(rec.values, CRITIC_GRAD_NORM):
                 self._skipped_record = True
                 self.critic_skipped.add(index)
             self._critic_skip_pending = False
-        if (self.done_step is None or index > self.done_step) and (
-            rec.kind == "step" or (rec.kind == "perf" and any(k in rec.values for k in TRAIN_DONE_KEYS))
-        ):
-            self.done_step = index
+            return
+        elif kind != "rollout":
+            return
+        if self._actor_step is None or index > self._actor_step:  # `step N`, or `rollout N` (the actor's data)
+            self._actor_step = index
 
     def _on_record(self, n: int, text: str, rec: Record) -> None:
         self._count(rec)
@@ -346,8 +464,8 @@ class EventScanner:
             for ev in self._open:  # a message right after an event names its step (a metric's is its record's)
                 if ev["step_source"] not in ("message", "metric"):
                     ev["step"], ev["step_source"] = int(m.group(1)), "message"
-        body = RAY_PREFIX.sub("", text, count=1)
-        if body.startswith("Traceback (most recent call last)"):
+        body = text[LINE_PREFIX.match(text).end() :]  # type: ignore[union-attr]  # matches every string
+        if body.startswith(("Traceback (most recent call last)", RAY_UNHANDLED)):
             self._tb_start, self._tb_prefix, self._tb_files = n, text[: len(text) - len(body)], 0
             return
         kind, details, sig = self._classify(text)
@@ -371,19 +489,39 @@ class EventScanner:
             return True
         if CLEAN_END in text:
             self.clean_end = n
+            if not self.lifecycle.in_replay:
+                self.lifecycle.ended(lc.CLEAN)
             return True
         m = SHUTDOWN.search(text)
         if m:
             if m.group(1) != "atexit":  # stopped by a signal; `atexit` ends clean and failed runs alike
                 sig = m.group(1)
                 self._emit("interrupted", n, text, None, None, {"signal": sig, "signature": m.group(0)}, sig)
+                if not self.lifecycle.in_replay:
+                    self.lifecycle.ended(lc.STOPPED)
             return True
         if RAY_SUMMARY in text:
             self.replay_from = n
+            self.lifecycle.replay()
             code = RAY_EXIT_CODE.search(text)
             d = {"signature": "Ray job failure summary", "exit_code": int(code.group(1)) if code else None}
             self._emit("fatal", n, text, None, None, d, "Ray job failure summary")
             return True
+        if lc.RESTART_WAIT in text:  # the main thread waiting for a restart: the failure is the one before
+            return True
+        if lc.JOB_SUCCEEDED.search(text):
+            self.lifecycle.ended(lc.CLEAN)
+            return True
+        if lc.JOB_STOPPED.search(text):
+            self.lifecycle.ended(lc.STOPPED)
+            return True
+        if self.lifecycle.line(n, text):
+            self._new_attempt(n)
+            if lc.JOB_SUBMITTED.search(text):
+                self.replay_from = None  # a new job: no longer Ray's re-print of the last one
+            return True
+        if self.lifecycle.current.start_step and self.done_step is None and not self.lifecycle.current.indices:
+            self.done_step = self.lifecycle.current.start_step - 1  # resumed: the steps before it are done
         return False
 
     def _classify(self, text: str) -> tuple[str | None, dict[str, Any], Any]:
@@ -406,6 +544,10 @@ class EventScanner:
         m = NAN.search(text)
         if m:
             return "nan", {"signature": m.group(0)}, m.group(0)
+        m = RAY_TASK_ERROR.search(text)
+        if m:  # a remote call's error whose cause is no OOM or NaN: fatal, named by its exception
+            sig = m.group(0)
+            return "fatal", {"signature": sig, "exception": m.group(1)}, sig
         return None, {}, None
 
     def _in_traceback(self, n: int, text: str) -> None:
@@ -447,10 +589,15 @@ class EventScanner:
             return int(m.group(1)), "message"
         if self._step_msg is not None and n - self._step_msg[1] <= STEP_MESSAGE_REACH:
             return self._step_msg[0], "message"
+        # The step the actor is in, if it has not finished it; else the one after the last finished.
+        if self._actor_step is not None and (self.done_step is None or self._actor_step > self.done_step):
+            return self._actor_step, "metrics"
         if self.done_step is not None:
             return self.done_step + 1, "metrics"
         if self.any_index is not None:
             return self.any_index, "metrics"
+        if self._carry is not None:
+            return self._carry, "metrics"
         return None, "unknown"
 
     def _emit(
@@ -458,7 +605,8 @@ class EventScanner:
     ) -> None:
         if step is None:
             step, step_source = self._step_for(n, text)
-        key = (kind, step, sig)
+        attempt = self.lifecycle.current.number
+        key = (attempt, kind, step, sig)
         prev = self._seen.get(key)
         if prev is None and step_source != "metric":
             prev = self._same_failure(kind, step, sig, n)
@@ -491,6 +639,7 @@ class EventScanner:
             "left": self.context,
             "details": dict(details),
             "sig": sig,
+            "attempt": attempt,
         }
         self._seen[key] = ev
         self._events.append(ev)
@@ -519,32 +668,63 @@ class EventScanner:
             self._open.sort(key=lambda e: e["line"])
 
     def _same_failure(self, kind: str, step: int | None, sig: Any, n: int) -> dict[str, Any] | None:
-        """The earlier event a text event reports again, if any: the same OOM/NaN (same step or
-        same signature), or, for a fatal message or a traceback, the failure or stop already
-        found at that step. Inside Ray's re-print of the log's end every repeat is the same."""
+        """The earlier event of this attempt a text event reports again, if any: the same OOM/NaN
+        at the same step (an OOM also by the same allocation), or, for a fatal message or a
+        traceback, the failure or stop already found at that step. Inside Ray's re-print of the
+        log's end every repeat is the same. A handled exception logged again at another step is
+        another event (only an OOM's allocation names one failure across steps)."""
         replay = self.replay_from is not None and n >= self.replay_from
-        for ev in self._events:
-            if ev["step_source"] == "metric":
-                continue
-            if ev["kind"] == kind and (replay or ev["step"] == step or (sig is not None and ev["sig"] == sig)):
+        attempt = self.lifecycle.current.number
+        mine = [ev for ev in self._events if ev["attempt"] == attempt and ev["step_source"] != "metric"]
+        for ev in mine:
+            if ev["kind"] == kind and (
+                replay or ev["step"] == step or (kind == "oom" and sig is not None and ev["sig"] == sig)
+            ):
                 return ev
         # A fatal message or traceback at this step is the same failure: a later line names its
         # cause (the fatal line said `RayTaskError(RuntimeError)`, the remote traceback `found NaN`).
         generic = kind in ("fatal", "traceback")
         if not generic and kind not in ("oom", "nan"):
             return None
-        for ev in self._events:
-            if ev["step_source"] == "metric" or not (replay or ev["step"] == step):
+        for ev in mine:
+            if not (replay or ev["step"] == step):
                 continue
             if generic or ev["kind"] in ("fatal", "traceback"):
                 return ev
         return None
 
     def finish(self) -> list[Event]:
+        """The stream's events. A log that ends inside a traceback (cut before its exception line)
+        holds an unfinished exception: a `traceback` event at its last line, `details.cut`."""
+        if self._tb_start is not None and self._tb_files > 0 and self._before:
+            start, self._tb_start = self._tb_start, None
+            last = self._before[-1]
+            step, source = self._step_for(self.last_line, last)
+            self._open = []
+            ev: dict[str, Any] = {
+                "kind": "traceback",
+                "step": step,
+                "step_source": source,
+                "line": self.last_line,
+                "message": last,
+                "before": list(self._before)[:-1],
+                "after": [],
+                "left": 0,
+                "details": {"exception": None, "traceback_line": start, "cut": True},
+                "sig": None,
+                "attempt": self.lifecycle.current.number,
+            }
+            if not any(e["attempt"] == ev["attempt"] and e["step"] == step for e in self._events):
+                self._events.append(ev)
         self._open = []
+        self.lifecycle.finish(self.last_line)
+        self.lifecycle.current.ended_utc = self._ts_last
+        several = len(self.lifecycle.attempts) > 1
         out = []
         for ev in self._events:
             details = {**ev["details"], "step_source": ev["step_source"]}
+            if several:
+                details["attempt"] = ev["attempt"]
             out.append(
                 Event(
                     kind=ev["kind"],

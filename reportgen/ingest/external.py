@@ -38,24 +38,43 @@ PROBE_BYTES = 1 << 20
 
 
 # A line a console log holds: a logger line (either of Relax's formats, any logger's timestamp), a
-# metric message, a Ray-prefixed line or a `set -x` trace line. Binary debris holds none.
+# metric message, a Ray-prefixed line or a `set -x` trace line; or what a failed run's paste holds
+# alone: a Python traceback's head, Ray's error banner or an error no caller fetched. Binary debris
+# holds none.
 _CONSOLE_LINE = re.compile(
-    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\b[a-z_]+ \d+: \{|^\([^()\n]*pid=\d+|^\++ \S", re.MULTILINE
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\b[a-z_]+ \d+: \{|^\([^()\n]*pid=\d+|^\++ \S"
+    r"|^(?:> ?)*Traceback \(most recent call last\):|RayTaskError\(\w+\)|Unhandled error \(suppress with",
+    re.MULTILINE,
 )
 
 
 def _check_log(path: Path, what: str) -> None:
-    """Refuse a file that holds no console line at all. A log with binary debris (NUL bytes a
-    crash left at its end, random bytes in its middle) is still a log: ingest reads its text and
-    reports the undecodable regions."""
+    """Refuse a file that holds no console line at all, and no traceback or failure banner either
+    (a paste of a traceback alone is the console log of a failed run: ingest reads it as one). A
+    log with binary debris (NUL bytes a crash left at its end, random bytes in its middle) is
+    still a log: ingest reads its text and reports the undecodable regions."""
     if not path.is_file():
         raise UserError(f"{path}: {what} not found; pass the path of a Relax console log")
     for chunk in iter_chunks(path):
         if _CONSOLE_LINE.search(chunk.replace("\x00", "")):
             return
     raise UserError(
-        f"{path}: {what} holds no console line (no logger line or metric message); pass the text log Relax printed"
+        f"{path}: {what} holds no console line (no logger line, metric message, traceback or Ray error); "
+        "pass the text log Relax printed"
     )
+
+
+def _nothing_read(log: Path, ingest: dict[str, Any]) -> str:
+    """Why a log with neither a metric record nor a failure is refused, naming what was found."""
+    unreadable = [n for lines in (ingest.get("unreadable_lines") or {}).values() for n in lines]
+    if unreadable:
+        n = ingest.get("skipped_lines", len(unreadable))
+        where = ", ".join(map(str, unreadable[:10])) + (", ..." if n > 10 else "")
+        return (
+            f"{log}: {n} metric line(s), unreadable: line {where}; and no failure found. Pass the log as Relax "
+            "printed it (a copy from a terminal may have broken or cut its lines)"
+        )
+    return f"{log}: no Relax metric lines (`perf N: {{...}}`) and no failure found; is this the run's console log?"
 
 
 def log_times(path: Path) -> tuple[str | None, str | None]:
@@ -152,9 +171,7 @@ def ingest_external(
         section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
         if section["ingest"]["records"] == 0 and section["status"] != "failed":
             # A run that died before its first step (an OOM while loading) is still a result.
-            raise UserError(
-                f"{log}: no Relax metric lines (`perf N: {{...}}`) and no failure found; is this the run's console log?"
-            )
+            raise UserError(_nothing_read(log, section["ingest"]))
         manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
         atomic.write_json(staging / MANIFEST, manifest)
         if not exp_spec.is_file():
@@ -170,6 +187,17 @@ def ingest_external(
             arm_dir.rmdir()
         raise
     return final
+
+
+def _job_spans(attempts: list[dict[str, Any]]) -> list[tuple[str | None, str | None]]:
+    """(first, last) timestamp of each job of a log's lifecycle: a job and the in-run restarts after it."""
+    spans: list[tuple[str | None, str | None]] = []
+    for a in attempts:
+        if a.get("kind") == "job" or not spans:
+            spans.append((a.get("started_utc"), a.get("ended_utc")))
+        else:
+            spans[-1] = (spans[-1][0], a.get("ended_utc"))
+    return spans
 
 
 def _is_complete(run: Path) -> bool:
@@ -195,9 +223,19 @@ def _manifest(
     lasts = [b for _, b in starts if b]
     started, ended = (min(firsts) if firsts else None), (max(lasts) if lasts else None)
     duration = None
+    times_from = "log timestamps (no zone in the log; read as UTC)" if started else None
     if started and ended:
         fmt = "%Y-%m-%dT%H:%M:%SZ"
         duration = (dt.datetime.strptime(ended, fmt) - dt.datetime.strptime(started, fmt)).total_seconds()
+    # A log of several jobs (a retry appended to it) spans the gaps between them: the run's time is
+    # the jobs' own, each from its first to its last timestamp.
+    attempts = ((section.get("ingest") or {}).get("lifecycle") or {}).get("attempts") or []
+    jobs = [a.get("duration_s") for a in attempts if a.get("kind") == "job"]
+    if len(jobs) > 1 and all(isinstance(d, (int, float)) for d in jobs):
+        duration = float(sum(jobs))
+        times_from = (
+            f"log timestamps (no zone in the log; read as UTC); duration: the {len(jobs)} jobs' own, gaps left out"
+        )
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "reportgen.run",
@@ -209,7 +247,7 @@ def _manifest(
         "started_utc": started,
         "ended_utc": ended,
         "duration_s": duration,
-        "times_from": "log timestamps (no zone in the log; read as UTC)" if started else None,
+        "times_from": times_from,
         "exit_code": None,
         "signal": None,
         "timed_out": False,

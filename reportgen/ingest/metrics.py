@@ -30,6 +30,13 @@ COLUMNS = ["step", "key", "value", "source"]
 PRIORITY = ("console", "tensorboard")
 REL_TOL = 1e-6
 _FLOAT = {float}
+MAX_REPLACED = 1000  # replaced values listed in events.json (all are counted)
+ATTEMPT_BITS = 16  # a record's tag: stream number << ATTEMPT_BITS | attempt number (1-based)
+
+
+def attempt_tag(stream: int, attempt: int) -> int:
+    """The tag `ConsoleMetrics.set_tag` takes: which stream and which of its attempts (lifecycle)."""
+    return stream << ATTEMPT_BITS | attempt
 
 
 class ConsoleMetrics:
@@ -44,6 +51,17 @@ class ConsoleMetrics:
         self._values = array("d")
         self._keys: dict[str, int] = {}
         self._flat: dict[tuple, array] = {}
+        # (record ordinal, tag) where the records' attempt changes: few, so no per-record cost.
+        self._tags: list[tuple[int, int]] = []
+        self.replaced: list[dict[str, Any]] = []  # the first MAX_REPLACED values a later attempt replaced
+        self.replaced_total = 0
+        self.replaced_by: dict[int, int] = {}  # tag -> how many of its values a later attempt replaced
+
+    def set_tag(self, tag: int) -> None:
+        """The records added from now on belong to `tag` (`attempt_tag`): of one stream, a later
+        attempt's values at a step replace every earlier attempt's there (`long_rows`)."""
+        if not self._tags or self._tags[-1][1] != tag:
+            self._tags.append((len(self._run_steps), tag))
 
     def add(self, rec: Record) -> None:
         values = rec.values
@@ -103,10 +121,68 @@ class ConsoleMetrics:
             }
         )
 
+    def _value_tags(self) -> np.ndarray | None:
+        """The tag of each value, or None when no stream has more than one attempt (the common
+        case: nothing is replaced, nothing to compute)."""
+        if not any(tag & ((1 << ATTEMPT_BITS) - 1) > 1 for _, tag in self._tags):
+            return None
+        n_rec = len(self._run_steps)
+        rec_tags = np.zeros(n_rec, dtype=np.int64)
+        for i, (at, tag) in enumerate(self._tags):
+            stop = self._tags[i + 1][0] if i + 1 < len(self._tags) else n_rec
+            rec_tags[at:stop] = tag
+        return np.repeat(rec_tags, np.frombuffer(self._run_lens, dtype=np.int64))
+
+    def _drop_replaced(
+        self, steps: np.ndarray, codes: np.ndarray, values: np.ndarray, names: list[str]
+    ) -> np.ndarray | None:
+        """Which values to keep: of each stream and step, the latest attempt's only (a retried job,
+        a restart re-running steps from a checkpoint). The others are counted as replaced and the
+        first MAX_REPLACED listed with the value that stands now (null when the later attempt did
+        not log that key at that step); None when nothing can be replaced."""
+        tags = self._value_tags()
+        if tags is None:
+            return None
+        streams, attempts = tags >> ATTEMPT_BITS, tags & ((1 << ATTEMPT_BITS) - 1)
+        order = np.lexsort((steps, streams))
+        s_att = attempts[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (streams[order][1:] != streams[order][:-1]) | (steps[order][1:] != steps[order][:-1])
+        latest = np.maximum.reduceat(s_att, np.flatnonzero(new))[np.cumsum(new) - 1]
+        keep = np.empty(len(order), dtype=bool)
+        keep[order] = s_att == latest
+        dropped = np.flatnonzero(~keep)
+        self.replaced_total = len(dropped)
+        for tag, count in zip(*np.unique(tags[dropped], return_counts=True), strict=True):
+            self.replaced_by[int(tag)] = int(count)
+        if len(dropped):
+            listed = dropped[:MAX_REPLACED]
+            width = int(codes.max()) + 1
+            kept_at = np.flatnonzero(keep)
+            kept_keys = steps[kept_at] * width + codes[kept_at]
+            wanted = np.isin(kept_keys, steps[listed] * width + codes[listed])
+            now: dict[tuple[int, int], float] = {}
+            for i in kept_at[wanted]:  # the value each listed (step, key) keeps: the last in log order
+                now[(int(steps[i]), int(codes[i]))] = float(values[i])
+            for i in listed:
+                step, code = int(steps[i]), int(codes[i])
+                self.replaced.append(
+                    {
+                        "step": step,
+                        "key": names[code],
+                        "value": _json_float(float(values[i])),
+                        "attempt": int(attempts[i]),
+                        "now": _json_float(now[(step, code)]) if (step, code) in now else None,
+                    }
+                )
+        return keep
+
     def long_rows(self) -> tuple[_SortedRows, list[dict[str, Any]]]:
         """`merge_sources(self.frame(), None)` computed on the integer columns (no per-row
         Python objects): the last value of each (step, key) in log order, rows sorted by step
-        then key, and the notes on repeated keys that changed value."""
+        then key, and the notes on repeated keys that changed value. When a stream holds several
+        attempts, a step's values are its latest attempt's (`_drop_replaced`): the values replaced
+        are no disagreement, they are counted in `replaced_total`."""
         n = len(self._values)
         if n == 0:
             return _SortedRows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), []), []
@@ -116,7 +192,12 @@ class ConsoleMetrics:
         rank[by_name] = np.arange(len(names))
         steps = self._steps()
         values = np.frombuffer(self._values, dtype=np.float64)
-        ranks = rank[np.frombuffer(self._codes, dtype=np.int32)]
+        codes = np.frombuffer(self._codes, dtype=np.int32)
+        kept = self._drop_replaced(steps, codes, values, names)
+        if kept is not None and not kept.all():  # every (stream, step) keeps its latest attempt's values
+            steps, values, codes = steps[kept], values[kept], codes[kept]
+            n = len(values)
+        ranks = rank[codes]
         order = np.lexsort((ranks, steps))  # stable: a (step, key)'s values stay in log order
         s_steps, s_ranks = steps[order], ranks[order]
         new_group = np.ones(n, dtype=bool)

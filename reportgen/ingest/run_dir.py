@@ -17,10 +17,19 @@ from typing import Any
 
 from reportgen.capture.redact import redact_argv_mapping
 from reportgen.ingest import argv as argv_mod
+from reportgen.ingest import lifecycle as lc
+from reportgen.ingest import recovery
 from reportgen.ingest.console import ConsoleParser, iter_chunks
 from reportgen.ingest.events import CONTEXT, Event, EventScanner, lines_with
-from reportgen.ingest.metrics import ConsoleMetrics, merge_sources, write_metrics, write_metrics_table
-from reportgen.ingest.status import decide_status
+from reportgen.ingest.metrics import (
+    ATTEMPT_BITS,
+    ConsoleMetrics,
+    attempt_tag,
+    merge_sources,
+    write_metrics,
+    write_metrics_table,
+)
+from reportgen.ingest.status import CUT, decide_status
 from reportgen.ingest.tensorboard import has_events, read_scalars
 from reportgen.store import atomic
 from reportgen.store.layout import EVENTS, STDERR, STDOUT, TENSORBOARD
@@ -29,6 +38,7 @@ EVENTS_SCHEMA_VERSION = 1
 MAX_DISAGREEMENTS = 1000
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
+MAX_LISTED = 1000  # step indices a manifest lists (rollout-only steps)
 
 
 def _may_trace(line: str) -> bool:
@@ -119,17 +129,24 @@ class Debris:
 class _StreamResult:
     name: str
     present: bool
-    scan: EventScanner  # its step bookkeeping (done_step, train_steps, loss_scale, ...) once the log is read
+    scan: EventScanner  # its step bookkeeping (done_step, train_steps, loss_scale, lifecycle, ...) once read
     lines: int = 0
     records: int = 0
     skipped: int = 0
-    perf_steps: set = dataclasses.field(default_factory=set)
+    skipped_at: list = dataclasses.field(default_factory=list)
+    joined: int = 0
+    joined_at: list = dataclasses.field(default_factory=list)
+    unterminated: bool = False  # the log's last line has no newline: it was cut mid-line
     events: list = dataclasses.field(default_factory=list)
     collector: _Collector = dataclasses.field(default_factory=_Collector)
     debris: Debris = dataclasses.field(default_factory=Debris)
 
+    @property
+    def attempts(self) -> list[lc.Attempt]:
+        return self.scan.lifecycle.attempts
 
-def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResult:
+
+def _read_stream(path: Path, name: str, number: int, metrics: ConsoleMetrics) -> _StreamResult:
     scanner = EventScanner(name)
     res = _StreamResult(name=name, present=path.is_file(), scan=scanner)
     if not res.present:
@@ -144,17 +161,28 @@ def _read_stream(path: Path, name: str, metrics: ConsoleMetrics) -> _StreamResul
         col.push_block(text, lines)
 
     parser = ConsoleParser(name, on_block=on_block)
+    attempts = scanner.lifecycle.attempts
+    tagged = 0  # index of the attempt the metrics are tagged with; records carry their attempt's tag
+    metrics.set_tag(attempt_tag(number, 1))
 
     def take(recs: list) -> None:
+        nonlocal tagged
+        if tagged + 1 == len(attempts):  # no attempt started since the last tag: the common case
+            for r in recs:
+                metrics.add(r)
+            return
         for r in recs:
+            while tagged + 1 < len(attempts) and r.line_no >= attempts[tagged + 1].line:
+                tagged += 1
+                metrics.set_tag(attempt_tag(number, attempts[tagged].number))
             metrics.add(r)
-            if r.kind == "perf":
-                res.perf_steps.add(r.index)
 
     for chunk in iter_chunks(path):
         take(parser.feed(res.debris.clean(chunk)))
+    res.unterminated = parser.unterminated
     take(parser.close())
     res.lines, res.records, res.skipped = parser.lines, parser.records, parser.skipped
+    res.skipped_at, res.joined, res.joined_at = parser.skipped_at, parser.joined, parser.joined_at
     res.events = scanner.finish()
     return res
 
@@ -163,6 +191,21 @@ def _process_event(kind: str, message: str, step: int | None, tail: list[str], d
     return Event(
         kind=kind, step=step, stream="process", line=None, message=message, excerpt=tuple(tail), details=details
     )
+
+
+def _cut_at(s: _StreamResult) -> str:
+    """Where a log that says nothing of its end ends: "cut at line 412, mid-line" or "after line 412"."""
+    return f"cut at line {s.lines}, mid-line" if s.unterminated else f"after line {s.lines}"
+
+
+def _log_end(streams: list[_StreamResult], life: _StreamResult) -> str | None:
+    """How the log's last attempt says the run ended ("clean", "stopped", "failed"), from the
+    lifecycle stream, else from another stream's last attempt (Relax's logger lines on stderr,
+    Megatron's prints on stdout); None when no stream says."""
+    for s in [life, *streams]:
+        if s.present and s.attempts[-1].end is not None:
+            return s.attempts[-1].end
+    return None
 
 
 def ingest_run(
@@ -182,24 +225,32 @@ def ingest_run(
     share."""
     run_dir = Path(run_dir)
     metrics = ConsoleMetrics()
-    streams = [_read_stream(run_dir / STDOUT, "stdout", metrics), _read_stream(run_dir / STDERR, "stderr", metrics)]
+    streams = [
+        _read_stream(run_dir / STDOUT, "stdout", 0, metrics),
+        _read_stream(run_dir / STDERR, "stderr", 1, metrics),
+    ]
+    present = [s for s in streams if s.present] or streams[:1]
+    life = next(s for s in present if s.name == recovery.lifecycle_stream({s.name: s.attempts for s in present}))
 
     # Steps completed anywhere: names the step of process-level events and of stream events
     # whose stream printed no metrics (e.g. tracebacks on stderr, metrics on stdout).
     done = [s.scan.done_step for s in streams if s.scan.done_step is not None]
     next_step = max(done) + 1 if done else None
-    events: list[Event] = []
+    raw: list[Event] = []
     for s in streams:
         for ev in s.events:
             if ev.step is None and s.scan.metric_lines == 0 and next_step is not None:
                 ev = dataclasses.replace(ev, step=next_step, details={**ev.details, "step_source": "end-of-run"})
-            events.append(ev)
+            raw.append(ev)
+    # Failures a later attempt got past (a restart, a retried job) are `recovered`, not the run's end.
+    events = recovery.recover(raw, life.attempts, life.name)
 
     tail = list(next((s.collector.tail for s in reversed(streams) if s.present and s.collector.tail), []))
     end = {"step_source": "end-of-run"}
     clean_end = {s.name: s.scan.clean_end for s in streams if s.scan.clean_end is not None}
     train_steps = set().union(*(s.scan.train_steps for s in streams))
     skipped_steps = sum(s.scan.loss_scale["steps"] for s in streams)
+    log_end = _log_end(streams, life)
     decided = decide_status(
         [e.to_json() for e in events],
         exit_code=exit_code,
@@ -209,6 +260,8 @@ def ingest_run(
         clean_end=clean_end,
         train_steps=len(train_steps),
         loss_scale_skipped_steps=skipped_steps,
+        log_end=log_end,
+        cut_at=_cut_at(life) if life.present else None,
     )
     # A time-out is recorded whatever decided the status (a logged failure may have, first).
     if decided.process_event == "timeout" or (timed_out and decided.process_event is None):
@@ -229,6 +282,20 @@ def ingest_run(
                 {**end, "exit_code": exit_code, "signal": signal},
             )
         )
+    elif decided.process_event == CUT:
+        # Nothing says how the run ended: the event sits on the log's last line.
+        last = list(life.collector.tail)
+        events.append(
+            Event(
+                kind="interrupted",
+                step=next_step,
+                stream=life.name,
+                line=life.lines,
+                message=last[-1] if last else "",
+                excerpt=tuple(last),
+                details={**end, "cut": True, "mid_line": life.unterminated},
+            )
+        )
 
     # TensorBoard: a corrupt event file is a finding about the run, not a crash of the ingest.
     tb_df, tb_error = None, None
@@ -241,12 +308,14 @@ def ingest_run(
         except Exception as exc:  # tbparse/tensorboard raise assorted types on corrupt records
             tb_error = f"{type(exc).__name__}: {exc}".splitlines()[0]
 
+    rows, disagreements = metrics.long_rows()
     if tb_df is None:
-        rows, disagreements = metrics.long_rows()
         write_metrics_table(run_dir, rows)
         sources = ["console"] if rows.num_rows else []
     else:
-        long_df, disagreements = merge_sources(metrics.frame(), tb_df)
+        # The console's rows (one value per step and key, the latest attempt's) against TensorBoard's.
+        long_df, tb_notes = merge_sources(rows.table().to_pandas(), tb_df)
+        disagreements = sorted([*disagreements, *tb_notes], key=lambda n: (n["step"], n["key"]))
         write_metrics(run_dir, long_df)
         sources = sorted(set(long_df["source"])) if len(long_df) else []
     atomic.write_json(
@@ -257,6 +326,11 @@ def ingest_run(
             "events": [e.to_json() for e in events],
             "disagreements": disagreements[:MAX_DISAGREEMENTS],
             "disagreements_total": len(disagreements),
+            **(
+                {"replaced": metrics.replaced, "replaced_total": metrics.replaced_total}
+                if metrics.replaced_total
+                else {}
+            ),
         },
     )
 
@@ -270,10 +344,16 @@ def ingest_run(
         dump = argv_mod.parse_argument_dump(dump_text) if dump_text else {}
         mapping, source = (argv_mod.dump_to_mapping(dump), "argument-dump") if dump else ({}, "none")
 
-    perf_steps = set().union(*(s.perf_steps for s in streams))
-    ingest = {
-        "steps": len(perf_steps),
-        "last_step": max(perf_steps) if perf_steps else None,
+    # Steps are the steps the actor trained (its `step N` lines, or a `perf N` with a training
+    # timer); indices only the rollout side logged (a fully-async rollout manager running ahead,
+    # its final backfill step, the step a failure stopped) are reported apart.
+    all_attempts = [a for s in streams for a in s.attempts]
+    trained = set().union(*(a.trained for a in all_attempts))
+    logged = set().union(*(a.indices for a in all_attempts))
+    rollout_only = sorted(logged - trained - set().union(*(a.critic for a in all_attempts)))
+    ingest: dict[str, Any] = {
+        "steps": len(trained),
+        "last_step": max(trained) if trained else None,
         "records": sum(s.records for s in streams),
         "skipped_lines": sum(s.skipped for s in streams),
         "events": len(events),
@@ -284,8 +364,39 @@ def ingest_run(
     if tb_error:
         ingest["tensorboard_error"] = tb_error
     ingest["train_steps"] = len(train_steps)
+    ingest["rollout_only_steps"] = rollout_only[:MAX_LISTED]
     ingest["clean_end"] = [{"stream": k, "line": v} for k, v in clean_end.items()]
     warnings: list[str] = []
+    if rollout_only:
+        warnings.append(
+            f"{len(rollout_only)} step index(es) logged only by the rollout side, never trained by the actor "
+            f"({lc.ranges_text(set(rollout_only))}): not counted as steps"
+        )
+    last_end = "cut" if decided.process_event == CUT else None
+    lifecycle, life_warnings = recovery.section(
+        life.attempts,
+        [e for e in raw if e.stream == life.name],
+        stream=life.name,
+        replaced_by={
+            tag & ((1 << ATTEMPT_BITS) - 1): n
+            for tag, n in metrics.replaced_by.items()
+            if tag >> ATTEMPT_BITS == streams.index(life)
+        },
+        last_end=last_end,
+    )
+    ingest["lifecycle"] = lifecycle
+    warnings += life_warnings
+    unreadable = {s.name: s.skipped_at for s in streams if s.skipped_at}
+    if unreadable:
+        ingest["unreadable_lines"] = unreadable
+    wrapped = [s for s in streams if s.joined]
+    if wrapped:
+        ingest["joined_lines"] = {s.name: {"count": s.joined, "lines": s.joined_at} for s in wrapped}
+        warnings += [
+            f"{s.name}.log: {s.joined} metric message(s) wrapped over several lines (a terminal's copy) were read "
+            f"joined (first at line {s.joined_at[0]})"
+            for s in wrapped
+        ]
     warns = sum(s.scan.loss_scale["warnings"] for s in streams)
     if warns:
         first = next(

@@ -17,7 +17,15 @@ that line (`stdout.log:57: torch.OutOfMemoryError: ...`) or the exit. In order:
 5. `interrupted` when the log says a stop signal arrived (`Graceful shutdown triggered (SIGTERM)`)
    or the process ended by a stop signal (or with 128 + its number, as Relax's handler exits).
 6. `failed` on any other non-zero exit code or signal.
-7. otherwise `complete`.
+7. `interrupted` when nothing says how the run ended: no exit code or signal is known (a log given
+   to `reportgen ingest`) and the log's last attempt shows neither Relax's clean end (`Main func
+   successfully`, Ray's `Job '...' succeeded`) nor a stop nor a failure. A log cut by SIGKILL, or by
+   Relax's own `os._exit(1)`, ends like that; the reason names where it ends.
+8. otherwise `complete`.
+
+A run that recovered (Relax's in-run restart, or a retried job in the same log, see
+reportgen.ingest.lifecycle) is judged by what came after: the failures it got past are `recovered`
+events, not failures, and of the failures that remain the last attempt's name the run's end.
 """
 
 from __future__ import annotations
@@ -28,9 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from reportgen.ingest.events import STOP_SIGNALS
-from reportgen.vocab import FAILURE_KINDS, LOG_FAILURE_KINDS, Status
+from reportgen.ingest.lifecycle import STOPPED
+from reportgen.vocab import FAILURE_KINDS, LOG_FAILURE_KINDS, RECOVERED, Status
 
 COMPLETE, FAILED, INTERRUPTED = Status.COMPLETE, Status.FAILED, Status.INTERRUPTED
+CUT = "cut"  # RunStatus.process_event of a log that ends with no word of how: the ingest records where
 _STOP_CODES = frozenset(128 + int(getattr(signal_mod, name)) for name in STOP_SIGNALS if hasattr(signal_mod, name))
 
 
@@ -67,6 +77,12 @@ def is_handled(event: Mapping[str, Any], clean_end: Mapping[str, int]) -> bool:
 _RANK = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
 
 
+def _attempt(event: Mapping[str, Any]) -> int:
+    """The attempt of the log an event belongs to (0 when the log holds one: no such detail)."""
+    value = (event.get("details") or {}).get("attempt")
+    return value if isinstance(value, int) else 0
+
+
 def first_failure(
     events: Sequence[Mapping[str, Any]],
     clean_end: Mapping[str, int] | None = None,
@@ -74,14 +90,15 @@ def first_failure(
 ) -> Mapping[str, Any] | None:
     """The event that names a run's failure, or None: of the failure events of `kinds` (tracebacks
     the run survived are none), the first of the most specific kind in `vocab.FAILURE_KINDS` order,
-    not the first in the log (an OOM explains the traceback logged before it and the exit after it).
-    The one rule for the run's status reason and the report's verdict cause, so both name one event."""
+    not the first in the log (an OOM explains the traceback logged before it and the exit after it);
+    in a log of several attempts, the last attempt's (it ended the run). The one rule for the run's
+    status reason and the report's verdict cause, so both name one event."""
     ends = clean_end or {}
     best: Mapping[str, Any] | None = None
-    best_rank = len(FAILURE_KINDS)
+    best_rank = (0, len(FAILURE_KINDS))
     for e in events:
-        rank = _RANK.get(str(e.get("kind")), best_rank)
-        if rank < best_rank and e.get("kind") in kinds and not is_handled(e, ends):
+        rank = (-_attempt(e), _RANK.get(str(e.get("kind")), len(FAILURE_KINDS)))
+        if (best is None or rank < best_rank) and e.get("kind") in kinds and not is_handled(e, ends):
             best, best_rank = e, rank
     return best
 
@@ -96,11 +113,21 @@ _EVENT_NAMES = {
 
 def event_label(event: Mapping[str, Any]) -> str:
     """A failure event in words ("OOM at step 9, tried to allocate 2.46 GiB", "NaN/Inf at step 3"):
-    the one wording for a run's status reason and the report's verdict cause."""
+    the one wording for a run's status reason and the report's verdict cause. A `recovered` event
+    names the failure it got past and how ("recovered from OOM at step 14 by global restart #1,
+    steps 10-14 redone")."""
     kind = str(event.get("kind"))
     step = event.get("step")
     at = f" at step {step}" if step is not None else ""
     d = event.get("details") or {}
+    if kind == RECOVERED:
+        failure = event_label({**event, "kind": d.get("failure"), "details": {**d, "cut": d.get("cut")}})
+        redone = d.get("redone")
+        return f"recovered from {failure} by {d.get('by') or 'a later attempt'}" + (
+            f", steps {redone} redone" if redone else ""
+        )
+    if kind == "traceback" and d.get("cut"):
+        return f"exception{at} (the log ends inside its traceback)"
     if kind == "oom":
         said = d.get("tried_to_allocate")
         gib = d.get("tried_to_allocate_gib")
@@ -120,11 +147,15 @@ def decide_status(
     clean_end: Mapping[str, int] | None = None,
     train_steps: int = 0,
     loss_scale_skipped_steps: int = 0,
+    log_end: str | None = None,
+    cut_at: str | None = None,
 ) -> RunStatus:
     """The status of a run: see the module docstring for the rule. `events` are event dicts
     (`Event.to_json()` or events.json entries) of the logs; `clean_end` maps a stream to the line
     of its `Main func successfully`; `train_steps` counts `step N` records and
-    `loss_scale_skipped_steps` those whose update the loss scaler skipped."""
+    `loss_scale_skipped_steps` those whose update the loss scaler skipped. `log_end` is how the
+    log's last attempt says it ended (reportgen.ingest.lifecycle: "clean", "stopped", "failed",
+    None for nothing) and `cut_at` where the log ends ("cut at line 412, mid-line"), for rule 7."""
     clean_end = clean_end or {}
     if interrupted:
         return RunStatus(INTERRUPTED, "the run was interrupted before it finished", "interrupted")
@@ -148,6 +179,10 @@ def decide_status(
         return RunStatus(FAILED, f"the workload process was killed by {signal}", "abnormal_exit")
     if exit_code not in (None, 0):
         return RunStatus(FAILED, f"the workload process exited with code {exit_code}", "abnormal_exit")
+    if exit_code is None and log_end == STOPPED:
+        return RunStatus(INTERRUPTED, "stopped (the log says the job was stopped)")
+    if exit_code is None and log_end is None and cut_at is not None:
+        return RunStatus(INTERRUPTED, f"the log ends without Relax's end-of-run lines ({cut_at})", CUT)
     return RunStatus(COMPLETE, None)
 
 

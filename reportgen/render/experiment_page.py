@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Sequence
 
 from reportgen import vocab
-from reportgen.analysis.document import Comparison, Interval, MetricChange
+from reportgen.analysis.document import Comparison, Interval, MetricChange, RunAttempt
 from reportgen.render import answer as answer_block
 from reportgen.render import blocks, charts, decision, reproduce, safe, time_section
 from reportgen.render import machine as machine_info
@@ -342,10 +342,14 @@ def looks_note(exp: ExperimentData) -> str:
         for c in exp.analysis.comparisons
         if c.verdict.against != c.baseline and c.base_run_level is not None
     ]
-    note = f"Intervals are drawn from the {fmt_count(d.min_pairs, 'pair')} a verdict needs; before, the estimate alone."
+    note = (
+        f"Intervals are drawn from the {fmt_count(d.min_pairs, 'pair')} a verdict needs; before, the estimate alone."
+        if d.min_pairs > 1
+        else ""
+    )
     if on_base:
         note += " Drawn against the arm each verdict was decided against: " + ", ".join(on_base) + "."
-    return safe.text(note) + "\n"
+    return safe.text(note.strip()) + "\n" if note else ""
 
 
 def campaign_text(exp: ExperimentData) -> str:
@@ -490,7 +494,36 @@ def runs_table(exp: ExperimentData) -> str:
                     safe.text(ev),
                 ]
             )
-    return table(["run", "role", "status", "steps", "duration", "exit code", "events"], rows)
+    return table(["run", "role", "status", "steps", "duration", "exit code", "events"], rows) + lifecycle_lines(exp)
+
+
+def attempt_line(a: RunAttempt) -> str:
+    """One attempt of a run in words: how it started, the steps it trained, how it ended."""
+    how = a.started_by + (f", {a.started_utc.replace('T', ' ').rstrip('Z')}" if a.started_utc else "")
+    if a.duration_s is not None:
+        how += f", {fmt_num(a.duration_s / 60, 1)} min"
+    steps = f"steps {a.steps[0]}-{a.steps[1]}" if a.steps else "no step trained"
+    if a.resumed_from_iteration is not None:
+        steps += f" (resumed from iteration {a.resumed_from_iteration})"
+    if a.redone:
+        steps += f", redoing {a.redone}"
+    end = {"clean": "clean end", "cut": "the log ends here with no end line"}.get(a.end or "", a.end or "end unknown")
+    if a.failure:
+        end = f"{end}: {a.failure}" if a.end == "failed" else f"{end} ({a.failure})"
+    replaced = f"; {a.replaced_values} of its values replaced by a later attempt" if a.replaced_values else ""
+    return f"attempt {a.attempt}, {a.kind} ({how}): {steps}; {end}{replaced}"
+
+
+def lifecycle_lines(exp: ExperimentData) -> str:
+    """Under the runs table, one line per attempt of each run whose log shows more than one plain
+    start at step 0 (a retried job, an in-run restart, a resume from a checkpoint)."""
+    out = []
+    for arm in exp.analysis.arms:
+        for r in arm.runs:
+            if r.lifecycle:
+                out.append(f"\n**{safe.text(f'{arm.id}/{r.repeat}')}**, as its log shows it:\n")
+                out += [f"- {safe.text(attempt_line(a))}" for a in r.lifecycle]
+    return "\n\n" + "\n".join(out) + "\n" if out else ""
 
 
 def reproduce_section(exp: ExperimentData) -> str:

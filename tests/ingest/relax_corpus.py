@@ -3,12 +3,16 @@
 Each fixture line is a `(source id, text)` pair; the id names the row of relax_sources.md whose
 file, line and format the text follows (`test_relax_corpus.py` checks every id exists there). The
 logs are what `ray job submit ... 2>&1 | tee log/x.log` of the 2-GPU recipe leaves: the job's
-driver lines (the entrypoint's logger), the workers' lines behind Ray's `(Name pid=N)` prefix,
-Megatron's argument dump, and Ray's own job-status lines at the end.
+driver lines (Megatron's argument dump, printed while the driver parses its arguments, then the
+entrypoint's logger), the workers' lines behind Ray's `(Name pid=N)` prefix, and Ray's own
+job-status lines at the end. The lifecycle fixtures (a cut log, a resumed run, a retried job, an
+in-run restart, a fully-async run) and the pastes (a traceback alone, a Ray error banner, a
+wrapped terminal copy) follow the rows of the same file.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from collections.abc import Iterable, Sequence
 
@@ -25,7 +29,8 @@ ACTOR = ("MegatronTrainRayActor", 4242)
 # With a critic (PPO) the critic's train group is a second set of MegatronTrainRayActor workers (critic-step).
 CRITIC = ("MegatronTrainRayActor", 5353)
 ROLLOUT = ("RolloutManager", 2323)
-SERVE_ACTOR = ("ServeReplica:default:Actor", 3131)
+SERVE_ACTOR = ("ServeReplica:actor:Actor", 3131)
+SERVE_ROLLOUT = ("ServeReplica:rollout:Rollout", 3232)
 JOB_ID = "raysubmit_Q3vLk2x7mT9aBcDe"
 GIB_ALLOC = "2.46 GiB"
 OOM_TEXT = (
@@ -36,8 +41,11 @@ OOM_TEXT = (
 SAMPLES = 16  # --rollout-batch-size 2 x --n-samples-per-prompt 8 (recipe-2gpu)
 
 
+START = dt.datetime(2026, 8, 5, 10, 10, 0)
+
+
 def ts(second: int) -> str:
-    return f"2026-08-05 10:{10 + second // 60 % 50:02d}:{second % 60:02d}"
+    return (START + dt.timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def colour(t: str, level: str, module: str, lineno: int, msg: str) -> str:
@@ -63,11 +71,12 @@ def logger_line(fmt: str, t: str, level: str, module: str, lineno: int, msg: str
 
 
 def argument_dump(args: dict[str, object]) -> list[Line]:
-    """`arg-dump`: Megatron's dump, printed by the actor (rank 0) with `print`."""
+    """`arg-dump`: Megatron's dump, printed with `print` by the driver while it parses its arguments
+    (before `ray.init`): no Ray prefix, no logger prefix."""
     rows = sorted((f"  {k} {'.' * (48 - len(k))} {v}" for k, v in args.items()), key=str.lower)
-    out = [("arg-dump", ray(ACTOR, "------------------------ arguments ------------------------"))]
-    out += [("arg-dump", ray(ACTOR, r)) for r in rows]
-    out.append(("arg-dump", ray(ACTOR, "-------------------- end of arguments ---------------------")))
+    out = [("arg-dump", "------------------------ arguments ------------------------")]
+    out += [("arg-dump", r) for r in rows]
+    out.append(("arg-dump", "-------------------- end of arguments ---------------------"))
     return out
 
 
@@ -80,9 +89,11 @@ def recipe_args(
     wandb_key: str | None,
     critic: bool = False,
     critic_only_steps: int = 0,
+    extra: dict[str, object] | None = None,
 ) -> dict[str, object]:
     """The 2-GPU recipe's arguments as Megatron holds them after Relax's defaults (recipe-2gpu);
-    `critic`: with `--advantage-estimator ppo` and the critic's defaults (critic-step)."""
+    `critic`: with `--advantage-estimator ppo` and the critic's defaults (critic-step); `extra`:
+    more (`--load`, `--save`, `--use-health-check`, `--fully-async`)."""
     ppo: dict[str, object] = (
         {
             "advantage_estimator": "ppo",
@@ -115,6 +126,7 @@ def recipe_args(
         "tensor_model_parallel_size": 2,
         "use_precision_aware_optimizer": offload,
         "wandb_key": wandb_key,
+        **(extra or {}),
     }
 
 
@@ -153,9 +165,10 @@ def step_lines(
     critic: bool = False,
     critic_fp16_skip: bool = False,
     critic_nan: bool = False,
+    t0: int = 0,
 ) -> list[Line]:
     v = StepValues(rng, s, speed, multi_turn)
-    t = ts(s * 31)
+    t = ts(t0 + s * 31)
     rollout_perf = {
         "rollout/response_len/mean": _mean(v.resp),
         "rollout/response_len/median": float(sorted(v.resp)[SAMPLES // 2]),
@@ -340,12 +353,16 @@ def start(
     wandb_key: str | None = None,
     critic: bool = False,
     critic_only_steps: int = 0,
+    extra: dict[str, object] | None = None,
+    job_id: str = JOB_ID,
+    t0: int = 0,
 ) -> list[Line]:
+    """The job's first lines: Ray's submission banner, the driver's argument dump (`parse_args`,
+    relax/entrypoints/train.py:127, before `ray.init`), then its first logger line."""
     return [
         ("ray-job-submitted", "-" * 49),
-        ("ray-job-submitted", f"Job '{JOB_ID}' submitted successfully"),
+        ("ray-job-submitted", f"Job '{job_id}' submitted successfully"),
         ("ray-job-submitted", "-" * 49),
-        ("main-start", colour(ts(0), "INFO", "relax.entrypoints.train", 93, "Ray initialized successfully")),
         *argument_dump(
             recipe_args(
                 steps=steps,
@@ -355,8 +372,10 @@ def start(
                 wandb_key=wandb_key,
                 critic=critic,
                 critic_only_steps=critic_only_steps,
+                extra=extra,
             )
         ),
+        ("main-start", colour(ts(t0), "INFO", "relax.entrypoints.train", 93, "Ray initialized successfully")),
     ]
 
 
@@ -469,6 +488,16 @@ TASK_ERROR_HEAD = (
 )
 
 
+# The actor service's frames down to the remote call (actor-call): relax/components/actor.py:178
+# (`_background_run` calls `_execute_training`) and :250 (its `ray.get` of the train group's call).
+ACTOR_CALL_FRAMES = [
+    '  File "/opt/relax/relax/components/actor.py", line 178, in _background_run',
+    "    self._execute_training()",
+    '  File "/opt/relax/relax/components/actor.py", line 250, in _execute_training',
+    "    ray.get(self.actor_model.async_train(self.step))",
+]
+
+
 def _remote_traceback(exc_line: str, exc_source: str) -> list[Line]:
     """The remote part of a RayTaskError's text (`ray-task-error`): frames, then the cause."""
     frames = [
@@ -505,8 +534,7 @@ def failure(
     job += _remote_traceback(exc_line, exc_source)
     local_tb = [
         "Traceback (most recent call last):",
-        '  File "/opt/relax/relax/components/actor.py", line 178, in _train_loop',
-        "    ray.get(self.actor_model.train(local_step))",
+        *ACTOR_CALL_FRAMES,
         f"ray.exceptions.RayTaskError({cause}): {TASK_ERROR_HEAD}",
     ]
     job += [("actor-failed", ray(SERVE_ACTOR, line)) for line in local_tb]
@@ -553,8 +581,383 @@ def stopped(steps_done: int = 6) -> list[Line]:
     return job
 
 
-def text(lines: Iterable[Line]) -> str:
-    return "\n".join(t for _, t in lines) + "\n"
+# -- lifecycles ----------------------------------------------------------------------------------
+
+
+def steps(rng: random.Random, first: int, last: int, *, t0: int = 0, fmt: str = "color") -> list[Line]:
+    """Steps `first`..`last` of the 2-GPU recipe (every line of each)."""
+    out: list[Line] = []
+    for s in range(first, last + 1):
+        out += step_lines(rng, s, speed=1.0, hybrid=False, multi_turn=False, fmt=fmt, t0=t0)
+    return out
+
+
+def cut(steps_done: int = 17, *, mid_line: bool = True) -> list[Line]:
+    """`sigkill-cut`: a job killed (SIGKILL, or Relax's own `os._exit(1)`) while the actor logged step
+    `steps_done`: the log stops where the process was, inside its `perf N` line, with no end line.
+    `text()` adds a newline after the last line: leave it out (`text(..., end="")`) for mid-line."""
+    rng = random.Random(5)
+    job = start(steps=30) + steps(rng, 0, steps_done)
+    if mid_line:
+        source, line = job[-1]
+        assert source == "perf-actor"
+        job[-1] = ("sigkill-cut", line[: line.index("'perf/actor_train_time'")])
+    return job
+
+
+def resumed(first: int = 120, last: int = 149, *, speed: float = 1.0, seed: int = 8) -> list[Line]:
+    """A run launched with `--load` on the checkpoint of iteration `first - 1` (ckpt-loaded,
+    actor-start-step): its steps are `first`..`last` (`--num-rollout last + 1`), then a clean end."""
+    rng = random.Random(seed)
+    ckpt = "/data/ckpt/offload-run"
+    job = start(steps=last + 1, extra={"load": ckpt, "save": ckpt, "save_interval": 10})
+    job += [
+        (
+            "ckpt-loaded",
+            ray(ACTOR, f"  successfully loaded checkpoint from {ckpt} [ t 1/2, p 1/1 ] at iteration {first - 1}"),
+        ),
+        (
+            "actor-start-step",
+            ray(
+                SERVE_ACTOR,
+                colour(ts(25), "INFO", "relax.components.actor", 75, f"Actor initialized with starting step {first}"),
+            ),
+        ),
+    ]
+    for s in range(first, last + 1):
+        job += step_lines(rng, s, speed=speed, hybrid=False, multi_turn=False, fmt="color", t0=60 - first * 31)
+    return job + clean_end(ts(60 + (last - first + 1) * 31))
+
+
+def retried(fail_at: int = 7, total: int = 30) -> list[Line]:
+    """Two jobs in one file (`tee -a`): the first OOMs at step `fail_at` (its Ray failure summary
+    included), the retry (a new job id) runs steps 0..`total - 1` from scratch and ends clean."""
+    first = oom(fail_at)
+    rng = random.Random(11)
+    t0 = fail_at * 31 + 600  # the retry was submitted ten minutes later
+    again = start(steps=total, job_id="raysubmit_Z8pQw3nRt5yUvWxY", t0=t0)
+    again += steps(rng, 0, total - 1, t0=t0 + 30)
+    end = clean_end(ts(t0 + 30 + total * 31))
+    end = [(src, line.replace(JOB_ID, "raysubmit_Z8pQw3nRt5yUvWxY")) for src, line in end]
+    return first + again + end
+
+
+def health_restart(fail_at: int = 14, saved: int = 9, total: int = 30) -> list[Line]:
+    """Relax's in-run recovery (`--use-health-check`, `--save-interval 10`): the actor OOMs at step
+    `fail_at`; with the health check its service reports and does not re-raise (health-check), the
+    checker restarts it: a global restart that re-initialises the controller, the actor reloads the
+    checkpoint of iteration `saved` (recovery-load, ckpt-loaded, actor-start-step) and steps
+    `saved + 1`.. run again; the job ends clean."""
+    rng = random.Random(13)
+    ckpt = "/data/ckpt/offload-run"
+    job = start(
+        steps=total, extra={"use_health_check": True, "max_global_restart": 3, "save": ckpt, "save_interval": 10}
+    )
+    job += steps(rng, 0, fail_at - 1)
+    job += step_lines(rng, fail_at, speed=1.0, hybrid=False, multi_turn=False, fmt="color")[:2]
+    t = fail_at * 31 + 20
+    first = f"Actor training failed at step {fail_at}: RayTaskError(OutOfMemoryError): {TASK_ERROR_HEAD}"
+    job.append(("actor-failed", ray(SERVE_ACTOR, colour(ts(t), "ERROR", "relax.components.actor", 200, first))))
+    job += _remote_traceback(f"torch.OutOfMemoryError: {OOM_TEXT}", "cuda-oom")
+    job += [
+        ("actor-failed", ray(SERVE_ACTOR, line))
+        for line in [
+            "Traceback (most recent call last):",
+            *ACTOR_CALL_FRAMES,
+            f"ray.exceptions.RayTaskError(OutOfMemoryError): {TASK_ERROR_HEAD}",
+        ]
+    ]
+    job += _remote_traceback(f"torch.OutOfMemoryError: {OOM_TEXT}", "cuda-oom")
+
+    def driver(src: str, second: int, level: str, module: str, lineno: int, msg: str) -> Line:
+        return (src, colour(ts(second), level, module, lineno, msg))
+
+    ctrl, health = "relax.core.controller", "relax.utils.health_system"
+    unhealthy = f"Service actor is unhealthy: {first.replace(TASK_ERROR_HEAD, 'ray::MegatronTrainRayActor.train()')}, triggering restart"
+    job += [
+        driver("health-unhealthy", t + 1, "WARNING", health, 305, unhealthy),
+        driver("restart-service", t + 1, "INFO", ctrl, 638, "Restarting service 'actor'..."),
+        driver("restart-service", t + 1, "INFO", ctrl, 660, "Restarting actor, restart count: 1"),
+        driver("global-restart", t + 1, "WARNING", ctrl, 668, "Triggering global restart due to: actor failure"),
+        driver(
+            "global-restart",
+            t + 1,
+            "INFO",
+            ctrl,
+            705,
+            "=== Starting GLOBAL restart #1 (max=3, full Controller re-initialization from zero) ===",
+        ),
+        driver("global-restart-teardown", t + 2, "INFO", ctrl, 754, "[Global Restart] Health manager stopped"),
+        driver(
+            "global-restart-teardown", t + 2, "INFO", ctrl, 774, "[Global Restart] Deleted Ray Serve deployment 'actor'"
+        ),
+        driver(
+            "restart-wait",
+            t + 2,
+            "WARNING",
+            ctrl,
+            561,
+            "Training loop interrupted by ongoing restart, waiting for restart to complete: Service task failed: "
+            "RayTaskError(OutOfMemoryError)",
+        ),
+        driver("global-restart-teardown", t + 3, "INFO", ctrl, 858, "[Global Restart] Ray shutdown completed"),
+        driver("global-restart-teardown", t + 8, "INFO", ctrl, 864, "[Global Restart] Waited 5s for resource release"),
+        driver("global-restart-teardown", t + 9, "INFO", ctrl, 868, "[Global Restart] Ray re-initialized"),
+        (
+            "ckpt-loaded",
+            ray(
+                (ACTOR[0], 7171), f"  successfully loaded checkpoint from {ckpt} [ t 1/2, p 1/1 ] at iteration {saved}"
+            ),
+        ),
+        (
+            "actor-start-step",
+            ray(
+                (SERVE_ACTOR[0], 7272),
+                colour(
+                    ts(t + 40),
+                    "INFO",
+                    "relax.components.actor",
+                    75,
+                    f"Actor initialized with starting step {saved + 1}",
+                ),
+            ),
+        ),
+        driver(
+            "global-restart-teardown",
+            t + 45,
+            "INFO",
+            ctrl,
+            894,
+            "[Global Restart] Controller re-initialized from zero via __init__",
+        ),
+        driver("global-restart-done", t + 45, "INFO", ctrl, 577, "Global restart completed, re-running training loop"),
+    ]
+    job += steps(rng, saved + 1, total - 1, t0=t + 60 - (saved + 1) * 31)
+    return job + clean_end(ts(t + 60 + (total - saved - 1) * 31))
+
+
+def restarts_exhausted(fail_at: int = 14) -> list[Line]:
+    """The same OOM with every global restart spent (global-restart-exceeded): the fourth restart
+    refuses, logs why and `os._exit(1)`s; no end line follows."""
+    rng = random.Random(17)
+    job = start(steps=30, extra={"use_health_check": True, "max_global_restart": 3})
+    job += steps(rng, 0, fail_at - 1)
+    ctrl = "relax.core.controller"
+    for n in range(1, 5):
+        t = fail_at * 31 + 100 * n
+        msg = f"Actor training failed at step {fail_at}: OutOfMemoryError: {OOM_TEXT}"
+        job.append(("actor-failed", ray(SERVE_ACTOR, colour(ts(t), "ERROR", "relax.components.actor", 200, msg))))
+        job += [
+            ("restart-service", colour(ts(t + 1), "INFO", ctrl, 638, "Restarting service 'actor'...")),
+            (
+                "global-restart",
+                colour(
+                    ts(t + 1),
+                    "INFO",
+                    ctrl,
+                    705,
+                    f"=== Starting GLOBAL restart #{n} (max=3, full Controller re-initialization from zero) ===",
+                ),
+            ),
+        ]
+    job += [
+        (
+            "global-restart-exceeded",
+            colour(
+                ts(fail_at * 31 + 401),
+                "ERROR",
+                ctrl,
+                715,
+                "Global restart count (4) exceeded maximum allowed (3). Refusing to restart \u2014 terminating process.",
+            ),
+        ),
+        (
+            "global-restart-exceeded",
+            colour(ts(fail_at * 31 + 401), "ERROR", ctrl, 726, "Calling os._exit(1) to force-terminate the process"),
+        ),
+    ]
+    return job
+
+
+def fully_async(total: int = 30, *, actor_dies_at: int | None = None, ahead: int = 2) -> list[Line]:
+    """`--fully-async`: the rollout manager runs up to `ahead` steps ahead of training
+    (rollout-progress), so its `perf N` lines come before the actor's; the last rollout partition is
+    produced again by a backfill rollout `perf {total}` (rollout-backfill) that no actor step trains.
+    `actor_dies_at`: the actor's train fails there (an OOM) while the rollout manager had logged the
+    steps ahead."""
+    rng = random.Random(19)
+    job = start(steps=total, extra={"fully_async": True, "max_staleness": ahead})
+    per_step = {s: step_lines(rng, s, speed=1.0, hybrid=False, multi_turn=False, fmt="color") for s in range(total + 1)}
+    last = total if actor_dies_at is None else actor_dies_at
+    for s in range(min(ahead, total)):
+        job.append(per_step[s][0])  # rollouts ahead of the first training step
+    for s in range(last):
+        if s + ahead < total:
+            job.append(per_step[s + ahead][0])
+        job += per_step[s][1:]
+    if actor_dies_at is not None:
+        first = f"Actor training failed at step {actor_dies_at}: RayTaskError(OutOfMemoryError): {TASK_ERROR_HEAD}"
+        t = ts(actor_dies_at * 31 + 20)
+        job.append(("actor-failed", ray(SERVE_ACTOR, colour(t, "ERROR", "relax.components.actor", 200, first))))
+        job += _remote_traceback(f"torch.OutOfMemoryError: {OOM_TEXT}", "cuda-oom")
+        return job
+    t = ts(total * 31)
+    roll = "relax.components.rollout"
+    job += [
+        (
+            "rollout-backfill",
+            ray(
+                SERVE_ROLLOUT,
+                colour(
+                    t,
+                    "WARNING",
+                    roll,
+                    413,
+                    f"Final rollout partition train_{total - 1} is not complete; running backfill step",
+                ),
+            ),
+        ),
+        ("rollout-progress", ray(SERVE_ROLLOUT, colour(t, "INFO", roll, 421, f"Start rollout {total}/{total}"))),
+        ("perf-rollout", per_step[total][0][1]),
+        ("rollout-progress", ray(SERVE_ROLLOUT, colour(t, "INFO", roll, 433, f"Finish rollout {total}/{total}"))),
+        ("rollout-backfill", ray(SERVE_ROLLOUT, colour(t, "INFO", roll, 473, "All rollouts finished"))),
+    ]
+    return job + clean_end(ts(total * 31 + 5))
+
+
+METRICS_SERVICE = ("ServeReplica:metrics:MetricsService", 3434)
+
+
+def handled_tracebacks(total: int = 14, at: Sequence[int] = (5, 11)) -> list[Line]:
+    """A clean run whose metrics service failed to report steps `at` to ClearML (metrics-report):
+    each failure is logged with its traceback while the actor is still in that step (after its
+    `step N` line, before its `perf N` line) and the run goes on."""
+    rng = random.Random(29)
+    job = start(steps=total)
+    for s in range(total):
+        lines = step_lines(rng, s, speed=1.0, hybrid=False, multi_turn=False, fmt="color")
+        if s in at:
+            i = next(j for j, (src, _) in enumerate(lines) if src == "train-step") + 1
+            t = ts(s * 31 + 10)
+            err = (
+                "ConnectionError: HTTPSConnectionPool(host='api.clear.ml', port=443): Read timed out. (read timeout=30)"
+            )
+            report: list[Line] = [
+                (
+                    "metrics-report",
+                    ray(
+                        METRICS_SERVICE,
+                        colour(t, "ERROR", "relax.utils.metrics.service", 288, f"Failed to report to ClearML: {err}"),
+                    ),
+                ),
+                ("metrics-report", ray(METRICS_SERVICE, "Traceback (most recent call last):")),
+                (
+                    "metrics-report",
+                    ray(
+                        METRICS_SERVICE, '  File "/opt/relax/relax/utils/metrics/service.py", line 283, in report_step'
+                    ),
+                ),
+                (
+                    "metrics-report",
+                    ray(METRICS_SERVICE, '    self._adapters["clearml"].log(data=metrics_dict, step=step)'),
+                ),
+                ("metrics-report", ray(METRICS_SERVICE, f"requests.exceptions.{err}")),
+            ]
+            lines = lines[:i] + report + lines[i:]
+        job += lines
+    return job + clean_end(ts(total * 31))
+
+
+# -- pastes: a failure in whatever shape a user copies it ---------------------------------------
+
+OOM_LINE = f"torch.OutOfMemoryError: {OOM_TEXT}"
+
+
+def traceback_paste(*, exception: bool = True, quoted: bool = False) -> list[Line]:
+    """Only a traceback, as pasted into an issue: no timestamp, no metric line, no Ray prefix
+    (actor-call frames, the train group's remote call, then PyTorch's OOM). `exception=False`: the
+    copy ends before the exception line (paste-cut). `quoted`: each line behind `> ` (paste-quote)."""
+    lines: list[Line] = [("actor-failed", "Traceback (most recent call last):")]
+    lines += [("actor-call", f) for f in ACTOR_CALL_FRAMES]
+    lines += [
+        ("ray-task-error", '  File "/opt/relax/relax/backends/megatron/actor.py", line 799, in train'),
+        (
+            "ray-task-error",
+            "    train(rollout_id, self.model, self.optimizer, self.opt_param_scheduler, data_iterator, num_microbatches)",
+        ),
+    ]
+    if exception:
+        lines.append(("cuda-oom", OOM_LINE))
+    else:
+        lines = [(src if src != "actor-failed" else "paste-cut", line) for src, line in lines]
+    if quoted:
+        lines = [("paste-quote" if i == 0 else src, f"> {line}") for i, (src, line) in enumerate(lines)]
+    return lines
+
+
+def ray_banner_paste(cause: str = "OutOfMemoryError") -> list[Line]:
+    """Ray's error banner alone (ray-task-error): `RayTaskError(Cause): ray::...` outside any
+    `Traceback` block, the remote frames, then the cause's exception line."""
+    exc = (
+        OOM_LINE
+        if cause == "OutOfMemoryError"
+        else "RuntimeError: CUDA error: an illegal memory access was encountered"
+    )
+    head = f"RayTaskError({cause}): ray::MegatronTrainRayActor.train() (pid={ACTOR[1]}, ip=10.0.0.7)"
+    frames = [
+        '  File "/opt/relax/relax/backends/megatron/actor.py", line 799, in train',
+        "    train(rollout_id, self.model, self.optimizer, self.opt_param_scheduler, data_iterator, num_microbatches)",
+    ]
+    return [
+        ("ray-task-error", head),
+        *(("ray-task-error", f) for f in frames),
+        ("cuda-oom" if "OutOfMemory" in cause else "ray-task-error", exc),
+    ]
+
+
+def unhandled_paste() -> list[Line]:
+    """Ray's report of an error no caller fetched (ray-unhandled), then the RayTaskError's text."""
+    head = f"Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::MegatronTrainRayActor.train() (pid={ACTOR[1]}, ip=10.0.0.7)"
+    frames = [
+        '  File "/opt/relax/relax/backends/megatron/actor.py", line 799, in train',
+        "    train(rollout_id, self.model, self.optimizer, self.opt_param_scheduler, data_iterator, num_microbatches)",
+    ]
+    return [
+        ("ray-unhandled", head),
+        *(("ray-task-error", f) for f in frames),
+        ("ray-task-error", "RuntimeError: NCCL communicator was aborted on rank 1"),
+    ]
+
+
+def wrapped(lines: list[Line], width: int = 120) -> list[Line]:
+    """`paste-wrap`: a terminal's copy of `lines`, each broken every `width` characters (inside a
+    number too); Ray's colour codes are gone, as a copy from a terminal leaves them."""
+    out: list[Line] = []
+    for src, line in lines:
+        plain_line = line.replace(CYAN, "").replace(RESET, "").replace(GREEN, "")
+        for code in LEVEL.values():
+            plain_line = plain_line.replace(code, "")
+        out += [(src if i == 0 else "paste-wrap", plain_line[i : i + width]) for i in range(0, len(plain_line), width)]
+    return out
+
+
+def bare_steps(first: int, last: int) -> list[Line]:
+    """slime's plain logger (log-plain) printing only the actor's `step N` lines (train-step), as a
+    user pastes them: the step count is theirs."""
+    rng = random.Random(23)
+    out: list[Line] = []
+    for s in range(first, last + 1):
+        lines = step_lines(rng, s, speed=1.0, hybrid=False, multi_turn=False, fmt="plain")
+        out += [
+            (src, line.replace(CYAN, "").replace(RESET, "").split(") ", 1)[1])
+            for src, line in lines
+            if src == "train-step"
+        ]
+    return out
+
+
+def text(lines: Iterable[Line], end: str = "\n") -> str:
+    return "\n".join(t for _, t in lines) + end
 
 
 def sources(lines: Iterable[Line]) -> set[str]:

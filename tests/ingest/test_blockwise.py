@@ -111,6 +111,7 @@ def test_blockwise_equals_line_by_line(seed, chunk, tmp_path):
     assert {e.kind for e in ev_a} >= {"oom", "nan", "traceback", "interrupted"}
     assert (sc_a.loss_scale, sc_a.clean_end, sc_a.replay_from) == (sc_b.loss_scale, sc_b.clean_end, sc_b.replay_from)
     assert (sc_a.done_step, sc_a.metric_lines, sc_a.any_index) == (sc_b.done_step, sc_b.metric_lines, sc_b.any_index)
+    assert sc_a.lifecycle.attempts == sc_b.lifecycle.attempts
     assert list(col_a.trace) == list(col_b.trace) and col_a.trace
     assert col_a.dump == col_b.dump and col_a.dump
     assert list(col_a.tail) == list(col_b.tail)
@@ -130,6 +131,23 @@ def test_blockwise_equals_line_by_line(seed, chunk, tmp_path):
     c = pq.ParquetFile(tmp_path / "c" / "metrics.parquet")
     assert c.metadata.num_row_groups > 10
     assert_same_table(a, c.read())
+
+
+@pytest.mark.parametrize("chunk", [97, 4093, 1 << 20])
+def test_lifecycles_read_alike_by_block_and_line(chunk):
+    """Attempts (their lines, steps and times), events and steps of the lifecycle fixtures are the
+    same whichever path reads them."""
+    from tests.ingest import relax_corpus as rc
+
+    for lines in (rc.retried(), rc.health_restart(), rc.restarts_exhausted(), rc.resumed()):
+        text = rc.text(lines)
+        recs_a, sc_a, _, _ = line_by_line(text, chunk)
+        recs_b, sc_b, _, _, _ = blockwise(text, chunk)
+        assert recs_a == recs_b
+        assert [e.to_json() for e in sc_a.finish()] == [e.to_json() for e in sc_b.finish()]
+        assert sc_a.lifecycle.attempts == sc_b.lifecycle.attempts
+        assert all(a.started_utc for a in sc_a.lifecycle.attempts)
+        assert (sc_a.done_step, sc_a.train_steps) == (sc_b.done_step, sc_b.train_steps)
 
 
 def assert_same_table(a, b) -> None:

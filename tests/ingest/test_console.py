@@ -144,3 +144,37 @@ def test_carriage_return_progress_bar():
 def test_full_log_without_failure_has_no_skips():
     recs, p = one_pass(relax_stdout(steps=4, fail=False).replace(GARBLED + "\n", ""))
     assert p.skipped == 0 and len(recs) == 16
+
+
+WRAPPED = (
+    "[2026-08-05 10:11:11] train.py:1 - starting\n"
+    "[2026-08-05 10:11:12] data.py:123 - perf 7: {'perf/step_time': 31.2\n"  # a terminal broke the line
+    "5, 'perf/train_time': 14.5, 'perf/step_resp_token_\n"
+    "per_s': 250.25}\n"
+    "[2026-08-05 10:11:13] data.py:123 - step 8: {'train/loss': 0.5, 'train/gr\n"  # its end never came
+    "[2026-08-05 10:11:14] train.py:9 - bye\n"
+)
+
+
+def test_a_wrapped_metric_line_is_read_joined_and_an_unclosed_one_is_numbered():
+    for chunk in (1 << 20, 5, 61):
+        p = ConsoleParser()
+        recs = [r for i in range(0, len(WRAPPED), chunk) for r in p.feed(WRAPPED[i : i + chunk])] + p.close()
+        assert [(r.kind, r.index, r.line_no, r.values) for r in recs] == [
+            ("perf", 7, 2, {"perf/step_time": 31.25, "perf/train_time": 14.5, "perf/step_resp_token_per_s": 250.25})
+        ]
+        assert (p.joined, p.joined_at, p.skipped, p.skipped_at, p.lines) == (1, [2], 1, [5], 6)
+
+
+def test_a_head_broken_across_lines_is_mended():
+    text = "[2026-08-05 10:11:12] data.py:123 - pe\nrf 7: {'perf/step_time': 31.25}\n[2026-08-05 10:11:13] x.py:1 - y\n"
+    recs, p = one_pass(text)
+    assert [(r.kind, r.index, r.line_no) for r in recs] == [("perf", 7, 2)] and p.skipped == 0
+
+
+def test_unterminated_says_the_text_ends_mid_line():
+    p = ConsoleParser()
+    p.feed("a\nperf 1: {'x'")
+    assert p.unterminated
+    p.feed(": 1.0}\n")
+    assert not p.unterminated

@@ -211,3 +211,115 @@ def test_status_reason_and_verdict_cause_name_the_same_event(tmp_path: Path) -> 
     assert label == "OOM at step 9, tried to allocate 2.46 GiB" and where.startswith(f"stdout.log:{events[1]['line']}:")
     verdict = comparison(doc)["verdict"]
     assert verdict["status"] == "failed" and verdict["cause"].startswith(label), verdict
+
+
+# -- lifecycles (issue 22): what a verdict says about cut, resumed, retried and restarted runs ------
+
+
+def analyze_logs(tmp_path: Path, logs: dict[str, str], windows: str | None = None) -> dict:
+    """`reportgen ingest` each arm's log, then `analyze`; the comparison of A1."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    spec = tmp_path / "offload.toml"
+    text = spec_text()
+    if windows is not None:
+        text = text.replace(
+            'windows = [{name = "W1", start = 2, end = 15}, {name = "W2", start = 16, end = 29}]', windows
+        )
+    spec.write_text(text)
+    runs = tmp_path / "runs"
+    for arm, log_text in logs.items():
+        log = tmp_path / f"{arm}.log"
+        log.write_text(log_text)
+        assert main(["ingest", str(log), "--spec", str(spec), "--arm", arm, "--runs", str(runs), "--no-analyze"]) == 0
+    doc = json.loads(analyze_experiment(runs / "offload").read_text())
+    (cmp,) = doc["comparisons"]
+    return {"doc": doc, "cmp": cmp, "runs": runs / "offload"}
+
+
+def manifest(runs: Path, arm: str, repeat: int = 1) -> dict:
+    return json.loads((runs / arm / str(repeat) / "manifest.json").read_text())
+
+
+def test_cut_log_through_ingest_and_analyze_is_no_result(tmp_path: Path) -> None:
+    got = analyze_logs(
+        tmp_path,
+        {"baseline": rc.text(rc.healthy(30, seed=1)), "A1": rc.text(rc.cut(17), "")},
+    )
+    m = manifest(got["runs"], "A1")
+    assert m["status"] == "interrupted" and "cut at line" in m["status_reason"]
+    v = got["cmp"]["verdict"]
+    assert v["status"] == "incomplete" and v["cause"] == "A1/1 interrupted at step 17/30"  # step 17's perf line was cut
+    assert got["cmp"]["summary"]["next_step"]["action"] == "resume"
+
+
+def test_windows_that_miss_a_resumed_run_say_so_and_offer_windows(tmp_path: Path) -> None:
+    logs = {"baseline": rc.text(rc.resumed(seed=1)), "A1": rc.text(rc.resumed(seed=2, speed=1.5))}
+    early = 'windows = [{name = "W1", start = 6, end = 15}, {name = "W2", start = 16, end = 29}]'
+    got = analyze_logs(tmp_path / "early", logs, early)
+    cmp = got["cmp"]
+    cause = (
+        "baseline/1 and A1/1 ran steps 120-149 (resumed from iteration 119): no step in window W1 (steps 6-15) "
+        "and W2 (steps 16-29); windows inside the steps every run has: W1 122-135, W2 136-149"
+    )
+    assert cmp["verdict"] == {
+        "status": "inconclusive",
+        "basis": "windows_missed",
+        "pairs": 0,
+        "summary": f"Inconclusive: {cause}.",
+        "cause": cause,
+        "against": "baseline",
+        "failed_arm": None,
+        "oom": False,
+    }
+    step = cmp["summary"]["next_step"]
+    assert step["action"] == "declare_windows"
+    assert step["command"] == 'windows = [{name = "W1", start = 122, end = 135}, {name = "W2", start = 136, end = 149}]'
+    # A resumed run that reached its last step completed its steps: 120 were done before it started.
+    assert next(g for g in cmp["guardrails"] if g["id"] == "steps_completed")["status"] == "pass"
+    (run,) = got["doc"]["arms"][1]["runs"]
+    assert [(a["attempt"], a["start_step"], a["steps"]) for a in run["lifecycle"]] == [(1, 120, [120, 149])]
+    # The same logs with the windows where the steps are: the windows no longer decide, the pairs do
+    # (one pair per arm here: too few for a verdict, and the cause says so, not the windows).
+    late = 'windows = [{name = "W1", start = 126, end = 137}, {name = "W2", start = 138, end = 149}]'
+    v = analyze_logs(tmp_path / "late", logs, late)["cmp"]["verdict"]
+    assert (v["status"], v["basis"], v["pairs"]) == ("inconclusive", "too_few_pairs", 1)
+
+
+def test_recovered_runs_pass_no_failures_through_ingest_and_analyze(tmp_path: Path) -> None:
+    got = analyze_logs(
+        tmp_path,
+        {"baseline": rc.text(rc.retried(fail_at=7, total=30)), "A1": rc.text(rc.health_restart())},
+    )
+    cmp = got["cmp"]
+    assert next(g for g in cmp["guardrails"] if g["id"] == "no_failures")["status"] == "pass"
+    assert cmp["verdict"]["status"] not in ("failed", "incomplete")
+    arms = {a["id"]: a for a in got["doc"]["arms"]}
+    assert [a["started_by"] for a in arms["A1"]["runs"][0]["lifecycle"]] == ["job submission", "global restart #1"]
+    assert {e["kind"] for e in arms["baseline"]["runs"][0]["events"]} == {"recovered"}
+    # The experiment page shows each run's lifecycle, one line per attempt, under its runs table.
+    from reportgen.render import experiment_page
+    from reportgen.render.load import load_experiment
+
+    md = experiment_page.render(load_experiment(got["runs"]), svg=False).markdown
+    runs = md[md.index("## Runs") : md.index("## Reproduce")]
+    assert "</table>\n\n\n**baseline/1**, as its log shows it:\n" in runs
+    assert (
+        "- attempt 1, job (job submission, 2026-08-05 10:10:00, 4.0 min): steps 0-6; failed: OOM at step 7, tried "
+        "to allocate 2.46 GiB; 662 of its values replaced by a later attempt\n"
+        "- attempt 2, job (job submission, 2026-08-05 10:23:37, 16.0 min): steps 0-29, redoing 0-7; clean end"
+    ) in runs
+    assert (
+        "- attempt 2, restart (global restart &#35;1, 2026-08-05 10:17:35, 11.3 min): steps 10-29 (resumed from "
+        "iteration 9), redoing 10-14; clean end"
+    ) in runs
+
+
+def test_rollout_only_indices_are_not_steps_of_the_analysis(tmp_path: Path) -> None:
+    """A fully-async run's backfill rollout `perf 30` is no trained step: 30/30 steps, not 31."""
+    got = analyze_logs(tmp_path, {"baseline": rc.text(rc.fully_async(30)), "A1": rc.text(rc.fully_async(30))})
+    cmp = got["cmp"]
+    assert (
+        next(g for g in cmp["guardrails"] if g["id"] == "steps_completed")["reason"] == "baseline and A1: 30/30 steps"
+    )
+    assert [r["steps_completed"] for a in got["doc"]["arms"] for r in a["runs"]] == [30, 30]
+    assert manifest(got["runs"], "A1")["ingest"]["rollout_only_steps"] == [30]

@@ -31,6 +31,21 @@ FIXTURES = {
     "passrate-eval": lambda: rc.healthy(passrate=True, eval_every=4),
     "ppo": lambda: rc.healthy(critic=True),
     "ppo-critic-nan": lambda: rc.healthy(critic=True, critic_nan_at=5),
+    # lifecycles and pastes (test_relax_lifecycle.py)
+    "cut": lambda: rc.cut(),
+    "resumed": lambda: rc.resumed(),
+    "retried": lambda: rc.retried(),
+    "health-restart": lambda: rc.health_restart(),
+    "restarts-exhausted": lambda: rc.restarts_exhausted(),
+    "fully-async": lambda: rc.fully_async(),
+    "fully-async-actor-dies": lambda: rc.fully_async(actor_dies_at=3, ahead=3),
+    "handled-tracebacks": lambda: rc.handled_tracebacks(),
+    "traceback-paste": lambda: rc.traceback_paste(quoted=True),
+    "traceback-paste-cut": lambda: rc.traceback_paste(exception=False),
+    "ray-banner-paste": lambda: rc.ray_banner_paste() + rc.ray_banner_paste("RuntimeError"),
+    "unhandled-paste": lambda: rc.unhandled_paste(),
+    "wrapped-paste": lambda: rc.wrapped(rc.healthy(4)),
+    "bare-steps": lambda: rc.bare_steps(0, 9),
 }
 
 
@@ -63,6 +78,12 @@ def test_every_fixture_line_names_a_documented_source() -> None:
         "wandb-key",
         "recipe-2gpu",
         "resp-lens",
+        # facts behind the lifecycle fixtures, and lines of modes they do not print
+        "health-check",
+        "recovery-load",
+        "fully-async",
+        "health-fatal",
+        "ckpt-saved",  # the embedded workload prints it (tests/workloads/test_checkpoint.py)
     }
 
 
@@ -262,7 +283,9 @@ def test_critic_only_steps_hold_the_critics_keys_and_no_actor_step(tmp_path: Pat
     # --num-critic-only-steps 2: steps 0 and 1 train only the critic; they are not actor train steps.
     section, events, run = ingest_text(tmp_path, rc.text(rc.healthy(6, critic=True, critic_only_steps=2)))
     assert events == [] and section["status"] == "complete"
-    assert section["ingest"]["train_steps"] == 4 and section["ingest"]["steps"] == 6
+    # Steps are the actor's: the critic-only steps are neither counted nor rollout-only (the critic trained).
+    assert section["ingest"]["train_steps"] == 4 and section["ingest"]["steps"] == 4
+    assert section["ingest"]["rollout_only_steps"] == []
     wide = wide_table(read_metrics(run))
     assert wide[vocab.CRITIC_VALUE_LOSS].notna().all() and wide.index.tolist() == list(range(6))
     assert wide[vocab.LOSS].isna().tolist() == [True, True, False, False, False, False]

@@ -22,7 +22,8 @@ def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
     assert inv["values"]["--seed"] is None
     assert inv["violations"] == [{"flag": "--n-samples-per-prompt", "expected": "4", "actual": "8"}]
     ing = section["ingest"]
-    assert ing["steps"] == 10 and ing["last_step"] == 9  # perf 9 from the rollout manager before the OOM
+    # Steps 0-8 trained; the rollout manager's `perf 9` before the OOM is no trained step: reported apart.
+    assert ing["steps"] == 9 and ing["last_step"] == 8 and ing["rollout_only_steps"] == [9]
     assert ing["skipped_lines"] == 1 and ing["records"] == 37
     assert ing["disagreements"] == 1 and ing["sources"] == ["console", "tensorboard"]
     ev = json.loads((run_dir / "events.json").read_text())

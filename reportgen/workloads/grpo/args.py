@@ -158,7 +158,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--use-tensorboard", action="store_true")
     g.add_argument("--tb-project-name", default="reportgen")
     g.add_argument("--tb-experiment-name", default="grpo")
-    g.add_argument("--save", default=None, help="only used for the TensorBoard fallback folder")
+    g.add_argument(
+        "--save",
+        default=None,
+        help="checkpoint folder (Megatron's layout: iter_NNNNNNN/, latest_checkpointed_iteration.txt); also the "
+        "TensorBoard fallback folder's parent",
+    )
+    g.add_argument(
+        "--save-interval",
+        type=int,
+        default=None,
+        help="with --save: save after every N-th step (iteration = the step) and after the last one",
+    )
+    g.add_argument(
+        "--load",
+        default=None,
+        help="resume from the latest checkpoint in this folder (the step after its iteration); a folder with "
+        "no checkpoint starts from scratch, as Relax does",
+    )
     g.add_argument("--use-pytorch-profiler", action="store_true")
     g.add_argument("--profile-step-start", type=int, default=None)
     g.add_argument("--profile-step-end", type=int, default=None)
@@ -247,6 +264,10 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
             raise WorkloadArgError("--gpu-memory-cap-gib must be positive")
     if args.num_rollout <= 0:
         raise WorkloadArgError("--num-rollout must be positive")
+    if args.save_interval is not None and args.save_interval <= 0:
+        raise WorkloadArgError("--save-interval must be positive")
+    if args.save_interval is not None and args.save is None:
+        raise WorkloadArgError("--save-interval needs --save DIR (where to write the checkpoints)")
     shortest = MIN_DIGITS + PROMPT_OVERHEAD
     if args.rollout_max_prompt_len < shortest:
         raise WorkloadArgError(f"--rollout-max-prompt-len must be at least {shortest} (the shortest prompt)")

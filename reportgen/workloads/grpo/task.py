@@ -89,6 +89,15 @@ class PromptStream:
         random.Random(self._seed + epoch).shuffle(order)
         return order
 
+    def state(self) -> dict[str, int]:
+        """Where the stream is (a checkpoint keeps it: a resumed run draws the prompts it would have)."""
+        return {"epoch": self._epoch, "pos": self._pos}
+
+    def restore(self, state: dict[str, int]) -> None:
+        self._epoch = int(state["epoch"])
+        self._order = self._shuffle(self._epoch)
+        self._pos = int(state["pos"])
+
     def next_batch(self, n: int) -> list[Prompt]:
         out: list[Prompt] = []
         while len(out) < n:

@@ -19,11 +19,13 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from transformers import Qwen3ForCausalLM
 
+from reportgen.workloads.grpo import checkpoint
 from reportgen.workloads.grpo.args import format_argument_dump, parse_args
 from reportgen.workloads.grpo.batching import micro_batches
 from reportgen.workloads.grpo.console import MetricSink, get_logger
@@ -208,6 +210,7 @@ class Trainer:
         self.profiler = StepProfiler(args, self.device, self.log, rank=self.dist.rank)
         self.memory = MemoryHistory(args, self.device, self.log, rank=self.dist.rank)
         self.train_step = 0
+        self.first_step = 0  # the rollout id this process starts at: past 0 when resumed (--load)
         self.last_prompt_indices: list[int] = []
         _sync(self.device)
         self.init_time = time.perf_counter() - t0
@@ -444,13 +447,34 @@ class Trainer:
             "perf/step_resp_token_per_s": perf["perf/response_tokens"] / step_time,
             **perf,
         }
-        if rollout_id == 0:
+        if rollout_id == self.first_step:  # the first step of a process carries its start-up
             perf["perf/init_actor_time"] = self.init_time
         self.sink.emit("perf", rollout_id, perf)
         self.last_train_end = time.perf_counter()
         self.profiler.after_step(rollout_id)
         self.memory.after_step(rollout_id)
         return {**self.last_rollout_perf, **rollout, **perf}
+
+    def checkpoint_payload(self) -> dict:
+        """What `--save` writes: the state a resumed run needs to make the steps this one would."""
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": checkpoint.optimizer_state(self.optimizer),
+            "train_step": self.train_step,
+            "stream": self.stream.state(),
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def restore(self, payload: dict, iteration: int) -> None:
+        """Resume after `iteration` (`--load`): model, optimizer, data position, step counter."""
+        self.model.load_state_dict(payload["model"])
+        checkpoint.load_optimizer_state(self.optimizer, payload["optimizer"])
+        self.train_step = int(payload["train_step"])
+        self.stream.restore(payload["stream"])
+        torch.set_rng_state(payload["torch_rng"])
+        # The frozen reference (--use-kl-loss) was copied from the seeded initial policy before this
+        # restore, as an uninterrupted run's was.
+        self.first_step = iteration + 1
 
     def close(self) -> None:
         self.sink.close()
@@ -496,9 +520,19 @@ def run_args(args: argparse.Namespace) -> int:
     if dist_env.is_logger:
         print(format_argument_dump(args), flush=True)
     trainer = Trainer(args, dist_env=dist_env, thread_choice=threads)
+    if args.load:
+        got = checkpoint.load(Path(args.load), say=dist_env.is_logger)
+        if got is not None:
+            trainer.restore(got[1], got[0])
+    # relax/components/actor.py:75: the step the actor trains first.
+    trainer.log.info(f"Actor initialized with starting step {trainer.first_step}")
     try:
-        for rollout_id in range(args.num_rollout):
+        for rollout_id in range(trainer.first_step, args.num_rollout):
             trainer.step(rollout_id)
+            last = rollout_id + 1 == args.num_rollout
+            due = bool(args.save and args.save_interval) and ((rollout_id + 1) % args.save_interval == 0 or last)
+            if due and dist_env.is_logger:  # replicas are identical: rank 0 writes (Megatron's ranks write shards)
+                checkpoint.save(Path(args.save), rollout_id, trainer.checkpoint_payload())
         if dist_env.active:
             sums = gather(dist_env, parameter_checksum(trainer.model))
             trainer.log.info(f"data-parallel: parameter checksum per rank: {sums}")
@@ -511,4 +545,7 @@ def run_args(args: argparse.Namespace) -> int:
         trainer.close()
     destroy_process_group(dist_env)
     trainer.log.info(f"training finished: {args.num_rollout} steps")
+    # relax/entrypoints/train.py:121, logged only when the training loop returned: the end a
+    # reader of the log (reportgen ingest) needs to tell a finished run from a cut log.
+    trainer.log.info("Main func successfully")
     return 0
