@@ -27,6 +27,7 @@ from reportgen.spec import Spec
 from reportgen.store import atomic, layout
 from reportgen.store.experiment import read_experiment_record, read_spec
 from reportgen.store.freshness import inputs_sha256, stale_reason
+from reportgen.store.lock import hold_for_analysis, in_progress
 
 
 def _spec(exp_dir: Path) -> tuple[Spec, str]:
@@ -139,14 +140,18 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
     )
 
 
-def analyze_experiment(exp_dir: Path) -> Path:
-    """Analyse runs/<experiment>/ and write its analysis.json; returns the file's path."""
+def analyze_experiment(exp_dir: Path, *, wait: bool = False) -> Path:
+    """Analyse runs/<experiment>/ and write its analysis.json; returns the file's path.
+
+    Holds the campaign lock meanwhile: a campaign in progress in another process is refused
+    (UserError naming it) or, with `wait`, waited for; the runner analyses under its own lock."""
     exp_dir = Path(exp_dir)
     spec, text = _spec(exp_dir)
-    runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
-    doc = build(spec, runs, _context(exp_dir, text, runs))
-    # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
-    return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
+    with hold_for_analysis(exp_dir, wait=wait):
+        runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
+        doc = build(spec, runs, _context(exp_dir, text, runs))
+        # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
+        return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
 
 
 def is_stale(exp_dir: Path) -> bool:
@@ -155,9 +160,19 @@ def is_stale(exp_dir: Path) -> bool:
     return stale_reason(exp_dir, SCHEMA_VERSION) is not None
 
 
-def analyze_all(runs_root: Path) -> list[Path]:
-    """analysis.json for every experiment under a runs/ root."""
+def analyze_all(runs_root: Path, *, wait: bool = False) -> list[Path]:
+    """analysis.json for every experiment under a runs/ root. Without `wait`, a campaign in
+    progress among them refuses the whole command before anything is written."""
     runs_root = Path(runs_root)
     if not runs_root.is_dir():
         raise UserError(f"{runs_root}: no runs folder; run `reportgen run SPEC` first or pass --runs")
-    return [analyze_experiment(d) for d in layout.iter_experiments(runs_root)]
+    experiments = layout.iter_experiments(runs_root)
+    if not wait:
+        busy = [(d, h) for d in experiments if (h := in_progress(d)) is not None]
+        if busy:
+            names = "; ".join(f"{d.name}: {h.describe()}" for d, h in busy)
+            raise UserError(
+                f"{runs_root}: a campaign is in progress ({names}); its analysis.json is written when it ends: "
+                "pass --wait to wait for it, or name the experiments to analyse"
+            )
+    return [analyze_experiment(d, wait=wait) for d in experiments]

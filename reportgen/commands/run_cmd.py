@@ -38,6 +38,11 @@ def register(app: typer.Typer) -> None:
         ray: str | None = typer.Option(
             None, "--ray", metavar="ADDRESS", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."
         ),
+        share_machine: bool = typer.Option(
+            False,
+            "--share-machine",
+            help="Run beside another campaign on this machine instead of waiting for it (overlapping runs then make their comparisons invalid).",
+        ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
         specs = list(specs or [])
@@ -47,7 +52,11 @@ def register(app: typer.Typer) -> None:
                 more_specs=tuple(specs[1:]),
                 profile=profile,
                 options=RunOptions(
-                    runs_root=runs_root(runs), rerun=tuple(rerun), new_campaign=new_campaign, profiler=not no_profiler
+                    runs_root=runs_root(runs),
+                    rerun=tuple(rerun),
+                    new_campaign=new_campaign,
+                    profiler=not no_profiler,
+                    share_machine=share_machine,
                 ),
                 dry_run=dry_run,
                 analyze=not no_analyze,

@@ -11,7 +11,9 @@ writes the manifest's final status last.
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
+import inspect
 import os
 import shutil
 import threading
@@ -19,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from reportgen import vocab
 from reportgen.capture.artifacts import list_artifacts
@@ -43,6 +45,7 @@ from reportgen.ingest.run_dir import ingest_run
 from reportgen.plan.arms import Arm, Plan, argv_text, order_runs
 from reportgen.spec import Spec
 from reportgen.store import atomic, layout
+from reportgen.store import lock as locks
 from reportgen.store.experiment import read_experiment_record, spec_record, write_experiment
 from reportgen.store.runs import (
     move_aside,
@@ -66,6 +69,7 @@ class RunOptions:
     profiler: bool = True
     stop_grace_s: float = 10.0
     poll_s: float = 0.25
+    share_machine: bool = False  # run beside another campaign on this machine (no machine lock)
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,37 @@ class ExperimentOutcome:
     interrupted: bool = False
 
 
+_P = ParamSpec("_P")
+
+
+def _holding_locks(run: Callable[_P, ExperimentOutcome]) -> Callable[_P, ExperimentOutcome]:
+    """run_plan holds its campaign's lock (another `reportgen run` of it is refused, nothing written)
+    and, when the workload runs on this machine, the machine's (another campaign waits). Both are
+    re-entrant: a pipeline holding them around runs and analysis just goes on (reportgen.store.lock).
+    Ctrl-C while waiting for the machine ends with nothing run, as interrupted."""
+
+    @functools.wraps(run)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> ExperimentOutcome:
+        bound = inspect.signature(run).bind(*args, **kwargs)
+        plan, options = bound.arguments["plan"], bound.arguments["options"]
+        executor, display = bound.arguments.get("executor"), bound.arguments.get("display")
+        stop = bound.arguments.get("stop_event") or threading.Event()
+        bound.arguments["stop_event"] = stop
+        exp_dir = Path(options.runs_root) / plan.spec.name
+        here = executor is None or not executor.captures_on_node
+        log = display.log if display is not None else None
+        with (
+            stop_on_signals(stop),
+            locks.hold_campaigns([exp_dir], machine=here and not options.share_machine, stop=stop, log=log) as held,
+        ):
+            if not held:
+                return ExperimentOutcome(plan.spec.name, exp_dir, (), interrupted=True)
+            return run(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
+@_holding_locks
 def run_plan(
     plan: Plan,
     options: RunOptions,
@@ -201,7 +236,7 @@ def _prepare_experiment(
 def _archive_campaign(exp_dir: Path, campaign: Mapping[str, Any]) -> None:
     cid = str(campaign.get("campaign_id", "unknown"))
     for child in sorted(exp_dir.iterdir()):
-        if child.name == layout.ARCHIVE:
+        if child.name in (layout.ARCHIVE, layout.CAMPAIGN_LOCK):  # the lock stays: this run holds it
             continue
         move_aside(child, exp_dir, cid, child.name)
 
