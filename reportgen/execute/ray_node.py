@@ -163,7 +163,12 @@ def _run(job: Mapping[str, Any]) -> int:
         except Exception as exc:  # recorded, and the run still goes ahead as it would locally
             result["provenance"] = {"error": f"{type(exc).__name__}: {exc}"}
             out.write(f"E|reportgen: provenance capture failed on the node: {exc}\n")
-        sampler = GpuSampler(scratch / "gpu.jsonl", interval_s=float(job.get("gpu_interval_s", 1.0)), env=env)
+        sampler = GpuSampler(
+            scratch / "gpu.jsonl",
+            interval_s=float(job.get("gpu_interval_s", 1.0)),
+            env=env,  # REPORTGEN_RUN_DIR (the scratch folder) marks the run's processes, RAY_ADDRESS its cluster's
+            host_jsonl=scratch / "host.jsonl",
+        )
         sampler.start()
         try:
             if not stopping.is_set():

@@ -27,6 +27,7 @@ from reportgen import vocab
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
+from reportgen.capture.host import compact_host
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import (
     flag_secret_values,
@@ -396,7 +397,16 @@ def _execute(run: _Run, exp: _Experiment) -> _Ended:
             tuple(run.command), run.workdir, run.env, run.run_dir / layout.STDOUT, run.run_dir / layout.STDERR, capture
         )
     )
-    sampler = None if on_node else GpuSampler(run.run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
+    sampler = (
+        None
+        if on_node
+        else GpuSampler(
+            run.run_dir / layout.GPU_JSONL,
+            interval_s=spec.run.gpu_sample_interval_s,
+            env=run.env,  # the workload's CUDA_VISIBLE_DEVICES; its REPORTGEN_RUN_DIR marks its processes
+            host_jsonl=run.run_dir / layout.HOST_JSONL,  # and the load beside it (reportgen.capture.host)
+        )
+    )
     exp.display.start_run(
         run.label,
         total_steps=spec.workload.steps if run.role == vocab.FORMAL else None,
@@ -451,6 +461,7 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     """GPU samples compacted, logs redacted and ingested, then the manifest's final status, last."""
     run_dir, manifest, info = run.run_dir, run.manifest, ended.info
     rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
+    compact_host(run_dir / layout.HOST_JSONL, run_dir / layout.HOST_PARQUET)
     manifest["artifacts"] = list_artifacts(run_dir)
     if trace_warnings := summarize_run_noting(run_dir):
         manifest.setdefault("warnings", []).extend(trace_warnings)
