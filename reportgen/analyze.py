@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
+from reportgen.analysis.gpu import parse_utc
 from reportgen.analysis.inputs import RunData
+from reportgen.analysis.overlap import Span
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.redact import redact_published
@@ -75,6 +77,7 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
     events_doc = _read_json(run_dir / layout.EVENTS, notes)
     events = tuple(events_doc.get("events", [])) if isinstance(events_doc, dict) else ()
     gpu = _read_parquet(run_dir / layout.GPU_PARQUET, notes)
+    host = _read_parquet(run_dir / layout.HOST_PARQUET, notes)
     return RunData(
         arm=arm,
         repeat=repeat,
@@ -83,6 +86,7 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
         steps=steps,
         events=events,
         gpu=gpu,
+        host=host,
         notes=tuple(notes),
         nonfinite=nonfinite,
     )
@@ -93,6 +97,48 @@ def _artifacts(run_dir: Path, manifest: dict) -> list[dict]:
     if isinstance(manifest.get("artifacts"), list):
         return manifest["artifacts"]
     return list_artifacts(run_dir)
+
+
+# Files a run writes while it works: the last write is when a run without an end stopped (or now).
+_GROWING = (layout.STDOUT, layout.STDERR, layout.GPU_JSONL, layout.HOST_JSONL, layout.MANIFEST)
+
+
+def _span(experiment: str, label: str, path: str | None, run_dir: Path, manifest: Any) -> Span | None:
+    """A run's time on its machine from its manifest; without an end (in progress, or its runner
+    died) it lasts until its files were last written."""
+    if not isinstance(manifest, dict):
+        return None
+    start, end = parse_utc(manifest.get("started_utc")), parse_utc(manifest.get("ended_utc"))
+    estimated = False
+    if start is not None and end is None and manifest.get("status") == vocab.Status.RUNNING:
+        writes = [f.stat().st_mtime for f in (run_dir / n for n in _GROWING) if f.is_file()]
+        end, estimated = (max(writes) if writes else None), True
+    if start is None or end is None:
+        return None
+    return Span(label, experiment, path, manifest.get("fingerprint_id"), start, max(start, end), estimated)
+
+
+def _spans(exp_dir: Path, runs: list[RunData]) -> tuple[Span, ...]:
+    """Every run recorded under the runs folder (each experiment's runs and archived campaigns) on a
+    machine this experiment's runs used: what the overlap check compares them with."""
+    machines = {r.manifest.get("fingerprint_id") for r in runs} - {None}
+    if not machines:
+        return ()
+    out = []
+    root = exp_dir.parent
+    experiments = {d.name: d for d in layout.iter_experiments(root)} | {exp_dir.name: exp_dir}
+    for other in experiments.values():
+        found: list[tuple[str | None, str, Path]] = [(f"{a}/{n}", f"{a}/{n}", d) for a, n, d in layout.iter_runs(other)]
+        archive = other / layout.ARCHIVE
+        for m in (*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST)):
+            found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
+        for path, rel, run_dir in found:
+            manifest = _read_json(run_dir / layout.MANIFEST, [])
+            if isinstance(manifest, dict) and manifest.get("fingerprint_id") in machines:
+                span = _span(other.name, f"{other.name}/{rel}", path, run_dir, manifest)
+                if span is not None:
+                    out.append(span)
+    return tuple(sorted(out, key=lambda s: (s.start, s.label)))
 
 
 def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
@@ -137,6 +183,7 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         profiler_runs=profiler,
         spec_source=(read_experiment_record(exp_dir) or {}).get("source_path"),
         run_name=exp_dir.name,
+        spans=_spans(exp_dir, runs),
     )
 
 

@@ -24,6 +24,7 @@ SAME_WORK = "same-work"
 GUARDRAILS = "guardrails"
 VERDICTS = "confidence-and-verdicts"
 QUALITY = "chart-quality"
+QUIET = "quiet-machine"
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def derive(
     """(next step, cause in words or None, evidence links) for one comparison.
 
     `invalid_by` is the id of the guardrail that made the verdict invalid ("same_work",
-    "same_machine", "same_inputs"); for a failed verdict, `failed_arm` is the arm whose run failed
+    "same_machine", "same_inputs", "no_overlap", "quiet_machine"); for a failed verdict, `failed_arm` is the arm whose run failed
     first (the candidate unless only the baseline failed) and `failed_oom` whether that run ran
     out of memory: the next step fixes and re-runs that arm. `missing_metric`: the verdict is
     inconclusive because an arm never logged the primary metric (its cause says which)."""
@@ -137,6 +138,21 @@ def derive(
                 [
                     doc.EvidenceLink(label="same-work check", anchor=SAME_WORK),
                     doc.EvidenceLink(label="quality curves", anchor=QUALITY),
+                ],
+            )
+        if invalid_by in ("no_overlap", "quiet_machine"):
+            text = (
+                f"Run {cand} and the baseline again alone on a quiet machine (no other measurement beside them: "
+                "leave out --share-machine, stop other load), then the verdict is made."
+            )
+            return (
+                doc.NextStep(
+                    action="rerun", text=text, command=rerun.command("--rerun", comp.baseline, "--rerun", cand)
+                ),
+                v.cause or v.summary,
+                [
+                    doc.EvidenceLink(label="what else ran", anchor=QUIET),
+                    doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS),
                 ],
             )
         text = "Run every arm again on one machine, with the same model and data files."

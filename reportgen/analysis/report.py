@@ -17,7 +17,7 @@ import numpy as np
 from reportgen import __version__, vocab
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
-from reportgen.analysis import next_step, same_work
+from reportgen.analysis import next_step, overlap, quiet, same_work
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
@@ -63,6 +63,8 @@ class Context:
     profiler_runs: list[dict[str, Any]] = field(default_factory=list)
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
     run_name: str | None = None  # --name, when the folder is not the spec's name
+    # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
+    spans: tuple[overlap.Span, ...] = ()
 
 
 def _windows(spec: Spec, expected: int | None, runs: Sequence[RunData]) -> Windows:
@@ -146,7 +148,7 @@ def _arm_block(
         rationale=cand.rationale if cand else "",
         base=cand.base if cand else None,
         diff=ctx.diffs.get(arm_id, ""),
-        runs=[_run_block(r, spec, windows) for r in runs],
+        runs=[_run_block(r, spec, windows, ctx) for r in runs],
         windows=win_block,
         overall=overall_block,
         gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
@@ -154,8 +156,9 @@ def _arm_block(
     )
 
 
-def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
+def _run_block(r: RunData, spec: Spec, windows: Windows, ctx: Context) -> doc.RunSummary:
     m = r.manifest
+    disturbances, load = quiet.disturbances(r, ctx.experiment, ctx.spans, windows[0][1], windows[-1][2])
     return doc.RunSummary(
         repeat=r.repeat,
         role=r.role,
@@ -170,6 +173,8 @@ def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
         overall=arm_statistic(_segments([r], spec.analysis.primary, windows)),
         failure=gr.describe_failure(r),
         notes=list(r.notes),
+        disturbances=disturbances,
+        load=load,
     )
 
 
@@ -388,6 +393,7 @@ def _comparison(
     windows: Windows,
     expected: int | None,
     rerun: Rerun,
+    ctx: Context,
 ) -> doc.Comparison:
     a = spec.analysis
     base, cand = arms[BASELINE], arms[cand_id]
@@ -406,6 +412,10 @@ def _comparison(
         batch_flag=spec.workload.batch_flag,
         fixed_flags=spec.workload.flags,
         pending=pending,
+        extra=(
+            overlap.check([*b_runs, *c_runs], ctx.experiment, ctx.spans),
+            quiet.check(b_runs, c_runs, windows[0][1], windows[-1][2]),
+        ),
     )
     b_used, c_used = _stats_runs(b_runs), _stats_runs(c_runs)
     work = same_work.check(
@@ -621,7 +631,7 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
     arm_ids = [*spec.arm_ids(), *sorted(set(formal) - set(spec.arm_ids()))]
     arms = {arm: _arm_block(arm, spec, formal.get(arm, []), windows, metrics, ctx) for arm in arm_ids}
     rerun = Rerun(ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml", spec.profile, ctx.run_name)
-    comparisons = [_comparison(spec, c.id, arms, formal, windows, expected, rerun) for c in spec.candidates]
+    comparisons = [_comparison(spec, c.id, arms, formal, windows, expected, rerun, ctx) for c in spec.candidates]
     drift = _drift(spec, arms[BASELINE]) if BASELINE in arms else None
     warnings = []
     if drift is not None and drift.flagged and drift.change is not None:
@@ -631,6 +641,7 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
             'different times are not interchangeable; interleaved repeats ([run] order = "interleaved") spread it '
             "over both arms"
         )
+    warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
     base_runs = formal.get(BASELINE, [])
     starts = sorted(m for m in (r.manifest.get("started_utc") for r in runs) if m)
     document = doc.AnalysisDocument(
