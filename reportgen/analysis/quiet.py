@@ -184,8 +184,7 @@ def episodes(ld: Load) -> list[doc.Disturbance]:
             details = [d for d in part[f"{k}:detail"] if isinstance(d, str)]
             if k == CPU:
                 peak = part["cpu_other"].max()
-                named = [d.split("; heaviest: ", 1)[1] for d in details if "; heaviest: " in d]
-                detail = f"up to {peak:.2f} cores busy outside the run" + (f"; heaviest: {named[-1]}" if named else "")
+                detail = f"up to {peak:.2f} cores busy outside the run" + _heaviest(details)
             else:
                 detail = max(set(details), key=details.count) if details else WORDS[k]
             out.append(
@@ -199,6 +198,22 @@ def episodes(ld: Load) -> list[doc.Disturbance]:
                 )
             )
     return sorted(out, key=lambda d: (d.start_s, d.kind))
+
+
+def _heaviest(details: Sequence[str], most: int = 3) -> str:
+    """ "; heaviest: pid 4242 stress (12 samples), pid 77 make (2 samples)": the processes a CPU
+    episode's samples named, most often named first."""
+    seen: dict[str, int] = {}
+    for d in details:
+        if "; heaviest: " in d:
+            who = " ".join(d.split("; heaviest: ", 1)[1].split()[:3])  # "pid 4242 stress", without the cores
+            seen[who] = seen.get(who, 0) + 1
+    if not seen:
+        return ""
+    ranked = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:most]
+    if len(seen) == 1 and len(details) == 1:
+        return f"; heaviest: {ranked[0][0]}"
+    return "; heaviest: " + ", ".join(f"{who} ({n} sample{'s' if n > 1 else ''})" for who, n in ranked)
 
 
 def disturbances(

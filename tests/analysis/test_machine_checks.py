@@ -104,7 +104,9 @@ def test_a_cpu_hog_during_one_arm_makes_the_comparison_invalid_and_names_it(tmp_
     assert run["load"]["flagged"] == ["cpu_load"] and run["load"]["cpu_other_peak"] == 2.5
     [hog] = run["disturbances"]
     assert hog["kind"] == "cpu_load" and hog["start_s"] == 0 and hog["in_window"]
-    assert hog["detail"] == "up to 2.50 cores busy outside the run; heaviest: pid 4242 stress 2.50 cores"
+    assert (
+        hog["detail"] == f"up to 2.50 cores busy outside the run; heaviest: pid 4242 stress ({hog['samples']} samples)"
+    )
     assert hog["end_s"] == hog["samples"]  # 1 Hz: one second per sample
     assert _run(doc, "baseline")["disturbances"] == [] and _run(doc, "baseline")["load"]["disturbed"] == 0
     assert any(
