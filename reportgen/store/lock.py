@@ -64,6 +64,10 @@ class Holder:
     purpose: str  # RUN or ANALYZE
     command: str = ""
     experiments: tuple[str, ...] = ()
+    # A Ray node's claim: the `reportgen run` it holds the node for, and the hold job to stop.
+    runner_host: str | None = None
+    runner_pid: int | None = None
+    job_id: str | None = None
 
     @classmethod
     def here(cls, purpose: str, experiments: Sequence[str] = ()) -> Holder:
@@ -81,6 +85,11 @@ class Holder:
     def describe(self) -> str:
         """ "`reportgen run exp.toml` (pid 4242 on gpu-7, since 2026-12-01T10:00:00Z)"."""
         what = f"`{self.command}`" if self.command else f"a reportgen {self.purpose}"
+        if self.job_id:  # a Ray node held for a runner elsewhere
+            return (
+                f"{what} (Ray job {self.job_id} for pid {self.runner_pid} on {self.runner_host}, "
+                f"since {self.started_utc})"
+            )
         return f"{what} (pid {self.pid} on {self.host}, since {self.started_utc})"
 
     def to_json(self) -> dict[str, Any]:
@@ -92,6 +101,9 @@ class Holder:
             "purpose": self.purpose,
             "command": self.command,
             "experiments": list(self.experiments),
+            "runner_host": self.runner_host,
+            "runner_pid": self.runner_pid,
+            "job_id": self.job_id,
         }
 
     @classmethod
@@ -106,6 +118,9 @@ class Holder:
                 purpose=str(data.get("purpose") or RUN),
                 command=str(data.get("command") or ""),
                 experiments=tuple(str(e) for e in data.get("experiments") or ()),
+                runner_host=str(data["runner_host"]) if data.get("runner_host") else None,
+                runner_pid=int(data["runner_pid"]) if data.get("runner_pid") is not None else None,
+                job_id=str(data["job_id"]) if data.get("job_id") else None,
             )
         except (KeyError, TypeError, ValueError):
             return None
