@@ -13,10 +13,12 @@ that the recipe started itself, whose daemons left the tree when they detached, 
 its workers), and, when the run uses a live Ray cluster (`RAY_ADDRESS` set), Ray's own processes
 and workers (a Relax run's actors are workers of the cluster, not children of the recipe).
 
-Cost: reading every process's `stat` costs about 20 us a process (1.5 ms for 75 processes on the
-2-core machine), too much for every tick on a node with hundreds; so a tick reads `/proc/stat` and
-the run's own processes only, and the full table is read again every `rescan_s`, or at once when
-outside load or an unknown GPU process shows up (to name it). See docs/provenance.md for the figures.
+Cost: reading every process's `stat` costs about 20-40 us a process (1.5-4 ms for 75-100 processes
+on the 2-core machine), too much for every tick on a node with hundreds; so a tick reads
+`/proc/stat` and the run's own processes only. The full table is read again every `rescan_s`, and
+when load outside the run appears (new processes of the run are then found at once; if it is not
+theirs, the read names its source), while it lasts at most every `BUSY_RESCAN_S`. A GPU process
+not known yet is placed by a few reads up its parent chain. See docs/provenance.md for the figures.
 Linux only: without `/proc/stat` the row is not written and the header says why.
 """
 
@@ -36,6 +38,7 @@ SCHEMA_VERSION = 1
 COLUMNS = ("t", "cpu_count", "cpu_busy", "cpu_run", "cpu_other", "top_other")
 RAY_DAEMONS = (b"raylet", b"gcs_server")
 RESCAN_S = 10.0
+BUSY_RESCAN_S = 5.0  # while load outside the run lasts: a full read (to name it) at most this often
 # Outside load (cores) from which a tick reads the whole process table to name its source.
 NAME_FROM_CORES = 0.25
 
@@ -120,6 +123,7 @@ class HostLoad:
         self._busy: int | None = None
         self._t: float | None = None
         self._uptime: int | None = None
+        self._busy_before = False  # the last tick saw load outside the run
 
     def available(self) -> tuple[bool, str | None]:
         data = _read(f"{self.proc}/stat", 256)
@@ -177,12 +181,17 @@ class HostLoad:
         busy, uptime = cpu[0], self._uptime_ticks()
         prev_own, prev_busy, prev_t, since = self._own, self._busy, self._t, self._uptime
         own = {pid: p for pid in prev_own if (p := self._stat(pid)) is not None and p.start == prev_own[pid].start}
-        stale = self._table_t is None or t - self._table_t >= self.rescan_s
-        unknown_gpu = any(pid not in own for pid in gpu_pids)
+        for pid in gpu_pids:  # a GPU process of the run started since the last full read: adopt it now
+            if pid not in own:
+                self._adopt(pid, own)
         run_ticks = self._run_ticks(own, prev_own, since)
         other = None if prev_busy is None or prev_t is None else (busy - prev_busy - run_ticks) / self._span(t, prev_t)
         top = None
-        if stale or unknown_gpu or (other is not None and other >= NAME_FROM_CORES):
+        high = other is not None and other >= NAME_FROM_CORES
+        # A full read when the table is old, or load outside the run appears (it may be new processes
+        # of the run's; if not, the read names the source); while it lasts, every BUSY_RESCAN_S.
+        stale = self._table_t is None or t - self._table_t >= self.rescan_s
+        if stale or (high and (not self._busy_before or t - (self._table_t or 0.0) >= BUSY_RESCAN_S)):
             previous_table, previous_t = self._table, self._table_t
             self._table, self._table_t = self._scan(), t
             own = {pid: self._table[pid] for pid in self._own_in(self._table)}
@@ -192,6 +201,7 @@ class HostLoad:
                 if other >= NAME_FROM_CORES:
                     top = self._top_other(own, previous_table, previous_t, t)
         self._own, self._busy, self._t, self._uptime = own, busy, t, uptime
+        self._busy_before = other is not None and other >= NAME_FROM_CORES
         if prev_busy is None or prev_t is None or other is None:
             return None
         span = self._span(t, prev_t)
@@ -203,6 +213,29 @@ class HostLoad:
             "cpu_other": round(max(0.0, other), 4),
             "top_other": top,
         }
+
+    def _adopt(self, pid: int, own: dict[int, _Proc]) -> bool:
+        """Whether `pid` (not known as the run's) is: one of its ancestors is, or it carries the
+        run's folder, or (on a Ray cluster the run uses) it descends from a Ray daemon. A few
+        reads up its parent chain instead of the whole table."""
+        chain: list[tuple[int, _Proc]] = []
+        at = pid
+        for _ in range(64):
+            p = self._stat(at)
+            if p is None:
+                return False
+            chain.append((at, p))
+            if at in own or at == self.root_pid or (self.ray and p.comm.encode() in RAY_DAEMONS):
+                break
+            if self.marker and self._has_marker(at, p):
+                break
+            if p.ppid <= 1:
+                return False
+            at = p.ppid
+        else:
+            return False
+        own.update(chain)
+        return True
 
     def owns(self, pid: int) -> bool | None:
         """Whether `pid` is the run's; None when this machine's /proc does not show it (another pid namespace)."""

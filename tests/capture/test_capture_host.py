@@ -76,12 +76,21 @@ def test_load_outside_the_run_is_counted_and_its_heaviest_process_named(tmp_path
     assert (row["cpu_busy"], row["cpu_run"], row["cpu_other"]) == pytest.approx((2.5, 1.5, 1.0), abs=0.02)
     assert row["top_other"] == "pid 200 stress 1.00 cores"
     assert load.owns(102) is True and load.owns(200) is False and load.owns(999) is None
-    # A child the trainer starts between ticks is the run's from its first tick on.
+    fake.advance(1.0, busy_cores=1.0, p102=1.0)  # the hog pauses
+    row = load.sample(3.0)
+    assert row is not None and row["cpu_other"] == pytest.approx(0.0, abs=0.02)
+    # A child the trainer starts between ticks is the run's from its first tick on: the load it
+    # adds looks like outside load until the full read this triggers finds it in the run's tree.
     fake.add(103, 102, "python", cpu=int(0.4 * TICK), start=fake.uptime + 0.5)
     fake.advance(1.0, busy_cores=2.0, p102=1.0, p103=0.5, p200=0.0)
-    row = load.sample(3.0)
+    row = load.sample(4.0)
     assert row is not None and row["cpu_run"] == pytest.approx(1.9, abs=0.02)
     assert row["cpu_other"] == pytest.approx(0.1, abs=0.02) and row["top_other"] is None
+    # A GPU process NVML lists before any full read found it is placed through its parents.
+    fake.add(104, 103, "python", start=fake.uptime + 0.1)
+    fake.advance(1.0, busy_cores=1.5, p102=1.0, p103=0.5)
+    load.sample(5.0, gpu_pids=[104, 200])
+    assert load.owns(104) is True and load.owns(200) is False
 
 
 def test_ray_processes_and_processes_carrying_the_run_folder_are_the_runs(tmp_path: Path) -> None:
