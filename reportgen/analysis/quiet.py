@@ -16,7 +16,8 @@ A sample (tick) is disturbed by
 Only samples inside the measured windows' time span count. A run is flagged, with a warning, when a
 kind disturbed at least `run_share` of its samples (and `min_samples` of them). One arm hit much more
 than the other biases the comparison itself: when one arm's share of disturbed samples exceeds the
-other's by `imbalance` or more, the `quiet_machine` guardrail fails and the verdict is `invalid`.
+other's by `imbalance` or more (on `min_samples` disturbed samples at least), the `quiet_machine`
+guardrail fails and the verdict is `invalid`.
 The thresholds sit in `THRESHOLDS` (docs/analysis.md#quiet-machine).
 """
 
@@ -287,7 +288,9 @@ def check(
             "or ingested from logs)",
         )
     shares = f"{arms[0]} disturbed in {b_share:.0%} of {b_n} samples ({_what(b_kinds)}), {arms[1]} in {c_share:.0%} of {c_n} ({_what(c_kinds)})"
-    if abs(b_share - c_share) >= th.imbalance:
+    worse_hits = round(max(b_share * b_n, c_share * c_n))
+    # One arm far more disturbed, on at least `min_samples` disturbed samples (not one stray tick).
+    if abs(b_share - c_share) >= th.imbalance and worse_hits >= th.min_samples:
         worse = arms[0] if b_share > c_share else arms[1]
         runs = baseline if worse == arms[0] else candidate
         named = [f"{r.path}: {d.detail}" for r in runs for d in episodes(load(r, first, last, th)) if d.in_window][:2]
