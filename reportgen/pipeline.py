@@ -93,7 +93,11 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
     exp_dirs = [Path(request.options.runs_root) / p.spec.name for p in plans]
     # One runner per campaign, one measurement per machine: held around the runs and the analysis.
     machine = not on_ray and not request.options.share_machine
-    with hold_campaigns(exp_dirs, machine=machine, log=lambda line: console.print(line, markup=False)) as held:
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    with hold_campaigns(exp_dirs, machine=machine, log=say) as held:
         if not held:  # Ctrl-C while waiting for the machine: nothing ran
             return [
                 ExperimentOutcome(p.spec.name, d, (), interrupted=True) for p, d in zip(plans, exp_dirs, strict=True)

@@ -72,7 +72,7 @@ class Holder:
     @classmethod
     def here(cls, purpose: str, experiments: Sequence[str] = ()) -> Holder:
         argv = [Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]]
-        command = shlex.join(argv)
+        command = " ".join(shlex.join(argv).split())  # one line, whatever the arguments hold
         return cls(
             pid=os.getpid(),
             host=socket.gethostname(),

@@ -154,3 +154,35 @@ def test_a_cpu_hog_started_beside_a_run_is_reported_on_the_page(tmp_path: Path) 
     assert "<td>CPU load outside the run</td>" in row
     chart = page.charts["disturbances"]
     assert f"pid {hog} python" in chart["datasets"]["main"] and "A1/1" in chart["datasets"]["spans"]
+
+
+def test_ctrl_c_while_waiting_for_the_machine_runs_and_writes_nothing(tmp_path: Path) -> None:
+    machine = Path(os.environ["REPORTGEN_MACHINE_LOCK"])
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom reportgen.store import lock\n"
+            "assert lock.FileLock(sys.argv[1]).try_acquire(lock.Holder.here('run', ['other'])).taken\n"
+            "print('held', flush=True)\ntime.sleep(120)\n",
+            str(machine),
+        ],
+        env=env_with_repo_on_path(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        spec = make_experiment(tmp_path / "r")
+        runs = tmp_path / "runs"
+        proc = start_run(spec, runs)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("waiting for the machine: held by ") and f"pid {holder.pid} on " in line, line
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out
+        assert not runs.exists()  # nothing run, nothing written (the campaign lock's folders removed too)
+    finally:
+        holder.kill()
+        holder.wait()
