@@ -144,7 +144,7 @@ def load(run: RunData, first: int, last: int, th: Thresholds = THRESHOLDS) -> Lo
         tops = h["top_other"] if "top_other" in h else pd.Series(None, index=h.index, dtype=object)
         for t, cores in h["cpu_other"][hit].items():
             top = tops.get(t)
-            named = f"; heaviest: {top}" if isinstance(top, str) and top.startswith("pid ") else ""
+            named = f"; heaviest: {top}" if isinstance(top, str) and not top.startswith("not ") else ""
             ticks.loc[t, f"{CPU}:detail"] = f"{cores:.2f} cores busy outside the run{named}"
         peak = float(h["cpu_other"].max()) if len(h) else None
     if gpu is not None and has_gpu_cols:
@@ -202,13 +202,16 @@ def episodes(ld: Load) -> list[doc.Disturbance]:
 
 
 def _heaviest(details: Sequence[str], most: int = 3) -> str:
-    """ "; heaviest: pid 4242 stress (12 samples), pid 77 make (2 samples)": the processes a CPU
-    episode's samples named, most often named first."""
+    """ "; heaviest: pid 4242 stress (12 samples), cc1plus (2 samples)": the processes (or, several of
+    one command, the command) a CPU episode's samples named, most often named first."""
     seen: dict[str, int] = {}
     for d in details:
         if "; heaviest: " in d:
-            who = " ".join(d.split("; heaviest: ", 1)[1].split()[:3])  # "pid 4242 stress", without the cores
-            seen[who] = seen.get(who, 0) + 1
+            for named in d.split("; heaviest: ", 1)[1].split(", "):
+                words = named.split()
+                # "pid 4242 stress" or, for several processes of one command, "cc1plus" (the count varies)
+                who = " ".join(words[:3]) if words[:1] == ["pid"] else (words[0] if words else named)
+                seen[who] = seen.get(who, 0) + 1
     if not seen:
         return ""
     ranked = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:most]

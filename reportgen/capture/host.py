@@ -41,14 +41,16 @@ RESCAN_S = 10.0
 BUSY_RESCAN_S = 5.0  # while load outside the run lasts: a full read (to name it) at most this often
 # Outside load (cores) from which a tick reads the whole process table to name its source.
 NAME_FROM_CORES = 0.25
+TOP_NAMED = 3  # outside processes named per full read, heaviest first
 
 
 @dataclass
 class _Proc:
     ppid: int
     start: int  # clock ticks after boot: tells a reused pid from the process before it
-    cpu: int  # utime + stime + cutime + cstime, clock ticks
+    cpu: int  # utime + stime + cutime + cstime, clock ticks: its own and its reaped children's
     comm: str
+    own_cpu: int = 0  # utime + stime: its own alone
 
 
 def _read(path: str, size: int = 4096) -> bytes | None:
@@ -76,6 +78,7 @@ def parse_stat(data: bytes) -> _Proc | None:
             start=int(fields[19]),
             cpu=int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]),
             comm=data[left + 1 : right].decode("utf-8", "replace"),
+            own_cpu=int(fields[11]) + int(fields[12]),
         )
     except (IndexError, ValueError):
         return None
@@ -199,7 +202,7 @@ class HostLoad:
             if prev_busy is not None and prev_t is not None:
                 other = (busy - prev_busy - run_ticks) / self._span(t, prev_t)
                 if other >= NAME_FROM_CORES:
-                    top = self._top_other(own, previous_table, previous_t, t)
+                    top = self._top_other(own, previous_table, previous_t, t, uptime)
         self._own, self._busy, self._t, self._uptime = own, busy, t, uptime
         self._busy_before = other is not None and other >= NAME_FROM_CORES
         if prev_busy is None or prev_t is None or other is None:
@@ -261,7 +264,12 @@ class HostLoad:
                 total += max(0, p.cpu - before.cpu)
             elif since is not None and p.start >= since:
                 total += p.cpu
-        return total
+        for pid, before in prev_own.items():
+            # Gone since, reaped by a parent of the run's: its whole time has just moved into that
+            # parent's children's time, counted above; what was counted of it before is not again.
+            if pid not in own and before.ppid in own:
+                total -= before.cpu
+        return max(0, total)
 
     def _uptime_ticks(self) -> int | None:
         """Clock ticks since boot now: how /proc dates a process's start."""
@@ -272,21 +280,44 @@ class HostLoad:
             return None
 
     def _top_other(
-        self, own: Mapping[int, _Proc], before: Mapping[int, _Proc], before_t: float | None, t: float
+        self,
+        own: Mapping[int, _Proc],
+        before: Mapping[int, _Proc],
+        before_t: float | None,
+        t: float,
+        uptime: int | None,
     ) -> str:
-        """ "pid 4242 stress 1.00 cores": the heaviest process outside the run since the full read before."""
-        if not before or before_t is None or t <= before_t:
+        """ "pid 4242 stress 1.00 cores, cc1plus x12 5.30 cores": the heaviest processes outside the run
+        since the full read before, those of one command summed (TOP_NAMED at most); one started since
+        counts its whole CPU time over its own age, so a new hog is named at once."""
+        if before_t is None or t <= before_t:
             return "not named yet"
-        best, best_ticks = None, 0
+        rates: list[tuple[float, int]] = []
         for pid, p in self._table.items():
-            old = before.get(pid)
-            if pid in own or old is None or old.start != p.start:
+            if pid in own:
                 continue
-            if p.cpu - old.cpu > best_ticks:
-                best, best_ticks = pid, p.cpu - old.cpu
-        if best is None:
+            old = before.get(pid)
+            if old is not None and old.start == p.start:
+                cores = (p.own_cpu - old.own_cpu) / ((t - before_t) * self.clk_tck)
+            elif uptime is not None and uptime > p.start:
+                cores = p.own_cpu / (uptime - p.start)  # started since: its CPU over its own age
+            else:
+                continue
+            if cores >= 0.05:
+                rates.append((cores, pid))
+        if not rates:
             return "not visible here (another container, or short-lived processes)"
-        return f"pid {best} {self._table[best].comm} {best_ticks / ((t - before_t) * self.clk_tck):.2f} cores"
+        # Processes of one command together (a build's compilers, a pool of workers): their sum decides.
+        groups: dict[str, list[tuple[float, int]]] = {}
+        for cores, pid in rates:
+            groups.setdefault(self._table[pid].comm, []).append((cores, pid))
+        ranked = sorted(groups.items(), key=lambda g: (-sum(c for c, _ in g[1]), g[0]))[:TOP_NAMED]
+        return ", ".join(
+            f"pid {members[0][1]} {comm} {members[0][0]:.2f} cores"
+            if len(members) == 1
+            else f"{comm} x{len(members)} {sum(c for c, _ in members):.2f} cores"
+            for comm, members in ranked
+        )
 
 
 # -- the file ------------------------------------------------------------------------------------

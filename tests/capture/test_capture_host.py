@@ -31,7 +31,13 @@ class FakeProc:
         self.write()
 
     def add(self, pid: int, ppid: int, comm: str, *, cpu: int = 0, start: float | None = None, env: str = "") -> None:
-        self.procs[pid] = {"ppid": ppid, "comm": comm, "cpu": cpu, "start": int((start or self.uptime) * TICK)}
+        self.procs[pid] = {
+            "ppid": ppid,
+            "comm": comm,
+            "cpu": cpu,
+            "children": 0,
+            "start": int((start or self.uptime) * TICK),
+        }
         (self.root / str(pid)).mkdir(exist_ok=True)
         (self.root / str(pid) / "environ").write_bytes(env.encode())
         self.write()
@@ -49,7 +55,8 @@ class FakeProc:
         (self.root / "stat").write_text(f"cpu  {self.busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 0 0 0 0\n")
         (self.root / "uptime").write_text(f"{self.uptime:.2f} 0.00\n")
         for pid, p in self.procs.items():
-            fields = ["S", str(p["ppid"]), *["0"] * 9, str(p["cpu"]), "0", "0", "0", *["0"] * 4, str(p["start"])]
+            fields = ["S", str(p["ppid"]), *["0"] * 9, str(p["cpu"]), "0", str(p["children"]), "0", *["0"] * 4]
+            fields.append(str(p["start"]))
             (self.root / str(pid) / "stat").write_text(f"{pid} ({p['comm']}) {' '.join(fields)}\n")
 
 
@@ -74,7 +81,7 @@ def test_load_outside_the_run_is_counted_and_its_heaviest_process_named(tmp_path
     row = load.sample(2.0)
     assert row is not None
     assert (row["cpu_busy"], row["cpu_run"], row["cpu_other"]) == pytest.approx((2.5, 1.5, 1.0), abs=0.02)
-    assert row["top_other"] == "pid 200 stress 1.00 cores"
+    assert row["top_other"] == "pid 200 stress 1.00 cores"  # alone: the others used nothing
     assert load.owns(102) is True and load.owns(200) is False and load.owns(999) is None
     fake.advance(1.0, busy_cores=1.0, p102=1.0)  # the hog pauses
     row = load.sample(3.0)
@@ -91,6 +98,15 @@ def test_load_outside_the_run_is_counted_and_its_heaviest_process_named(tmp_path
     fake.advance(1.0, busy_cores=1.5, p102=1.0, p103=0.5)
     load.sample(5.0, gpu_pids=[104, 200])
     assert load.owns(104) is True and load.owns(200) is False
+    # The child ends and its parent reaps it: its whole time moves into the parent's children's
+    # time, and is not counted twice (only its last half second is new).
+    child = fake.procs.pop(103)
+    (fake.root / "103" / "stat").unlink()
+    fake.procs[102]["children"] += child["cpu"] + int(0.5 * TICK)
+    fake.advance(1.0, busy_cores=1.5, p102=1.0)
+    row = load.sample(6.0)
+    assert row is not None and row["cpu_run"] == pytest.approx(1.5, abs=0.02)
+    assert row["cpu_other"] == pytest.approx(0.0, abs=0.02)
 
 
 def test_ray_processes_and_processes_carrying_the_run_folder_are_the_runs(tmp_path: Path) -> None:

@@ -158,7 +158,8 @@ def test_separate_runners_never_share_a_node(tmp_path: Path, ray_cluster: str) -
 def test_a_second_runner_waits_for_the_machine_its_node_shares(tmp_path: Path, ray_cluster: str) -> None:
     """Without --share-machine a node claim also takes the node machine's lock: both loopback nodes
     are this machine, so the second experiment waits for the first to end, naming its holder."""
-    e1 = make_experiment(tmp_path / "r1", name="e1", steps=6, sleep=0.5)
+    # Long enough that the second runner's first claim (seconds, more on a busy machine) meets the first.
+    e1 = make_experiment(tmp_path / "r1", name="e1", steps=30, sleep=0.5)
     e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.1)
     runs = tmp_path / "runs"
     first = _start(e1, runs, ray_cluster)
