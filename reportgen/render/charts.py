@@ -727,9 +727,9 @@ def breakdown(exp: ExperimentData) -> dict | None:
 # What else used the machine during each run (analysis.json runs[].disturbances), on the GPU charts'
 # time axis: seconds after the run's first load sample.
 DISTURBANCE_KINDS = {
-    "other_run": ("another run on the machine", "#d93025"),
-    "cpu_load": ("CPU load outside the run", "#f29900"),
-    "gpu_process": ("another process on its GPU", "#9334e6"),
+    "other_run": ("another run", "#d93025"),
+    "cpu_load": ("CPU load", "#f29900"),
+    "gpu_process": ("another GPU process", "#9334e6"),
     "gpu_throttle": ("GPU clock held down", "#1a73e8"),
 }
 DISTURBANCE_DATA = pd.DataFrame(
@@ -757,7 +757,7 @@ def _disturbance_template(runs: tuple[str, ...]) -> dict:
                 field="what",
                 type="nominal",
                 scale=alt.Scale(domain=names, range=[v[1] for v in DISTURBANCE_KINDS.values()]),
-                legend=alt.Legend(title=None, orient="top"),
+                legend=alt.Legend(title=None, orient="top", columns=2),  # four kinds: two lines on a phone
             ),
             tooltip=[
                 alt.Tooltip(field="run", type="nominal"),
