@@ -20,7 +20,7 @@ from reportgen.cli import main
 from reportgen.render.experiment_page import render
 from reportgen.render.load import load_experiment
 from tests.conftest import env_with_repo_on_path
-from tests.execute.conftest import make_experiment
+from tests.execute.conftest import TRAINER, make_experiment
 
 pytestmark = pytest.mark.slow
 
@@ -130,8 +130,17 @@ def _orphan_hog() -> int:
     return int(out.stdout.strip())
 
 
+# The stand-in trainer, printing each step's real duration: the analysis places the measured windows
+# in time by walking back from the run's end by the logged step times (the stock stand-in's are made up).
+TIMED_TRAINER = TRAINER.replace(
+    "    time.sleep(a.step_sleep)\n", "    t_step = time.perf_counter()\n    time.sleep(a.step_sleep)\n"
+).replace("    st = 4 * 8 / speed\n", "    st = time.perf_counter() - t_step\n")
+
+
 def test_a_cpu_hog_started_beside_a_run_is_reported_on_the_page(tmp_path: Path) -> None:
-    spec = make_experiment(tmp_path / "r", name="hog", steps=6, sleep=1.0)
+    spec = make_experiment(tmp_path / "r", name="hog", steps=10, sleep=1.0)
+    assert TIMED_TRAINER != TRAINER
+    (spec.parent / "trainer.py").write_text(TIMED_TRAINER)
     runs = tmp_path / "runs"
     proc = start_run(spec, runs)
     wait_for(lambda: started(runs, "hog", "A1"))
