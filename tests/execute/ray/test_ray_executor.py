@@ -141,7 +141,8 @@ def _node(runs: Path, exp: str) -> str:
 def test_separate_runners_never_share_a_node(tmp_path: Path, ray_cluster: str) -> None:
     """Two `reportgen run` processes know nothing of each other; the node claim keeps the second off
     the first one's node (sharing the machine, as loopback nodes must, is allowed here)."""
-    e1 = make_experiment(tmp_path / "r1", name="e1", steps=10, sleep=0.5)
+    # Long enough that the second runner (seconds to start, more on a busy machine) meets the first.
+    e1 = make_experiment(tmp_path / "r1", name="e1", steps=30, sleep=0.5)
     e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.3)
     runs = tmp_path / "runs"
     first = _start(e1, runs, ray_cluster, "--share-machine")
