@@ -19,6 +19,7 @@ from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, r
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.spec import Spec, load_spec
 from reportgen.store.atomic import read_json
+from reportgen.store.lock import hold_campaigns
 from reportgen.vocab import ID_PATTERN
 
 DEFAULT_SPEC = Path("scripts/recipes/default.toml")
@@ -107,7 +108,26 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             )
             Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
         return []
-    if request.ray_address or plans[0].spec.run.executor == "ray":
+    on_ray = bool(request.ray_address or plans[0].spec.run.executor == "ray")
+    exp_dirs = [Path(request.options.runs_root) / p.spec.name for p in plans]
+    # One runner per campaign, one measurement per machine: held around the runs and the analysis.
+    machine = not on_ray and not request.options.share_machine
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    with hold_campaigns(exp_dirs, machine=machine, log=say) as held:
+        if not held:  # Ctrl-C while waiting for the machine: nothing ran
+            return [
+                ExperimentOutcome(p.spec.name, d, (), interrupted=True) for p, d in zip(plans, exp_dirs, strict=True)
+            ]
+        return _run_and_analyze(request, plans, on_ray=on_ray, console=console)
+
+
+def _run_and_analyze(
+    request: RunRequest, plans: list[Plan], *, on_ray: bool, console: Console
+) -> list[ExperimentOutcome]:
+    if on_ray:
         from reportgen.execute.ray_jobs import run_experiments
 
         def display_for(plan: Plan) -> ProgressDisplay:

@@ -1,10 +1,13 @@
 """Benchmark: CPU cost of the GPU sampler thread (target: under 0.5% of one core at 1 Hz).
 
-Runs GpuSampler for --seconds at --interval, once with a reader that returns NVML-shaped rows
-for --gpus simulated GPUs (exercises the thread, JSON, write, flush and fsync path on any
-machine) and once with the real NVML reader when NVML is present. Reports the sampler
-thread's own CPU time (time.thread_time inside the thread) and, as a cross-check, the whole
-process's CPU time (getrusage) while the main thread sleeps, both as % of one core.
+Runs GpuSampler for --seconds at --interval with a reader that returns NVML-shaped rows for
+--gpus simulated GPUs (exercises the thread, JSON, write, flush and fsync path on any machine;
+each row lists one GPU process, the run's), first alone, then with the host load sampler
+(reportgen.capture.host: this machine's /proc, this process as the run), and once with the real
+NVML reader and the host sampler when NVML is present. Reports the sampler thread's own CPU time
+(time.thread_time inside the thread) and, as a cross-check, the whole process's CPU time
+(getrusage) while the main thread sleeps, both as % of one core; and what one full read of the
+process table costs here (the host sampler does one every 10 s, or while load beside the run is high).
 
     PYTHONPATH=. python scripts/bench_sampler.py --seconds 60
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import sys
@@ -21,6 +25,7 @@ import time
 from pathlib import Path
 
 from reportgen.capture.gpu import GpuSampler, compact
+from reportgen.capture.host import HostLoad
 from reportgen.capture.nvml import nvml_available
 
 
@@ -41,6 +46,8 @@ def simulated_reader(n: int):
                 "power_w": 412.5,
                 "sm_clock_mhz": 1980,
                 "temp_c": 45,
+                "throttle": 0,
+                "procs": [(os.getpid(), 70000.0)],
             }
             for i in range(n)
         ]
@@ -53,10 +60,12 @@ def _process_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def measure(label: str, reader, seconds: float, interval: float, folder: Path) -> dict:
+def measure(label: str, reader, seconds: float, interval: float, folder: Path, *, host: bool = False) -> dict:
     jsonl = folder / f"{label}.jsonl"
     cpu0, wall0 = _process_cpu(), time.monotonic()
-    sampler = GpuSampler(jsonl, interval_s=interval, reader=reader)
+    sampler = GpuSampler(
+        jsonl, interval_s=interval, reader=reader, host_jsonl=folder / f"{label}.host.jsonl" if host else None
+    )
     sampler.start()
     time.sleep(seconds)
     status = sampler.stop()
@@ -66,6 +75,7 @@ def measure(label: str, reader, seconds: float, interval: float, folder: Path) -
     return {
         "label": label,
         "available": status.available,
+        "host_rows": status.host_samples,
         "gpus": len(status.gpus),
         "interval_s": interval,
         "wall_s": round(wall, 2),
@@ -98,16 +108,23 @@ def main() -> int:
         time.sleep(min(5.0, args.seconds))
         idle_pct = 100 * (_process_cpu() - idle0) / (time.monotonic() - t0)
         print(f"idle process (main thread asleep): {idle_pct:.4f}% of one core", flush=True)
+        load = HostLoad(root_pid=os.getpid())
+        t0 = time.thread_time()
+        table = load._scan()
+        scan_ms = 1000 * (time.thread_time() - t0)
+        print(f"full process-table read: {len(table)} processes, {scan_ms:.2f} ms of CPU", flush=True)
         if not args.skip_sim:
-            results.append(
-                measure(f"simulated-{args.gpus}gpu", simulated_reader(args.gpus), args.seconds, args.interval, folder)
-            )
-            print(json.dumps(results[-1]), flush=True)
+            for host in (False, True):
+                label = f"simulated-{args.gpus}gpu" + ("+host" if host else "")
+                results.append(
+                    measure(label, simulated_reader(args.gpus), args.seconds, args.interval, folder, host=host)
+                )
+                print(json.dumps(results[-1]), flush=True)
         ok, reason = nvml_available()
         if args.skip_nvml:
             pass
         elif ok:
-            results.append(measure("nvml", None, args.seconds, args.interval, folder))
+            results.append(measure("nvml+host", None, args.seconds, args.interval, folder, host=True))
             print(json.dumps(results[-1]), flush=True)
         else:
             print(f"nvml: not measured ({reason})", flush=True)

@@ -22,6 +22,13 @@ def _quiet_mkdocs_banners(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISABLE_MKDOCS_2_WARNING", "true")
 
 
+@pytest.fixture(autouse=True)
+def _private_machine_lock(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own machine lock (reportgen.store.lock): tests of other checkouts running on
+    the same machine must not wait for this one, nor it for them."""
+    monkeypatch.setenv("REPORTGEN_MACHINE_LOCK", str(tmp_path_factory.mktemp("machine-lock") / "machine.lock"))
+
+
 def python_exe() -> str:
     return sys.executable
 

@@ -4,7 +4,8 @@ Part of reportgen.analysis (pure). This is the only place a verdict is made; the
 (next_step.py) and the pages read the verdict, its `basis` (which piece of evidence decided it)
 and its cause as they are. Precedence, first match wins:
 
-1. an invalid comparison (different machine, model or data): nothing about speed can be said;
+1. an invalid comparison (different machine, model or data; another measurement or other load on
+   the machine, basis "disturbed"): nothing about speed can be said;
 2. a failure (a run failed, a guardrail failed), unless runs are still unfinished and no finished
    run failed: then what follows;
 3. different generated work in the finished runs (against the baseline or the candidate's base):
@@ -29,6 +30,8 @@ from reportgen.analysis import document as doc
 from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.vocab import BASELINE, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
+
+DISTURBING = ("no_overlap", "quiet_machine")  # invalidating guardrails that say the machine was not quiet
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ def decide(e: Evidence) -> doc.Verdict:
     invalid = [g for g in bad if g.id in INVALIDATING]
     if invalid:
         g = invalid[0]
-        return _verdict("invalid", "invalid", f"Invalid comparison: {g.title.lower()} failed.", g.reason)
+        basis: doc.Basis = "disturbed" if g.id in DISTURBING else "invalid"
+        return _verdict("invalid", basis, f"Invalid comparison: {g.title.lower()} failed.", g.reason)
     real_failure = e.failure is not None
     if (real_failure or bad) and (e.pending is None or real_failure or e.finished_both):
         cause = e.failure.cause if e.failure else bad[0].reason

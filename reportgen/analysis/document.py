@@ -28,6 +28,7 @@ VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "fa
 # Why a verdict is what it is: the one piece of the evidence that decided it (docs/analysis.md#verdicts).
 Basis = Literal[
     "invalid",  # machine, model or data differ
+    "disturbed",  # another measurement or other load shared the machine (no_overlap, quiet_machine)
     "same_work",  # the arms generated different work
     "failed",  # a run failed or a guardrail failed
     "pending",  # runs are unfinished: resuming redoes them
@@ -43,6 +44,7 @@ Basis = Literal[
     "base",  # decided against the candidate's base
 ]
 GuardrailStatus = Literal["pass", "fail", "not_applicable"]
+DisturbanceKind = Literal["other_run", "cpu_load", "gpu_process", "gpu_throttle"]
 
 
 class _Model(BaseModel):
@@ -156,6 +158,35 @@ class RunAttempt(_Model):
     replaced_values: int = Field(default=0, description="Of its values, how many a later attempt replaced.")
 
 
+class Disturbance(_Model):
+    """Something else on the machine during a run (docs/analysis.md#quiet-machine)."""
+
+    kind: DisturbanceKind = Field(
+        description='"other_run": another measurement on the same machine at once; "cpu_load": CPU load outside '
+        "the run's processes beyond the threshold; \"gpu_process\": a process that is not the run's on a GPU it "
+        'uses; "gpu_throttle": a GPU clock held down (thermal, power, sync boost).'
+    )
+    start_s: float = Field(
+        description="Seconds after the run's time zero: its first load sample (as on the GPU charts), else its start."
+    )
+    end_s: float
+    samples: int | None = Field(default=None, description="1 Hz samples it was seen in; null for other_run.")
+    in_window: bool = Field(description="It overlaps the measured windows' time span (what the verdict uses).")
+    detail: str = Field(description='Who or what, e.g. "pid 4242 stress 1.00 cores", "other-exp/A1/1".')
+
+
+class RunLoad(_Model):
+    """What the load samples say about a run, inside the measured windows' time span."""
+
+    samples: int = Field(description="Load samples (ticks) in the span.")
+    disturbed: int = Field(description="Of which disturbed by anything (any kind).")
+    by_kind: dict[str, int] = Field(default_factory=dict, description="Disturbed samples per kind.")
+    flagged: list[str] = Field(
+        default_factory=list, description="Kinds beyond the threshold (docs/analysis.md#quiet-machine): a warning."
+    )
+    cpu_other_peak: float | None = Field(default=None, description="Most cores busy outside the run in one sample.")
+
+
 class RunSummary(_Model):
     """One run of an arm."""
 
@@ -177,6 +208,11 @@ class RunSummary(_Model):
         description="Its attempts, when its log shows more than one plain start at step 0 (a retried job, "
         "an in-run restart, a resume from a checkpoint); null otherwise.",
     )
+
+    disturbances: list[Disturbance] = Field(
+        default_factory=list, description="What else used the machine during the run, and when."
+    )
+    load: RunLoad | None = Field(default=None, description="Load samples in the measured span; null: none recorded.")
 
 
 class WindowStats(_Model):
@@ -382,7 +418,7 @@ class RunLevel(_Model):
 class GuardrailResult(_Model):
     id: str = Field(
         description="steps_completed, no_failures, samples_per_step, token_accounting, finite_training, "
-        "fixed_workload, same_inputs, same_machine, no_profiler, same_work"
+        "fixed_workload, same_inputs, same_machine, no_profiler, no_overlap, quiet_machine, same_work"
     )
     title: str
     status: GuardrailStatus

@@ -2,8 +2,9 @@
 
 Part of reportgen.analysis (pure). A guardrail is `pass`, `fail` or `not_applicable` (the data
 needed to check it is not there, e.g. a metric key the workload does not log); the reason says
-which. Two guardrails make a comparison invalid rather than failed: different machine, and
-different model or data (`INVALIDATING`).
+which. Some guardrails make a comparison invalid rather than failed: different machine, different
+model or data, another measurement on the machine at once, one arm disturbed far more than the
+other (`INVALIDATING`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from reportgen.vocab import (
 )
 
 PASS, FAIL, NA = "pass", "fail", "not_applicable"
-INVALIDATING = ("same_machine", "same_inputs")
+# Another measurement on the machine at once, or one arm disturbed much more than the other
+# (reportgen.analysis.overlap, reportgen.analysis.quiet): the speed figures are not the arms'.
+INVALIDATING = ("same_machine", "same_inputs", "no_overlap", "quiet_machine")
 FINITE_KEYS = (
     ("loss", (LOSS,)),
     ("reward", (RAW_REWARD,)),
@@ -485,12 +488,14 @@ def check_all(
     batch_flag: str,
     fixed_flags: Sequence[str],
     pending: str | None = None,
+    extra: Sequence[Guardrail] = (),
 ) -> list[Guardrail]:
-    """Every guardrail over the finished runs of both arms. `pending` names the runs left
+    """Every guardrail over the finished runs of both arms, then `extra`: checks made elsewhere
+    over the same runs (the machine's: overlap, quiet). `pending` names the runs left
     unfinished (interrupted, or running when the runner died), which resuming redoes: they are not
     judged, and while an arm has no finished run at all no check can be made yet."""
     both = [*baseline, *candidate]
-    checks = _check_all(both, baseline, candidate, expected_steps, batch_flag, fixed_flags)
+    checks = [*_check_all(both, baseline, candidate, expected_steps, batch_flag, fixed_flags), *extra]
     if pending is None:
         return checks
     if not baseline or not candidate:

@@ -22,6 +22,7 @@ class RunData:
     steps: pd.DataFrame  # wide: index = step (int), one column per metric key
     events: tuple[dict[str, Any], ...] = ()
     gpu: pd.DataFrame | None = None  # gpu.parquet columns, or None when absent
+    host: pd.DataFrame | None = None  # host.parquet (CPU load beside the run), or None when absent
     notes: tuple[str, ...] = field(default_factory=tuple)  # problems met while reading
     # (key, step, value) of every NaN/inf value logged: the wide table cannot tell a NaN from
     # a key that was not logged at that step.

@@ -22,6 +22,7 @@ SAME_WORK = "same-work"
 GUARDRAILS = "guardrails"
 VERDICTS = "confidence-and-verdicts"
 QUALITY = "chart-quality"
+QUIET = "quiet-machine"
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,19 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
             [
                 doc.EvidenceLink(label="same-work check", anchor=SAME_WORK),
                 doc.EvidenceLink(label="quality curves", anchor=QUALITY),
+            ],
+        )
+    if v.basis == "disturbed":
+        text = (
+            f"Run {cand} and the baseline again alone on a quiet machine (no other measurement beside them: "
+            "leave out --share-machine, stop other load), then the verdict is made."
+        )
+        return (
+            doc.NextStep(action="rerun", text=text, command=rerun.command("--rerun", comp.baseline, "--rerun", cand)),
+            v.cause or v.summary,
+            [
+                doc.EvidenceLink(label="what else ran", anchor=QUIET),
+                doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS),
             ],
         )
     text = "Run every arm again on one machine, with the same model and data files."

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import coverage, next_step, same_work, tables
+from reportgen.analysis import coverage, next_step, overlap, quiet, same_work, tables
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
@@ -60,6 +60,8 @@ class Context:
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
     run_name: str | None = None  # --name, when the folder is not the spec's name
     prior_looks: tuple[int, ...] = ()  # looks an earlier design of the campaign took (experiment.json)
+    # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
+    spans: tuple[overlap.Span, ...] = ()
 
 
 def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
@@ -107,7 +109,7 @@ def _same_work_doc(work: same_work.Finding, tolerance: float, work_independent: 
 
 
 def _comparison(
-    c: Campaign, cand_id: str, arms: Mapping[str, doc.Arm], expected: int | None, rerun: Rerun
+    c: Campaign, cand_id: str, arms: Mapping[str, doc.Arm], expected: int | None, rerun: Rerun, ctx: Context
 ) -> doc.Comparison:
     spec, windows = c.spec, c.windows
     a = spec.analysis
@@ -128,6 +130,10 @@ def _comparison(
         batch_flag=spec.workload.batch_flag,
         fixed_flags=spec.workload.flags,
         pending=pending,
+        extra=(
+            overlap.check([*b_runs, *c_runs], ctx.experiment, ctx.spans),
+            quiet.check(b_runs, c_runs, windows[0][1], windows[-1][2]),
+        ),
     )
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
     work = same_work.check(
@@ -335,10 +341,15 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
     design = design_of(spec, ctx.prior_looks)
     metrics = list(dict.fromkeys([a.primary, *a.secondary, *(h[0] for h in tables.HEADLINE if ":" not in h[0])]))
     arm_ids = [*spec.arm_ids(), *sorted(set(formal) - set(spec.arm_ids()))]
-    arms = {arm: tables.arm_block(arm, spec, formal.get(arm, []), windows, metrics, ctx.diffs) for arm in arm_ids}
+    arms = {
+        arm: tables.arm_block(
+            arm, spec, formal.get(arm, []), windows, metrics, ctx.diffs, experiment=ctx.experiment, spans=ctx.spans
+        )
+        for arm in arm_ids
+    }
     campaign = Campaign(spec=spec, windows=windows, design=design, formal=formal)
     rerun = Rerun(ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml", spec.profile, ctx.run_name)
-    comparisons = [_comparison(campaign, c.id, arms, expected, rerun) for c in spec.candidates]
+    comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
     drift = tables.drift(spec, arms[BASELINE]) if BASELINE in arms else None
     warnings = []
     if drift is not None and drift.flagged and drift.change is not None:
@@ -348,6 +359,7 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
             'different times are not interchangeable; interleaved repeats ([run] order = "interleaved") spread it '
             "over both arms"
         )
+    warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
     base_runs = formal.get(BASELINE, [])
     starts = sorted(m for m in (r.manifest.get("started_utc") for r in runs) if m)
     document = doc.AnalysisDocument(

@@ -14,6 +14,7 @@ import numpy as np
 
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
+from reportgen.analysis import overlap, quiet
 from reportgen.analysis.evidence import UNFINISHED, Windows, segments, stats_runs
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
@@ -41,7 +42,15 @@ HEADLINE = (
 
 
 def arm_block(
-    arm_id: str, spec: Spec, runs: Sequence[RunData], windows: Windows, metrics: Sequence[str], diffs: Mapping[str, str]
+    arm_id: str,
+    spec: Spec,
+    runs: Sequence[RunData],
+    windows: Windows,
+    metrics: Sequence[str],
+    diffs: Mapping[str, str],
+    *,
+    experiment: str = "",
+    spans: Sequence[overlap.Span] = (),
 ) -> doc.Arm:
     cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
     used = stats_runs(runs)
@@ -66,7 +75,7 @@ def arm_block(
         rationale=cand.rationale if cand else "",
         base=cand.base if cand else None,
         diff=diffs.get(arm_id, ""),
-        runs=[_run_block(r, spec, windows) for r in runs],
+        runs=[_run_block(r, spec, windows, experiment, spans) for r in runs],
         windows=win_block,
         overall=overall_block,
         gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
@@ -74,8 +83,11 @@ def arm_block(
     )
 
 
-def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
+def _run_block(
+    r: RunData, spec: Spec, windows: Windows, experiment: str, spans: Sequence[overlap.Span]
+) -> doc.RunSummary:
     m = r.manifest
+    disturbances, load = quiet.disturbances(r, experiment, spans, windows[0][1], windows[-1][2])
     return doc.RunSummary(
         repeat=r.repeat,
         role=r.role,
@@ -91,6 +103,8 @@ def _run_block(r: RunData, spec: Spec, windows: Windows) -> doc.RunSummary:
         failure=gr.describe_failure(r),
         notes=list(r.notes),
         lifecycle=run_attempts(m),
+        disturbances=disturbances,
+        load=load,
     )
 
 

@@ -124,3 +124,14 @@ def fingerprint_id(fp: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of `identity_fields(fp)`."""
     canonical = json.dumps(identity_fields(fp), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def class_id(fp: Mapping[str, Any]) -> str:
+    """SHA-256 of what makes machines interchangeable hardware: the identity fields less the
+    hostname, with GPUs by name only (no UUIDs). Two nodes of one cluster class share it; a campaign
+    whose node died may move to another node of its class (docs/ray.md)."""
+    fields = identity_fields(fp)
+    fields.pop("hostname")
+    fields["gpus"] = sorted(name for _, name in fields["gpus"])
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -11,6 +11,12 @@ The first line of every sampler session is a header ``{"kind": "reportgen.gpu", 
 records availability, the GPU list and which GPUs CUDA_VISIBLE_DEVICES exposes. Without NVML
 (no GPU, no driver, no nvidia-ml-py) the header says so once and no samples follow.
 
+Each GPU row also says whether something else had the GPU: its clock-event (throttle) reasons,
+and the processes on it that are not the run's (`other_procs`, their memory and names), told
+apart with the host sampler's view of the run's processes (reportgen.capture.host). With a
+`host_jsonl`, the same tick writes one row of host CPU load there (host.jsonl), so a machine
+without a GPU still records what else ran.
+
 `compact` turns gpu.jsonl into gpu.parquet once the run is over (see docs/formats/runs.md).
 """
 
@@ -26,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reportgen.capture import host as hostload
 from reportgen.capture.nvml import NvmlReader, nvml_available
 from reportgen.store import atomic
 
@@ -45,8 +52,14 @@ COLUMNS = (
     "power_w",
     "sm_clock_mhz",
     "temp_c",
+    "throttle",  # NVML clock-event reasons, a bitmask (docs/formats/runs.md)
+    "other_procs",  # processes on this GPU that are not the run's; null: not known
+    "other_mem_mib",
+    "other_desc",  # "pid 4242 python 1024 MiB, ...": who they are
 )
-_FLOAT_COLUMNS = COLUMNS[4:]
+_FLOAT_COLUMNS = COLUMNS[4:11]
+
+_OTHER_COLUMNS = ("other_procs", "other_mem_mib", "other_desc")
 
 Reader = Callable[[], list[dict[str, Any]]]
 
@@ -64,6 +77,9 @@ class GpuStatus:
     last_error: str | None = None
     cpu_s: float = 0.0  # CPU time of the sampler thread (its own cost)
     wall_s: float = 0.0
+    host_available: bool = False  # host load rows written to host.jsonl
+    host_reason: str | None = None
+    host_samples: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +122,9 @@ class GpuSampler:
         reader: Reader | None = None,
         env: Mapping[str, str] | None = None,
         fsync_every_s: float = 5.0,
+        host_jsonl: Path | None = None,
+        host: hostload.HostLoad | None = None,
+        root_pid: int | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be positive")
@@ -115,6 +134,19 @@ class GpuSampler:
         self._reader = reader
         env = os.environ if env is None else env
         self._visible = visible_filter(env.get("CUDA_VISIBLE_DEVICES"))
+        # The run's processes: this process's tree, those carrying the run's folder in their
+        # environment, and a live Ray cluster's when the run uses one (reportgen.capture.host).
+        self.host_jsonl = Path(host_jsonl) if host_jsonl is not None else None
+        self._host = host
+        if self._host is None and self.host_jsonl is not None:
+            self._host = hostload.HostLoad(
+                root_pid=root_pid or os.getpid(), marker=env.get("REPORTGEN_RUN_DIR"), ray=bool(env.get("RAY_ADDRESS"))
+            )
+        self._host_fh: Any = None
+        self._gpu_on = False
+        self._host_on = False
+        self._host_reason: str | None = "not started"
+        self._host_samples = 0
         self._fsync_every_s = fsync_every_s
         self._stop = threading.Event()
         self._first_tick = threading.Event()
@@ -135,6 +167,7 @@ class GpuSampler:
         self.jsonl_path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.jsonl_path, "a", encoding="utf-8")  # noqa: SIM115 (open until stop())
         self._t_start = time.monotonic()
+        self._gpu_on = True
         if self._reader is None:
             ok, reason = nvml_available()
             if ok:
@@ -143,11 +176,18 @@ class GpuSampler:
                 except Exception as exc:  # a driver that answers the probe but not the reader
                     ok, reason = False, f"NVML reader failed: {type(exc).__name__}: {exc}"
             if not ok:
-                self._reason = reason
+                self._gpu_on, self._reason = False, reason
                 self._write_header()
                 self._close_file()
-                self._t_end = time.monotonic()
-                return self
+        if self.host_jsonl is not None and self._host is not None:
+            self._host_fh = open(self.host_jsonl, "a", encoding="utf-8")  # noqa: SIM115 (open until stop())
+            self._host_on, self._host_reason = self._host.available()
+            if not self._host_on:
+                self._write_host_header()
+                self._close_host_file()
+        if not (self._gpu_on or self._host_on):
+            self._t_end = time.monotonic()
+            return self
         self._thread = threading.Thread(target=self._run, name="reportgen-gpu-sampler", daemon=True)
         self._thread.start()
         # Wait for the first tick so a crash right after start() still leaves one sample.
@@ -174,6 +214,9 @@ class GpuSampler:
             last_error=self._last_error,
             cpu_s=self._cpu_s,
             wall_s=(self._t_end or time.monotonic()) - self._t_start if self._t_start else 0.0,
+            host_available=self._host_on,
+            host_reason=self._host_reason,
+            host_samples=self._host_samples,
         )
 
     def __enter__(self) -> GpuSampler:
@@ -185,30 +228,39 @@ class GpuSampler:
     # -- thread ---------------------------------------------------------------------------
     def _run(self) -> None:
         try:
-            try:
-                rows = self._read()
-            except Exception as exc:
-                self._reason = f"first GPU read failed: {type(exc).__name__}: {exc}"
+            rows: list[dict[str, Any]] = []
+            if self._gpu_on:
+                try:
+                    rows = self._read()
+                except Exception as exc:
+                    self._gpu_on, self._reason = False, f"first GPU read failed: {type(exc).__name__}: {exc}"
+                    self._write_header()
+                    self._close_file()
+            if self._gpu_on:
+                self._available, self._reason = True, None
+                self._gpus = [
+                    {
+                        "index": r["index"],
+                        "uuid": r["uuid"],
+                        "name": r["name"],
+                        "mem_total_mib": r.get("mem_total_mib"),
+                        "visible": self._visible(r["index"], r["uuid"]),
+                    }
+                    for r in rows
+                ]
                 self._write_header()
-                return
-            self._available, self._reason = True, None
-            self._gpus = [
-                {
-                    "index": r["index"],
-                    "uuid": r["uuid"],
-                    "name": r["name"],
-                    "mem_total_mib": r.get("mem_total_mib"),
-                    "visible": self._visible(r["index"], r["uuid"]),
-                }
-                for r in rows
-            ]
-            self._write_header()
+            if self._host_on:
+                self._write_host_header()
             self._write_tick(rows)
             self._first_tick.set()
             self._loop()
         finally:
             self._first_tick.set()
             self._close_file()
+            self._close_host_file()
+            close = getattr(self._reader, "close", None)
+            if callable(close):  # NVML's init is counted: shut down once, here
+                close()
             self._cpu_s = time.thread_time()  # this thread's CPU since it began
             self._t_end = time.monotonic()
 
@@ -223,7 +275,7 @@ class GpuSampler:
             if self._stop.is_set():
                 return
             try:
-                self._write_tick(self._read())
+                self._write_tick(self._read() if self._gpu_on else [])
             except Exception as exc:  # a GPU fell off the bus, NVML hiccup: count it, carry on
                 self._errors += 1
                 self._last_error = f"{type(exc).__name__}: {exc}"
@@ -232,7 +284,9 @@ class GpuSampler:
             if next_t <= now:  # overran: skip the missed grid points rather than bunch up
                 next_t += math.ceil((now - next_t) / interval + 1e-9) * interval
             if now - last_sync >= self._fsync_every_s:
-                os.fsync(self._fh.fileno())
+                for fh in (self._fh, self._host_fh):
+                    if fh is not None:
+                        os.fsync(fh.fileno())
                 last_sync = now
 
     def _read(self) -> list[dict[str, Any]]:
@@ -241,16 +295,51 @@ class GpuSampler:
 
     def _write_tick(self, rows: list[dict[str, Any]]) -> None:
         t = self._clock()
+        procs = [r.get("procs") for r in rows]
+        host_row = None
+        if self._host_on and self._host is not None:
+            pids = {pid for listed in procs if listed for pid, _ in listed}
+            host_row = self._host.sample(t, pids)
+        host = self._host if self._host_on else None
+        # NVML and this /proc see the same processes when one of the run's is among those listed.
+        same_view = host is not None and any(host.owns(pid) for listed in procs if listed for pid, _ in listed)
         lines = []
-        for r in rows:
+        for r, listed in zip(rows, procs, strict=True):
             rec: dict[str, Any] = {"t": t}
-            rec.update((c, r.get(c)) for c in COLUMNS[1:])
+            rec.update((c, r.get(c)) for c in COLUMNS[1:] if c not in _OTHER_COLUMNS)
+            rec.update(self._others(listed, same_view))
             lines.append(json.dumps(rec, separators=(",", ":")))
-        if lines:
-            self._fh.write("\n".join(lines) + "\n")
-        self._fh.flush()  # a killed process loses only the tick in flight
+        if self._fh is not None:
+            if lines:
+                self._fh.write("\n".join(lines) + "\n")
+            self._fh.flush()  # a killed process loses only the tick in flight
+        if host_row is not None and self._host_fh is not None:
+            self._host_fh.write(json.dumps(host_row, separators=(",", ":")) + "\n")
+            self._host_fh.flush()
+            self._host_samples += 1
         self._ticks += 1
         self._samples += len(rows)
+
+    def _others(self, listed: list[tuple[int, float | None]] | None, same_view: bool) -> dict[str, Any]:
+        """The GPU's processes that are not the run's: count, memory, names. Unknown (null) without a
+        process list, without the host view, or when a process listed is not visible here while none
+        of the run's is listed on any GPU (NVML may then speak of another pid namespace: a container)."""
+        host = self._host if self._host_on else None
+        if listed is None or host is None:
+            return dict.fromkeys(_OTHER_COLUMNS)
+        owned = {pid: host.owns(pid) for pid, _ in listed}
+        if any(v is None for v in owned.values()) and not same_view:
+            return dict.fromkeys(_OTHER_COLUMNS)
+        others = [(pid, mib) for pid, mib in listed if owned[pid] is not True]
+        mem = [m for _, m in others if m is not None]
+        desc = ", ".join(
+            f"{host.describe(pid)}" + (f" {mib:.0f} MiB" if mib is not None else "") for pid, mib in others
+        )
+        return {
+            "other_procs": len(others),
+            "other_mem_mib": round(sum(mem), 1) if mem else (0.0 if not others else None),
+            "other_desc": desc or None,
+        }
 
     def _write_header(self) -> None:
         header = {
@@ -265,8 +354,24 @@ class GpuSampler:
         self._fh.write(json.dumps(header, separators=(",", ":")) + "\n")
         self._fh.flush()
 
+    def _write_host_header(self) -> None:
+        if self._host_fh is None:
+            return
+        head = hostload.header(self._host_on, self._host_reason, self._host, self.interval_s, self._clock())
+        self._host_fh.write(json.dumps(head, separators=(",", ":")) + "\n")
+        self._host_fh.flush()
+
     def _close_file(self) -> None:
         fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            finally:
+                fh.close()
+
+    def _close_host_file(self) -> None:
+        fh, self._host_fh = self._host_fh, None
         if fh is None:
             return
         try:
@@ -274,9 +379,6 @@ class GpuSampler:
             os.fsync(fh.fileno())
         finally:
             fh.close()
-        close = getattr(self._reader, "close", None)
-        if callable(close):
-            close()
 
 
 def read_samples(jsonl_path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -313,6 +415,10 @@ def compact(jsonl_path: Path, parquet_path: Path) -> int:
             "uuid": pd.Series([s.get("uuid") for s in samples], dtype="string"),
             "name": pd.Series([s.get("name") for s in samples], dtype="string"),
             **{c: pd.Series([s.get(c) for s in samples], dtype="float64") for c in _FLOAT_COLUMNS},
+            "throttle": pd.Series([s.get("throttle") for s in samples], dtype="Int64"),
+            "other_procs": pd.Series([s.get("other_procs") for s in samples], dtype="Int64"),
+            "other_mem_mib": pd.Series([s.get("other_mem_mib") for s in samples], dtype="float64"),
+            "other_desc": pd.Series([s.get("other_desc") for s in samples], dtype="string"),
         }
     )
     atomic.write_parquet(Path(parquet_path), frame)

@@ -96,6 +96,10 @@ class NvmlReader:
         self._nv.nvmlInit()
         nv = self._nv
         self._devices = []
+        # Clock-event reasons (thermal, power, sync boost): the newer name, else the older one.
+        self._reasons = (
+            getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+        )
         for i in range(nv.nvmlDeviceGetCount()):
             h = nv.nvmlDeviceGetHandleByIndex(i)
             self._devices.append((i, h, _text(nv.nvmlDeviceGetUUID(h)), _text(nv.nvmlDeviceGetName(h))))
@@ -119,9 +123,27 @@ class NvmlReader:
                     "power_w": power_mw / 1000.0 if power_mw is not None else None,
                     "sm_clock_mhz": _maybe(nv.nvmlDeviceGetClockInfo, h, nv.NVML_CLOCK_SM),
                     "temp_c": _maybe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+                    "throttle": _maybe(self._reasons, h),
+                    "procs": self._processes(h),
                 }
             )
         return rows
+
+    def _processes(self, handle: Any) -> list[tuple[int, float | None]] | None:
+        """(pid, MiB used) of every process on the device (compute and graphics); None when the
+        device cannot list them. The sampler tells the run's processes from the others."""
+        nv = self._nv
+        found: dict[int, float | None] = {}
+        listed = False
+        for query in (nv.nvmlDeviceGetComputeRunningProcesses, nv.nvmlDeviceGetGraphicsRunningProcesses):
+            procs = _maybe(query, handle)
+            if procs is None:
+                continue
+            listed = True
+            for p in procs:
+                used = getattr(p, "usedGpuMemory", None)
+                found[int(p.pid)] = used / _MIB if isinstance(used, int) else None
+        return sorted(found.items()) if listed else None
 
     def close(self) -> None:
         _shutdown(self._nv)

@@ -10,13 +10,14 @@ from reportgen.commands.options import RunsOption, runs_root
 from reportgen.errors import UserError
 
 
-def analyze(experiments: list[str], runs: Path) -> list[Path]:
-    """analysis.json for the named experiments under `runs`, or for all of them."""
+def analyze(experiments: list[str], runs: Path, *, wait: bool = False) -> list[Path]:
+    """analysis.json for the named experiments under `runs`, or for all of them; a campaign in
+    progress is refused, or with `wait` waited for."""
     from reportgen.analyze import analyze_all, analyze_experiment
 
     if not experiments:
-        return analyze_all(runs)
-    return [analyze_experiment(_exp_dir(name, runs)) for name in experiments]
+        return analyze_all(runs, wait=wait)
+    return [analyze_experiment(_exp_dir(name, runs), wait=wait) for name in experiments]
 
 
 def pr_body(experiment: str, runs: Path, site_url: str | None) -> str:
@@ -50,9 +51,12 @@ def register(app: typer.Typer) -> None:
             None, metavar="EXPERIMENT", help="experiment names (default: all under --runs)"
         ),
         runs: RunsOption = None,
+        wait: bool = typer.Option(
+            False, "--wait", help="Wait for a campaign in progress to end instead of refusing it."
+        ),
     ) -> None:
         """Write analysis.json (windows, interval, guardrails, verdicts) for experiments."""
-        for path in analyze(list(experiments or []), runs_root(runs)):
+        for path in analyze(list(experiments or []), runs_root(runs), wait=wait):
             typer.echo(str(path))
 
     @app.command("pr-body")

@@ -46,6 +46,11 @@ def register(app: typer.Typer) -> None:
             help='Sequential campaigns (until = "decided"): no new pair once this many minutes of runs are spent now; '
             "overrides [run] budget_minutes. The same command later resumes and adds pairs.",
         ),
+        share_machine: bool = typer.Option(
+            False,
+            "--share-machine",
+            help="Run beside another campaign on this machine instead of waiting for it (overlapping runs then make their comparisons invalid).",
+        ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
         specs = list(specs or [])
@@ -60,6 +65,7 @@ def register(app: typer.Typer) -> None:
                     new_campaign=new_campaign,
                     profiler=not no_profiler,
                     budget_minutes=budget_minutes,
+                    share_machine=share_machine,
                 ),
                 dry_run=dry_run,
                 analyze=not no_analyze,

@@ -24,6 +24,7 @@ import io
 import json
 import os
 import shlex
+import socket
 import sys
 import tarfile
 import threading
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reportgen.capture.fingerprint import class_id
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 from reportgen.execute import ray_node
@@ -43,6 +45,7 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, run_plan
 from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan
+from reportgen.store import lock
 from reportgen.store.runs import read_campaign
 
 if TYPE_CHECKING:  # ray is an optional extra: imported where a cluster is used
@@ -54,6 +57,8 @@ STATUS_EVERY_S = 1.0
 NODE_CHECK_EVERY_S = 5.0
 PROBE_TIMEOUT_S = 180.0
 MAX_NODE_ATTEMPTS = 2
+NODE_DEAD_WAIT_S = 60.0  # how long a job that ended without its result waits for its node to be declared dead
+CLAIM_RETRY_S = 10.0  # between tries of nodes held by other runners (each try is a short job)
 SUBMIT_RETRY_S = 60.0
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # reportgen/, shipped to nodes as a py_module
 
@@ -110,7 +115,15 @@ class Node:
 def alive_nodes(address: str) -> list[Node]:
     from ray.util.state import list_nodes
 
-    nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], detail=True, limit=10000)
+    # Without raise_on_missing_output=False the state API raises once a node has died: the filter
+    # leaves out the dead node, which it then counts as output lost to truncation.
+    nodes = list_nodes(
+        address=address,
+        filters=[("state", "=", "ALIVE")],
+        detail=True,
+        limit=10000,
+        raise_on_missing_output=False,
+    )
     return sorted(
         (Node(n.node_id, n.node_ip, n.node_name, dict(n.resources_total or {})) for n in nodes),
         key=lambda n: n.node_id,
@@ -148,42 +161,71 @@ def choose_node(
 
 
 class NodePool:
-    """Hands each experiment of one `reportgen run` its own node; an experiment waits for a free one."""
+    """Hands each experiment its own node. Within one `reportgen run` a set of busy nodes keeps
+    experiments apart; across runners (and against a local `reportgen run` on a node's machine) a
+    claim job holds the node's locks on the node itself (`claim_node`). An experiment waits for a
+    free node; a node held by a runner of this machine that died is taken over."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, client: JobSubmissionClient | None = None) -> None:
         self.address = address
+        self.client = client
         self.busy: set[str] = set()
         self.cond = threading.Condition()
 
     def acquire(
         self,
+        plan: Plan,
         *,
-        num_cpus: float,
-        num_gpus: float,
         preferred: str | None,
         excluded: set[str],
         stop: threading.Event,
-        name: str,
-    ) -> Node | None:
-        announced = False
+        accept: Callable[[NodeClaim], str | None],
+        machine: bool,
+    ) -> NodeClaim | None:
+        """A claimed node for `plan` that `accept` takes (it returns why not, or None), or None when
+        `stop` was set while waiting. UserError when no alive node fits, or none is acceptable."""
+        spec = plan.spec
+        name, num_cpus, num_gpus = spec.name, spec.run.num_cpus, spec.run.num_gpus
+        client = self.client or _client(self.address)
+        announced: set[str] = set()
         while not stop.is_set():
-            nodes = alive_nodes(self.address)
-            if not any(fits(n, num_cpus, num_gpus) and n.node_id not in excluded for n in nodes):
+            nodes = [n for n in alive_nodes(self.address) if fits(n, num_cpus, num_gpus) and n.node_id not in excluded]
+            if not nodes:
                 raise UserError(
                     f"experiment {name}: no alive node of the cluster at {self.address} has {num_cpus:g} CPU and "
                     f"{num_gpus:g} GPU; lower [run].num_cpus / num_gpus or add a node"
                 )
-            with self.cond:
-                node = choose_node(
-                    nodes, num_cpus=num_cpus, num_gpus=num_gpus, preferred=preferred, busy=self.busy, excluded=excluded
-                )
-                if node is not None:
+            nodes.sort(key=lambda n: n.node_id != preferred)
+            refusals: list[str] = []
+            waiting: list[str] = []
+            for node in nodes:
+                with self.cond:
+                    if node.node_id in self.busy:
+                        waiting.append(f"node {node.ip} ({node.node_id[:12]}) runs another experiment of this run")
+                        continue
                     self.busy.add(node.node_id)
-                    return node
-                if not announced:
-                    sys.stderr.write(f"[{name}] waiting for a free node\n")
-                    announced = True
-                self.cond.wait(timeout=2.0)
+                try:
+                    claim = claim_node(client, node, plan, machine=machine)
+                    why = None if isinstance(claim, lock.Holder | None) else accept(claim)
+                except BaseException:
+                    self.release(node)
+                    raise
+                if isinstance(claim, NodeClaim) and why is None:
+                    return claim
+                self.release(node)
+                if isinstance(claim, NodeClaim):
+                    release_claim(client, claim)
+                    refusals.append(f"node {node.ip} ({node.node_id[:12]}): {why}")
+                else:
+                    waiting.append(f"node {node.ip} ({node.node_id[:12]}) is held by {lock.describe(claim)}")
+            if not waiting:
+                raise UserError(f"experiment {name}: no node can take it: {'; '.join(refusals)}")
+            said = "; ".join(waiting)
+            if said not in announced:
+                sys.stderr.write(f"[{name}] waiting for a free node: {said}\n")
+                announced.add(said)
+            with self.cond:
+                self.cond.wait(timeout=CLAIM_RETRY_S)
         return None
 
     def release(self, node: Node) -> None:
@@ -230,6 +272,12 @@ class LogDemux:
             self.result.append(body)
         else:  # Ray's own lines, or a wrapper that failed before it could tag anything
             self.err.write(line + "\n")
+
+    @property
+    def result_complete(self) -> bool:
+        """The wrapper's result block has come through: it is about to exit, whatever Ray reports."""
+        with self.lock:
+            return any(line.startswith("END ") for line in self.result) and "BEGIN" in self.result
 
     def close(self) -> None:
         with self.lock:
@@ -290,6 +338,7 @@ class RayExecutor:
         self.fingerprint: Mapping[str, Any] | None = fingerprint
         self.client = client or _client(address)
         self.lost: str | None = None  # set when a job of this experiment lost the node
+        self.claim: NodeClaim | None = None  # the claim job holding the node, released at the end
 
     def launch(self, launch: Launch) -> RayJob:
         return RayJob(self, launch)
@@ -410,6 +459,10 @@ class RayJob:
             self._status = "UNKNOWN"
         if self._status in TERMINAL:
             return self._finish()
+        if self.demux.result_complete:
+            # The result came back while Ray still says RUNNING: a job whose node died keeps that
+            # status until the cluster declares the node dead (about a minute by default).
+            return self._finish(wait_s=5.0)
         if now - self._last_node_check >= NODE_CHECK_EVERY_S or self._status == "UNKNOWN":
             self._last_node_check = now
             if node_alive(self.executor.address, self.executor.node.node_id) is False:
@@ -448,12 +501,26 @@ class RayJob:
             self._result, blob = unpacked
             extract_into(blob, self.run_dir)
             info = ExitInfo(self._result.get("exit_code"), self._result.get("signal"))
+            if self._result.get("orphaned") and self.executor.lost is None:
+                self._mark_lost()  # the wrapper outlived its job's raylet: the node is gone
         else:
             info = default or self._info_from_job()
-            if self.executor.lost is None and node_alive(self.executor.address, self.executor.node.node_id) is False:
+            if self.executor.lost is None and (default is None and self._node_gone()):
                 self._mark_lost()
         self._exit = info
         return info
+
+    def _node_gone(self) -> bool:
+        """The job ended and no result came back: its wrapper died, most often with its node. The
+        cluster declares a node dead only after some missed health checks, so ask for a while
+        before taking the run for a failure (an interrupted run is redone, a failed one is kept)."""
+        deadline = time.monotonic() + NODE_DEAD_WAIT_S
+        while True:
+            if node_alive(self.executor.address, self.executor.node.node_id) is False:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(1.0)
 
     def _info_from_job(self) -> ExitInfo:
         try:
@@ -510,33 +577,128 @@ def _wait_terminal(client: JobSubmissionClient, job_id: str, timeout_s: float) -
 # -- choosing a node, probing its fingerprint --------------------------------------------------
 
 
-def probe_fingerprint(client: JobSubmissionClient, node: Node, python: str) -> dict[str, Any]:
-    """Run the wrapper's `fingerprint` mode on `node`: the machine the campaign will pin."""
-    job_id = f"reportgen-probe-{uuid.uuid4().hex[:12]}"
+@dataclass(frozen=True)
+class NodeClaim:
+    """A node held for one experiment by a claim job (ray_node's `hold` mode), and what it probed."""
+
+    node: Node
+    job_id: str
+    probe: dict[str, Any]  # the node's fingerprint, fingerprint_id and hostname
+
+
+def _claim_job(client: JobSubmissionClient, node: Node, plan: Plan, machine: bool) -> tuple[str, dict[str, Any]]:
+    """Submit a claim job on `node` and read its answer: (job id, result)."""
+    spec = plan.spec
+    python = spec.recipe.interpreter()
+    job_id = f"reportgen-hold-{spec.name}-{uuid.uuid4().hex[:8]}"
+    runs = spec.run.repeats * (len(plan.arms) + 1)
+    job = {
+        "mode": "hold",
+        "node_id": node.node_id,
+        "machine": machine,
+        # A runner that dies leaves its claim; a later runner of this machine stops it, else it ends here.
+        "max_s": float(spec.run.timeout_s) * runs + 3600.0,
+        "experiment": spec.name,
+        "job_id": job_id,
+        "runner": {"host": socket.gethostname(), "pid": os.getpid()},
+        "command_text": f"reportgen run of {spec.name}",
+    }
     submit(
         client,
         entrypoint=f"{shlex.quote(python)} -m reportgen.execute.ray_node",
         submission_id=job_id,
-        runtime_env={
-            "env_vars": {ray_node.JOB_ENV: ray_node.encode_job({"mode": "fingerprint"})},
-            "py_modules": [str(_PACKAGE_DIR)],
-        },
+        runtime_env={"env_vars": {ray_node.JOB_ENV: ray_node.encode_job(job)}, "py_modules": [str(_PACKAGE_DIR)]},
+        metadata={"reportgen_experiment": spec.name, "reportgen_claim": node.node_id},
         entrypoint_num_cpus=0,
         entrypoint_label_selector={LABEL_NODE_ID: node.node_id},
     )
-    status = _wait_terminal(client, job_id, PROBE_TIMEOUT_S)
-    logs = client.get_job_logs(job_id)
-    lines = [line[2:] for line in logs.splitlines() if line.startswith("R|")]
-    unpacked = unpack_result(lines)
-    if status != "SUCCEEDED" or unpacked is None:
-        if status not in TERMINAL:
+    deadline = time.monotonic() + PROBE_TIMEOUT_S
+    status, logs = "PENDING", ""
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            logs = client.get_job_logs(job_id)
+        unpacked = unpack_result([line[2:] for line in logs.splitlines() if line.startswith("R|")])
+        if unpacked is not None:
+            return job_id, dict(unpacked[0])
+        with contextlib.suppress(Exception):
+            status = str(client.get_job_status(job_id))
+        if status in TERMINAL:
+            break
+        time.sleep(0.5)
+    if status not in TERMINAL:
+        with contextlib.suppress(Exception):
             client.stop_job(job_id)
-        last = " | ".join(logs.strip().splitlines()[-3:])
-        raise UserError(
-            f"Ray node {node.ip} ({node.node_id[:12]}): the reportgen probe job ended {status}: {last}; "
-            f"check that `{python} -c 'import ray'` works on that node ([recipe].python)"
+    last = " | ".join(logs.strip().splitlines()[-3:])
+    raise UserError(
+        f"Ray node {node.ip} ({node.node_id[:12]}): the reportgen claim job ended {status}: {last}; "
+        f"check that `{python} -c 'import ray'` works on that node ([recipe].python)"
+    )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim_node(client: JobSubmissionClient, node: Node, plan: Plan, *, machine: bool) -> NodeClaim | lock.Holder | None:
+    """Claim `node` for `plan`'s experiment: the claim, or the holder in the way (None: unreadable).
+    A holder whose runner ran on this machine and is gone is stopped, and the node taken over."""
+    for _ in range(2):
+        job_id, result = _claim_job(client, node, plan, machine)
+        if result.get("held"):
+            return NodeClaim(node, job_id, result)
+        holder = lock.Holder.from_json(result.get("holder"))
+        dead = (
+            holder is not None
+            and holder.job_id is not None
+            and holder.runner_host == socket.gethostname()
+            and holder.runner_pid is not None
+            and not _pid_alive(holder.runner_pid)
         )
-    return dict(unpacked[0])
+        if not dead or holder is None or holder.job_id is None:
+            return holder
+        sys.stderr.write(
+            f"[{plan.spec.name}] node {node.ip} ({node.node_id[:12]}): took over the claim left by "
+            f"{holder.describe()}: that runner is gone; stopped its job\n"
+        )
+        with contextlib.suppress(Exception):
+            client.stop_job(holder.job_id)
+        _wait_terminal(client, holder.job_id, 30.0)
+    return holder
+
+
+def release_claim(client: JobSubmissionClient, claim: NodeClaim, *, wait: bool = True) -> None:
+    """Stop the claim job: the node's locks go with it (a node that died took them already, and its
+    job's status is not worth waiting for: `wait` False)."""
+    with contextlib.suppress(Exception):
+        client.stop_job(claim.job_id)
+        if wait:
+            _wait_terminal(client, claim.job_id, 30.0)
+
+
+def placement(
+    campaign: Mapping[str, Any] | None, probe: Mapping[str, Any], *, campaign_node_gone: bool
+) -> tuple[str | None, bool]:
+    """(why this node cannot take the campaign, or None; whether the campaign moves to it).
+
+    The campaign's machine (same fingerprint: its node, or a loopback cluster's twin) resumes it;
+    another node of the same class takes it over only once its node has left the cluster, as a new
+    campaign (runs of two machines are never compared); any other node is refused."""
+    if not campaign or not campaign.get("fingerprint"):
+        return None, False
+    if probe.get("fingerprint_id") == campaign.get("fingerprint_id"):
+        return None, False
+    same_class = class_id(probe.get("fingerprint") or {}) == class_id(campaign["fingerprint"])
+    if same_class and campaign_node_gone:
+        return None, True
+    if same_class:
+        return "another node of the campaign's class, while the campaign's own node is still alive", False
+    return "not of the campaign's class (other hardware, driver or image)", False
 
 
 def ray_executor(
@@ -547,36 +709,49 @@ def ray_executor(
     pool: NodePool | None = None,
     excluded: set[str] | None = None,
     stop: threading.Event | None = None,
-) -> tuple[RayExecutor | None, dict[str, Any]]:
-    """An executor pinned to one node for `plan`'s experiment, and the executor block to record.
-
-    Prefers the node the experiment's campaign ran on; returns (None, {}) if `stop` was set
-    while waiting for a free node.
-    """
+    options: RunOptions | None = None,
+    node_lost: bool = False,
+) -> tuple[RayExecutor | None, dict[str, Any], bool]:
+    """An executor pinned to one claimed node for `plan`'s experiment, the executor block to record,
+    and whether the campaign moves to that node (its own node died: a new campaign of the same
+    class). Prefers the node the campaign ran on; (None, {}, False) if `stop` was set while waiting."""
     address = resolve_address(plan, address)
     client = _client(address)
-    pool = pool or NodePool(address)
+    pool = pool or NodePool(address, client)
     spec = plan.spec
-    campaign = read_campaign(Path(runs_root) / spec.name) or {}
-    preferred = (campaign.get("executor") or {}).get("node_id")
-    node = pool.acquire(
-        num_cpus=spec.run.num_cpus,
-        num_gpus=spec.run.num_gpus,
+    opts = options or RunOptions(runs_root=runs_root)
+    campaign = None if opts.new_campaign else read_campaign(Path(runs_root) / spec.name)
+    preferred = ((campaign or {}).get("executor") or {}).get("node_id")
+    # `node_lost`: this runner saw the campaign's node die (the cluster may not say so yet).
+    gone = preferred is not None and (node_lost or node_alive(address, preferred) is False)
+    moves: dict[str, bool] = {}
+
+    def accept(claim: NodeClaim) -> str | None:
+        why, moves[claim.job_id] = placement(campaign, claim.probe, campaign_node_gone=gone)
+        return why
+
+    claim = pool.acquire(
+        plan,
         preferred=preferred,
         excluded=set(excluded or ()),
         stop=stop or threading.Event(),
-        name=spec.name,
+        accept=accept,
+        machine=not opts.share_machine,
     )
-    if node is None:
-        return None, {}
-    try:
-        probe = probe_fingerprint(client, node, spec.recipe.interpreter())
-    except BaseException:
-        pool.release(node)
-        raise
+    if claim is None:
+        return None, {}, False
+    node, probe = claim.node, claim.probe
     executor = RayExecutor(plan, address=address, node=node, fingerprint=probe["fingerprint"], client=client)
+    executor.claim = claim
+    moved = moves.get(claim.job_id, False)
+    if moved:
+        sys.stderr.write(
+            f"[{spec.name}] the campaign's node {str(preferred)[:12]} has left the cluster: moving it to node "
+            f"{node.ip} ({node.node_id[:12]}) of the same class as a new campaign; its runs are archived (runs of "
+            "two machines are never compared)\n"
+        )
     info = {"address": address, **node.record(), "hostname": probe.get("hostname")}
-    return executor, info
+    return executor, info, moved
 
 
 # -- several experiments at once -----------------------------------------------------------------
@@ -600,7 +775,7 @@ def run_experiments(
     """
     stop = stop or threading.Event()
     address = resolve_address(plans[0], address)
-    pool = NodePool(address)
+    pool = NodePool(address, _client(address))
     outcomes: list[ExperimentOutcome | None] = [None] * len(plans)
     errors: list[BaseException] = []
 
@@ -609,8 +784,15 @@ def run_experiments(
         opts = options
         try:
             for _ in range(MAX_NODE_ATTEMPTS):
-                executor, info = ray_executor(
-                    plan, address=address, runs_root=options.runs_root, pool=pool, excluded=excluded, stop=stop
+                executor, info, moved = ray_executor(
+                    plan,
+                    address=address,
+                    runs_root=options.runs_root,
+                    pool=pool,
+                    excluded=excluded,
+                    stop=stop,
+                    options=opts,
+                    node_lost=bool(excluded),
                 )
                 if executor is None:
                     return
@@ -618,7 +800,7 @@ def run_experiments(
                     display = display_for(plan)
                     outcomes[i] = run_plan(
                         plan,
-                        opts,
+                        replace(opts, new_campaign=opts.new_campaign or moved),
                         display=display,
                         executor=executor,
                         executor_info=info,
@@ -626,14 +808,15 @@ def run_experiments(
                         next_block=next_block_for(plan, display) if next_block_for else None,
                     )
                 finally:
+                    if executor.claim is not None:
+                        release_claim(executor.client, executor.claim, wait=executor.lost is None)
                     pool.release(executor.node)
                 if executor.lost is None:
                     return
-                sys.stderr.write(
-                    f"[{plan.spec.name}] {executor.lost}; rerunning all its arms together on another node\n"
-                )
+                sys.stderr.write(f"[{plan.spec.name}] {executor.lost}; resuming on another node of its class\n")
                 excluded.add(executor.node.node_id)
-                opts = replace(opts, new_campaign=True)
+                # The user's --new-campaign and --rerun are done; a resume keeps what finished.
+                opts = replace(options, new_campaign=False, rerun=())
         except BaseException as exc:  # reported by the caller's thread
             errors.append(exc)
             stop.set()

@@ -4,7 +4,9 @@
 description from the environment (REPORTGEN_NODE_JOB, base64 JSON written by
 reportgen.execute.ray_jobs) and either
 
-* `fingerprint`: prints the node's machine fingerprint (the campaign pins it), or
+* `fingerprint`: prints the node's machine fingerprint (the campaign pins it),
+* `hold`: claims the node for one experiment (its node lock and machine lock,
+  reportgen.store.lock), prints its fingerprint and holds until stopped, or
 * `run`: records provenance, starts the GPU sampler, runs the recipe command as a child
   process group, and ships everything back through the job log.
 
@@ -103,17 +105,99 @@ def _node_env(job: Mapping[str, Any], scratch: Path) -> dict[str, str]:
     return env
 
 
-def _fingerprint() -> int:
+def _send(result: Mapping[str, Any]) -> None:
+    """One result block with `result` as result.json, on stdout at once."""
+    with tempfile.TemporaryDirectory(prefix="reportgen-node-") as tmp:
+        folder = Path(tmp)
+        (folder / RESULT_FILE).write_text(json.dumps(result, default=str))
+        sys.stdout.write("\n".join(result_lines(folder)) + "\n")
+        sys.stdout.flush()
+
+
+def _probe() -> dict[str, Any]:
     from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 
     fp = machine_fingerprint()
-    with tempfile.TemporaryDirectory(prefix="reportgen-node-") as tmp:
-        folder = Path(tmp)
-        (folder / RESULT_FILE).write_text(
-            json.dumps({"fingerprint": fp, "fingerprint_id": fingerprint_id(fp), "hostname": socket.gethostname()})
-        )
-        sys.stdout.write("\n".join(result_lines(folder)) + "\n")
+    return {"fingerprint": fp, "fingerprint_id": fingerprint_id(fp), "hostname": socket.gethostname()}
+
+
+def _fingerprint() -> int:
+    _send(_probe())
     return 0
+
+
+def _hold(job: Mapping[str, Any]) -> int:
+    """Claim this node for one experiment of one `reportgen run`: take the node's lock (two
+    experiments never share a node, whichever runner sent them) and, unless the run shares
+    machines, the machine lock a local `reportgen run` takes; send the node's fingerprint back, then
+    hold until stopped (the runner stops this job when the experiment ends) or `max_s` passes (a
+    runner that died). A node held already answers with its holder and ends."""
+    from reportgen.store import lock
+
+    runner = job.get("runner") or {}
+    me = lock.Holder(
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        started_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        purpose=lock.RUN,
+        command=str(job.get("command_text") or "reportgen run"),
+        experiments=(str(job.get("experiment") or ""),),
+        runner_host=runner.get("host"),
+        runner_pid=runner.get("pid"),
+        job_id=job.get("job_id"),
+    )
+    paths = [lock.node_lock_path(str(job.get("node_id") or "unknown"))]
+    if job.get("machine", True):
+        paths.append(lock.machine_lock_path())
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    taken: list[lock.FileLock] = []
+    try:
+        for path in paths:
+            held = lock.FileLock(path)
+            attempt = held.try_acquire(me)
+            if not attempt.taken:
+                other = attempt.holder.to_json() if attempt.holder else None
+                _send({"held": False, "holder": other, "lock": str(path)})
+                return 3
+            taken.append(held)
+        _send({"held": True, **_probe(), "locks": [str(p) for p in paths]})
+        chain, deadline = _ancestry(), time.monotonic() + float(job.get("max_s", 86400.0))
+        while not stop.wait(1.0) and time.monotonic() < deadline and _ancestors_alive(chain):
+            pass
+    finally:
+        for held in reversed(taken):
+            held.release()
+    return 0
+
+
+def _ancestry() -> list[tuple[int, bytes]]:
+    """(pid, start time) of this process's ancestors up to init: on a Ray node the job supervisor,
+    the raylet's worker, the raylet. If one of them goes (the node's raylet died) the wrapper is
+    orphaned and must not go on holding the node or running the workload."""
+    chain = []
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            break
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        chain.append((pid, fields[19]))
+        pid = int(fields[1])
+    return chain
+
+
+def _ancestors_alive(chain: list[tuple[int, bytes]]) -> bool:
+    for pid, start in chain:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            return False
+        if stat[stat.rfind(b")") + 2 :].split()[19] != start:
+            return False
+    return True
 
 
 def _write_files(files: Mapping[str, str]) -> list[Path]:
@@ -163,7 +247,12 @@ def _run(job: Mapping[str, Any]) -> int:
         except Exception as exc:  # recorded, and the run still goes ahead as it would locally
             result["provenance"] = {"error": f"{type(exc).__name__}: {exc}"}
             out.write(f"E|reportgen: provenance capture failed on the node: {exc}\n")
-        sampler = GpuSampler(scratch / "gpu.jsonl", interval_s=float(job.get("gpu_interval_s", 1.0)), env=env)
+        sampler = GpuSampler(
+            scratch / "gpu.jsonl",
+            interval_s=float(job.get("gpu_interval_s", 1.0)),
+            env=env,  # REPORTGEN_RUN_DIR (the scratch folder) marks the run's processes, RAY_ADDRESS its cluster's
+            host_jsonl=scratch / "host.jsonl",
+        )
         sampler.start()
         try:
             if not stopping.is_set():
@@ -184,7 +273,16 @@ def _run(job: Mapping[str, Any]) -> int:
                 for p in pumps:
                     p.start()
                 grace = float(job.get("stop_grace_s", 10.0))
+                chain, checked = _ancestry(), time.monotonic()
                 while proc.poll() is None:
+                    if time.monotonic() - checked >= 1.0:
+                        checked = time.monotonic()
+                        if not _ancestors_alive(chain):  # orphaned: the job (its node's raylet) is gone
+                            result["stopped_by"] = "the Ray job's supervisor or raylet ended"
+                            result["orphaned"] = True  # the runner takes the node for lost
+                            stopping.set()
+                            with contextlib.suppress(ProcessLookupError):
+                                os.killpg(proc.pid, signal.SIGTERM)
                     if stopping.wait(0.2):
                         deadline = time.monotonic() + grace
                         while proc.poll() is None and time.monotonic() < deadline:
@@ -222,6 +320,8 @@ def main() -> int:
     job = decode_job(os.environ[JOB_ENV])
     if job.get("mode") == "fingerprint":
         return _fingerprint()
+    if job.get("mode") == "hold":
+        return _hold(job)
     return _run(job)
 
 

@@ -11,7 +11,9 @@ writes the manifest's final status last.
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
+import inspect
 import os
 import shutil
 import threading
@@ -19,12 +21,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from reportgen import vocab
 from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
+from reportgen.capture.host import compact_host
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import (
     flag_secret_values,
@@ -44,6 +47,7 @@ from reportgen.plan.arms import Arm, Plan, argv_text, block_order, order_runs
 from reportgen.spec import Spec
 from reportgen.spec.model import campaign_amendment
 from reportgen.store import atomic, layout
+from reportgen.store import lock as locks
 from reportgen.store.experiment import (
     amend_experiment,
     read_experiment_record,
@@ -79,6 +83,7 @@ class RunOptions:
     stop_grace_s: float = 10.0
     poll_s: float = 0.25
     budget_minutes: float | None = None  # a sequential campaign's budget for this invocation ([run] budget_minutes)
+    share_machine: bool = False  # run beside another campaign on this machine (no machine lock)
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,37 @@ class ExperimentOutcome:
     interrupted: bool = False
 
 
+_P = ParamSpec("_P")
+
+
+def _holding_locks(run: Callable[_P, ExperimentOutcome]) -> Callable[_P, ExperimentOutcome]:
+    """run_plan holds its campaign's lock (another `reportgen run` of it is refused, nothing written)
+    and, when the workload runs on this machine, the machine's (another campaign waits). Both are
+    re-entrant: a pipeline holding them around runs and analysis just goes on (reportgen.store.lock).
+    Ctrl-C while waiting for the machine ends with nothing run, as interrupted."""
+
+    @functools.wraps(run)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> ExperimentOutcome:
+        bound = inspect.signature(run).bind(*args, **kwargs)
+        plan, options = bound.arguments["plan"], bound.arguments["options"]
+        executor, display = bound.arguments.get("executor"), bound.arguments.get("display")
+        stop = bound.arguments.get("stop_event") or threading.Event()
+        bound.arguments["stop_event"] = stop
+        exp_dir = Path(options.runs_root) / plan.spec.name
+        here = executor is None or not executor.captures_on_node
+        log = display.log if display is not None else None
+        with (
+            stop_on_signals(stop),
+            locks.hold_campaigns([exp_dir], machine=here and not options.share_machine, stop=stop, log=log) as held,
+        ):
+            if not held:
+                return ExperimentOutcome(plan.spec.name, exp_dir, (), interrupted=True)
+            return run(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
+@_holding_locks
 def run_plan(
     plan: Plan,
     options: RunOptions,
@@ -253,7 +289,7 @@ def _looks_taken(old: Spec, exp_dir: Path) -> list[int]:
 def _archive_campaign(exp_dir: Path, campaign: Mapping[str, Any]) -> None:
     cid = str(campaign.get("campaign_id", "unknown"))
     for child in sorted(exp_dir.iterdir()):
-        if child.name == layout.ARCHIVE:
+        if child.name in (layout.ARCHIVE, layout.CAMPAIGN_LOCK):  # the lock stays: this run holds it
             continue
         move_aside(child, exp_dir, cid, child.name)
 
@@ -422,7 +458,16 @@ def _execute(run: _Run, exp: _Experiment) -> _Ended:
             tuple(run.command), run.workdir, run.env, run.run_dir / layout.STDOUT, run.run_dir / layout.STDERR, capture
         )
     )
-    sampler = None if on_node else GpuSampler(run.run_dir / layout.GPU_JSONL, interval_s=spec.run.gpu_sample_interval_s)
+    sampler = (
+        None
+        if on_node
+        else GpuSampler(
+            run.run_dir / layout.GPU_JSONL,
+            interval_s=spec.run.gpu_sample_interval_s,
+            env=run.env,  # the workload's CUDA_VISIBLE_DEVICES; its REPORTGEN_RUN_DIR marks its processes
+            host_jsonl=run.run_dir / layout.HOST_JSONL,  # and the load beside it (reportgen.capture.host)
+        )
+    )
     exp.display.start_run(
         run.label,
         total_steps=spec.workload.steps if run.role == vocab.FORMAL else None,
@@ -477,6 +522,7 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     """GPU samples compacted, logs redacted and ingested, then the manifest's final status, last."""
     run_dir, manifest, info = run.run_dir, run.manifest, ended.info
     rows = compact(run_dir / layout.GPU_JSONL, run_dir / layout.GPU_PARQUET)
+    compact_host(run_dir / layout.HOST_JSONL, run_dir / layout.HOST_PARQUET)
     manifest["artifacts"] = list_artifacts(run_dir)
     if trace_warnings := summarize_run_noting(run_dir):
         manifest.setdefault("warnings", []).extend(trace_warnings)

@@ -817,3 +817,82 @@ def looks(exp: ExperimentData) -> dict | None:
     most = max(max(rows["pairs"]), settings.design.max_pairs)
     template = _looks_template(_arm_order(exp, pd.unique(cols["arm"])), int(most))
     return _finish(template, {"main": csv_text(cols), "lines": csv_text(lines)})
+
+
+# What else used the machine during each run (analysis.json runs[].disturbances), on the GPU charts'
+# time axis: seconds after the run's first load sample.
+DISTURBANCE_KINDS = {
+    "other_run": ("another run", "#d93025"),
+    "cpu_load": ("CPU load", "#f29900"),
+    "gpu_process": ("another GPU process", "#9334e6"),
+    "gpu_throttle": ("GPU clock held down", "#1a73e8"),
+}
+DISTURBANCE_DATA = pd.DataFrame(
+    {"run": ["r"], "what": ["w"], "start": [0.0], "end": [1.0], "detail": ["d"], "windows": ["yes"]}
+)
+SPAN_DATA = pd.DataFrame({"run": ["r"], "start": [0.0], "end": [1.0]})
+
+
+@_template
+def _disturbance_template(runs: tuple[str, ...]) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    y = alt.Y(field="run", type="nominal", sort=list(runs), title=None)
+    x = alt.X(field="start", type="quantitative", title="seconds since the run started")
+    spans = alt.Chart(_named("spans", SPAN_DATA)).mark_bar(color="#e8eaed", height=14).encode(y=y, x=x, x2="end:Q")
+    names = [v[0] for v in DISTURBANCE_KINDS.values()]
+    hits = (
+        alt.Chart(_named("main", DISTURBANCE_DATA))
+        .mark_bar(height=10, opacity=0.9)
+        .encode(
+            y=y,
+            x=x,
+            x2="end:Q",
+            color=alt.Color(
+                field="what",
+                type="nominal",
+                scale=alt.Scale(domain=names, range=[v[1] for v in DISTURBANCE_KINDS.values()]),
+                legend=alt.Legend(title=None, orient="top", columns=2),  # four kinds: two lines on a phone
+            ),
+            tooltip=[
+                alt.Tooltip(field="run", type="nominal"),
+                alt.Tooltip(field="what", type="nominal"),
+                alt.Tooltip(field="start", type="quantitative", format=".0f", title="from (s)"),
+                alt.Tooltip(field="end", type="quantitative", format=".0f", title="to (s)"),
+                alt.Tooltip(field="windows", type="nominal", title="in the measured windows"),
+                alt.Tooltip(field="detail", type="nominal"),
+            ],
+        )
+    )
+    chart = alt.layer(spans, hits).properties(
+        width="container", height=24 * len(runs) + 20, title=alt.Title("What else ran on the machine", anchor="start")
+    )
+    return _to_dict(chart)
+
+
+def disturbances(exp: ExperimentData) -> dict | None:
+    """Each formal run as a grey bar over its duration, with what disturbed it on top, when: from the
+    analysis (runs[].disturbances); None when nothing disturbed any run."""
+    rows, spans = [], []
+    for arm in exp.analysis.arms:
+        for r in arm.formal_runs():
+            label = f"{arm.id}/{r.repeat}"
+            spans.append({"run": label, "start": 0.0, "end": float(r.duration_s or 0.0)})
+            for d in r.disturbances:
+                rows.append(
+                    {
+                        "run": label,
+                        "what": DISTURBANCE_KINDS[d.kind][0],
+                        "start": d.start_s,
+                        "end": max(d.end_s, d.start_s + 1.0),  # a one-second event stays visible
+                        "detail": d.detail,
+                        "windows": "yes" if d.in_window else "no (warm-up or after)",
+                    }
+                )
+    if not rows:
+        return None
+    order = tuple(s["run"] for s in spans)
+    return _finish(
+        _disturbance_template(order),
+        {"main": _csv(pd.DataFrame(rows, columns=list(DISTURBANCE_DATA.columns))), "spans": _csv(pd.DataFrame(spans))},
+    )

@@ -478,6 +478,41 @@ def workload_table(exp: ExperimentData) -> str:
     return "\n".join(out) if out else "No fixed flags were declared (spec `workload.flags`).\n"
 
 
+QUIET_INTRO = (
+    "What else used the machine while each run was measured: another run on it (from the runs folder), CPU load "
+    "outside the run's processes, another process on its GPUs, a GPU clock held down (thermal, power, sync boost); "
+    "times in seconds since the run started, as on the GPU charts. "
+    "[Thresholds](../../analysis.md#quiet-machine).\n"
+)
+
+
+def quiet_section(exp: ExperimentData, *, svg: bool = True) -> tuple[list[str], dict | None]:
+    """What disturbed which run, and when: a table and the chart on the runs' time axis (only for
+    experiments whose analysis has load samples or found a disturbance); returns the chart's spec too."""
+    runs = [(a.id, r) for a in exp.analysis.arms for r in a.formal_runs()]
+    if not any(r.load is not None or r.disturbances for _, r in runs):
+        return [], None
+    md = ["## What else ran on the machine {#quiet-machine}\n", QUIET_INTRO]
+    rows = [
+        [
+            safe.text(f"{arm}/{r.repeat}"),
+            safe.text(charts.DISTURBANCE_KINDS[d.kind][0]),
+            f"{fmt_num(d.start_s, 0)}–{fmt_num(d.end_s, 0)} s",
+            "yes" if d.in_window else "no",
+            safe.text(d.detail),
+        ]
+        for arm, r in runs
+        for d in r.disturbances
+    ]
+    if not rows:
+        md.append("Every run was measured on a quiet machine: nothing else was seen on it.\n")
+        return md, None
+    md.append(table(["run", "what", "when", "in the windows", "detail"], rows, ["l", "l", "r", "c", "l"]) + "\n")
+    spec = charts.disturbances(exp)
+    md.append(blocks.chart("disturbances", spec, title="What else ran on the machine", svg=svg))
+    return md, spec
+
+
 def runs_table(exp: ExperimentData) -> str:
     rows = []
     for arm in exp.analysis.arms:
@@ -636,6 +671,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
     title = info.title or exp.name
     kind = report_kind(exp)
     specs = experiment_charts(exp)
+    quiet_md, quiet_chart = quiet_section(exp, svg=svg)
     md = [
         f"# {safe.text(kinds.page_title(str(title), kind))}\n",
         meta_line(exp, kind),
@@ -694,11 +730,14 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "## Guardrails {#guardrails}\n",
         guardrail_table(exp) + "\n",
         *same_work_section(exp),
+        *quiet_md,
         "## Curves\n",
     ]
     for name, spec in specs.items():
         md.append(f"### {safe.text(CHART_TITLES[name])}\n")
         md.append(blocks.chart(name, spec, title=CHART_TITLES[name], svg=svg))
+    if quiet_chart is not None:
+        specs["disturbances"] = quiet_chart
     time = time_section.experiment_section(exp, svg=svg)
     if time.markdown:
         md.append(time.markdown)

@@ -18,7 +18,14 @@ from reportgen.store import atomic, layout
 from reportgen.store.digest import file_sha256
 
 # Files of a run the analysis reads.
-READ_FILES = (layout.MANIFEST, layout.METRICS, layout.EVENTS, layout.GPU_PARQUET, layout.RECIPE_PATCH)
+READ_FILES = (
+    layout.MANIFEST,
+    layout.METRICS,
+    layout.EVENTS,
+    layout.GPU_PARQUET,
+    layout.HOST_PARQUET,
+    layout.RECIPE_PATCH,
+)
 
 
 def input_files(exp_dir: Path) -> list[Path]:

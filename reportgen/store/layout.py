@@ -3,10 +3,11 @@
 runs/<experiment>/experiment.toml         the spec as run (bytes of the source file)
 runs/<experiment>/campaign.json           machine fingerprint the campaign is pinned to
 runs/<experiment>/analysis.json           written by `reportgen analyze`
+runs/<experiment>/.campaign.lock          held while a `reportgen run` (or analyze) works on it
 runs/<experiment>/archive/<campaign>/     earlier campaigns, moved aside, never deleted
 runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id | profile-<arm>)
     manifest.json  recipe.sh|recipe.json  recipe.patch  command.json  stdout.log  stderr.log
-    gpu.jsonl -> gpu.parquet  provenance/  tensorboard/  traces/
+    gpu.jsonl -> gpu.parquet  host.jsonl -> host.parquet  provenance/  tensorboard/  traces/
     metrics.parquet  events.json  (ingest)
 """
 
@@ -26,6 +27,7 @@ RUNS_ENV = "REPORTGEN_RUNS"
 EXPERIMENT_SPEC = "experiment.toml"
 CAMPAIGN = "campaign.json"
 ANALYSIS = "analysis.json"
+CAMPAIGN_LOCK = ".campaign.lock"  # reportgen.store.lock; removed when released
 ARCHIVE = "archive"
 
 MANIFEST = "manifest.json"
@@ -37,6 +39,8 @@ RECIPE_PATCH = "recipe.patch"
 COMMAND = "command.json"
 GPU_JSONL = "gpu.jsonl"
 GPU_PARQUET = "gpu.parquet"
+HOST_JSONL = "host.jsonl"
+HOST_PARQUET = "host.parquet"
 PROVENANCE = "provenance"
 TENSORBOARD = "tensorboard"
 TRACES = "traces"

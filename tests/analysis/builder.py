@@ -80,6 +80,11 @@ class Arm:
     critic_nan_at: int | None = None  # train/critic-value_loss = nan at this step (a PPO critic's keys are logged)
     run_cv: float = 0.01  # run-to-run noise: each run's throughput is offset by this fraction (sd)
 
+    # What else loaded the machine (host.parquet, gpu.parquet): "cpu", "gpu_process" or "throttle",
+    # over this share of the run from its start; the sampler's figures otherwise say quiet.
+    disturb: str | None = None
+    disturb_share: float = 1.0
+
 
 def ar1(rng, n, rho=0.5, cv=0.05):
     e = np.empty(n)
@@ -102,7 +107,7 @@ def write_run(
     t0: float = 1_764_000_000.0,
     with_gpu: bool = True,
     resp_len: float = 512.0,
-) -> None:
+) -> float:
     run_dir.mkdir(parents=True, exist_ok=True)
     stopped = spec.interrupt_at is not None and spec.interrupt_repeat in (None, repeat)
     last = steps if spec.fail_at is None else spec.fail_at
@@ -206,6 +211,8 @@ def write_run(
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     if with_gpu:
         ts = np.arange(t0, end, 1.0)
+        hit = ts < t0 + spec.disturb_share * (end - t0)  # the disturbed ticks
+        intruder = spec.disturb == "gpu_process"
         gpu = pd.DataFrame(
             [
                 {
@@ -220,13 +227,29 @@ def write_run(
                     "power_w": 300.0,
                     "sm_clock_mhz": 1980.0,
                     "temp_c": 50.0,
+                    "throttle": 0x40 if spec.disturb == "throttle" and h else 0,
+                    "other_procs": 1 if intruder and h and i == 0 else 0,
+                    "other_mem_mib": 2048.0 if intruder and h and i == 0 else 0.0,
+                    "other_desc": "pid 999 python 2048 MiB" if intruder and h and i == 0 else None,
                 }
-                for t in ts
+                for t, h in zip(ts, hit, strict=True)
                 for i in (0, 1)
             ]
         )
         gpu.to_parquet(run_dir / "gpu.parquet", index=False)
+        cpu = spec.disturb == "cpu"
+        pd.DataFrame(
+            {
+                "t": ts,
+                "cpu_count": 16,
+                "cpu_busy": 2.0,
+                "cpu_run": 1.9,
+                "cpu_other": np.where(hit & cpu, 2.5, 0.1),
+                "top_other": np.where(hit & cpu, "pid 4242 stress 2.50 cores", None),
+            }
+        ).to_parquet(run_dir / "host.parquet", index=False)
     (run_dir / "recipe.patch").write_text("" if arm == "baseline" else "-  --optimizer-cpu-offload\n")
+    return end
 
 
 def _iso(t: float) -> str:
@@ -249,9 +272,11 @@ def make_experiment(
     windows: int = 3,
     gpu: bool = True,
     analysis_extra: str = "",
+    t0: float = 1_764_000_000.0,
 ) -> Path:
     """A runs/<name>/ tree with a spec, and one folder per arm and repeat: by default three
-    interleaved blocks, the fewest pairs a verdict may rest on."""
+    interleaved blocks, the fewest pairs a verdict may rest on. Runs follow one another from `t0`
+    (experiments sharing a runs folder and a machine must not overlap: analysis/overlap)."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)
@@ -271,9 +296,10 @@ def make_experiment(
         )
     )
     rng = np.random.default_rng(seed)
-    t0 = 1_764_000_000.0
     for rep in range(1, repeats + 1):
         for arm, spec in arms.items():
-            write_run(exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0, with_gpu=gpu)
-            t0 += 4000
+            end = write_run(
+                exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0, with_gpu=gpu
+            )
+            t0 = max(t0 + 4000, end + 60)  # one after another, as the runner makes them
     return exp

@@ -129,7 +129,7 @@ def test_cli_analyze_all_and_pr_body_golden(tmp_path):
     make_experiment(
         runs, {"baseline": Arm(), "A1": Arm(speed=1.2), "A2": Arm(fail_at=9), "A3": Arm(speed=0.94)}, name="grpo"
     )
-    make_experiment(runs, {"baseline": Arm(), "B1": Arm()}, name="other", seed=2)
+    make_experiment(runs, {"baseline": Arm(), "B1": Arm()}, name="other", seed=2, t0=1_765_000_000.0)
     res = _cli(["analyze", "--runs", str(runs)])
     assert res.exit_code == 0, res.output
     out = res.stdout.split()

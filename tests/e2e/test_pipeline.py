@@ -83,9 +83,15 @@ def test_run_analyze_and_build_on_the_embedded_workload(tmp_path: Path) -> None:
     assert doc["schema_version"] == SCHEMA_VERSION
     verdicts = {c["candidate"]: c["verdict"]["status"] for c in doc["comparisons"]}
     assert set(verdicts) == {"A1", "A2", "A3"}
-    assert set(verdicts.values()) <= {"accepted", "rejected", "no_change", "inconclusive"}
     for comp in doc["comparisons"]:
         by_id = {g["id"]: g["status"] for g in comp["guardrails"]}
+        # On a machine shared with other work (a developer's box), one arm disturbed far more than the
+        # other is rightly `invalid`; a quiet machine gives a verdict on speed.
+        disturbed = by_id["quiet_machine"] == "fail"
+        assert comp["verdict"]["status"] in {"accepted", "rejected", "no_change", "inconclusive"} or (
+            disturbed and comp["verdict"]["status"] == "invalid"
+        ), comp["verdict"]
+        assert by_id["no_overlap"] == "pass" and by_id["quiet_machine"] != "not_applicable"
         for gid in (
             "steps_completed",
             "no_failures",

@@ -9,6 +9,7 @@ stopped by pid, so another Ray on the same machine is never touched.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -17,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -63,7 +65,7 @@ def _stop_cluster(temp_dir: str, sessions: set[int]) -> None:
             time.sleep(0.2)
 
 
-def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> None:
+def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> int:
     # A new session per `ray start`: every daemon it leaves behind is found by it at teardown.
     proc = subprocess.Popen(
         [str(RAY), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -72,6 +74,7 @@ def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> None:
     out, err = proc.communicate(timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"ray {' '.join(args)} failed:\n{out}\n{err}")
+    return proc.pid
 
 
 def _agent_ports() -> list[str]:
@@ -96,17 +99,58 @@ def _warm_up(address: str) -> None:
         raise RuntimeError(f"the test cluster could not run a job: {client.get_job_logs(job)}")
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[str]:
-    """The dashboard address of a fresh head + worker node on 127.0.0.1."""
+@dataclass
+class Cluster:
+    """A loopback cluster: its dashboard address, and each worker's label and `ray start` session."""
+
+    address: str
+    workers: dict[str, int]
+
+    def node_of(self, label: str) -> str:
+        """The node id of worker `label` (each worker carries a custom resource rg_<label>)."""
+        from ray.util.state import list_nodes
+
+        for n in list_nodes(address=self.address, detail=True, limit=1000, raise_on_missing_output=False):
+            if f"rg_{label}" in (n.resources_total or {}):
+                return n.node_id
+        raise LookupError(label)
+
+    def label_of(self, node_id: str) -> str:
+        return next(label for label in self.workers if self.node_of(label) == node_id)
+
+    def kill_raylet(self, label: str) -> int:
+        """SIGKILL the raylet of worker `label`: the node dies as when its machine goes."""
+        session = self.workers[label]
+        [pid] = [
+            int(e.name)
+            for e in Path("/proc").iterdir()
+            if e.name.isdigit() and _session(e) == session and _comm(int(e.name)) == "raylet"
+        ]
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def cluster(*, head_cpus: int, workers: Sequence[str], env_extra: dict[str, str] | None = None) -> Iterator[Cluster]:
+    """A fresh head and one node per worker label (one CPU each) on 127.0.0.1, stopped by pid afterwards."""
     if not RAY.is_file():
         pytest.skip("the ray extra is not installed (pip install 'reportgen[ray]')")
     temp_dir = tempfile.mkdtemp(prefix="rg-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{RAY.parent}{os.pathsep}{env.get('PATH', '')}")
+    # The nodes' machine and node locks (reportgen.store.lock): the cluster's own, not this machine's.
+    env["REPORTGEN_MACHINE_LOCK"] = str(Path(temp_dir) / "machine.lock")
+    env.update(env_extra or {})
     gcs, dashboard = free_port(), free_port()
     sessions: set[int] = set()
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000", "--disable-usage-stats"]
+    common = ["--node-ip-address=127.0.0.1", "--object-store-memory=100000000", "--disable-usage-stats"]
     try:
         _ray(
             [
@@ -118,23 +162,45 @@ def ray_cluster() -> Iterator[str]:
                 "--include-dashboard=true",
                 f"--temp-dir={temp_dir}",
                 f"--ray-client-server-port={free_port()}",
+                f"--num-cpus={head_cpus}",
                 *_agent_ports(),
                 *common,
             ],
             env,
             sessions,
         )
-        _ray(["start", f"--address=127.0.0.1:{gcs}", *_agent_ports(), *common], env, sessions)
+        started = {}
+        for label in workers:
+            resources = json.dumps({f"rg_{label}": 1})
+            started[label] = _ray(
+                [
+                    "start",
+                    f"--address=127.0.0.1:{gcs}",
+                    "--num-cpus=1",
+                    f"--resources={resources}",
+                    *_agent_ports(),
+                    *common,
+                ],
+                env,
+                sessions,
+            )
         address = f"http://127.0.0.1:{dashboard}"
         from ray.util.state import list_nodes
 
         deadline = time.monotonic() + 60
-        while len(list_nodes(address=address, filters=[("state", "=", "ALIVE")])) < 2:
+        while len(list_nodes(address=address, filters=[("state", "=", "ALIVE")])) < 1 + len(workers):
             if time.monotonic() > deadline:
-                raise RuntimeError("the worker node did not join the test cluster")
+                raise RuntimeError("the worker nodes did not join the test cluster")
             time.sleep(0.5)
         _warm_up(address)
-        yield address
+        yield Cluster(address, started)
     finally:
         _stop_cluster(temp_dir, sessions)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[str]:
+    """The dashboard address of a fresh head + worker node on 127.0.0.1 (one CPU each)."""
+    with cluster(head_cpus=1, workers=["w1"]) as c:
+        yield c.address

@@ -35,9 +35,10 @@ def test_two_experiments_run_in_parallel_each_pinned_to_one_node(tmp_path: Path,
     e1 = make_experiment(tmp_path / "r1", name="e1", steps=3, sleep=0.3)
     e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.3)
     runs, local = tmp_path / "runs", tmp_path / "local"
-    assert (
-        main(["run", str(e1), str(e2), "--runs", str(runs), "--no-analyze", "--no-profiler", "--ray", ray_cluster]) == 0
-    )
+    # Both nodes of a loopback cluster are this one machine: without --share-machine, the second
+    # experiment would wait for the machine lock the first one's node claim holds.
+    args = ["--runs", str(runs), "--no-analyze", "--no-profiler", "--ray", ray_cluster, "--share-machine"]
+    assert main(["run", str(e1), str(e2), *args]) == 0
     assert main(["run", str(e1), "--runs", str(local), "--no-analyze", "--no-profiler"]) == 0
 
     nodes = {}
@@ -139,3 +140,54 @@ def test_a_sequential_campaign_runs_every_pair_on_its_one_node(tmp_path: Path, r
     (a1,) = doc["comparisons"]
     assert a1["verdict"]["status"] == "accepted" and len(a1["run_level"]["pairs"]) == 3
     assert doc["campaign"]["stopped"] == "decided"
+
+
+def _start(spec: Path, runs: Path, address: str, *extra: str) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler"]
+    return subprocess.Popen(
+        [*args, "--ray", address, *extra],
+        env=env_with_repo_on_path(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _node(runs: Path, exp: str) -> str:
+    return json.loads((runs / exp / "campaign.json").read_text())["executor"]["node_id"]
+
+
+def test_separate_runners_never_share_a_node(tmp_path: Path, ray_cluster: str) -> None:
+    """Two `reportgen run` processes know nothing of each other; the node claim keeps the second off
+    the first one's node (sharing the machine, as loopback nodes must, is allowed here)."""
+    # Long enough that the second runner (seconds to start, more on a busy machine) meets the first.
+    e1 = make_experiment(tmp_path / "r1", name="e1", steps=30, sleep=0.5)
+    e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.3)
+    runs = tmp_path / "runs"
+    first = _start(e1, runs, ray_cluster, "--share-machine")
+    stdout = runs / "e1" / "baseline" / "1" / "stdout.log"
+    _wait_for(lambda: stdout.is_file() and b"perf 1:" in stdout.read_bytes())
+    second = _start(e2, runs, ray_cluster, "--share-machine")
+    for proc in (second, first):
+        out, _ = proc.communicate(timeout=240)
+        assert proc.returncode == 0, out
+    assert _node(runs, "e1") != _node(runs, "e2")
+    assert manifest(runs, "e2", "baseline")["started_utc"] <= manifest(runs, "e1", "A1")["ended_utc"]  # in parallel
+
+
+def test_a_second_runner_waits_for_the_machine_its_node_shares(tmp_path: Path, ray_cluster: str) -> None:
+    """Without --share-machine a node claim also takes the node machine's lock: both loopback nodes
+    are this machine, so the second experiment waits for the first to end, naming its holder."""
+    # Long enough that the second runner's first claim (seconds, more on a busy machine) meets the first.
+    e1 = make_experiment(tmp_path / "r1", name="e1", steps=30, sleep=0.5)
+    e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.1)
+    runs = tmp_path / "runs"
+    first = _start(e1, runs, ray_cluster)
+    stdout = runs / "e1" / "baseline" / "1" / "stdout.log"
+    _wait_for(lambda: stdout.is_file() and b"perf 1:" in stdout.read_bytes())
+    second = _start(e2, runs, ray_cluster)
+    out2, _ = second.communicate(timeout=300)
+    out1, _ = first.communicate(timeout=60)
+    assert first.returncode == 0 and second.returncode == 0, (out1, out2)
+    assert "[e2] waiting for a free node:" in out2 and f"for pid {first.pid} on " in out2
+    assert manifest(runs, "e2", "baseline")["started_utc"] >= manifest(runs, "e1", "A1")["ended_utc"]

@@ -1,0 +1,105 @@
+"""The node side of a claim (ray_node's `hold` mode) as plain processes, without a cluster: it takes
+the node's lock and the machine lock, sends its fingerprint back and holds until stopped; a second
+claim on the node answers with its holder; a claim whose job's raylet goes away lets go."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen.execute import ray_node
+from reportgen.execute.ray_jobs import unpack_result
+from reportgen.store import lock
+from tests.conftest import env_with_repo_on_path
+
+
+def _claim(tmp_path: Path, *, machine: bool = True, job_id: str = "reportgen-hold-e1-1") -> subprocess.Popen[str]:
+    job = {
+        "mode": "hold",
+        "node_id": "abc123",
+        "machine": machine,
+        "max_s": 60,
+        "experiment": "e1",
+        "job_id": job_id,
+        "runner": {"host": "laptop", "pid": 4242},
+        "command_text": "reportgen run of e1",
+    }
+    env = {**env_with_repo_on_path(), ray_node.JOB_ENV: ray_node.encode_job(job)}
+    env["REPORTGEN_MACHINE_LOCK"] = str(tmp_path / "machine.lock")
+    return subprocess.Popen(
+        [sys.executable, "-m", "reportgen.execute.ray_node"], env=env, stdout=subprocess.PIPE, text=True
+    )
+
+
+def _answer(proc: subprocess.Popen[str]) -> dict:
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n")[2:])
+        if line.startswith("R|END "):
+            break
+    unpacked = unpack_result(lines)
+    assert unpacked is not None, lines
+    return unpacked[0]
+
+
+def test_a_claim_holds_the_node_and_the_machine_until_stopped(tmp_path: Path) -> None:
+    first = _claim(tmp_path)
+    try:
+        held = _answer(first)
+        assert held["held"] and len(held["fingerprint_id"]) == 64
+        assert held["locks"] == [str(tmp_path / "reportgen-ray-node-abc123.lock"), str(tmp_path / "machine.lock")]
+        second = _claim(tmp_path, job_id="reportgen-hold-e2-1")
+        busy = _answer(second)
+        assert second.wait(timeout=30) == 3 and not busy["held"]
+        holder = lock.Holder.from_json(busy["holder"])
+        assert holder is not None and (holder.job_id, holder.runner_host, holder.runner_pid) == (
+            "reportgen-hold-e1-1",
+            "laptop",
+            4242,
+        )
+        assert "Ray job reportgen-hold-e1-1 for pid 4242 on laptop" in holder.describe()
+    finally:
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=30) == 0
+    assert not (tmp_path / "machine.lock").exists()  # released, and removed
+    shared = _claim(tmp_path, machine=False)
+    try:
+        assert _answer(shared)["locks"] == [str(tmp_path / "reportgen-ray-node-abc123.lock")]
+    finally:
+        shared.send_signal(signal.SIGTERM)
+        shared.wait(timeout=30)
+
+
+def test_a_claim_whose_parent_goes_away_lets_go(tmp_path: Path) -> None:
+    """Its ancestors stand for the Ray job's supervisor and raylet: when one dies, the claim ends."""
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'reportgen.execute.ray_node'], stdout=sys.stdout)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    job = {"mode": "hold", "node_id": "n2", "machine": False, "max_s": 60, "job_id": "j", "runner": {}}
+    env = {**env_with_repo_on_path(), ray_node.JOB_ENV: ray_node.encode_job(job)}
+    env["REPORTGEN_MACHINE_LOCK"] = str(tmp_path / "machine.lock")
+    parent = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    _answer(parent)
+    parent.kill()
+    parent.wait()
+    for _ in range(100):  # it notices within a second or two
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the orphaned claim did not end")

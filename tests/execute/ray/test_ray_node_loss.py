@@ -1,0 +1,83 @@
+"""A Ray worker node that dies during a run, on a real loopback cluster (a head without CPUs and two
+one-CPU workers, so experiments land on workers): its raylet is killed mid-run. The run is recorded
+`interrupted` (not failed, not lost) with the node named, and the campaign resumes on the other
+node, of the same class, and completes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import env_with_repo_on_path
+from tests.execute.conftest import make_experiment
+from tests.execute.ray.conftest import Cluster, cluster
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+# The cluster declares a node dead after three missed one-second health checks (defaults: 5 x 3 s).
+FAST_HEALTH_CHECKS = {
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+}
+
+
+@pytest.fixture(scope="module")
+def two_workers() -> Iterator[Cluster]:
+    with cluster(head_cpus=0, workers=["w1", "w2"], env_extra=FAST_HEALTH_CHECKS) as c:
+        yield c
+
+
+def _manifest(path: Path) -> dict:
+    return json.loads((path / "manifest.json").read_text())
+
+
+def _wait_for(predicate, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("condition not reached in time")
+
+
+def test_a_killed_worker_node_leaves_the_run_interrupted_and_the_campaign_resumes_elsewhere(
+    tmp_path: Path, two_workers: Cluster
+) -> None:
+    spec = make_experiment(tmp_path / "r", name="lost", steps=20, sleep=0.5)
+    runs = tmp_path / "runs"
+    exp = runs / "lost"
+    args = [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-profiler", "--no-analyze"]
+    # Both workers are this one machine: --share-machine lets the resume claim the second one at once
+    # (the dead node's machine lock is this machine's too).
+    args += ["--ray", two_workers.address, "--share-machine"]
+    proc = subprocess.Popen(
+        args, env=env_with_repo_on_path(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    stdout = exp / "baseline" / "1" / "stdout.log"
+    _wait_for(lambda: stdout.is_file() and b"perf 2:" in stdout.read_bytes())
+    first = json.loads((exp / "campaign.json").read_text())["executor"]["node_id"]
+    label = two_workers.label_of(first)
+    two_workers.kill_raylet(label)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out
+    assert "died during the run" in out and "resuming on another node of its class" in out
+
+    # The run on the dead node: interrupted, moved aside by the resume, the node named.
+    [old] = list((exp / "archive").glob("*/baseline-1"))
+    m = _manifest(old)
+    assert m["status"] == "interrupted", m
+    assert any(f"Ray node {first[:12]}" in w and "died during the run" in w for w in m["warnings"])
+    # The campaign resumed on the other worker (loopback nodes share one machine, hence one
+    # fingerprint: the campaign is the same) and completed there.
+    second = two_workers.node_of("w2" if label == "w1" else "w1")
+    for arm in ("baseline", "A1"):
+        m = _manifest(exp / arm / "1")
+        assert m["status"] == "complete" and m["executor"]["node_id"] == second, m
+    assert len(list((exp / "archive").iterdir())) == 1
