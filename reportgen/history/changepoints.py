@@ -100,10 +100,11 @@ def detect(
 ) -> list[Shift]:
     """Changes of level in `values` (positive figures, in order). `allowed[i]` False forbids a
     change between points i - 1 and i (both measured at one commit: no commit to blame)."""
-    y = np.log(np.asarray(values, dtype=float))
-    n = int(y.size)
-    if n < max(config.min_points, 2 * config.min_size) or not np.all(np.isfinite(y)):
+    x = np.asarray(values, dtype=float)
+    n = int(x.size)
+    if n < max(config.min_points, 2 * config.min_size) or not np.all(np.isfinite(x) & (x > 0)):
         return []
+    y = np.log(x)
     sigma = noise_sigma(y)
     if sigma <= 0:
         return []

@@ -79,32 +79,38 @@ def _value(x: float | None, unit: str) -> str:
     return fmt_value(x, unit=unit)
 
 
-def standing_line(st: Standing | None, *, page_depth: int = 2) -> str:
-    """ "This baseline vs history: ..." in one paragraph; a flag, not a verdict."""
-    if st is None:
-        return ""
-    up = "../" * page_depth
-    link = f"[history]({up}{recipe_path(st.key.recipe)})"
-    where = f"{safe.text(st.key.machine_class)}, profile {safe.code(st.key.profile or 'none')}"
-    head = f"**This baseline vs history** ({where}): {safe.text(_value(st.value, st.unit))}"
+def standing_sentence(st: Standing) -> str:
+    """Where this baseline sits, in plain words (after "This baseline vs history (...):")."""
+    value = _value(st.value, st.unit)
     k = len(st.previous)
     if not k:
-        body = "the first baseline of its series; later campaigns will be compared with it"
-    else:
-        ref = safe.text(_value(st.reference, st.unit))
-        last = "the last baseline" if k == 1 else f"the last {k} baselines"
-        off = f"{abs(st.off or 0) * 100:.0f} % {'below' if (st.off or 0) < 0 else 'above'}"
-        if st.low is not None and st.high is not None:
-            rng = f"{safe.text(_value(st.low, st.unit))} to {safe.text(_value(st.high, st.unit))}"
-            if st.flagged:
-                body = f"⚑ {off} {last} on this machine class ({ref}), outside their usual range ({rng})"
-            else:
-                body = f"within the usual range of {last} on this machine class ({rng}; {off} their mean {ref})"
-        else:
-            few = f"{k} earlier campaign{'s' if k > 1 else ''}: too few for a usual range"
-            flag = "⚑ " if st.flagged else ""
-            body = f"{flag}{off} {last} on this machine class ({ref}; {few})"
-    return f"{head}: {body}. A flag, not a verdict ({link}).\n"
+        return f"{value}: the first baseline of its series; later campaigns will be compared with it"
+    ref = _value(st.reference, st.unit)
+    last = "the last baseline" if k == 1 else f"the last {k} baselines"
+    off = f"{abs(st.off or 0) * 100:.0f} % {'below' if (st.off or 0) < 0 else 'above'}"
+    flag = "⚑ " if st.flagged else ""
+    if st.low is not None and st.high is not None:
+        rng = f"{_value(st.low, st.unit)} to {_value(st.high, st.unit)}"
+        if st.flagged:
+            return f"{value}: {flag}{off} {last} on this machine class ({ref}), outside their usual range ({rng})"
+        return f"{value}: within the usual range of {last} on this machine class ({rng}; {off} their mean {ref})"
+    few = f"{k} earlier campaign{'s' if k > 1 else ''}: too few for a usual range"
+    return f"{value}: {flag}{off} {last} on this machine class ({ref}; {few})"
+
+
+def standing_where(st: Standing) -> str:
+    return f"{st.key.machine_class}, profile {st.key.profile or 'none'}"
+
+
+def standing_line(st: Standing | None, *, page_depth: int = 2) -> str:
+    """ "This baseline vs history (...): ..." in one paragraph of Markdown; a flag, not a verdict."""
+    if st is None:
+        return ""
+    link = f"[history]({'../' * page_depth}{recipe_path(st.key.recipe)})"
+    return (
+        f"**This baseline vs history** ({safe.text(standing_where(st))}): {safe.text(standing_sentence(st))}. "
+        f"A flag, not a verdict ({link}).\n"
+    )
 
 
 # ---------------------------------------------------------------- the recipe page
