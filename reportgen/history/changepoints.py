@@ -36,9 +36,9 @@ class DetectorConfig:
 
     penalty: float = 3.0  # x sigma^2 x log(n) per change
     min_size: int = 2  # points a segment needs: a single odd point is never a change
-    alpha: float = 0.01  # Welch t test between the segments either side of a change
+    alpha: float = 0.001  # Welch t test between the segments either side of a change
     confidence: float = 0.95  # of the size's interval
-    min_points: int = 4  # fewer points: no detection at all
+    min_points: int = 6  # fewer points: no detection at all (the noise read from 4 points misleads)
 
     def method(self) -> str:
         return METHOD.format(penalty=self.penalty, min_size=self.min_size, alpha=self.alpha)

@@ -172,8 +172,14 @@ def points(exp: ExperimentInput) -> list[Point]:
         if summary is None or summary.role != vocab.FORMAL or summary.status != vocab.Status.COMPLETE:
             continue
         commit, dirty = _commit(run.git)
-        head = {**common, "arm": run.arm, "run": run.path, "commit": commit, "dirty": dirty}
-        head["started_utc"] = summary.started_utc
+        head: dict[str, object] = {
+            **common,
+            "arm": run.arm,
+            "run": run.path,
+            "commit": commit,
+            "dirty": dirty,
+            "started_utc": summary.started_utc,
+        }
         steps = _analysis_run(run)
         pm = vocab.metric(primary.key)
         timed = [(primary.key, pm.title, pm.unit, primary.direction, True)]
@@ -185,34 +191,38 @@ def points(exp: ExperimentInput) -> list[Point]:
                 continue
             value = summary.overall if is_primary and summary.overall is not None else fig.value
             out.append(
-                Point(
-                    **head,
-                    metric=key,
-                    primary=is_primary,
-                    label=label,
-                    unit=unit,
-                    better=better,
-                    value=value,
-                    low=fig.low,
-                    high=fig.high,
-                    confidence=0.95 if fig.low is not None else None,
-                    method=WITHIN_METHOD,
-                    n=fig.n,
+                Point.model_validate(
+                    {
+                        **head,
+                        "metric": key,
+                        "primary": is_primary,
+                        "label": label,
+                        "unit": unit,
+                        "better": better,
+                        "value": value,
+                        "low": fig.low,
+                        "high": fig.high,
+                        "confidence": 0.95 if fig.low is not None else None,
+                        "method": WITHIN_METHOD,
+                        "n": fig.n,
+                    }
                 )
             )
         mem = peak_memory(run, first, last)
         if mem is not None:
             out.append(
-                Point(
-                    **head,
-                    metric=PEAK_MEMORY,
-                    primary=False,
-                    label="peak GPU memory",
-                    unit="MiB",
-                    better="lower",
-                    value=mem.value,
-                    method=PEAK_METHOD,
-                    n=mem.n,
+                Point.model_validate(
+                    {
+                        **head,
+                        "metric": PEAK_MEMORY,
+                        "primary": False,
+                        "label": "peak GPU memory",
+                        "unit": "MiB",
+                        "better": "lower",
+                        "value": mem.value,
+                        "method": PEAK_METHOD,
+                        "n": mem.n,
+                    }
                 )
             )
     return out

@@ -53,7 +53,7 @@ class Point(BaseModel):
     metric: str = Field(description=f'Metric key: the primary metric, "{STEP_TIME}" or "{PEAK_MEMORY}".')
     primary: bool = Field(description="This metric is the spec's primary metric.")
     label: str = Field(description='Short name for tables ("response tokens/s").')
-    unit: str = ""
+    unit: str = Field(default="", description='"tok/s", "s", "MiB"; empty when the metric has none.')
     better: Literal["higher", "lower"] = Field(description="Which direction is better.")
     value: float = Field(description="The run-level figure: mean of the run's window means (peak memory: the max).")
     low: float | None = Field(default=None, description="Lower end of the within-run interval; null: none.")

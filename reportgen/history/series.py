@@ -117,6 +117,8 @@ def _campaign(runs: Sequence[Point], confidence: float) -> CampaignPoint:
     logs = np.log(np.array([p.value for p in runs], dtype=float))
     first = min(runs, key=lambda p: p.started_utc or "")
     value = float(np.exp(logs.mean()))
+    low: float | None
+    high: float | None
     if logs.size >= 2:
         # On logs, as the analysis treats run figures: the interval of a positive figure stays positive.
         half = float(stats.t.ppf(0.5 + confidence / 2, logs.size - 1)) * float(logs.std(ddof=1)) / math.sqrt(logs.size)

@@ -192,12 +192,11 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
                 href=f"../../reports/{c.experiment}/",
             )
         for ch in s.changes:
-            x = (pos[ch.before.experiment] + pos[ch.after.experiment]) / 2
             row(
                 kind="change",
                 metric=title,
                 arm=s.key.arm,
-                x=x,
+                x=(pos[ch.before.experiment] + pos[ch.after.experiment]) / 2,
                 change=f"{s.key.arm}: {fmt_change(ch.change, digits=1)}",
                 commit=f"{_short(ch.before.commit)}..{_short(ch.after.commit)}",
             )
@@ -208,7 +207,7 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
         "scale": {"domain": list(arms), "range": [ARM_COLORS[i % len(ARM_COLORS)] for i in range(len(arms))]},
         "legend": {"title": None, "orient": "top"},
     }
-    x = {
+    xenc = {
         "field": "x",
         "type": "quantitative",
         "title": "campaigns in commit order (commit under each)",
@@ -252,7 +251,7 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
                     "transform": [{"filter": "datum.kind === 'change'"}],
                     "mark": {"type": "rule", "strokeDash": [5, 3], "color": "#d93025", "strokeWidth": 2},
                     "encoding": {
-                        "x": x,
+                        "x": xenc,
                         "tooltip": [
                             {"field": "change", "title": "change point"},
                             {"field": "commit", "title": "commits"},
@@ -263,7 +262,7 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
                     "transform": [point_filter],
                     "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.6},
                     "encoding": {
-                        "x": x,
+                        "x": xenc,
                         "y": {"field": "low", "type": "quantitative"},
                         "y2": {"field": "high"},
                         "color": color,
@@ -272,13 +271,13 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
                 {
                     "transform": [point_filter],
                     "mark": {"type": "line", "opacity": 0.4},
-                    "encoding": {"x": x, "y": {"field": "value", "type": "quantitative"}, "color": color},
+                    "encoding": {"x": xenc, "y": {"field": "value", "type": "quantitative"}, "color": color},
                 },
                 {
                     "transform": [point_filter],
                     "mark": {"type": "point", "filled": True, "size": 70, "cursor": "pointer", "opacity": 1},
                     "encoding": {
-                        "x": x,
+                        "x": xenc,
                         "y": {"field": "value", "type": "quantitative", "title": None, "scale": {"zero": False}},
                         "color": color,
                         "href": {"field": "href"},

@@ -77,3 +77,12 @@ def test_another_version_or_a_foreign_file_is_one_line(tmp_path: Path) -> None:
 def test_unknown_fields_are_refused() -> None:
     with pytest.raises(ValueError):
         point(colour="red")
+
+
+def test_the_format_page_lists_every_column_with_the_models_meaning() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "history.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == list(COLUMNS)
+    for r in rows:
+        name = r.split("`")[1]
+        assert r.rstrip(" |").endswith(Point.model_fields[name].description or ""), name

@@ -30,9 +30,11 @@ SLOWDOWN = 1 / 9  # each step (1 + 1/9) times as long: throughput x 0.9
 # meanwhile (other jobs on a shared 2-core machine) falls on both sides of the step alike; the
 # history orders them by commit (`--git`), as it does for a backfill.
 TIME_ORDER = [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
-# The detector resolves a 10 % step between six points a side when one point's noise is below
-# about 4 % (docs/history.md); a machine busy with other work can be noisier than that.
-RESOLVABLE_NOISE = 0.04
+# Six points a side find a 10 % step more than nine times in ten when one point's noise is at most
+# 3 % (a Welch t at 0.001 on 6 + 6 points needs the step to be about 4.6 standard errors, and at 3 %
+# it is 6 on average; docs/history.md). A machine busy with other work is noisier: measured here
+# with other test suites running on the same 2 cores, 29 % a point.
+RESOLVABLE_NOISE = 0.03
 
 RECIPE = """#!/usr/bin/env bash
 set -ex
@@ -137,7 +139,7 @@ def test_history_of_real_runs_finds_the_injected_step_at_its_commit(tmp_path: Pa
 
     if noise > RESOLVABLE_NOISE:
         pytest.skip(
-            f"the A/A runs' noise was {noise:.1%} a point (more than the {RESOLVABLE_NOISE:.0%} a 10 % step "
+            f"the A/A runs' noise was {noise:.1%} a point (more than the {RESOLVABLE_NOISE:.1%} a 10 % step "
             f"needs with six points a side; measured drop {drop:+.1%}): this machine was too busy to test detection"
         )
     assert len(primary.changes) == 1, (f"noise {noise:.1%}, drop {drop:+.1%}", [c.value for c in primary.points])
