@@ -612,7 +612,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
         "Undo an accepted change: [rollback](rollback/index.md) · "
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",
-        history,
+        *([history] if history else []),
         "## Hypothesis\n",
         safe.text(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
     ]
