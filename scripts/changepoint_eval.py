@@ -14,7 +14,7 @@ For each detector and cell it reports:
 
 Detectors (each runs where its library is installed; they disagree on numpy versions, so use a
 separate virtual environment for the last two, see docs/history.md):
-  reportgen   reportgen.history.changepoints.detect (ruptures PELT + Welch filter), as shipped
+  reportgen   reportgen.history.changepoints.detect (ruptures PELT + pooled t filter), as shipped
   ruptures    the same with --penalty/--alpha of your choice (a grid with --grid)
   otava       Apache Otava's compute_change_points (Hunter: windowed E-divisive + t-test merge)
   edivisive   MongoDB's signal-processing-algorithms e_divisive (E-divisive, permutation test)
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--at", type=int, default=20, help="first point after the step (K)")
     p.add_argument("--seed", type=int, default=20261202)
     p.add_argument("--penalty", type=float, default=None, help="ruptures: penalty x sigma^2 x log n")
-    p.add_argument("--alpha", type=float, default=None, help="ruptures: Welch filter level")
+    p.add_argument("--alpha", type=float, default=None, help="ruptures: level of the pooled t filter")
     p.add_argument("--grid", action="store_true", help="ruptures: A/A false alarms over a grid of penalty x alpha")
     p.add_argument("--pvalue", type=float, default=0.001, help="otava / edivisive: significance level")
     p.add_argument("--magnitude", type=float, default=0.0, help="otava: min_magnitude")
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if a.detector in ("reportgen", "ruptures"):
         det = reportgen_detector(a.penalty, a.alpha)
-        name = "reportgen (ruptures PELT + Welch)"
+        name = "reportgen (ruptures PELT + pooled t)"
         if a.detector == "ruptures" or a.penalty is not None or a.alpha is not None:
             name += f" penalty={a.penalty} alpha={a.alpha}"
     elif a.detector == "otava":

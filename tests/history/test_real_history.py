@@ -31,7 +31,7 @@ SLOWDOWN = 1 / 9  # each step (1 + 1/9) times as long: throughput x 0.9
 # history orders them by commit (`--git`), as it does for a backfill.
 TIME_ORDER = [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
 # Six points a side find a 10 % step more than nine times in ten when one point's noise is at most
-# 3 % (a Welch t at 0.001 on 6 + 6 points needs the step to be about 4.6 standard errors, and at 3 %
+# 3 % (a pooled t at 0.001 on 6 + 6 points, 10 degrees of freedom, needs the step to be 4.6 standard errors; at 3 %
 # it is 6 on average; docs/history.md). A machine busy with other work is noisier: measured here
 # with other test suites running on the same 2 cores, 29 % a point.
 RESOLVABLE_NOISE = 0.03
