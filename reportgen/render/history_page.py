@@ -292,8 +292,8 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
 
 def _interval_value(c_value: float, low: float | None, high: float | None, unit: str) -> str:
     half = (high - low) / 2 if low is not None and high is not None else None
-    text = fmt_value(c_value, unit=unit, halfwidth=half)
-    if low is None or high is None:
+    text = fmt_value(c_value, unit=unit, halfwidth=half or None)
+    if low is None or high is None or not half:  # no interval, or one of zero width (a maximum that never moved)
         return text
     return f"{text} ({fmt_value(low, halfwidth=half)} to {fmt_value(high, halfwidth=half)})"
 
