@@ -71,3 +71,17 @@ def test_one_history_page_holds_both_showcases_classes_apart() -> None:
     assert spec["facet"]["row"]["field"] == "metric" and "href" in spec["spec"]["layer"][-1]["encoding"]
     assert "../../reports/showcase-1xh200-grpo-offload-r2/" in spec["datasets"]["history"]
     assert "showcase-2xh200" not in spec["datasets"]["history"]  # the two-GPU class is its own chart
+
+
+def test_the_navigation_lists_the_history_after_the_reports() -> None:
+    from reportgen.render.page import Page
+    from reportgen.render.site import summary
+
+    pages = [Page("history/index.md", "History", ""), Page("history/r/index.md", "History: r", "")]
+    nav = summary([], [("a.md", "A")], pages)
+    assert (
+        nav.index("[Reports]")
+        < nav.index("[History](history/index.md)")
+        < nav.index("[History: r](history/r/index.md)")
+    )
+    assert nav.index("[History: r]") < nav.index("Documentation")
