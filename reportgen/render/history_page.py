@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -44,8 +45,27 @@ def recipe_path(recipe: str) -> str:
     return f"history/{recipe_slug(recipe)}/index.md"
 
 
+def _run_metrics(exp: ExperimentData, run: str, keys: Sequence[str]) -> pd.DataFrame:
+    """One run's values of `keys` in the long form, from the experiment's metrics split by key
+    (computed once per experiment and shared with its pages)."""
+    parts = []
+    for key in keys:
+        cols = exp.metrics_by_key.get(key)
+        if cols is None:
+            continue
+        mask = cols["run"] == run
+        parts.append(
+            pd.DataFrame({"step": cols["step"][mask], "key": key, "value": cols["value"][mask], "source": "console"})
+        )
+    if not parts:
+        return pd.DataFrame({"step": [], "key": [], "value": [], "source": []})
+    return pd.concat(parts, ignore_index=True)
+
+
 def experiment_input(exp: ExperimentData) -> ExperimentInput:
-    """What the history needs of a loaded experiment (no second read of its files)."""
+    """What the history needs of a loaded experiment (no second read of its files): of the
+    metrics, only the primary metric and step time, already split by key for the pages."""
+    keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
     runs = []
     for r in exp.formal_runs():
         try:
@@ -56,7 +76,7 @@ def experiment_input(exp: ExperimentData) -> ExperimentInput:
             RunInput(
                 arm=r.arm,
                 repeat=r.repeat,
-                metrics=r.metrics,
+                metrics=_run_metrics(exp, r.rel, keys),
                 gpu=r.gpu,
                 manifest=r.manifest,
                 git=git if isinstance(git, dict) else {},

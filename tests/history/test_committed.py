@@ -85,3 +85,9 @@ def test_the_navigation_lists_the_history_after_the_reports() -> None:
         < nav.index("[History: r](history/r/index.md)")
     )
     assert nav.index("[History: r]") < nav.index("Documentation")
+
+
+def test_the_site_and_the_command_compute_the_same_history(series) -> None:
+    # The site builds it from what its pages loaded, the command from disk: one history either way.
+    exps = [load_experiment(p) for p in sorted(RUNS.iterdir()) if (p / "analysis.json").is_file()]
+    assert history_of(exps) == series
