@@ -6,11 +6,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from reportgen.cli import main
 from reportgen.execute.runner import RunOptions, _order
 from reportgen.history import store
 from reportgen.plan.arms import build_plan
 from reportgen.spec import load_spec
+from reportgen.workloads.grpo.args import parse_args
 from tests.execute.conftest import make_experiment
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,3 +70,11 @@ def test_baseline_only_runs_the_baseline_as_often_as_the_first_look_needs(tmp_pa
         ("baseline", 1),
         ("baseline", 2),
     ]
+
+
+def test_the_workloads_injected_slowdown_is_a_checked_flag(capsys) -> None:
+    assert parse_args([]).inject_slowdown == 0.0
+    assert parse_args(["--inject-slowdown", "0.111111"]).inject_slowdown == pytest.approx(1 / 9, rel=1e-5)
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["--inject-slowdown", "-0.1"])
+    assert exc.value.code == 2 and "--inject-slowdown must be 0 or more" in capsys.readouterr().err
