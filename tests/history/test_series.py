@@ -16,12 +16,14 @@ TWO = "2 x NVIDIA H200, driver 580.159.04"
 def _campaigns(values: list[float], *, machine: str = ONE, prefix: str = "e", commits: list[str] | None = None) -> list:
     out = []
     for i, v in enumerate(values):
-        commit = commits[i] if commits else f"{i:040x}"
+        commit = commits[i] if commits else f"{i:02d}" + "a" * 38
         out.append(
             point(
                 experiment=f"{prefix}{i:02d}",
                 run="baseline/1",
                 value=v,
+                low=v * 0.99,
+                high=v * 1.01,
                 machine_class=machine,
                 commit=commit,
                 started_utc=f"2026-12-01T{i // 60:02d}:{i % 60:02d}:00Z",
@@ -52,7 +54,7 @@ def test_a_step_becomes_a_change_point_naming_its_commits_and_experiments() -> N
     (s,) = build(_campaigns(values))
     (ch,) = s.changes
     assert (ch.before.experiment, ch.after.experiment) == ("e09", "e10")
-    assert (ch.before.commit, ch.after.commit) == (f"{9:040x}", f"{10:040x}")
+    assert (ch.before.commit, ch.after.commit) == ("09" + "a" * 38, "10" + "a" * 38)
     assert ch.worse and ch.low < -0.1 < ch.high and "PELT" in ch.method
 
 
