@@ -9,7 +9,6 @@ what the analysis stored, so a stale one is refused with the command that refres
 
 from __future__ import annotations
 
-import json
 import subprocess
 import tomllib
 from pathlib import Path
@@ -133,8 +132,3 @@ def read(path: Path) -> list[Point]:
     except Exception as exc:
         raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
     return from_frame(table.to_pandas(), table.schema.metadata, str(path))
-
-
-def dumps_points(pts: list[Point]) -> str:
-    """The table as JSON lines (for `reportgen history --json`)."""
-    return "".join(json.dumps(p.model_dump()) + "\n" for p in pts)
