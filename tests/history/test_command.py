@@ -78,3 +78,25 @@ def test_the_workloads_injected_slowdown_is_a_checked_flag(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         parse_args(["--inject-slowdown", "-0.1"])
     assert exc.value.code == 2 and "--inject-slowdown must be 0 or more" in capsys.readouterr().err
+
+
+def test_a_baseline_only_campaign_is_a_history_point_and_renders(tmp_path: Path, capsys) -> None:
+    from reportgen.render.history_page import history_of, standing_line, standings
+    from reportgen.render.load import load_experiment
+    from reportgen.render.site import render_experiment
+
+    spec = make_experiment(tmp_path / "recipes", repeats=2, steps=5, sleep=0.01)
+    runs = tmp_path / "runs"
+    assert main(["run", str(spec), "--runs", str(runs), "--baseline-only"]) == 0, capsys.readouterr().err[-1500:]
+    exp_dir = runs / "exp"
+    assert sorted(p.name for p in exp_dir.iterdir() if p.is_dir()) == ["baseline"]
+    assert sorted(p.name for p in (exp_dir / "baseline").iterdir()) == ["1", "2"]
+    exp = load_experiment(exp_dir)
+    assert exp.comparison("A1").verdict.cause == "no formal run of this candidate"  # it never ran
+    series = history_of([exp])
+    base = next(s for s in series if s.primary)
+    assert base.key.arm == "baseline" and base.points[0].n_runs == 2
+    line = standing_line(standings(series, ["exp"])["exp"])
+    assert "the first baseline of its series" in line
+    pages = render_experiment(exp, svg=False, history=line)
+    assert "This baseline vs history" in pages[0].markdown
