@@ -1,5 +1,6 @@
 """The history page in a real browser: a site built by MkDocs from the committed GPU runs, the
-recipe's page drawn in Debian's Chromium, its points linking to the experiment pages."""
+recipe's page drawn in Debian's Chromium, its points linking to the experiment pages. It sits
+beside the other browser tests to share their one Playwright of the session."""
 
 from __future__ import annotations
 
