@@ -32,6 +32,12 @@ def register(app: typer.Typer) -> None:
         ),
         no_profiler: bool = typer.Option(False, "--no-profiler", help="Skip the separate profiler run."),
         no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not write analysis.json at the end."),
+        baseline_only: bool = typer.Option(
+            False,
+            "--baseline-only",
+            help="Run the baseline alone ([run] repeats times, min_pairs for a sequential spec), no profiler: "
+            "a point for the performance history (docs/history.md).",
+        ),
         name: str | None = typer.Option(
             None, "--name", metavar="NAME", help="Experiment folder name under runs/ instead of the spec's name."
         ),
@@ -63,7 +69,8 @@ def register(app: typer.Typer) -> None:
                     runs_root=runs_root(runs),
                     rerun=tuple(rerun),
                     new_campaign=new_campaign,
-                    profiler=not no_profiler,
+                    profiler=not (no_profiler or baseline_only),
+                    baseline_only=baseline_only,
                     budget_minutes=budget_minutes,
                     share_machine=share_machine,
                 ),

@@ -85,6 +85,10 @@ class RunOptions:
     budget_minutes: float | None = None  # a sequential campaign's budget for this invocation ([run] budget_minutes)
     share_machine: bool = False  # run beside another campaign on this machine (no machine lock)
 
+    # Only the baseline, as many runs as the design's first look: a point for the performance
+    # history (a nightly or post-merge run at a commit; docs/history.md). No profiler runs.
+    baseline_only: bool = False
+
 
 @dataclass(frozen=True)
 class RunOutcome:
@@ -178,6 +182,10 @@ def run_plan(
 def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
     """(arm, repeat, role) of every run to make, in the spec's order; profiler runs last, if wanted."""
     arms = {arm.id: arm for arm in plan.arms}
+    if options.baseline_only:
+        run = plan.spec.run
+        n = run.repeats if run.until == "fixed" else run.min_pairs
+        return [(arms[vocab.BASELINE], r, vocab.FORMAL) for r in range(1, n + 1)]
     return [
         (arms[a], r, vocab.PROFILE if arms[a].role == "profile" else vocab.FORMAL)
         for a, r in order_runs(plan, plan.spec.run.repeats, plan.spec.run.order)
@@ -188,7 +196,7 @@ def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
 def _runs(plan: Plan, options: RunOptions, next_block: NextBlock | None) -> Iterator[tuple[Arm, int, RunRole]]:
     """The runs in order. A generator: a sequential campaign's next block is chosen only after
     the block before it has run (the loop that consumes this runs each run before asking again)."""
-    if next_block is None:
+    if next_block is None or options.baseline_only:
         yield from _order(plan, options)
         return
     arms = {arm.id: arm for arm in plan.arms}

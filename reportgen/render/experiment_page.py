@@ -664,7 +664,8 @@ def against_base(exp: ExperimentData, cand: str) -> str:
     return f"**Against its base {safe.text(comp.base)}:**\n\n" + tbl
 
 
-def render(exp: ExperimentData, *, svg: bool = True) -> Page:
+def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
+    """The experiment page; `history` is its "this baseline vs history" line (render/history_page.py)."""
     info = exp.analysis.experiment
     settings = exp.analysis.settings
     primary = settings.primary.key
@@ -680,6 +681,7 @@ def render(exp: ExperimentData, *, svg: bool = True) -> Page:
         "Undo an accepted change: [rollback](rollback/index.md) · "
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",
+        *([history] if history else []),
         "## Hypothesis\n",
         safe.text(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
     ]

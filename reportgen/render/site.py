@@ -22,7 +22,15 @@ from typing import IO, Any
 
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
-from reportgen.render import candidate_page, charts, experiment_page, home_page, provenance_page, rollback_page
+from reportgen.render import (
+    candidate_page,
+    charts,
+    experiment_page,
+    history_page,
+    home_page,
+    provenance_page,
+    rollback_page,
+)
 from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
@@ -84,16 +92,21 @@ def require_current(exp_dir: Path, runs_root: Path) -> None:
         )
 
 
-def render_experiment(exp: ExperimentData, *, svg: bool = True) -> list[Page]:
-    """All pages of one experiment: overview, one write-up per candidate, rollback, provenance."""
-    pages = [experiment_page.render(exp, svg=svg)]
+def render_experiment(exp: ExperimentData, *, svg: bool = True, history: str = "") -> list[Page]:
+    """All pages of one experiment: overview, one write-up per candidate, rollback, provenance.
+    `history` is the experiment page's "this baseline vs history" line (history_page.standing_line)."""
+    pages = [experiment_page.render(exp, svg=svg, history=history)]
     for c in exp.analysis.comparisons:
         pages.append(candidate_page.render(exp, c.candidate, svg=svg))
     pages += [rollback_page.render(exp), provenance_page.render(exp)]
     return pages
 
 
-def summary(pages_by_exp: Sequence[tuple[str, Sequence[Page]]], docs: Sequence[tuple[str, str]]) -> str:
+def summary(
+    pages_by_exp: Sequence[tuple[str, Sequence[Page]]],
+    docs: Sequence[tuple[str, str]],
+    history: Sequence[Page] = (),
+) -> str:
     """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs.
 
     Built with mkdocs_gen_files.Nav (titles as a path, a section's own page as its link). Nav
@@ -115,6 +128,9 @@ def summary(pages_by_exp: Sequence[tuple[str, Sequence[Page]]], docs: Sequence[t
         nav["Reports", title] = main.path
         for p in rest:
             nav["Reports", title, _nav_text(p.title)] = p.path
+    for p in history:  # the index first, then one page per recipe
+        keys = ("History",) if p.path == history_page.INDEX else ("History", _nav_text(p.title))
+        nav[keys] = p.path
     # Top-level pages first, then each folder's (as a sub-section).
     for path, title in sorted(docs, key=lambda d: ("/" in d[0], d[0])):
         if path == "index.md":
@@ -260,10 +276,16 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
         experiments.append(load_experiment(exp_dir, shorten=shorten))
     written: list[Page] = []
     per_exp: list[tuple[str, list[Page]]] = []
+    # The history is computed here from what was loaded, never read from a file (docs/history.md).
+    series = history_page.history_of(experiments)
+    standings = history_page.standings(series, [e.name for e in experiments])
     for exp in experiments:
-        pages = render_experiment(exp, svg=options.svg_fallback)
+        line = history_page.standing_line(standings.get(exp.name))
+        pages = render_experiment(exp, svg=options.svg_fallback, history=line)
         per_exp.append((exp.name, pages))
         written += pages
+    history = history_page.render_all(series, known={e.name for e in experiments}, svg=options.svg_fallback)
+    written += history
     home = home_page.render(experiments)
     written.insert(0, home)
     svgs = render_svgs(written, cache) if options.svg_fallback else {}
@@ -272,5 +294,5 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     with open_file(VEGA_ASSET, "wb") as fh:
         fh.write(vega_bundle(cache))
     with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
-        fh.write(summary(per_exp, project_docs(options.docs_dir, options.exclude_docs)))
+        fh.write(summary(per_exp, project_docs(options.docs_dir, options.exclude_docs), history))
     return written

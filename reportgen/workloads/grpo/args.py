@@ -182,6 +182,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--profile-target", default="train_actor")
     g.add_argument("--record-memory-history", action="store_true")
     g.add_argument("--memory-snapshot-num-steps", type=int, default=None)
+
+    g = p.add_argument_group("testing")
+    g.add_argument(
+        "--inject-slowdown",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="make every step take (1 + F) times as long by sleeping F times its own time before it ends "
+        "(a known slowdown for testing performance history; 0 = off)",
+    )
     return p
 
 
@@ -241,6 +251,8 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
             )
     if args.cpu_threads is not None and args.cpu_threads <= 0:
         raise WorkloadArgError("--cpu-threads must be positive")
+    if args.inject_slowdown < 0:
+        raise WorkloadArgError("--inject-slowdown must be 0 or more (a fraction of each step's time)")
     if args.micro_batch_size <= 0:
         raise WorkloadArgError("--micro-batch-size must be positive")
     if args.recompute_granularity is not None:

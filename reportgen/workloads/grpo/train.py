@@ -435,6 +435,8 @@ class Trainer:
         wait = t_train - self.last_train_end
         rollout, perf = self.train(rollout_id, batch, verdicts)
         self.sink.emit("rollout", rollout_id, rollout)
+        if self.args.inject_slowdown > 0:  # a known slowdown, counted in the step's time (testing)
+            time.sleep(self.args.inject_slowdown * (time.perf_counter() - self.last_train_end))
         train_time = time.perf_counter() - t_train
         step_time = wait + train_time
         total_tokens = perf["perf/actor_train_tokens"]

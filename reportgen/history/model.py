@@ -1,0 +1,109 @@
+"""history.parquet: one typed row per run and metric (pure; part of reportgen.history).
+
+One model owns the format: `Point` declares every column once with its meaning; the table is a
+list of points with a schema version in the Parquet file's metadata. docs/formats/history.md is
+the reference. A reader refuses another version or kind with one line naming the command that
+rebuilds the file: the table is derived from runs/, so rebuilding it is always possible and no
+migration is offered.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reportgen.errors import UserError
+
+SCHEMA_VERSION: Final = 1
+KIND: Final = "reportgen.history"
+META_KEY: Final = b"reportgen.history"  # Parquet key-value metadata: {"kind", "schema_version"}
+REBUILD = "run `reportgen history` to rebuild it from runs/"
+
+# The metrics a history keeps for every arm: the spec's primary metric (the key varies), step time
+# and peak GPU memory. Names of the two fixed ones:
+STEP_TIME = "perf/step_time"
+PEAK_MEMORY = "gpu/mem_peak_mib"
+
+
+class Point(BaseModel):
+    """One run's figure of one metric: a row of history.parquet."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recipe: str = Field(description="The spec's `name` in experiment.toml (a `--name` renames the folder, not this).")
+    profile: str | None = Field(default=None, description="The spec profile the run was made with.")
+    machine_class: str = Field(
+        description='GPU model and count and driver ("1 x NVIDIA H200, driver 580.159.04"), else the CPU model and '
+        "cores: points of different classes never share a series."
+    )
+    setup: str = Field(
+        description='Steps and windows the figure is over ("48 steps; windows 8-20, 21-33, 34-47"): a run-level '
+        "figure over other windows is another quantity."
+    )
+    experiment: str = Field(description="Folder under runs/.")
+    arm: str = Field(description='"baseline" or a candidate id.')
+    run: str = Field(description='The run, relative to the experiment folder ("baseline/2").')
+    commit: str | None = Field(default=None, description="The commit the run names (provenance/git.json).")
+    dirty: bool | None = Field(default=None, description="The run's working tree had uncommitted changes.")
+    started_utc: str | None = Field(default=None, description="When the run started (ISO 8601, UTC).")
+    metric: str = Field(description=f'Metric key: the primary metric, "{STEP_TIME}" or "{PEAK_MEMORY}".')
+    primary: bool = Field(description="This metric is the spec's primary metric.")
+    label: str = Field(description='Short name for tables ("response tokens/s").')
+    unit: str = Field(default="", description='"tok/s", "s", "MiB"; empty when the metric has none.')
+    better: Literal["higher", "lower"] = Field(description="Which direction is better.")
+    value: float = Field(description="The run-level figure: mean of the run's window means (peak memory: the max).")
+    low: float | None = Field(default=None, description="Lower end of the within-run interval; null: none.")
+    high: float | None = Field(default=None, description="Upper end of the within-run interval; null: none.")
+    confidence: float | None = Field(default=None, description="Level of that interval (0.95).")
+    method: str = Field(default="", description="How the figure and its interval were computed.")
+    n: int = Field(default=0, description="Steps (or 1 Hz GPU samples) the figure is over.")
+
+
+COLUMNS: Final = tuple(Point.model_fields)
+
+
+def to_frame(points: Sequence[Point]) -> pd.DataFrame:
+    """The table as a DataFrame with one column per field, in the model's order (empty: typed columns)."""
+    rows = [p.model_dump() for p in points]
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    for name in ("value", "low", "high", "confidence"):
+        frame[name] = frame[name].astype("float64")
+    frame["n"] = frame["n"].astype("int64")
+    frame["primary"] = frame["primary"].astype("bool")
+    return frame
+
+
+def metadata() -> dict[bytes, bytes]:
+    return {META_KEY: json.dumps({"kind": KIND, "schema_version": SCHEMA_VERSION}).encode()}
+
+
+def from_frame(frame: pd.DataFrame, meta: Mapping[bytes, bytes] | None, source: str) -> list[Point]:
+    """Validate a table read back from Parquet: kind, schema version, then every row."""
+    raw = (meta or {}).get(META_KEY)
+    try:
+        head = json.loads(raw) if raw else None
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or head.get("kind") != KIND:
+        raise UserError(f"{source}: not a reportgen history table (no {KIND!r} metadata); {REBUILD}")
+    if head.get("schema_version") != SCHEMA_VERSION:
+        raise UserError(
+            f"{source} has schema {head.get('schema_version')}, this reportgen reads {SCHEMA_VERSION}; {REBUILD}"
+        )
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise UserError(f"{source}: column(s) {', '.join(missing)} missing; {REBUILD}")
+    points = []
+    for i, row in enumerate(frame[list(COLUMNS)].to_dict("records")):
+        clean = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}  # NaN -> null
+        try:
+            points.append(Point.model_validate(clean))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise UserError(f"{source}: row {i}: {where}: {err['msg']}; {REBUILD}") from None
+    return points

@@ -1,0 +1,134 @@
+"""The history's I/O edge: read a runs/ root into points, write and read history.parquet.
+
+Pipeline position: runs/<experiment>/analysis.json + each run's stored tables -> **history (I/O)**
+-> runs/history.parquet. Reads the typed analysis document (`reportgen.analysis.document.parse`),
+each run's metrics.parquet, gpu.parquet, manifest.json and provenance/git.json; never logs. Every
+experiment must have a current analysis.json (the same rule as the site: the history is made from
+what the analysis stored, so a stale one is refused with the command that refreshes it).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reportgen.analysis.document import SCHEMA_VERSION as ANALYSIS_SCHEMA
+from reportgen.analysis.document import parse
+from reportgen.errors import UserError
+from reportgen.history.figures import ExperimentInput, RunInput, points
+from reportgen.history.model import Point, from_frame, metadata, to_frame
+from reportgen.store import atomic, layout
+from reportgen.store.freshness import stale_reason
+
+HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
+
+
+def recipe_name(spec_text: str, fallback: str) -> str:
+    """The spec's own `name` (a `--name` renames the folder only), else the folder name."""
+    try:
+        name = tomllib.loads(spec_text).get("name")
+    except tomllib.TOMLDecodeError:
+        return fallback
+    return str(name) if isinstance(name, str) and name else fallback
+
+
+def _json(path: Path) -> Any:
+    if not path.is_file():
+        return {}
+    try:
+        return atomic.read_json(path)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: unreadable ({exc.__class__.__name__}); re-run the stage that writes it") from None
+
+
+def _parquet(path: Path) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # a truncated or foreign file: name it
+        raise UserError(
+            f"{path}: cannot read ({exc.__class__.__name__}); re-run `reportgen ingest` for this run"
+        ) from exc
+
+
+def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
+    exp_dir = Path(exp_dir)
+    why = stale_reason(exp_dir, ANALYSIS_SCHEMA)
+    if why is not None:
+        runs_opt = "" if Path(runs_root).resolve() == Path("runs").resolve() else f" --runs {runs_root}"
+        raise UserError(f"{exp_dir / layout.ANALYSIS}: {why}; run `reportgen analyze {exp_dir.name}{runs_opt}` first")
+    analysis = parse(_json(exp_dir / layout.ANALYSIS), str(exp_dir / layout.ANALYSIS), exp_dir.name)
+    runs = []
+    for arm, repeat, path in layout.iter_runs(exp_dir):
+        metrics = _parquet(path / layout.METRICS)
+        if metrics is None:
+            continue
+        git = _json(path / layout.PROVENANCE / "git.json")
+        runs.append(
+            RunInput(
+                arm=arm,
+                repeat=repeat,
+                metrics=metrics,
+                gpu=_parquet(path / layout.GPU_PARQUET),
+                manifest=_json(path / layout.MANIFEST),
+                git=git if isinstance(git, dict) else {},
+            )
+        )
+    spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")
+    return ExperimentInput(exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs))
+
+
+def collect(runs_root: Path) -> list[Point]:
+    """Every point under a runs/ root (every experiment, every complete formal run)."""
+    runs_root = Path(runs_root)
+    if not runs_root.is_dir():
+        raise UserError(f"{runs_root}: no runs folder; run `reportgen run SPEC` first or pass --runs")
+    out: list[Point] = []
+    for exp_dir in layout.iter_experiments(runs_root):
+        out += points(read_experiment(exp_dir, runs_root))
+    return out
+
+
+def commit_order(repo: Path) -> dict[str, int]:
+    """commit -> position in the repository's history (oldest 0), all branches, topological."""
+    try:
+        res = subprocess.run(
+            ["git", "-C", str(repo), "rev-list", "--topo-order", "--reverse", "--all"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"--git {repo}: cannot run git ({exc.__class__.__name__})") from None
+    if res.returncode != 0:
+        raise UserError(f"--git {repo}: not a git repository ({res.stderr.strip().splitlines()[-1:] or ['?']})")
+    return {line: i for i, line in enumerate(res.stdout.split())}
+
+
+def write(path: Path, pts: list[Point]) -> Path:
+    """history.parquet, atomically, with its kind and schema version in the file's metadata."""
+    table = pa.Table.from_pandas(to_frame(pts), preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata()})
+    with atomic.replacing(Path(path)) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def read(path: Path) -> list[Point]:
+    """A history.parquet, validated (kind, schema version, every row)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: missing; run `reportgen history` to build it from runs/")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
+    return from_frame(table.to_pandas(), table.schema.metadata, str(path))

@@ -1,0 +1,478 @@
+"""The history pages (render stage): one page per recipe with its series per machine class, the
+change points marked, each point linking to its experiment page; and the one line "this baseline
+vs history" on every experiment page.
+
+Pipeline position: loaded experiments (analysis.json + stored tables) -> reportgen.history (points,
+series, change points: pure) -> **render** -> history/<recipe>/index.md. The history is computed
+in memory from what the site has already loaded, so the build never writes runs/ and never reads
+a history.parquet that could be older than the runs (docs/history.md says why). Charts are
+Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair is imported.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reportgen import vocab
+from reportgen.history import model
+from reportgen.history.figures import ExperimentInput, RunInput
+from reportgen.history.figures import points as run_points
+from reportgen.history.model import Point
+from reportgen.history.series import ChangePoint, HistoryConfig, Series, SeriesKey, Standing, build, standing
+from reportgen.history.store import recipe_name
+from reportgen.render import blocks, safe
+from reportgen.render.charts import ARM_COLORS, csv_text
+from reportgen.render.format import fmt_change, fmt_change_interval, fmt_value
+from reportgen.render.load import ExperimentData
+from reportgen.render.page import Page
+
+INDEX = "history/index.md"
+DOCS = "history.md"  # docs/history.md: how the history is made and read
+
+
+def recipe_slug(recipe: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "-", recipe) or "recipe"
+
+
+def recipe_path(recipe: str) -> str:
+    return f"history/{recipe_slug(recipe)}/index.md"
+
+
+def _run_metrics(exp: ExperimentData, run: str, keys: Sequence[str]) -> pd.DataFrame:
+    """One run's values of `keys` in the long form, from the experiment's metrics split by key
+    (computed once per experiment and shared with its pages)."""
+    parts = []
+    for key in keys:
+        cols = exp.metrics_by_key.get(key)
+        if cols is None:
+            continue
+        mask = cols["run"] == run
+        parts.append(
+            pd.DataFrame({"step": cols["step"][mask], "key": key, "value": cols["value"][mask], "source": "console"})
+        )
+    if not parts:
+        return pd.DataFrame({"step": [], "key": [], "value": [], "source": []})
+    return pd.concat(parts, ignore_index=True)
+
+
+def experiment_input(exp: ExperimentData) -> ExperimentInput:
+    """What the history needs of a loaded experiment (no second read of its files): of the
+    metrics, only the primary metric and step time, already split by key for the pages."""
+    keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
+    runs = []
+    for r in exp.formal_runs():
+        try:
+            git = json.loads(r.provenance.get("git.json") or "{}")
+        except ValueError:
+            git = {}
+        runs.append(
+            RunInput(
+                arm=r.arm,
+                repeat=r.repeat,
+                metrics=_run_metrics(exp, r.rel, keys),
+                gpu=r.gpu,
+                manifest=r.manifest,
+                git=git if isinstance(git, dict) else {},
+            )
+        )
+    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, tuple(runs))
+
+
+def history_of(experiments: Sequence[ExperimentData], config: HistoryConfig = HistoryConfig()) -> list[Series]:
+    pts: list[Point] = []
+    for exp in experiments:
+        pts += run_points(experiment_input(exp))
+    return build(pts, config)
+
+
+# ---------------------------------------------------------------- the experiment page's line
+
+
+def _value(x: float | None, unit: str) -> str:
+    return fmt_value(x, unit=unit)
+
+
+def standing_sentence(st: Standing) -> str:
+    """Where this baseline sits, in plain words (after "This baseline vs history (...):")."""
+    value = _value(st.value, st.unit)
+    k = len(st.previous)
+    if not k:
+        return f"{value}: the first baseline of its series; later campaigns will be compared with it"
+    ref = _value(st.reference, st.unit)
+    last = "the last baseline" if k == 1 else f"the last {k} baselines"
+    off = f"{abs(st.off or 0) * 100:.0f} % {'below' if (st.off or 0) < 0 else 'above'}"
+    flag = "⚑ " if st.flagged else ""
+    if st.low is not None and st.high is not None:
+        rng = f"{_value(st.low, st.unit)} to {_value(st.high, st.unit)}"
+        if st.flagged:
+            return f"{value}: {flag}{off} {last} on this machine class ({ref}), outside their usual range ({rng})"
+        return f"{value}: within the usual range of {last} on this machine class ({rng}; {off} their mean {ref})"
+    few = f"{k} earlier campaign{'s' if k > 1 else ''}: too few for a usual range"
+    return f"{value}: {flag}{off} {last} on this machine class ({ref}; {few})"
+
+
+def standing_where(st: Standing) -> str:
+    return f"{st.key.machine_class}, profile {st.key.profile or 'none'}"
+
+
+def standing_line(st: Standing | None, *, page_depth: int = 2) -> str:
+    """ "This baseline vs history (...): ..." in one paragraph of Markdown; a flag, not a verdict."""
+    if st is None:
+        return ""
+    link = f"[history]({'../' * page_depth}{recipe_path(st.key.recipe)})"
+    return (
+        f"**This baseline vs history** ({safe.text(standing_where(st))}): {safe.text(standing_sentence(st))}. "
+        f"A flag, not a verdict ({link}).\n"
+    )
+
+
+# ---------------------------------------------------------------- the recipe page
+
+
+def _short(commit: str | None) -> str:
+    return commit[:7] if commit else "unknown"
+
+
+def _group_key(key: SeriesKey) -> tuple[str, str, str]:
+    return (key.profile, key.machine_class, key.setup)
+
+
+def _exp_link(name: str, known: set[str]) -> str:
+    if name in known:
+        return f"[{safe.text(name)}](../../reports/{name}/index.md)"
+    return safe.code(name)
+
+
+def _campaign_order(group: Sequence[Series]) -> list[str]:
+    """Every experiment of a class group, in the order of its longest series (all share the ordering rule)."""
+    order: list[str] = []
+    for s in sorted(group, key=lambda s: -len(s.points)):
+        for c in s.points:
+            if c.experiment not in order:
+                # Place it after the last experiment that precedes it in this series.
+                before = [p.experiment for p in s.points[: s.points.index(c)] if p.experiment in order]
+                at = order.index(before[-1]) + 1 if before else 0
+                order.insert(at, c.experiment)
+    return order
+
+
+def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
+    order = _campaign_order(group)
+    pos = {e: i for i, e in enumerate(order)}
+    commits: dict[int, str] = {}
+    metrics: list[str] = []
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "kind",
+            "metric",
+            "arm",
+            "x",
+            "value",
+            "low",
+            "high",
+            "commit",
+            "experiment",
+            "runs",
+            "href",
+            "change",
+        )
+    }
+
+    def row(**kw: object) -> None:
+        for k in cols:
+            v = kw.get(k)
+            cols[k].append(float("nan") if v is None and k in ("value", "low", "high") else ("" if v is None else v))
+
+    for s in group:
+        title = f"{s.label} ({s.unit})" if s.unit else s.label
+        if title not in metrics:
+            metrics.append(title)
+        for c in s.points:
+            x = pos[c.experiment]
+            commits[x] = _short(c.commit)
+            row(
+                kind="point",
+                metric=title,
+                arm=s.key.arm,
+                x=x,
+                value=c.value,
+                low=c.low,
+                high=c.high,
+                commit=_short(c.commit),
+                experiment=c.experiment,
+                runs=c.n_runs,
+                href=f"../../reports/{c.experiment}/",
+            )
+        for ch in s.changes:
+            row(
+                kind="change",
+                metric=title,
+                arm=s.key.arm,
+                x=(pos[ch.before.experiment] + pos[ch.after.experiment]) / 2,
+                change=f"{s.key.arm}: {fmt_change(ch.change, digits=1)}",
+                commit=f"{_short(ch.before.commit)}..{_short(ch.after.commit)}",
+            )
+    labels = json.dumps({str(i): c for i, c in commits.items()})
+    color = {
+        "field": "arm",
+        "type": "nominal",
+        "scale": {"domain": list(arms), "range": [ARM_COLORS[i % len(ARM_COLORS)] for i in range(len(arms))]},
+        "legend": {"title": None, "orient": "top"},
+    }
+    xenc = {
+        "field": "x",
+        "type": "quantitative",
+        "title": "campaigns in commit order (commit under each)",
+        "scale": {"domain": [-0.5, max(len(order) - 0.5, 0.5)], "nice": False, "zero": False},
+        "axis": {
+            "values": list(range(len(order))),
+            "labelExpr": f"({labels})[format(datum.value, 'd')] || ''",
+            "grid": False,
+        },
+    }
+    point_filter = {"filter": "datum.kind === 'point'"}
+    tooltip = [
+        {"field": "arm", "type": "nominal"},
+        {"field": "experiment", "type": "nominal"},
+        {"field": "commit", "type": "nominal"},
+        {"field": "runs", "type": "quantitative"},
+        {"field": "value", "type": "quantitative", "format": ".4~g"},
+        {"field": "low", "type": "quantitative", "format": ".4~g", "title": "interval low"},
+        {"field": "high", "type": "quantitative", "format": ".4~g", "title": "interval high"},
+    ]
+    parse = {"x": "number", "value": "number", "low": "number", "high": "number", "runs": "number"}
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"name": "history", "format": {"type": "csv", "parse": parse}},
+        "datasets": {"history": csv_text(cols)},
+        "facet": {
+            "row": {
+                "field": "metric",
+                "type": "nominal",
+                "sort": metrics,
+                "title": None,
+                "header": {"labelAngle": 0, "labelOrient": "top", "labelAnchor": "start", "labelFontWeight": "bold"},
+            }
+        },
+        "resolve": {"scale": {"y": "independent"}},
+        "spec": {
+            "width": 640,
+            "height": 150,
+            "layer": [
+                {
+                    "transform": [{"filter": "datum.kind === 'change'"}],
+                    "mark": {"type": "rule", "strokeDash": [5, 3], "color": "#d93025", "strokeWidth": 2},
+                    "encoding": {
+                        "x": xenc,
+                        "tooltip": [
+                            {"field": "change", "title": "change point"},
+                            {"field": "commit", "title": "commits"},
+                        ],
+                    },
+                },
+                {
+                    "transform": [point_filter],
+                    "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.6},
+                    "encoding": {
+                        "x": xenc,
+                        "y": {"field": "low", "type": "quantitative"},
+                        "y2": {"field": "high"},
+                        "color": color,
+                    },
+                },
+                {
+                    "transform": [point_filter],
+                    "mark": {"type": "line", "opacity": 0.4},
+                    "encoding": {"x": xenc, "y": {"field": "value", "type": "quantitative"}, "color": color},
+                },
+                {
+                    "transform": [point_filter],
+                    "mark": {"type": "point", "filled": True, "size": 70, "cursor": "pointer", "opacity": 1},
+                    "encoding": {
+                        "x": xenc,
+                        "y": {"field": "value", "type": "quantitative", "title": None, "scale": {"zero": False}},
+                        "color": color,
+                        "href": {"field": "href"},
+                        "tooltip": tooltip,
+                    },
+                },
+            ],
+        },
+        "config": {"view": {"stroke": None}, "font": "system-ui, sans-serif"},
+    }
+
+
+def _interval_value(c_value: float, low: float | None, high: float | None, unit: str) -> str:
+    half = (high - low) / 2 if low is not None and high is not None else None
+    text = fmt_value(c_value, unit=unit, halfwidth=half or None)
+    if low is None or high is None or not half:  # no interval, or one of zero width (a maximum that never moved)
+        return text
+    return f"{text} ({fmt_value(low, halfwidth=half)} to {fmt_value(high, halfwidth=half)})"
+
+
+def change_text(ch: ChangePoint, s: Series) -> str:
+    """ "-10.2 % (95 % CI -13 % to -7 %), a regression, after 4773b89 up to 81f7f03" (plain text)."""
+    size = fmt_change_interval(ch.change, ch.low, ch.high, confidence=ch.confidence)
+    kind = "a regression" if ch.worse else "an improvement"
+    return f"{size}, {kind}, after {_short(ch.before.commit)} up to {_short(ch.after.commit)}"
+
+
+def _changes_table(group: Sequence[Series], known: set[str]) -> str:
+    rows = []
+    for s in group:
+        for ch in s.changes:
+            rows.append(
+                [
+                    safe.text(s.label),
+                    safe.text(s.key.arm),
+                    f"{safe.code(_short(ch.before.commit))} → {safe.code(_short(ch.after.commit))}",
+                    safe.text(fmt_change_interval(ch.change, ch.low, ch.high, confidence=ch.confidence))
+                    + (" ⚑ regression" if ch.worse else " improvement"),
+                    f"{_exp_link(ch.before.experiment, known)} → {_exp_link(ch.after.experiment, known)}",
+                    f"{ch.n_before} / {ch.n_after}, p = {ch.p_value:.2g}",
+                ]
+            )
+    if not rows:
+        n = max((len(s.points) for s in group), default=0)
+        return (
+            f"No change point: {n} campaign{'s' if n != 1 else ''} in the longest series here"
+            + (" (the detector needs at least 4)" if n < 4 else "")
+            + ".\n"
+        )
+    return (
+        blocks.table(
+            ["metric", "arm", "between commits", "change", "experiments either side", "campaigns before / after"],
+            rows,
+            ["l", "l", "l", "r", "l", "r"],
+        )
+        + "\n"
+    )
+
+
+def _points_table(group: Sequence[Series], known: set[str]) -> str:
+    by_metric: dict[tuple[str, str], Series] = {(s.key.arm, s.key.metric): s for s in group}
+    primary = next((s for s in group if s.primary), None)
+    metrics = [primary.key.metric] if primary else []
+    metrics += [m for m in (vocab.STEP_TIME, model.PEAK_MEMORY) if m not in metrics]
+    order = _campaign_order(group)
+    arms = sorted({s.key.arm for s in group}, key=lambda a: (a != vocab.BASELINE, a))
+    header = ["commit", "experiment", "arm", "runs"]
+    for m in metrics:
+        s = next((x for x in group if x.key.metric == m), None)
+        if s is not None:
+            header.append(safe.text(f"{s.label} ({s.unit})" if s.unit else s.label))
+    rows = []
+    for exp in order:
+        for arm in arms:
+            cells: list[str] = []
+            head = None
+            for m in metrics:
+                s = by_metric.get((arm, m))
+                if s is None:
+                    if any(x.key.metric == m for x in group):
+                        cells.append("")
+                    continue
+                c = next((c for c in s.points if c.experiment == exp), None)
+                if c is None:
+                    cells.append("")
+                    continue
+                head = head or c
+                cells.append(safe.text(_interval_value(c.value, c.low, c.high, "")))
+            if head is None:
+                continue
+            commit = safe.code(_short(head.commit)) + (" (dirty)" if head.dirty else "")
+            rows.append([commit, _exp_link(exp, known), safe.text(arm), str(head.n_runs), *cells])
+    return blocks.table(header, rows, ["l", "l", "l", "r"] + ["r"] * (len(header) - 4)) + "\n"
+
+
+def _parquet(series: Sequence[Series]) -> bytes:
+    pts = [p for s in series for c in s.points for p in c.runs]
+    table = pa.Table.from_pandas(model.to_frame(pts), preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **model.metadata()})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def render_recipe(recipe: str, series: Sequence[Series], *, known: set[str], svg: bool = True) -> Page:
+    """The history page of one recipe: a section per machine class (and profile and setup)."""
+    mine = [s for s in series if s.key.recipe == recipe]
+    groups: dict[tuple[str, str, str], list[Series]] = {}
+    for s in mine:
+        groups.setdefault(_group_key(s.key), []).append(s)
+    experiments = {c.experiment for s in mine for c in s.points}
+    n_changes = sum(len(s.changes) for s in mine)
+    md = [
+        f"# History: {safe.text(recipe)}\n",
+        f"Every campaign of the spec {safe.code(recipe)} under runs/ ({len(experiments)} experiment"
+        f"{'s' if len(experiments) != 1 else ''}), one point per campaign and arm in commit order, per machine "
+        f"class: classes never share a series. A point is the geometric mean of the campaign's runs with a "
+        f"95 % interval over them; click it for its report. Dashed red lines are change points "
+        f"({n_changes} found). How the history is made and read: [history]({'../../' + DOCS}). "
+        "The table behind this page: [history.parquet](history.parquet).\n",
+    ]
+    charts: dict[str, dict] = {}
+    for i, (gkey, group) in enumerate(sorted(groups.items()), start=1):
+        profile, machine, setup = gkey
+        arms = sorted({s.key.arm for s in group}, key=lambda a: (a != vocab.BASELINE, a))
+        name = f"history-{i}"
+        charts[name] = _chart(group, arms)
+        md += [
+            f"## {safe.text(machine)} {{#class-{i}}}\n",
+            f"Profile {safe.code(profile or 'none')} · {safe.text(setup)}\n",
+            blocks.chart(name, charts[name], title=f"History on {machine}", svg=svg),
+            "### Change points\n",
+            _changes_table(group, known),
+            "### Campaigns\n",
+            _points_table(group, known),
+        ]
+    return Page(
+        path=recipe_path(recipe),
+        title=f"History: {recipe}",
+        markdown="\n".join(md),
+        charts=charts,
+        files={"history.parquet": _parquet(mine)},
+    )
+
+
+def render_index(series: Sequence[Series]) -> Page:
+    recipes: dict[str, list[Series]] = {}
+    for s in series:
+        recipes.setdefault(s.key.recipe, []).append(s)
+    md = [
+        "# History\n",
+        "Every baseline and candidate figure under runs/, per recipe, over commits, with change points "
+        f"([how it works](../{DOCS})).\n",
+    ]
+    if not recipes:
+        md.append("No experiment yet.\n")
+    for recipe, ss in sorted(recipes.items()):
+        classes = sorted({s.key.machine_class for s in ss})
+        camps = len({c.experiment for s in ss for c in s.points})
+        changes = sum(len(s.changes) for s in ss)
+        md.append(
+            f"- [{safe.text(recipe)}]({recipe_slug(recipe)}/index.md): {camps} campaign{'s' if camps != 1 else ''} "
+            f"on {len(classes)} machine class{'es' if len(classes) != 1 else ''} "
+            f"({'; '.join(safe.text(c) for c in classes)}), {changes} change point{'s' if changes != 1 else ''}"
+        )
+    return Page(path=INDEX, title="History", markdown="\n".join(md) + "\n")
+
+
+def render_all(series: Sequence[Series], *, known: set[str], svg: bool = True) -> list[Page]:
+    """The history index and one page per recipe."""
+    recipes = sorted({s.key.recipe for s in series})
+    return [render_index(series), *(render_recipe(r, series, known=known, svg=svg) for r in recipes)]
+
+
+def standings(
+    series: Sequence[Series], experiments: Sequence[str], config: HistoryConfig = HistoryConfig()
+) -> Mapping[str, Standing | None]:
+    return {e: standing(series, e, config) for e in experiments}

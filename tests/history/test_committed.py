@@ -1,0 +1,93 @@
+"""The history of the committed GPU runs: the one-H200 campaigns (r2, r3) and the two-H200 one on
+one recipe page, classes apart; r3's baseline flagged against r2's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.history import store
+from reportgen.history.model import PEAK_MEMORY, STEP_TIME
+from reportgen.history.series import build, standing
+from reportgen.render.history_page import history_of, render_all, standing_line
+from reportgen.render.load import load_experiment
+
+RUNS = Path(__file__).resolve().parents[2] / "runs"
+ONE = "1 x NVIDIA H200, driver 580.159.04"
+TWO = "2 x NVIDIA H200, driver 580.159.04"
+
+
+@pytest.fixture(scope="module")
+def series():
+    return build(store.collect(RUNS))
+
+
+def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
+    mine = [s for s in series if s.key.recipe == "grpo-offload-default"]
+    classes = {(s.key.profile, s.key.machine_class) for s in mine}
+    assert classes == {("gpu", ONE), ("gpu2", TWO)}
+    one = {(s.key.arm, s.key.metric): s for s in mine if s.key.machine_class == ONE}
+    base = one[("baseline", "perf/step_resp_token_per_s")]
+    assert [c.experiment for c in base.points] == ["showcase-1xh200-grpo-offload-r2", "showcase-1xh200-grpo-offload-r3"]
+    assert [c.commit[:7] for c in base.points if c.commit] == ["4773b89", "81f7f03"]
+    assert [c.n_runs for c in base.points] == [2, 3]
+    assert round(base.points[0].value) == 2091 and round(base.points[1].value) == 1661  # geometric means
+    assert {("baseline", STEP_TIME), ("baseline", PEAK_MEMORY), ("A1", "perf/step_resp_token_per_s")} <= set(one)
+    assert ("A2", "perf/step_resp_token_per_s") not in one  # A2 failed on one H200: no figure
+    assert not any(s.changes for s in mine)  # two campaigns a series: too few to find a change
+
+
+def test_the_primary_point_is_what_the_analysis_stored(series) -> None:
+    doc = load_experiment(RUNS / "showcase-1xh200-grpo-offload-r3").analysis
+    stored = {r.path: r.overall for r in doc.arms[0].runs}
+    pts = [p for p in store.collect(RUNS) if p.experiment.endswith("-r3") and p.primary and p.arm == "baseline"]
+    assert {p.run: p.value for p in pts} == stored
+    assert all(p.low is not None and p.low < p.value < p.high for p in pts)  # type: ignore[operator]
+
+
+def test_r3s_baseline_is_flagged_against_r2s(series) -> None:
+    st = standing(series, "showcase-1xh200-grpo-offload-r3")
+    assert st is not None and st.flagged and st.key.machine_class == ONE
+    line = standing_line(st)
+    assert "**This baseline vs history**" in line and "21 % below the last baseline" in line
+    assert "too few for a usual range" in line and "A flag, not a verdict" in line
+    assert "(../../history/grpo-offload-default/index.md)" in line
+    two = standing(series, "showcase-2xh200-grpo-offload")
+    assert two is not None and not two.previous and "first baseline of its series" in standing_line(two)
+
+
+def test_one_history_page_holds_both_showcases_classes_apart() -> None:
+    exps = [load_experiment(p) for p in sorted(RUNS.iterdir()) if (p / "analysis.json").is_file()]
+    pages = {p.path: p for p in render_all(history_of(exps), known={e.name for e in exps}, svg=False)}
+    assert set(pages) == {"history/index.md", "history/grpo-offload-default/index.md", "history/aa-grpo/index.md"}
+    page = pages["history/grpo-offload-default/index.md"]
+    md = page.markdown
+    assert md.index(f"## {ONE}") < md.index(f"## {TWO}")
+    for name in ("showcase-1xh200-grpo-offload-r2", "showcase-1xh200-grpo-offload-r3", "showcase-2xh200-grpo-offload"):
+        assert f"[{name}](../../reports/{name}/index.md)" in md
+    assert len(page.charts) == 2 and "history.parquet" in page.files
+    spec = page.charts["history-1"]
+    assert spec["facet"]["row"]["field"] == "metric" and "href" in spec["spec"]["layer"][-1]["encoding"]
+    assert "../../reports/showcase-1xh200-grpo-offload-r2/" in spec["datasets"]["history"]
+    assert "showcase-2xh200" not in spec["datasets"]["history"]  # the two-GPU class is its own chart
+
+
+def test_the_navigation_lists_the_history_after_the_reports() -> None:
+    from reportgen.render.page import Page
+    from reportgen.render.site import summary
+
+    pages = [Page("history/index.md", "History", ""), Page("history/r/index.md", "History: r", "")]
+    nav = summary([], [("a.md", "A")], pages)
+    assert (
+        nav.index("[Reports]")
+        < nav.index("[History](history/index.md)")
+        < nav.index("[History: r](history/r/index.md)")
+    )
+    assert nav.index("[History: r]") < nav.index("Documentation")
+
+
+def test_the_site_and_the_command_compute_the_same_history(series) -> None:
+    # The site builds it from what its pages loaded, the command from disk: one history either way.
+    exps = [load_experiment(p) for p in sorted(RUNS.iterdir()) if (p / "analysis.json").is_file()]
+    assert history_of(exps) == series

@@ -1,0 +1,150 @@
+"""A history of real runs: the embedded CPU workload's baseline at twelve commits of a throw-away
+git repository, where the seventh commit adds a flag that makes every step 1/9 longer (a 10 %
+drop in throughput). The history must put a change point at that commit and none in the A/A
+stretches before and after it, and the recipe's history page must show both."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reportgen.cli import main
+from reportgen.history import store
+from reportgen.history.series import build
+from reportgen.render.history_page import history_of, render_recipe
+from reportgen.render.load import load_experiment
+
+pytestmark = pytest.mark.slow  # twelve real runs of the CPU workload, 2-4 minutes on 2 cores
+
+REPO = Path(__file__).resolve().parents[2]
+COMMITS = 12
+STEP_AT = 6  # the commit that adds the slowdown (0-based)
+SLOWDOWN = 1 / 9  # each step (1 + 1/9) times as long: throughput x 0.9
+# Runs are made in this time order, the stretches interleaved, so that whatever the machine does
+# meanwhile (other jobs on a shared 2-core machine) falls on both sides of the step alike; the
+# history orders them by commit (`--git`), as it does for a backfill.
+TIME_ORDER = [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
+# Six points a side find a 10 % step more than nine times in ten when one point's noise is at most
+# 3 % (a pooled t at 0.001 on 6 + 6 points, 10 degrees of freedom, needs the step to be 4.6 standard errors; at 3 %
+# it is 6 on average; docs/history.md). A machine busy with other work is noisier: measured here
+# with other test suites running on the same 2 cores, 29 % a point.
+RESOLVABLE_NOISE = 0.03
+
+RECIPE = """#!/usr/bin/env bash
+set -ex
+"${{PYTHON:-python3}}" -m reportgen.workloads.grpo --preset cpu-tiny --device cpu --cpu-threads 1 \\
+   --num-rollout 10 --rollout-batch-size 2 --n-samples-per-prompt 4 --global-batch-size 8 \\
+   --rollout-max-response-len 16 --rollout-max-prompt-len 8 --rollout-ignore-eos --seed 1234 \\
+   --use-tensorboard --tb-experiment-name history{extra}
+"""
+
+SPEC = """schema_version = 1
+name = "history-demo"
+title = "History demo: the baseline at every commit"
+
+[recipe]
+script = "recipe.sh"
+entrypoint = "reportgen.workloads.grpo"
+env = {{ PYTHON = "{python}", PYTHONPATH = "{repo}" }}
+
+[workload]
+steps = 10
+
+[run]
+repeats = 1
+timeout_s = 240
+
+[analysis]
+warmup_steps = 2
+windows = [{{ name = "W1", start = 2, end = 5 }}, {{ name = "W2", start = 6, end = 9 }}]
+
+[[candidates]]
+id = "AA"
+title = "The baseline under another TensorBoard name (never run here: --baseline-only)"
+set = {{ "--tb-experiment-name" = "aa" }}
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-12-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-12-01T00:00:00Z"}
+    res = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return res.stdout.strip()
+
+
+def _make_repo(repo: Path) -> list[str]:
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "experiment.toml").write_text(SPEC.format(python=sys.executable, repo=REPO))
+    commits = []
+    for i in range(COMMITS):
+        extra = f" \\\n   --inject-slowdown {SLOWDOWN:.6f}" if i >= STEP_AT else ""
+        (repo / "recipe.sh").write_text(RECIPE.format(extra=extra))
+        (repo / "NOTES.md").write_text(f"commit {i}\n")
+        _git(repo, "add", "-A")
+        msg = "recipe: every step sleeps 1/9 of its time" if i == STEP_AT else f"notes {i}"
+        _git(repo, "commit", "-q", "-m", msg)
+        commits.append(_git(repo, "rev-parse", "HEAD"))
+    return commits
+
+
+def test_history_of_real_runs_finds_the_injected_step_at_its_commit(tmp_path: Path, capsys) -> None:
+    repo, runs = tmp_path / "recipe-repo", tmp_path / "runs"
+    commits = _make_repo(repo)
+    for i in TIME_ORDER:
+        _git(repo, "checkout", "-q", commits[i])
+        code = main(
+            ["run", str(repo / "experiment.toml"), "--runs", str(runs), "--name", f"c{i:02d}", "--baseline-only"]
+        )
+        assert code == 0, capsys.readouterr().err[-2000:]
+    _git(repo, "checkout", "-q", "main")
+    capsys.readouterr()
+
+    points = store.collect(runs)
+    series = build(points, commit_order=store.commit_order(repo))
+    primary = next(s for s in series if s.primary and s.key.arm == "baseline")
+    # Only the baseline ran; every point names its own commit, in commit order.
+    assert {s.key.arm for s in series} == {"baseline"}
+    assert primary.key.recipe == "history-demo" and primary.key.machine_class.startswith("CPU: ")
+    assert [c.commit for c in primary.points] == commits
+    assert [c.experiment for c in primary.points] == [f"c{i:02d}" for i in range(COMMITS)]
+
+    logs = np.log([c.value for c in primary.points])
+    drop = math.exp(logs[STEP_AT:].mean() - logs[:STEP_AT].mean()) - 1
+    noise = float(np.sqrt((logs[:STEP_AT].var(ddof=1) + logs[STEP_AT:].var(ddof=1)) / 2))
+
+    # No change point inside either A/A stretch, whatever the machine's noise.
+    assert all(ch.index == STEP_AT for ch in primary.changes), [(ch.index, ch.change) for ch in primary.changes]
+
+    # The CLI: the table, and the change point named by its commit range.
+    assert main(["history", "--runs", str(runs), "--git", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert (runs / "history.parquet").is_file() and len(store.read(runs / "history.parquet")) == len(points)
+
+    # The recipe's history page shows the campaigns and what was found.
+    exps = [load_experiment(runs / f"c{i:02d}") for i in range(COMMITS)]
+    page = render_recipe("history-demo", history_of(exps), known={e.name for e in exps}, svg=False)
+    assert page.markdown.count("](../../reports/c") >= COMMITS
+
+    if noise > RESOLVABLE_NOISE:
+        pytest.skip(
+            f"the A/A runs' noise was {noise:.1%} a point (more than the {RESOLVABLE_NOISE:.1%} a 10 % step "
+            f"needs with six points a side; measured drop {drop:+.1%}): this machine was too busy to test detection"
+        )
+    assert len(primary.changes) == 1, (f"noise {noise:.1%}, drop {drop:+.1%}", [c.value for c in primary.points])
+    ch = primary.changes[0]
+    assert ch.before.commit == commits[STEP_AT - 1] and ch.after.commit == commits[STEP_AT]
+    assert ch.worse and ch.low < -0.1 + 0.05 and ch.high > -0.1 - 0.05  # its interval is near the injected -10 %
+    assert f"after {commits[STEP_AT - 1][:7]} up to {commits[STEP_AT][:7]}" in out
+    assert commits[STEP_AT][:7] in page.markdown and "regression" in page.markdown

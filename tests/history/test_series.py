@@ -1,0 +1,106 @@
+"""Series from points: campaigns, machine classes apart, order, change points, standing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from reportgen.history.series import HistoryConfig, build, standing
+from tests.history.test_model import point
+
+ONE = "1 x NVIDIA H200, driver 580.159.04"
+TWO = "2 x NVIDIA H200, driver 580.159.04"
+
+
+def _campaigns(values: list[float], *, machine: str = ONE, prefix: str = "e", commits: list[str] | None = None) -> list:
+    out = []
+    for i, v in enumerate(values):
+        commit = commits[i] if commits else f"{i:02d}" + "a" * 38
+        out.append(
+            point(
+                experiment=f"{prefix}{i:02d}",
+                run="baseline/1",
+                value=v,
+                low=v * 0.99,
+                high=v * 1.01,
+                machine_class=machine,
+                commit=commit,
+                started_utc=f"2026-12-01T{i // 60:02d}:{i % 60:02d}:00Z",
+            )
+        )
+    return out
+
+
+def test_machine_classes_never_share_a_series() -> None:
+    pts = _campaigns([1000.0] * 3) + _campaigns([2000.0] * 2, machine=TWO, prefix="f")
+    series = build(pts)
+    assert [(s.key.machine_class, len(s.points)) for s in series] == [(ONE, 3), (TWO, 2)]
+
+
+def test_a_campaign_is_the_geometric_mean_of_its_runs_with_a_t_interval() -> None:
+    pts = [point(run="baseline/1", value=100.0), point(run="baseline/2", value=400.0)]
+    (s,) = build(pts)
+    (c,) = s.points
+    assert math.isclose(c.value, 200.0) and c.n_runs == 2 and c.low is not None and c.high is not None
+    assert 0 < c.low < 200.0 < c.high and "t interval" in c.method
+    (one,) = build([point()])[0].points
+    assert (one.low, one.high) == (990.0, 1010.0) and one.method.startswith("one run")
+
+
+def test_a_step_becomes_a_change_point_naming_its_commits_and_experiments() -> None:
+    rng = np.random.default_rng(7)
+    values = list(1000 * np.where(np.arange(16) >= 10, 0.9, 1.0) * np.exp(0.02 * rng.standard_normal(16)))
+    (s,) = build(_campaigns(values))
+    (ch,) = s.changes
+    assert (ch.before.experiment, ch.after.experiment) == ("e09", "e10")
+    assert (ch.before.commit, ch.after.commit) == ("09" + "a" * 38, "10" + "a" * 38)
+    assert ch.worse and ch.low < -0.1 < ch.high and "PELT" in ch.method
+
+
+def test_lower_is_better_metrics_call_a_rise_a_regression() -> None:
+    values = [1.0] * 6 + [1.2] * 6
+    pts = [
+        p.model_copy(update={"better": "lower", "metric": "perf/step_time", "primary": False})
+        for p in _campaigns(values)
+    ]
+    # identical points: no noise to read, so nudge them a little
+    pts = [p.model_copy(update={"value": p.value * (1 + 0.001 * (i % 3))}) for i, p in enumerate(pts)]
+    (s,) = build(pts)
+    assert s.changes and s.changes[0].worse
+
+
+def test_commit_order_puts_a_backfill_where_it_was_merged() -> None:
+    pts = _campaigns([1.0, 2.0, 3.0], commits=["c", "a", "b"])
+    (s,) = build(pts, commit_order={"a": 0, "b": 1, "c": 2})
+    assert [c.commit for c in s.points] == ["a", "b", "c"]
+    (t,) = build(pts)
+    assert [c.commit for c in t.points] == ["c", "a", "b"]  # without it: the order they ran in
+
+
+def test_standing_within_the_usual_range_or_flagged() -> None:
+    values = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
+    usual = standing(build(_campaigns([*values, 1002.0])), "e05")
+    assert usual is not None and not usual.flagged and len(usual.previous) == 5
+    assert usual.low is not None and usual.high is not None and usual.low < 1002.0 < usual.high
+    off = standing(build(_campaigns([*values, 800.0])), "e05")
+    assert (
+        off is not None
+        and off.flagged
+        and off.off is not None
+        and math.isclose(off.off, 800 / 999.99 - 1, rel_tol=1e-3)
+    )
+    first = standing(build(_campaigns(values)), "e00")
+    assert first is not None and not first.previous and not first.flagged
+
+
+def test_with_few_earlier_baselines_only_a_large_distance_is_flagged() -> None:
+    config = HistoryConfig(tolerance=0.10)
+    near = standing(build(_campaigns([1000.0, 950.0])), "e01", config)
+    far = standing(build(_campaigns([2091.0, 1668.0])), "e01", config)
+    assert near is not None and not near.flagged and near.low is None
+    assert far is not None and far.flagged and far.off is not None and round(far.off, 3) == -0.202
+
+
+def test_standing_of_an_unknown_experiment_is_none() -> None:
+    assert standing(build(_campaigns([1.0, 2.0])), "nope") is None

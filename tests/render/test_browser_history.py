@@ -1,0 +1,68 @@
+"""The history page in a real browser: a site built by MkDocs from the committed GPU runs, the
+recipe's page drawn in Debian's Chromium, its points linking to the experiment pages. It sits
+beside the other browser tests to share their one Playwright of the session."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.render.conftest import REPO, Server, make_project, mkdocs_build
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PAGE = "history/grpo-offload-default/"
+DRAWN = (
+    "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
+)
+STATES = "() => Array.from(document.querySelectorAll('div.rg-vega')).map(e => e.dataset.drawn)"
+# Centres of the drawn points (symbols) of the first chart, in page coordinates.
+POINTS = """() => Array.from(document.querySelectorAll('#chart-history-1 g.mark-symbol path')).map(p => {
+  const b = p.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2};
+}).filter(q => q.x > 0 && q.y > 0)"""
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, svg_cache):
+    project = make_project(tmp_path_factory.mktemp("history-project"))
+    mkdocs_build(project, svg_cache, REPORTGEN_RUNS=str(REPO / "runs"))
+    with Server(project / "site") as server:
+        yield server, project / "site"
+
+
+def test_the_history_page_draws_both_machine_classes_and_links_its_points(browser, served) -> None:
+    server, site = served
+    assert (site / PAGE / "index.html").is_file() and (site / PAGE / "history.parquet").is_file()
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    errors: list[str] = []
+    remote: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on(
+        "request",
+        lambda r: r.url.startswith(server.url) or r.url.startswith(("data:", "blob:")) or remote.append(r.url),
+    )
+    page.goto(f"{server.url}/{PAGE}")
+    page.wait_for_function(DRAWN, timeout=30_000)
+    assert page.evaluate(STATES) == ["yes", "yes"]
+    text = page.inner_text("article")
+    assert "1 x NVIDIA H200, driver 580.159.04" in text and "2 x NVIDIA H200, driver 580.159.04" in text
+    assert "showcase-1xh200-grpo-offload-r2" in text and "showcase-2xh200-grpo-offload" in text
+    points = page.evaluate(POINTS)
+    assert len(points) >= 6  # baseline, A1, A3 at two commits, over three metrics
+    page.mouse.click(points[0]["x"], points[0]["y"])
+    page.wait_for_url("**/reports/showcase-1xh200-grpo-offload-*/", timeout=15_000)
+    assert errors == [] and remote == []
+    page.close()
+
+
+def test_the_experiment_page_says_where_its_baseline_sits(browser, served) -> None:
+    server, _ = served
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(f"{server.url}/reports/showcase-1xh200-grpo-offload-r3/")
+    line = page.locator("p", has_text="This baseline vs history").inner_text()
+    assert "21 % below the last baseline on this machine class" in line and "A flag, not a verdict" in line
+    page.locator("p", has_text="This baseline vs history").get_by_role("link", name="history").click()
+    page.wait_for_url(f"**/{PAGE}", timeout=15_000)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390  # the page body never scrolls sideways on a phone
+    page.close()
