@@ -88,9 +88,9 @@ def test_run_analyze_and_build_on_the_embedded_workload(tmp_path: Path) -> None:
         # On a machine shared with other work (a developer's box), one arm disturbed far more than the
         # other is rightly `invalid`; a quiet machine gives a verdict on speed.
         disturbed = by_id["quiet_machine"] == "fail"
-        assert comp["verdict"]["status"] == "inconclusive" or (
-            disturbed and comp["verdict"]["status"] == "invalid"
-        ), comp["verdict"]
+        assert comp["verdict"]["status"] == "inconclusive" or (disturbed and comp["verdict"]["status"] == "invalid"), (
+            comp["verdict"]
+        )
         assert by_id["no_overlap"] == "pass" and by_id["quiet_machine"] != "not_applicable"
         for gid in (
             "steps_completed",
