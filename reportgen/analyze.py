@@ -9,6 +9,7 @@ unreadable files, failed or partial runs) becomes data in the document, never an
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -137,8 +138,20 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         profiler_runs=profiler,
         spec_source=(record or {}).get("source_path"),
         run_name=exp_dir.name,
+        spec_dir=spec_dir((record or {}).get("source_path"), runs),
         prior_looks=tuple(prior_looks(record)),
     )
+
+
+def spec_dir(source: object, runs: list[RunData]) -> str | None:
+    """The folder the spec ran from, relative to the runs' working directory (the repository root for
+    the default experiment): "scripts/recipes"; None when not recorded or outside it."""
+    if not isinstance(source, str) or not source:
+        return None
+    cwd = next((r.manifest.get("cwd") for r in runs if isinstance(r.manifest.get("cwd"), str)), None)
+    if cwd is None or not source.startswith(cwd.rstrip("/") + "/"):
+        return None
+    return os.path.dirname(os.path.relpath(source, cwd)) or "."
 
 
 def analyze_experiment(exp_dir: Path) -> Path:

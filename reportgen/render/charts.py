@@ -775,7 +775,10 @@ def _looks_template(arms: tuple[str, ...], max_pairs: int) -> dict:
                 scale=alt.Scale(domain=["no change", "minimum effect"], range=[[1, 0], [4, 3]]),
                 legend=alt.Legend(title=None, orient="bottom"),
             ),
-            tooltip=[alt.Tooltip(field="line", type="nominal"), alt.Tooltip(field="y", type="quantitative", format="+.0%")],
+            tooltip=[
+                alt.Tooltip(field="line", type="nominal"),
+                alt.Tooltip(field="y", type="quantitative", format="+.0%"),
+            ],
         )
     )
     chart = alt.layer(lines, bars, points).properties(width="container", height=220)
@@ -807,7 +810,10 @@ def looks(exp: ExperimentData) -> dict | None:
     cols = {k: np.asarray(v, dtype=float if k in ("change", "low", "high") else object) for k, v in rows.items()}
     cols["pairs"] = np.asarray(rows["pairs"], dtype=int)
     e = settings.min_effect
-    lines = {"y": np.asarray([0.0, e, -e]), "line": np.asarray(["no change", "minimum effect", "minimum effect"], dtype=object)}
+    lines = {
+        "y": np.asarray([0.0, e, -e]),
+        "line": np.asarray(["no change", "minimum effect", "minimum effect"], dtype=object),
+    }
     most = max(max(rows["pairs"]), settings.design.max_pairs)
     template = _looks_template(_arm_order(exp, pd.unique(cols["arm"])), int(most))
     return _finish(template, {"main": csv_text(cols), "lines": csv_text(lines)})

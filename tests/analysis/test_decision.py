@@ -54,9 +54,10 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
     assert step.metric == "perf/step_time" and step.change is not None and step.change < -0.5
     # next step and its evidence
     assert c.summary.next_step.action == "equalize_work"
-    assert c.summary.next_step.command and "--new-campaign" in c.summary.next_step.command
+    # a new campaign into a new folder: works on any machine, the runs made so far stay
+    assert c.summary.next_step.command == "reportgen run runs/exp/experiment.toml --name exp-2"
     assert c.summary.cause == c.same_work.reason
-    assert [e.anchor for e in c.summary.evidence] == ["same-work", "chart-quality"]
+    assert [e.anchor for e in c.summary.evidence] == ["same-work", "quality"]
     body = render_pr_body(doc)
     assert "**The PR's change is `A1`: ⛔ invalid comparison.**" in body
     assert f"Why: {c.summary.cause}." in body and f"```bash\n{c.summary.next_step.command}\n```" in body
@@ -99,7 +100,11 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     step = c.summary.next_step
     # more pairs in the same campaign, not a new one: its runs are kept
     assert step.action == "repeat" and '[run] until = "decided"' in step.text and "runs are kept" in step.text
-    assert step.command == '# in the spec: [run] until = "decided"\nreportgen run runs/exp/experiment.toml --name exp'
+    assert step.command == (
+        "# on the machine that ran the campaign (a campaign's runs stay on one machine):\n"
+        '# in runs/exp/experiment.toml, set [run] until = "decided"; then:\n'
+        "reportgen run runs/exp/experiment.toml --name exp"
+    )
 
 
 def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
@@ -110,7 +115,13 @@ def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
         == "OOM at step 9, tried to allocate 2.46 GiB, under a 5 GiB memory cap (--gpu-memory-cap-gib 5)"
     )
     assert c.summary.next_step.action == "fix_oom"
-    assert c.summary.next_step.command == "reportgen run runs/exp/experiment.toml --name exp --rerun A2"
+    # re-running A2 unchanged would fail the same way (and `--rerun` is refused on another machine):
+    # the step says what to change and runs the experiment into a new folder
+    assert c.summary.next_step.command == (
+        "# first give A2 less memory per step in runs/exp/experiment.toml:\n"
+        "# a smaller --max-tokens-per-gpu in its [[candidates]] set table, or a larger --gpu-memory-cap-gib\n"
+        "reportgen run runs/exp/experiment.toml --name exp-A2-fix"
+    )
     assert [e.anchor for e in c.summary.evidence] == ["A2/index.md", "A2/index.md#chart-memory"]
     assert c.summary.peak_memory.unit == "MiB" and c.summary.peak_memory.candidate is not None
 
@@ -237,8 +248,8 @@ def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
     c = _comp(doc, "A1")
     assert c.verdict.status == "failed" and c.summary.cause and c.summary.cause.startswith("baseline: OOM")
     step = c.summary.next_step
-    assert step.action == "fix_oom" and "failure of baseline" in step.text
-    assert step.command and "--rerun baseline" in step.command and "--rerun A1" not in step.command
+    assert step.action == "fix_oom" and "failure of baseline" in step.text and "in the recipe" in step.text
+    assert step.command and step.command.endswith("--name exp-baseline-fix") and "A1" not in step.command
     assert c.summary.evidence[0].anchor == "runs"
 
 
