@@ -28,8 +28,9 @@ from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import (
     flag_secret_values,
+    published_env,
+    recipe_variables,
     redact_command_text,
-    redact_env,
     redact_text,
     secret_values,
 )
@@ -356,7 +357,14 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     atomic.write_text(run_dir / arm.recipe_file, recipe)
     atomic.write_text(run_dir / layout.RECIPE_PATCH, redact_command_text(arm.diff))
     shown = [redact_text(c, secrets) for c in command]
-    atomic.write_json(run_dir / layout.COMMAND, {"command": shown, "cwd": str(workdir), "env": redact_env(env)})
+    # Published with the runs: the framework variables and the recipe's own, never the machine's whole
+    # environment (its paths, a lent machine's history); `env_total` says how many were left out.
+    own = {*spec.recipe.env, *arm.env, *recipe_variables(recipe)}
+    shown_env = published_env(env, own)
+    atomic.write_json(
+        run_dir / layout.COMMAND,
+        {"command": shown, "cwd": str(workdir), "env": shown_env, "env_total": len(env)},
+    )
     manifest: dict[str, Any] = {
         "experiment": spec.name,
         "arm": arm.id,
@@ -407,6 +415,16 @@ def _provenance_args(spec: Spec) -> dict[str, Any]:
         "model_dir": (recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
         "data_files": [recipe_dir / d for d in spec.provenance.data_files],
         "commands": list(spec.provenance.commands),
+        # What the run reads: an untracked file among them makes the tree "dirty", any other does not.
+        "reads": [
+            str(p)
+            for p in (
+                spec.source_path,
+                recipe_dir / spec.recipe.script if spec.recipe.script else None,
+                *(recipe_dir / d for d in spec.provenance.data_files),
+            )
+            if p
+        ],
     }
 
 

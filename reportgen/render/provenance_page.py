@@ -250,7 +250,16 @@ def commands_section(exp: ExperimentData) -> list[str]:
             out.append(safe.fence("\n".join(body), "bash", indent="    ") + "\n")
         env = r.command.get("env")
         if isinstance(env, dict) and env:
-            out.append(f"    Environment ({len(env)} variables):\n")
+            total = r.command.get("env_total")
+            left = (
+                f"; {total - len(env)} others of the machine's environment are not published"
+                if isinstance(total, int) and total > len(env)
+                else ""
+            )
+            out.append(
+                f"    Environment: the {len(env)} variables of the frameworks (CUDA, NCCL, PyTorch, ...) and of the "
+                f"recipe{left}:\n"
+            )
             out.append(safe.fence(_env_lines(env), "text", indent="    ") + "\n")
     if len(out) == 1:
         out.append("No command was recorded.\n")
@@ -296,6 +305,7 @@ def render(exp: ExperimentData) -> Page:
     ]
     return Page(
         path=f"{experiment_base(exp.name)}/provenance/index.md",
-        title=f"Provenance ({report_kind(exp).label})",
+        title=f"Provenance: {exp.name} ({report_kind(exp).label})",
+        nav_title="Provenance",
         markdown="\n".join(md),
     )
