@@ -497,7 +497,7 @@ class CandidateSummary(_Model):
         default=None,
         description="The primary metric against the baseline, when the verdict was decided against a base.",
     )
-    step_time: MetricChange
+    step_time: MetricChange = Field(description="Step time in the comparison that decided the verdict (`against`).")
     peak_memory: MetricChange = Field(
         description="Peak GPU memory (MiB) against the baseline, on the figure each arm's limit bounds "
         "(arms[].memory.used_mib); no interval."

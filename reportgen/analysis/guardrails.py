@@ -406,7 +406,8 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
     if len(set(unknown)) == len(flags):
         return Guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
     tail = f" ({', '.join(sorted(set(unknown)))} not recorded)" if unknown else ""
-    return Guardrail("fixed_workload", title, PASS, f"{len(flags)} flag(s) equal to the baseline{tail}")
+    said = "1 flag" if len(flags) == 1 else f"{len(flags)} flags"
+    return Guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}")
 
 
 def _hashes(r: RunData) -> tuple[Any, Any]:

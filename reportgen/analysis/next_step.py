@@ -187,8 +187,9 @@ def _failed(comp: doc.Comparison, rerun: Rerun) -> Step:
         )
         table = "the recipe" if arm == comp.baseline else "its [[candidates]] set table"
         note = (
-            f"# first give {arm} less memory per step in {spec_word}:\n"
-            f"# a smaller --max-tokens-per-gpu in {table}, or a larger --gpu-memory-cap-gib"
+            f"# first, in {spec_word},\n"
+            f"# give {arm} less memory per step: a smaller --max-tokens-per-gpu\n"
+            f"# in {table}, or a larger --gpu-memory-cap-gib"
         )
         return (
             doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note)),

@@ -48,6 +48,34 @@ def _values(runs: Sequence[RunData], key: str, start: int, end: int) -> np.ndarr
     return np.concatenate(parts) if parts else np.array([], dtype=float)
 
 
+def _by_step(runs: Sequence[RunData], key: str, start: int, end: int) -> dict[int, list[float]]:
+    """Every finite value of `key` in steps start..end, by step, over the runs."""
+    out: dict[int, list[float]] = {}
+    for r in runs:
+        if key not in r.steps.columns:
+            continue
+        col = r.steps[key]
+        col = col[(col.index >= start) & (col.index <= end)]
+        for step, v in zip(col.index.tolist(), col.to_numpy(dtype=float).tolist(), strict=True):
+            if np.isfinite(v):
+                out.setdefault(int(step), []).append(float(v))
+    return out
+
+
+def _common(
+    baseline: Sequence[RunData], candidate: Sequence[RunData], key: str, s: int, e: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The two arms' values on the steps both logged (a run that stopped early is compared on the
+    steps it made, not against the baseline's later, further-trained ones)."""
+    b, c = _by_step(baseline, key, s, e), _by_step(candidate, key, s, e)
+    steps = sorted(set(b) & set(c))
+    return (
+        np.asarray([v for st in steps for v in b[st]], dtype=float),
+        np.asarray([v for st in steps for v in c[st]], dtype=float),
+        len(steps),
+    )
+
+
 def _key(runs: Sequence[RunData], keys: Sequence[str]) -> str | None:
     """The first of `keys` every run logged."""
     for k in keys:
@@ -74,8 +102,8 @@ def compare(
             continue
         metric_rows = []
         for name, s, e in windows:
-            b, c = _values(baseline, key, s, e), _values(candidate, key, s, e)
-            if not len(b) or not len(c):
+            b, c, n = _common(baseline, candidate, key, s, e)
+            if n < max(2, (e - s + 1) // 2):  # fewer than half the window's steps in both arms: not compared
                 continue
             bm, cm = float(b.mean()), float(c.mean())
             sd = float(b.std(ddof=1)) if len(b) > 1 else 0.0
@@ -102,7 +130,9 @@ def compare(
         rows += metric_rows
     if not rows:
         why = "not checkable: " + (
-            "no loss, reward or KL logged by both arms" if missing else "no window with both arms' values"
+            "no loss, reward or KL logged by both arms"
+            if len(missing) == len(METRICS)
+            else "no window whose steps both arms reached (at least half of them)"
         )
         return doc.QualityCheck(status="not_applicable", tolerance=tolerance, reason=why, missing=missing)
     off = [r for r in rows if not r.within]

@@ -266,9 +266,11 @@ def _summary(
 ) -> doc.CandidateSummary:
     a = spec.analysis
     primary = _primary(spec, ref, cand, comp.deciding())
+    # Beside the verdict, every figure is against the arm that decided it (the base for A3 on A1).
+    against = comp.vs_base if ref.id != BASELINE and comp.vs_base else comp.secondary
     step = next(
-        (m for m in comp.secondary if m.metric == STEP_TIME),
-        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better="lower"),
+        (m for m in against if m.metric == STEP_TIME),
+        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better="lower", against=ref.id),
     )
     bp, cp = base.memory.used_mib, cand.memory.used_mib
     if bp is None or cp is None:  # no figure a limit bounds: nvidia-smi's peak inside the windows
