@@ -210,10 +210,8 @@ def test_an_untracked_file_the_run_does_not_read_leaves_the_tree_clean(tmp_path)
     _git(repo, "commit", "-qm", "recipe")
     (repo / "demo-output.log").write_text("the demo's own output\n")
     (repo / "mine.toml").write_text("name = 'x'\n")
-    common = dict(python=sys.executable, recipe_repo=repo, model_dir=None, data_files=[], commands=[])
-    clean = capture_provenance(
-        tmp_path / "a", **common, env=_env(tmp_path), cache_path=None, reads=[repo / "run.sh"]
-    )
+    common = {"python": sys.executable, "recipe_repo": repo, "model_dir": None, "data_files": [], "commands": []}
+    clean = capture_provenance(tmp_path / "a", **common, env=_env(tmp_path), cache_path=None, reads=[repo / "run.sh"])
     assert clean["git"]["dirty"] is False
     assert "?? demo-output.log" in (tmp_path / "a" / "git-status.txt").read_text()  # still recorded
     read = capture_provenance(
