@@ -120,9 +120,9 @@ def _run(clone: Path, tmp: Path, block: str) -> subprocess.CompletedProcess:
 def test_every_published_command_runs_in_a_fresh_clone(clone, published, tmp_path):
     assert {what.split()[0] for _, what, _ in published} >= {"reproduce", "next", "rollback"}
     here = fingerprint_id(machine_fingerprint())
+    head = _git(clone, "rev-parse", "HEAD").strip()  # a reproduce block checks out another commit
     failed = []
     for exp, what, block in published:
-        head = _git(clone, "rev-parse", "HEAD").strip()
         _git(clone, "checkout", "-q", "--force", head)
         _git(clone, "clean", "-fdxq")
         if what.startswith("rollback"):
