@@ -282,7 +282,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         lead = safe.prose(verdict.summary or "") + " "
     nxt = comp.summary.next_step
     command = decision.tidy_command(nxt.command, lambda w: spec_path_for_reader(exp, w)) if nxt.command else None
-    body = f"{lead}**Next:** {answer_block.inline(nxt.text)}"
+    body = f"{lead.rstrip()}\n\n    **Next:** {answer_block.inline(nxt.text)}"
     targets = [(e.label, page_link(decision.evidence_href(e.anchor), cand)) for e in comp.summary.evidence]
     targets = [(label, href) for label, href in targets if href != "index.md"]  # not this page itself
     if targets:

@@ -19,6 +19,7 @@ from reportgen.render.experiment_page import report_kind
 from reportgen.render.format import fmt_count
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
+from reportgen.vocab import metric
 
 # Within a day, GPU evidence is listed before a CPU demo of the same spec.
 KIND_ORDER = {"showcase": 0, "run": 1, "demo": 2}
@@ -75,11 +76,11 @@ def _block(exp: ExperimentData) -> str:
 
 
 def ordered(experiments: Sequence[ExperimentData]) -> list[ExperimentData]:
-    """Newest day first; within a day, showcases and GPU runs before CPU demos; then by name."""
+    """Newest day first; within a day, showcases and GPU runs before CPU demos, then the newest."""
 
     def key(e: ExperimentData) -> tuple:
-        day = (e.analysis.experiment.created_utc or "")[:10]
-        return (_neg(day), KIND_ORDER.get(report_kind(e).key, 9), e.name)
+        when = e.analysis.experiment.created_utc or ""
+        return (_neg(when[:10]), KIND_ORDER.get(report_kind(e).key, 9), _neg(when), e.name)
 
     return sorted(experiments, key=key)
 
@@ -121,15 +122,18 @@ def results(experiments: Sequence[ExperimentData]) -> str:
         kind = report_kind(exp)
         info = exp.analysis.experiment
         words = []
+        label = metric(exp.analysis.primary.key).title
         for c in exp.analysis.comparisons:
-            label = VERDICT_WORDS.get(c.verdict.status, c.verdict.status)
+            said = VERDICT_WORDS.get(c.verdict.status, c.verdict.status)
             against = f" against {safe.text(c.verdict.against)}" if c.verdict.against != c.baseline else ""
-            words.append(f"{safe.text(c.candidate)} {label}{against}")
+            figure = ""
+            if c.verdict.status in ("accepted", "rejected", "no_change") and c.summary.primary.interval is not None:
+                figure = f", {safe.text(label)} {safe.text(figures.change_text(c.summary.primary))}"
+            words.append(f"{safe.text(c.candidate)} {said}{against}{figure}")
         lines.append(
             f"- [{safe.text(info.title or exp.name)}](reports/{exp.name}/index.md) "
-            f"({safe.text(kind.label)}, {safe.text(kind.machine)}, {safe.text((info.created_utc or '')[:10])}): "
-            + ("; ".join(words) or "no candidates")
-            + "."
+            f"({safe.text(kind.label)}, {safe.text(kind.machine)}, {safe.text((info.created_utc or '')[:10])}, "
+            f"{safe.code(exp.name)}): " + ("; ".join(words) or "no candidates") + "."
         )
     return "\n".join(lines) + "\n"
 

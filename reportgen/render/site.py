@@ -160,9 +160,13 @@ def mentions(docs_dir: Path | None, exclude: Sequence[str], experiment: str) -> 
     out = []
     for path, title in project_docs(docs_dir, exclude):
         text = (Path(docs_dir) / path).read_text(encoding="utf-8", errors="replace")
-        if needle in text and not path.startswith("formats/"):
+        prose = _FENCED.sub("", text)  # a command in an example names the folder without being about it
+        if needle in prose and not path.startswith("formats/"):
             out.append((path, title))
     return out
+
+
+_FENCED = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.M | re.S)
 
 
 def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:

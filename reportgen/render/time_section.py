@@ -354,9 +354,16 @@ def conclusion(base: ArmTime, cand: ArmTime) -> str:
     copies = sum(c.get(d, 0.0) - b.get(d, 0.0) for d in cats.MEMCPY_DIRECTIONS)
     idle = c.get(IDLE, 0.0) - b.get(IDLE, 0.0)
     way = "shorter" if wall < 0 else "longer"
-    causes = [f"{k.removeprefix('host: ')} {_signed(d, _ms)} ms" for k, d in host[:2] if abs(d) >= 0.05 * abs(wall)]
-    if abs(copies) >= 0.05 * abs(wall) and copies:
+    big = max(1.0, 0.05 * abs(wall))  # a part that moved less than this explains nothing of the change
+    # the host-side spans that moved the way the step did (a span that grew cannot explain a faster step)
+    causes = [f"{k.removeprefix('host: ')} {_signed(d, _ms)} ms" for k, d in host if abs(d) >= big and d * wall > 0][:2]
+    if abs(copies) >= big and copies * wall > 0:
         causes.append(f"copies between host and device {_signed(copies, _ms)} ms")
+    if abs(wall) < max(1.0, SAME_WITHIN * b.get("wall", 0.0)):
+        return (
+            f"**Where the time went:** {safe.text(cand.arm)}'s profiled step takes the same time as the baseline's "
+            f"({_ms(b.get('wall', 0.0))} and {_ms(c.get('wall', 0.0))} ms).\n"
+        )
     same = abs(kernels_c - kernels_b) <= max(1.0, SAME_WITHIN * kernels_b)
     gpu = (
         f"the GPU's kernels take the same time ({_ms(kernels_b)} and {_ms(kernels_c)} ms)"

@@ -360,7 +360,7 @@ def test_the_home_page_lists_results_in_words(exp):
     front = home_page.home("# reportgen\n\n<!-- reportgen:results -->\n", [exp])
     assert front is not None and front.path == "index.md"
     assert "- [Drop optimizer CPU offload](reports/grpo-offload/index.md) (GPU run, 2 x NVIDIA A100" in front.markdown
-    assert "A1 accepted; A2 failed; A3 rejected." in front.markdown
+    assert "<code>grpo-offload</code>): A1 accepted, response tokens/s +21.4%; A2 failed; A3 rejected" in front.markdown
     assert home_page.home("# no mark\n", [exp]) is None
     listing = home_page.render([exp]).markdown
     assert "1 experiment, newest first" in listing and "experiment(s)" not in listing
