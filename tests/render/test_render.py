@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -378,3 +379,22 @@ def test_nav_titles_are_short_and_search_titles_name_the_experiment(exp):
     ]
     assert all(len(p.nav.split()) <= 4 for p in pages)
     assert pages[1].title == "A1: Keep the optimizer on the GPU (GPU run, grpo-offload)"
+
+
+def test_provenance_publishes_only_the_allowed_environment(tmp_path):
+    # a run recorded before the allow-list kept the machine's whole environment: the page cuts it
+    exp_dir = site_fixture.build_experiment(tmp_path)
+    command = exp_dir / "A1" / "1" / "command.json"
+    doc = json.loads(command.read_text())
+    doc["env"] = {
+        "OLDPWD": "/home/alice/lent-machine",
+        "PYTHONPATH": "/home/alice/reportgen",
+        "NCCL_DEBUG": "WARN",
+        "MAX_TOKENS_PER_GPU": "896",  # not in this recipe's text: not the recipe's own here
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    command.write_text(json.dumps(doc))
+    md = provenance_page.render(load_experiment(exp_dir)).markdown
+    assert "NCCL_DEBUG=WARN" in md and "TOKENIZERS_PARALLELISM=false" in md
+    assert "OLDPWD" not in md and "PYTHONPATH" not in md and "lent-machine" not in md
+    assert "3 others of the machine's environment are not published" in md
