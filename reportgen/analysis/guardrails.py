@@ -421,7 +421,12 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
     # its own failure is reported by the other guardrails.
     runs = [r for r in (*baseline, *candidate) if _hashes(r) != (None, {})]
     if not runs:
-        return Guardrail("same_inputs", title, NA, "not checkable: no hashes recorded")
+        return Guardrail(
+            "same_inputs",
+            title,
+            NA,
+            "not checkable: no model or data files declared ([provenance] model_dir, data_files), so none was hashed",
+        )
     ref = _hashes(runs[0])
     for r in runs[1:]:
         model, data = _hashes(r)

@@ -189,7 +189,9 @@ def model_data_section(exp: ExperimentData) -> list[str]:
             + "\n"
         )
     else:
-        out.append("**Model:** none declared (spec `[provenance] model_dir`), so no model file was hashed.\n")
+        w = exp.analysis.workload
+        made = f" The model: {safe.text(w.model)}." if w.model and w.parameters else ""
+        out.append(f"**Model:** no model files declared (spec `[provenance] model_dir`), so none was hashed.{made}\n")
     data = {r.rel: r.provenance.get("data-hashes.json") for r in runs if r.provenance.get("data-hashes.json")}
     ddoc = _json(next(iter(data.values()))) if data else {}
     # capture writes {"schema_version": 1, "files": {path: sha256}}; a bare {path: sha256} reads the same

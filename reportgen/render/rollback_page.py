@@ -103,7 +103,10 @@ def restores(exp: ExperimentData, cand: str) -> list[str]:
 
 
 def _where(folder: str | None) -> str:
-    return f" ({safe.code(folder + '/')}" + ")" if folder and folder not in (".", "") else ""
+    """Where the patch names the recipe, for the sentence saying where to apply it."""
+    return (
+        f" (the patch names the recipe under {safe.code(folder + '/')})" if folder and folder not in (".", "") else ""
+    )
 
 
 def render(exp: ExperimentData) -> Page:
@@ -147,7 +150,7 @@ def render(exp: ExperimentData) -> Page:
             "### How to apply it\n",
             f"Download [{fname}]({fname}) (or copy the block above into that file) to the root of the repository "
             f"that holds the recipe{_where(where)}, with {safe.text(cand)}'s change in it (the merged pull request), "
-            "then there:\n",
+            "and there:\n",
             safe.fence(
                 f"# dry run: fails if the recipe has moved on\ngit apply --check {fname}\ngit apply {fname}\ngit diff --stat",
                 "bash",

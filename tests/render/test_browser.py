@@ -123,7 +123,9 @@ def test_screenshots_of_every_page_type(browser, served, tmp_path):
 
 
 def _hover_line(page, fig: str) -> str:
-    page.locator(fig).scroll_into_view_if_needed()
+    # in the middle of the window: at its top, Material's header and back-to-top button cover the chart
+    page.evaluate("(fig) => document.querySelector(fig).scrollIntoView({block: 'center'})", fig)
+    page.wait_for_timeout(100)
     pt = page.evaluate(POINT_ON_LINE, fig)
     page.mouse.move(pt["x"], pt["y"])
     page.wait_for_selector(TOOLTIP, timeout=5_000)
