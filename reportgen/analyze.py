@@ -9,6 +9,7 @@ unreadable files, failed or partial runs) becomes data in the document, never an
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         **{k: fp.get(k) for k in ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")},
     }
     diffs: dict[str, str] = {}
-    commit, dirty = None, None
+    commit, dirty, repo = None, None, None
     profiler = []
     for r in runs:
         run_dir = exp_dir / r.arm / str(r.repeat)
@@ -163,6 +164,7 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
             if isinstance(git, dict):
                 commit = git.get("commit") or git.get("head")
                 dirty = git.get("dirty")
+                repo = git.get("repo") if isinstance(git.get("repo"), str) else None
         if r.role == vocab.PROFILE:
             profiler.append(
                 {
@@ -184,9 +186,21 @@ def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
         profiler_runs=profiler,
         spec_source=(record or {}).get("source_path"),
         run_name=exp_dir.name,
+        spec_dir=spec_dir((record or {}).get("source_path"), repo),
         prior_looks=tuple(prior_looks(record)),
         spans=_spans(exp_dir, runs),
     )
+
+
+def spec_dir(source: object, repo: str | None) -> str | None:
+    """The folder the spec ran from, relative to the root of the repository it ran in ("scripts/recipes"):
+    next-step commands run from a checkout of that repository, where the runs are committed. None
+    when the spec or the repository was not recorded, or the spec lay outside it."""
+    if not isinstance(source, str) or not source or not repo:
+        return None
+    if not source.startswith(repo.rstrip("/") + "/"):
+        return None
+    return os.path.dirname(os.path.relpath(source, repo)) or "."
 
 
 def analyze_experiment(exp_dir: Path, *, wait: bool = False) -> Path:

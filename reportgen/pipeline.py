@@ -99,10 +99,17 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')"
         )
     if request.dry_run:
+        from reportgen.execute.runner import campaign_refusal
         from reportgen.plan.show import describe_plan
 
         for plan in plans:
             spec = plan.spec
+            # A dry run refuses what the run would refuse (another machine's campaign, a changed spec),
+            # so a published command can be checked without running it.
+            if not request.options.new_campaign and (
+                refused := campaign_refusal(spec, request.options.runs_root / spec.name)
+            ):
+                raise UserError(refused)
             text = describe_plan(
                 plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order
             )

@@ -105,6 +105,7 @@ INIT_ACTOR_TIME = "perf/init_actor_time"  # logged once, at start-up (step 0)
 LOG_PROBS_TIME = "perf/log_probs_time"  # the policy's log-prob pass (inside train time)
 REF_LOG_PROBS_TIME = "perf/ref_log_probs_time"  # the reference model's, when there is one
 OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor train time); the workload logs it
+MAX_MEMORY_ALLOCATED_GIB = "perf/max_memory_allocated_gib"  # PyTorch's peak allocation (GiB); the workload logs it
 # rollout/*: per rollout.
 NUM_SAMPLES = "rollout/num_samples"
 RESPONSE_LENGTHS = "rollout/response_lengths"
@@ -196,8 +197,19 @@ METRICS: dict[str, Metric] = {
             "fraction of tokens whose value prediction moved more than --value-clip",
         ),
         Metric(CRITIC_GRAD_NORM, "critic grad norm", "", None, "the critic's gradient norm before clipping"),
+        Metric(
+            MAX_MEMORY_ALLOCATED_GIB,
+            "peak memory allocated",
+            "GiB",
+            "lower",
+            "torch.cuda.max_memory_allocated() of the fullest GPU so far (the embedded workload; Relax logs none)",
+        ),
     )
 }
+ALLOCATED_MEMORY_KEYS = (MAX_MEMORY_ALLOCATED_GIB,)
+"""Keys holding the framework's own peak allocation in GiB, first found wins: what a memory cap bounds."""
+MEMORY_CAP_FLAG = "--gpu-memory-cap-gib"
+"""The embedded workload's cap on its own GPU memory (torch.cuda.set_per_process_memory_fraction)."""
 
 PRIMARY_DEFAULT = STEP_RESP_TOKEN_PER_S
 """The metric a spec compares arms on unless it names another."""
@@ -221,3 +233,33 @@ STEP_PARTS = (
 def metric(key: str) -> Metric:
     """The known metric for `key`, or one that names the key itself (any key Relax logs can be used)."""
     return METRICS.get(key) or Metric(key, key, "", None, "")
+
+
+# -- workloads ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KnownWorkload:
+    """A trainer reportgen knows by its module (the spec's `[recipe] entrypoint`): what it is, how its
+    model is made, and the model of each `--preset`, so a report can say what ran."""
+
+    name: str
+    doc: str  # the documentation page about it, relative to the docs root
+    model: str  # how the model is made
+    presets: dict[str, tuple[str, int]]  # --preset -> (its shape in words, parameters)
+
+
+WORKLOADS: dict[str, KnownWorkload] = {
+    "reportgen.workloads.grpo": KnownWorkload(
+        name="the embedded stand-in GRPO trainer (reportgen.workloads.grpo), not Relax",
+        doc="workload.md",
+        model="random init (seeded), no pretrained weights, a synthetic task",
+        # Counted from the presets' configs (tests/workloads/test_knobs.py checks them).
+        presets={
+            "cpu-tiny": ("Qwen3 architecture, 4 layers, hidden 128", 791_936),
+            "gpu-small": ("Qwen3 architecture, 16 layers, hidden 1024", 201_395_200),
+        },
+    ),
+}
+"""Trainers whose model a report can describe without reading logs; any other entrypoint (Relax's)
+is described by the model files the spec declared."""

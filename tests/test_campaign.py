@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.analysis.next_step import SAME_MACHINE
 from reportgen.cli import main
 from reportgen.render.load import load_analysis
 from tests.execute.conftest import make_experiment
@@ -84,8 +85,9 @@ def test_the_budget_stops_a_campaign_and_the_same_command_adds_pairs(tmp_path: P
     assert doc.campaign.stopped == "open"
     a1 = doc.comparison("A1")
     assert a1 is not None and a1.needs_pairs and a1.verdict.basis == "too_few_pairs"
+    # resuming adds to this campaign: on the machine that ran it, which the command says
     assert a1.summary.next_step.action == "repeat" and a1.summary.next_step.command == (
-        f"reportgen run {spec} --name exp"
+        f"{SAME_MACHINE}\nreportgen run {spec} --name exp"
     )
     first = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (exp / "baseline" / "1").rglob("*") if p.is_file()}
     assert main(["run", str(spec), "--runs", str(runs)]) == 0  # resumes: one more block

@@ -64,8 +64,14 @@
     legend: { labelColor: "#bdc1c6", titleColor: "#e8eaed" },
     header: { labelColor: "#bdc1c6", titleColor: "#e8eaed" },
   };
+  // Marks drawn in near-black that must read on the dark page too (render/charts.py LIMIT_COLOR: a
+  // memory cap's rule and label); every other colour of the palette reads on both backgrounds.
+  var DARK_COLORS = { "#202124": "#e8eaed" };
   function themed(spec) {
     if (!dark()) return spec;
+    var text = JSON.stringify(spec);
+    Object.keys(DARK_COLORS).forEach(function (c) { text = text.split('"' + c + '"').join('"' + DARK_COLORS[c] + '"'); });
+    spec = JSON.parse(text);
     var config = spec.config || {};
     Object.keys(DARK).forEach(function (k) {
       config[k] = DARK[k] && typeof DARK[k] === "object" ? Object.assign({}, config[k] || {}, DARK[k]) : DARK[k];
@@ -129,11 +135,32 @@
       actions: { export: true, source: false, compiled: false, editor: false },
       tooltip: { theme: dark() ? "dark" : "light", formatTooltip: tooltipHtml },
     }).then(function () {
+      tapShowsTooltip(el);
       el.setAttribute("data-drawn", "yes");
     }).catch(function (err) {
       el.setAttribute("data-drawn", "error");
       el.textContent = "Chart failed: " + err;
       console.error(err);
+    });
+  }
+
+  // A tap on a phone: the browser sends pointerdown, pointerup, then pointerout (the finger left),
+  // which hides a tooltip as soon as it would show. After the tap, the same point is replayed as a
+  // mouse move, so the crosshair, its dot and the tooltip show where the finger was (until the next
+  // tap elsewhere); the charts' selections ignore a touch's pointerout (render/charts.py HOVER_CLEAR).
+  function tapShowsTooltip(el) {
+    if (el.__rgTap) return;
+    el.__rgTap = true;
+    el.addEventListener("pointerup", function (e) {
+      if (e.pointerType === "mouse") return;
+      var x = e.clientX, y = e.clientY;
+      setTimeout(function () {
+        var target = document.elementFromPoint(x, y);
+        if (!target || !el.contains(target)) return;
+        var init = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, pointerType: "mouse", isPrimary: true };
+        target.dispatchEvent(new PointerEvent("pointerover", init));
+        target.dispatchEvent(new PointerEvent("pointermove", init));
+      }, 0);
     });
   }
 

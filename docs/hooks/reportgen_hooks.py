@@ -10,6 +10,8 @@
   name it (assets/charts.js loads it only where a chart is).
 - Provenance pages are left out of the search index (their dumps would dominate it), and the
   index is fetched when the reader reaches for search, not with every page (LAZY_SEARCH).
+- A report page's search result is titled with its full title (front matter `title`, which names
+  the experiment: three experiments' "A1" pages are told apart); Material titles it by its H1.
 - Material's version selector (`extra.version`) is kept only when mike builds the site (mike sets
   MIKE_DOCS_VERSION): a plain build has no versions.json worth listing, and an entry there
   would link to a version folder that does not exist.
@@ -84,7 +86,12 @@ _TOKEN = re.compile(r'data-spec="' + re.escape(SPEC_TOKEN) + r'([^"]*)"')
 _BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
 
 
+_TITLES: dict[str, str] = {}  # page URL -> the full title of a report page, for the search index
+
+
 def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri.startswith("reports/") and isinstance(page.meta.get("title"), str):
+        _TITLES[page.url] = page.meta["title"]
     # A provenance page (package lists, nvidia-smi -q, hashes) is not searched: it was a quarter of
     # the search index that every page downloads, and one more per experiment.
     parts = page.file.src_uri.split("/")
@@ -119,6 +126,17 @@ def on_post_page(output, page, config):
         doc = {name: json.loads(html.unescape(specs[name])) for name in later}
         dest.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     return join_specs(output, {name: specs[name] for name in order[:1]})
+
+
+def on_post_build(config):
+    index = Path(config.site_dir) / "search" / "search_index.json"
+    if not _TITLES or not index.is_file():
+        return
+    data = json.loads(index.read_text(encoding="utf-8"))
+    for entry in data.get("docs", []):
+        if entry.get("location") in _TITLES:
+            entry["title"] = _TITLES[entry["location"]]
+    index.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
 def on_serve(server, config, builder):

@@ -23,12 +23,13 @@ Thresholds come from the design (min_effect both ways, min_pairs, looks) and the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
 from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
 from reportgen.analysis.inputs import RunData
+from reportgen.rounding import change_decimals, fmt_change, fmt_level
 from reportgen.vocab import BASELINE, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
 
 DISTURBING = ("no_overlap", "quiet_machine")  # invalidating guardrails that say the machine was not quiet
@@ -65,10 +66,6 @@ class Evidence:
     no_runs: bool = False  # the candidate has no formal run at all
     windows: Sequence[str] = ()  # the windows' names, in order
     windows_gap: str | None = None  # coverage.Gap.cause: declared windows that hold no step of some run
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:+.2f}%"
 
 
 def missing_metric_cause(key: str, arms: dict[str, Sequence[RunData]]) -> str | None:
@@ -166,10 +163,25 @@ def _gain(ratio: float, direction: str) -> float:
     return ratio if direction == "higher" else 1.0 / ratio
 
 
-def _span(iv: doc.Interval, direction: str) -> str:
-    assert iv.low is not None and iv.high is not None
+def _gain_bounds(iv: doc.Interval, direction: str) -> tuple[float | None, float | None]:
+    """The interval of the gain (fractions), low first; (None, None) without one."""
+    if iv.low is None or iv.high is None:
+        return None, None
     lo, hi = sorted((_gain(iv.low, direction) - 1, _gain(iv.high, direction) - 1))
-    return f"{_pct(lo)} to {_pct(hi)}"
+    return lo, hi
+
+
+def _pct_for(iv: doc.Interval, direction: str) -> Callable[[float | None], str]:
+    """Formats a change with the decimals `iv` supports (reportgen/rounding.py), so the figure in a
+    cause reads as it does in every table."""
+    d = change_decimals(*_gain_bounds(iv, direction))
+    return lambda x: fmt_change(x, digits=d)
+
+
+def _span(iv: doc.Interval, direction: str) -> str:
+    lo, hi = _gain_bounds(iv, direction)
+    pct = _pct_for(iv, direction)
+    return f"{pct(lo)} to {pct(hi)}"
 
 
 def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
@@ -178,7 +190,8 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
     n = len(rl.pairs)
     vs = "" if against == BASELINE else f" against its base {against}"
     iv = rl.interval
-    level = f"{d.confidence:.0%}"
+    level = f"{fmt_level(d.confidence)} CI"
+    _pct = _pct_for(iv, e.direction)
     if n == 0:
         cause = (
             f"no pair of finished runs{vs} with a value of the primary metric in every window: a verdict needs at "
@@ -198,11 +211,15 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
         return _verdict("inconclusive", "too_few_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     assert iv.low is not None and iv.high is not None and est is not None
     span = _span(iv, e.direction)
-    where = f"{level} interval {span}, {pairs_word}{vs}"
+    where = f"{level} {span}, {pairs_word}{vs}"
     if rl.outcome == "accepted":
         if against != BASELINE and e.vs_baseline.outcome in ("rejected", "no_change", "futility"):
             base_iv = e.vs_baseline.interval
-            figure = _pct(_gain(base_iv.estimate, e.direction) - 1) if base_iv.estimate is not None else "n/a"
+            figure = (
+                _pct_for(base_iv, e.direction)(_gain(base_iv.estimate, e.direction) - 1)
+                if base_iv.estimate is not None
+                else "n/a"
+            )
             cause = (
                 f"what it adds to {against} is a gain ({_pct(est)}, {where}), but together with {against} it is not "
                 f"better than the baseline ({figure})"
@@ -211,7 +228,7 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
         summary = f"Accepted: better by {_pct(est)} ({where}), in every window, all guardrails passed."
         if against != BASELINE:
             summary = (
-                f"Accepted against its base {against}: {e.metric_label} {_pct(est)} ({level} interval {span}, "
+                f"Accepted against its base {against}: {e.metric_label} {_pct(est)} ({level} {span}, "
                 f"{pairs_word}), in every window, all guardrails passed."
             )
         return _verdict("accepted", "interval", summary, against=against, pairs=n)
@@ -220,7 +237,7 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
         why: str | None = None
         if against != BASELINE:
             summary = f"Rejected against its base {against}: {e.metric_label} {_pct(est)} ({where}); its gain over the baseline is {against}'s."
-            why = f"what it adds to {against} makes {e.metric_label} worse: {_pct(est)} ({level} interval {span})"
+            why = f"what it adds to {against} makes {e.metric_label} worse: {_pct(est)} ({level} {span})"
         return _verdict("rejected", "interval", summary, why, against=against, pairs=n)
     if rl.outcome == "no_change":
         summary = f"No meaningful change: {_pct(est)} ({where}), inside ±{d.min_effect:.0%}."
@@ -235,7 +252,7 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
         at_most = f"at most {_pct(bound)} ({d.futility or 0.9:.0%} one-sided bound)" if bound is not None else ""
         cause = (
             f"the {d.min_effect:.0%} minimum effect is out of reach{vs}: {_pct(est)}, {at_most} after {pairs_word}; "
-            f"whether it is slower is not settled ({level} interval {span})"
+            f"whether it is slower is not settled ({level} {span})"
         )
         return _verdict("inconclusive", "futility", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     if rl.outcome == "windows":

@@ -43,7 +43,8 @@ Basis = Literal[
     "max_pairs",  # the design's last look came without a decision
     "base",  # decided against the candidate's base
 ]
-GuardrailStatus = Literal["pass", "fail", "not_applicable"]
+# "warn": a finding a reviewer must see that does not decide the verdict (training quality).
+GuardrailStatus = Literal["pass", "fail", "warn", "not_applicable"]
 DisturbanceKind = Literal["other_run", "cpu_load", "gpu_process", "gpu_throttle"]
 
 
@@ -101,6 +102,11 @@ class Settings(_Model):
         description="Largest relative difference in mean response length and tokens per step, per window, "
         "for a verdict on a throughput metric (0.05 = 5 %)."
     )
+    quality_tolerance: float = Field(
+        default=0.10,
+        description="Largest difference of a window's mean loss, reward or KL from the baseline's, as a fraction of "
+        "the baseline's scale, before the training-quality guardrail warns (0.10 = 10 %).",
+    )
 
 
 class Machine(_Model):
@@ -116,6 +122,25 @@ class Machine(_Model):
     )
     driver: str | None = None
     cuda: str | None = None
+
+
+class WorkloadInfo(_Model):
+    """What ran, in a line a reviewer reads before any number (reportgen/analysis/workload.py)."""
+
+    entrypoint: str | None = Field(default=None, description="The trainer's module ([recipe] entrypoint).")
+    name: str | None = Field(
+        default=None, description="The trainer in words, when reportgen knows it (vocab.WORKLOADS)."
+    )
+    doc: str | None = Field(default=None, description="Its documentation page, relative to the docs root.")
+    model: str | None = Field(
+        default=None, description="The model: its shape and how it was made, or the model files the spec declared."
+    )
+    parameters: int | None = Field(default=None, description="Parameter count, when known.")
+    steps: int | None = Field(default=None, description="Steps each formal run makes (settings.steps_expected).")
+    samples_per_step: float | None = Field(default=None, description="Samples each step trains on.")
+    max_response_tokens: int | None = Field(default=None, description="--rollout-max-response-len.")
+    fixed_length: bool = Field(default=False, description="--rollout-ignore-eos: every response is that long.")
+    model_manifest_sha256: str | None = Field(default=None, description="Hash of the declared model files.")
 
 
 class FixedFlag(_Model):
@@ -202,6 +227,11 @@ class RunSummary(_Model):
     gpu_available: bool = False
     overall: float | None = Field(default=None, description="This run's primary metric: mean of its window means.")
     failure: str | None = Field(default=None, description='Why it failed, in words ("OOM at step 9, tried to ...").')
+    failure_sentence: str | None = Field(
+        default=None,
+        description='The failure as a plain sentence for the write-up ("ran out of GPU memory at step 1: PyTorch '
+        'already held 4.94 of the 5.00 GiB allowed ... when it asked for 20.00 MiB more"); null when none is known.',
+    )
     notes: list[str] = Field(default_factory=list, description="Problems met reading the run's files.")
     lifecycle: list[RunAttempt] | None = Field(
         default=None,
@@ -257,6 +287,44 @@ class GpuSummary(_Model):
         return min(totals) if totals else None
 
 
+class MemoryUse(_Model):
+    """An arm's peak GPU memory against the limit it ran under (reportgen/analysis/memory.py).
+
+    nvidia-smi's figure counts memory in use before the run, the CUDA context and the allocator's
+    reserve; a cap the workload set itself bounds only what PyTorch's allocator holds. So the
+    headroom is taken on the figure the limit bounds (`used_source`)."""
+
+    allocated_peak_mib: float | None = Field(
+        default=None, description="The framework's own peak allocation over every step of every formal run, MiB."
+    )
+    allocated_metric: str | None = Field(
+        default=None, description='The metric it was read from, e.g. "perf/max_memory_allocated_gib"; null: none.'
+    )
+    device_peak_mib: float | None = Field(
+        default=None, description="nvidia-smi's peak memory used over the whole run (the fullest run and GPU), MiB."
+    )
+    device_before_mib: float | None = Field(
+        default=None, description="Memory in use on that GPU at the run's first sample (before it allocated), MiB."
+    )
+    device_peak_net_mib: float | None = Field(
+        default=None, description="device_peak_mib - device_before_mib: the run's own footprint, MiB."
+    )
+    device_total_mib: float | None = None
+    cap_mib: float | None = Field(
+        default=None, description="The cap the workload set on its own memory (--gpu-memory-cap-gib), MiB."
+    )
+    limit: Literal["cap", "device", "none"] = Field(
+        default="none", description='"cap": the declared cap; "device": what the card had free at the start.'
+    )
+    limit_mib: float | None = None
+    used_mib: float | None = Field(
+        default=None, description="The peak the limit bounds: the allocator's under a cap, else the device's net peak."
+    )
+    used_source: Literal["allocator", "device", "none"] = "none"
+    headroom_mib: float | None = Field(default=None, description="limit_mib - used_mib.")
+    headroom: float | None = Field(default=None, description="headroom_mib / limit_mib (a fraction).")
+
+
 class Arm(_Model):
     """The baseline or one candidate, with its runs and per-window statistics."""
 
@@ -276,6 +344,7 @@ class Arm(_Model):
     workload: dict[str, str | None] = Field(
         default_factory=dict, description="Effective values of the fixed, batch and length-limit flags."
     )
+    memory: MemoryUse = Field(default=MemoryUse(), description="Peak GPU memory against the limit it ran under.")
 
     def formal_runs(self) -> list[RunSummary]:
         return [r for r in self.runs if r.role == "formal"]
@@ -418,7 +487,8 @@ class RunLevel(_Model):
 class GuardrailResult(_Model):
     id: str = Field(
         description="steps_completed, no_failures, samples_per_step, token_accounting, finite_training, "
-        "fixed_workload, same_inputs, same_machine, no_profiler, no_overlap, quiet_machine, same_work"
+        "same_quality (warns, never fails), fixed_workload, same_inputs, same_machine, no_profiler, no_overlap, "
+        "quiet_machine, same_work"
     )
     title: str
     status: GuardrailStatus
@@ -470,7 +540,7 @@ class EvidenceLink(_Model):
     label: str = Field(description='What the link shows, e.g. "window W2".')
     anchor: str = Field(
         description='Where: an id on the experiment page ("windows", "same-work", "guardrails", '
-        '"chart-quality", "chart-gpu-memory") or a page path relative to it ("A2/index.md").'
+        '"quality", "memory", "chart-gpu-memory") or a page path relative to it ("A2/index.md").'
     )
 
 
@@ -502,8 +572,11 @@ class CandidateSummary(_Model):
         default=None,
         description="The primary metric against the baseline, when the verdict was decided against a base.",
     )
-    step_time: MetricChange
-    peak_memory: MetricChange = Field(description="Peak GPU memory (MiB) over the GPUs; no interval.")
+    step_time: MetricChange = Field(description="Step time in the comparison that decided the verdict (`against`).")
+    peak_memory: MetricChange = Field(
+        description="Peak GPU memory (MiB) against the baseline, on the figure each arm's limit bounds "
+        "(arms[].memory.used_mib); no interval."
+    )
     verdict: VerdictStatus
     cause: str | None = Field(
         default=None, description="For inconclusive, invalid and failed verdicts: the cause in plain words."
@@ -537,6 +610,32 @@ class SameWork(_Model):
         description="Figures that do not depend on how much was generated: per-phase times per step and "
         "time per generated token, against the baseline.",
     )
+
+
+class QualityWindow(_Model):
+    """One quality metric in one window: the candidate's mean against the baseline's."""
+
+    metric: str = Field(description='The key compared, e.g. "train/loss".')
+    label: str = Field(description='"loss", "reward", "KL to the reference", "policy KL".')
+    window: str
+    baseline: float
+    candidate: float
+    difference: float = Field(description="candidate - baseline.")
+    scale: float = Field(description="max(|baseline mean|, baseline's step-to-step std in the window).")
+    relative: float | None = Field(default=None, description="difference / scale; null when the scale is 0.")
+    within: bool = Field(description="|difference| <= tolerance x scale.")
+
+
+class QualityCheck(_Model):
+    """Does the candidate train like the baseline? (reportgen/analysis/quality.py; a warning, never
+    a verdict: docs/analysis.md#training-quality)."""
+
+    status: GuardrailStatus
+    tolerance: float = Field(description="settings.quality_tolerance, a fraction of each window's scale.")
+    reason: str
+    windows: list[QualityWindow] = Field(default_factory=list)
+    flat: list[str] = Field(default_factory=list, description="Quantities flat at 0 in both arms.")
+    missing: list[str] = Field(default_factory=list, description="Quantities not logged by both arms.")
 
 
 class FlagChange(_Model):
@@ -586,6 +685,9 @@ class Comparison(_Model):
         description="Step time, actor train time and every per-phase time both arms logged, with intervals.",
     )
     same_work: SameWork
+    quality: QualityCheck | None = Field(
+        default=None, description="Training quality against the baseline (the same_quality guardrail's figures)."
+    )
     base: str | None = Field(default=None, description="The candidate's base when it is not the baseline.")
     depends_on: list[str] = Field(
         default_factory=list, description="Candidates whose edits this candidate's patch needs, nearest first."
@@ -665,6 +767,7 @@ class AnalysisDocument(_Model):
     experiment: Experiment
     settings: Settings
     machine: Machine = Machine()
+    workload: WorkloadInfo = Field(default=WorkloadInfo(), description="What ran: trainer, model, steps.")
     fixed_workload: list[FixedFlag] = Field(default_factory=list)
     arms: list[Arm] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)

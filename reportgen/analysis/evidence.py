@@ -110,9 +110,11 @@ def first_failure(candidate: str, c_runs: Sequence[RunData], b_runs: Sequence[Ru
     """The first failure named, the arm it happened in and whether it was an OOM: the next step
     fixes and re-runs that arm (a baseline's OOM is not the candidate's to fix)."""
     for arm, label, runs in ((candidate, "", c_runs), (vocab.BASELINE, "baseline: ", b_runs)):
-        why = next((w for r in runs if (w := gr.describe_failure(r))), None)
-        if why:
-            return Failure(f"{label}{why}", arm, why.startswith("OOM"))
+        failed = next(((r, w) for r in runs if (w := gr.describe_failure(r))), None)
+        if failed:
+            run, why = failed
+            event = gr.failure_event(run)
+            return Failure(f"{label}{why}", arm, event is not None and event.get("kind") == vocab.OOM)
     return None
 
 

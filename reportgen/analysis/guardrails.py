@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reportgen.analysis import memory, quality
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.ingest.status import event_label, first_failure, is_handled
 from reportgen.vocab import (
@@ -39,7 +40,7 @@ from reportgen.vocab import (
     TOTAL_LENGTHS,
 )
 
-PASS, FAIL, NA = "pass", "fail", "not_applicable"
+PASS, FAIL, WARN, NA = "pass", "fail", "warn", "not_applicable"
 # Another measurement on the machine at once, or one arm disturbed much more than the other
 # (reportgen.analysis.overlap, reportgen.analysis.quiet): the speed figures are not the arms'.
 INVALIDATING = ("same_machine", "same_inputs", "no_overlap", "quiet_machine")
@@ -107,29 +108,19 @@ def failure_events(run: RunData) -> list[dict[str, Any]]:
     return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
 
 
-MEMORY_CAP_FLAG = "--gpu-memory-cap-gib"  # the workload's own cap on its GPU memory
-
-
-def _memory_cap(run: RunData) -> str:
-    """ ", under a 5 GiB memory cap (--gpu-memory-cap-gib 5)" when the run declared a cap: an
-    allocation of 20 MiB failing means nothing without the limit it hit."""
-    cap = argv_value(run.argv, MEMORY_CAP_FLAG)
-    if cap is None:
-        return ""
-    try:
-        gib = float(cap)
-    except ValueError:
-        return f", under a memory cap ({MEMORY_CAP_FLAG} {cap})"
-    return f", under a {gib:g} GiB memory cap ({MEMORY_CAP_FLAG} {cap})"
+def failure_event(run: RunData) -> dict[str, Any] | None:
+    """The event that names the run's failure (ingest's rule, `first_failure`), or None."""
+    e = first_failure(run.events, _clean_end(run))
+    return dict(e) if e is not None else None
 
 
 def describe_failure(run: RunData) -> str | None:
     """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB": the event
     ingest's status reason names (`first_failure`, one rule for both)."""
-    e = first_failure(run.events, _clean_end(run))
+    e = failure_event(run)
     if e is not None:
         if e.get("kind") == "oom":
-            return f"{event_label(e)}{_memory_cap(run)}"
+            return memory.oom_cause(event_label(e), e, memory.declared_cap_mib([run]))
         msg = str(e.get("message") or "").strip()
         return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
@@ -160,6 +151,15 @@ def which_runs(runs: Sequence[RunData]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def _grouped(found: Sequence[tuple[RunData, str]]) -> str:
+    """Every failing run with its finding, runs with the same finding on one line: "A2/1, A2/2: ...";
+    a failure in one repeat must not hide the same or another failure in the next."""
+    by: dict[str, list[str]] = {}
+    for r, what in found:
+        by.setdefault(what, []).append(r.path)
+    return "; ".join(f"{', '.join(paths)}: {what}" for what, paths in by.items())
+
+
 def steps_completed(runs: Sequence[RunData], expected: int | None) -> Guardrail:
     title = "All declared steps completed"
     if not runs:
@@ -169,18 +169,17 @@ def steps_completed(runs: Sequence[RunData], expected: int | None) -> Guardrail:
     # A run resumed from a checkpoint at step S had steps 0..S-1 done before it started (RunData.steps_before).
     short = [(r, r.steps_before + r.steps_completed) for r in runs if r.steps_before + r.steps_completed < expected]
     if short:
-        r, n = short[0]
-        return Guardrail("steps_completed", title, FAIL, f"{r.path}: {n}/{expected} steps", _ev(r))
+        said = _grouped([(r, f"{n}/{expected} steps") for r, n in short])
+        return Guardrail("steps_completed", title, FAIL, said, _ev(short[0][0]))
     return Guardrail("steps_completed", title, PASS, f"{which_runs(runs)}: {expected}/{expected} steps")
 
 
 def no_failures(runs: Sequence[RunData]) -> Guardrail:
     title = "No OOM, NaN/Inf, traceback or abnormal exit"
-    for r in runs:
-        cause = describe_failure(r)
-        if cause:
-            event = next(iter(failure_events(r)), None)
-            return Guardrail("no_failures", title, FAIL, f"{r.path}: {cause}", _ev(r, event))
+    failed = [(r, cause) for r in runs if (cause := describe_failure(r))]
+    if failed:
+        first = failed[0][0]
+        return Guardrail("no_failures", title, FAIL, _grouped(failed), _ev(first, failure_event(first)))
     if not runs:
         return Guardrail("no_failures", title, FAIL, "no formal run")
     notes = [f"{r.path}: {w}" for r in runs for w in (r.manifest.get("ingest") or {}).get("warnings") or []]
@@ -411,7 +410,8 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
     if len(set(unknown)) == len(flags):
         return Guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
     tail = f" ({', '.join(sorted(set(unknown)))} not recorded)" if unknown else ""
-    return Guardrail("fixed_workload", title, PASS, f"{len(flags)} flag(s) equal to the baseline{tail}")
+    said = "1 flag" if len(flags) == 1 else f"{len(flags)} flags"
+    return Guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}")
 
 
 def _hashes(r: RunData) -> tuple[Any, Any]:
@@ -425,7 +425,12 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
     # its own failure is reported by the other guardrails.
     runs = [r for r in (*baseline, *candidate) if _hashes(r) != (None, {})]
     if not runs:
-        return Guardrail("same_inputs", title, NA, "not checkable: no hashes recorded")
+        return Guardrail(
+            "same_inputs",
+            title,
+            NA,
+            "not checkable: no model or data files declared ([provenance] model_dir, data_files), so none was hashed",
+        )
     ref = _hashes(runs[0])
     for r in runs[1:]:
         model, data = _hashes(r)
@@ -480,6 +485,19 @@ def no_profiler(runs: Sequence[RunData]) -> Guardrail:
     return Guardrail("no_profiler", title, PASS, "no profiler flag in the effective argv")
 
 
+def training_quality(
+    baseline: Sequence[RunData],
+    candidate: Sequence[RunData],
+    windows: Sequence[tuple[str, int, int]],
+    tolerance: float,
+) -> Guardrail:
+    """Loss, reward and KL of the candidate within `tolerance` of the baseline's in every window
+    (reportgen/analysis/quality.py); outside it, a warning: the verdict stands, the reviewer is told."""
+    q = quality.compare(baseline, candidate, windows, tolerance=tolerance)
+    evidence = f"{candidate[0].path}/metrics.parquet" if q.status == WARN and candidate else None
+    return Guardrail(quality.ID, quality.TITLE, q.status, q.reason, evidence)
+
+
 def check_all(
     baseline: Sequence[RunData],
     candidate: Sequence[RunData],
@@ -489,13 +507,19 @@ def check_all(
     fixed_flags: Sequence[str],
     pending: str | None = None,
     extra: Sequence[Guardrail] = (),
+    windows: Sequence[tuple[str, int, int]] = (),
+    quality_tolerance: float = 0.10,
 ) -> list[Guardrail]:
     """Every guardrail over the finished runs of both arms, then `extra`: checks made elsewhere
     over the same runs (the machine's: overlap, quiet). `pending` names the runs left
     unfinished (interrupted, or running when the runner died), which resuming redoes: they are not
-    judged, and while an arm has no finished run at all no check can be made yet."""
+    judged, and while an arm has no finished run at all no check can be made yet. A warning
+    (`same_quality`) is shown beside the verdict and never decides it."""
     both = [*baseline, *candidate]
-    checks = [*_check_all(both, baseline, candidate, expected_steps, batch_flag, fixed_flags), *extra]
+    checks = _check_all(both, baseline, candidate, expected_steps, batch_flag, fixed_flags)
+    if windows:
+        checks.insert(5, training_quality(baseline, candidate, windows, quality_tolerance))
+    checks = [*checks, *extra]
     if pending is None:
         return checks
     if not baseline or not candidate:

@@ -14,43 +14,101 @@ import shlex
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
+from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
+from reportgen.rounding import fmt_change_supported, fmt_share
 
 # Ids on the experiment page the evidence links point at (the page renders these sections).
 WINDOWS = "windows"
 SAME_WORK = "same-work"
 GUARDRAILS = "guardrails"
 VERDICTS = "confidence-and-verdicts"
-QUALITY = "chart-quality"
+QUALITY = "quality"
 QUIET = "quiet-machine"
+MEMORY = "memory"
+
+
+def memory_cost(cand: str, m: doc.MemoryUse) -> str:
+    """The memory an accepted change costs, when little is left under the limit: "Memory: A1 needs
+    4.41 of the 5.00 GiB cap (0.59 GiB, 12%, left): ..."."""
+    assert m.used_mib is not None and m.limit_mib is not None and m.headroom_mib is not None
+    limit = (
+        f"{m.limit_mib / 1024:.2f} GiB cap" if m.limit == "cap" else f"{m.limit_mib / 1024:.2f} GiB the card had free"
+    )
+    return (
+        f"Memory: {cand} needs {m.used_mib / 1024:.2f} of the {limit} ({m.headroom_mib / 1024:.2f} GiB, "
+        f"{fmt_share(m.headroom)}, left): check that the cards it will run on have that much free, or keep the "
+        "baseline's flags there."
+    )
+
+
+SAME_MACHINE = "# on the machine that ran the campaign (a campaign's runs stay on one machine):"
 
 
 @dataclass(frozen=True)
 class Rerun:
-    """How this experiment is run again: the spec as given to `reportgen run`, and its options."""
+    """How this experiment is run again from a checkout of the repository that holds its runs.
+
+    The spec is run as it ran: the copy stored in the experiment's folder, put back in the folder it
+    ran from (`spec_dir`, where its recipe paths resolve), so a command works after the spec in the
+    repository moved on. Without `spec_dir` the spec's recorded path is used as it is.
+    """
 
     spec_path: str
     profile: str | None = None
     name: str | None = None  # --name, when the folder is not the spec's name
+    experiment: str | None = None  # the experiment's folder under runs/
+    spec_dir: str | None = None  # where the spec ran from, relative to the repository root
 
-    def command(self, *extra: str) -> str:
-        words = ["reportgen", "run", self.spec_path]
+    def spec(self) -> tuple[list[str], str]:
+        """(lines that put the stored spec back where it ran, the spec path to give `reportgen run`)."""
+        if self.experiment and self.spec_dir is not None:
+            target = (
+                f"{self.spec_dir.rstrip('/')}/{self.experiment}.toml"
+                if self.spec_dir not in ("", ".")
+                else (f"{self.experiment}.toml")
+            )
+            copy = " ".join(shlex.quote(w) for w in ["cp", f"runs/{self.experiment}/experiment.toml", target])
+            return [copy], target
+        return [], self.spec_path
+
+    def command(self, *extra: str, name: str | None = None, before: str | None = None, note: str | None = None) -> str:
+        """The lines to paste: an optional comment (`before`), the spec put back, another (`note`),
+        then `reportgen run` (into folder `name` when given, else this experiment's)."""
+        lines, spec = self.spec()
+        if before:
+            lines.insert(0, before)
+        words = ["reportgen", "run", spec]
         if self.profile:
             words += ["--profile", self.profile]
-        if self.name:
-            words += ["--name", self.name]
-        return " ".join(shlex.quote(w) for w in [*words, *extra])
+        folder = name or self.name
+        if folder:
+            words += ["--name", folder]
+        if note:
+            lines.append(note)
+        return "\n".join([*lines, " ".join(shlex.quote(w) for w in [*words, *extra])])
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x * 100:+.1f} %"
+def _pct(x: float | None, iv: doc.Interval) -> str:
+    """A change with the decimals its interval supports (reportgen/rounding.py)."""
+    low = iv.low - 1 if iv.low is not None else None
+    high = iv.high - 1 if iv.high is not None else None
+    return fmt_change_supported(x, low, high)
 
 
 Step = tuple[doc.NextStep, str | None, list[doc.EvidenceLink]]
 
 
-def derive(comp: doc.Comparison, *, metric_label: str, rerun: Rerun, design: doc.Design) -> Step:
-    """(next step, cause in words or None, evidence links) for one comparison, from its verdict."""
+def derive(
+    comp: doc.Comparison,
+    *,
+    metric_label: str,
+    rerun: Rerun,
+    design: doc.Design,
+    memory: doc.MemoryUse | None = None,
+) -> Step:
+    """(next step, cause in words or None, evidence links) for one comparison, from its verdict.
+    An accepted candidate near its memory limit (`memory.low_headroom`) has the cost named in its step."""
     cand = comp.candidate
     v = comp.verdict
     if v.status == "incomplete":
@@ -69,15 +127,23 @@ def derive(comp: doc.Comparison, *, metric_label: str, rerun: Rerun, design: doc
     )
     if v.status == "accepted":
         together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
-        return doc.NextStep(action="merge", text=f"Merge {cand}{together}."), None, links
+        text = f"Merge {cand}{together}."
+        if memory is not None and mem.low_headroom(memory):
+            text += " " + memory_cost(cand, memory)
+            links = [*links, doc.EvidenceLink(label="memory against the limit", anchor=MEMORY)]
+        if comp.quality is not None and comp.quality.status == "warn":
+            text += f" Training quality: {comp.quality.reason.split('; flat at 0')[0]}."
+            links = [*links, doc.EvidenceLink(label="training quality", anchor=QUALITY)]
+        return doc.NextStep(action="merge", text=text), None, links
     if on_base:
         text = (
             f"Do not merge {cand}: its gain over the baseline is {v.against}'s, not its own; keep {v.against}'s flags."
         )
         return doc.NextStep(action="reject", text=text), v.cause, links
     if v.status == "rejected":
-        est = comp.run_level.interval.estimate
-        text = f"Do not merge {cand}: {metric_label} is worse ({_pct(None if est is None else est - 1)}); keep the baseline's flags."
+        iv = comp.run_level.interval
+        est = None if iv.estimate is None else iv.estimate - 1
+        text = f"Do not merge {cand}: {metric_label} is worse ({_pct(est, iv)}); keep the baseline's flags."
         return doc.NextStep(action="reject", text=text), None, []
     # no_change
     text = f"Do not merge {cand} for speed: no change of {design.min_effect:.0%} or more in {metric_label}."
@@ -97,7 +163,7 @@ def _resume(v: doc.Verdict, rerun: Rerun) -> Step:
             "is alive on this machine is stopped first); otherwise wait for it to finish and analyse again."
         )
     return (
-        doc.NextStep(action="resume", text=text, command=rerun.command()),
+        doc.NextStep(action="resume", text=text, command=rerun.command(before=SAME_MACHINE)),
         v.cause,
         [doc.EvidenceLink(label="runs", anchor="runs")],
     )
@@ -110,19 +176,34 @@ def _failed(comp: doc.Comparison, rerun: Rerun) -> Step:
     # A candidate's page holds its own failure write-up; the baseline's runs are on the experiment page.
     page_anchor = f"{cand}/index.md" if arm == cand else "runs"
     page = doc.EvidenceLink(label=f"{arm}'s write-up" if arm == cand else "the baseline's runs", anchor=page_anchor)
+    folder = f"{rerun.experiment or rerun.name or 'experiment'}-{arm}-fix"
+    spec_word = rerun.spec()[1]
     if v.oom:
         memory = doc.EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory")
+        where = "in the recipe" if arm == comp.baseline else "in its [[candidates]] entry of the spec"
         text = (
-            f"Fix the out-of-memory failure of {arm} (less memory per step, e.g. a smaller "
-            "--max-tokens-per-gpu, or a larger memory cap), then re-run it."
+            f"Fix the out-of-memory failure of {arm}: give it less memory per step (a smaller --max-tokens-per-gpu "
+            f"{where}, or a larger memory cap), then run the experiment again into a new folder; run unchanged, "
+            "it fails the same way."
+        )
+        table = "the recipe" if arm == comp.baseline else "its [[candidates]] set table"
+        note = (
+            f"# first, in {spec_word},\n"
+            f"# give {arm} less memory per step: a smaller --max-tokens-per-gpu\n"
+            f"# in {table}, or a larger --gpu-memory-cap-gib"
         )
         return (
-            doc.NextStep(action="fix_oom", text=text, command=rerun.command("--rerun", arm)),
+            doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note)),
             cause,
             [page, memory],
         )
-    text = f"Fix the failure of {arm}, then re-run it."
-    return doc.NextStep(action="fix_failure", text=text, command=rerun.command("--rerun", arm)), cause, [page]
+    text = f"Fix the failure of {arm}, then run the experiment again into a new folder."
+    note = f"# first fix what made {arm} fail (see its write-up), then:"
+    return (
+        doc.NextStep(action="fix_failure", text=text, command=rerun.command(name=folder, note=note)),
+        cause,
+        [page],
+    )
 
 
 def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
@@ -135,7 +216,9 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
             "diverge), then run the experiment again; meanwhile read the work-independent figures."
         )
         return (
-            doc.NextStep(action="equalize_work", text=text, command=rerun.command("--new-campaign")),
+            doc.NextStep(
+                action="equalize_work", text=text, command=rerun.command(name=f"{rerun.experiment or rerun.name}-2")
+            ),
             v.cause,
             [
                 doc.EvidenceLink(label="same-work check", anchor=SAME_WORK),
@@ -148,7 +231,11 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
             "leave out --share-machine, stop other load), then the verdict is made."
         )
         return (
-            doc.NextStep(action="rerun", text=text, command=rerun.command("--rerun", comp.baseline, "--rerun", cand)),
+            doc.NextStep(
+                action="rerun",
+                text=text,
+                command=rerun.command("--rerun", comp.baseline, "--rerun", cand, before=SAME_MACHINE),
+            ),
             v.cause or v.summary,
             [
                 doc.EvidenceLink(label="what else ran", anchor=QUIET),
@@ -157,7 +244,7 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
         )
     text = "Run every arm again on one machine, with the same model and data files."
     return (
-        doc.NextStep(action="rerun", text=text, command=rerun.command("--new-campaign")),
+        doc.NextStep(action="rerun", text=text, command=rerun.command(name=f"{rerun.experiment or rerun.name}-2")),
         v.cause or v.summary,
         [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
     )
@@ -225,10 +312,10 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
             f"Resume the campaign with the same command: it keeps every run and adds pairs until the verdict is "
             f"decided (about {more} more if the spread stays as seen, at most {design.max_pairs} in all)."
         )
-        return doc.NextStep(action="repeat", text=text, command=rerun.command())
+        return doc.NextStep(action="repeat", text=text, command=rerun.command(before=SAME_MACHINE))
     text = (
         f'Add pairs to this campaign: set [run] until = "decided" (or repeats = {n + more}) in the spec and run it '
         "again; its runs are kept and the verdict is made when the interval decides."
     )
-    command = '# in the spec: [run] until = "decided"\n' + rerun.command()
+    command = rerun.command(before=SAME_MACHINE, note=f'# in {rerun.spec()[1]}, set [run] until = "decided"; then:')
     return doc.NextStep(action="repeat", text=text, command=command)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import coverage, next_step, overlap, quiet, same_work, tables
+from reportgen.analysis import coverage, next_step, overlap, quality, quiet, same_work, tables, workload
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
@@ -59,6 +59,7 @@ class Context:
     profiler_runs: list[dict[str, Any]] = field(default_factory=list)
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
     run_name: str | None = None  # --name, when the folder is not the spec's name
+    spec_dir: str | None = None  # the folder the spec ran from, relative to the runs' working directory
     prior_looks: tuple[int, ...] = ()  # looks an earlier design of the campaign took (experiment.json)
     # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
     spans: tuple[overlap.Span, ...] = ()
@@ -134,8 +135,11 @@ def _comparison(
             overlap.check([*b_runs, *c_runs], ctx.experiment, ctx.spans),
             quiet.check(b_runs, c_runs, windows[0][1], windows[-1][2]),
         ),
+        windows=windows,
+        quality_tolerance=a.quality_tolerance,
     )
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
+    trains = quality.compare(b_runs, c_runs, windows, tolerance=a.quality_tolerance) if b_runs and c_runs else None
     work = same_work.check(
         b_used, c_used, windows, primary=a.primary, tolerance=a.same_work_tolerance, candidate_id=cand_id
     )
@@ -230,6 +234,7 @@ def _comparison(
         "verdict": verdict,
         "secondary": secondary,
         "same_work": _same_work_doc(work, a.same_work_tolerance, [*per_token, *secondary]),
+        "quality": trains,
         "base": None if base_id == BASELINE else base_id,
         "depends_on": spec.bases(cand_id),
         "vs_base": vs_base,
@@ -270,11 +275,15 @@ def _summary(
 ) -> doc.CandidateSummary:
     a = spec.analysis
     primary = _primary(spec, ref, cand, comp.deciding())
+    # Beside the verdict, every figure is against the arm that decided it (the base for A3 on A1).
+    against = comp.vs_base if ref.id != BASELINE and comp.vs_base else comp.secondary
     step = next(
-        (m for m in comp.secondary if m.metric == STEP_TIME),
-        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better="lower"),
+        (m for m in against if m.metric == STEP_TIME),
+        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better="lower", against=ref.id),
     )
-    bp, cp = base.gpu.peak_mib(), cand.gpu.peak_mib()
+    bp, cp = base.memory.used_mib, cand.memory.used_mib
+    if bp is None or cp is None:  # no figure a limit bounds: nvidia-smi's peak inside the windows
+        bp, cp = base.gpu.peak_mib(), cand.gpu.peak_mib()
     peak = doc.MetricChange(
         metric="gpu/mem_peak_mib",
         label="peak GPU memory",
@@ -284,7 +293,9 @@ def _summary(
         candidate=cp,
         change=change(bp, cp),
     )
-    step_next, cause, evidence = next_step.derive(comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design)
+    step_next, cause, evidence = next_step.derive(
+        comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design, memory=cand.memory
+    )
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
         primary=primary,
@@ -348,7 +359,13 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
         for arm in arm_ids
     }
     campaign = Campaign(spec=spec, windows=windows, design=design, formal=formal)
-    rerun = Rerun(ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml", spec.profile, ctx.run_name)
+    rerun = Rerun(
+        ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml",
+        spec.profile,
+        ctx.run_name,
+        experiment=ctx.experiment,
+        spec_dir=ctx.spec_dir,
+    )
     comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
     drift = tables.drift(spec, arms[BASELINE]) if BASELINE in arms else None
     warnings = []
@@ -392,8 +409,12 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
             site_url=a.site_url,
             pr_candidate=spec.pr_candidate(),
             same_work_tolerance=a.same_work_tolerance,
+            quality_tolerance=a.quality_tolerance,
         ),
         machine=doc.Machine.model_validate(ctx.machine),
+        workload=workload.describe(
+            spec.recipe.entrypoint, formal.get(BASELINE, []), steps=expected, batch_flag=spec.workload.batch_flag
+        ),
         fixed_workload=[
             doc.FixedFlag(flag=f, value=argv_value(base_runs[0].argv, f) if base_runs else None)
             for f in spec.workload.flags

@@ -14,7 +14,7 @@ import numpy as np
 
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
-from reportgen.analysis import overlap, quiet
+from reportgen.analysis import memory, overlap, quiet
 from reportgen.analysis.evidence import UNFINISHED, Windows, segments, stats_runs
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
@@ -80,7 +80,13 @@ def arm_block(
         overall=overall_block,
         gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
         workload=fixed,
+        memory=memory.use(runs),
     )
+
+
+def _failure_sentence(r: RunData) -> str | None:
+    e = gr.failure_event(r)
+    return memory.oom_sentence(e, memory.declared_cap_mib([r])) if e is not None else None
 
 
 def _run_block(
@@ -101,6 +107,7 @@ def _run_block(
         gpu_available=bool(r.gpu is not None and not r.gpu.empty),
         overall=arm_statistic(segments([r], spec.analysis.primary, windows)),
         failure=gr.describe_failure(r),
+        failure_sentence=_failure_sentence(r),
         notes=list(r.notes),
         lifecycle=run_attempts(m),
         disturbances=disturbances,

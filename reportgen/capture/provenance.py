@@ -26,6 +26,7 @@ from reportgen.capture.redact import redact_obj, redact_text, secret_values
 from reportgen.capture.tree_stamp import (
     TREE_STAMP_ENV,
     StampError,
+    changes_code,
     find_stamp,
     read_stamp,
     status_lines,
@@ -156,7 +157,23 @@ def _git(repo: Path, env: dict[str, str], log: list[CommandResult], *args: str) 
     return res
 
 
-def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log: list[CommandResult]) -> dict[str, Any]:
+def _relative(paths: Sequence[str | Path], root: Path) -> list[str]:
+    out = []
+    for p in paths:
+        try:
+            out.append(Path(p).resolve().relative_to(root.resolve()).as_posix())
+        except (ValueError, OSError):
+            continue  # outside the repository: its state is not the repository's
+    return out
+
+
+def _capture_git(
+    w: _Writer,
+    recipe_repo: Path | None,
+    env: dict[str, str],
+    log: list[CommandResult],
+    reads: Sequence[str | Path] = (),
+) -> dict[str, Any]:
     if recipe_repo is None:
         info: dict[str, Any] = {"repository": False, "reason": "no recipe repository given"}
         w.json(GIT_JSON, info)
@@ -180,13 +197,14 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
             in_repository=here.ok,
             path=Path(named),
             git_head=here.stdout.strip() if here.ok else None,
+            reads=reads,
         )
         assert stamped is not None  # a named stamp is always recorded, readable or not
         return stamped
     top = _git(start, env, log, "rev-parse", "--show-toplevel")
     if not top.ok:
         reason = (top.error or top.stderr.strip() or f"exit {top.exit_code}").splitlines()[0]
-        stamped = _capture_stamp(w, start, reason, in_repository=False)
+        stamped = _capture_stamp(w, start, reason, in_repository=False, reads=reads)
         if stamped is not None:
             return stamped
         w.json(GIT_JSON, {"repository": False, "path": str(start), "reason": f"not a git repository: {reason}"})
@@ -197,7 +215,7 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
     if head is None:
         # A copy whose `.git` has no history (a GPU machine's working-tree copy can come so): the
         # tree stamp, if there is one, knows the commit; otherwise record the empty repository.
-        stamped = _capture_stamp(w, start, "the repository has no commit", in_repository=True)
+        stamped = _capture_stamp(w, start, "the repository has no commit", in_repository=True, reads=reads)
         if stamped is not None:
             return stamped
     branch = _git(root, env, log, "rev-parse", "--abbrev-ref", "HEAD")
@@ -205,7 +223,9 @@ def _capture_git(w: _Writer, recipe_repo: Path | None, env: dict[str, str], log:
     # Against HEAD so staged changes count too; a repo without commits diffs the index.
     diff = _git(root, env, log, "diff", "HEAD") if head else _git(root, env, log, "diff")
     origin = _git(root, env, log, "remote", "get-url", "origin")
-    dirty = bool(status.stdout.strip()) if status.ok else None
+    # Untracked files count only when the run reads them (tree_stamp.changes_code): a log saved beside
+    # the checkout does not make the code that ran different from the commit.
+    dirty = changes_code(status.stdout, _relative(reads, root)) if status.ok else None
     w.text(GIT_STATUS, status.stdout if status.ok else f"# git status failed: {status.error or status.stderr}")
     w.text(GIT_DIFF, diff.stdout if diff.ok else f"# git diff failed: {diff.error or diff.stderr}")
     w.json(
@@ -231,6 +251,7 @@ def _capture_stamp(
     in_repository: bool,
     path: Path | None = None,
     git_head: str | None = None,
+    reads: Sequence[str | Path] = (),
 ) -> dict[str, Any] | None:
     """A copy of a tree without usable git history (a GPU machine's): its commit from the tree stamp, verified.
 
@@ -255,7 +276,7 @@ def _capture_stamp(
         return {"head": None, "dirty": None}
     check = verify_tree(path.parent, stamp)
     status = status_lines(stamp, check)
-    dirty = stamp.dirty or not check.matches
+    dirty = stamp.dirty_for(_relative(reads, path.parent)) or not check.matches
     diff = stamp.diff
     if check.changed:
         diff += (
@@ -316,10 +337,12 @@ def capture_provenance(
     commands: Sequence[str | list[str]],
     env: Mapping[str, str],
     cache_path: Path | None,
+    reads: Sequence[str | Path] = (),
 ) -> dict[str, Any]:
     """Write a run's provenance/ folder and return the summary for its manifest.
 
-    Summary: {"git": {head, dirty}, "fingerprint_id", "fingerprint", "hashes":
+    `reads`: the files the run reads (its spec, recipe and data files): an untracked one makes the run
+    dirty, any other untracked file does not. Summary: {"git": {head, dirty}, "fingerprint_id", "fingerprint", "hashes":
     {"model_manifest_sha256", "data"}, "python_version", "nvidia_smi", "files"}.
     Raises UserError only for bad input (a model folder or data file that does not exist).
     """
@@ -335,7 +358,7 @@ def capture_provenance(
     manifest = model_manifest(Path(model_dir), cache_path=cache_path) if model_dir is not None else None
     data = data_hashes([Path(p) for p in data_files], cache_path=cache_path)
 
-    git = _capture_git(w, recipe_repo, child_env, log)
+    git = _capture_git(w, recipe_repo, child_env, log, reads)
 
     smi = run_command(["nvidia-smi", "-q"], env=child_env)
     log.append(smi)

@@ -18,22 +18,30 @@ from typing import Any
 
 REDACTED = "<redacted>"
 
-# Substrings of a variable name (upper-cased) that mark it as a credential.
-SECRET_NAME_PARTS = (
-    "TOKEN",
-    "KEY",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "PRIVATE",
-    "SESSION",
-    "SIGNATURE",
-    "CERT",
+# Words of a variable name (upper-cased, split at "_"; "MAX_TOKENS_PER_GPU" is MAX, TOKENS, PER, GPU)
+# that mark it as a credential. Whole words, not substrings: TOKENS (a count) and KEYS are no
+# credential, and the token budget a candidate changes must stay readable.
+SECRET_NAME_WORDS = frozenset(
+    {
+        "TOKEN",
+        "KEY",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "AUTH",
+        "COOKIE",
+        "PRIVATE",
+        "SESSION",
+        "SIGNATURE",
+        "CERT",
+        "PAT",
+    }
 )
+# Words that end a credential word run together ("APIKEY", "AUTHTOKEN", "DBPASSWORD").
+SECRET_WORD_ENDINGS = ("APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHTOKEN", "PASSWORD", "PASSWD", "SECRET")
 # Names that hold credentials without saying so.
 SECRET_NAMES = frozenset(
     {
@@ -76,15 +84,76 @@ _URL_TOKEN_USER = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[A-Z
 
 
 def is_secret_name(name: str) -> bool:
-    """True when an environment variable of this name may hold a credential."""
+    """True when an environment variable of this name may hold a credential: a known name, a
+    known prefix, or a credential word among its words (`SECRET_NAME_WORDS`)."""
     upper = name.upper()
     if upper in NOT_SECRET_NAMES:
         return False
     if upper in SECRET_NAMES or upper.startswith(SECRET_PREFIXES):
         return True
-    if upper.startswith("AWS_") and "KEY" in upper:
-        return True
-    return any(part in upper for part in SECRET_NAME_PARTS)
+    words = [w for w in re.split(r"[^A-Z0-9]+", upper) if w]
+    return any(w in SECRET_NAME_WORDS or w.endswith(SECRET_WORD_ENDINGS) for w in words)
+
+
+# -- which environment variables are published ----------------------------------------------------
+#
+# A run's environment is the machine's: home folders, a lent machine's paths (OLDPWD, PYTHONPATH),
+# its CA bundles. What explains a run's behaviour is published, nothing else: the variables of the
+# frameworks it uses (CUDA, NCCL, PyTorch, ...), those the recipe sets or reads, and reportgen's.
+
+PUBLISHED_PREFIXES = (
+    "CUDA_",
+    "CUDNN_",
+    "CUBLAS_",
+    "CUBLASLT_",
+    "NCCL_",
+    "NVSHMEM_",
+    "NVTE_",
+    "NV_",
+    "NVIDIA_",
+    "TORCH_",
+    "PYTORCH_",
+    "TORCHINDUCTOR_",
+    "TRITON_",
+    "OMP_",
+    "MKL_",
+    "KMP_",
+    "GLOO_",
+    "HF_",
+    "HUGGINGFACE_",
+    "TRANSFORMERS_",
+    "TOKENIZERS_",
+    "RAY_",
+    "SGLANG_",
+    "VLLM_",
+    "MEGATRON_",
+    "RELAX_",
+    "REPORTGEN_",
+)
+PUBLISHED_NAMES = frozenset(
+    {"PYTHONHASHSEED", "PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK"}
+)
+# reportgen's own variables that hold a machine's path, not a setting.
+UNPUBLISHED_NAMES = frozenset({"REPORTGEN_RUN_DIR", "REPORTGEN_TREE_STAMP", "REPORTGEN_CACHE", "REPORTGEN_RUNS"})
+_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def recipe_variables(*texts: str) -> set[str]:
+    """Names a recipe (or a spec's argv) reads: every `$NAME` and `${NAME...}` in them."""
+    return {m.group(1) for text in texts for m in _REFERENCE.finditer(text or "")}
+
+
+def published_env(env: Mapping[str, str], own: Iterable[str] = ()) -> dict[str, str]:
+    """The environment as it may be published: the framework variables (PUBLISHED_PREFIXES,
+    PUBLISHED_NAMES) and the recipe's own (`own`: those the spec sets or the recipe reads), each
+    redacted like `redact_env`; nothing else of the machine's environment."""
+    keep = set(own)
+    secrets = secret_values(env)  # of the whole environment: a kept value may embed another's secret
+    return {
+        k: REDACTED if is_secret_name(k) else redact_text(str(v), secrets)
+        for k, v in env.items()
+        if k not in UNPUBLISHED_NAMES and (k in keep or k in PUBLISHED_NAMES or k.startswith(PUBLISHED_PREFIXES))
+    }
 
 
 def redact_env(env: Mapping[str, str]) -> dict[str, str]:

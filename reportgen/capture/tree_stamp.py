@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,7 +57,12 @@ class TreeStamp:
 
     @property
     def dirty(self) -> bool:
+        """Any change to the tree, untracked files included (see `dirty_for` for the run's rule)."""
         return bool(self.status_short.strip())
+
+    def dirty_for(self, reads: Iterable[str]) -> bool:
+        """Whether what the run ran differs from the commit (`changes_code`)."""
+        return changes_code(self.status_short, reads)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -186,6 +192,26 @@ def verify_tree(root: Path, stamp: TreeStamp) -> TreeCheck:
         elif file_digest(path) != digest:
             changed.append(rel)
     return TreeCheck(changed=changed, missing=missing)
+
+
+def changes_code(status_short: str, reads: Iterable[str]) -> bool:
+    """Whether `git status --short` shows a change to what a run ran: a changed, added, deleted or
+    renamed tracked file always; an untracked file ("?? path", or a folder "?? dir/") only when it is
+    one the run reads (`reads`: paths relative to the repository root: the spec, the recipe, data
+    files). A log saved beside the checkout changes nothing that ran (`git describe --dirty` ignores
+    untracked files too)."""
+    wanted = [r.strip("/") for r in reads]
+    for line in status_short.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("??"):
+            return True
+        path = line[3:].strip().strip('"')
+        folder = path.endswith("/")
+        path = path.strip("/")
+        if any(r == path or (folder and r.startswith(path + "/")) for r in wanted):
+            return True
+    return False
 
 
 def status_lines(stamp: TreeStamp, check: TreeCheck) -> str:

@@ -20,7 +20,7 @@ def analyze(experiments: list[str], runs: Path, *, wait: bool = False) -> list[P
     return [analyze_experiment(_exp_dir(name, runs), wait=wait) for name in experiments]
 
 
-def pr_body(experiment: str, runs: Path, site_url: str | None) -> str:
+def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = False) -> str:
     from reportgen.analyze import analyze_experiment, is_stale
     from reportgen.render.experiment_page import recipe_dir_where_it_ran
     from reportgen.render.load import load_experiment
@@ -31,7 +31,7 @@ def pr_body(experiment: str, runs: Path, site_url: str | None) -> str:
         analyze_experiment(exp)
     data = load_experiment(exp)
     return render_pr_body(
-        data.analysis, site_url=site_url, runs_dir=str(runs), recipe_dir=recipe_dir_where_it_ran(data)
+        data.analysis, site_url=site_url, runs_dir=str(runs), recipe_dir=recipe_dir_where_it_ran(data), full=full
     )
 
 
@@ -64,6 +64,9 @@ def register(app: typer.Typer) -> None:
         experiment: str = typer.Argument(..., metavar="EXPERIMENT", help="experiment name under --runs"),
         runs: RunsOption = None,
         site_url: str | None = typer.Option(None, "--site-url", metavar="URL", help="base URL of the published site"),
+        full: bool = typer.Option(
+            False, "--full", help="Add each candidate's headline table and every guardrail (longer than 60 lines)."
+        ),
     ) -> None:
-        """Print a Markdown section for a PR description."""
-        typer.echo(pr_body(experiment, runs_root(runs), site_url), nl=False)
+        """Print a Markdown section for a PR description (at most 60 lines; the details folded)."""
+        typer.echo(pr_body(experiment, runs_root(runs), site_url, full=full), nl=False)

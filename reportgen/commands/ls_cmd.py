@@ -13,7 +13,7 @@ import typer
 from reportgen.commands.options import RunsOption, runs_root
 from reportgen.store.listing import RunRow, list_runs
 
-HEADER = ("experiment", "arm", "repeat", "role", "status", "started (UTC)", "duration", "steps")
+HEADER = ("experiment", "arm", "repeat", "role", "status", "started (UTC)", "duration", "steps done")
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -31,8 +31,9 @@ from reportgen.capture.host import compact_host
 from reportgen.capture.provenance import capture_provenance
 from reportgen.capture.redact import (
     flag_secret_values,
+    published_env,
+    recipe_variables,
     redact_command_text,
-    redact_env,
     redact_text,
     secret_values,
 )
@@ -244,25 +245,10 @@ def _prepare_experiment(
     fp = dict(machine) if machine else machine_fingerprint()
     fp_id = fingerprint_id(fp)
     campaign = read_campaign(exp_dir)
-    record = read_experiment_record(exp_dir)
+    amend: dict[str, tuple[object, object]] = {}
+    looks: list[int] = []
     if campaign is not None:
-        reasons = []
-        if campaign.get("fingerprint_id") != fp_id:
-            reasons.append(
-                f"its runs were made on another machine (fingerprint {campaign.get('fingerprint_id', '?')[:12]}, "
-                f"this machine {fp_id[:12]}); arms compared must run on one machine"
-            )
-        want = spec_record(spec, source_bytes)
-        amend: dict[str, tuple[object, object]] = {}
-        if record is not None and record.get("profile") != want["profile"]:
-            reasons.append("the spec changed since its runs were made")
-        elif record is not None and record.get("spec_sha256") != want["spec_sha256"]:
-            old = read_spec(exp_dir)
-            amend, why = campaign_amendment(old, spec)
-            if why:
-                reasons.append(why)
-            elif amend:
-                looks = _looks_taken(old, exp_dir)
+        reasons, amend, looks = _campaign_check(spec, exp_dir, campaign, fp_id, source_bytes)
         if reasons:
             if not options.new_campaign:
                 raise UserError(
@@ -280,6 +266,49 @@ def _prepare_experiment(
     elif amend:
         amend_experiment(exp_dir, spec, source_bytes, changed=amend, looks_taken=looks, utc=utc_now())
     return campaign
+
+
+def _campaign_check(
+    spec: Spec, exp_dir: Path, campaign: Mapping[str, Any], fp_id: str, source_bytes: bytes
+) -> tuple[list[str], dict[str, tuple[object, object]], list[int]]:
+    """Why `spec` may not add runs to the campaign in `exp_dir` on the machine `fp_id` (reasons; empty:
+    it may), the amendment it makes to the campaign's design, and the looks already taken."""
+    reasons: list[str] = []
+    if campaign.get("fingerprint_id") != fp_id:
+        reasons.append(
+            f"its runs were made on another machine (fingerprint {campaign.get('fingerprint_id', '?')[:12]}, "
+            f"this machine {fp_id[:12]}); arms compared must run on one machine"
+        )
+    record = read_experiment_record(exp_dir)
+    want = spec_record(spec, source_bytes)
+    amend: dict[str, tuple[object, object]] = {}
+    looks: list[int] = []
+    if record is not None and record.get("profile") != want["profile"]:
+        reasons.append("the spec changed since its runs were made")
+    elif record is not None and record.get("spec_sha256") != want["spec_sha256"]:
+        old = read_spec(exp_dir)
+        amend, why = campaign_amendment(old, spec)
+        if why:
+            reasons.append(why)
+        elif amend:
+            looks = _looks_taken(old, exp_dir)
+    return reasons, amend, looks
+
+
+def campaign_refusal(spec: Spec, exp_dir: Path) -> str | None:
+    """What `reportgen run` would say when refusing to add runs to `exp_dir`'s campaign here (another
+    machine, a changed spec), or None: a dry run says it too, so a command is checked without running."""
+    campaign = read_campaign(exp_dir)
+    if campaign is None:
+        return None
+    fp_id = fingerprint_id(machine_fingerprint())
+    reasons = _campaign_check(spec, exp_dir, campaign, fp_id, Path(spec.source_path).read_bytes())[0]
+    if not reasons:
+        return None
+    return (
+        f"{exp_dir}: {'; '.join(reasons)}. Pass --new-campaign to archive the existing runs "
+        "and rerun every arm, or give the experiment another name"
+    )
 
 
 def _looks_taken(old: Spec, exp_dir: Path) -> list[int]:
@@ -400,7 +429,14 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     atomic.write_text(run_dir / arm.recipe_file, recipe)
     atomic.write_text(run_dir / layout.RECIPE_PATCH, redact_command_text(arm.diff))
     shown = [redact_text(c, secrets) for c in command]
-    atomic.write_json(run_dir / layout.COMMAND, {"command": shown, "cwd": str(workdir), "env": redact_env(env)})
+    # Published with the runs: the framework variables and the recipe's own, never the machine's whole
+    # environment (its paths, a lent machine's history); `env_total` says how many were left out.
+    own = {*spec.recipe.env, *arm.env, *recipe_variables(recipe)}
+    shown_env = published_env(env, own)
+    atomic.write_json(
+        run_dir / layout.COMMAND,
+        {"command": shown, "cwd": str(workdir), "env": shown_env, "env_total": len(env)},
+    )
     manifest: dict[str, Any] = {
         "experiment": spec.name,
         "arm": arm.id,
@@ -451,6 +487,16 @@ def _provenance_args(spec: Spec) -> dict[str, Any]:
         "model_dir": (recipe_dir / spec.provenance.model_dir) if spec.provenance.model_dir else None,
         "data_files": [recipe_dir / d for d in spec.provenance.data_files],
         "commands": list(spec.provenance.commands),
+        # What the run reads: an untracked file among them makes the tree "dirty", any other does not.
+        "reads": [
+            str(p)
+            for p in (
+                spec.source_path,
+                recipe_dir / spec.recipe.script if spec.recipe.script else None,
+                *(recipe_dir / d for d in spec.provenance.data_files),
+            )
+            if p
+        ],
     }
 
 

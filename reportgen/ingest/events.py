@@ -87,6 +87,12 @@ ALLOC = re.compile(rf"Tried to allocate ({_DEC}) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
 CAPACITY = re.compile(
     rf"GPU ({_INT}) has a total capacity of ({_DEC}) ?(GiB|MiB)(?: of which ({_DEC}) ?(GiB|MiB) is free)?"
 )
+# PyTorch's caching allocator adds, when a per-process limit is set or the device is full:
+# "... this process has 5.80 GiB memory in use. 5.00 GiB allowed; Of the allocated memory 4.94 GiB is
+# allocated by PyTorch, ..." (c10/cuda/CUDACachingAllocator.cpp, torch 2.x).
+IN_USE = re.compile(rf"this process has ({_DEC}) ?(GiB|MiB) memory in use")
+ALLOWED = re.compile(rf"({_DEC}) ?(GiB|MiB) allowed")
+BY_PYTORCH = re.compile(rf"({_DEC}) ?(GiB|MiB) is allocated by PyTorch")
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout", CRITIC_STEP)  # records whose non-finite losses are an event
 # An actor `perf N` line holds one of these once its step trained (vocab.TRAIN_DONE_KEYS).
@@ -180,6 +186,10 @@ def lines_with(text: str, needles: tuple[str, ...]) -> list[int]:
 
 
 def oom_details(text: str) -> dict[str, Any]:
+    """What PyTorch's out-of-memory message says, in GiB: the request, the device, and where the
+    allocator stood (in use by the process, allowed under a per-process limit, held by PyTorch).
+    The analysis applies it to a stored event's message too, so events ingested before a field
+    was read still give it."""
     d: dict[str, Any] = {}
     m = ALLOC.search(text)
     if m:
@@ -191,6 +201,10 @@ def oom_details(text: str) -> dict[str, Any]:
         d["total_capacity_gib"] = _gib(m.group(2), m.group(3))
         if m.group(4):
             d["free_gib"] = _gib(m.group(4), m.group(5))
+    for key, pattern in (("in_use_gib", IN_USE), ("allowed_gib", ALLOWED), ("allocated_gib", BY_PYTORCH)):
+        m = pattern.search(text)
+        if m:
+            d[key] = _gib(m.group(1), m.group(2))
     return d
 
 

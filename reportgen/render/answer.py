@@ -2,10 +2,12 @@
 
 A reviewer should know in 30 seconds whether to merge and what to do next, so the block is one
 row per candidate, the pull request's candidate first and named as such, as benchmark
-dashboards do: the primary metric, step time and peak memory, each with its change and interval,
-the verdict and one next step. Under it, every verdict that is not a plain accept or reject says
-its cause in words, with links to the evidence on the page. The figures are against the baseline;
-a candidate built on another one is decided against that base, and its verdict cell says so.
+dashboards do: the primary metric and step time with their change and interval, peak memory
+against the limit the run had, the verdict and one next step. Under it, every verdict that is not
+a plain accept or reject says its cause in words, with links to the evidence on the page. Every
+figure beside a verdict is the comparison that decided it: a candidate built on another one is
+decided against that base, its figures are labelled "against A1", and the baseline figure follows
+as context.
 
 The page builds `CandidateAnswer` values from analysis.json; this module only lays them out.
 """
@@ -17,25 +19,21 @@ from dataclasses import dataclass, field
 
 from reportgen.render import safe
 from reportgen.render.blocks import VERDICT_LABEL, badge, table
-from reportgen.render.format import change_decimals, fmt_change, fmt_value
 
 VERDICTS_DOC = "analysis.md#verdicts"  # docs/analysis.md, relative to the docs root
 
 
 @dataclass(frozen=True)
 class Figure:
-    """One measured quantity of one candidate against the baseline; `low`/`high` bound the change
-    (fractions, candidate/baseline - 1) when an interval was computed."""
+    """One cell of a candidate's row, as text already rounded by the one rule (render/figures.py):
+    the figure, the line under it (its interval, or the limit it is measured against) and a note
+    (the arm it is against when not the baseline, the baseline's figure as context)."""
 
     label: str
-    unit: str = ""
-    baseline: float | None = None
-    candidate: float | None = None
-    change: float | None = None
-    low: float | None = None
-    high: float | None = None
-    significant: bool | None = None
-    confidence: float = 0.95
+    head: str | None  # None: nothing measured ("n/a")
+    detail: str = ""
+    note: str = ""
+    warn: bool = False  # drawn as a warning (little memory left)
 
 
 @dataclass(frozen=True)
@@ -66,18 +64,17 @@ def ordered(answers: Sequence[CandidateAnswer]) -> list[CandidateAnswer]:
 
 
 def figure_cell(f: Figure) -> str:
-    """The change with its interval under it, rounded to what the interval supports; without an
-    interval, the change alone (marked "no interval") so it is not read as a measured effect."""
-    if f.change is None:
-        return "n/a" if f.candidate is None else safe.text(fmt_value(f.candidate, unit=f.unit))
-    if f.low is not None and f.high is not None:
-        d = change_decimals(f.low, f.high)
-        head = fmt_change(f.change, digits=d)
-        if f.significant is False:
-            head = "~ " + head
-        ci = f"{f.confidence * 100:.0f}% CI {fmt_change(f.low, digits=d)} to {fmt_change(f.high, digits=d)}"
-        return f'<span class="rg-nowrap">{safe.text(head)}</span><br><span class="rg-ci">{safe.text(ci)}</span>'
-    return f'<span class="rg-nowrap">{safe.text(fmt_change(f.change, digits=1))}</span><br><span class="rg-ci">no interval</span>'
+    """The figure on one line, its interval or limit under it, a note under that; never wrapped
+    inside a narrow column."""
+    if f.head is None:
+        return "n/a"
+    out = f'<span class="rg-nowrap">{safe.text(f.head)}</span>'
+    if f.detail:
+        out += f'<br><span class="rg-ci">{safe.text(f.detail)}</span>'
+    if f.note:  # a warning (little memory left) reads as one
+        cls = "rg-ci rg-warn" if f.warn else "rg-ci"
+        out += f'<br><span class="{cls}">{safe.text(f.note)}</span>'
+    return out
 
 
 def _who(a: CandidateAnswer) -> str:
@@ -98,7 +95,7 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
     if not rows:
         return ""
     labels = [f.label for f in rows[0].figures]
-    measured = {f.label for a in rows for f in a.figures if f.candidate is not None or f.change is not None}
+    measured = {f.label for a in rows for f in a.figures if f.head is not None}
     labels = [lbl for lbl in labels if lbl in measured]  # no column of n/a (peak GPU memory on a CPU)
     header = ["candidate", "verdict", *[safe.text(lbl) for lbl in labels]]
     body = []
@@ -108,7 +105,7 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
         if a.status == "invalid" and cells:  # the primary figure compares different things: say so in place
             cells[0] += '<br><span class="rg-ci">not comparable: see why below</span>'
         verdict = badge(a.status)
-        if a.decided_against:  # the figures are against the baseline; this verdict is not
+        if a.decided_against:  # decided against its base: so are the figures beside it
             verdict += f'<br><span class="rg-ci">against {safe.text(a.decided_against)}</span>'
         body.append([_who(a), verdict, *cells])
     return table(header, body, align=["l", "l", *["r"] * len(labels)])
@@ -120,15 +117,15 @@ def _evidence_links(evidence: Sequence[Evidence]) -> str:
 
 
 def inline(text: str) -> str:
-    """Escaped text where `backticked` parts become code."""
+    """Escaped text where `backticked` parts become code, and so does each command-line flag."""
     out = []
     for i, part in enumerate(text.split("`")):
         if i % 2:
             out.append(safe.code(part))
-        elif part:  # keep the spaces around a code span (safe.text trims)
+        elif part:  # keep the spaces around a code span (safe.prose trims)
             lead = " " if part[0].isspace() else ""
             trail = " " if part[-1].isspace() and part.strip() else ""
-            out.append(lead + safe.text(part) + trail)
+            out.append(lead + safe.prose(part) + trail)
     return "".join(out)
 
 
@@ -138,7 +135,7 @@ def next_line(a: CandidateAnswer) -> str:
     who = f"<strong>{safe.text(a.candidate)}</strong> ({'PR candidate, ' if a.is_pr else ''}{safe.text(verdict)})"
     parts = [f"{who}: <strong>next:</strong> {inline((a.next_step or 'no next step recorded').rstrip('.'))}."]
     if a.cause:
-        parts.append(f"Why {safe.text(verdict)}: {safe.text(a.cause.rstrip('.'))}.")
+        parts.append(f"Why {safe.text(verdict)}: {safe.prose(a.cause.rstrip('.'))}.")
     if a.evidence:
         parts.append(f"Evidence: {_evidence_links(a.evidence)}.")
     return " ".join(parts)
@@ -151,13 +148,27 @@ def next_lines(answers: Sequence[CandidateAnswer]) -> str:
     return f'<div class="rg-next" markdown>\n\n{items}\n\n</div>'
 
 
-def next_commands(answers: Sequence[CandidateAnswer]) -> list[str]:
-    """The exact command of each next step that has one (the PR candidate's first)."""
-    out = []
+def grouped_commands(answers: Sequence[CandidateAnswer]) -> list[tuple[list[str], str]]:
+    """The next steps' commands, each once, with the candidates it is for (PR candidate first):
+    three inconclusive candidates of one campaign share the command that adds pairs."""
+    out: list[tuple[list[str], str]] = []
     for a in ordered(answers):
-        if a.next_command:
-            out.append(safe.fence(a.next_command, "bash", title=f"next step for {a.candidate}"))
+        if not a.next_command:
+            continue
+        same = next((group for group in out if group[1] == a.next_command), None)
+        if same is not None:
+            same[0].append(a.candidate)
+        else:
+            out.append(([a.candidate], a.next_command))
     return out
+
+
+def next_commands(answers: Sequence[CandidateAnswer]) -> list[str]:
+    """The exact command of each next step that has one (the PR candidate's first), each once."""
+    return [
+        safe.fence(command, "bash", title=f"next step for {', '.join(cands)}")
+        for cands, command in grouped_commands(answers)
+    ]
 
 
 def block(answers: Sequence[CandidateAnswer], *, docs_prefix: str) -> str:

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from reportgen.analysis.document import Comparison, GuardrailResult, HeadlineRow, Interval
-from reportgen.render import safe
-from reportgen.render.format import change_decimals, fmt_change, fmt_change_interval, fmt_count, fmt_num, fmt_value
+from reportgen.analysis.document import AnalysisDocument, Comparison, GuardrailResult, HeadlineRow, Interval
+from reportgen.render import figures, safe
+from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
 
 # Admonition type per verdict: green accepted, orange rejected, red failed; the neutral outcomes
 # use report.css's own grey types (Material's "question" is green, which read as a success).
@@ -89,12 +89,18 @@ def badge(status: str | None) -> str:
 
 
 def guardrail_mark(g: GuardrailResult) -> str:
-    """✓ passed, ✗ failed, a grey "– n/a" for a check that could not be made (not a failure)."""
-    return {
-        "pass": '<span class="rg-pass" title="passed">✓</span>',
-        "fail": '<span class="rg-fail" title="failed">✗</span>',
-        "not_applicable": '<span class="rg-na" title="not checkable">– n/a</span>',
-    }[g.status]
+    """✓ passed, ✗ failed, "⚠ warning" for a finding that does not decide, a grey "– n/a" for a
+    check that could not be made (not a failure)."""
+    return MARKS[g.status]
+
+
+# A warning is neither a pass nor a failure: it never decides the verdict, a reviewer must read it.
+MARKS = {
+    "pass": '<span class="rg-pass" title="passed">✓</span>',
+    "fail": '<span class="rg-fail" title="failed">✗</span>',
+    "warn": '<span class="rg-warn" title="warning: does not decide the verdict">⚠ warning</span>',
+    "not_applicable": '<span class="rg-na" title="not checkable">– n/a</span>',
+}
 
 
 def link(url: Any, label: Any) -> str:
@@ -117,16 +123,8 @@ def value(x: Any, unit: str = "", digits: int = 3) -> str:
 
 def interval_text(interval: Interval) -> str:
     """'+21.4% (95% CI +18.9% to +23.9%)', rounded to what the interval supports, or
-    '~ no significant change (...)' when the interval holds no change."""
-    if interval.estimate is None:
-        return "no interval"
-    est, lo, hi = interval.estimate, interval.low, interval.high
-    low, high = (lo - 1 if lo is not None else None), (hi - 1 if hi is not None else None)
-    text = fmt_change_interval(est - 1, low, high, confidence=interval.confidence)
-    if not interval.significant:
-        head, _, ci = text.partition(" (")
-        return f"~ no significant change ({head}, {ci}"
-    return text
+    '~ no significant change (...)' when the interval holds no change (render/figures.py)."""
+    return figures.interval_text(interval)
 
 
 # Headline rows the table shows differently from analysis.json's label.
@@ -153,8 +151,8 @@ def headline_label(r: HeadlineRow, *, gpus: int) -> str:
     if r.metric == "workload/limits":
         return LIMITS_LABEL
     m = _PER_GPU.match(r.metric)
-    if m and m.group(2) == "mem_peak_mib" and gpus == 1:
-        return "peak GPU memory"
+    if m and m.group(2) == "mem_peak_mib":  # nvidia-smi's: context and cache included (see the Memory section)
+        return "GPU memory used, nvidia-smi peak" + ("" if gpus == 1 else f", GPU {m.group(1)}")
     return r.label or r.metric
 
 
@@ -176,53 +174,69 @@ def interval_decimals(interval: Interval) -> int:
     return change_decimals(low - 1 if low is not None else None, high - 1 if high is not None else None)
 
 
-def headline_change(row: HeadlineRow, interval: Interval | None = None) -> str:
-    """The change of one row: a count as a signed number of steps, strings as unchanged/changed,
-    the primary metric rounded to its interval, others to one decimal."""
+def headline_change(doc: AnalysisDocument, comp: Comparison, row: HeadlineRow, *, primary: str | None) -> str:
+    """The change of one row, as every page shows that figure: the run-level change for the primary
+    metric and for a phase with an interval (rounded to it), percentage points for a quantity in %,
+    a signed number of steps for a count, unchanged/changed for strings, else one decimal."""
     ch = row.change
     b, c = row.baseline, row.candidate
     if isinstance(b, str) or isinstance(c, str) or row.metric == "workload/limits":
         return "unchanged" if b == c else "**changed**"
     if row.metric == "steps_completed":
         return "same" if ch == 0 else fmt_count(ch, "step", signed=True)
-    return fmt_change(ch, digits=interval_decimals(interval) if interval is not None else 1)
+    if primary is not None and row.metric == primary and comp.interval.estimate is not None:
+        low, high = figures.bounds(comp.interval)
+        return fmt_change(figures.interval_change(comp.interval), digits=change_decimals(low, high))
+    with_interval = figures.headline_change(comp, row.metric)
+    if with_interval is not None:
+        return figures.change_text(with_interval)
+    if row.unit == "%":
+        return figures.difference_text(
+            b if isinstance(b, (int, float)) else None, c if isinstance(c, (int, float)) else None, row.unit, ch
+        )
+    # No interval of its own: never finer than the primary metric's change of this comparison (the
+    # nearest evidence of the run-to-run noise), so +149.7% total tokens/s never sits by a +150% primary.
+    low, high = figures.bounds(comp.interval)
+    digits = min(1, change_decimals(low, high)) if low is not None else 1
+    return fmt_change(ch, digits=digits)
 
 
-def _scaled(rel: float | None, x: float | int | str | None) -> float | None:
-    return rel * abs(float(x)) if rel and isinstance(x, (int, float)) and finite(x) else None
+def _value(doc: AnalysisDocument, arm: str, r: HeadlineRow, x: float | int | str | None) -> str:
+    """A headline value: MiB and steps whole, a metric's mean rounded to its own standard error."""
+    if isinstance(x, str) or r.unit in ("MiB", "steps") or ":" in r.metric or r.metric.startswith("gpu/"):
+        return headline_value(x, r.unit, None)
+    return figures.arm_value(doc, arm, r.metric, x, unit=r.unit)
 
 
-def headline_cells(comparison: Comparison, *, primary: str | None = None) -> list[list[str]]:
+def headline_cells(doc: AnalysisDocument, comparison: Comparison, *, primary: str | None = None) -> list[list[str]]:
     """(label, baseline, candidate, change) per headline row, in plain text: the site's table and the
-    pull-request body show the same rows. The primary metric's values are rounded to what its
-    interval supports (the interval's half-width applied to each mean); the others keep three
-    significant digits. The change may hold `**changed**` (bold on both outputs)."""
-    iv = comparison.interval
+    pull-request body show the same rows with the same figures (render/figures.py). The change may
+    hold `**changed**` (bold on both outputs)."""
     kept = headline_rows(comparison)
     gpus = len({m.group(1) for r in kept if (m := _PER_GPU.match(r.metric))}) or 1
-    half = (iv.high - iv.low) / 2 if iv.low is not None and iv.high is not None else None  # relative
-    out = []
-    for r in kept:
-        is_primary = primary is not None and r.metric == primary
-        rel = half if is_primary else None
-        out.append(
-            [
-                headline_label(r, gpus=gpus),
-                headline_value(r.baseline, r.unit, _scaled(rel, r.baseline)),
-                headline_value(r.candidate, r.unit, _scaled(rel, r.candidate)),
-                headline_change(r, iv if is_primary else None),
-            ]
-        )
-    return out
+    return [
+        [
+            headline_label(r, gpus=gpus),
+            _value(doc, comparison.baseline, r, r.baseline),
+            _value(doc, comparison.candidate, r, r.candidate),
+            headline_change(doc, comparison, r, primary=primary),
+        ]
+        for r in kept
+    ]
 
 
 def headline_table(
-    comparison: Comparison, *, candidate_label: str, primary: str | None = None, html: bool = True
+    doc: AnalysisDocument,
+    comparison: Comparison,
+    *,
+    candidate_label: str,
+    primary: str | None = None,
+    html: bool = True,
 ) -> str:
     """Baseline, candidate and change per headline row (`headline_cells`), escaped for the page."""
     rows = [
         [safe.text(label), safe.text(b), safe.text(c), change]
-        for label, b, c, change in headline_cells(comparison, primary=primary)
+        for label, b, c, change in headline_cells(doc, comparison, primary=primary)
     ]
     return table(["metric", "baseline", safe.text(candidate_label), "change"], rows, html=html)
 

@@ -8,8 +8,9 @@ shows the measured regression in the same tables as the experiment page.
 from __future__ import annotations
 
 from reportgen import vocab
+from reportgen.analysis.document import Comparison, GuardrailResult
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, flagdiff, safe, time_section
+from reportgen.render import blocks, charts, decision, figures, flagdiff, safe, time_section
 from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
 from reportgen.render.experiment_page import (
@@ -20,11 +21,11 @@ from reportgen.render.experiment_page import (
     same_work_body,
     spec_path_for_reader,
 )
-from reportgen.render.format import fmt_change, fmt_num, fmt_value
+from reportgen.render.format import fmt_change, fmt_gib, fmt_mib, fmt_num
 from reportgen.render.load import ExperimentData
-from reportgen.render.memory_cap import CAP_FLAG, memory_cap_mib
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS
+from reportgen.vocab import MEMORY_CAP_FLAG as CAP_FLAG
 
 
 def _events(exp: ExperimentData, cand: str) -> list[tuple[str, dict]]:
@@ -45,59 +46,112 @@ def _excerpt_of(e: dict) -> tuple[str, ...]:
     return tuple(str(x) for x in e.get("excerpt") or [])
 
 
-def _event_block(rel: str, e: dict, *, shown: set[tuple[str, ...]] | None = None) -> str:
-    """One event: kind, step, where, message, details and its log excerpt. An excerpt already
-    shown (an abnormal exit after an OOM points at the same traceback) is not printed again."""
-    where = f"{rel}, {e.get('stream') or 'log'} line {fmt_num(e.get('line'), 0)}"
-    step = f" at step {fmt_num(e.get('step'), 0)}" if e.get("step") is not None else ""
-    out = [f"**{safe.text(e.get('kind', 'event'))}{step}** ({safe.text(where)}): {safe.code(e.get('message'))}\n"]
-    details = e.get("details") or {}
-    details = {k: v for k, v in details.items() if v not in (None, "")}
-    if details:
-        out.append(", ".join(f"{safe.text(k)} = {safe.code(v)}" for k, v in details.items()) + "\n")
-    excerpt = _excerpt_of(e)
-    tail = set(excerpt[-3:])
-    repeated = shown is not None and any(tail <= set(seen) for seen in shown)
-    if excerpt and repeated:
-        out.append("The log excerpt is the one above.\n")
-    elif excerpt:
-        out.append(safe.fence("\n".join(excerpt), "text", title="log excerpt"))
-        if shown is not None:
-            shown.add(excerpt)
-    return "\n".join(out) + "\n"
+def excerpt_id(rel: str, e: dict) -> str:
+    """The page anchor of an event's log excerpt: "log-A2-1-stderr-62"."""
+    slug = "-".join(x for x in (rel.replace("/", "-"), str(e.get("stream") or "log"), str(e.get("line") or "")) if x)
+    return "log-" + "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in slug)
+
+
+def _evidence_link(rel: str, e: dict, anchors: dict[str, str]) -> str:
+    """Where an event is in the logs, as a link to its excerpt on this page ("A2/1/stderr.log:62")."""
+    where = f"{rel}/{e.get('stream') or 'log'}.log" + (f":{e['line']}" if e.get("line") is not None else "")
+    target = anchors.get(_key(rel, e))
+    code = f'<code class="rg-flag">{safe.attr(where)}</code>'  # a path: never broken inside
+    return f'<a href="#{safe.attr(target)}">{code}</a>' if target else code
+
+
+def _key(rel: str, e: dict) -> str:
+    return f"{rel}|{e.get('stream')}|{e.get('line')}|{e.get('kind')}"
+
+
+def excerpt_blocks(events: list[tuple[str, dict]]) -> tuple[list[str], dict[str, str]]:
+    """Each distinct log excerpt once, under an anchor, with the runs and lines it stands for (two
+    repeats failing the same way print the same traceback: shown once); returns the blocks and, per
+    event, the anchor of the excerpt that shows it."""
+    shown: dict[tuple[str, ...], str] = {}
+    names: dict[str, list[str]] = {}
+    anchors: dict[str, str] = {}
+    order: list[tuple[tuple[str, ...], str]] = []
+    for rel, e in events:
+        excerpt = _excerpt_of(e)
+        if not excerpt:
+            continue
+        tail = set(excerpt[-3:])
+        same = next((k for k in shown if tail <= set(k)), None)
+        if same is None:
+            anchor = excerpt_id(rel, e)
+            shown[excerpt] = anchor
+            order.append((excerpt, anchor))
+            same = excerpt
+        anchors[_key(rel, e)] = shown[same]
+        where = f"{rel}/{e.get('stream') or 'log'}.log" + (f" line {e['line']}" if e.get("line") is not None else "")
+        names.setdefault(shown[same], [])
+        if where not in names[shown[same]]:
+            names[shown[same]].append(where)
+    blocks_md = []
+    for excerpt, anchor in order:
+        blocks_md.append(
+            f'<p id="{safe.attr(anchor)}" class="rg-excerpt-head">Log excerpt: {safe.text(", ".join(names[anchor]))}</p>\n'
+        )
+        blocks_md.append(safe.fence("\n".join(excerpt), "text") + "\n")
+    return blocks_md, anchors
+
+
+def failure_rows(exp: ExperimentData, cand: str, events: list[tuple[str, dict]], anchors: dict[str, str]) -> str:
+    """One row per run of the candidate: steps completed, what failed (in words), where in the logs."""
+    arm = exp.arm(cand)
+    expected = exp.analysis.settings.steps_expected
+    rows = []
+    for r in arm.formal_runs():
+        rel = f"{cand}/{r.repeat}"
+        mine = [e for run, e in events if run == rel]
+        first = next((e for e in mine if e.get("kind") in FAILURE_KINDS), None)
+        steps = f"{r.steps_completed} of {expected}" if expected else str(r.steps_completed)
+        what = safe.prose(r.failure) if r.failure else ("finished" if r.status == "complete" else safe.text(r.status))
+        rows.append(
+            [
+                safe.text(rel),
+                badge(r.status),
+                safe.text(steps),
+                what,
+                _evidence_link(rel, first, anchors) if first is not None else "–",
+            ]
+        )
+    return table(
+        ["run", "status", "steps completed", "what happened", "evidence"], rows, align=["l", "l", "r", "l", "l"]
+    )
 
 
 def event_blocks(events: list[tuple[str, dict]]) -> list[str]:
-    shown: set[tuple[str, ...]] = set()
-    return [_event_block(rel, e, shown=shown) for rel, e in events]
+    """Events of a run that did not fail (warnings, handled tracebacks): kind, step, where, and the
+    excerpt once."""
+    blocks_md, anchors = excerpt_blocks(events)
+    out = []
+    for rel, e in events:
+        step = f" at step {fmt_num(e.get('step'), 0)}" if e.get("step") is not None else ""
+        out.append(f"- **{safe.text(e.get('kind', 'event'))}{step}**: {_evidence_link(rel, e, anchors)}")
+    return ["\n".join(out) + "\n", *blocks_md]
 
 
-def memory_text(exp: ExperimentData, cand: str, cap: float | None) -> str:
-    """Peak memory before the failure against the cap and the device total, in words."""
-    peak = total = None
-    for run in exp.formal_runs(cand):
-        g = run.gpu
-        if "mem_used_mib" in g and len(g):
-            peak = max(peak or 0.0, float(g["mem_used_mib"].max()))
-        if "mem_total_mib" in g and len(g):
-            total = max(total or 0.0, float(g["mem_total_mib"].max()))
+def memory_text(exp: ExperimentData, cand: str) -> str:
+    """Memory before the failure in words: what the framework held against the cap, and nvidia-smi's
+    figure with what it adds (analysis.json `arms[].memory`)."""
+    m = exp.arm(cand).memory
     parts = []
-    if peak is not None:
+    if m.used_mib is not None and m.limit_mib is not None:
+        limit = "cap" if m.limit == "cap" else "free on the card"
         parts.append(
-            f"Peak GPU memory used before the failure: {fmt_num(round(peak), 0)} MiB (nvidia-smi: includes the "
-            "CUDA context and other memory outside PyTorch's allocator)"
+            f"At its peak the framework held {fmt_gib(m.used_mib)} of the {fmt_gib(m.limit_mib)} {limit} "
+            f"({fmt_gib(max(m.headroom_mib or 0.0, 0.0))} left)"
         )
-    if cap is not None:
+    if m.device_peak_mib is not None:
+        before = f", of which {fmt_mib(m.device_before_mib)} was in use before the run" if m.device_before_mib else ""
         parts.append(
-            f"the workload capped itself at {fmt_num(cap / 1024, 2).rstrip('0').rstrip('.')} GiB "
-            f"({fmt_num(round(cap), 0)} MiB, {safe.code(CAP_FLAG)} in the effective command line; dotted orange rule)"
+            f"nvidia-smi showed {fmt_mib(m.device_peak_mib)} at most{before}; the rest over the framework's figure is "
+            "the CUDA context and the allocator's cache, which the cap does not bound"
         )
-    if total is not None:
-        drawn = charts.memory_total_drawn(peak, cap, total)
-        parts.append(
-            f"device total {fmt_num(round(total), 0)} MiB"
-            + (" (dashed red rule)" if drawn else " (far above the data: not drawn, the axis is scaled to the data)")
-        )
+    if m.cap_mib is not None:
+        parts.append(f"the cap is the workload's own ({safe.code(CAP_FLAG)} in the effective command line)")
     return ("; ".join(parts) + ".\n") if parts else ""
 
 
@@ -155,12 +209,16 @@ def effective_argv(exp: ExperimentData, arm_id: str) -> dict:
 def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
     """A candidate built on another one against that base, with intervals (analysis.json `vs_base`)."""
     comp = exp.comparison(cand)
-    if not comp.base or not comp.vs_base:
+    if not comp.base or not any(m.candidate is not None for m in comp.vs_base):
         return []
     return [
         f"### Against its base, {safe.text(comp.base)} {{#against-base}}\n",
         f"What {safe.text(cand)} adds on top of {safe.text(comp.base)}:\n",
-        table(["metric", safe.text(comp.base), safe.text(cand), "change"], metric_change_rows(comp.vs_base)) + "\n",
+        table(
+            ["metric", safe.text(comp.base), safe.text(cand), "change"],
+            metric_change_rows(exp.analysis, cand, comp.vs_base),
+        )
+        + "\n",
     ]
 
 
@@ -172,6 +230,24 @@ def page_link(href: str, cand: str) -> str:
     if ".md" in href.split("#")[0]:
         return "../" + href
     return f"../index.md{href}"
+
+
+def plain_sentence(exp: ExperimentData, cand: str) -> str | None:
+    """A failed candidate's failure in one plain sentence: its first failed run's (analysis.json
+    `runs[].failure_sentence`), "A2 ran out of GPU memory at step 1: PyTorch already held 4.94 of the
+    5.00 GiB allowed ... when it asked for 20.00 MiB more", with how far it got."""
+    arm = exp.arm(cand)
+    failed = [r for r in arm.formal_runs() if r.status == "failed"]
+    if not failed:
+        return None
+    first = failed[0]
+    said = first.failure_sentence or (f"failed: {first.failure}" if first.failure else "failed")
+    expected = exp.analysis.settings.steps_expected
+    got = f"{first.steps_completed} of {expected}" if expected else str(first.steps_completed)
+    runs = ", ".join(f"{cand}/{r.repeat}" for r in failed)
+    same = len(failed) > 1 and len({r.failure for r in failed}) == 1
+    tail = f" It completed {got} steps" + (f"; {runs} failed the same way" if same else f" ({runs})") + "."
+    return f"{cand} {said}.{tail}"
 
 
 def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
@@ -186,112 +262,169 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     specs: dict[str, dict | None] = {}
     md = [
         f"# {safe.text(title)}\n",
-        f"{kinds.badge(kind_of)} {badge(status)} [← back to the experiment](../index.md)\n",
+        f"{kinds.badge(kind_of)} {badge(status)} Experiment {safe.code(exp.name)} · "
+        "[← back to the experiment](../index.md)\n",
     ]
     kind = blocks.VERDICT_ADMONITION.get(status, "note")
     cause = decision.cause(comp)
-    head = f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {cause}" if cause else answer_line(exp, comp)
+    events = _events(exp, cand)
+    failed = status == "failed" or any(e.get("kind") in FAILURE_KINDS for _, e in events)
+    sentence = plain_sentence(exp, cand) if failed else None
+    label = blocks.VERDICT_LABEL.get(status, status)
+    if sentence:
+        head = f"{cand} {label}"
+        lead = f"**{safe.prose(sentence)}** "
+    elif cause:
+        head = f"{cand} {label}" + (f" against {comp.verdict.against}" if comp.verdict.against != comp.baseline else "")
+        lead = safe.prose(cause[0].upper() + cause[1:] if cause else "") + ". "
+    else:
+        head = answer_line(exp, comp)
+        lead = safe.prose(verdict.summary or "") + " "
     nxt = comp.summary.next_step
-    step = nxt.text
     command = decision.tidy_command(nxt.command, lambda w: spec_path_for_reader(exp, w)) if nxt.command else None
-    # with the cause in the title, the summary ("Failed: OOM at step 1, ...") would say it twice
-    summary = "" if cause else safe.text(verdict.summary or "") + " "
-    body = f"{summary}**Next:** {answer_block.inline(step)}"
-    if comp.summary.evidence:
-        links = ", ".join(
-            f"[{safe.text(e.label)}]({page_link(decision.evidence_href(e.anchor), cand)})"
-            for e in comp.summary.evidence
-        )
-        body += f" Evidence: {links}."
+    body = f"{lead.rstrip()}\n\n    **Next:** {answer_block.inline(nxt.text)}"
+    targets = [(e.label, page_link(decision.evidence_href(e.anchor), cand)) for e in comp.summary.evidence]
+    targets = [(label, href) for label, href in targets if href != "index.md"]  # not this page itself
+    if targets:
+        body += " Evidence: " + ", ".join(f"[{safe.text(label)}]({href})" for label, href in targets) + "."
     md.append(f'!!! {kind} "{safe.text(head)}"\n    {body}\n')
     if command:
         md.append(safe.fence(command, "bash", title=f"next step for {cand}") + "\n")
-    events = _events(exp, cand)
-    failed = status == "failed" or any(e.get("kind") in FAILURE_KINDS for _, e in events)
     if failed:
-        md.append("## What happened\n")  # the cause is the admonition's title above: not repeated here
-        if events:
-            md += event_blocks(events)
-        else:
+        md.append("## What happened {#what-happened}\n")
+        excerpts, anchors = excerpt_blocks(events)
+        md.append(failure_rows(exp, cand, events, anchors) + "\n")
+        if excerpts:
+            md += excerpts
+        elif not events:
             md.append("No failure event was recorded in events.json.\n")
-        cap = memory_cap_mib(exp, cand)
+        cap = exp.arm(cand).memory.cap_mib
+        specs["memory-allocated"] = charts.memory_allocated(exp, cap_mib=cap, arms=[BASELINE, cand])
         specs["memory"] = charts.gpu_metric(
             exp,
             "mem_used_mib",
-            title="GPU memory used up to the failure",
+            title="GPU memory used (nvidia-smi)",
             unit="MiB",
             arms=[cand],
             show_total=True,
             how="max",
-            cap=cap,
         )
         md.append("### Memory up to the failure\n")
-        md.append(memory_text(exp, cand, cap))
+        md.append(memory_text(exp, cand))
+        if specs["memory-allocated"] is not None:
+            md.append(
+                blocks.chart(
+                    "memory-allocated",
+                    specs["memory-allocated"],
+                    svg=svg,
+                    title="Memory allocated by the framework per step, against the cap (the last point: what it "
+                    "held when the allocation failed)",
+                )
+            )
         md.append(
             blocks.chart(
                 "memory",
                 specs["memory"],
                 svg=svg,
-                title="GPU memory used up to the failure (dashed: device total"
-                + (", dotted: the workload's memory cap)" if cap is not None else ")"),
+                title="GPU memory used up to the failure, nvidia-smi (dashed: device total, when near the data)",
             )
         )
     if comp.same_work.status == "fail":
         md.append("## Same generated work\n")
-        md += same_work_body(comp)
+        md += same_work_body(exp.analysis, comp)
     md += what_changed(exp, cand)
     md += [
         "## Why it was tried\n",
-        safe.text(arm.rationale or "No rationale was written in the spec.") + "\n",
-        "## What was measured\n" if not failed else "## What was measured before it failed\n",
-        blocks.headline_table(comp, candidate_label=cand, primary=primary) + "\n",
+        safe.prose(arm.rationale or "No rationale was written in the spec.") + "\n",
     ]
-    wins = [w for w in comp.windows if w.candidate is not None]
-    iv = comp.interval
-    d = blocks.interval_decimals(iv)
-    if wins:
-        md.append(
-            table(
-                ["window", "baseline", cand, "change"],
-                [
-                    [safe.text(w.window), fmt_value(w.baseline), fmt_value(w.candidate), fmt_change(w.change, digits=d)]
-                    for w in comp.windows
-                ],
-            )
-            + "\n"
-        )
-    elif comp.windows:
-        md.append(f"{safe.text(cand)} reached none of the {len(comp.windows)} windows.\n")
-    md.append(f"**{safe.text(ptitle)}:** {safe.text(blocks.interval_text(comp.interval))}.\n")
-    md += [f"- {safe.text(w)}" for w in comp.interval.warnings]
-    md.append("")
-    if comp.secondary:
-        md += [
-            "### Step time and its phases\n",
-            "Against the baseline, each with its interval (same method as the primary metric):\n",
-            table(["metric", "baseline", safe.text(cand), "change"], metric_change_rows(comp.secondary)) + "\n",
-        ]
+    md += measured(exp, cand, failed=failed, primary=primary, ptitle=ptitle)
     md += against_base_table(exp, cand)
-    md.append("## Guardrails\n")
-    for g in comp.guardrails:
-        mark = blocks.guardrail_mark(g)
-        ev = f" (evidence: {safe.code(g.evidence)})" if g.evidence else ""
-        md.append(f"- {mark} **{safe.text(g.title)}**: {safe.text(g.reason)}{ev}")
-    md.append("")
+    md += guardrails(comp, failed=failed)
     if not failed and events:
         md += ["## Events\n", *event_blocks(events)]
+    reached = any(w.candidate is not None for w in comp.windows)
     specs["primary"] = charts.step_metric(exp, primary, title=ptitle, unit=punit, arms=[BASELINE, cand])
-    md += [
-        "## Curve against the baseline\n",
-        blocks.chart("primary", specs["primary"], title=f"{ptitle}: baseline vs {cand}", svg=svg),
-    ]
+    if reached or not failed:  # a failed candidate's curve would be the baseline's alone
+        md += [
+            "## Curve against the baseline\n",
+            blocks.chart("primary", specs["primary"], title=f"{ptitle}: baseline vs {cand}", svg=svg),
+        ]
     time = time_section.candidate_section(exp, cand, svg=svg, failed=failed)
     if time.markdown:
         md.append(time.markdown)
         specs.update(time.charts)
     return Page(
         path=f"{experiment_base(exp.name)}/{candidate_slug(cand)}/index.md",
-        title=f"{title} ({kind_of.label})",
+        title=f"{title} ({kind_of.label}, {exp.name})",
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
+        nav_title=f"{cand}: {blocks.VERDICT_LABEL.get(status, status)}",
     )
+
+
+def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptitle: str) -> list[str]:
+    """What was measured: the headline rows the candidate has values for, the windows it reached, the
+    interval, step time and its phases; for a failed candidate only what it measured before failing."""
+    comp = exp.comparison(cand)
+    rows = blocks.headline_rows(comp)
+    md = ["## What was measured\n" if not failed else "## What was measured before it failed\n"]
+    if rows:
+        md.append(blocks.headline_table(exp.analysis, comp, candidate_label=cand, primary=primary) + "\n")
+    wins = [w for w in comp.windows if w.candidate is not None]
+    d = blocks.interval_decimals(comp.interval)
+    key = exp.analysis.primary.key
+    unit = metric_title(key)[1]
+    if wins:
+        md.append(
+            table(
+                ["window", "baseline", cand, "change"],
+                [
+                    [
+                        safe.text(w.window),
+                        safe.text(figures.arm_value(exp.analysis, comp.baseline, key, w.baseline, window=w.window)),
+                        safe.text(figures.arm_value(exp.analysis, cand, key, w.candidate, window=w.window)),
+                        fmt_change(w.change, digits=d),
+                    ]
+                    for w in comp.windows
+                ],
+            )
+            + "\n"
+        )
+        md.append(
+            f"**{safe.text(ptitle)}** ({safe.text(unit)}) against the baseline: {safe.text(blocks.interval_text(comp.interval))}.\n"
+        )
+        md += [f"- {safe.text(w)}" for w in comp.interval.warnings]
+        md.append("")
+    elif comp.windows:
+        md.append(f"{safe.text(cand)} reached none of the {len(comp.windows)} windows: no interval.\n")
+    if any(m.candidate is not None for m in comp.secondary):
+        md += [
+            "### Step time and its phases\n",
+            "Against the baseline, each with its interval (same method as the primary metric):\n",
+            table(
+                ["metric", "baseline", safe.text(cand), "change"],
+                metric_change_rows(exp.analysis, cand, comp.secondary),
+            )
+            + "\n",
+        ]
+    return md
+
+
+def guardrails(comp: Comparison, *, failed: bool) -> list[str]:
+    """The guardrails as a list; for a failed candidate the checks it passed on the little it ran
+    are folded under one line (a tick beside a 1-step run reads as an endorsement)."""
+    md = ["## Guardrails\n"]
+
+    def line(g: GuardrailResult) -> str:
+        ev = f" (evidence: {safe.code(g.evidence)})" if g.evidence else ""
+        return f"- {blocks.guardrail_mark(g)} **{safe.text(g.title)}**: {safe.prose(g.reason)}{ev}"
+
+    shown = [g for g in comp.guardrails if not failed or g.status in ("fail", "warn")]
+    folded = [g for g in comp.guardrails if failed and g.status not in ("fail", "warn")]
+    md += [line(g) for g in shown]
+    md.append("")
+    if folded:
+        md.append(f'??? note "{len(folded)} more checks, on the steps it made before it failed"\n')
+        md += ["    " + line(g) for g in folded]
+        md.append("")
+    return md

@@ -41,14 +41,22 @@ QUALITY_KEYS: tuple[tuple[str, ...], ...] = (
     (vocab.PG_CLIPFRAC,),
     (vocab.GRAD_NORM,),
 )
-ARM_COLORS = ("#5f6368", "#1a73e8", "#d93025", "#f29900", "#188038", "#9334e6", "#00897b", "#c5221f")
+# Every colour drawn as a mark has at least 3:1 contrast (WCAG 2.1 non-text) against both Material's
+# white page and its dark ("slate", #1e2029) one, so one palette serves both schemes: relative
+# luminance between 0.15 and 0.29 (tests/render/test_browser_charts.py measures it in Chromium).
+ARM_COLORS = ("#80868b", "#1a73e8", "#d93025", "#e37400", "#1e8e3e", "#a142f4", "#00897b", "#e52592")
+# Marks that are no arm: a rule for a limit (the memory cap) in near-black, which docs/assets/charts.js
+# draws near-white in the dark scheme; labels and the crosshair in a mid grey.
+LIMIT_COLOR = "#202124"
+NEUTRAL = "#80868b"
+REPEAT_DASHES = ([1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [1, 3])  # repeat 1, 2, 3, ... of an arm
 # Where a step's time goes (vocab.STEP_PARTS). The workload (reportgen/workloads/grpo/train.py)
 # logs: step = wait + train; wait includes the rollout; train includes the log-prob passes (policy
 # and reference) and the actor's training, which includes the optimizer steps (perf/optimizer_time,
 # the phase optimizer offload changes). Relax logs no optimizer time: that part is then 0 and the
 # actor bar is the whole of perf/actor_train_time. Log-prob time is split out only when it fits
 # inside train time beside the actor's (else it is counted inside the actor's, as some trainers do).
-PART_COLORS = ("#1a73e8", "#a8c7fa", "#9334e6", "#d93025", "#f29900", "#f4b4ae")
+PART_COLORS = ("#1a73e8", "#12a4af", "#a142f4", "#d93025", "#e37400", "#80868b")
 PARTS = ("rollout", "wait (other)", "log-probs", "actor fwd/bwd", "optimizer", "train (other)")
 
 
@@ -239,35 +247,84 @@ def _field_ref(name: str) -> str:
     return "".join("\\" + ch if ch in ".[]\\" else ch for ch in name)
 
 
+# Pointer selections: a mouse moves over the chart; a finger taps it (pointerdown), and the tap's own
+# pointerout must not clear what it selected (docs/assets/charts.js replays the tap as a move, so the
+# tooltip shows on phones too).
+HOVER_ON = "pointermove, pointerdown"
+HOVER_CLEAR = "pointerout[event.pointerType === 'mouse']"
+
+
+def _repeat(chart: alt.Chart) -> alt.Chart:
+    """Adds the field `repeat` ("1", "2", ...) from the run id ("A1/2"): repeats of an arm share its
+    colour and differ by their dashes."""
+    return chart.transform_calculate(repeat="split(datum.run, '/')[1]")
+
+
+def _dash(repeats: int) -> alt.StrokeDash:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    domain = [str(i) for i in range(1, max(repeats, 1) + 1)]
+    dashes = [REPEAT_DASHES[(i - 1) % len(REPEAT_DASHES)] for i in range(1, len(domain) + 1)]
+    return alt.StrokeDash(
+        field="repeat",
+        type="nominal",
+        scale=alt.Scale(domain=domain, range=dashes),
+        legend=alt.Legend(
+            title="repeat", orient="top", symbolType="stroke", symbolStrokeColor=NEUTRAL, symbolStrokeWidth=2
+        )
+        if repeats > 1
+        else None,
+    )
+
+
 def _step_crosshair(
-    drawn: alt.Chart, x: alt.X, y: alt.Y, color: alt.Color, ycol: str, runs: tuple[str, ...], label: str
+    drawn: alt.Chart,
+    x: alt.X,
+    y: alt.Y,
+    color: alt.Color,
+    ycol: str,
+    runs: tuple[str, ...],
+    label: str,
+    unit: str,
 ) -> list:
     """A vertical rule at the step nearest the pointer (anywhere in the plot), a dot on each line
-    there, and a tooltip listing every run's drawn value at that step.
+    there, and a tooltip listing, for every run, its drawn value (the rolling mean) and its raw value
+    at that step, with the unit.
 
-    The rule layer pivots the drawn values to one row per step, so its tooltip has only numeric
-    fields: Vega-Lite's Voronoi copy of a tooltip (how `nearest` works) loses nominal fields such as
-    the arm name, so the arm is the field's title instead.
+    The rule layer folds raw and drawn values into one row per step (a column per run and kind), so
+    its tooltip has only numeric fields: Vega-Lite's Voronoi copy of a tooltip (how `nearest` works)
+    loses nominal fields such as the arm name, so the run is the field's title instead.
     """
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
-    hover = alt.selection_point(name="hover", fields=["step"], nearest=True, on="pointermove", clear="pointerout")
+    hover = alt.selection_point(name="hover", fields=["step"], nearest=True, on=HOVER_ON, clear=HOVER_CLEAR)
     one_per_arm = len({r.rsplit("/", 1)[0] for r in runs}) == len(runs)
-    tooltip = [alt.Tooltip(field="step", type="quantitative", title="step")] + [
-        alt.Tooltip(
-            field=_field_ref(r),
-            type="quantitative",
-            format=".4~g",
-            title=(r.rsplit("/", 1)[0] if one_per_arm else r) + label,
-        )
-        for r in runs
-    ]
+    unit_text = f" ({unit})" if unit else ""
+    tooltip = [alt.Tooltip(field="step", type="quantitative", title="step")]
+    folds: list[Any] = [ycol] if ycol == "value" else [ycol, "value"]
+    for r in runs:
+        name = r.rsplit("/", 1)[0] if one_per_arm else r
+        for kind in folds:
+            what = label if kind == ycol else ", raw"
+            tooltip.append(
+                alt.Tooltip(
+                    field=_field_ref(f"{r}|{kind}"),
+                    type="quantitative",
+                    format=".4~g",
+                    title=f"{name}{what}{unit_text}",
+                )
+            )
+    pivoted = (
+        drawn.transform_fold(folds, as_=["kind", "v"])
+        .transform_calculate(key="datum.run + '|' + datum.kind")
+        .transform_pivot("key", value="v", groupby=["step"])
+    )
     return [
-        drawn.transform_pivot("run", value=ycol, groupby=["step"])
-        .mark_rule(color="#80868b", strokeWidth=1)
+        pivoted.mark_rule(color=NEUTRAL, strokeWidth=1)
         .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False), tooltip=tooltip)
         .add_params(hover),
-        drawn.mark_point(filled=True, size=45).encode(
+        # clipped: with the axis cut above the windows' steps, a warm-up dot must not grow the chart
+        drawn.mark_point(filled=True, size=45, clip=True).encode(
             x=x,
             y=y,
             color=color,
@@ -283,10 +340,10 @@ def _point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: al
     vertical rule at the hovered x."""
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
-    hover = alt.selection_point(name="hover", fields=[xfield], on="pointerover", clear="pointerout")
+    hover = alt.selection_point(name="hover", fields=[xfield], on="pointerover, pointerdown", clear=HOVER_CLEAR)
     return [
         base.transform_aggregate(groupby=[xfield, "gpu"])
-        .mark_rule(color="#80868b", strokeWidth=1)
+        .mark_rule(color=NEUTRAL, strokeWidth=1)
         .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False)),
         base.mark_point(filled=True, size=160)
         .encode(
@@ -303,22 +360,34 @@ def _point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: al
 
 @_template
 def _step_template(
-    title: str, ytitle: str, arms: tuple[str, ...], windows: bool, rolling: bool, runs: tuple[str, ...] = ()
+    title: str,
+    ytitle: str,
+    arms: tuple[str, ...],
+    windows: bool,
+    rolling: bool,
+    runs: tuple[str, ...] = (),
+    unit: str = "",
 ) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     main = _named("main", STEP_DATA)
     shown = _shown(arms)
     color = _color(arms)
+    repeats = max((int(r.rsplit("/", 1)[1]) for r in runs if r.rsplit("/", 1)[-1].isdigit()), default=1)
+    dash = _dash(repeats)
     x = alt.X(field="step", type="quantitative", title="step")
-    y = alt.Y(field="value", type="quantitative", title=ytitle, scale=alt.Scale(zero=False))
+    # The top of the axis is the `ymax` parameter (set per chart by `step_metric`): warm-up steps far
+    # above the windows' are cut off there instead of squeezing every curve into the bottom.
+    scale = alt.Scale(zero=False, domainMax=alt.ExprRef("ymax"))
+    y = alt.Y(field="value", type="quantitative", title=ytitle, scale=scale)
     raw = (
-        alt.Chart(main)
-        .mark_line(strokeWidth=1)
+        _repeat(alt.Chart(main))
+        .mark_line(strokeWidth=1, clip=True)
         .encode(
             x=x,
             y=y,
             color=color,
+            strokeDash=dash,
             detail=alt.Detail(field="run", type="nominal"),
             opacity=alt.condition(shown, alt.value(0.35 if rolling else 0.9), alt.value(0.0)),
         )
@@ -333,33 +402,55 @@ def _step_template(
             )
         )
         layers.append(
-            wbase.mark_text(align="left", baseline="top", dx=3, dy=3, color="#5f6368").encode(
+            wbase.mark_text(align="left", baseline="top", dx=3, dy=3, color=NEUTRAL).encode(
                 x=alt.X(field="start", type="quantitative"),
                 y=alt.value(0),
                 text=alt.Text(field="window", type="nominal"),
             )
         )
     layers.append(raw)
-    drawn = alt.Chart(main).transform_filter(shown)
+    drawn = _repeat(alt.Chart(main).transform_filter(shown))
     if rolling:
         drawn = drawn.transform_window(
             rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
         )
-        ycol, label = "rolling", f" (mean of {ROLLING})"
+        ycol, label = "rolling", f", mean of {ROLLING}"
         layers.append(
-            drawn.mark_line(strokeWidth=2.5).encode(
+            drawn.mark_line(strokeWidth=2.5, clip=True).encode(
                 x=x,
                 y=alt.Y(field="rolling", type="quantitative"),
                 color=color,
+                strokeDash=dash,
                 detail=alt.Detail(field="run", type="nominal"),
             )
         )
     else:
         ycol, label = "value", ""
-    layers += _step_crosshair(drawn, x, alt.Y(field=ycol, type="quantitative"), color, ycol, runs, label)
-    return _to_dict(
-        alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start"))
-    )
+    layers += _step_crosshair(drawn, x, alt.Y(field=ycol, type="quantitative"), color, ycol, runs, label, unit)
+    chart = alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start"))
+    spec = _to_dict(chart)
+    spec.setdefault("params", []).append({"name": "ymax", "value": None})
+    return spec
+
+
+# An axis is cut at the windows' top only when warm-up would otherwise stretch it this much.
+CUT_WHEN = 1.5
+
+
+def axis_top(exp: ExperimentData, cols: dict[str, np.ndarray]) -> float | None:
+    """The top of a step chart's axis when warm-up would squeeze the windows' steps: a little above
+    the highest value inside the windows; None (the data's own range) otherwise."""
+    windows = exp.analysis.settings.windows
+    values, steps = cols["value"], cols["step"]
+    if not windows or not len(values):
+        return None
+    inside = (steps >= windows[0].start) & (steps <= windows[-1].end)
+    if not inside.any():
+        return None
+    top, everything = float(values[inside].max()), float(values.max())
+    if top <= 0 or everything <= CUT_WHEN * top:
+        return None
+    return top * 1.08
 
 
 def step_metric(
@@ -372,7 +463,9 @@ def step_metric(
     windows: bool = True,
     rolling: bool = True,
 ) -> dict | None:
-    """A per-step metric for every arm: thin raw lines, a rolling mean, the windows shaded."""
+    """A per-step metric for every arm: thin raw lines, a rolling mean, the windows shaded; repeats
+    dashed apart; the axis cut above the windows' steps when warm-up would squeeze them
+    (`usermeta.cut` then holds the top)."""
     cols = metric_columns(exp, key, arms)
     if not len(cols["value"]):
         return None
@@ -385,11 +478,23 @@ def step_metric(
         show_windows,
         rolling,
         _run_order(exp, cols),
+        unit,
     )
     data = {"main": csv_text(cols)}
     if show_windows:
         data["windows"] = _csv(wframe)
-    return _finish(template, data)
+    spec = _finish(template, data)
+    top = axis_top(exp, cols)
+    if top is not None:
+        _set_param(spec, "ymax", top)
+        spec["usermeta"] = {"cut": top}
+    return spec
+
+
+def _set_param(spec: dict, name: str, value: Any) -> None:
+    for p in spec.get("params", []):
+        if p.get("name") == name:
+            p["value"] = value
 
 
 GPU_DATA = pd.DataFrame({"sec": [0.0], "value": [0.0], "total": [0.0], "arm": ["a"], "run": ["a/1"], "gpu": ["GPU 0"]})
@@ -468,12 +573,10 @@ def memory_total_drawn(peak: float | None, cap: float | None, total: float | Non
 
 
 @_template
-def _gpu_template(
-    title: str, unit: str, arms: tuple[str, ...], show_total: bool, show_cap: bool = False, gpu_labels: bool = True
-) -> dict:
+def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool, gpu_labels: bool = True) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
-    base = alt.Chart(_named("main", GPU_DATA.assign(cap=[0.0]) if show_cap else GPU_DATA))
+    base = alt.Chart(_named("main", GPU_DATA))
     shown = _shown(arms)
     color = _color(arms)
     x = alt.X(field="sec", type="quantitative", title="seconds since the run started")
@@ -498,18 +601,11 @@ def _gpu_template(
     layers: list[Any] = [lines, *_point_crosshair(base.transform_filter(shown), "sec", x, y, color, tooltip)]
     if show_total:
         layers.append(
-            base.mark_rule(color="#d93025", strokeDash=[6, 3]).encode(
+            base.mark_rule(color=NEUTRAL, strokeDash=[6, 3]).encode(
                 y=alt.Y(field="total", type="quantitative", aggregate="max"),
                 tooltip=[
                     alt.Tooltip(field="total", type="quantitative", aggregate="max", title=f"device total ({unit})")
                 ],
-            )
-        )
-    if show_cap:  # a limit the workload set itself (e.g. --gpu-memory-cap-gib), below the device total
-        layers.append(
-            base.mark_rule(color="#e37400", strokeDash=[2, 2], strokeWidth=1.5).encode(
-                y=alt.Y(field="cap", type="quantitative", aggregate="max"),
-                tooltip=[alt.Tooltip(field="cap", type="quantitative", aggregate="max", title=f"memory cap ({unit})")],
             )
         )
     chart = (
@@ -538,78 +634,239 @@ def gpu_metric(
     arms: Sequence[str] | None = None,
     show_total: bool = False,
     how: str = "mean",
-    cap: float | None = None,
 ) -> dict | None:
     """A 1 Hz GPU sample column over seconds since the run's start, one panel per GPU.
 
-    `cap` (in the column's unit) draws the limit the workload applied as a dotted rule. With
-    `show_total`, the device total is drawn only when it lies near the data (`memory_total_drawn`);
-    otherwise the axis is scaled to the data and the cap, and the caller states the total in words.
-    """
+    With `show_total`, the device total is drawn only when it lies near the data
+    (`memory_total_drawn`); otherwise the axis is scaled to the data. No memory cap is drawn here: a
+    cap the workload sets bounds PyTorch's allocator, not nvidia-smi's figure (`memory_allocated`)."""
     runs = [r for r in exp.formal_runs() if arms is None or r.arm in arms]
     cols = _gpu_columns(exp, runs, column, how)
     if cols is None or not len(cols["sec"]):
         return None
-    if cap is not None:
-        cols = {**cols, "cap": np.full(len(cols["sec"]), float(cap))}
     if show_total:
         finite = cols["total"][np.isfinite(cols["total"])]
         values = cols["value"][np.isfinite(cols["value"])]
         show_total = memory_total_drawn(
-            float(values.max()) if len(values) else None, cap, float(finite.max()) if len(finite) else None
+            float(values.max()) if len(values) else None, None, float(finite.max()) if len(finite) else None
         )
     template = _gpu_template(
         title,
         unit,
         _arm_order(exp, pd.unique(cols["arm"])),
         show_total,
-        cap is not None,
         len(pd.unique(cols["gpu"])) > 1,
     )
     return _finish(template, {"main": csv_text(cols)})
 
 
-def common_memory_cap(caps: Sequence[float | None]) -> float | None:
-    """The cap to draw on a chart of several arms: the one every arm declared, else none."""
-    values = set(caps)
-    return values.pop() if len(values) == 1 else None
+UTIL_BIN_S = 5.0  # GPU utilization is averaged over this many seconds: 1 Hz samples of 0 and 100 % alternate
+
+
+UTIL_DATA = pd.DataFrame({"sec": [0.0], "value": [0.0], "arm": ["a"], "runs": [1]})
+
+
+@_template
+def _util_template(arms: tuple[str, ...]) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    base = alt.Chart(_named("main", UTIL_DATA))
+    shown = _shown(arms)
+    color = _color(arms)
+    x = alt.X(field="sec", type="quantitative", title="seconds since the run started")
+    y = alt.Y(field="value", type="quantitative", title="GPU utilization (%)", scale=alt.Scale(domain=[0, 100]))
+    lines = (
+        base.mark_line(strokeWidth=2, interpolate="monotone")
+        .encode(x=x, y=y, color=color, opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)))
+        .add_params(shown)
+    )
+    tooltip = [
+        alt.Tooltip(field="arm", type="nominal"),
+        alt.Tooltip(field="sec", type="quantitative", format=".0f", title="seconds"),
+        alt.Tooltip(field="value", type="quantitative", format=".1f", title="GPU utilization (%)"),
+        alt.Tooltip(field="runs", type="quantitative", title="runs averaged"),
+    ]
+    hover = alt.selection_point(name="hover", fields=["sec"], on="pointerover, pointerdown", clear=HOVER_CLEAR)
+    hits = (
+        base.transform_filter(shown)
+        .mark_point(filled=True, size=160)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
+            tooltip=tooltip,
+        )
+        .add_params(hover)
+    )
+    chart = alt.layer(lines, hits).properties(width="container", height=200)
+    return _to_dict(chart)
+
+
+def gpu_util(exp: ExperimentData) -> dict | None:
+    """GPU utilization per arm: the mean over its formal runs and GPUs in 5-second bins since each
+    run's start, one line per arm (8 overlapping 1 Hz step lines read as noise)."""
+    rows: dict[tuple[str, float], list[float]] = {}
+    runs_per: dict[tuple[str, float], set[str]] = {}
+    for run in exp.formal_runs():
+        g = run.gpu
+        if g.empty or "util_gpu" not in g:
+            continue
+        t = g["t"].to_numpy(dtype=float)
+        util = g["util_gpu"].to_numpy(dtype=float)
+        ok = np.isfinite(util) & np.isfinite(t)
+        if not ok.any():
+            continue
+        bins = np.floor((t[ok] - t[ok].min()) / UTIL_BIN_S) * UTIL_BIN_S + UTIL_BIN_S / 2
+        for b, u in zip(bins.tolist(), util[ok].tolist(), strict=True):
+            rows.setdefault((run.arm, b), []).append(u)
+            runs_per.setdefault((run.arm, b), set()).add(run.rel)
+    if not rows:
+        return None
+    order = {a: i for i, a in enumerate(exp.arm_ids())}
+    keys = sorted(rows, key=lambda k: (order.get(k[0], len(order)), k[0], k[1]))
+    cols = {
+        "sec": np.asarray([k[1] for k in keys], dtype=float),
+        "value": np.asarray([float(np.mean(rows[k])) for k in keys], dtype=float),
+        "arm": np.asarray([k[0] for k in keys], dtype=object),
+        "runs": np.asarray([len(runs_per[k]) for k in keys], dtype=int),
+    }
+    return _finish(_util_template(_arm_order(exp, pd.unique(cols["arm"]))), {"main": csv_text(cols)})
+
+
+ALLOC_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "value": [0.0]})
+LIMIT_DATA = pd.DataFrame({"y": [0.0], "label": ["cap"]})
+
+
+@_template
+def _allocated_template(arms: tuple[str, ...], runs: tuple[str, ...], limit: bool) -> dict:
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    main = _repeat(alt.Chart(_named("main", ALLOC_DATA)))
+    shown = _shown(arms)
+    color = _color(arms)
+    repeats = max((int(r.rsplit("/", 1)[1]) for r in runs if r.rsplit("/", 1)[-1].isdigit()), default=1)
+    x = alt.X(field="step", type="quantitative", title="step")
+    y = alt.Y(field="value", type="quantitative", title="peak allocated so far (MiB)", scale=alt.Scale(zero=True))
+    lines = (
+        main.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=18, filled=True))
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=_dash(repeats),
+            detail=alt.Detail(field="run", type="nominal"),
+            opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)),
+            tooltip=[
+                alt.Tooltip(field="run", type="nominal"),
+                alt.Tooltip(field="step", type="quantitative"),
+                alt.Tooltip(field="value", type="quantitative", format=".0f", title="allocated (MiB)"),
+            ],
+        )
+        .add_params(shown)
+    )
+    layers: list[Any] = [lines]
+    if limit:
+        rule = alt.Chart(_named("limit", LIMIT_DATA))
+        layers.append(
+            rule.mark_rule(color=LIMIT_COLOR, strokeDash=[4, 3], strokeWidth=1.5).encode(
+                y=alt.Y(field="y", type="quantitative"),
+                tooltip=[alt.Tooltip(field="label", type="nominal", title="limit")],
+            )
+        )
+        layers.append(
+            rule.mark_text(align="left", baseline="bottom", dx=4, dy=-3, color=LIMIT_COLOR).encode(
+                x=alt.value(0), y=alt.Y(field="y", type="quantitative"), text=alt.Text(field="label", type="nominal")
+            )
+        )
+    return _to_dict(alt.layer(*layers).properties(width="container", height=220))
+
+
+def memory_allocated(exp: ExperimentData, *, cap_mib: float | None, arms: Sequence[str] | None = None) -> dict | None:
+    """The framework's peak allocation per step (`perf/max_memory_allocated_gib`, in MiB) of every run,
+    against the cap the workload set: the figure the cap bounds, so the line is drawn where it applies.
+    A run that ran out of memory ends at what PyTorch held plus the failing request (analysis.json
+    `arms[].memory.allocated_peak_mib`), at the failing step."""
+    cols = metric_columns(exp, vocab.MAX_MEMORY_ALLOCATED_GIB, arms)
+    if not len(cols["value"]):
+        return None
+    cols = {**cols, "value": cols["value"] * 1024.0}
+    extra: dict[str, list[Any]] = {"arm": [], "run": [], "step": [], "value": []}
+    for arm in exp.analysis.arms:
+        if arms is not None and arm.id not in arms:
+            continue
+        for r in arm.runs:
+            oom = next((e for e in r.events if e.kind == "oom" and e.step is not None), None)
+            held = arm.memory.allocated_peak_mib
+            if oom is None or held is None or oom.step is None:
+                continue
+            extra["arm"].append(arm.id)
+            extra["run"].append(f"{arm.id}/{r.repeat}")
+            extra["step"].append(oom.step)
+            extra["value"].append(held)
+    if extra["arm"]:
+        cols = {
+            "arm": np.concatenate([cols["arm"], np.asarray(extra["arm"], dtype=object)]),
+            "run": np.concatenate([cols["run"], np.asarray(extra["run"], dtype=object)]),
+            "step": np.concatenate([cols["step"], np.asarray(extra["step"], dtype="int64")]),
+            "value": np.concatenate([cols["value"], np.asarray(extra["value"], dtype=float)]),
+        }
+        order = np.lexsort((cols["step"], cols["run"]))
+        cols = {k: v[order] for k, v in cols.items()}
+    data = {"main": csv_text(cols)}
+    if cap_mib is not None:
+        data["limit"] = csv_text(
+            {"y": np.asarray([cap_mib]), "label": np.asarray([f"cap {cap_mib / 1024:.2f} GiB"], dtype=object)}
+        )
+    template = _allocated_template(_arm_order(exp, pd.unique(cols["arm"])), _run_order(exp, cols), cap_mib is not None)
+    return _finish(template, data)
 
 
 QUALITY_DATA = pd.DataFrame({"arm": ["a"], "run": ["a/1"], "step": [0], "key": ["k"], "value": [0.0]})
 
 
 @_template
-def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...]) -> dict:
+def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...], repeats: int = 1) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
-    base = alt.Chart(_named("main", QUALITY_DATA))
+    base = _repeat(alt.Chart(_named("main", QUALITY_DATA)))
     shown = _shown(arms)
     color = _color(arms)
     x = alt.X(field="step", type="quantitative", title="step")
     y = alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False))
     detail = alt.Detail(field="run", type="nominal")
     lines = (
-        base.mark_line(strokeWidth=1.2)
-        .encode(x=x, y=y, color=color, detail=detail, opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)))
+        base.mark_line(strokeWidth=1.5)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=_dash(repeats),
+            detail=detail,
+            opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)),
+        )
         .add_params(shown)
     )
-    # Invisible points along each line carry the tooltip (a 1.2-px line is too thin to point at).
+    # Points along each line carry the tooltip (a 1.5-px line is too thin to point at); the one under
+    # the pointer (or a finger) is drawn.
+    hover = alt.selection_point(name="hover", on="pointerover, pointerdown", clear=HOVER_CLEAR)
     hits = (
         base.transform_filter(shown)
-        .mark_point(filled=True, size=120, opacity=0.001)
+        .mark_point(filled=True, size=120)
         .encode(
             x=x,
             y=y,
             color=color,
             detail=detail,
+            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
             tooltip=[
-                alt.Tooltip(field="arm", type="nominal"),
-                alt.Tooltip(field="run", type="nominal"),
                 alt.Tooltip(field="key", type="nominal", title="metric"),
+                alt.Tooltip(field="run", type="nominal"),
                 alt.Tooltip(field="step", type="quantitative"),
-                alt.Tooltip(field="value", type="quantitative", format=".4~g"),
+                alt.Tooltip(field="value", type="quantitative", format=".4~g", title="value (as logged)"),
             ],
         )
+        .add_params(hover)
     )
     chart = (
         alt.layer(lines, hits)
@@ -638,7 +895,9 @@ def quality(exp: ExperimentData) -> dict | None:
     cols["value"] = np.concatenate([p["value"] for p in parts])
     order = np.lexsort((cols["step"], cols["key"], cols["run"]))  # the long table's (run, key, step) order
     cols = {c: v[order] for c, v in cols.items()}
-    template = _quality_template(_arm_order(exp, pd.unique(cols["arm"])), chosen)
+    runs = _run_order(exp, cols)
+    repeats = max((int(r.rsplit("/", 1)[1]) for r in runs if r.rsplit("/", 1)[-1].isdigit()), default=1)
+    template = _quality_template(_arm_order(exp, pd.unique(cols["arm"])), chosen, repeats)
     return _finish(template, {"main": csv_text(cols)})
 
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from reportgen.analysis.document import AnalysisDocument, Comparison, MetricChange
+from reportgen.analysis.document import AnalysisDocument, Comparison, MemoryUse, MetricChange
+from reportgen.analysis.memory import low_headroom
+from reportgen.render import figures
 from reportgen.render.answer import CandidateAnswer, Evidence, Figure
+from reportgen.render.format import fmt_gib, fmt_share, fmt_value
 from reportgen.render.reproduce import wrapped_words
 
 
@@ -23,21 +26,42 @@ def pr_candidate(doc: AnalysisDocument) -> str | None:
     return doc.settings.pr_candidate if doc.comparison(doc.settings.pr_candidate) else None
 
 
-def figure(m: MetricChange) -> Figure:
-    """A metric change as the answer block shows it: the change, and its interval as changes."""
-    iv = m.interval
-    has = iv is not None and iv.low is not None and iv.high is not None
-    return Figure(
-        label=m.label,
-        unit=m.unit,
-        baseline=m.reference,
-        candidate=m.candidate,
-        change=m.change,
-        low=(iv.low - 1) if has and iv is not None and iv.low is not None else None,
-        high=(iv.high - 1) if has and iv is not None and iv.high is not None else None,
-        significant=iv.significant if has and iv is not None else None,
-        confidence=iv.confidence if iv is not None else 0.95,
-    )
+def figure(m: MetricChange, *, baseline: str = "baseline", context: MetricChange | None = None) -> Figure:
+    """A metric change as the answer block shows it: the change (the interval's estimate, rounded to
+    the interval), the interval under it, and the arm it is against when that is not the baseline,
+    with the baseline's figure after it as context."""
+    has_interval = m.interval is not None and m.interval.estimate is not None
+    if not has_interval and m.change is None:
+        return Figure(label=m.label, head=None if m.candidate is None else fmt_value(m.candidate, unit=m.unit))
+    head = figures.change_text(m)
+    if has_interval and m.interval is not None and m.interval.low is not None:
+        if not m.interval.significant:
+            head = "~ " + head
+        detail = figures.ci_text(m.interval)
+    else:
+        detail = "no interval"
+    note = ""
+    if m.against != baseline:
+        note = f"against {m.against}"
+        if context is not None and (context.change is not None or context.interval is not None):
+            note += f" (baseline: {figures.change_text(context)})"
+    return Figure(label=m.label, head=head, detail=detail, note=note)
+
+
+MEMORY_LABEL = "peak memory"
+
+
+def memory_figure(mem: MemoryUse | None) -> Figure:
+    """Peak memory against the limit the run had, with the headroom: "4.41 GiB", "of the 5.00 GiB cap:
+    0.59 GiB (12%) left"; a warning under 15 % left (analysis/memory.py)."""
+    if mem is None or mem.used_mib is None:
+        return Figure(label=MEMORY_LABEL, head=None)
+    head = fmt_gib(mem.used_mib)
+    if mem.limit_mib is None or mem.headroom_mib is None:
+        return Figure(label=MEMORY_LABEL, head=head, detail="no limit known")
+    limit = f"of {fmt_gib(mem.limit_mib)} cap" if mem.limit == "cap" else f"of {fmt_gib(mem.limit_mib)} free"
+    left = f"{fmt_share(max(mem.headroom or 0.0, 0.0))} left"
+    return Figure(label=MEMORY_LABEL, head=head, detail=limit, note=left, warn=low_headroom(mem))
 
 
 def evidence_href(anchor: str) -> str:
@@ -76,7 +100,11 @@ def answers(
                 candidate=comp.candidate,
                 title=arm.title if arm else comp.candidate,
                 status=s.verdict,
-                figures=[figure(s.primary), figure(s.step_time), figure(s.peak_memory)],
+                figures=[
+                    figure(s.primary, baseline=comp.baseline, context=s.primary_vs_baseline),
+                    figure(s.step_time, baseline=comp.baseline),
+                    memory_figure(arm.memory if arm else None),
+                ],
                 is_pr=s.is_pr,
                 base=comp.base,
                 decided_against=comp.verdict.against if comp.verdict.against != comp.baseline else None,

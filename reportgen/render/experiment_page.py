@@ -9,21 +9,20 @@ traces section); the fixed workload (unchanging flags collapsed); runs; how to r
 from __future__ import annotations
 
 import json
-import math
 import os
 import tomllib
 from collections.abc import Sequence
 
 from reportgen import vocab
-from reportgen.analysis.document import Comparison, Interval, MetricChange, RunAttempt
+from reportgen.analysis.document import AnalysisDocument, Comparison, Interval, MetricChange, RunAttempt
+from reportgen.analysis.memory import LOW_HEADROOM
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, reproduce, safe, time_section
+from reportgen.render import blocks, charts, decision, figures, reproduce, safe, time_section
 from reportgen.render import machine as machine_info
 from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
-from reportgen.render.format import fmt_change, fmt_count, fmt_num, fmt_value
+from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share, fmt_value
 from reportgen.render.load import ExperimentData
-from reportgen.render.memory_cap import memory_cap_mib
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
@@ -98,11 +97,7 @@ def answer(exp: ExperimentData) -> str:
 
 def standard_error(exp: ExperimentData, arm_id: str, key: str, window: str) -> float | None:
     """The standard error of one window's mean (std / sqrt(n)): the precision its mean is shown at."""
-    arm = exp.analysis.arm(arm_id)
-    w = next((w for w in (arm.windows.get(key, []) if arm else []) if w.window == window), None)
-    if w is None or w.std is None or w.n < 2:
-        return None
-    return w.std / math.sqrt(w.n)
+    return figures.standard_error(exp.analysis, arm_id, key, window)
 
 
 def windows_table(exp: ExperimentData, key: str) -> str:
@@ -110,7 +105,11 @@ def windows_table(exp: ExperimentData, key: str) -> str:
     A window mean is rounded to its standard error; spread statistics keep three digits."""
     unit = vocab.metric(key).unit
     out = []
+    empty = []
     for arm in exp.analysis.arms:
+        if not any(w.n for w in arm.windows.get(key, [])):
+            empty.append(arm.id)  # a table of n/a says less than one line
+            continue
         rows = []
         for w in arm.windows.get(key, []):
             name = "all windows pooled" if w.window == "all" else w.window
@@ -131,6 +130,8 @@ def windows_table(exp: ExperimentData, key: str) -> str:
         head = ["window", "steps", "n", f"mean ({unit})" if unit else "mean", "std", "median", "p95"]
         tbl = table(head, rows, html=False)  # indented into a tab
         out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+    if empty:
+        out.append(safe.text(f"No step of {', '.join(empty)} fell inside a window (see the runs below).") + "\n")
     return "\n".join(out)
 
 
@@ -174,37 +175,30 @@ def warnings_block(exp: ExperimentData) -> str:
         if title == "Baseline drift" and drift is not None and drift.change is not None:
             unit = vocab.metric(drift.metric).unit
             title = (
-                f"The baseline itself moved {fmt_change(drift.change, digits=0)} from {drift.first_window} to "
-                f"{drift.last_window} ({fmt_value(drift.first, unit=unit)} to {fmt_value(drift.last, unit=unit)})"
+                f"The baseline itself moved {fmt_change(drift.change, digits=1)} from {drift.first_window} to "
+                f"{drift.last_window} ({figures.arm_value(exp.analysis, vocab.BASELINE, drift.metric, drift.first, unit=unit, window=drift.first_window)} to "
+                f"{figures.arm_value(exp.analysis, vocab.BASELINE, drift.metric, drift.last, unit=unit, window=drift.last_window)})"
             )
         out.append(f'!!! warning "{safe.text(title)}"\n    {safe.text(w)}\n')
     return "\n".join(out)
 
 
-def metric_change_rows(changes: Sequence[MetricChange]) -> list[list[str]]:
-    """metric | reference | candidate | change with its interval, each rounded to that interval."""
+def metric_change_rows(doc: AnalysisDocument, candidate: str, changes: Sequence[MetricChange]) -> list[list[str]]:
+    """metric | reference | candidate | change with its interval: each arm's value rounded to its own
+    standard error, the change to its interval (render/figures.py), so a figure reads the same in
+    every table it appears in."""
     rows = []
     for m in changes:
         iv = m.interval
         if iv is not None and iv.estimate is not None:
             change = interval_cell(iv)
-            half = (iv.high - iv.low) / 2 if iv.low is not None and iv.high is not None else None
         else:
             change = safe.text(fmt_change(m.change, digits=1) + (" (no interval)" if m.change is not None else ""))
-            half = None
         rows.append(
             [
                 safe.text(m.label),
-                safe.text(
-                    fmt_value(
-                        m.reference, unit=m.unit, halfwidth=half * abs(m.reference) if half and m.reference else None
-                    )
-                ),
-                safe.text(
-                    fmt_value(
-                        m.candidate, unit=m.unit, halfwidth=half * abs(m.candidate) if half and m.candidate else None
-                    )
-                ),
+                safe.text(figures.arm_value(doc, m.against, m.metric, m.reference, unit=m.unit)),
+                safe.text(figures.arm_value(doc, candidate, m.metric, m.candidate, unit=m.unit)),
                 change,
             ]
         )
@@ -218,7 +212,7 @@ def indented(text: str) -> str:
 def secondary_tabs(exp: ExperimentData) -> list[str]:
     """Step time, actor train time and every per-phase time, with intervals, one tab per candidate,
     collapsed under one line (the answer shows step time; each write-up shows its own in full)."""
-    comps = [c for c in exp.analysis.comparisons if c.secondary]
+    comps = [c for c in exp.analysis.comparisons if any(m.candidate is not None for m in c.secondary)]
     if not comps:
         return []
     n = max(len(c.secondary) for c in comps)
@@ -226,16 +220,20 @@ def secondary_tabs(exp: ExperimentData) -> list[str]:
     for c in comps:
         md.append(indented(f'=== "{safe.text(c.candidate)}"\n'))
         tbl = table(
-            ["metric", "baseline", safe.text(c.candidate), "change"], metric_change_rows(c.secondary), html=False
+            ["metric", "baseline", safe.text(c.candidate), "change"],
+            metric_change_rows(exp.analysis, c.candidate, c.secondary),
+            html=False,
         )
         md.append(indented(indented(tbl)) + "\n")
     return md
 
 
-def same_work_body(c: Comparison) -> list[str]:
+def same_work_body(doc: AnalysisDocument, c: Comparison) -> list[str]:
     """One candidate's same-work finding: the reason, the windows, the work-independent figures."""
     sw = c.same_work
     md = [safe.text(sw.reason) + "\n"]
+    if sw.status == "not_applicable":  # nothing measured to compare: the reason says so, no table of n/a
+        return md
     rows = [
         [
             safe.text(w.window),
@@ -255,7 +253,7 @@ def same_work_body(c: Comparison) -> list[str]:
     if extra:
         md.append("Figures that do not depend on how much was generated (step time and each phase per step too):\n")
         head = ["metric", "baseline", safe.text(c.candidate), "change"]
-        md.append(table(head, metric_change_rows(extra), html=False) + "\n")
+        md.append(table(head, metric_change_rows(doc, c.candidate, extra), html=False) + "\n")
     return md
 
 
@@ -275,7 +273,7 @@ def same_work_section(exp: ExperimentData) -> list[str]:
     for c in comps:
         mark = {"pass": "✓", "fail": "✗", "not_applicable": "–"}[c.same_work.status]
         md.append(f'=== "{safe.text(c.candidate)} {mark}"\n')
-        md += [indented(part) for part in same_work_body(c)]
+        md += [indented(part) for part in same_work_body(exp.analysis, c)]
     return md
 
 
@@ -390,9 +388,17 @@ def _pairs_cell(c: Comparison) -> str:
     return f"{n}" + (f'<br><span class="rg-ci">{safe.text(how)}</span>' if how else "")
 
 
+def _direction_cell(c: Comparison) -> str:
+    """Whether every window moved the same way: n/a when the candidate reached no window."""
+    if not any(w.candidate is not None for w in c.windows):
+        return "n/a"
+    return "yes" if c.consistent_direction else "no"
+
+
 def verdict_table(exp: ExperimentData) -> str:
-    """Candidate, verdict (and the arm it was decided against), the run-level change with its
-    interval, the pairs of runs it rests on, window agreement; warnings below as footnotes."""
+    """Candidate, verdict, the run-level change that decided it with its interval (labelled with the
+    arm it is against when not the baseline, the baseline's change after it as context), the pairs of
+    runs it rests on, window agreement; warnings below as footnotes."""
     comps = exp.analysis.comparisons
     marks, notes = warning_notes(comps)
     rows = []
@@ -400,21 +406,25 @@ def verdict_table(exp: ExperimentData) -> str:
         rl = c.deciding()
         sup = blocks.footnote_refs(marks.get(c.candidate, []))
         verdict = badge(c.verdict.status)
-        if c.verdict.against != c.baseline:
-            verdict += f'<br><span class="rg-ci">against {safe.text(c.verdict.against)}</span>'
+        change = interval_cell(rl.interval) + sup
+        if rl.reference != c.baseline:
+            verdict += f'<br><span class="rg-ci">against {safe.text(rl.reference)}</span>'
+            context = figures.interval_text(c.run_level.interval) if c.run_level.interval.estimate is not None else ""
+            change += f'<br><span class="rg-ci">against {safe.text(rl.reference)}'
+            change += f"; against the baseline {safe.text(context)}</span>" if context else "</span>"
         rows.append(
             [
                 f"[{safe.text(c.candidate)}]({candidate_slug(c.candidate)}/index.md)",
                 verdict,
-                interval_cell(rl.interval) + sup,
+                change,
                 _pairs_cell(c),
-                "yes" if c.consistent_direction else "no",
+                _direction_cell(c),
             ]
         )
     header = [
         "candidate",
         "verdict",
-        "change of the primary metric (run level)",
+        "change of the primary metric that decided (run level)",
         "pairs of runs",
         "same direction in every window",
     ]
@@ -439,7 +449,7 @@ def guardrail_table(exp: ExperimentData) -> str:
         row = [safe.text(title)]
         results = [next((g for g in c.guardrails if g.id == gid), None) for c in comps]
         for found in results:
-            row.append("n/a" if found is None else f"{blocks.guardrail_mark(found)} {safe.text(found.reason or '')}")
+            row.append("n/a" if found is None else f"{blocks.guardrail_mark(found)} {safe.prose(found.reason or '')}")
         (passed if all(g is not None and g.status == "pass" for g in results) else shown).append(row)
     header = ["guardrail", *[safe.text(c.candidate) for c in comps]]
     out = []
@@ -450,6 +460,158 @@ def guardrail_table(exp: ExperimentData) -> str:
         out.append(f'??? success "{fmt_count(len(passed), "guardrail")} passed for every candidate"\n')
         out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
     return "\n".join(out) if out else "No guardrail was checked.\n"
+
+
+def workload_line(exp: ExperimentData, docs: Sequence[tuple[str, str]] = ()) -> str:
+    """What ran, before any number: the trainer, its model and size, steps and batch, with links to the
+    page about the trainer and to any documentation page about this experiment (`docs`: path, title)."""
+    w = exp.analysis.workload
+    parts = []
+    if w.name:
+        parts.append(safe.text(w.name))
+    elif w.entrypoint:
+        parts.append(safe.code(w.entrypoint))
+    if w.model:
+        parts.append(safe.text(w.model))
+    elif not w.name:
+        parts.append("model not declared in the spec")
+    if w.parameters:
+        parts.append(safe.text(f"{w.parameters / 1e6:.1f} M parameters"))
+    run = []
+    if w.steps:
+        run.append(fmt_count(w.steps, "step"))
+    if w.samples_per_step:
+        run.append(f"{fmt_num(w.samples_per_step, 0)} samples a step")
+    if w.max_response_tokens:
+        run.append(
+            f"responses of {'exactly' if w.fixed_length else 'at most'} {fmt_count(w.max_response_tokens, 'token')}"
+        )
+    if run:
+        parts.append(", ".join(run))
+    links = []
+    if w.doc:
+        links.append(f"[about this trainer](../../{w.doc})")
+    links += [f"[{safe.text(title)}](../../{path})" for path, title in docs]
+    text = "; ".join(parts) if parts else "not recorded"
+    return (
+        f'<p class="rg-workload" markdown>**What ran:** {text}.' + (f" {' · '.join(links)}" if links else "") + "</p>\n"
+    )
+
+
+def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
+    """Peak memory of every arm against the limit it ran under (analysis.json `arms[].memory`), and
+    the curves: what the framework allocated against the cap, and what nvidia-smi saw."""
+    arms = [a for a in exp.analysis.arms if a.memory.used_mib is not None or a.memory.device_peak_mib is not None]
+    if not arms:
+        return "", {}
+    rows = []
+    for a in arms:
+        m = a.memory
+        limit = (
+            f"{fmt_gib(m.limit_mib)} cap"
+            if m.limit == "cap"
+            else f"{fmt_gib(m.limit_mib)} free"
+            if m.limit_mib
+            else "n/a"
+        )
+        left = (
+            f"{fmt_gib(max(m.headroom_mib, 0.0))} ({fmt_share(max(m.headroom or 0.0, 0.0))})"
+            if m.headroom_mib is not None
+            else "n/a"
+        )
+        if m.headroom is not None and m.headroom < LOW_HEADROOM:
+            left = f'<span class="rg-warn">{safe.text(left)}</span>'
+        else:
+            left = safe.text(left)
+        rows.append(
+            [
+                safe.text(a.id),
+                safe.text(fmt_gib(m.allocated_peak_mib)),
+                safe.text(limit),
+                left,
+                safe.text(fmt_mib(m.device_peak_mib)),
+                safe.text(fmt_mib(m.device_before_mib)),
+                safe.text(fmt_mib(m.device_peak_net_mib)),
+            ]
+        )
+    head = ["arm", "allocated peak", "limit", "left", "nvidia-smi peak", "in use before", "run's own"]
+    caps = {a.memory.cap_mib for a in arms}
+    cap = caps.pop() if len(caps) == 1 else None
+    md = [
+        "## Memory {#memory}\n",
+        "A cap the workload set itself (`--gpu-memory-cap-gib`) bounds what PyTorch's allocator holds, so what is "
+        "left is taken on the framework's own peak allocation (allocated peak); nvidia-smi's peak also counts the "
+        "memory in use before the run, the CUDA context and the allocator's cache, and is not bounded by the cap; "
+        "the run's own is nvidia-smi's peak less what was in use before. Without a cap the limit is what the card "
+        f"had free at the start. Under {fmt_share(LOW_HEADROOM)} left is marked. "
+        "[How memory is read](../../analysis.md#memory).\n",
+        table(head, rows, align=["l", "r", "r", "r", "r", "r", "r"]) + "\n",
+    ]
+    specs: dict[str, dict | None] = {
+        "memory-allocated": charts.memory_allocated(exp, cap_mib=cap),
+        "gpu-memory": charts.gpu_metric(
+            exp, "mem_used_mib", title="GPU memory used (nvidia-smi)", unit="MiB", show_total=True, how="max"
+        ),
+    }
+    if specs["memory-allocated"] is not None:
+        title = CHART_TITLES["memory-allocated"] if cap is not None else "Memory allocated by the framework per step"
+        md += [
+            f"### {safe.text(title)}\n",
+            blocks.chart("memory-allocated", specs["memory-allocated"], title=title, svg=svg),
+        ]
+    title = CHART_TITLES["gpu-memory"]
+    md += [f"### {safe.text(title)}\n", blocks.chart("gpu-memory", specs["gpu-memory"], title=title, svg=svg)]
+    before = {a.memory.device_before_mib for a in arms if a.memory.device_before_mib}
+    if before:
+        md.append(
+            safe.text(
+                f"Before each run, {', '.join(fmt_mib(b) for b in sorted(before))} was already in use on the GPU "
+                "(the flat start of every curve)."
+            )
+            + "\n"
+        )
+    return "\n".join(md), specs
+
+
+def quality_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
+    """Does each candidate train like the baseline? The same_quality guardrail's figures per window
+    (a warning, never a verdict) and the quality curves."""
+    comps = [c for c in exp.analysis.comparisons if c.quality is not None]
+    spec = charts.quality(exp)
+    md = ["## Training quality {#quality}\n"]
+    if comps:
+        tol = fmt_change(comps[0].quality.tolerance if comps[0].quality else 0.1, digits=0).lstrip("+")
+        md.append(
+            f"Each window's mean loss, reward and KL against the baseline's: a difference beyond {tol} of the "
+            "baseline's scale (its mean, or its step-to-step spread when larger) is a warning beside the verdict, "
+            "never the verdict itself. [How it is compared](../../analysis.md#training-quality).\n"
+        )
+    mark = {"pass": "✓", "warn": "⚠", "fail": "✗", "not_applicable": "–"}
+    for c in comps:
+        q = c.quality
+        assert q is not None
+        md.append(f'=== "{safe.text(c.candidate)} {mark[q.status]}"\n')
+        md.append(indented(safe.text(q.reason) + "\n"))
+        rows = [
+            [
+                safe.text(w.label),
+                safe.text(w.window),
+                safe.text(f"{w.baseline:.3g}"),
+                safe.text(f"{w.candidate:.3g}"),
+                safe.text(f"{w.relative:+.0%}" if w.relative is not None else f"{w.difference:+.3g}"),
+                "✓" if w.within else "**⚠**",
+            ]
+            for w in q.windows
+            if w.label not in q.flat
+        ]
+        if rows:
+            tbl = table(
+                ["quantity", "window", "baseline", safe.text(c.candidate), "difference", "within"], rows, html=False
+            )
+            md.append(indented(tbl) + "\n")
+    title = CHART_TITLES["quality"]
+    md += [f"### {safe.text(title)}\n", blocks.chart("quality", spec, title=title, svg=svg)]
+    return "\n".join(md), {"quality": spec}
 
 
 def workload_table(exp: ExperimentData) -> str:
@@ -590,6 +752,7 @@ def entrypoint(spec_text: str) -> str | None:
 
 
 def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
+    """The Curves section's charts (memory and training quality have their own sections)."""
     primary = exp.analysis.primary.key
     t, u = metric_title(primary)
     return {
@@ -598,28 +761,19 @@ def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
         "actor-train-time": charts.step_metric(exp, ACTOR_TRAIN_TIME, title="actor train time", unit="s"),
         "rollout-time": charts.step_metric(exp, ROLLOUT_TIME, title="rollout time", unit="s"),
         "breakdown": charts.breakdown(exp),
-        "gpu-util": charts.gpu_metric(exp, "util_gpu", title="GPU utilization", unit="%"),
-        "gpu-memory": charts.gpu_metric(
-            exp,
-            "mem_used_mib",
-            title="GPU memory used",
-            unit="MiB",
-            show_total=True,
-            how="max",
-            cap=charts.common_memory_cap([memory_cap_mib(exp, a) for a in exp.arm_ids()]),
-        ),
-        "quality": charts.quality(exp),
+        "gpu-util": charts.gpu_util(exp),
     }
 
 
 CHART_TITLES = {
-    "primary": "Primary metric per step (thin: raw; thick: rolling mean of 10; shaded: windows)",
-    "step-time": "Step time per step",
+    "primary": "Primary metric per step (thin: raw; thick: rolling mean of 10; dashes: repeat; shaded: windows)",
+    "step-time": "Step time per step (axis cut above the windows' steps: warm-up is slower)",
     "actor-train-time": "Actor train time per step",
     "rollout-time": "Rollout time per step",
     "breakdown": "Step time breakdown per arm",
-    "gpu-util": "GPU utilization, 1 Hz, per GPU",
-    "gpu-memory": "GPU memory used per GPU (dotted: memory cap; dashed: device total, when near the data)",
+    "gpu-util": "GPU utilization per arm (mean over its runs, 5-second bins)",
+    "memory-allocated": "Memory allocated by the framework per step, against the cap",
+    "gpu-memory": "GPU memory used, nvidia-smi (dashed: device total, when near the data)",
     "quality": "Training quality: loss, reward, response length, KL, clip fraction, grad norm",
 }
 
@@ -645,7 +799,7 @@ def headline_tabs(exp: ExperimentData) -> list[str]:
         cand = c.candidate
         status = c.verdict.status
         md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
-        tbl = blocks.headline_table(c, candidate_label=cand, primary=primary, html=False)
+        tbl = blocks.headline_table(exp.analysis, c, candidate_label=cand, primary=primary, html=False)
         md.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
         vs_base = against_base(exp, cand)
         if vs_base:
@@ -656,16 +810,19 @@ def headline_tabs(exp: ExperimentData) -> list[str]:
 def against_base(exp: ExperimentData, cand: str) -> str:
     """A derived candidate against its base (with intervals), as a small table, else ""."""
     comp = exp.analysis.comparison(cand)
-    if comp is None or not comp.base or not comp.vs_base:
+    if comp is None or not comp.base or not any(m.candidate is not None for m in comp.vs_base):
         return ""
     tbl = table(
-        ["metric", safe.text(comp.base), safe.text(cand), "change"], metric_change_rows(comp.vs_base), html=False
+        ["metric", safe.text(comp.base), safe.text(cand), "change"],
+        metric_change_rows(exp.analysis, cand, comp.vs_base),
+        html=False,
     )
     return f"**Against its base {safe.text(comp.base)}:**\n\n" + tbl
 
 
-def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
-    """The experiment page; `history` is its "this baseline vs history" line (render/history_page.py)."""
+def render(exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()) -> Page:
+    """The experiment page; `history` is its "this baseline vs history" line (render/history_page.py),
+    `docs` lists (path, title) of documentation pages about this experiment."""
     info = exp.analysis.experiment
     settings = exp.analysis.settings
     primary = settings.primary.key
@@ -676,6 +833,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
     md = [
         f"# {safe.text(kinds.page_title(str(title), kind))}\n",
         meta_line(exp, kind),
+        workload_line(exp, docs),
         "## Answer {#answer}\n",
         answer(exp),
         "Undo an accepted change: [rollback](rollback/index.md) · "
@@ -683,7 +841,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
         "Unrounded numbers: [analysis.json](analysis.json)\n",
         *([history] if history else []),
         "## Hypothesis\n",
-        safe.text(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
+        safe.prose(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
     ]
     links = []
     if info.issue:
@@ -733,8 +891,10 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
         guardrail_table(exp) + "\n",
         *same_work_section(exp),
         *quiet_md,
-        "## Curves\n",
     ]
+    quality_md, quality_specs = quality_section(exp, svg=svg)
+    memory_md, memory_specs = memory_section(exp, svg=svg)
+    md += [quality_md, memory_md, "## Curves\n"]
     for name, spec in specs.items():
         md.append(f"### {safe.text(CHART_TITLES[name])}\n")
         md.append(blocks.chart(name, spec, title=CHART_TITLES[name], svg=svg))
@@ -754,10 +914,13 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "") -> Page:
         reproduce_section(exp),
     ]
     specs["looks"] = looks
+    specs.update(quality_specs)
+    specs.update(memory_specs)
     files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode(), **time.files}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",
         title=kinds.page_title(str(title), kind),
+        nav_title=kinds.nav_title(exp.name, kind),
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
         files=files,

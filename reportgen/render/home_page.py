@@ -12,21 +12,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reportgen.analysis.document import Comparison
+from reportgen.render import figures, safe
 from reportgen.render import report_kind as kinds
-from reportgen.render import safe
 from reportgen.render.blocks import badge, interval_text
 from reportgen.render.experiment_page import report_kind
+from reportgen.render.format import fmt_count
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
+from reportgen.vocab import metric
 
 # Within a day, GPU evidence is listed before a CPU demo of the same spec.
 KIND_ORDER = {"showcase": 0, "run": 1, "demo": 2}
 
 
-def _candidate_line(c: Comparison) -> str:
+def verdict_words(c: Comparison) -> str:
+    """A candidate's verdict and the figure that decided it, for a list: "+91% (95% CI +65% to +121%)";
+    against its base when it was decided there, the baseline's figure after it; a failure's cause."""
     v = c.verdict
-    gain = v.cause if v.status in ("failed", "invalid", "incomplete") and v.cause else interval_text(c.interval)
-    return f"- {badge(v.status)} **{safe.text(c.candidate)}** {safe.text(gain)}"
+    if v.status in ("failed", "invalid", "incomplete") and v.cause:
+        return safe.prose(v.cause)
+    rl = c.deciding()
+    text = safe.text(interval_text(rl.interval))
+    if rl.reference != c.baseline:
+        context = (
+            f"; against the baseline {safe.text(figures.change_text(c.summary.primary_vs_baseline))}"
+            if c.summary.primary_vs_baseline is not None
+            else ""
+        )
+        text = f"against {safe.text(rl.reference)}: {text}{context}"
+    return text
+
+
+def _candidate_line(c: Comparison) -> str:
+    return f"- {badge(c.verdict.status)} **{safe.text(c.candidate)}** {verdict_words(c)}"
 
 
 def _block(exp: ExperimentData) -> str:
@@ -58,11 +76,11 @@ def _block(exp: ExperimentData) -> str:
 
 
 def ordered(experiments: Sequence[ExperimentData]) -> list[ExperimentData]:
-    """Newest day first; within a day, showcases and GPU runs before CPU demos; then by name."""
+    """Newest day first; within a day, showcases and GPU runs before CPU demos, then the newest."""
 
     def key(e: ExperimentData) -> tuple:
-        day = (e.analysis.experiment.created_utc or "")[:10]
-        return (_neg(day), KIND_ORDER.get(report_kind(e).key, 9), e.name)
+        when = e.analysis.experiment.created_utc or ""
+        return (_neg(when[:10]), KIND_ORDER.get(report_kind(e).key, 9), _neg(when), e.name)
 
     return sorted(experiments, key=key)
 
@@ -76,9 +94,10 @@ def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str,
     md = ["# Reports\n"]
     if experiments:
         md.append(
-            f"{len(experiments)} experiment(s), newest first; a badge names each report's kind (CPU demo, GPU "
-            "showcase, GPU run) and machine. Each candidate shows its verdict and the change of the primary "
-            'metric with its confidence interval ("~" = no significant change).\n'
+            f"{fmt_count(len(experiments), 'experiment')}, newest first; a badge names each report's kind (CPU "
+            "demo, GPU showcase, GPU run) and machine. Each candidate shows its verdict and the change of the "
+            "primary metric that decided it, with its confidence interval (against its base when it was decided "
+            'there; "~" = no significant change).\n'
         )
         md += [_block(e) for e in ordered(experiments)]
     else:
@@ -88,3 +107,51 @@ def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str,
     for name, err in errors:
         md.append(f'!!! failure "{safe.text(name)}: not rendered"\n    {safe.text(err)}\n')
     return Page(path="reports/index.md", title="Reports", markdown="\n".join(md))
+
+
+RESULTS_MARK = "<!-- reportgen:results -->"  # where the site's home page (docs/index.md) lists the results
+
+
+def results(experiments: Sequence[ExperimentData]) -> str:
+    """The home page's results, newest first, one line per experiment: what was tried on which
+    machine and what came of each candidate, in words and linked (paths relative to the home)."""
+    if not experiments:
+        return "No results yet: run `reportgen run <spec>`, then `mkdocs build`.\n"
+    lines = []
+    for exp in ordered(experiments):
+        kind = report_kind(exp)
+        info = exp.analysis.experiment
+        words = []
+        label = metric(exp.analysis.primary.key).title
+        for c in exp.analysis.comparisons:
+            said = VERDICT_WORDS.get(c.verdict.status, c.verdict.status)
+            against = f" against {safe.text(c.verdict.against)}" if c.verdict.against != c.baseline else ""
+            figure = ""
+            if c.verdict.status in ("accepted", "rejected", "no_change") and c.summary.primary.interval is not None:
+                figure = f", {safe.text(label)} {safe.text(figures.change_text(c.summary.primary))}"
+            words.append(f"{safe.text(c.candidate)} {said}{against}{figure}")
+        lines.append(
+            f"- [{safe.text(info.title or exp.name)}](reports/{exp.name}/index.md) "
+            f"({safe.text(kind.label)}, {safe.text(kind.machine)}, {safe.text((info.created_utc or '')[:10])}, "
+            f"{safe.code(exp.name)}): " + ("; ".join(words) or "no candidates") + "."
+        )
+    return "\n".join(lines) + "\n"
+
+
+VERDICT_WORDS = {
+    "accepted": "accepted",
+    "rejected": "rejected",
+    "no_change": "no significant change",
+    "inconclusive": "not decided yet",
+    "failed": "failed",
+    "invalid": "not comparable",
+    "incomplete": "unfinished",
+}
+
+
+def home(index_markdown: str, experiments: Sequence[ExperimentData]) -> Page | None:
+    """The site's home page: the hand-written docs/index.md with the results where it marks them
+    (RESULTS_MARK); None when it has no mark."""
+    if RESULTS_MARK not in index_markdown:
+        return None
+    return Page(path="index.md", title="reportgen", markdown=index_markdown.replace(RESULTS_MARK, results(experiments)))

@@ -9,7 +9,8 @@ the path shortener here, so nothing downstream sees a machine-specific path.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import tomllib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +22,7 @@ import pandas as pd
 from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Arm, Comparison, parse
 from reportgen.capture.gpu import COLUMNS as GPU_FILE_COLUMNS
-from reportgen.capture.redact import redact_command_text, redact_published
+from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
@@ -162,7 +163,11 @@ def _read_json_or(path: Path, default: Any) -> Any:
         raise UserError(f"{path}: not valid JSON (line {exc.lineno}); re-run the stage that writes it") from exc
 
 
-def load_run(exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any]) -> RunData:
+def load_run(
+    exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()
+) -> RunData:
+    """One run's stored tables. Its command's environment is cut to what may be published
+    (reportgen.capture.redact.published_env): a run recorded before that rule published all of it."""
     events_doc = _read_json_or(path / layout.EVENTS, {"events": []})
     prov: dict[str, str] = {}
     prov_dir = path / layout.PROVENANCE
@@ -180,9 +185,30 @@ def load_run(exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable
         gpu=_read_parquet(path / layout.GPU_PARQUET, GPU_COLUMNS),
         events=shorten(list(events_doc.get("events", []))),
         patch=shorten(_read_text(patch)) if patch.is_file() else "",
-        command=shorten(_read_json_or(path / layout.COMMAND, {})),
+        command=shorten(_published_command(_read_json_or(path / layout.COMMAND, {}), path, own_env)),
         provenance=prov,
     )
+
+
+def _published_command(command: Any, run_dir: Path, own: Iterable[str]) -> Any:
+    if not isinstance(command, dict) or not isinstance(command.get("env"), dict):
+        return command
+    recipe = next((run_dir / n for n in ("recipe.sh", "recipe.argv") if (run_dir / n).is_file()), None)
+    names = {*own, *recipe_variables(_read_text(recipe) if recipe is not None else "")}
+    env = command["env"]
+    return {**command, "env": published_env(env, names), "env_total": command.get("env_total", len(env))}
+
+
+def spec_env_names(spec_text: str) -> set[str]:
+    """Variables the spec sets for its recipe: [recipe].env, each candidate's and each profile's."""
+    try:
+        doc = tomllib.loads(spec_text)
+    except tomllib.TOMLDecodeError:
+        return set()
+    tables = [doc.get("recipe") or {}, *(c for c in doc.get("candidates") or [] if isinstance(c, dict))]
+    tables += [(p or {}).get("recipe") or {} for p in (doc.get("profiles") or {}).values() if isinstance(p, dict)]
+    tables += [doc.get("profiler") or {}]
+    return {str(k) for t in tables if isinstance(t, dict) for k in (t.get("env") or {})}
 
 
 def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) -> AnalysisDocument:
@@ -211,8 +237,9 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
         return redact_command_text(shorten_one(s))
 
     analysis = load_analysis(exp_dir, deep=shorten_deep)  # it redacts what it reads itself
-    runs = tuple(load_run(exp_dir, arm, rep, p, deep) for arm, rep, p in layout.iter_runs(exp_dir))
     spec = exp_dir / layout.EXPERIMENT_SPEC
+    own = spec_env_names(_read_text(spec)) if spec.is_file() else set()
+    runs = tuple(load_run(exp_dir, arm, rep, p, deep, own) for arm, rep, p in layout.iter_runs(exp_dir))
     return ExperimentData(
         name=exp_dir.name,
         path=exp_dir,

@@ -12,7 +12,9 @@ class Page:
     """`path` is relative to the docs root, e.g. "reports/grpo-offload/A2/index.md".
 
     `charts` maps a chart name to its Vega-Lite spec (drawn in the browser; an SVG fallback
-    `<name>.svg` is written next to the page); `files` are extra files next to the page.
+    `<name>.svg` is written next to the page); `files` are extra files next to the page. The
+    navigation shows `nav_title` (a few words); search results and the browser tab show `title`,
+    which names the experiment, so three experiments' "A1" pages are told apart.
     """
 
     path: str
@@ -20,6 +22,11 @@ class Page:
     markdown: str
     charts: dict[str, dict] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
+    nav_title: str | None = None  # a short title for the navigation; `title` (full) is searched
+
+    @property
+    def nav(self) -> str:
+        return self.nav_title or self.title
 
 
 def candidate_slug(candidate: str) -> str:

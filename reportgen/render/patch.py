@@ -47,3 +47,25 @@ def reverse_patch(diff: str) -> str:
         out.append(line)
         i += 1
     return "".join(out)
+
+
+_PATHS = re.compile(r"^(diff --git [ab]/)(\S+)( [ab]/)(\S+)$|^(--- [ab]/|\+\+\+ [ab]/)(\S+)(.*)$")
+
+
+def under(diff: str, folder: str | None) -> str:
+    """`diff` with its file paths moved under `folder` (relative to the repository root), so that
+    `git apply` works from the root: a recipe's diff names "grpo-recipe.sh", the repository holds
+    "scripts/recipes/grpo-recipe.sh". Unchanged without a folder (or "."); /dev/null stays."""
+    if not folder or folder in (".", "./"):
+        return diff
+    base = folder.strip("/") + "/"
+
+    def move(m: re.Match[str]) -> str:
+        if m.group(1):
+            return f"{m.group(1)}{base}{m.group(2)}{m.group(3)}{base}{m.group(4)}"
+        return f"{m.group(5)}{base}{m.group(6)}{m.group(7)}"
+
+    return "".join(
+        _PATHS.sub(move, line.rstrip("\n")) + ("\n" if line.endswith("\n") else "")
+        for line in diff.splitlines(keepends=True)
+    )

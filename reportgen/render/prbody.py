@@ -2,15 +2,23 @@
 
 Pipeline position: analysis.json -> **render** (this module) -> stdout of `reportgen pr-body`.
 Pure: takes the document and returns text; never reads logs or runs/.
+
+A reviewer reads a PR description in its list of changes: the link to the full report first, then
+the answer table (the same figures, rounded the same way, as the report's answer block), one line
+per candidate with its next step, and everything else folded in a `<details>` block. At most
+MAX_LINES lines by default (`full=True` adds each candidate's headline table and every guardrail).
 """
 
 from __future__ import annotations
 
-from reportgen.analysis.document import AnalysisDocument, Comparison, Interval
-from reportgen.render import blocks, reproduce
-from reportgen.render.format import change_decimals, fmt_change, fmt_value
+from reportgen.analysis.document import AnalysisDocument, Comparison
+from reportgen.render import blocks, decision, figures, reproduce
+from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
+from reportgen.render.format import fmt_change
+from reportgen.vocab import metric
 
-MARK = {"pass": "✅ pass", "fail": "❌ fail", "not_applicable": "➖ n/a"}
+MAX_LINES = 60
+MARK = {"pass": "✅ pass", "fail": "❌ fail", "warn": "⚠️ warning", "not_applicable": "➖ n/a"}
 VERDICT = {
     "accepted": "✅ accepted",
     "rejected": "❌ rejected",
@@ -22,113 +30,90 @@ VERDICT = {
 }
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    out += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
     return out
 
 
-def _headline_rows(comp: Comparison, primary: str) -> list[list[str]]:
+def _figure(f: Figure) -> str:
+    """A figure of the answer block in one cell: "+91% (95% CI +65% to +121%)", "-32% (...), against A1"."""
+    if f.head is None:
+        return "n/a"
+    extra = "; ".join(x for x in (f.detail, f.note) if x and x != "no interval")
+    return f"{f.head} ({extra})" if extra else f.head
+
+
+def _who(a: CandidateAnswer) -> str:
+    return f"`{a.candidate}`" + (" (PR)" if a.is_pr else "") + (f" on `{a.base}`" if a.base else "")
+
+
+def _verdict(a: CandidateAnswer) -> str:
+    v = VERDICT.get(a.status, a.status)
+    return v + (f" against `{a.decided_against}`" if a.decided_against else "")
+
+
+def _headline_rows(doc: AnalysisDocument, comp: Comparison, primary: str) -> list[list[str]]:
     """The site's headline rows (`blocks.headline_cells`), in plain text for GitHub."""
-    return [[*cells[:3], cells[3].replace("**", "")] for cells in blocks.headline_cells(comp, primary=primary)]
+    return [[*cells[:3], cells[3].replace("**", "")] for cells in blocks.headline_cells(doc, comp, primary=primary)]
 
 
-def _change_with_interval(iv: Interval) -> tuple[str, str]:
-    """(change, "[low, high]") of the primary metric, rounded to what the interval supports."""
-    if iv.estimate is None:
-        return "n/a", "n/a"
-    low = iv.low - 1 if iv.low is not None else None
-    high = iv.high - 1 if iv.high is not None else None
-    d = change_decimals(low, high)
-    change = "~" if iv.significant is False and iv.low is not None else fmt_change(iv.estimate - 1, digits=d)
-    if low is None or high is None:
-        return change, "n/a"
-    return change, f"[{fmt_change(low, digits=d)}, {fmt_change(high, digits=d)}]"
+def report_link(doc: AnalysisDocument, site_url: str | None) -> str:
+    """The first line: where the full report is."""
+    exp = doc.experiment
+    url = site_url or doc.settings.site_url
+    if url:
+        return (
+            f"**[Full report: {exp.title}]({url.rstrip('/')}/reports/{exp.name}/)** · performance evidence for this PR"
+        )
+    return (
+        f"**Performance evidence: {exp.title}** · full report: `mkdocs build`, then "
+        f"`site/reports/{exp.name}/index.html` (pass `--site-url` to link the published one)"
+    )
 
 
 def render_pr_body(
-    doc: AnalysisDocument, *, site_url: str | None = None, runs_dir: str = "runs", recipe_dir: str | None = None
+    doc: AnalysisDocument,
+    *,
+    site_url: str | None = None,
+    runs_dir: str = "runs",
+    recipe_dir: str | None = None,
+    full: bool = False,
 ) -> str:
     """The PR description's evidence section. `recipe_dir`: the folder the spec ran from (its recipe
     paths are relative to it), so the Reproduce commands work in a fresh checkout."""
     exp = doc.experiment
-    settings = doc.settings
-    url = site_url or settings.site_url
     primary = doc.primary.key
-    lines = [f"## Performance evidence: {exp.title}", ""]
-    if exp.hypothesis:
-        lines += [f"> {exp.hypothesis}", ""]
-    pr = doc.comparison(settings.pr_candidate)
-    if pr is not None:
-        s = pr.summary
-        lines += [f"**The PR's change is `{pr.candidate}`: {VERDICT.get(s.verdict, s.verdict)}.**"]
-        if s.cause:
-            lines += [f"Why: {s.cause}."]
-        lines += [f"Next step: {s.next_step.text}"]
-        if s.next_step.command:
-            lines += ["", "```bash", s.next_step.command, "```"]
-        lines += [""]
+    answers = ordered(decision.answers(doc, href_of={}))
+    lines = [report_link(doc, site_url), ""]
+    if answers:
+        labels = [f.label for f in answers[0].figures]
+        measured = [
+            lbl for lbl in labels if any(f.label == lbl and f.head is not None for a in answers for f in a.figures)
+        ]
+        head = ["candidate", "verdict", *measured]
+        rows = []
+        for a in answers:
+            figs = {f.label: f for f in a.figures}
+            rows.append([_who(a), _verdict(a), *(_figure(figs[lbl]) for lbl in measured)])
+        lines += _table(head, rows)
+        lines.append("")
+        for a in answers:
+            why = f" Why {VERDICT.get(a.status, a.status).split(' ', 1)[-1]}: {a.cause.rstrip('.')}." if a.cause else ""
+            lines.append(f"- {_who(a)}: {(a.next_step or 'no next step recorded').rstrip('.')}.{why}")
+        lines.append("")
     for note in doc.warnings:
         lines += [f"> note: {note}", ""]
-    lines += ["### Verdicts", ""]
-    vrows = []
-    ordered = sorted(doc.comparisons, key=lambda c: not c.summary.is_pr)  # the PR's candidate first
-    for c in ordered:
-        change, interval = _change_with_interval(c.interval)
-        vrows.append(
-            [
-                f"`{c.candidate}`" + (" (PR)" if c.summary.is_pr else ""),
-                VERDICT.get(c.verdict.status, c.verdict.status),
-                change,
-                interval,
-                c.summary.cause or c.verdict.summary,
-            ]
-        )
-    lines += _table(["candidate", "verdict", f"{primary} change", f"{settings.confidence:.0%} interval", "why"], vrows)
-    for c in ordered:
-        lines += ["", f"### `{c.candidate}` vs baseline", ""]
-        lines += _table(["metric", "baseline", "candidate", "change"], _headline_rows(c, primary))
-        iv = c.interval
-        d = blocks.interval_decimals(iv)
-        lines += ["", f"Per window ({primary}, mean):", ""]
-        lines += _table(
-            ["window", "steps", "baseline", "candidate", "change"],
-            [
-                [
-                    w.window,
-                    f"{w.start}–{w.end}",
-                    fmt_value(w.baseline),
-                    fmt_value(w.candidate),
-                    fmt_change(w.change, digits=d) if w.candidate is not None else "not reached",
-                ]
-                for w in c.windows
-            ],
-        )
-        block = f", block length {iv.block_length}" if iv.block_length else ""
-        n = f"{iv.pairs} pairs of runs" if iv.pairs is not None else f"n = {iv.n_baseline} / {iv.n_candidate} steps"
-        lines += ["", f"Interval: {iv.method}{block}, {n}."]
-        for note in iv.warnings:
-            lines.append(f"- note: {note}")
-        pairs = c.run_level.pairs
-        ratios = ", ".join(fmt_change(p.ratio - 1, digits=1) for p in pairs)
-        # A candidate with no completed run has no run-level change to list.
-        lines.append(f"- pairs of runs: {len(pairs)}" + (f", each pair's change {ratios}" if ratios else ""))
-        lines += ["", "Guardrails:", ""]
-        lines += _table(
-            ["check", "result", "reason", "evidence"],
-            [
-                [
-                    g.title,
-                    MARK.get(g.status, g.status),
-                    g.reason,
-                    f"`{g.evidence}`" if g.evidence else "–",
-                ]
-                for g in c.guardrails
-            ],
-        )
-    # The same commands as the report's Reproduce section: the stored spec's recipe paths are
-    # relative to the folder it ran from, so it is copied back there before it is run.
-    commands, notes = reproduce.run_commands(
+    details = _details(doc, primary, full=full)
+    commands: list[str] = []
+    for cands, command in grouped_commands(answers):
+        commands += [f"Next step for {', '.join(f'`{c}`' for c in cands)}:", "```bash", command, "```", ""]
+    # The same commands as the report's Reproduce section.
+    run, notes = reproduce.run_commands(
         reproduce.ReproduceInputs(
             experiment=exp.name,
             runs_dir=runs_dir,
@@ -138,11 +123,51 @@ def render_pr_body(
             recipe_dir=recipe_dir,
         )
     )
-    lines += ["", "### Reproduce", "", "```bash", *commands, "```"]
-    for note in notes:
-        lines += ["", note]
-    if exp.baseline_commit:
-        lines += ["", f"Baseline commit: `{exp.baseline_commit}`" + (" (dirty)" if exp.dirty else "")]
-    if url:
-        lines += ["", f"Full report: {url.rstrip('/')}/{exp.name}/"]
-    return "\n".join(lines) + "\n"
+    rerun = ["Reproduce:", "```bash", *run, "```", " ".join(notes), ""]
+    where = "the report's answer block" if site_url or doc.settings.site_url else "the report"
+    # At most MAX_LINES by default: the longest parts give way to a pointer to the report, last first.
+    for parts in (
+        (commands, rerun),
+        ([f"Next-step commands: in {where}.", ""], rerun),
+        (
+            [f"Next-step commands and how to reproduce: in {where}.", ""],
+            [],
+        ),
+    ):
+        body = [*lines, "<details><summary>Details: windows, guardrails, commands, reproduce</summary>", ""]
+        body += [*details, *parts[0], *parts[1], "</details>"]
+        if full or "\n".join(body).count("\n") + 1 <= MAX_LINES:  # a command holds several lines
+            break
+    return "\n".join(body) + "\n"
+
+
+def _details(doc: AnalysisDocument, primary: str, *, full: bool) -> list[str]:
+    """Per candidate: each window's change and the pairs of runs in one line, the guardrails that did
+    not pass; with `full`, the headline table and every guardrail."""
+    out: list[str] = []
+    label = metric(primary).title
+    for c in sorted(doc.comparisons, key=lambda c: not c.summary.is_pr):
+        d = blocks.interval_decimals(c.interval)
+        wins = ", ".join(
+            f"{w.window} {fmt_change(w.change, digits=d)}" if w.candidate is not None else f"{w.window} not reached"
+            for w in c.windows
+        )
+        rl = c.deciding()
+        pairs = ", ".join(fmt_change(p.ratio - 1, digits=d) for p in rl.pairs)
+        against = "" if rl.reference == c.baseline else f" against `{rl.reference}`"
+        passed = sum(g.status == "pass" for g in c.guardrails)
+        out.append(
+            f"**`{c.candidate}`**: {label} per window against the baseline {wins or 'n/a'}; "
+            f"pairs of runs{against}: {len(rl.pairs)}"
+            + (f" ({pairs})" if pairs else "")
+            + f"; {passed} of {len(c.guardrails)} guardrails passed."
+        )
+        noted = [g for g in c.guardrails if full or g.status in ("fail", "warn")]
+        for g in noted:
+            ev = f" (`{g.evidence}`)" if g.evidence else ""
+            out.append(f"- {MARK.get(g.status, g.status)} {g.title}: {g.reason}{ev}")
+        if full:
+            out += ["", *_table(["metric", "baseline", "candidate", "change"], _headline_rows(doc, c, primary))]
+            out += [f"Interval: {figures.interval_text(c.interval)}, {c.interval.method}."]
+        out.append("")
+    return out

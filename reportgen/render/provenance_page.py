@@ -189,7 +189,9 @@ def model_data_section(exp: ExperimentData) -> list[str]:
             + "\n"
         )
     else:
-        out.append("**Model:** none declared (spec `[provenance] model_dir`), so no model file was hashed.\n")
+        w = exp.analysis.workload
+        made = f" The model: {safe.text(w.model)}." if w.model and w.parameters else ""
+        out.append(f"**Model:** no model files declared (spec `[provenance] model_dir`), so none was hashed.{made}\n")
     data = {r.rel: r.provenance.get("data-hashes.json") for r in runs if r.provenance.get("data-hashes.json")}
     ddoc = _json(next(iter(data.values()))) if data else {}
     # capture writes {"schema_version": 1, "files": {path: sha256}}; a bare {path: sha256} reads the same
@@ -250,7 +252,16 @@ def commands_section(exp: ExperimentData) -> list[str]:
             out.append(safe.fence("\n".join(body), "bash", indent="    ") + "\n")
         env = r.command.get("env")
         if isinstance(env, dict) and env:
-            out.append(f"    Environment ({len(env)} variables):\n")
+            total = r.command.get("env_total")
+            left = (
+                f"; {total - len(env)} others of the machine's environment are not published"
+                if isinstance(total, int) and total > len(env)
+                else ""
+            )
+            out.append(
+                f"    Environment: the {len(env)} variables of the frameworks (CUDA, NCCL, PyTorch, ...) and of the "
+                f"recipe{left}:\n"
+            )
             out.append(safe.fence(_env_lines(env), "text", indent="    ") + "\n")
     if len(out) == 1:
         out.append("No command was recorded.\n")
@@ -296,6 +307,7 @@ def render(exp: ExperimentData) -> Page:
     ]
     return Page(
         path=f"{experiment_base(exp.name)}/provenance/index.md",
-        title=f"Provenance ({report_kind(exp).label})",
+        title=f"Provenance: {exp.name} ({report_kind(exp).label})",
+        nav_title="Provenance",
         markdown="\n".join(md),
     )

@@ -38,6 +38,13 @@ def page_title(title: str, kind: ReportKind) -> str:
     return f"{kind.label}: {title}"
 
 
+def nav_title(name: str, kind: ReportKind) -> str:
+    """A few words for the navigation: the kind and the experiment's folder (its handle for every
+    command), less a "showcase-" the kind already says: "GPU showcase: 1xh200-grpo-offload-r3"."""
+    short = name[len(SHOWCASE_PREFIX) :] if kind.key == "showcase" and name.startswith(SHOWCASE_PREFIX) else name
+    return f"{kind.label}: {short}"
+
+
 def badge(kind: ReportKind) -> str:
     """A badge naming the kind and the machine, e.g. "GPU showcase · 1 x NVIDIA H200"."""
     return f'<span class="rg-kind rg-kind-{safe.attr(kind.key)}">{safe.text(kind.label)} · {safe.text(kind.machine)}</span>'

@@ -115,12 +115,22 @@ def wrapped_words(words: Sequence[str], *, width: int = WIDTH, raw: frozenset[in
     return (CONTINUATION + "\n").join(lines)
 
 
+SAVED = '"${TMPDIR:-/tmp}/{name}.toml"'  # outside the checkout: it survives the `git checkout`
+
+
 def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
-    """(shell lines, notes in words) re-running the whole experiment into a new folder."""
+    """(shell lines, notes in words) re-running the whole experiment into a new folder, from the code
+    of the recorded commit. The spec as it ran is in the experiment's folder, which the recorded
+    commit does not hold (the runs were committed after they ran): it is copied out of the reader's
+    checkout first, then put back where its recipe paths resolve."""
     stored = f"{inp.runs_dir}/{inp.experiment}/experiment.toml"
+    saved = SAVED.replace("{name}", inp.experiment)
     rerun = f"{inp.experiment}-rerun"
     profile = ["--profile", inp.profile] if inp.profile else []
-    lines: list[str] = []
+    lines: list[str] = [
+        "# the spec as it ran, kept aside: the recorded commit predates the runs' folder",
+        wrapped_words(["cp", stored, saved], raw=frozenset({2})),
+    ]
     notes: list[str] = []
     if inp.commit:
         lines.append(f"git checkout {shlex.quote(inp.commit)}")
@@ -141,19 +151,18 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
         )
     where = repo_relative(inp.recipe_dir)
     if where:
-        spec = f"{where.rstrip('/')}/{inp.experiment}.toml"
+        spec = f"{where.rstrip('/')}/{inp.experiment}.toml" if where not in (".", "") else f"{inp.experiment}.toml"
         lines += [
-            f"# the spec as run, back in {where} (its recipe paths are relative to it)",
-            wrapped_words(["cp", stored, spec]),
+            f"# back in {where} (its recipe paths are relative to it)",
+            wrapped_words(["cp", saved, spec], raw=frozenset({1})),
         ]
+        run = wrapped_words(["reportgen", "run", spec, *profile, "--name", rerun])
     else:
-        spec = stored
-    lines += [
-        wrapped_words(["reportgen", "run", spec, *profile, "--name", rerun]),
-        "mkdocs build",
-    ]
+        run = wrapped_words(["reportgen", "run", saved, *profile, "--name", rerun], raw=frozenset({2}))
+    lines += [run, "mkdocs build"]
     notes.append(
-        f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are) and appears beside this report."
+        f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are) and appears beside "
+        "this report (git checkout - returns to where you were)."
     )
     return lines, notes
 

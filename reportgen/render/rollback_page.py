@@ -6,11 +6,11 @@ from __future__ import annotations
 from reportgen.analysis.document import Arm
 from reportgen.render import blocks, decision, flagdiff, safe
 from reportgen.render.blocks import table
-from reportgen.render.experiment_page import report_kind
-from reportgen.render.format import fmt_count, fmt_num
+from reportgen.render.experiment_page import recipe_dir_where_it_ran, report_kind
+from reportgen.render.format import fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
-from reportgen.render.patch import reverse_patch
+from reportgen.render.patch import reverse_patch, under
 
 
 def _peak(arm: Arm) -> tuple[float | None, float | None]:
@@ -26,17 +26,32 @@ def chain(exp: ExperimentData, cand: str) -> list[str]:
 def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
     """Rows (risk, evidence, when to roll back) for one accepted candidate."""
     rows = []
-    peak, total = _peak(exp.arm(cand))
-    if peak is not None:
-        head = (
-            f"peak {fmt_num(peak, 0)} MiB of {fmt_num(total, 0)} MiB per GPU"
-            if total
-            else f"peak {fmt_num(peak, 0)} MiB per GPU"
+    m = exp.arm(cand).memory
+    if m.used_mib is not None and m.limit_mib is not None:
+        limit = f"the {fmt_gib(m.limit_mib)} cap" if m.limit == "cap" else f"{fmt_gib(m.limit_mib)} free on the card"
+        left = fmt_share(max(m.headroom or 0.0, 0.0))
+        what = "allocated by the framework" if m.used_source == "allocator" else "on the device, net of what was there"
+        evidence = f"peak {fmt_gib(m.used_mib)} {what} of {limit} ({left} left) on the measured machine"
+        if m.device_peak_mib is not None:
+            evidence += f"; nvidia-smi peak {fmt_mib(m.device_peak_mib)}, context and cache included"
+        need = (
+            f"less than {fmt_gib(m.used_mib)} for the framework (a smaller cap, or a card with less free memory)"
+            if m.limit == "cap"
+            else f"less than {fmt_mib(m.device_peak_net_mib)} free"
         )
         rows.append(
             [
                 "OOM on GPUs with less memory",
-                safe.text(head + " on the measured machine"),
+                safe.text(evidence),
+                safe.text(f"an out-of-memory error where there is {need}: apply the rollback"),
+            ]
+        )
+    elif exp.arm(cand).gpu.peak_mib() is not None:
+        peak, total = _peak(exp.arm(cand))
+        rows.append(
+            [
+                "OOM on GPUs with less memory",
+                safe.text(f"nvidia-smi peak {fmt_num(peak, 0)} MiB of {fmt_num(total, 0)} MiB per GPU"),
                 safe.text(
                     f"an out-of-memory error on a GPU with less than about {fmt_num(peak, 0)} MiB free: apply the rollback"
                 ),
@@ -87,6 +102,13 @@ def restores(exp: ExperimentData, cand: str) -> list[str]:
     return out
 
 
+def _where(folder: str | None) -> str:
+    """Where the patch names the recipe, for the sentence saying where to apply it."""
+    return (
+        f" (the patch names the recipe under {safe.code(folder + '/')})" if folder and folder not in (".", "") else ""
+    )
+
+
 def render(exp: ExperimentData) -> Page:
     accepted = [c.candidate for c in exp.analysis.comparisons if c.verdict.status == "accepted"]
     md = ["# Rollback\n", "[← back to the experiment](../index.md)\n"]
@@ -96,12 +118,14 @@ def render(exp: ExperimentData) -> Page:
     for cand in accepted:
         arm = exp.arm(cand)
         comp = exp.comparison(cand)
-        diff = arm.diff
-        rev = reverse_patch(diff)
+        where = recipe_dir_where_it_ran(exp)
+        rev = under(reverse_patch(arm.diff), where)
         fname = f"rollback-{cand}.patch"
         files[fname] = rev.encode()
-        iv = comp.interval
-        gain = blocks.interval_text(iv)
+        rl = comp.deciding()
+        gain = blocks.interval_text(rl.interval)
+        if rl.reference != comp.baseline:
+            gain += f" against {rl.reference} (against the baseline {blocks.interval_text(comp.interval)})"
         bases = chain(exp, cand)
         built_on = (
             f" {safe.text(cand)} is built on {', '.join(safe.text(b) for b in bases)}: its patch holds "
@@ -124,7 +148,9 @@ def render(exp: ExperimentData) -> Page:
             "### The reverse patch\n",
             safe.fence(rev or "(the candidate's diff is empty)", "diff", title=fname) + "\n",
             "### How to apply it\n",
-            f"Download [{fname}]({fname}) (or copy the block above into that file), then from the root of the recipe's repository:\n",
+            f"Download [{fname}]({fname}) (or copy the block above into that file) to the root of the repository "
+            f"that holds the recipe{_where(where)}, with {safe.text(cand)}'s change in it (the merged pull request), "
+            "and there:\n",
             safe.fence(
                 f"# dry run: fails if the recipe has moved on\ngit apply --check {fname}\ngit apply {fname}\ngit diff --stat",
                 "bash",
@@ -135,7 +161,8 @@ def render(exp: ExperimentData) -> Page:
         ]
     return Page(
         path=f"{experiment_base(exp.name)}/rollback/index.md",
-        title=f"Rollback ({report_kind(exp).label})",
+        title=f"Rollback: {exp.name} ({report_kind(exp).label})",
+        nav_title="Rollback",
         markdown="\n".join(md),
         files=files,
     )

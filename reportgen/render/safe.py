@@ -45,6 +45,34 @@ def text(value: Any) -> str:
     return _INLINE_RE.sub(lambda m: _INLINE[m.group(0)], s)
 
 
+# A command-line flag inside a sentence (--use-precision-aware-optimizer): shown as code and never
+# broken at its hyphens (report.css: .rg-flag).
+_FLAG = re.compile(r"(?<![\w-])(--[A-Za-z0-9][A-Za-z0-9_-]*(?:=[^\s,;:)]+)?)")
+
+
+def prose(value: Any) -> str:
+    """A sentence (reportgen's own words, or a spec's hypothesis) for a paragraph or table cell:
+    escaped like `text`, each command-line flag in it as code that does not wrap at its hyphens."""
+    s = "" if value is None else " ".join(str(value).split())
+    # text() trims: the spaces around a flag are kept here
+    joined = ""
+    pieces: list[tuple[str, bool]] = []
+    pos = 0
+    for m in _FLAG.finditer(s):
+        pieces.append((s[pos : m.start()], False))
+        pieces.append((m.group(1), True))
+        pos = m.end()
+    pieces.append((s[pos:], False))
+    for part, is_flag in pieces:
+        if is_flag:
+            joined += '<code class="rg-flag">' + html.escape(part, quote=True).replace("`", "&#96;") + "</code>"
+        elif part:
+            lead = " " if part[0].isspace() else ""
+            trail = " " if part[-1].isspace() and part.strip() else ""
+            joined += lead + text(part) + trail if part.strip() else " "
+    return joined
+
+
 def code(value: Any, *, title: str | None = None) -> str:
     """Untrusted text as inline code that cannot break out (an HTML <code> element); `title`, the
     whole text shown on hover where the code shows a shortened form."""

@@ -92,10 +92,13 @@ def require_current(exp_dir: Path, runs_root: Path) -> None:
         )
 
 
-def render_experiment(exp: ExperimentData, *, svg: bool = True, history: str = "") -> list[Page]:
+def render_experiment(
+    exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()
+) -> list[Page]:
     """All pages of one experiment: overview, one write-up per candidate, rollback, provenance.
-    `history` is the experiment page's "this baseline vs history" line (history_page.standing_line)."""
-    pages = [experiment_page.render(exp, svg=svg, history=history)]
+    `history` is the experiment page's "this baseline vs history" line (history_page.standing_line);
+    `docs`: (path, title) of the documentation pages that describe this experiment."""
+    pages = [experiment_page.render(exp, svg=svg, history=history, docs=docs)]
     for c in exp.analysis.comparisons:
         pages.append(candidate_page.render(exp, c.candidate, svg=svg))
     pages += [rollback_page.render(exp), provenance_page.render(exp)]
@@ -121,15 +124,15 @@ def summary(
     used: set[str] = set()
     for name, pages in pages_by_exp:
         main, *rest = pages
-        title = _nav_text(main.title)
+        title = _nav_text(main.nav)
         if title in used:
             title = f"{title} ({_nav_text(name)})"
         used.add(title)
         nav["Reports", title] = main.path
         for p in rest:
-            nav["Reports", title, _nav_text(p.title)] = p.path
+            nav["Reports", title, _nav_text(p.nav)] = p.path
     for p in history:  # the index first, then one page per recipe
-        keys = ("History",) if p.path == history_page.INDEX else ("History", _nav_text(p.title))
+        keys = ("History",) if p.path == history_page.INDEX else ("History", _nav_text(p.nav))
         nav[keys] = p.path
     # Top-level pages first, then each folder's (as a sub-section).
     for path, title in sorted(docs, key=lambda d: ("/" in d[0], d[0])):
@@ -164,6 +167,24 @@ def project_docs(docs_dir: Path | None, exclude: Sequence[str]) -> list[tuple[st
         )
         out.append((rel, re.sub(r"`", "", title)))
     return out
+
+
+def mentions(docs_dir: Path | None, exclude: Sequence[str], experiment: str) -> list[tuple[str, str]]:
+    """(path, title) of the documentation pages that write about `experiment` (name its folder
+    `runs/<experiment>/`): the experiment page links them from its workload line."""
+    if docs_dir is None:
+        return []
+    needle = f"runs/{experiment}/"
+    out = []
+    for path, title in project_docs(docs_dir, exclude):
+        text = (Path(docs_dir) / path).read_text(encoding="utf-8", errors="replace")
+        prose = _FENCED.sub("", text)  # a command in an example names the folder without being about it
+        if needle in prose and not path.startswith("formats/"):
+            out.append((path, title))
+    return out
+
+
+_FENCED = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.M | re.S)
 
 
 def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
@@ -251,7 +272,9 @@ def write_page(
     folder = page.path.rsplit("/", 1)[0]
     markdown, specs = split_specs(page.markdown)
     with open_file(page.path, "w", encoding="utf-8") as fh:
-        fh.write(markdown)
+        # The full title (it names the experiment) for the browser tab and search results; the
+        # navigation shows the page's short nav title (SUMMARY.md).
+        fh.write(f"---\ntitle: {json.dumps(page.title, ensure_ascii=False)}\n---\n\n{markdown}")
     if specs:
         with open_file(spec_sidecar(page.path), "w", encoding="utf-8") as fh:
             json.dump(specs, fh, ensure_ascii=False, separators=(",", ":"))
@@ -281,13 +304,19 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     standings = history_page.standings(series, [e.name for e in experiments])
     for exp in experiments:
         line = history_page.standing_line(standings.get(exp.name))
-        pages = render_experiment(exp, svg=options.svg_fallback, history=line)
+        about = mentions(options.docs_dir, options.exclude_docs, exp.name)
+        pages = render_experiment(exp, svg=options.svg_fallback, history=line, docs=about)
         per_exp.append((exp.name, pages))
         written += pages
     history = history_page.render_all(series, known={e.name for e in experiments}, svg=options.svg_fallback)
     written += history
     home = home_page.render(experiments)
     written.insert(0, home)
+    index = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
+    if index is not None and index.is_file():
+        front = home_page.home(index.read_text(encoding="utf-8"), experiments)
+        if front is not None:
+            written.insert(0, front)
     svgs = render_svgs(written, cache) if options.svg_fallback else {}
     for page in written:
         write_page(page, open_file, svg=options.svg_fallback, cache=cache, svgs=svgs)

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.render import blocks, charts, safe
+from reportgen.render import blocks, charts, figures, safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
@@ -43,18 +43,19 @@ SPAN_TITLES = {
     "python_overhead": "host: Python overhead",
 }
 PART_ORDER = (*cats.COMPUTE_CATEGORIES, *cats.MEMCPY_DIRECTIONS, IDLE, PYTHON)
+# Every colour at least 3:1 against the white and the dark page (render/charts.py ARM_COLORS).
 PART_COLORS = (
     "#1a73e8",  # GEMM
-    "#9334e6",  # attention
-    "#a8c7fa",  # elementwise/norm
-    "#f29900",  # optimizer
-    "#00897b",  # communication
-    "#bdc1c6",  # other
+    "#a142f4",  # attention
+    "#12a4af",  # elementwise/norm
+    "#e37400",  # optimizer
+    "#1e8e3e",  # communication
+    "#5c6bc0",  # other
     "#d93025",  # H2D
-    "#f4b4ae",  # D2H
-    "#c5221f",  # D2D
-    "#ffffff",  # GPU idle (outlined)
-    "#e8eaed",  # Python overhead
+    "#e52592",  # D2H
+    "#b35c00",  # D2D
+    "#8a8f94",  # GPU idle
+    "#8a8f94",  # Python overhead (CPU view, where there is no GPU idle)
 )
 TRACE_DIR = "traces"
 PERFETTO = "https://ui.perfetto.dev/"
@@ -211,7 +212,7 @@ def _bars_template(source: str, bars: tuple[str, ...], parts: tuple[str, ...], x
     colors = [PART_COLORS[PART_ORDER.index(p)] for p in parts]
     chart = (
         alt.Chart(charts._named("main", BARS_DATA))
-        .mark_bar(stroke="#5f6368", strokeWidth=0.3)
+        .mark_bar(stroke=charts.NEUTRAL, strokeWidth=0.3)
         .encode(
             y=alt.Y(field="bar", type="nominal", sort=list(bars), title=None),
             x=alt.X(field="ms", type="quantitative", aggregate="sum", title=xtitle),
@@ -247,7 +248,7 @@ def _diff_template(source: str, parts: tuple[str, ...], title: str) -> dict:
             color=alt.Color(
                 field="sign",
                 type="nominal",
-                scale=alt.Scale(domain=["less time", "more time"], range=["#188038", "#d93025"]),
+                scale=alt.Scale(domain=["less time", "more time"], range=["#1e8e3e", "#d93025"]),
                 legend=alt.Legend(title=None, orient="top"),
             ),
             tooltip=[
@@ -293,7 +294,11 @@ def diff_parts(base: ArmTime, cand: ArmTime) -> list[tuple[str, float, float, fl
 
 
 def diff_chart(base: ArmTime, cand: ArmTime) -> dict | None:
-    parts = [(k, d) for k, bv, cv, d in diff_parts(base, cand) if not k.startswith("host:") and (bv or cv)]
+    """Candidate minus baseline per category, GPU and host alike (a host-side optimizer step the GPU
+    waits for is the cause its idle time is the symptom of), largest first."""
+    parts = sorted(
+        ((k, d) for k, bv, cv, d in diff_parts(base, cand) if (bv or cv) and k != PYTHON), key=lambda t: -abs(t[1])
+    )
     if not parts or all(d == 0.0 for _, d in parts):
         return None
     frame = pd.DataFrame(
@@ -330,6 +335,48 @@ def headline(base: ArmTime, cand: ArmTime) -> str:
     wall = c.get("wall", 0.0) - b.get("wall", 0.0)
     lead = f"**{safe.text(cand.arm)} against the baseline, per profiled step:** wall time {_signed(wall, _ms)} ms"
     return lead + ("; largest changes: " + ", ".join(said) if said else "") + ".\n"
+
+
+SAME_WITHIN = 0.05  # kernels within 5 % (or 1 ms) of the baseline's are "the same"
+
+
+def conclusion(base: ArmTime, cand: ArmTime) -> str:
+    """Why the step got faster or slower, in one sentence: the host-side spans and copies that
+    changed (the cause), GPU kernel time (unchanged or not), and GPU idle time (the symptom)."""
+    b, c = per_step(base), per_step(cand)
+    wall = c.get("wall", 0.0) - b.get("wall", 0.0)
+    kernels_b = sum(b.get(k, 0.0) for k in cats.COMPUTE_CATEGORIES)
+    kernels_c = sum(c.get(k, 0.0) for k in cats.COMPUTE_CATEGORIES)
+    host = sorted(
+        ((k, c.get(k, 0.0) - b.get(k, 0.0)) for k in SPAN_TITLES.values() if k in b or k in c),
+        key=lambda t: -abs(t[1]),
+    )
+    copies = sum(c.get(d, 0.0) - b.get(d, 0.0) for d in cats.MEMCPY_DIRECTIONS)
+    idle = c.get(IDLE, 0.0) - b.get(IDLE, 0.0)
+    way = "shorter" if wall < 0 else "longer"
+    big = max(1.0, 0.05 * abs(wall))  # a part that moved less than this explains nothing of the change
+    # the host-side spans that moved the way the step did (a span that grew cannot explain a faster step)
+    causes = [f"{k.removeprefix('host: ')} {_signed(d, _ms)} ms" for k, d in host if abs(d) >= big and d * wall > 0][:2]
+    if abs(copies) >= big and copies * wall > 0:
+        causes.append(f"copies between host and device {_signed(copies, _ms)} ms")
+    if abs(wall) < max(1.0, SAME_WITHIN * b.get("wall", 0.0)):
+        return (
+            f"**Where the time went:** {safe.text(cand.arm)}'s profiled step takes the same time as the baseline's "
+            f"({_ms(b.get('wall', 0.0))} and {_ms(c.get('wall', 0.0))} ms).\n"
+        )
+    same = abs(kernels_c - kernels_b) <= max(1.0, SAME_WITHIN * kernels_b)
+    gpu = (
+        f"the GPU's kernels take the same time ({_ms(kernels_b)} and {_ms(kernels_c)} ms)"
+        if same
+        else f"the GPU's kernels take {_signed(kernels_c - kernels_b, _ms)} ms"
+    )
+    text = f"**Where the time went:** {safe.text(cand.arm)}'s profiled step is {_ms(abs(wall))} ms {way}"
+    if causes:
+        text += f" because of the host side ({safe.text(', '.join(causes))})"
+    text += f"; {gpu}"
+    if idle and same:
+        text += f", and the GPU idles {_ms(abs(idle))} ms {'less' if idle < 0 else 'more'}: it waits on the host"
+    return text + ".\n"
 
 
 def diff_table(base: ArmTime, cand: ArmTime) -> str:
@@ -499,11 +546,13 @@ def _download_name(rel: str, artifact: dict[str, Any]) -> str:
     return f"{rel.replace('/', '-')}-{Path(str(artifact['path'])).name}"
 
 
-def downloads(arms: list[ArmTime], prefix: str) -> tuple[str, dict[str, Path]]:
+def downloads(arms: list[ArmTime], prefix: str, experiment: str = "<experiment>") -> tuple[str, dict[str, Path]]:
     """Markdown list of the trace files (links to copies made at build time) and the files to copy,
-    by site path: only the experiment page reads them (a trace can be hundreds of MiB)."""
+    by site path: only the experiment page reads them (a trace can be hundreds of MiB). For a file
+    not in this copy of the runs, where it was and how to get it."""
     lines: list[str] = []
     files: dict[str, Path] = {}
+    missing: list[str] = []
     for at in arms:
         for rel, file, artifact in at.traces:
             name = _download_name(rel, artifact)
@@ -515,12 +564,23 @@ def downloads(arms: list[ArmTime], prefix: str) -> tuple[str, dict[str, Path]]:
                 )
             else:
                 sha = str(artifact.get("sha256", ""))[:12]
+                where = f"runs/{experiment}/{rel}/{artifact['path']}"
+                missing.append(where)
                 lines.append(
-                    f"- {safe.text(at.arm)}: {safe.code(artifact['path'])} ({size}, sha256 {safe.code(sha)}…): "
-                    "not kept in this copy of the runs (traces stay out of git)"
+                    f"- {safe.text(at.arm)}: {safe.code(where)} ({size}, sha256 {safe.code(sha)}…): not in this "
+                    "copy of the runs"
                 )
     if not lines:
         return "", {}
+    if missing:
+        lines.append(
+            "\nTrace files stay out of git (megabytes each); the tables and charts above come from their stored "
+            "summaries (`traces.parquet`, committed). To open a trace: copy it from the machine that ran the "
+            "campaign to the same path in your checkout (the SHA-256 above tells it is the same file) and build the "
+            "site again, and the names above become download links; or run the experiment again (its profiler runs "
+            "make new traces, `[profiler]` in the spec), then `python -m reportgen.traces RUN` summarises a run's "
+            "traces again."
+        )
     how = (
         "Chrome traces (`.json.gz`) open in [Perfetto](" + PERFETTO + ") (Open trace file; no upload, it runs in "
         "the browser) or in TensorBoard (`pip install torch-tb-profiler`, put the file under a folder `D/`, run "
@@ -537,13 +597,55 @@ def _no_profile(arm: str) -> str:
     )
 
 
-def _view_note(arms: list[ArmTime]) -> str:
+def _view_note(arms: list[ArmTime], exp: ExperimentData | None = None) -> str:
     steps = ", ".join(f"{a.arm} {_steps(a)}" for a in arms)
     caveat = (
         f" Profiled steps ({steps}) are few and carry no interval: the measured runs say whether a change is "
         "real, this section says where the time goes."
     )
-    return _view_text(arms).rstrip("\n") + caveat + "\n"
+    return _view_text(arms).rstrip("\n") + caveat + "\n" + (measured_note(exp, arms) if exp is not None else "")
+
+
+def measured_note(exp: ExperimentData, arms: list[ArmTime]) -> str:
+    """Profiled steps are slower than measured ones (the profiler's own cost, and they are early
+    steps): the two figures side by side, so nobody reads one as the other."""
+    pairs = []
+    for a in arms:
+        arm = exp.analysis.arm(a.arm)
+        measured = arm.overall.get(vocab.STEP_TIME) if arm else None
+        wall = per_step(a).get("wall")
+        if measured and wall:
+            shown = figures.arm_value(exp.analysis, a.arm, vocab.STEP_TIME, measured, unit="s")
+            pairs.append(f"{safe.text(a.arm)} {_ms(wall)} ms a profiled step, {safe.text(shown)} a measured one")
+    if not pairs:
+        return ""
+    return (
+        "\n**Profiled is not measured:** a profiled step takes longer than a measured one ("
+        + "; ".join(pairs)
+        + "): the profiler records every kernel and copy, and the profiled steps come early in a short run. "
+        "Compare the rows with each other, not with the measured step times.\n"
+    )
+
+
+def copy_notes(arms: list[ArmTime]) -> str:
+    """Copies from pageable (unpinned) host memory, named with their size and rate: the runtime stages
+    them through a pinned buffer, so they are slower than pinned copies and cannot overlap compute."""
+    out = []
+    for a in arms:
+        ops = top_ops(a)
+        per = per_step(a)
+        for name, (ms, direction) in sorted(ops.items(), key=lambda t: -t[1][0]):
+            if "Pageable" not in name or ms <= 0:
+                continue
+            size = per.get(f"bytes:{direction}", 0.0)
+            rate = f", about {size / (ms / 1000) / 1e9:.0f} GB/s" if size else ""
+            out.append(f"{safe.text(a.arm)}: {_mib(size)} MiB a step {safe.code(name)} in {_ms(ms)} ms{rate}")
+    if not out:
+        return ""
+    return (
+        "**Copies from pageable host memory** (not pinned: the CUDA runtime stages them through a pinned "
+        "buffer, so they run slower than pinned copies and do not overlap the GPU's work): " + "; ".join(out) + ".\n"
+    )
 
 
 def _steps(at: ArmTime) -> str:
@@ -585,9 +687,9 @@ def _rollout_and_notes(arms: list[ArmTime]) -> list[str]:
     return ([rollout] if rollout else []) + _notes(arms)
 
 
-def _trace_files(arms: list[ArmTime], prefix: str) -> tuple[list[str], dict[str, Path]]:
+def _trace_files(arms: list[ArmTime], prefix: str, experiment: str) -> tuple[list[str], dict[str, Path]]:
     """Both pages' last part: the trace files' list under its heading, and the files to copy."""
-    listing, files = downloads(arms, prefix)
+    listing, files = downloads(arms, prefix, experiment)
     return (["### Trace files\n", listing] if listing else []), files
 
 
@@ -604,8 +706,13 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
         md.append(_no_profile(cand))
     else:
         runs = ", ".join(safe.code(r) for a in timed for r in a.runs)
-        md.append(f"From the profiler runs {runs} (stored summaries). {_view_note(timed)}")
         against = base if base is not None and _timed(base) and base is not mine else None
+        if against is not None:
+            md.append(conclusion(against, mine))
+        md.append(f"From the profiler runs {runs} (stored summaries). {_view_note(timed, exp)}")
+        notes = copy_notes(timed)
+        if notes:
+            md.append(notes)
         if against is not None:
             md.append(headline(against, mine))
         md += _bars(timed, specs, svg=svg)
@@ -620,13 +727,15 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
         elif not _timed(base):
             md.append(_no_profile(vocab.BASELINE))
     present = [a for a in (base, mine) if a is not None]
+    if mine is None:  # nothing of this candidate was traced: the baseline's files are on its own pages
+        present = []
     md += _rollout_and_notes(present)
     mem = memory_lines(mine) if mine is not None else []
     if mem:
         oom = mine is not None and any(r.kind == "mem_oom" for r in mine.rows)
         md.append("### Memory at the failure\n" if failed and oom else "### Memory\n")
         md += mem
-    md += _trace_files(present, "../")[0]  # the copies are written next to the experiment page
+    md += _trace_files(present, "../", exp.name)[0]  # the copies are written next to the experiment page
     return Section("\n".join(md), specs)
 
 
@@ -641,7 +750,14 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
     md = ["## Where the time went\n"]
     specs: dict[str, dict] = {}
     if timed:
-        md.append(_view_note(timed))
+        base = next((a for a in timed if a.arm == vocab.BASELINE), None)
+        for a in timed:
+            if base is not None and a is not base:
+                md.append(conclusion(base, a))
+        md.append(_view_note(timed, exp))
+        notes = copy_notes(timed)
+        if notes:
+            md.append(notes)
         means = {a.arm: per_step(a) for a in timed}
         present = [k for k in _table_keys(list(means.values())) if any(k in m for m in means.values())]
         rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in timed]]]
@@ -650,5 +766,5 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
         md += _bars(timed, specs, svg=svg)
         md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
     md += _rollout_and_notes(arms)
-    listing, copies = _trace_files(arms, "")
+    listing, copies = _trace_files(arms, "", exp.name)
     return Section("\n".join(md + listing), specs, {name: path.read_bytes() for name, path in copies.items()})

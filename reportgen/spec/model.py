@@ -182,6 +182,9 @@ class AnalysisSpec(_Model):
     # Same work: mean response length and tokens per step of each arm within this fraction of the
     # baseline's, in every window, or a verdict on a throughput metric is invalid.
     same_work_tolerance: float = Field(default=0.05, gt=0, lt=1)
+    # Training quality: each window's mean loss, reward and KL of a candidate within this fraction of
+    # the baseline's scale, or the quality guardrail warns (docs/analysis.md#training-quality).
+    quality_tolerance: float = Field(default=0.10, gt=0, lt=10)
     # Borrow the run-to-run variance from every arm of the campaign (docs/analysis.md#the-interval).
     pool: bool = True
 

@@ -18,7 +18,7 @@ class RunRow:
     status: str
     started_utc: str | None
     duration_s: float | None
-    steps: int | None
+    steps: int | None  # steps that trained (a step whose rollout logged but whose training died is not one)
 
 
 def list_runs(root: Path) -> list[RunRow]:
@@ -35,7 +35,14 @@ def list_runs(root: Path) -> list[RunRow]:
                     status=str(m.get("status", "no manifest")),
                     started_utc=m.get("started_utc"),
                     duration_s=m.get("duration_s"),
-                    steps=(m.get("ingest") or {}).get("steps"),
+                    steps=_trained(m.get("ingest") or {}),
                 )
             )
     return rows
+
+
+def _trained(ingest: dict) -> int | None:
+    """Steps the run completed, as the report counts them: `train_steps` (ingest's count of steps
+    that trained), else the steps logged (a manifest of an older ingest)."""
+    value = ingest.get("train_steps", ingest.get("steps"))
+    return value if isinstance(value, int) else None

@@ -151,7 +151,8 @@ def test_pr_body_site_url_option(tmp_path):
     make_experiment(runs, {"baseline": Arm(), "A1": Arm(speed=1.2)}, name="e")
     res = _cli(["pr-body", "e", "--runs", str(runs), "--site-url", "https://x.test/site/"])
     assert res.exit_code == 0, res.output
-    assert "Full report: https://x.test/site/e/" in res.stdout
+    # the report's address, first: the site's reports/<experiment>/ page
+    assert res.stdout.startswith("**[Full report: Offload test](https://x.test/site/reports/e/)**")
 
 
 def test_fmt_change():

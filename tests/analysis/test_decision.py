@@ -54,12 +54,14 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
     assert step.metric == "perf/step_time" and step.change is not None and step.change < -0.5
     # next step and its evidence
     assert c.summary.next_step.action == "equalize_work"
-    assert c.summary.next_step.command and "--new-campaign" in c.summary.next_step.command
+    # a new campaign into a new folder: works on any machine, the runs made so far stay
+    assert c.summary.next_step.command == "reportgen run runs/exp/experiment.toml --name exp-2"
     assert c.summary.cause == c.same_work.reason
-    assert [e.anchor for e in c.summary.evidence] == ["same-work", "chart-quality"]
+    assert [e.anchor for e in c.summary.evidence] == ["same-work", "quality"]
     body = render_pr_body(doc)
-    assert "**The PR's change is `A1`: ⛔ invalid comparison.**" in body
-    assert f"Why: {c.summary.cause}." in body and f"```bash\n{c.summary.next_step.command}\n```" in body
+    assert "| `A1` (PR) | ⛔ invalid comparison |" in body
+    assert f"Why invalid comparison: {c.summary.cause.rstrip('.')}." in body
+    assert f"```bash\n{c.summary.next_step.command}\n```" in body
 
 
 def test_tolerance_is_declared_in_the_spec(tmp_path):
@@ -99,7 +101,11 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     step = c.summary.next_step
     # more pairs in the same campaign, not a new one: its runs are kept
     assert step.action == "repeat" and '[run] until = "decided"' in step.text and "runs are kept" in step.text
-    assert step.command == '# in the spec: [run] until = "decided"\nreportgen run runs/exp/experiment.toml --name exp'
+    assert step.command == (
+        "# on the machine that ran the campaign (a campaign's runs stay on one machine):\n"
+        '# in runs/exp/experiment.toml, set [run] until = "decided"; then:\n'
+        "reportgen run runs/exp/experiment.toml --name exp"
+    )
 
 
 def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
@@ -110,7 +116,14 @@ def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
         == "OOM at step 9, tried to allocate 2.46 GiB, under a 5 GiB memory cap (--gpu-memory-cap-gib 5)"
     )
     assert c.summary.next_step.action == "fix_oom"
-    assert c.summary.next_step.command == "reportgen run runs/exp/experiment.toml --name exp --rerun A2"
+    # re-running A2 unchanged would fail the same way (and `--rerun` is refused on another machine):
+    # the step says what to change and runs the experiment into a new folder
+    assert c.summary.next_step.command == (
+        "# first, in runs/exp/experiment.toml,\n"
+        "# give A2 less memory per step: a smaller --max-tokens-per-gpu\n"
+        "# in its [[candidates]] set table, or a larger --gpu-memory-cap-gib\n"
+        "reportgen run runs/exp/experiment.toml --name exp-A2-fix"
+    )
     assert [e.anchor for e in c.summary.evidence] == ["A2/index.md", "A2/index.md#chart-memory"]
     assert c.summary.peak_memory.unit == "MiB" and c.summary.peak_memory.candidate is not None
 
@@ -138,7 +151,9 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
     assert a3.verdict.status == "accepted" and a3.verdict.against == "A1" and a1.verdict.against == "baseline"
     assert "against its base A1: response tokens/s +" in a3.verdict.summary
     assert "together with A1" in a3.summary.next_step.text
-    assert "**The PR's change is `A3`: ✅ accepted.**\nNext step: Merge A3 together with A1" in render_pr_body(doc)
+    body = render_pr_body(doc)
+    assert "| `A3` (PR) on `A1` | ✅ accepted against `A1` |" in body
+    assert "- `A3` (PR) on `A1`: Merge A3 together with A1" in body
 
 
 @pytest.mark.parametrize(
@@ -217,9 +232,9 @@ def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change
 
     showcase = Path(__file__).resolve().parents[2] / "runs" / "showcase-1xh200-grpo-offload-r2"
     body = render_pr_body(load_analysis(showcase))
-    section = body.split("### `A2` vs baseline", 1)[1].split("### ", 1)[0]
-    assert "- pairs of runs: 0\n" in section  # no completed run: no pair, no run-level change
-    assert "each pair's change \n" not in body
+    line = next(ln for ln in body.splitlines() if ln.startswith("**`A2`**"))
+    assert "pairs of runs: 0;" in line  # no completed run: no pair, no run-level change
+    assert "pairs of runs: 0 (" not in body
 
 
 def test_same_work_judges_each_window_on_the_figures_it_has():
@@ -237,8 +252,8 @@ def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
     c = _comp(doc, "A1")
     assert c.verdict.status == "failed" and c.summary.cause and c.summary.cause.startswith("baseline: OOM")
     step = c.summary.next_step
-    assert step.action == "fix_oom" and "failure of baseline" in step.text
-    assert step.command and "--rerun baseline" in step.command and "--rerun A1" not in step.command
+    assert step.action == "fix_oom" and "failure of baseline" in step.text and "in the recipe" in step.text
+    assert step.command and step.command.endswith("--name exp-baseline-fix") and "A1" not in step.command
     assert c.summary.evidence[0].anchor == "runs"
 
 
@@ -260,8 +275,10 @@ def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path)
     assert g["no_failures"].status == "pass"
     assert c.interval.estimate is not None and c.interval.estimate > 1.2  # provisional, from A1/1
     body = render_pr_body(doc)
-    assert "**The PR's change is `A1`: ⏸️ incomplete.**\nWhy: A1/2 interrupted at step 12/60.\nNext step: Resume" in body
-    assert "| completed steps | 60 steps | 60 steps | same |" in body  # A1/1's, not the interrupted run's 12
+    assert "| `A1` (PR) | ⏸️ incomplete |" in body
+    assert "- `A1` (PR): Resume" in body and "Why incomplete: A1/2 interrupted at step 12/60." in body
+    full = render_pr_body(doc, full=True)
+    assert "| completed steps | 60 steps | 60 steps | same |" in full  # A1/1's, not the interrupted run's 12
 
 
 def test_a_candidate_with_only_an_interrupted_run_is_not_judged_yet(tmp_path):

@@ -195,3 +195,26 @@ def test_missing_data_file_is_a_user_error(tmp_path):
             env={},
             cache_path=None,
         )
+
+
+def test_an_untracked_file_the_run_does_not_read_leaves_the_tree_clean(tmp_path):
+    # The CPU demo's case: a log of the demo's own output saved beside the checkout changes nothing
+    # that ran; an untracked file the run reads (here its spec) does.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    (repo / "run.sh").write_text("python3 -m train\n")
+    _git(repo, "add", "run.sh")
+    _git(repo, "commit", "-qm", "recipe")
+    (repo / "demo-output.log").write_text("the demo's own output\n")
+    (repo / "mine.toml").write_text("name = 'x'\n")
+    common = {"python": sys.executable, "recipe_repo": repo, "model_dir": None, "data_files": [], "commands": []}
+    clean = capture_provenance(tmp_path / "a", **common, env=_env(tmp_path), cache_path=None, reads=[repo / "run.sh"])
+    assert clean["git"]["dirty"] is False
+    assert "?? demo-output.log" in (tmp_path / "a" / "git-status.txt").read_text()  # still recorded
+    read = capture_provenance(
+        tmp_path / "b", **common, env=_env(tmp_path), cache_path=None, reads=[repo / "run.sh", repo / "mine.toml"]
+    )
+    assert read["git"]["dirty"] is True

@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from reportgen.capture.redact import REDACTED, is_secret_name, redact_env, redact_obj, redact_text, secret_values
+from reportgen.capture.redact import (
+    REDACTED,
+    is_secret_name,
+    published_env,
+    recipe_variables,
+    redact_env,
+    redact_obj,
+    redact_text,
+    secret_values,
+)
 
 
 @pytest.mark.parametrize(
@@ -30,7 +39,9 @@ from reportgen.capture.redact import REDACTED, is_secret_name, redact_env, redac
         "PRIVATE_REPO_URL",
         "MYSQL_PWD",
         "SENTRY_DSN",
-        "KEYBOARD_LAYOUT",
+        "MY_APIKEY",
+        "GITHUB_PAT",
+        "DB_AUTHTOKEN",
     ],
 )
 def test_secret_names_are_recognised(name):
@@ -50,6 +61,11 @@ def test_secret_names_are_recognised(name):
         "MASTER_ADDR",
         "RAY_ADDRESS",
         "OMP_NUM_THREADS",
+        # credential words are whole words of the name, not substrings of other words:
+        "MAX_TOKENS_PER_GPU",  # the token budget a candidate changes (A3 of the default experiment)
+        "KEYBOARD_LAYOUT",
+        "NUM_KEYS",
+        "AUTHOR",
     ],
 )
 def test_ordinary_names_are_kept(name):
@@ -101,3 +117,35 @@ def test_redact_obj_covers_keys_and_values_before_json_escaping():
     dumped = json.dumps(out)
     assert secret not in dumped and json.dumps(secret)[1:-1] not in dumped
     assert out["n"] == 3 and out["cmd"][1] == f"--pw={REDACTED}"
+
+
+def test_the_published_environment_is_an_allow_list():
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/home/alice",
+        "OLDPWD": "/home/alice/work",
+        "PYTHONPATH": "/home/alice/reportgen",
+        "SSL_CERT_FILE": "/etc/ssl/ca.pem",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "NCCL_DEBUG": "WARN",
+        "TORCH_CUDA_ARCH_LIST": "9.0",
+        "PYTORCH_CUDA_ALLOC_CONF": f"expandable_segments:True,token={'x' * 12}",
+        "HF_TOKEN": "x" * 12,
+        "MAX_TOKENS_PER_GPU": "896",
+        "PRESET": "gpu-small",
+        "REPORTGEN_ARM": "A1",
+        "REPORTGEN_RUN_DIR": "/home/alice/runs/exp/A1/1",
+    }
+    out = published_env(env, own=recipe_variables("--max-tokens-per-gpu ${MAX_TOKENS_PER_GPU}", "--preset $PRESET"))
+    assert set(out) == {
+        "CUDA_VISIBLE_DEVICES",
+        "NCCL_DEBUG",
+        "TORCH_CUDA_ARCH_LIST",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "HF_TOKEN",
+        "MAX_TOKENS_PER_GPU",
+        "PRESET",
+        "REPORTGEN_ARM",
+    }
+    assert out["MAX_TOKENS_PER_GPU"] == "896" and out["PRESET"] == "gpu-small"
+    assert out["HF_TOKEN"] == REDACTED and "x" * 12 not in out["PYTORCH_CUDA_ALLOC_CONF"]

@@ -15,6 +15,7 @@ from reportgen.capture.tree_stamp import (
     STAMP_NAME,
     TREE_STAMP_ENV,
     StampError,
+    changes_code,
     find_stamp,
     read_stamp,
     verify_tree,
@@ -204,3 +205,19 @@ def test_a_named_stamp_does_not_speak_for_a_recipe_in_another_tree(repo: Path, t
     summary, dest = _capture(relax, tmp_path / "other", **{TREE_STAMP_ENV: str(ours / STAMP_NAME)})
     assert summary["git"] == {"head": relax_head, "dirty": False}
     assert json.loads((dest / "git.json").read_text()).get("source") != "tree-stamp"
+
+
+@pytest.mark.parametrize(
+    ("status", "reads", "dirty"),
+    [
+        ("", [], False),
+        ("?? demo-output.log\n", ["scripts/recipes/default.toml"], False),  # a log beside the checkout
+        (" M scripts/recipes/grpo-recipe.sh\n", [], True),  # a changed tracked file, read or not
+        ("D  docs/index.md\n", [], True),
+        ("?? scripts/recipes/mine.toml\n", ["scripts/recipes/mine.toml"], True),  # the spec the run read
+        ("?? data/\n", ["data/train.parquet"], True),  # inside an untracked folder
+        ("?? data/\n", ["scripts/recipes/default.toml"], False),
+    ],
+)
+def test_only_changes_to_what_ran_make_a_run_dirty(status, reads, dirty):
+    assert changes_code(status, reads) is dirty

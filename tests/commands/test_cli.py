@@ -69,6 +69,7 @@ def test_ls_piped_keeps_whole_names(tmp_path: Path) -> None:
         "(UTC)",
         "duration",
         "steps",
+        "done",
     ]
     assert lines[1].split() == [LONG, "baseline", "1", "formal", "complete", "2026-11-29T08:04:49Z", "12.5", "s", "-"]
     assert "…" not in res.output
@@ -100,3 +101,15 @@ def test_runs_root_resolution_order(tmp_path: Path) -> None:
 
 def test_columns_pad_to_the_longest_cell() -> None:
     assert columns(("a", "bb"), [("long cell", "x")]) == "a          bb\nlong cell  x\n"
+
+
+def test_ls_counts_the_steps_that_trained(tmp_path: Path) -> None:
+    # An OOM in step 1's training: steps 0 and 1 logged, one trained; the report says 1/48, so does ls.
+    runs = _runs(tmp_path / "runs")
+    manifest = next(runs.rglob("manifest.json"))
+    data = json.loads(manifest.read_text())
+    data["ingest"] = {"steps": 2, "train_steps": 1}
+    manifest.write_text(json.dumps(data))
+    res = CliRunner().invoke(app, ["ls", "--runs", str(runs)])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[1].split()[-1] == "1"

@@ -107,6 +107,13 @@ class Server:
         self.httpd.server_close()
 
 
+@pytest.fixture(scope="module")
+def served(built_site):
+    """The fixture's built site, served on 127.0.0.1."""
+    with Server(built_site) as srv:
+        yield srv
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",

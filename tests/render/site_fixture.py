@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reportgen.analysis import memory, quality, workload
 from reportgen.analysis.calibration import fixed_design
 from reportgen.analysis.document import (
     AnalysisDocument,
@@ -30,6 +31,9 @@ from reportgen.analysis.document import (
     SameWork,
     SameWorkWindow,
 )
+from reportgen.analysis.guardrails import describe_failure
+from reportgen.analysis.inputs import RunData
+from reportgen.rounding import fmt_change_supported
 from reportgen.store.atomic import write_bytes, write_json, write_parquet, write_text
 
 PLANTED = "<script>alert(1)</script>"
@@ -146,8 +150,12 @@ def build_experiment(
     fail_step: int = 9,
     with_profile: bool = True,
     t0: float = 1_764_403_200.0,
+    cap_gib: float | None = None,
+    memory_scale: float = 1.0,
 ) -> Path:
-    """Write runs/<name>/ for four arms x one repeat; returns the experiment folder."""
+    """Write runs/<name>/ for four arms x one repeat; returns the experiment folder. `cap_gib`: every arm
+    caps its own memory (--gpu-memory-cap-gib); `memory_scale` scales the GPU memory samples (a small
+    workload on a big card)."""
     rng = np.random.default_rng(seed)
     exp = Path(root) / name
     warmup = max(1, steps // 10)
@@ -179,6 +187,7 @@ def build_experiment(
         ("--num-rollout", str(steps)),
     ]
     analysis_arms, series = [], {}
+    run_data: dict[str, RunData] = {}
     clock = t0
     for arm, (title, why, base, speed, mem_peak, util) in ARMS.items():
         run = exp / arm / "1"
@@ -200,14 +209,17 @@ def build_experiment(
                 "perf/train_wait_time": step_time[s] - train_time[s],
                 "perf/actor_train_time": train_time[s] * 0.8,
                 "perf/rollout_time": rollout_time[s],
-                "train/loss": 0.5 * np.exp(-s / steps) + 0.02 * rng.standard_normal(),
+                # A1 trains differently (fp32 Adam moments): its loss runs a fifth lower (a quality warning)
+                "train/loss": (0.8 if arm == "A1" else 1.0) * 0.5 * np.exp(-s / steps) + 0.02 * rng.standard_normal(),
                 "rollout/raw_reward": 0.3 + 0.3 * s / steps + 0.03 * rng.standard_normal(),
                 "rollout/response_len/mean": 500 + 40 * rng.standard_normal(),
-                "train/ppo_kl": abs(0.001 * rng.standard_normal()),
+                "train/ppo_kl": 0.001 * (1 + 0.02 * rng.standard_normal()),
                 "train/pg_clipfrac": abs(0.02 + 0.005 * rng.standard_normal()),
                 "train/grad_norm": float("nan")
                 if (arm == "baseline" and s == 3)
                 else abs(1 + 0.2 * rng.standard_normal()),
+                # PyTorch's own peak allocation (GiB): a little under nvidia-smi's figure
+                "perf/max_memory_allocated_gib": (mem_peak * memory_scale * 0.85) / 1024 * min(1.0, 0.6 + s / 10),
             }
             rows += [(s, k, float(v), "console") for k, v in vals.items()]
             lengths.append(vals["rollout/response_len/mean"])
@@ -218,7 +230,8 @@ def build_experiment(
         grow = np.minimum(1.0, np.arange(n_samples) / max(1, n_samples * 0.2))
         gpu_rows = []
         for g in range(gpus):
-            used = mem_peak * (0.55 + 0.45 * grow) - 200 * g - 150 * rng.random(n_samples)
+            used = (mem_peak * (0.55 + 0.45 * grow) - 200 * g - 150 * rng.random(n_samples)) * memory_scale
+            used[:2] = 615.0  # in use before the workload allocated (the driver, another process)
             gpu_rows.append(
                 pd.DataFrame(
                     {
@@ -329,10 +342,24 @@ def build_experiment(
                 "timed_out": False,
                 "command": ["bash", f"{home}/relax/scripts/training/run-qwen3-4B.sh"],
                 "cwd": f"{home}/relax",
-                "effective_argv": _effective_argv(arm),
+                "effective_argv": {
+                    **_effective_argv(arm),
+                    **({"--gpu-memory-cap-gib": f"{cap_gib:g}"} if cap_gib is not None else {}),
+                },
                 "hashes": {"model_manifest_sha256": _sha(b"manifest"), "data": {"open-r1-8k.parquet": _sha(b"data")}},
                 "gpu": {"available": True},
             },
+        )
+        frame = pd.DataFrame(rows, columns=["step", "key", "value", "source"])
+        manifest = json.loads((run / "manifest.json").read_text())
+        run_data[arm] = RunData(
+            arm=arm,
+            repeat=1,
+            path=f"{arm}/1",
+            manifest=manifest,
+            steps=frame.pivot_table(index="step", columns="key", values="value", aggfunc="last"),
+            events=tuple(events),
+            gpu=pd.concat(gpu_rows, ignore_index=True),
         )
         series[arm] = {
             "resp": resp_rate,
@@ -366,6 +393,7 @@ def build_experiment(
                 util,
                 gpus,
                 fixed,
+                run_data[arm],
             )
         )
     profiler_runs = []
@@ -406,7 +434,7 @@ def build_experiment(
                 ],
             }
         )
-    comparisons = [_comparison(c, series, windows, steps, fail_step) for c in ("A1", "A2", "A3")]
+    comparisons = [_comparison(c, series, windows, steps, fail_step, run_data) for c in ("A1", "A2", "A3")]
     analysis = {
         "generated_utc": _utc(clock),
         "reportgen_version": "0.1.0",
@@ -447,6 +475,9 @@ def build_experiment(
             "driver": "580.95.05",
             "cuda": "12.9",
         },
+        "workload": workload.describe(
+            "relax.entrypoints.train", [run_data["baseline"]], steps=steps, batch_flag="--global-batch-size"
+        ).model_dump(mode="json"),
         "fixed_workload": [{"flag": f, "value": v} for f, v in fixed],
         "arms": analysis_arms,
         "comparisons": comparisons,
@@ -512,6 +543,7 @@ def _arm_entry(
     util,
     gpus,
     fixed,
+    data: RunData,
 ) -> dict:
     win = {
         "perf/step_resp_token_per_s": _windows_of(resp, windows),
@@ -536,8 +568,11 @@ def _arm_entry(
                 "steps_completed": n_steps,
                 "events": events,
                 "gpu_available": True,
+                "failure": describe_failure(data),
+                "failure_sentence": memory.oom_sentence(events[0], memory.declared_cap_mib([data])) if events else None,
             }
         ],
+        "memory": memory.use([data]).model_dump(mode="json"),
         "windows": win,
         "overall": {k: _overall(v) for k, v in win.items()},
         "gpu": {
@@ -565,7 +600,9 @@ def _mean_post(x: np.ndarray, windows: list[dict]) -> float | None:
     return float(np.mean([np.mean(p) for p in parts])) if len(parts) == len(windows) else None
 
 
-def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_step: int) -> dict:
+def _comparison(
+    cand: str, series: dict, windows: list[dict], steps: int, fail_step: int, data: dict[str, RunData]
+) -> dict:
     b, c = series["baseline"], series[cand]
     failed = c["n"] < steps
 
@@ -679,13 +716,16 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
         if est > 1.05:
             verdict = {
                 "status": "accepted",
-                "summary": f"Response tokens/s {100 * (est - 1):+.2f}% with every guardrail passed.",
+                # worded as the analysis words it: the change rounded to its interval (reportgen/rounding.py)
+                "summary": f"Response tokens/s {fmt_change_supported(est - 1, est - half - 1, est + half - 1)} "
+                "with every guardrail passed.",
                 "cause": None,
             }
         else:
             verdict = {
                 "status": "rejected",
-                "summary": f"Response tokens/s {100 * (est - 1):+.2f}%: slower than the baseline.",
+                "summary": f"Response tokens/s {fmt_change_supported(est - 1, est - half - 1, est + half - 1)}: "
+                "slower than the baseline.",
                 "cause": None,
             }
     guard = [
@@ -748,6 +788,9 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
             }
         ]
     )
+    span = [(w["name"], w["start"], w["end"]) for w in windows]
+    trains = quality.compare([data["baseline"]], [data[cand]], span, tolerance=0.10)
+    guard = [*guard, {"id": quality.ID, "title": quality.TITLE, "status": trains.status, "reason": trains.reason}]
     run_level = {
         "reference": "baseline",
         "metric": "perf/step_resp_token_per_s",
@@ -773,6 +816,7 @@ def _comparison(cand: str, series: dict, windows: list[dict], steps: int, fail_s
         "verdict": verdict,
         "summary": summary,
         "same_work": work,
+        "quality": trains.model_dump(mode="json"),
         "base": None if ARMS[cand][2] == "baseline" else ARMS[cand][2],
         "depends_on": [] if ARMS[cand][2] == "baseline" else [ARMS[cand][2]],
     }

@@ -106,6 +106,23 @@ def test_nav_lists_reports(built_site):
         assert f'href="{target}"' in html or f'href="./{target}"' in html, target
 
 
+def test_short_nav_titles_and_full_search_titles(built_site):
+    html = (built_site / "reports/grpo-offload/A1/index.html").read_text()
+    nav = html[html.index("md-nav--primary") :]
+    labels = [" ".join(t.split()) for t in re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)]
+    assert "GPU run: grpo-offload" in labels and "A1: accepted" in labels and "Rollback" in labels
+    assert "<title>A1: Keep the optimizer on the GPU (GPU run, grpo-offload) - reportgen</title>" in html
+    index = json.loads((built_site / "search/search_index.json").read_text())
+    titles = {d["location"]: d["title"] for d in index["docs"]}
+    # three experiments' "A1" pages are told apart in search: the title names the experiment
+    assert titles["reports/grpo-offload/A1/"] == "A1: Keep the optimizer on the GPU (GPU run, grpo-offload)"
+
+
+def test_the_home_page_lists_the_results(built_site):
+    html = (built_site / "index.html").read_text()
+    assert 'href="reports/grpo-offload/"' in html and "A1 accepted, response tokens/s +21.4%" in html
+
+
 def test_site_build_leaves_runs_byte_identical(built_project):
     project, before = built_project
     assert tree_snapshot(project / "runs") == before

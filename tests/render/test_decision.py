@@ -9,6 +9,7 @@ import pytest
 
 from reportgen.analysis.document import AnalysisDocument, MetricChange
 from reportgen.render import decision
+from reportgen.render.format import fmt_change_supported
 from reportgen.render.load import load_experiment
 from tests.render import site_fixture
 
@@ -44,11 +45,15 @@ def test_the_spec_names_the_pr_candidate(doc):
 def test_figures_carry_the_interval_as_changes(doc):
     primary = doc.comparisons[0].summary.primary
     f = decision.figure(primary)
-    assert primary.interval is not None and primary.interval.low is not None and primary.interval.high is not None
-    assert f.change == primary.change and f.low == pytest.approx(primary.interval.low - 1)
-    assert f.high == pytest.approx(primary.interval.high - 1) and f.significant is primary.interval.significant
+    iv = primary.interval
+    assert iv is not None and iv.low is not None and iv.high is not None and iv.estimate is not None
+    # the figure is the interval's estimate, rounded to the interval, with the interval under it
+    assert f.head == fmt_change_supported(iv.estimate - 1, iv.low - 1, iv.high - 1)
+    assert f.detail == f"95% CI {fmt_change_supported(iv.low - 1, iv.low - 1, iv.high - 1)} to " + fmt_change_supported(
+        iv.high - 1, iv.low - 1, iv.high - 1
+    )
     bare = decision.figure(MetricChange(metric="gpu/mem_peak_mib", label="peak GPU memory", unit="MiB", change=0.1))
-    assert bare.low is None and bare.high is None and bare.change == 0.1
+    assert bare.head == "+10.0%" and bare.detail == "no interval" and bare.note == ""
 
 
 def test_evidence_anchors_become_links_from_the_page():

@@ -14,6 +14,7 @@ import pytest
 
 from tests.render import site_fixture
 from tests.render.conftest import Server, build_env, make_project
+from tests.render.test_browser import CHART_PAGES
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 MIKE = str(Path(sys.executable).parent / "mike")
@@ -76,7 +77,7 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
                 "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => e.dataset.drawn === 'yes')",
                 timeout=20_000,
             )
-            assert page.locator("div.rg-vega svg.marks").count() == 8
+            assert page.locator("div.rg-vega svg.marks").count() == CHART_PAGES["reports/grpo-offload/"]
         page.goto(f"{srv.url}/")
         page.wait_for_url("**/latest/")
         # Material's version selector lists both versions from mike's versions.json

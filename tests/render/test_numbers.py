@@ -122,7 +122,8 @@ def test_headline_rows_per_gpu_only_with_more_than_one_gpu():
 
     one = headline_rows(comp(1))
     assert [r.metric for r in one] == ["gpu/util_mean", "gpu/0/mem_peak_mib", "workload/limits"]  # no n/a row
-    assert headline_label(one[1], gpus=1) == "peak GPU memory" and headline_label(one[2], gpus=1) == LIMITS_LABEL
+    assert headline_label(one[1], gpus=1) == "GPU memory used, nvidia-smi peak"
+    assert headline_label(one[2], gpus=1) == LIMITS_LABEL
     two = headline_rows(comp(2))
     assert [r.metric for r in two].count("gpu/1/util_mean") == 1 and len(two) == 6
 

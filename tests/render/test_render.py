@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -11,11 +12,11 @@ import pytest
 
 from reportgen.errors import UserError
 from reportgen.render import candidate_page, experiment_page, home_page, provenance_page, rollback_page
-from reportgen.render.format import change_decimals, fmt_change, fmt_value
+from reportgen.render.format import change_decimals, fmt_change, fmt_change_supported, fmt_value
 from reportgen.render.load import load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
-from reportgen.render.site import SiteOptions, generate, summary
+from reportgen.render.site import SiteOptions, generate, render_experiment, summary
 from tests.render import site_fixture
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -105,6 +106,7 @@ def test_every_chart_has_data_and_marks(exp):
         "breakdown",
         "gpu-util",
         "gpu-memory",
+        "memory-allocated",
         "quality",
         "looks",
     }
@@ -122,19 +124,31 @@ def test_failed_candidate_leads_with_cause_and_excerpt(exp):
     page = candidate_page.render(exp, "A2")
     md = page.markdown
     assert md.index("## What happened") < md.index("## What changed")
-    assert '!!! failure "A2 failed: OOM at step 9, tried to allocate 2.46 GiB' in md
-    assert md.count("**Cause:**") == 0  # said once, in the title
+    # a plain sentence first, then one row per run, the log excerpt once, no parser dump
+    assert '!!! failure "A2 failed"' in md
+    assert "**A2 failed: OOM at step 9, tried to allocate 2.46 GiB. It completed 9 of 40 steps (A2/1).**" in md
+    assert (
+        "<td>A2/1</td>" in md
+        and '<a href="#log-A2-1-stderr-812"><code class="rg-flag">A2/1/stderr.log:812</code></a>' in md
+    )
+    assert md.count('id="log-A2-1-stderr-812"') == 1
+    assert "tried_to_allocate_gib" not in md and "traceback_line" not in md  # no details dump
+    assert md.count("Tried to allocate 2.46 GiB. GPU 0 has a total capacity") == 1  # the raw message once
     # the excerpt is quoted verbatim inside a fence longer than its backtick runs
-    assert '\n````text title="log excerpt"\n' in md and "<script>alert(1)</script> ``` ``" in md
+    assert "\n````text\n" in md and "<script>alert(1)</script> ``` ``" in md
     assert "memory" in page.charts
     mem = page.charts["memory"]["datasets"]["main"]
     assert "A2/1" in mem and "baseline" not in mem
+    # ticks on the checks it passed before failing are folded, not listed beside the failure
+    assert '??? note "' in md and "more checks, on the steps it made before it failed" in md
 
 
 def test_rejected_candidate_shows_regression(exp):
     md = candidate_page.render(exp, "A3").markdown
     row = next(r for r in exp.comparison("A3").headline if r.metric == "perf/step_resp_token_per_s")
-    assert row.change is not None and row.change < 0 and f"{row.change * 100:+.2f}%" in md
+    iv = exp.comparison("A3").interval
+    assert iv.low is not None and iv.high is not None and row.change is not None and row.change < 0
+    assert fmt_change_supported(row.change, iv.low - 1, iv.high - 1) in md  # rounded to its interval
     assert "--max-tokens-per-gpu 8192" in md
 
 
@@ -334,3 +348,53 @@ def test_home_and_pages_name_one_kind_when_only_the_run_recorded_the_gpus(tmp_pa
     assert "## [GPU run:" in home and "GPU run · 1 x NVIDIA H100 80GB HBM3" in home
     for page in (experiment_page.render(exp), candidate_page.render(exp, "A1"), provenance_page.render(exp)):
         assert "GPU run" in page.title and "rg-kind-demo" not in page.markdown
+
+
+def test_every_experiment_page_says_what_ran(exp):
+    md = experiment_page.render(exp, docs=[("showcase-h200.md", "Showcase: one H200")]).markdown
+    line = next(ln for ln in md.splitlines() if ln.startswith('<p class="rg-workload"'))
+    assert "**What ran:** <code>relax.entrypoints.train</code>; model files hashed (manifest" in line
+    assert "40 steps, 16 samples a step" in line and "[Showcase: one H200](../../showcase-h200.md)" in line
+
+
+def test_the_home_page_lists_results_in_words(exp):
+    front = home_page.home("# reportgen\n\n<!-- reportgen:results -->\n", [exp])
+    assert front is not None and front.path == "index.md"
+    assert "- [Drop optimizer CPU offload](reports/grpo-offload/index.md) (GPU run, 2 x NVIDIA A100" in front.markdown
+    assert "<code>grpo-offload</code>): A1 accepted, response tokens/s +21.4%; A2 failed; A3 rejected" in front.markdown
+    assert home_page.home("# no mark\n", [exp]) is None
+    listing = home_page.render([exp]).markdown
+    assert "1 experiment, newest first" in listing and "experiment(s)" not in listing
+
+
+def test_nav_titles_are_short_and_search_titles_name_the_experiment(exp):
+    pages = render_experiment(exp, svg=False)
+    assert [p.nav for p in pages] == [
+        "GPU run: grpo-offload",
+        "A1: accepted",
+        "A2: failed",
+        "A3: rejected",
+        "Rollback",
+        "Provenance",
+    ]
+    assert all(len(p.nav.split()) <= 4 for p in pages)
+    assert pages[1].title == "A1: Keep the optimizer on the GPU (GPU run, grpo-offload)"
+
+
+def test_provenance_publishes_only_the_allowed_environment(tmp_path):
+    # a run recorded before the allow-list kept the machine's whole environment: the page cuts it
+    exp_dir = site_fixture.build_experiment(tmp_path)
+    command = exp_dir / "A1" / "1" / "command.json"
+    doc = json.loads(command.read_text())
+    doc["env"] = {
+        "OLDPWD": "/home/alice/lent-machine",
+        "PYTHONPATH": "/home/alice/reportgen",
+        "NCCL_DEBUG": "WARN",
+        "MAX_TOKENS_PER_GPU": "896",  # not in this recipe's text: not the recipe's own here
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    command.write_text(json.dumps(doc))
+    md = provenance_page.render(load_experiment(exp_dir)).markdown
+    assert "NCCL_DEBUG=WARN" in md and "TOKENIZERS_PARALLELISM=false" in md
+    assert "OLDPWD" not in md and "PYTHONPATH" not in md and "lent-machine" not in md
+    assert "3 others of the machine's environment are not published" in md

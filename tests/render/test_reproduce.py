@@ -64,8 +64,9 @@ def test_paths_under_the_repository_become_relative():
 def test_section_with_a_commit_reruns_into_a_new_folder():
     inp = ReproduceInputs("exp", commit="abc123", profile="gpu", recipe_dir="<repo>/scripts/recipes")
     md = section(inp, [ArmCommand("A1/1", {"--lr": "1e-3"}, "runs/exp/A1/1/recipe.sh")])
-    assert "git checkout abc123" in md
-    assert "cp runs/exp/experiment.toml scripts/recipes/exp.toml" in md
+    # the spec is taken out of the reader's checkout before the checkout: the recorded commit has no runs/exp/
+    assert md.index('cp runs/exp/experiment.toml "${TMPDIR:-/tmp}/exp.toml"') < md.index("git checkout abc123")
+    assert md.index("git checkout abc123") < md.index('cp "${TMPDIR:-/tmp}/exp.toml" scripts/recipes/exp.toml')
     assert "reportgen run scripts/recipes/exp.toml --profile gpu --name exp-rerun" in md
     assert "runs/exp/A1/1/recipe.sh" in md and '=== "A1/1"' in md
     assert ".reportgen." not in md
@@ -75,7 +76,7 @@ def test_section_without_a_commit_says_so_and_finds_the_nearest():
     md = section(ReproduceInputs("exp", dirty=True), [])
     assert "No commit was recorded" in md
     assert "git log --diff-filter=A --format=%H" in md and "-- runs/exp/experiment.toml | tail -n 1" in md
-    assert "reportgen run runs/exp/experiment.toml --name exp-rerun" in md
+    assert 'reportgen run "${TMPDIR:-/tmp}/exp.toml" --name exp-rerun' in md
     assert "??? example" not in md  # no run recorded an effective command
 
 

@@ -89,3 +89,14 @@ def test_reverse_patch_undoes_the_change(tmp_path: Path):
     subprocess.run(["git", "apply", "rollback.patch"], cwd=tmp_path, check=True)
     assert (tmp_path / "r.sh").read_text() == before
     assert reverse_patch(reverse_patch(diff)) == diff
+
+
+def test_flags_in_a_sentence_become_code_that_does_not_wrap():
+    from reportgen.render.safe import prose
+
+    got = prose("removing --optimizer-cpu-offload, then <b>x</b> (--gpu-memory-cap-gib 5)")
+    assert got == (
+        'removing <code class="rg-flag">--optimizer-cpu-offload</code>, then &lt;b&gt;x&lt;/b&gt; '
+        '(<code class="rg-flag">--gpu-memory-cap-gib</code> 5)'
+    )
+    assert prose("no flag -- here; a-b-c stays") == "no flag -- here; a-b-c stays"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import re
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from reportgen.render import time_section
 from reportgen.render.load import ExperimentData, load_experiment
-from reportgen.traces import store
+from reportgen.traces import model, store
 from tests.render import site_fixture
 
 from .synth import offload_trace
@@ -88,7 +89,8 @@ def test_summaries_without_traces_still_render(tmp_path):
         p.unlink()
     sec = time_section.experiment_section(exp, svg=False)
     assert sec.files == {}
-    assert "not kept in this copy" in sec.markdown
+    assert "not in this copy of the runs" in sec.markdown
+    assert "copy it from the machine that ran the campaign to the same path" in sec.markdown  # how to get it
     assert "time-steps" in sec.charts
 
 
@@ -170,3 +172,49 @@ def test_operator_label_names_the_kernel_and_its_functor_not_the_signature_head(
     # Names without a signature stay whole: cuBLAS/cuDNN kernels, aten ops, copies.
     for plain in ("nvjet_sm90_tst_64x8_64x16_2x4_h_bz_TNT", "aten::addmm", "Memcpy HtoD (Pageable -> Device)"):
         assert operator_label(plain) == plain
+
+
+def test_the_section_says_why_not_only_what(tmp_path):
+    exp = _exp(tmp_path)
+    sec = time_section.candidate_section(exp, "A1", svg=False)
+    md = sec.markdown
+    # a conclusion first; the synthetic steps last 10 ms in both arms, so: the same time
+    first = md.split("\n\n")[1]
+    assert (
+        first == "**Where the time went:** A1's profiled step takes the same time as the baseline's (10.0 and 10.0 ms)."
+    )
+    # with a baseline step 5 ms longer: the host-side causes, the kernels unchanged, GPU idle as the symptom
+    data = time_section.load(exp)
+    base = data["baseline"]
+    slower = dataclasses.replace(
+        base,
+        rows=tuple(
+            dataclasses.replace(r, time_us=r.time_us + 5_000) if r.kind in ("wall", "idle") else r for r in base.rows
+        ),
+    )
+    said = time_section.conclusion(slower, data["A1"])
+    assert said.startswith("**Where the time went:** A1's profiled step is 5.00 ms shorter because of the host side")
+    assert "(optimizer step -2.70 ms, data movement -1.90 ms" in said
+    assert "the GPU's kernels take the same time" in said and "it waits on the host" in said
+    # the difference chart has the host's categories beside the GPU's, largest change first
+    parts = sec.charts["time-diff"]["datasets"]["main"].splitlines()[1:]
+    assert any(p.startswith("host: optimizer step,") for p in parts)
+    assert abs(float(parts[0].split(",")[1])) >= max(abs(float(p.split(",")[1])) for p in parts)
+    # profiled steps are not measured ones: said, with both figures
+    assert "**Profiled is not measured:**" in md and "a measured one" in md
+
+
+def test_a_copy_from_pageable_memory_is_pointed_out(tmp_path):
+    exp_dir = site_fixture.build_experiment(tmp_path, name="e", with_profile=False)
+    _run(exp_dir, "baseline", offload=True)
+    _run(exp_dir, "A1", offload=False)
+    run = exp_dir / "profile-baseline" / "1"
+    pageable = "Memcpy HtoD (Pageable -> Device)"
+    rows = [
+        dataclasses.replace(r, name=pageable) if r.name == "Memcpy HtoD (Pinned -> Device)" else r
+        for r in model.read(run / model.FILENAME)
+    ]
+    model.write(run, rows)
+    md = time_section.experiment_section(load_experiment(exp_dir), svg=False).markdown
+    assert "**Copies from pageable host memory**" in md
+    assert "baseline: 32.0 MiB a step <code>Memcpy HtoD (Pageable -&gt; Device)</code>" in md and "GB/s" in md

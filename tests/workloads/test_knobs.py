@@ -7,7 +7,7 @@ import torch
 
 from reportgen.workloads.grpo.args import WorkloadArgError, build_parser, finalize, parse_args
 from reportgen.workloads.grpo.batching import pack_by_tokens
-from reportgen.workloads.grpo.model import build_policy, forward_packed, plan_recompute
+from reportgen.workloads.grpo.model import build_policy, count_parameters, forward_packed, plan_recompute
 from reportgen.workloads.grpo.optim import AdamW, MasterWeightOptimizer, build_optimizer
 from reportgen.workloads.grpo.train import Trainer
 
@@ -150,3 +150,21 @@ def test_dynamic_batch_needs_a_budget_that_fits_a_sample(tiny_argv):
         parse_args(tiny_argv + ["--use-dynamic-batch-size"])
     with pytest.raises(SystemExit):
         parse_args(tiny_argv + ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8"])
+
+
+def test_the_vocabulary_states_each_presets_parameter_count():
+    # reports name the model by these (reportgen/analysis/workload.py): they must be the model's own
+    from transformers import Qwen3ForCausalLM
+
+    from reportgen.vocab import WORKLOADS
+    from reportgen.workloads.grpo.args import PRESETS
+    from reportgen.workloads.grpo.model import build_config
+
+    known = WORKLOADS["reportgen.workloads.grpo"]
+    assert set(known.presets) == set(PRESETS)
+    for preset, (shape, params) in known.presets.items():
+        args = parse_args(["--preset", preset, "--device", "cpu"])
+        with torch.device("meta"):  # shapes only: no memory for 200M parameters
+            model = Qwen3ForCausalLM(build_config(args))
+        assert count_parameters(model) == params, preset
+        assert f"{args.num_layers} layers, hidden {args.hidden_size}" in shape

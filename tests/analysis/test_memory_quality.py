@@ -1,0 +1,157 @@
+"""Memory against the cap a run declared, training quality against the baseline, and what ran:
+from constructed runs/ trees analysed end to end, and the pure helpers on their own."""
+
+from __future__ import annotations
+
+import pandas as pd
+from builder import Arm, make_experiment
+
+from reportgen.analysis import memory
+from reportgen.analysis.document import AnalysisDocument, Comparison
+from reportgen.analysis.inputs import RunData
+from reportgen.analyze import analyze_experiment
+from reportgen.render.load import load_analysis
+
+CAP = {"--gpu-memory-cap-gib": "5"}
+# PyTorch's message with a per-process limit set (runs/showcase-1xh200-grpo-offload-r3/A2/1/stderr.log:62)
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+    "139.80 GiB of which 133.99 GiB is free. Including non-PyTorch memory, this process has 5.80 GiB memory in "
+    "use. 5.00 GiB allowed; Of the allocated memory 4.94 GiB is allocated by PyTorch, with 2.00 MiB allocated "
+    "in private pools (e.g., CUDA Graphs), and 46.55 MiB is reserved by PyTorch but unallocated."
+)
+
+
+def _analyse(tmp_path, arms, **kw) -> AnalysisDocument:
+    exp = make_experiment(tmp_path / "runs", arms, **kw)
+    analyze_experiment(exp)
+    return load_analysis(exp)
+
+
+def _comp(doc: AnalysisDocument, cand: str) -> Comparison:
+    comp = doc.comparison(cand)
+    assert comp is not None
+    return comp
+
+
+def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp_path):
+    # nvidia-smi says 70000 MiB (the builder's GPU samples) against a 5 GiB cap: the cap bounds
+    # PyTorch's allocator, whose own peak (4.4 GiB) is what the headroom is taken on.
+    doc = _analyse(
+        tmp_path,
+        {
+            "baseline": Arm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
+            "A1": Arm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 4.4}),
+        },
+    )
+    m = doc.arm("A1").memory
+    assert m.limit == "cap" and m.cap_mib == 5120.0 and m.used_source == "allocator"
+    assert m.used_mib == m.allocated_peak_mib and abs(m.used_mib - 4.4 * 1024) < 1e-6
+    assert abs(m.headroom_mib - 0.6 * 1024) < 1e-6 and abs(m.headroom - 0.12) < 1e-9
+    assert m.device_peak_mib == 70000.0 and m.device_before_mib == 70000.0 and m.device_peak_net_mib == 0.0
+    c = _comp(doc, "A1")
+    assert c.verdict.status == "accepted"
+    # under 15 % left: the merge step names the memory it costs, with a link to the figures
+    assert "Memory: A1 needs 4.40 of the 5.00 GiB cap (0.60 GiB, 12%, left)" in c.summary.next_step.text
+    assert "memory" in [e.anchor for e in c.summary.evidence]
+    assert c.summary.peak_memory.reference == 1.4 * 1024 and c.summary.peak_memory.candidate == 4.4 * 1024
+
+
+def test_plenty_of_headroom_leaves_the_merge_step_alone(tmp_path):
+    doc = _analyse(
+        tmp_path,
+        {
+            "baseline": Arm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
+            "A1": Arm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 2.0}),
+        },
+    )
+    assert _comp(doc, "A1").summary.next_step.text == "Merge A1."
+
+
+def test_without_a_cap_the_card_is_the_limit_and_the_device_peak_net_of_what_was_there(tmp_path):
+    def run(used: list[float]) -> RunData:
+        gpu = pd.DataFrame(
+            {"t": range(len(used)), "index": 0, "mem_used_mib": used, "mem_total_mib": 81920.0, "util_gpu": 0.0}
+        )
+        return RunData("A1", 1, "A1/1", {}, pd.DataFrame(), gpu=gpu)
+
+    m = memory.use([run([615.0, 615.0, 9000.0, 60615.0, 3000.0])])
+    assert m.limit == "device" and m.used_source == "device" and m.allocated_peak_mib is None
+    assert m.device_before_mib == 615.0 and m.device_peak_net_mib == 60000.0
+    assert m.limit_mib == 81920.0 - 615.0 and m.headroom_mib == 81920.0 - 60615.0
+
+
+def test_an_oom_in_plain_words_from_what_pytorch_printed():
+    event = {"kind": "oom", "step": 1, "message": OOM, "details": {"tried_to_allocate": "20.00 MiB"}}
+    assert memory.oom_sentence(event, 5120.0) == (
+        "ran out of GPU memory at step 1: PyTorch already held 4.94 of the 5.00 GiB allowed "
+        "(--gpu-memory-cap-gib 5) when it asked for 20.00 MiB more"
+    )
+    assert memory.oom_cause("OOM at step 1, tried to allocate 20.00 MiB", event, 5120.0) == (
+        "OOM at step 1, tried to allocate 20.00 MiB: PyTorch already held 4.94 of the 5.00 GiB allowed "
+        "(--gpu-memory-cap-gib 5)"
+    )
+    # a message without the allocator's state: no sentence is invented
+    assert memory.oom_sentence({"kind": "oom", "step": 1, "message": "CUDA out of memory."}, None) is None
+    # the run that died mid-step held more than its logged peak: that is what counts against the cap
+    steps = pd.DataFrame({"perf/max_memory_allocated_gib": [4.33]}, index=[0])
+    run = RunData("A2", 1, "A2/1", {"effective_argv": CAP}, steps, events=(event,))
+    m = memory.use([run])
+    assert abs(m.used_mib - (4.94 + 20 / 1024) * 1024) < 0.01 and m.headroom is not None and m.headroom < 0.01
+
+
+def test_every_failed_repeat_is_named(tmp_path):
+    doc = _analyse(tmp_path, {"baseline": Arm(), "A2": Arm(fail_at=9)})
+    g = {x.id: x for x in _comp(doc, "A2").guardrails}
+    assert g["no_failures"].reason == "A2/1, A2/2, A2/3: OOM at step 9, tried to allocate 2.46 GiB"
+    assert g["steps_completed"].reason == "A2/1, A2/2, A2/3: 9/60 steps"
+
+
+def test_a_candidate_that_trains_differently_is_warned_about_not_failed(tmp_path):
+    doc = _analyse(
+        tmp_path,
+        {"baseline": Arm(), "A1": Arm(speed=1.5, extra={"train/loss": 0.07}), "A2": Arm(speed=1.5)},
+    )
+    c = _comp(doc, "A1")
+    g = next(x for x in c.guardrails if x.id == "same_quality")
+    assert g.status == "warn" and g.reason.startswith(
+        "loss differs from the baseline's by more than 10% in W1, W2, W3 (0.07 vs 0.1 in W1: -30%)"
+    )
+    assert g.evidence == "A1/1/metrics.parquet"
+    # a warning never decides: the verdict is the interval's, and the next step says what to check
+    assert c.verdict.status == "accepted"
+    assert "Training quality: loss differs" in c.summary.next_step.text
+    assert "quality" in [e.anchor for e in c.summary.evidence]
+    assert c.quality is not None and c.quality.tolerance == 0.10
+    rows = [w for w in c.quality.windows if w.label == "loss"]
+    assert [w.window for w in rows] == ["W1", "W2", "W3"] and not any(w.within for w in rows)
+    same = _comp(doc, "A2")
+    q = next(x for x in same.guardrails if x.id == "same_quality")
+    assert q.status == "pass" and q.reason.startswith("loss, reward, policy KL within 10% of the baseline")
+    assert same.summary.next_step.text == "Merge A2."
+
+
+def test_quality_tolerance_is_the_specs(tmp_path):
+    doc = _analyse(
+        tmp_path,
+        {"baseline": Arm(), "A1": Arm(speed=1.5, extra={"train/loss": 0.07})},
+        analysis_extra="quality_tolerance = 0.5",
+    )
+    assert doc.settings.quality_tolerance == 0.5
+    assert next(x for x in _comp(doc, "A1").guardrails if x.id == "same_quality").status == "pass"
+
+
+def test_the_workload_says_what_ran(tmp_path):
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(argv={"--preset": "gpu-small"}), "A1": Arm()})
+    spec = exp / "experiment.toml"
+    spec.write_text(
+        spec.read_text().replace(
+            'script = "recipe.sh"', 'script = "recipe.sh"\nentrypoint = "reportgen.workloads.grpo"'
+        )
+    )
+    analyze_experiment(exp)
+    w = load_analysis(exp).workload
+    assert w.entrypoint == "reportgen.workloads.grpo" and w.doc == "workload.md"
+    assert w.parameters == 201_395_200 and w.model and w.model.startswith("Qwen3 architecture, 16 layers")
+    assert "random init" in w.model and w.steps == 60 and w.samples_per_step == 16.0
+    assert w.max_response_tokens == 1024 and not w.fixed_length

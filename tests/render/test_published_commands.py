@@ -1,0 +1,140 @@
+"""Every command a report publishes works when pasted: each is run in a fresh clone of this
+repository, in a temporary folder, as a reader would run it.
+
+For every committed experiment under runs/ (analysed with this code, rendered with this code):
+
+- Reproduce (the experiment page): from a clone at HEAD; the block checks out the recorded commit
+  itself, so what runs there is that commit's reportgen and `mkdocs build`;
+- each next step's command (the answer block): from a clone at HEAD; one that adds to a campaign
+  says it runs on the machine that ran the campaign, so the clone's campaign.json is made this
+  machine's first (as it would be there);
+- each rollback (the rollback page): its patch saved at the clone's root, with the candidate's
+  change applied to the recipe first (the merged pull request the rollback undoes).
+
+`reportgen` is the clone's own (`python -m reportgen`, as `pip install -e .` makes it), and
+`reportgen run` is given `--dry-run`: a GPU experiment cannot run here, and a dry run checks what
+the run would refuse (another machine's campaign, a changed spec) before it plans.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportgen.analysis.next_step import SAME_MACHINE
+from reportgen.analyze import analyze_experiment
+from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
+from reportgen.render import rollback_page
+from reportgen.render.experiment_page import recipe_dir_where_it_ran
+from reportgen.render.load import load_experiment
+from reportgen.render.patch import under
+from reportgen.render.site import render_experiment
+from reportgen.store import layout
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+FENCE = re.compile(r"^```+bash(?P<title>[^\n]*)\n(?P<body>.*?)\n```+$", re.S | re.M)
+SHIM = """#!/bin/sh
+# reportgen as `pip install -e .` makes it from the clone; `run` checks and plans, it trains nothing here
+if [ "$1" = run ]; then exec "{python}" -m reportgen "$@" --dry-run; fi
+exec "{python}" -m reportgen "$@"
+"""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs git and this repository's history")
+    root = tmp_path_factory.mktemp("published") / "repo"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(root)], check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def published(clone) -> list[tuple[str, str, str]]:
+    """(experiment, what, block) of every published command, rendered by this code from the clone's
+    committed runs (analysed again first, as `reportgen analyze` leaves them)."""
+    out: list[tuple[str, str, str]] = []
+    for exp_dir in layout.iter_experiments(clone / "runs"):
+        analyze_experiment(exp_dir)
+        exp = load_experiment(exp_dir)
+        for page in render_experiment(exp, svg=False):
+            for m in FENCE.finditer(page.markdown):
+                title = m.group("title")
+                if "next step for" in title:
+                    who = title.split("for", 1)[1].strip(' "')
+                    out.append((exp.name, f"next step ({who})", m.group("body")))
+            if page.path.endswith(f"{exp.name}/index.md"):
+                fence = FENCE.search(page.markdown.split("## Reproduce", 1)[1])
+                assert fence is not None, exp.name
+                out.append((exp.name, "reproduce", fence.group("body")))
+        roll = rollback_page.render(exp)
+        for name, data in roll.files.items():
+            cand = name.removeprefix("rollback-").removesuffix(".patch")
+            block = roll.markdown.split(f"## Undo {cand}:", 1)[1].split("### How to apply it", 1)[1]
+            forward = under(exp.arm(cand).diff, recipe_dir_where_it_ran(exp))
+            out.append(
+                (
+                    exp.name,
+                    f"rollback {cand}",
+                    json.dumps([name, data.decode(), forward, FENCE.search(block).group("body")]),
+                )
+            )  # type: ignore[union-attr]
+    _git(clone, "checkout", "-q", "--", ".")
+    _git(clone, "clean", "-fdxq")
+    return out
+
+
+def _run(clone: Path, tmp: Path, block: str) -> subprocess.CompletedProcess:
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "reportgen"
+    shim.write_text(SHIM.format(python=sys.executable))
+    shim.chmod(0o755)
+    env = {
+        "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+        "PYTHONPATH": str(clone),
+        "HOME": str(tmp),
+        "TMPDIR": str(tmp),
+        "NO_MKDOCS_2_WARNING": "1",
+        "DISABLE_MKDOCS_2_WARNING": "true",
+        "REPORTGEN_CACHE": str(tmp / "cache"),
+        "LANG": "C.UTF-8",
+    }
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block], cwd=clone, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_every_published_command_runs_in_a_fresh_clone(clone, published, tmp_path):
+    assert {what.split()[0] for _, what, _ in published} >= {"reproduce", "next", "rollback"}
+    here = fingerprint_id(machine_fingerprint())
+    head = _git(clone, "rev-parse", "HEAD").strip()  # a reproduce block checks out another commit
+    failed = []
+    for exp, what, block in published:
+        _git(clone, "checkout", "-q", "--force", head)
+        _git(clone, "clean", "-fdxq")
+        if what.startswith("rollback"):
+            name, patch, forward, block = json.loads(block)
+            (clone / name).write_text(patch)
+            (tmp_path / "forward.patch").write_text(forward)
+            _git(clone, "apply", str(tmp_path / "forward.patch"))  # the candidate's change, merged
+        elif block.startswith(SAME_MACHINE):
+            campaign = clone / "runs" / exp / layout.CAMPAIGN
+            doc = json.loads(campaign.read_text())
+            campaign.write_text(json.dumps({**doc, "fingerprint_id": here}))  # run where it says: that machine
+        res = _run(clone, tmp_path, block)
+        if res.returncode != 0:
+            failed.append(f"{exp} {what}: exit {res.returncode}\n{block}\n{res.stderr[-2000:]}")
+    assert not failed, "\n\n".join(failed)
