@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:?OUT must name the folder whose files come back}
 export PYTHONUNBUFFERED=1
-if compgen -G ".whl/*.whl" >/dev/null; then
+# The carried wheels are the GPU machine's (Python 3.12): on the CPU the checkout's environment runs it.
+if [ "${DEVICE:-cuda}" = cuda ] && compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site:$PWD
 else
