@@ -18,7 +18,7 @@ import pandas as pd
 
 from reportgen.analysis import memory, quality
 from reportgen.analysis.inputs import RunData, argv_value
-from reportgen.ingest.status import event_label, first_failure, is_handled
+from reportgen.failures import event_label, first_failure, is_handled
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
     CRITIC_GRAD_NORM,
@@ -103,7 +103,7 @@ def _clean_end(run: RunData) -> dict[str, int]:
 
 def failure_events(run: RunData) -> list[dict[str, Any]]:
     """The run's events that are failures: all but tracebacks the run survived (ingest's rule,
-    reportgen.ingest.status: a traceback that Relax's clean end follows was handled)."""
+    reportgen.failures: a traceback that Relax's clean end follows was handled)."""
     ends = _clean_end(run)
     return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
 
