@@ -126,7 +126,7 @@ class RunSpec(_Model):
     order: Literal["sequential", "interleaved"] = "sequential"
     timeout_s: float = Field(default=3600.0, gt=0)
     gpu_sample_interval_s: float = Field(default=1.0, gt=0, le=60)
-    executor: Literal["local", "ray"] = "local"
+    executor: str = Field(default="local", pattern=r"^[a-z][a-z0-9_-]{0,31}$")  # registered: execute/executor.py
     ray_address: str | None = None
     num_gpus: float = Field(default=0, ge=0)
     num_cpus: float = Field(default=1, ge=0)
