@@ -38,6 +38,7 @@ from reportgen.vocab import (
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     TOTAL_LENGTHS,
+    Status,
 )
 
 PASS, FAIL, WARN, NA = "pass", "fail", "warn", "not_applicable"
@@ -124,7 +125,7 @@ def describe_failure(run: RunData) -> str | None:
         msg = str(e.get("message") or "").strip()
         return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
-    if run.status == "failed" and m.get("status_reason"):
+    if run.status == Status.FAILED and m.get("status_reason"):
         return str(m["status_reason"])
     if m.get("timed_out"):
         return "timed out"

@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reportgen.vocab import BASELINE, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT
+from reportgen.vocab import BASELINE, HIGHER, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT, Direction
 
 SPEC_SCHEMA_VERSION: Final = 1
 FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -168,7 +168,7 @@ class Window(_Model):
 
 class AnalysisSpec(_Model):
     primary: str = PRIMARY_DEFAULT
-    direction: Literal["higher", "lower"] = "higher"
+    direction: Direction = HIGHER
     secondary: list[str] = Field(default_factory=lambda: list(SECONDARY_DEFAULT))
     warmup_steps: int = Field(default=20, ge=0)
     windows: list[Window] = Field(default_factory=list)
