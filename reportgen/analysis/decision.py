@@ -30,7 +30,16 @@ from reportgen.analysis import document as doc
 from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.rounding import change_decimals, fmt_change, fmt_level
-from reportgen.vocab import BASELINE, HIGHER, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, Verdicts, gain, metric
+from reportgen.vocab import (
+    BASELINE,
+    METRICS,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TOKEN_PER_S,
+    Verdicts,
+    gain,
+    is_better,
+    metric,
+)
 
 DISTURBING = ("no_overlap", "quiet_machine")  # invalidating guardrails that say the machine was not quiet
 
@@ -256,12 +265,11 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
         )
         return _verdict(Verdicts.INCONCLUSIVE, "futility", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     if rl.outcome == "windows":
-        higher = e.direction == HIGHER
         names = list(e.windows) or [f"W{i + 1}" for i in range(len(rl.window_changes))]
         off = [
             f"{name} ({'n/a' if c is None else _pct(c)})"
             for name, c in zip(names, rl.window_changes, strict=False)
-            if c is None or ((c > 0) == higher) != (est > 0)
+            if c is None or is_better(1 + c, e.direction) != (est > 0)
         ]
         cause = (
             f"{_pct(est)} ({where}) clears the threshold, but {len(off)} of {len(rl.window_changes)} windows "

@@ -39,7 +39,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change
 from reportgen.spec.model import Spec
-from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts
+from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
 
@@ -202,7 +202,7 @@ def _comparison(
         for name, s, e in windows
     ]
     changes = [w.change for w in wrows]
-    consistent = bool(changes) and all(ch is not None and (ch > 0 if higher else ch < 0) for ch in changes)
+    consistent = bool(changes) and all(ch is not None and is_better(1 + ch, a.direction) for ch in changes)
     phases = phase_keys([*b_used, *c_used])
     secondary = c.changes(phases, BASELINE, b_used, c_used)
     per_token = c.changes([same_work.TIME_PER_RESPONSE_TOKEN], BASELINE, b_used, c_used)
