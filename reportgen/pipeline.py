@@ -101,6 +101,7 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
         raise UserError(
             f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')"
         )
+    kind = executor_kind(request.executor or plans[0].spec.run.executor, where="--executor")
     if request.dry_run:
         from reportgen.execute.runner import campaign_refusal
         from reportgen.plan.show import describe_plan
@@ -118,7 +119,6 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             )
             Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
         return []
-    kind = executor_kind(request.executor or plans[0].spec.run.executor, where="--executor")
     exp_dirs = [Path(request.options.runs_root) / p.spec.name for p in plans]
     # One runner per campaign, one measurement per machine: held around the runs and the analysis.
     machine = kind.on_this_machine and not request.options.share_machine

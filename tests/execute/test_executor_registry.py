@@ -112,3 +112,10 @@ def test_the_registry_holds_the_built_in_executors_and_refuses_a_second_of_a_nam
         register(ExecutorKind(NAME, one_after_another(_make)))
     with pytest.raises(ValueError, match="registered already"):
         register(ExecutorKind("local", one_after_another(_make)))
+
+
+def test_an_unknown_executor_option_is_refused_before_a_dry_run(tmp_path: Path) -> None:
+    spec = _spec(tmp_path / "recipes", None)
+    request = RunRequest(spec_path=spec, options=RunOptions(runs_root=tmp_path / "runs"), dry_run=True, executor="k8s")
+    with pytest.raises(UserError, match=r"--executor 'k8s': no such executor; known: local, ray"):
+        run_all(request)
