@@ -14,8 +14,9 @@ from rich.console import Console
 from reportgen.analysis.document import AnalysisDocument, parse
 from reportgen.campaign import Sequential
 from reportgen.errors import UserError
+from reportgen.execute.executor import ExecutorKind, executor_kind
 from reportgen.execute.progress import ProgressDisplay
-from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, run_plan
+from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.spec import Spec, load_spec
 from reportgen.store.atomic import read_json
@@ -32,11 +33,10 @@ class RunRequest:
     options: RunOptions = field(default_factory=RunOptions)
     dry_run: bool = False
     analyze: bool = True
-    ray_address: str | None = None
-    more_specs: tuple[Path, ...] = ()
-    name: str | None = (
-        None  # experiment folder name instead of the spec's (one spec only)  # further experiments; on Ray they run in parallel, one node each
-    )
+    executor: str | None = None  # a registered executor's name (execute/executor.py); None: the spec's
+    address: str | None = None  # where that executor submits (a Ray dashboard); None: its default
+    more_specs: tuple[Path, ...] = ()  # further experiments; an executor with `parallel` runs them at once
+    name: str | None = None  # experiment folder name instead of the spec's (one spec only)
 
 
 def resolve_spec_path(path: Path | None) -> Path:
@@ -54,6 +54,7 @@ def load_plan(spec_path: Path | None, profile: str | None, name: str | None = No
     spec: Spec = load_spec(resolve_spec_path(spec_path), profile=profile)
     if name is not None:
         spec = rename(spec, name)
+    executor_kind(spec.run.executor, where=f"{spec.source_path}: [run] executor")  # a registered one
     return build_plan(spec)
 
 
@@ -87,7 +88,9 @@ def run(request: RunRequest, *, console: Console | None = None) -> ExperimentOut
 
 
 def run_all(request: RunRequest, *, console: Console | None = None) -> list[ExperimentOutcome]:
-    """Every requested experiment: one after another here, or in parallel on a Ray cluster."""
+    """Every requested experiment, with the executor the request or the first spec names (looked up
+    in the registry of reportgen.execute.executor): one after another here, or in parallel on a Ray
+    cluster."""
     console = console or Console(stderr=True)
     paths = [request.spec_path, *request.more_specs]
     if request.name is not None and request.more_specs:
@@ -98,6 +101,7 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
         raise UserError(
             f"experiment names must differ to run together, got {', '.join(names)}: rename one (spec key 'name')"
         )
+    kind = executor_kind(request.executor or plans[0].spec.run.executor, where="--executor")
     if request.dry_run:
         from reportgen.execute.runner import campaign_refusal
         from reportgen.plan.show import describe_plan
@@ -115,10 +119,9 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             )
             Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
         return []
-    on_ray = bool(request.ray_address or plans[0].spec.run.executor == "ray")
     exp_dirs = [Path(request.options.runs_root) / p.spec.name for p in plans]
     # One runner per campaign, one measurement per machine: held around the runs and the analysis.
-    machine = not on_ray and not request.options.share_machine
+    machine = kind.on_this_machine and not request.options.share_machine
 
     def say(line: str) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -128,39 +131,28 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             return [
                 ExperimentOutcome(p.spec.name, d, (), interrupted=True) for p, d in zip(plans, exp_dirs, strict=True)
             ]
-        return _run_and_analyze(request, plans, on_ray=on_ray, console=console)
+        return _run_and_analyze(request, plans, kind=kind, console=console)
 
 
 def _run_and_analyze(
-    request: RunRequest, plans: list[Plan], *, on_ray: bool, console: Console
+    request: RunRequest, plans: list[Plan], *, kind: ExecutorKind, console: Console
 ) -> list[ExperimentOutcome]:
-    if on_ray:
-        from reportgen.execute.ray_jobs import run_experiments
-
-        def display_for(plan: Plan) -> ProgressDisplay:
-            if len(plans) == 1:
-                return ProgressDisplay(console)
-            # Experiments in parallel share the terminal: plain lines, each tagged with its experiment.
-            return ProgressDisplay(
-                Console(file=cast(IO[str], _Prefixed(console.file, plan.spec.name)), width=console.width), live=False
-            )
-
-        done = run_experiments(
-            plans,
-            request.options,
-            address=request.ray_address,
-            display_for=display_for,
-            next_block_for=lambda plan, display: schedule(plan, request.options, display),
+    def display_for(plan: Plan) -> ProgressDisplay:
+        if len(plans) == 1 or not kind.parallel:
+            return ProgressDisplay(console)
+        # Experiments in parallel share the terminal: plain lines, each tagged with its experiment.
+        return ProgressDisplay(
+            Console(file=cast(IO[str], _Prefixed(console.file, plan.spec.name)), width=console.width), live=False
         )
-        outcomes = [o for o in done if o is not None]
-    else:
-        outcomes = []
-        for plan in plans:
-            display = ProgressDisplay(console)
-            nb = schedule(plan, request.options, display)
-            outcomes.append(run_plan(plan, request.options, display=display, next_block=nb))
-            if outcomes[-1].interrupted:
-                break
+
+    done = kind.run(
+        plans,
+        request.options,
+        address=request.address,
+        display_for=display_for,
+        next_block_for=lambda plan, display: schedule(plan, request.options, display),
+    )
+    outcomes = [o for o in done if o is not None]
     if request.analyze:
         from reportgen.analyze import analyze_experiment
 

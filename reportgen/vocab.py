@@ -1,5 +1,6 @@
-"""The words of the domain, defined once: arm names, run roles and statuses, failure kinds, and the
-Relax metric keys with their meaning, unit and better direction.
+"""The words of the domain, defined once: arm names, run roles and statuses, failure kinds, verdict
+statuses and their labels, the better direction of a metric, and the Relax metric keys with their
+title, meaning and unit.
 
 Every stage (spec, plan, execute, ingest, analysis, render) imports these names instead of spelling
 the strings, so renaming a word or adding a metric is one edit here. This module sits at the bottom
@@ -12,9 +13,10 @@ relax/backends/megatron/{actor,model,data}.py at 039ce87); the facts behind each
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal, get_args
 
 # -- arms and runs -------------------------------------------------------------------------------
 
@@ -85,9 +87,106 @@ time limit, signal), which a run made outside reportgen does not record."""
 FAILURE_DISPLAY_ORDER = (OOM, NAN, FATAL, TRACEBACK, TIMEOUT, ABNORMAL_EXIT, INTERRUPTED)
 """The order a page lists a candidate's events in: what a reader acts on first."""
 
-# -- Relax metric keys ---------------------------------------------------------------------------
+# -- verdicts -------------------------------------------------------------------------------------
+
+VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid", "incomplete"]
+"""A candidate's verdict (analysis.json `verdict.status`, analysis/decision.py decides it)."""
+
+
+class Verdicts:
+    """The verdict statuses by name."""
+
+    ACCEPTED: Final = "accepted"  # the interval cleared the threshold: faster
+    REJECTED: Final = "rejected"  # the interval cleared it the other way: slower
+    NO_CHANGE: Final = "no_change"  # the interval lies inside the equivalence margin
+    INCONCLUSIVE: Final = "inconclusive"  # not decided (yet): too few pairs, too wide, windows disagree
+    FAILED: Final = "failed"  # a run or a guardrail failed
+    INVALID: Final = "invalid"  # the arms are not comparable (machine, model, data, disturbance, work)
+    INCOMPLETE: Final = "incomplete"  # runs are unfinished: resuming redoes them
+
+
+VERDICT_STATUSES: tuple[VerdictStatus, ...] = get_args(VerdictStatus)
+DECIDED: tuple[VerdictStatus, ...] = (Verdicts.ACCEPTED, Verdicts.REJECTED, Verdicts.NO_CHANGE)
+"""Verdicts the interval decided (the others say why it could not)."""
+BROKEN: tuple[VerdictStatus, ...] = (Verdicts.FAILED, Verdicts.INVALID, Verdicts.INCOMPLETE)
+"""Verdicts whose cause, not a figure, is the answer."""
+
+
+@dataclass(frozen=True)
+class VerdictLabel:
+    """How a verdict status is shown: the one place its words and emoji live."""
+
+    word: str  # the report's word for it (badges, answer lines)
+    plain: str  # for a reader who has not read the method (the home page)
+    pr: str  # the PR body: emoji and words
+
+
+VERDICT_LABELS: dict[str, VerdictLabel] = {
+    Verdicts.ACCEPTED: VerdictLabel("accepted", "accepted", "✅ accepted"),
+    Verdicts.REJECTED: VerdictLabel("rejected", "rejected", "❌ rejected"),
+    Verdicts.NO_CHANGE: VerdictLabel("no significant change", "no significant change", "➖ no significant change"),
+    Verdicts.INCONCLUSIVE: VerdictLabel("inconclusive", "not decided yet", "❔ inconclusive"),
+    Verdicts.FAILED: VerdictLabel("failed", "failed", "💥 failed"),
+    Verdicts.INVALID: VerdictLabel("invalid", "not comparable", "⛔ invalid comparison"),
+    Verdicts.INCOMPLETE: VerdictLabel("incomplete", "unfinished", "⏸️ incomplete"),
+}
+
+
+def verdict_label(status: str) -> VerdictLabel:
+    """The label of `status`; an unknown status (a newer analysis.json) is shown as it is."""
+    return VERDICT_LABELS.get(status) or VerdictLabel(status, status, status)
+
+
+# Why a verdict is what it is: the one piece of the evidence that decided it (docs/analysis.md#verdicts).
+Basis = Literal[
+    "invalid",  # machine, model or data differ
+    "disturbed",  # another measurement or other load shared the machine (no_overlap, quiet_machine)
+    "same_work",  # the arms generated different work
+    "failed",  # a run failed or a guardrail failed
+    "pending",  # runs are unfinished: resuming redoes them
+    "missing_metric",  # an arm never logged the primary metric
+    "windows_missed",  # a declared window holds no step of some run (resumed or short runs)
+    "no_pairs",  # no pair of finished runs with a run-level figure
+    "too_few_pairs",  # fewer pairs than a decision needs (design.min_pairs, or a fixed design's planned pairs)
+    "interval",  # the repeated confidence interval crossed a decision boundary
+    "futility",  # the minimum effect is out of reach (sequential: the campaign stopped for it)
+    "windows",  # the interval cleared the threshold but the windows disagree in direction
+    "open",  # the interval is too wide to decide yet; more pairs may decide
+    "max_pairs",  # the design's last look came without a decision
+    "base",  # decided against the candidate's base
+]
+"""Why a verdict is what it is (analysis.json `verdict.basis`): `invalid` and `failed` are named
+after the verdict they give."""
+
+IntervalOutcome = Literal["accepted", "rejected", "no_change", "futility", "windows", "open", "too_few_pairs"]
+"""What a run-level interval says under the design's rules (analysis.json `run_level.outcome`): the
+first three are the verdicts it decides (`Verdicts`), the others why it does not decide."""
+INTERVAL_OUTCOMES: tuple[IntervalOutcome, ...] = get_args(IntervalOutcome)
+
+# -- better direction ------------------------------------------------------------------------------
 
 Direction = Literal["higher", "lower"]
+"""Which way a metric is better."""
+HIGHER: Final = "higher"
+LOWER: Final = "lower"
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
+
+
+def gain(ratio: float, direction: str | None) -> float:
+    """`ratio` (candidate / reference) turned the way that is better: itself when higher is better,
+    its inverse (reference / candidate) when lower is; above 1 is better either way. A direction of
+    None (neither is better) keeps the ratio."""
+    if direction != LOWER:
+        return ratio
+    return math.inf if ratio == 0 else 1.0 / ratio
+
+
+def is_better(ratio: float, direction: str | None) -> bool:
+    """Whether candidate / reference = `ratio` is an improvement in `direction`."""
+    return gain(ratio, direction) > 1.0
+
+
+# -- Relax metric keys ---------------------------------------------------------------------------
 
 PERF_PREFIX = "perf/"  # per-step performance keys; "<name>_time" ones are timers of a phase
 MULTI_TURN_PREFIX = "multi_turn/"  # logged by multi-turn rollouts only
@@ -230,9 +329,28 @@ STEP_PARTS = (
 """The timers a step's time is split into on the site ("where a step's time goes")."""
 
 
+_GENERIC_PREFIXES = ("perf", "rollout", "train")
+
+
+def title(key: str) -> str:
+    """A metric's title: the known one, else one made from the key that reads well (any key Relax
+    logs can be used): `perf/decode_tokens_per_s` -> "decode tokens per s", `gpu/util_mean` ->
+    "util mean (gpu)"; a `:p95` suffix stays ("step time p95")."""
+    known = METRICS.get(key)
+    if known is not None:
+        return known.title
+    base, colon, stat = key.partition(":")
+    if colon and base in METRICS:
+        return f"{METRICS[base].title} {stat}"
+    *groups, leaf = base.split("/")
+    words = (leaf or base).replace("_", " ").replace("-", " ").strip() or key
+    groups = [g for g in groups if g and g not in _GENERIC_PREFIXES]
+    return (f"{words} ({'/'.join(groups)})" if groups else words) + (f" {stat}" if colon else "")
+
+
 def metric(key: str) -> Metric:
-    """The known metric for `key`, or one that names the key itself (any key Relax logs can be used)."""
-    return METRICS.get(key) or Metric(key, key, "", None, "")
+    """The known metric for `key`, or one titled from the key itself (`title`)."""
+    return METRICS.get(key) or Metric(key, title(key), "", None, "")
 
 
 # -- workloads ------------------------------------------------------------------------------------

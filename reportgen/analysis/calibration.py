@@ -26,6 +26,7 @@ import numpy as np
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import runlevel
+from reportgen.vocab import Verdicts
 
 GPU_WINDOWS = ((8, 20), (21, 33), (34, 47))
 
@@ -65,11 +66,11 @@ class Result:
     @property
     def false_decisive(self) -> float:
         """Accepted or rejected: a decision that is false when the truth is no change."""
-        return self.rate("accepted", "rejected")
+        return self.rate(Verdicts.ACCEPTED, Verdicts.REJECTED)
 
     @property
     def power(self) -> float:
-        return self.rate("accepted")
+        return self.rate(Verdicts.ACCEPTED)
 
 
 def ar1(rng: np.random.Generator, shape: tuple[int, ...], *, rho: float) -> np.ndarray:

@@ -30,7 +30,16 @@ from reportgen.analysis import document as doc
 from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.rounding import change_decimals, fmt_change, fmt_level
-from reportgen.vocab import BASELINE, METRICS, STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, metric
+from reportgen.vocab import (
+    BASELINE,
+    METRICS,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TOKEN_PER_S,
+    Verdicts,
+    gain,
+    is_better,
+    metric,
+)
 
 DISTURBING = ("no_overlap", "quiet_machine")  # invalidating guardrails that say the machine was not quiet
 
@@ -120,19 +129,21 @@ def decide(e: Evidence) -> doc.Verdict:
     invalid = [g for g in bad if g.id in INVALIDATING]
     if invalid:
         g = invalid[0]
-        basis: doc.Basis = "disturbed" if g.id in DISTURBING else "invalid"
-        return _verdict("invalid", basis, f"Invalid comparison: {g.title.lower()} failed.", g.reason)
+        basis: doc.Basis = "disturbed" if g.id in DISTURBING else Verdicts.INVALID
+        return _verdict(Verdicts.INVALID, basis, f"Invalid comparison: {g.title.lower()} failed.", g.reason)
     real_failure = e.failure is not None
     if (real_failure or bad) and (e.pending is None or real_failure or e.finished_both):
         cause = e.failure.cause if e.failure else bad[0].reason
-        return _verdict("failed", "failed", f"Failed: {cause}.", cause, failure=e.failure)
+        return _verdict(Verdicts.FAILED, Verdicts.FAILED, f"Failed: {cause}.", cause, failure=e.failure)
     for finding, who in ((e.same_work, BASELINE), (e.base_same_work, e.base)):
         if finding is not None and finding[0] == FAIL:
             title = "same generated work" if who == BASELINE else f"same generated work as its base {who}"
-            return _verdict("invalid", "same_work", f"Invalid comparison: {title} failed.", finding[1], against=who)
+            return _verdict(
+                Verdicts.INVALID, "same_work", f"Invalid comparison: {title} failed.", finding[1], against=who
+            )
     if e.pending is not None:
         return _verdict(
-            "incomplete",
+            Verdicts.INCOMPLETE,
             "pending",
             f"Incomplete: {e.pending}; resume the campaign to finish it (any figures so far come from the finished "
             "runs).",
@@ -140,14 +151,14 @@ def decide(e: Evidence) -> doc.Verdict:
         )
     if e.no_runs:
         cause = "no formal run of this candidate"
-        return _verdict("failed", "failed", f"Failed: {cause}.", cause)
+        return _verdict(Verdicts.FAILED, Verdicts.FAILED, f"Failed: {cause}.", cause)
     if e.missing_metric:
-        return _verdict("inconclusive", "missing_metric", f"Inconclusive: {e.missing_metric}.", e.missing_metric)
+        return _verdict(Verdicts.INCONCLUSIVE, "missing_metric", f"Inconclusive: {e.missing_metric}.", e.missing_metric)
     if e.windows_gap:
-        return _verdict("inconclusive", "windows_missed", f"Inconclusive: {e.windows_gap}.", e.windows_gap)
+        return _verdict(Verdicts.INCONCLUSIVE, "windows_missed", f"Inconclusive: {e.windows_gap}.", e.windows_gap)
     if e.base != BASELINE and e.base_pending is not None:
         return _verdict(
-            "incomplete",
+            Verdicts.INCOMPLETE,
             "pending",
             f"Incomplete: its base {e.base} has unfinished runs ({e.base_pending}); resume the campaign to finish "
             "them.",
@@ -159,15 +170,11 @@ def decide(e: Evidence) -> doc.Verdict:
     return _statistics(e, e.vs_baseline, against=BASELINE)
 
 
-def _gain(ratio: float, direction: str) -> float:
-    return ratio if direction == "higher" else 1.0 / ratio
-
-
 def _gain_bounds(iv: doc.Interval, direction: str) -> tuple[float | None, float | None]:
     """The interval of the gain (fractions), low first; (None, None) without one."""
     if iv.low is None or iv.high is None:
         return None, None
-    lo, hi = sorted((_gain(iv.low, direction) - 1, _gain(iv.high, direction) - 1))
+    lo, hi = sorted((gain(iv.low, direction) - 1, gain(iv.high, direction) - 1))
     return lo, hi
 
 
@@ -197,8 +204,8 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
             f"no pair of finished runs{vs} with a value of the primary metric in every window: a verdict needs at "
             f"least {d.min_pairs} pairs"
         )
-        return _verdict("inconclusive", "no_pairs", f"Inconclusive: {cause}.", cause, against=against)
-    est = _gain(iv.estimate, e.direction) - 1 if iv.estimate is not None else None
+        return _verdict(Verdicts.INCONCLUSIVE, "no_pairs", f"Inconclusive: {cause}.", cause, against=against)
+    est = gain(iv.estimate, e.direction) - 1 if iv.estimate is not None else None
     pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs"
     if rl.outcome == "too_few_pairs":
         need = max(d.min_pairs, d.looks[0] if d.mode == "fixed" else d.min_pairs)
@@ -208,15 +215,17 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
             f"{pairs_word}{planned}{vs} ({seen}); a verdict needs at least {need}, because the run-to-run spread, "
             f"not the steps' noise, decides: {need - n} more"
         )
-        return _verdict("inconclusive", "too_few_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+        return _verdict(
+            Verdicts.INCONCLUSIVE, "too_few_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n
+        )
     assert iv.low is not None and iv.high is not None and est is not None
     span = _span(iv, e.direction)
     where = f"{level} {span}, {pairs_word}{vs}"
-    if rl.outcome == "accepted":
-        if against != BASELINE and e.vs_baseline.outcome in ("rejected", "no_change", "futility"):
+    if rl.outcome == Verdicts.ACCEPTED:
+        if against != BASELINE and e.vs_baseline.outcome in (Verdicts.REJECTED, Verdicts.NO_CHANGE, "futility"):
             base_iv = e.vs_baseline.interval
             figure = (
-                _pct_for(base_iv, e.direction)(_gain(base_iv.estimate, e.direction) - 1)
+                _pct_for(base_iv, e.direction)(gain(base_iv.estimate, e.direction) - 1)
                 if base_iv.estimate is not None
                 else "n/a"
             )
@@ -224,50 +233,49 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
                 f"what it adds to {against} is a gain ({_pct(est)}, {where}), but together with {against} it is not "
                 f"better than the baseline ({figure})"
             )
-            return _verdict("inconclusive", "base", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+            return _verdict(Verdicts.INCONCLUSIVE, "base", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
         summary = f"Accepted: better by {_pct(est)} ({where}), in every window, all guardrails passed."
         if against != BASELINE:
             summary = (
                 f"Accepted against its base {against}: {e.metric_label} {_pct(est)} ({level} {span}, "
                 f"{pairs_word}), in every window, all guardrails passed."
             )
-        return _verdict("accepted", "interval", summary, against=against, pairs=n)
-    if rl.outcome == "rejected":
+        return _verdict(Verdicts.ACCEPTED, "interval", summary, against=against, pairs=n)
+    if rl.outcome == Verdicts.REJECTED:
         summary = f"Rejected: worse by {_pct(est)} ({where})."
         why: str | None = None
         if against != BASELINE:
             summary = f"Rejected against its base {against}: {e.metric_label} {_pct(est)} ({where}); its gain over the baseline is {against}'s."
             why = f"what it adds to {against} makes {e.metric_label} worse: {_pct(est)} ({level} {span})"
-        return _verdict("rejected", "interval", summary, why, against=against, pairs=n)
-    if rl.outcome == "no_change":
+        return _verdict(Verdicts.REJECTED, "interval", summary, why, against=against, pairs=n)
+    if rl.outcome == Verdicts.NO_CHANGE:
         summary = f"No meaningful change: {_pct(est)} ({where}), inside ±{d.min_effect:.0%}."
         why = None
         if against != BASELINE:
             summary = f"No meaningful change against its base {against}: {_pct(est)} ({where}), inside ±{d.min_effect:.0%}; its gain over the baseline is {against}'s."
             why = f"what it adds to {against} moves {e.metric_label} by less than the {d.min_effect:.0%} minimum effect: {_pct(est)}"
-        return _verdict("no_change", "interval", summary, why, against=against, pairs=n)
+        return _verdict(Verdicts.NO_CHANGE, "interval", summary, why, against=against, pairs=n)
     if rl.outcome == "futility":
         look = rl.looks[-1] if rl.looks else None
-        bound = _gain(look.futility_high, e.direction) - 1 if look and look.futility_high is not None else None
+        bound = gain(look.futility_high, e.direction) - 1 if look and look.futility_high is not None else None
         at_most = f"at most {_pct(bound)} ({d.futility or 0.9:.0%} one-sided bound)" if bound is not None else ""
         cause = (
             f"the {d.min_effect:.0%} minimum effect is out of reach{vs}: {_pct(est)}, {at_most} after {pairs_word}; "
             f"whether it is slower is not settled ({level} {span})"
         )
-        return _verdict("inconclusive", "futility", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+        return _verdict(Verdicts.INCONCLUSIVE, "futility", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     if rl.outcome == "windows":
-        higher = e.direction == "higher"
         names = list(e.windows) or [f"W{i + 1}" for i in range(len(rl.window_changes))]
         off = [
             f"{name} ({'n/a' if c is None else _pct(c)})"
             for name, c in zip(names, rl.window_changes, strict=False)
-            if c is None or ((c > 0) == higher) != (est > 0)
+            if c is None or is_better(1 + c, e.direction) != (est > 0)
         ]
         cause = (
             f"{_pct(est)} ({where}) clears the threshold, but {len(off)} of {len(rl.window_changes)} windows "
             f"went the other way: {', '.join(off)}"
         )
-        return _verdict("inconclusive", "windows", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+        return _verdict(Verdicts.INCONCLUSIVE, "windows", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     last = d.mode == "sequential" and n >= d.max_pairs
     more = rl.more_pairs
     if last:
@@ -275,8 +283,8 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
             f"{_pct(est)} with a {where}: the design's last look ({d.max_pairs} pairs) came without the interval "
             f"clearing ±{d.min_effect:.0%}"
         )
-        return _verdict("inconclusive", "max_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+        return _verdict(Verdicts.INCONCLUSIVE, "max_pairs", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     cause = f"{_pct(est)} with a {where}: too wide to decide at the {d.min_effect:.0%} minimum effect"
     if more is not None:
         cause += f"; about {more} more pair{'s' if more != 1 else ''} would decide if the spread stays as seen"
-    return _verdict("inconclusive", "open", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+    return _verdict(Verdicts.INCONCLUSIVE, "open", f"Inconclusive: {cause}.", cause, against=against, pairs=n)

@@ -17,32 +17,16 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from reportgen import vocab
 from reportgen.errors import UserError
 
 SCHEMA_VERSION: Final = 5  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
-Direction = Literal["higher", "lower"]
-VerdictStatus = Literal["accepted", "rejected", "no_change", "inconclusive", "failed", "invalid", "incomplete"]
-# Why a verdict is what it is: the one piece of the evidence that decided it (docs/analysis.md#verdicts).
-Basis = Literal[
-    "invalid",  # machine, model or data differ
-    "disturbed",  # another measurement or other load shared the machine (no_overlap, quiet_machine)
-    "same_work",  # the arms generated different work
-    "failed",  # a run failed or a guardrail failed
-    "pending",  # runs are unfinished: resuming redoes them
-    "missing_metric",  # an arm never logged the primary metric
-    "windows_missed",  # a declared window holds no step of some run (resumed or short runs)
-    "no_pairs",  # no pair of finished runs with a run-level figure
-    "too_few_pairs",  # fewer pairs than a decision needs (design.min_pairs, or a fixed design's planned pairs)
-    "interval",  # the repeated confidence interval crossed a decision boundary
-    "futility",  # the minimum effect is out of reach (sequential: the campaign stopped for it)
-    "windows",  # the interval cleared the threshold but the windows disagree in direction
-    "open",  # the interval is too wide to decide yet; more pairs may decide
-    "max_pairs",  # the design's last look came without a decision
-    "base",  # decided against the candidate's base
-]
+Direction = vocab.Direction
+VerdictStatus = vocab.VerdictStatus
+Basis = vocab.Basis
 # "warn": a finding a reviewer must see that does not decide the verdict (training quality).
 GuardrailStatus = Literal["pass", "fail", "warn", "not_applicable"]
 DisturbanceKind = Literal["other_run", "cpu_load", "gpu_process", "gpu_throttle"]
@@ -451,9 +435,7 @@ class Look(_Model):
     futility_high: float | None = Field(
         default=None, description="The one-sided futility bound of the ratio (sequential designs)."
     )
-    outcome: Literal["accepted", "rejected", "no_change", "futility", "windows", "open", "too_few_pairs"] = Field(
-        description="What this look's interval says under the design's rules."
-    )
+    outcome: vocab.IntervalOutcome = Field(description="What this look's interval says under the design's rules.")
 
 
 class RunLevel(_Model):
@@ -474,7 +456,7 @@ class RunLevel(_Model):
     window_changes: list[float | None] = Field(
         default_factory=list, description="Per window: candidate/reference - 1 of the window means over these pairs."
     )
-    outcome: Literal["accepted", "rejected", "no_change", "futility", "windows", "open", "too_few_pairs"] = Field(
+    outcome: vocab.IntervalOutcome = Field(
         default="too_few_pairs", description="What the interval now says under the design's rules."
     )
     more_pairs: int | None = Field(

@@ -22,7 +22,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.stats import change
 from reportgen.spec.model import Spec
-from reportgen.vocab import FORMAL, METRICS, Status
+from reportgen.vocab import FORMAL, LOWER, METRICS, Status
 
 Windows = list[tuple[str, int, int]]
 UNFINISHED = (Status.INTERRUPTED, Status.RUNNING)
@@ -126,7 +126,7 @@ def label_of(key: str) -> tuple[str, str, doc.Direction | None]:
     if m is not None:
         return m.title, m.unit, m.direction
     name = key.split("/", 1)[-1].replace("_", " ")
-    return (name, "s", "lower") if key.endswith(PHASE_SUFFIX) else (name, "", None)
+    return (name, "s", LOWER) if key.endswith(PHASE_SUFFIX) else (name, "", None)
 
 
 def phase_keys(runs: Sequence[RunData]) -> list[str]:
@@ -207,7 +207,7 @@ class Campaign:
         if rv is None and cv is None:
             return None
         label, unit, better = label_of(key)
-        rl = self.compare(key, reference, ref, cand, higher=better != "lower")
+        rl = self.compare(key, reference, ref, cand, higher=better != LOWER)
         iv = rl.interval if len(rl.pairs) >= 2 and rl.interval.low is not None else self.within_run(key, ref, cand)
         return doc.MetricChange(
             metric=key,

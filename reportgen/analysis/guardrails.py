@@ -18,7 +18,7 @@ import pandas as pd
 
 from reportgen.analysis import memory, quality
 from reportgen.analysis.inputs import RunData, argv_value
-from reportgen.ingest.status import event_label, first_failure, is_handled
+from reportgen.failures import event_label, first_failure, is_handled
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
     CRITIC_GRAD_NORM,
@@ -38,6 +38,7 @@ from reportgen.vocab import (
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     TOTAL_LENGTHS,
+    Status,
 )
 
 PASS, FAIL, WARN, NA = "pass", "fail", "warn", "not_applicable"
@@ -103,7 +104,7 @@ def _clean_end(run: RunData) -> dict[str, int]:
 
 def failure_events(run: RunData) -> list[dict[str, Any]]:
     """The run's events that are failures: all but tracebacks the run survived (ingest's rule,
-    reportgen.ingest.status: a traceback that Relax's clean end follows was handled)."""
+    reportgen.failures: a traceback that Relax's clean end follows was handled)."""
     ends = _clean_end(run)
     return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
 
@@ -124,7 +125,7 @@ def describe_failure(run: RunData) -> str | None:
         msg = str(e.get("message") or "").strip()
         return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
-    if run.status == "failed" and m.get("status_reason"):
+    if run.status == Status.FAILED and m.get("status_reason"):
         return str(m["status_reason"])
     if m.get("timed_out"):
         return "timed out"

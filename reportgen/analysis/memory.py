@@ -29,7 +29,7 @@ import numpy as np
 
 from reportgen.analysis import document as doc
 from reportgen.analysis.inputs import RunData, argv_value
-from reportgen.ingest.events import oom_details
+from reportgen.failures import oom_details
 from reportgen.vocab import ALLOCATED_MEMORY_KEYS, MEMORY_CAP_FLAG
 
 LOW_HEADROOM = 0.15  # below this share of the limit left, the next step names the memory cost

@@ -17,6 +17,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
 from reportgen.rounding import fmt_change_supported, fmt_share
+from reportgen.vocab import Verdicts
 
 # Ids on the experiment page the evidence links point at (the page renders these sections).
 WINDOWS = "windows"
@@ -111,13 +112,13 @@ def derive(
     An accepted candidate near its memory limit (`memory.low_headroom`) has the cost named in its step."""
     cand = comp.candidate
     v = comp.verdict
-    if v.status == "incomplete":
+    if v.status == Verdicts.INCOMPLETE:
         return _resume(v, rerun)
-    if v.status == "failed":
+    if v.status == Verdicts.FAILED:
         return _failed(comp, rerun)
-    if v.status == "invalid":
+    if v.status == Verdicts.INVALID:
         return _invalid(comp, rerun)
-    if v.status == "inconclusive":
+    if v.status == Verdicts.INCONCLUSIVE:
         return _inconclusive(comp, rerun=rerun, design=design, metric_label=metric_label)
     on_base = v.against != comp.baseline
     links = (
@@ -125,7 +126,7 @@ def derive(
         if on_base
         else []
     )
-    if v.status == "accepted":
+    if v.status == Verdicts.ACCEPTED:
         together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
         text = f"Merge {cand}{together}."
         if memory is not None and mem.low_headroom(memory):
@@ -140,7 +141,7 @@ def derive(
             f"Do not merge {cand}: its gain over the baseline is {v.against}'s, not its own; keep {v.against}'s flags."
         )
         return doc.NextStep(action="reject", text=text), v.cause, links
-    if v.status == "rejected":
+    if v.status == Verdicts.REJECTED:
         iv = comp.run_level.interval
         est = None if iv.estimate is None else iv.estimate - 1
         text = f"Do not merge {cand}: {metric_label} is worse ({_pct(est, iv)}); keep the baseline's flags."

@@ -39,7 +39,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change
 from reportgen.spec.model import Spec
-from reportgen.vocab import BASELINE, STEP_TIME
+from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
 
@@ -114,7 +114,7 @@ def _comparison(
 ) -> doc.Comparison:
     spec, windows = c.spec, c.windows
     a = spec.analysis
-    higher = a.direction == "higher"
+    higher = a.direction == HIGHER
     base, cand = arms[BASELINE], arms[cand_id]
     # Gather: runs a resumed campaign redoes (interrupted, or left running by a runner that died)
     # are not judged; the comparison is incomplete until they are finished, not failed.
@@ -202,7 +202,7 @@ def _comparison(
         for name, s, e in windows
     ]
     changes = [w.change for w in wrows]
-    consistent = bool(changes) and all(ch is not None and (ch > 0 if higher else ch < 0) for ch in changes)
+    consistent = bool(changes) and all(ch is not None and is_better(1 + ch, a.direction) for ch in changes)
     phases = phase_keys([*b_used, *c_used])
     secondary = c.changes(phases, BASELINE, b_used, c_used)
     per_token = c.changes([same_work.TIME_PER_RESPONSE_TOKEN], BASELINE, b_used, c_used)
@@ -214,7 +214,7 @@ def _comparison(
     deciding = vs_base_rl if verdict.against != BASELINE and vs_base_rl is not None else vs_baseline
     needs = (
         c.design.mode == "sequential"
-        and verdict.status == "inconclusive"
+        and verdict.status == Verdicts.INCONCLUSIVE
         and verdict.basis in ("too_few_pairs", "open", "windows")
         and len(deciding.pairs) < c.design.max_pairs
     )
@@ -279,7 +279,7 @@ def _summary(
     against = comp.vs_base if ref.id != BASELINE and comp.vs_base else comp.secondary
     step = next(
         (m for m in against if m.metric == STEP_TIME),
-        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better="lower", against=ref.id),
+        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better=LOWER, against=ref.id),
     )
     bp, cp = base.memory.used_mib, cand.memory.used_mib
     if bp is None or cp is None:  # no figure a limit bounds: nvidia-smi's peak inside the windows
@@ -288,7 +288,7 @@ def _summary(
         metric="gpu/mem_peak_mib",
         label="peak GPU memory",
         unit="MiB",
-        better="lower",
+        better=LOWER,
         reference=bp,
         candidate=cp,
         change=change(bp, cp),

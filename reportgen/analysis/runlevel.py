@@ -32,12 +32,21 @@ import numpy as np
 
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
+from reportgen.vocab import IntervalOutcome, Verdicts
 
 HETEROGENEITY = 0.10  # level of the F test that refuses the pool when the pairs vary more than it allows
 
 # Outcomes of a look, as integers for the vectorised rules, and their names in analysis.json.
 TOO_FEW, OPEN, ACCEPTED, REJECTED, NO_CHANGE, FUTILITY, WINDOWS = range(7)
-OUTCOME_NAMES = ("too_few_pairs", "open", "accepted", "rejected", "no_change", "futility", "windows")
+OUTCOME_NAMES: tuple[IntervalOutcome, ...] = (
+    "too_few_pairs",
+    "open",
+    Verdicts.ACCEPTED,
+    Verdicts.REJECTED,
+    Verdicts.NO_CHANGE,
+    "futility",
+    "windows",
+)
 DECIDED = (ACCEPTED, REJECTED, NO_CHANGE, FUTILITY)
 
 
@@ -367,7 +376,7 @@ def compare(
                 low=math.exp(float(b.low[0])) if finite else None,
                 high=math.exp(float(b.high[0])) if finite else None,
                 futility_high=futility_ratio,
-                outcome=OUTCOME_NAMES[o],  # type: ignore[arg-type]
+                outcome=OUTCOME_NAMES[o],
             )
         )
         last = (s, b, dsg)

@@ -23,16 +23,24 @@ import numpy as np
 
 from reportgen import vocab
 from reportgen.analysis.inputs import RunData
-from reportgen.vocab import RESPONSE_LEN_MEAN, RESPONSE_LENGTHS, STEP_RESP_TOKEN_PER_S, STEP_TIME, STEP_TOKEN_PER_S
+from reportgen.vocab import (
+    HIGHER,
+    LOWER,
+    RESPONSE_LEN_MEAN,
+    RESPONSE_LENGTHS,
+    STEP_RESP_TOKEN_PER_S,
+    STEP_TIME,
+    STEP_TOKEN_PER_S,
+)
 
 # Derived per-step quantities (not logged by Relax; computed from logged keys of the same step).
 RESPONSE_TOKENS_PER_STEP = "reportgen/response_tokens_per_step"
 TOKENS_PER_STEP = "reportgen/tokens_per_step"
 TIME_PER_RESPONSE_TOKEN = "reportgen/ms_per_response_token"
 DERIVED = {
-    RESPONSE_TOKENS_PER_STEP: ("response tokens per step", "tok", "higher"),
-    TOKENS_PER_STEP: ("tokens per step", "tok", "higher"),
-    TIME_PER_RESPONSE_TOKEN: ("step time per generated token", "ms/tok", "lower"),
+    RESPONSE_TOKENS_PER_STEP: ("response tokens per step", "tok", HIGHER),
+    TOKENS_PER_STEP: ("tokens per step", "tok", HIGHER),
+    TIME_PER_RESPONSE_TOKEN: ("step time per generated token", "ms/tok", LOWER),
 }
 
 ID = "same_work"

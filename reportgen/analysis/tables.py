@@ -26,6 +26,8 @@ from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
     BASELINE,
     FORMAL,
+    HIGHER,
+    LOWER,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     STEP_TOKEN_PER_S,
@@ -33,11 +35,11 @@ from reportgen.vocab import (
 
 LIMIT_FLAGS = ("--rollout-max-prompt-len", "--rollout-max-response-len")
 HEADLINE = (
-    (STEP_RESP_TOKEN_PER_S, "response tokens/s", "tok/s", "higher"),
-    (STEP_TOKEN_PER_S, "total tokens/s", "tok/s", "higher"),
-    (STEP_TIME, "step time mean", "s", "lower"),
-    (f"{STEP_TIME}:p95", "step time p95", "s", "lower"),
-    (ACTOR_TRAIN_TIME, "actor train time", "s", "lower"),
+    (STEP_RESP_TOKEN_PER_S, "response tokens/s", "tok/s", HIGHER),
+    (STEP_TOKEN_PER_S, "total tokens/s", "tok/s", HIGHER),
+    (STEP_TIME, "step time mean", "s", LOWER),
+    (f"{STEP_TIME}:p95", "step time p95", "s", LOWER),
+    (ACTOR_TRAIN_TIME, "actor train time", "s", LOWER),
 )
 
 
@@ -145,7 +147,7 @@ def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
         else:
             rows.append(_row(key, label, unit, better, base.overall.get(key), cand.overall.get(key)))  # type: ignore[arg-type]
     bg, cg = base.gpu, cand.gpu
-    rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", "higher", bg.util_mean, cg.util_mean))
+    rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", HIGHER, bg.util_mean, cg.util_mean))
     cg_by = {g.index: g for g in cg.per_gpu}
     for g in bg.per_gpu:
         c = cg_by.get(g.index)
@@ -154,7 +156,7 @@ def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
                 f"gpu/{g.index}/util_mean",
                 f"GPU {g.index} utilization mean",
                 "%",
-                "higher",
+                HIGHER,
                 g.util_mean,
                 c.util_mean if c else None,
             )
@@ -164,7 +166,7 @@ def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
                 f"gpu/{g.index}/mem_peak_mib",
                 f"peak memory GPU {g.index}",
                 "MiB",
-                "lower",
+                LOWER,
                 g.mem_peak_mib,
                 c.mem_peak_mib if c else None,
             )
@@ -177,7 +179,7 @@ def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
         return min((r.steps_completed for r in finished), default=None)
 
     sb, sc = steps(base), steps(cand)
-    row = _row("steps_completed", "completed steps", "steps", "higher", sb, sc)
+    row = _row("steps_completed", "completed steps", "steps", HIGHER, sb, sc)
     # a count: show the difference
     rows.append(row.model_copy(update={"change": (sc - sb) if sb is not None and sc is not None else None}))
 

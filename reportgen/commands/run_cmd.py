@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from reportgen.commands.options import RunsOption, runs_root
+from reportgen.errors import UserError
 from reportgen.execute.runner import RunOptions
 from reportgen.pipeline import RunRequest, run_all
 
@@ -17,7 +18,7 @@ def register(app: typer.Typer) -> None:
         specs: list[Path] | None = typer.Argument(
             None,
             metavar="SPEC",
-            help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel with --ray (one node each), else one after another.",
+            help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel on Ray (one node each), else one after another.",
         ),
         profile: str | None = typer.Option(
             None, "--profile", metavar="NAME", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."
@@ -42,7 +43,19 @@ def register(app: typer.Typer) -> None:
             None, "--name", metavar="NAME", help="Experiment folder name under runs/ instead of the spec's name."
         ),
         ray: str | None = typer.Option(
-            None, "--ray", metavar="ADDRESS", help="Submit runs as jobs to this Ray cluster (address of its dashboard)."
+            None,
+            "--ray",
+            metavar="ADDRESS",
+            help="Submit runs as jobs to this Ray cluster (address of its dashboard): --executor ray --address ADDRESS.",
+        ),
+        executor: str | None = typer.Option(
+            None,
+            "--executor",
+            metavar="NAME",
+            help="Run with this registered executor (local, ray, ...) instead of the spec's [run] executor.",
+        ),
+        address: str | None = typer.Option(
+            None, "--address", metavar="ADDRESS", help="Where the executor submits runs (a Ray dashboard)."
         ),
         budget_minutes: float | None = typer.Option(
             None,
@@ -60,6 +73,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
         specs = list(specs or [])
+        if ray is not None:
+            if executor not in (None, "ray") or address is not None:
+                raise UserError("--ray ADDRESS is --executor ray --address ADDRESS: give one or the other")
+            executor, address = "ray", ray
         outcomes = run_all(
             RunRequest(
                 spec_path=specs[0] if specs else None,
@@ -76,7 +93,8 @@ def register(app: typer.Typer) -> None:
                 ),
                 dry_run=dry_run,
                 analyze=not no_analyze,
-                ray_address=ray,
+                executor=executor,
+                address=address,
                 name=name,
             )
         )

@@ -3,7 +3,10 @@
 Two implementations: `LocalExecutor` (process groups on this machine, reportgen.execute.process)
 and `RayExecutor` (a Ray job on one node of a cluster, reportgen.execute.ray_jobs). The runner
 (reportgen.execute.runner) talks to them only through these two protocols, so a third executor
-(Slurm, Kubernetes) implements `Executor` and `Workload` and nothing else changes.
+(Slurm, Kubernetes) implements `Executor` and `Workload` in one module and registers an
+`ExecutorKind` under its name (`register`, or one line of `BUILT_IN`): the spec's `[run] executor`
+is checked against the registry (`executor_kind`) and `reportgen run` looks it up there; nothing
+else changes.
 
 Capture: a local run's provenance and GPU samples are recorded by the runner on this machine. An
 executor whose `captures_on_node` is true runs the workload elsewhere; it is given a
@@ -13,12 +16,19 @@ executor whose `captures_on_node` is true runs the workload elsewhere; it is giv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reportgen.capture.gpu import GpuStatus
+from reportgen.errors import UserError
+
+if TYPE_CHECKING:  # the runner imports this module
+    from reportgen.execute.progress import ProgressDisplay
+    from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions
+    from reportgen.plan.arms import Plan
 
 
 @dataclass(frozen=True)
@@ -104,3 +114,78 @@ class Executor(Protocol):
 
     def stop_orphan(self, identity: Mapping[str, object] | None) -> bool:
         """Stop a workload left running by a runner that died (its recorded `identity`); True if one was."""
+
+
+# -- the registry: executors by name -------------------------------------------------------------
+
+
+class RunExperiments(Protocol):
+    """Runs the plans of one `reportgen run` with one kind of executor; outcomes in plan order (None
+    for an experiment that never started). `address` is where to submit (`--address`, `--ray`; None:
+    the executor's own default), `display_for(plan)` the progress display of an experiment and
+    `next_block_for(plan, display)` a sequential campaign's schedule (None: the fixed order)."""
+
+    def __call__(
+        self,
+        plans: Sequence[Plan],
+        options: RunOptions,
+        *,
+        address: str | None,
+        display_for: Callable[[Plan], ProgressDisplay],
+        next_block_for: Callable[[Plan, ProgressDisplay], NextBlock | None],
+    ) -> Sequence[ExperimentOutcome | None]: ...
+
+
+@dataclass(frozen=True)
+class ExecutorKind:
+    """A registered executor: its name (the spec's `[run] executor`, the manifest's `executor.kind`)
+    and how `reportgen run` runs experiments with it."""
+
+    name: str
+    run: RunExperiments
+    on_this_machine: bool = True  # runs measure this machine: `reportgen run` holds its machine lock
+    parallel: bool = False  # several experiments run at once (their progress is tagged lines)
+    summary: str = ""  # one line for error messages and docs
+
+
+BUILT_IN: dict[str, str] = {
+    "local": "reportgen.execute.runner:LOCAL",  # process groups on this machine
+    "ray": "reportgen.execute.ray_jobs:RAY",  # a Ray job on one node of a cluster per experiment
+}
+"""Executors that ship with reportgen: name -> "module:attribute" of their `ExecutorKind`, imported
+when first looked up (Ray's client is imported only by a Ray run)."""
+_REGISTERED: dict[str, ExecutorKind] = {}
+
+
+def register(kind: ExecutorKind) -> ExecutorKind:
+    """Add an executor under `kind.name` (a plug-in, or a test); a name is registered once."""
+    known = _REGISTERED.get(kind.name)
+    if (known is not None and known is not kind) or (kind.name in BUILT_IN and known is None):
+        raise ValueError(f"an executor named {kind.name!r} is registered already")
+    _REGISTERED[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Remove an executor `register` added (tests clean up with it); built-in ones stay."""
+    if name not in BUILT_IN:
+        _REGISTERED.pop(name, None)
+
+
+def executor_names() -> tuple[str, ...]:
+    """Every executor a spec may name, sorted."""
+    return tuple(sorted({*BUILT_IN, *_REGISTERED}))
+
+
+def executor_kind(name: str, *, where: str = "[run] executor") -> ExecutorKind:
+    """The registered executor `name`; an unknown one is the user's error, naming the known ones."""
+    kind = _REGISTERED.get(name)
+    if kind is not None:
+        return kind
+    if name not in BUILT_IN:
+        raise UserError(f"{where} {name!r}: no such executor; known: {', '.join(executor_names())}")
+    module, attr = BUILT_IN[name].split(":")
+    kind = getattr(importlib.import_module(module), attr)
+    assert isinstance(kind, ExecutorKind) and kind.name == name, BUILT_IN[name]
+    _REGISTERED[name] = kind
+    return kind

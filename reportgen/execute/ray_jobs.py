@@ -39,7 +39,7 @@ from reportgen.capture.fingerprint import class_id
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 from reportgen.execute import ray_node
-from reportgen.execute.executor import CaptureRequest, ExitInfo, Launch, NodeCapture
+from reportgen.execute.executor import CaptureRequest, ExecutorKind, ExitInfo, Launch, NodeCapture
 from reportgen.execute.process import stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, run_plan
@@ -831,3 +831,12 @@ def run_experiments(
     if errors:
         raise errors[0]
     return outcomes
+
+
+RAY = ExecutorKind(
+    "ray",
+    run_experiments,
+    on_this_machine=False,
+    parallel=True,
+    summary="a Ray job per run, one node of the cluster per experiment (docs/ray.md)",
+)

@@ -38,7 +38,15 @@ from reportgen.capture.redact import (
     secret_values,
 )
 from reportgen.errors import UserError
-from reportgen.execute.executor import CaptureRequest, Executor, ExitInfo, Launch, Workload
+from reportgen.execute.executor import (
+    CaptureRequest,
+    Executor,
+    ExecutorKind,
+    ExitInfo,
+    Launch,
+    RunExperiments,
+    Workload,
+)
 from reportgen.execute.process import LocalExecutor, stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.signals import stop_on_signals
@@ -737,3 +745,43 @@ class _Tail:
                 if rec.kind == "perf" and (self.primary in rec.values or vocab.STEP_TIME in rec.values):
                     value = rec.values.get(self.primary)
                     self.display.step(rec.index, value if isinstance(value, (int, float)) else None)
+
+
+# -- running experiments one after another with one executor --------------------------------------
+
+
+def one_after_another(make_executor: Callable[[Plan, str | None], Executor]) -> RunExperiments:
+    """A `RunExperiments` for an executor that runs one experiment at a time: each plan through
+    `run_plan` with `make_executor(plan, address)`, stopping after an interrupted one. An executor
+    that needs no more than that (this machine's, a batch queue's) registers
+    `ExecutorKind(name, one_after_another(...))`."""
+
+    def run(
+        plans: Sequence[Plan],
+        options: RunOptions,
+        *,
+        address: str | None,
+        display_for: Callable[[Plan], ProgressDisplay],
+        next_block_for: Callable[[Plan, ProgressDisplay], NextBlock | None],
+    ) -> list[ExperimentOutcome | None]:
+        outcomes: list[ExperimentOutcome | None] = [None] * len(plans)
+        for i, plan in enumerate(plans):
+            display = display_for(plan)
+            outcome = run_plan(
+                plan,
+                options,
+                display=display,
+                executor=make_executor(plan, address),
+                next_block=next_block_for(plan, display),
+            )
+            outcomes[i] = outcome
+            if outcome.interrupted:
+                break
+        return outcomes
+
+    return run
+
+
+LOCAL = ExecutorKind(
+    "local", one_after_another(lambda plan, address: LocalExecutor()), summary="process groups on this machine"
+)

@@ -30,6 +30,7 @@ from reportgen.analysis.inputs import RunData as AnalysisRun
 from reportgen.analysis.interval import dependence
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
 from reportgen.ingest.metrics import wide_table
+from reportgen.vocab import LOWER
 
 Z95 = 1.959963984540054
 WITHIN_METHOD = "mean of window means; 95 % interval from each window's flat-top long-run variance (within the run)"
@@ -188,7 +189,7 @@ def points(exp: ExperimentInput) -> list[Point]:
         pm = vocab.metric(primary.key)
         timed = [(primary.key, pm.title, pm.unit, primary.direction, True)]
         if primary.key != STEP_TIME:
-            timed.append((STEP_TIME, "step time", "s", "lower", False))
+            timed.append((STEP_TIME, "step time", "s", LOWER, False))
         for key, label, unit, better, is_primary in timed:
             fig = within_run([np.asarray(steps.series(key, s, e)) for _, s, e in windows])
             if fig is None:
@@ -222,7 +223,7 @@ def points(exp: ExperimentInput) -> list[Point]:
                         "primary": False,
                         "label": "peak GPU memory",
                         "unit": "MiB",
-                        "better": "lower",
+                        "better": LOWER,
                         "value": mem.value,
                         "method": PEAK_METHOD,
                         "n": mem.n,

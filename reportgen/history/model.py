@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import Final
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reportgen.errors import UserError
+from reportgen.vocab import Direction
 
 SCHEMA_VERSION: Final = 1
 KIND: Final = "reportgen.history"
@@ -54,7 +55,7 @@ class Point(BaseModel):
     primary: bool = Field(description="This metric is the spec's primary metric.")
     label: str = Field(description='Short name for tables ("response tokens/s").')
     unit: str = Field(default="", description='"tok/s", "s", "MiB"; empty when the metric has none.')
-    better: Literal["higher", "lower"] = Field(description="Which direction is better.")
+    better: Direction = Field(description="Which direction is better.")
     value: float = Field(description="The run-level figure: mean of the run's window means (peak memory: the max).")
     low: float | None = Field(default=None, description="Lower end of the within-run interval; null: none.")
     high: float | None = Field(default=None, description="Upper end of the within-run interval; null: none.")

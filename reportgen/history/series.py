@@ -23,6 +23,7 @@ from scipy import stats
 from reportgen import vocab
 from reportgen.history.changepoints import DetectorConfig, detect
 from reportgen.history.model import Point
+from reportgen.vocab import gain
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ def _changes(camps: Sequence[CampaignPoint], better: str, config: DetectorConfig
                 p_value=s.p_value,
                 n_before=s.n_before,
                 n_after=s.n_after,
-                worse=(s.ratio < 1.0) if better == "higher" else (s.ratio > 1.0),
+                worse=gain(s.ratio, better) < 1.0,
                 method=config.method(),
             )
         )

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reportgen.failures import oom_details
 from reportgen.ingest import lifecycle as lc
 from reportgen.ingest.console import CRITIC_STEP, MAX_INDEX_DIGITS, ConsoleParser, Record
 from reportgen.vocab import CRITIC_GRAD_NORM, GRAD_NORM, TRAIN_DONE_KEYS
@@ -83,24 +84,9 @@ _DEC = rf"{_INT}(?:\.{_INT})?"
 RAY_REPEATED = re.compile(rf"\[repeated ({_INT})x across cluster\]")
 RAY_EXIT_CODE = re.compile(rf"exit code (-?{_INT})(?!\d)")  # in Ray's job-failure summary
 FAILED_AT_STEP = re.compile(rf"failed at step ({_INT})(?!\d)")
-ALLOC = re.compile(rf"Tried to allocate ({_DEC}) ?(GiB|MiB|KiB|GB|MB|KB|B)\b")
-CAPACITY = re.compile(
-    rf"GPU ({_INT}) has a total capacity of ({_DEC}) ?(GiB|MiB)(?: of which ({_DEC}) ?(GiB|MiB) is free)?"
-)
-# PyTorch's caching allocator adds, when a per-process limit is set or the device is full:
-# "... this process has 5.80 GiB memory in use. 5.00 GiB allowed; Of the allocated memory 4.94 GiB is
-# allocated by PyTorch, ..." (c10/cuda/CUDACachingAllocator.cpp, torch 2.x).
-IN_USE = re.compile(rf"this process has ({_DEC}) ?(GiB|MiB) memory in use")
-ALLOWED = re.compile(rf"({_DEC}) ?(GiB|MiB) allowed")
-BY_PYTORCH = re.compile(rf"({_DEC}) ?(GiB|MiB) is allocated by PyTorch")
-_UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 _LOSS_KINDS = ("step", "perf", "rollout", CRITIC_STEP)  # records whose non-finite losses are an event
 # An actor `perf N` line holds one of these once its step trained (vocab.TRAIN_DONE_KEYS).
 _TRAIN_TIME, _STEP_TIME, _ACTOR_TRAIN_TIME = TRAIN_DONE_KEYS
-
-
-def _gib(num: str, unit: str) -> float:
-    return round(float(num) * _UNIT[unit], 6)
 
 
 @dataclass(frozen=True)
@@ -183,29 +169,6 @@ def lines_with(text: str, needles: tuple[str, ...]) -> list[int]:
         if not out or out[-1] != idx:
             out.append(idx)
     return out
-
-
-def oom_details(text: str) -> dict[str, Any]:
-    """What PyTorch's out-of-memory message says, in GiB: the request, the device, and where the
-    allocator stood (in use by the process, allowed under a per-process limit, held by PyTorch).
-    The analysis applies it to a stored event's message too, so events ingested before a field
-    was read still give it."""
-    d: dict[str, Any] = {}
-    m = ALLOC.search(text)
-    if m:
-        d["tried_to_allocate_gib"] = _gib(m.group(1), m.group(2))
-        d["tried_to_allocate"] = f"{m.group(1)} {m.group(2)}"  # as PyTorch said it
-    m = CAPACITY.search(text)
-    if m:
-        d["gpu"] = int(m.group(1))
-        d["total_capacity_gib"] = _gib(m.group(2), m.group(3))
-        if m.group(4):
-            d["free_gib"] = _gib(m.group(4), m.group(5))
-    for key, pattern in (("in_use_gib", IN_USE), ("allowed_gib", ALLOWED), ("allocated_gib", BY_PYTORCH)):
-        m = pattern.search(text)
-        if m:
-            d[key] = _gib(m.group(1), m.group(2))
-    return d
 
 
 def _nonfinite_losses(rec: Record) -> dict[str, str]:

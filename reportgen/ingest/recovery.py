@@ -20,9 +20,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reportgen.failures import event_label, first_failure
 from reportgen.ingest import lifecycle as lc
 from reportgen.ingest.events import Event
-from reportgen.ingest.status import event_label, first_failure
 from reportgen.vocab import INTERRUPTED, LOG_FAILURE_KINDS, RECOVERED
 
 # What a later attempt can get past: a failure the log shows, or a stop.

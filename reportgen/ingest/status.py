@@ -31,13 +31,14 @@ events, not failures, and of the failures that remain the last attempt's name th
 from __future__ import annotations
 
 import signal as signal_mod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reportgen.failures import event_label, first_failure
 from reportgen.ingest.events import STOP_SIGNALS
 from reportgen.ingest.lifecycle import STOPPED
-from reportgen.vocab import FAILURE_KINDS, LOG_FAILURE_KINDS, RECOVERED, Status
+from reportgen.vocab import LOG_FAILURE_KINDS, Status
 
 COMPLETE, FAILED, INTERRUPTED = Status.COMPLETE, Status.FAILED, Status.INTERRUPTED
 CUT = "cut"  # RunStatus.process_event of a log that ends with no word of how: the ingest records where
@@ -62,79 +63,6 @@ def _where(event: Mapping[str, Any]) -> str:
         msg = msg[:197] + "..."
     at = f"{stream}.log:{line}" if line is not None else stream
     return f"{at}: {msg}" if msg else at
-
-
-def is_handled(event: Mapping[str, Any], clean_end: Mapping[str, int]) -> bool:
-    """A traceback that the same stream's clean end (`Main func successfully`) follows: logged
-    and survived (Relax logs some recoverable errors with their traceback)."""
-    if event.get("kind") != "traceback":
-        return False
-    end = clean_end.get(str(event.get("stream")))
-    line = event.get("line")
-    return end is not None and line is not None and int(line) < int(end)
-
-
-_RANK = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
-
-
-def _attempt(event: Mapping[str, Any]) -> int:
-    """The attempt of the log an event belongs to (0 when the log holds one: no such detail)."""
-    value = (event.get("details") or {}).get("attempt")
-    return value if isinstance(value, int) else 0
-
-
-def first_failure(
-    events: Sequence[Mapping[str, Any]],
-    clean_end: Mapping[str, int] | None = None,
-    kinds: Collection[str] = FAILURE_KINDS,
-) -> Mapping[str, Any] | None:
-    """The event that names a run's failure, or None: of the failure events of `kinds` (tracebacks
-    the run survived are none), the first of the most specific kind in `vocab.FAILURE_KINDS` order,
-    not the first in the log (an OOM explains the traceback logged before it and the exit after it);
-    in a log of several attempts, the last attempt's (it ended the run). The one rule for the run's
-    status reason and the report's verdict cause, so both name one event."""
-    ends = clean_end or {}
-    best: Mapping[str, Any] | None = None
-    best_rank = (0, len(FAILURE_KINDS))
-    for e in events:
-        rank = (-_attempt(e), _RANK.get(str(e.get("kind")), len(FAILURE_KINDS)))
-        if (best is None or rank < best_rank) and e.get("kind") in kinds and not is_handled(e, ends):
-            best, best_rank = e, rank
-    return best
-
-
-_EVENT_NAMES = {
-    "nan": "NaN/Inf",
-    "traceback": "exception",
-    "fatal": "fatal error",
-    "abnormal_exit": "abnormal exit",
-}
-
-
-def event_label(event: Mapping[str, Any]) -> str:
-    """A failure event in words ("OOM at step 9, tried to allocate 2.46 GiB", "NaN/Inf at step 3"):
-    the one wording for a run's status reason and the report's verdict cause. A `recovered` event
-    names the failure it got past and how ("recovered from OOM at step 14 by global restart #1,
-    steps 10-14 redone")."""
-    kind = str(event.get("kind"))
-    step = event.get("step")
-    at = f" at step {step}" if step is not None else ""
-    d = event.get("details") or {}
-    if kind == RECOVERED:
-        failure = event_label({**event, "kind": d.get("failure"), "details": {**d, "cut": d.get("cut")}})
-        redone = d.get("redone")
-        return f"recovered from {failure} by {d.get('by') or 'a later attempt'}" + (
-            f", steps {redone} redone" if redone else ""
-        )
-    if kind == "traceback" and d.get("cut"):
-        return f"exception{at} (the log ends inside its traceback)"
-    if kind == "oom":
-        said = d.get("tried_to_allocate")
-        gib = d.get("tried_to_allocate_gib")
-        if not said and isinstance(gib, (int, float)):
-            said = f"{gib * 1024:.2f} MiB" if gib < 1 else f"{gib:.2f} GiB"
-        return f"OOM{at}" + (f", tried to allocate {said}" if said else "")
-    return f"{_EVENT_NAMES.get(kind, kind)}{at}"
 
 
 def decide_status(

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reportgen.render import safe
-from reportgen.render.blocks import VERDICT_LABEL, badge, table
+from reportgen.render.blocks import badge, table
+from reportgen.vocab import Verdicts, verdict_label
 
 VERDICTS_DOC = "analysis.md#verdicts"  # docs/analysis.md, relative to the docs root
 
@@ -102,7 +103,7 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
     for a in rows:
         figs = {f.label: f for f in a.figures}
         cells = [figure_cell(figs[lbl]) if lbl in figs else "n/a" for lbl in labels]
-        if a.status == "invalid" and cells:  # the primary figure compares different things: say so in place
+        if a.status == Verdicts.INVALID and cells:  # the primary figure compares different things: say so in place
             cells[0] += '<br><span class="rg-ci">not comparable: see why below</span>'
         verdict = badge(a.status)
         if a.decided_against:  # decided against its base: so are the figures beside it
@@ -131,7 +132,7 @@ def inline(text: str) -> str:
 
 def next_line(a: CandidateAnswer) -> str:
     """ "A1 (PR candidate, inconclusive): next: ... Why: <cause>. Evidence: <links>." on one line."""
-    verdict = VERDICT_LABEL.get(a.status, a.status)
+    verdict = verdict_label(a.status).word
     who = f"<strong>{safe.text(a.candidate)}</strong> ({'PR candidate, ' if a.is_pr else ''}{safe.text(verdict)})"
     parts = [f"{who}: <strong>next:</strong> {inline((a.next_step or 'no next step recorded').rstrip('.'))}."]
     if a.cause:

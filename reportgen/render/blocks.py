@@ -10,26 +10,18 @@ from typing import Any
 from reportgen.analysis.document import AnalysisDocument, Comparison, GuardrailResult, HeadlineRow, Interval
 from reportgen.render import figures, safe
 from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
+from reportgen.vocab import Verdicts, verdict_label
 
 # Admonition type per verdict: green accepted, orange rejected, red failed; the neutral outcomes
 # use report.css's own grey types (Material's "question" is green, which read as a success).
 VERDICT_ADMONITION = {
-    "accepted": "success",
-    "rejected": "warning",
-    "no_change": "rg-neutral",
-    "inconclusive": "rg-inconclusive",
-    "failed": "failure",
-    "invalid": "rg-invalid",
-    "incomplete": "rg-inconclusive",
-}
-VERDICT_LABEL = {
-    "accepted": "accepted",
-    "rejected": "rejected",
-    "no_change": "no significant change",
-    "inconclusive": "inconclusive",
-    "failed": "failed",
-    "invalid": "invalid",
-    "incomplete": "incomplete",
+    Verdicts.ACCEPTED: "success",
+    Verdicts.REJECTED: "warning",
+    Verdicts.NO_CHANGE: "rg-neutral",
+    Verdicts.INCONCLUSIVE: "rg-inconclusive",
+    Verdicts.FAILED: "failure",
+    Verdicts.INVALID: "rg-invalid",
+    Verdicts.INCOMPLETE: "rg-inconclusive",
 }
 _URL = re.compile(r"^https?://[^\s<>\"']+$")
 
@@ -85,7 +77,7 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Seq
 def badge(status: str | None) -> str:
     s = status or "unknown"
     cls = re.sub(r"[^a-z_]", "", s.lower()) or "unknown"
-    return f'<span class="rg-badge rg-{cls}">{safe.text(VERDICT_LABEL.get(s, s))}</span>'
+    return f'<span class="rg-badge rg-{cls}">{safe.text(verdict_label(s).word)}</span>'
 
 
 def guardrail_mark(g: GuardrailResult) -> str:

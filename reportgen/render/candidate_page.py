@@ -24,7 +24,7 @@ from reportgen.render.experiment_page import (
 from reportgen.render.format import fmt_change, fmt_gib, fmt_mib, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
-from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS
+from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS, Status, Verdicts, verdict_label
 from reportgen.vocab import MEMORY_CAP_FLAG as CAP_FLAG
 
 
@@ -237,7 +237,7 @@ def plain_sentence(exp: ExperimentData, cand: str) -> str | None:
     `runs[].failure_sentence`), "A2 ran out of GPU memory at step 1: PyTorch already held 4.94 of the
     5.00 GiB allowed ... when it asked for 20.00 MiB more", with how far it got."""
     arm = exp.arm(cand)
-    failed = [r for r in arm.formal_runs() if r.status == "failed"]
+    failed = [r for r in arm.formal_runs() if r.status == Status.FAILED]
     if not failed:
         return None
     first = failed[0]
@@ -268,9 +268,9 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     kind = blocks.VERDICT_ADMONITION.get(status, "note")
     cause = decision.cause(comp)
     events = _events(exp, cand)
-    failed = status == "failed" or any(e.get("kind") in FAILURE_KINDS for _, e in events)
+    failed = status == Verdicts.FAILED or any(e.get("kind") in FAILURE_KINDS for _, e in events)
     sentence = plain_sentence(exp, cand) if failed else None
-    label = blocks.VERDICT_LABEL.get(status, status)
+    label = verdict_label(status).word
     if sentence:
         head = f"{cand} {label}"
         lead = f"**{safe.prose(sentence)}** "
@@ -358,7 +358,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         title=f"{title} ({kind_of.label}, {exp.name})",
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
-        nav_title=f"{cand}: {blocks.VERDICT_LABEL.get(status, status)}",
+        nav_title=f"{cand}: {verdict_label(status).word}",
     )
 
 

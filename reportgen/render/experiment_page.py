@@ -26,21 +26,17 @@ from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
-    METRICS,
+    BROKEN,
     ROLLOUT_TIME,
-    STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
-    STEP_TOKEN_PER_S,
+    verdict_label,
 )
-
-METRIC_TITLES = {
-    k: (METRICS[k].title, METRICS[k].unit)
-    for k in (STEP_RESP_TOKEN_PER_S, STEP_TOKEN_PER_S, STEP_TIME, ACTOR_TRAIN_TIME, ROLLOUT_TIME)
-}
 
 
 def metric_title(key: str) -> tuple[str, str]:
-    return METRIC_TITLES.get(key, (key, ""))
+    """A metric's title and unit (vocab.metric: a title that reads well for any key)."""
+    m = vocab.metric(key)
+    return m.title, m.unit
 
 
 def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
@@ -49,9 +45,9 @@ def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
     verdict = comparison.verdict
     status = verdict.status
     cand = comparison.candidate
-    if status in ("failed", "invalid", "incomplete") and verdict.cause:
-        return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {verdict.cause}"
-    return f"{cand} {blocks.VERDICT_LABEL.get(status, status)}: {label} {blocks.interval_text(comparison.interval)}"
+    if status in BROKEN and verdict.cause:
+        return f"{cand} {verdict_label(status).word}: {verdict.cause}"
+    return f"{cand} {verdict_label(status).word}: {label} {blocks.interval_text(comparison.interval)}"
 
 
 def report_kind(exp: ExperimentData) -> kinds.ReportKind:
@@ -798,7 +794,7 @@ def headline_tabs(exp: ExperimentData) -> list[str]:
     for c in exp.analysis.comparisons:
         cand = c.candidate
         status = c.verdict.status
-        md.append(f'=== "{safe.text(cand)}: {safe.text(blocks.VERDICT_LABEL.get(status, status))}"\n')
+        md.append(f'=== "{safe.text(cand)}: {safe.text(verdict_label(status).word)}"\n')
         tbl = blocks.headline_table(exp.analysis, c, candidate_label=cand, primary=primary, html=False)
         md.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
         vs_base = against_base(exp, cand)

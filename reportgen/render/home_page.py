@@ -19,7 +19,7 @@ from reportgen.render.experiment_page import report_kind
 from reportgen.render.format import fmt_count
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
-from reportgen.vocab import metric
+from reportgen.vocab import BROKEN, DECIDED, metric, verdict_label
 
 # Within a day, GPU evidence is listed before a CPU demo of the same spec.
 KIND_ORDER = {"showcase": 0, "run": 1, "demo": 2}
@@ -29,7 +29,7 @@ def verdict_words(c: Comparison) -> str:
     """A candidate's verdict and the figure that decided it, for a list: "+91% (95% CI +65% to +121%)";
     against its base when it was decided there, the baseline's figure after it; a failure's cause."""
     v = c.verdict
-    if v.status in ("failed", "invalid", "incomplete") and v.cause:
+    if v.status in BROKEN and v.cause:
         return safe.prose(v.cause)
     rl = c.deciding()
     text = safe.text(interval_text(rl.interval))
@@ -124,10 +124,10 @@ def results(experiments: Sequence[ExperimentData]) -> str:
         words = []
         label = metric(exp.analysis.primary.key).title
         for c in exp.analysis.comparisons:
-            said = VERDICT_WORDS.get(c.verdict.status, c.verdict.status)
+            said = verdict_label(c.verdict.status).plain
             against = f" against {safe.text(c.verdict.against)}" if c.verdict.against != c.baseline else ""
             figure = ""
-            if c.verdict.status in ("accepted", "rejected", "no_change") and c.summary.primary.interval is not None:
+            if c.verdict.status in DECIDED and c.summary.primary.interval is not None:
                 figure = f", {safe.text(label)} {safe.text(figures.change_text(c.summary.primary))}"
             words.append(f"{safe.text(c.candidate)} {said}{against}{figure}")
         lines.append(
@@ -136,17 +136,6 @@ def results(experiments: Sequence[ExperimentData]) -> str:
             f"{safe.code(exp.name)}): " + ("; ".join(words) or "no candidates") + "."
         )
     return "\n".join(lines) + "\n"
-
-
-VERDICT_WORDS = {
-    "accepted": "accepted",
-    "rejected": "rejected",
-    "no_change": "no significant change",
-    "inconclusive": "not decided yet",
-    "failed": "failed",
-    "invalid": "not comparable",
-    "incomplete": "unfinished",
-}
 
 
 def home(index_markdown: str, experiments: Sequence[ExperimentData]) -> Page | None:

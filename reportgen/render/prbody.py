@@ -15,19 +15,10 @@ from reportgen.analysis.document import AnalysisDocument, Comparison
 from reportgen.render import blocks, decision, figures, reproduce
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
-from reportgen.vocab import metric
+from reportgen.vocab import metric, verdict_label
 
 MAX_LINES = 60
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "warn": "⚠️ warning", "not_applicable": "➖ n/a"}
-VERDICT = {
-    "accepted": "✅ accepted",
-    "rejected": "❌ rejected",
-    "no_change": "➖ no significant change",
-    "inconclusive": "❔ inconclusive",
-    "failed": "💥 failed",
-    "invalid": "⛔ invalid comparison",
-    "incomplete": "⏸️ incomplete",
-}
 
 
 def _cell(text: str) -> str:
@@ -53,7 +44,7 @@ def _who(a: CandidateAnswer) -> str:
 
 
 def _verdict(a: CandidateAnswer) -> str:
-    v = VERDICT.get(a.status, a.status)
+    v = verdict_label(a.status).pr
     return v + (f" against `{a.decided_against}`" if a.decided_against else "")
 
 
@@ -103,7 +94,7 @@ def render_pr_body(
         lines += _table(head, rows)
         lines.append("")
         for a in answers:
-            why = f" Why {VERDICT.get(a.status, a.status).split(' ', 1)[-1]}: {a.cause.rstrip('.')}." if a.cause else ""
+            why = f" Why {verdict_label(a.status).pr.split(' ', 1)[-1]}: {a.cause.rstrip('.')}." if a.cause else ""
             lines.append(f"- {_who(a)}: {(a.next_step or 'no next step recorded').rstrip('.')}.{why}")
         lines.append("")
     for note in doc.warnings:

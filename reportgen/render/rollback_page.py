@@ -11,6 +11,7 @@ from reportgen.render.format import fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_sh
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.render.patch import reverse_patch, under
+from reportgen.vocab import Verdicts
 
 
 def _peak(arm: Arm) -> tuple[float | None, float | None]:
@@ -75,7 +76,7 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
     bases = chain(exp, cand)
     for c in exp.analysis.comparisons:
         st = c.verdict.status
-        if c.candidate == cand or (st == "accepted" and c.candidate not in bases):
+        if c.candidate == cand or (st == Verdicts.ACCEPTED and c.candidate not in bases):
             continue
         cause = decision.cause(c) or c.verdict.summary or ""
         if c.candidate in bases:
@@ -110,7 +111,7 @@ def _where(folder: str | None) -> str:
 
 
 def render(exp: ExperimentData) -> Page:
-    accepted = [c.candidate for c in exp.analysis.comparisons if c.verdict.status == "accepted"]
+    accepted = [c.candidate for c in exp.analysis.comparisons if c.verdict.status == Verdicts.ACCEPTED]
     md = ["# Rollback\n", "[← back to the experiment](../index.md)\n"]
     files: dict[str, bytes] = {}
     if not accepted:

@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reportgen.vocab import BASELINE, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT
+from reportgen.vocab import BASELINE, HIGHER, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT, Direction
 
 SPEC_SCHEMA_VERSION: Final = 1
 FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -126,7 +126,7 @@ class RunSpec(_Model):
     order: Literal["sequential", "interleaved"] = "sequential"
     timeout_s: float = Field(default=3600.0, gt=0)
     gpu_sample_interval_s: float = Field(default=1.0, gt=0, le=60)
-    executor: Literal["local", "ray"] = "local"
+    executor: str = Field(default="local", pattern=r"^[a-z][a-z0-9_-]{0,31}$")  # registered: execute/executor.py
     ray_address: str | None = None
     num_gpus: float = Field(default=0, ge=0)
     num_cpus: float = Field(default=1, ge=0)
@@ -168,7 +168,7 @@ class Window(_Model):
 
 class AnalysisSpec(_Model):
     primary: str = PRIMARY_DEFAULT
-    direction: Literal["higher", "lower"] = "higher"
+    direction: Direction = HIGHER
     secondary: list[str] = Field(default_factory=lambda: list(SECONDARY_DEFAULT))
     warmup_steps: int = Field(default=20, ge=0)
     windows: list[Window] = Field(default_factory=list)
