@@ -77,6 +77,15 @@ def test_a_claim_holds_the_node_and_the_machine_until_stopped(tmp_path: Path) ->
         shared.wait(timeout=30)
 
 
+def _alive(pid: int) -> bool:
+    """Running: an exited orphan nobody reaped yet (a zombie; a container's init may be slow) is not."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_claim_whose_parent_goes_away_lets_go(tmp_path: Path) -> None:
     """Its ancestors stand for the Ray job's supervisor and raylet: when one dies, the claim ends."""
     code = (
@@ -94,10 +103,8 @@ def test_a_claim_whose_parent_goes_away_lets_go(tmp_path: Path) -> None:
     _answer(parent)
     parent.kill()
     parent.wait()
-    for _ in range(100):  # it notices within a second or two
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
+    for _ in range(300):  # it notices within a second or two; a busy 2-core machine may take longer
+        if not _alive(child):
             break
         time.sleep(0.1)
     else:
