@@ -81,13 +81,13 @@ def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
     )
 
 
-def _work_guardrail(finding: same_work.Finding) -> gr.Guardrail:
-    return gr.Guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
+def _work_guardrail(finding: same_work.Finding) -> doc.GuardrailResult:
+    return gr.guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
 
 
 def _same_work_doc(work: same_work.Finding, tolerance: float, work_independent: list[doc.MetricChange]) -> doc.SameWork:
     return doc.SameWork(
-        status=work.status,  # type: ignore[arg-type]
+        status=work.status,
         applies=work.applies,
         tolerance=tolerance,
         tokens_metric=work.tokens_metric,
@@ -147,7 +147,7 @@ def _comparison(
     work_guard = (
         _work_guardrail(work)
         if judged
-        else gr.Guardrail(same_work.ID, same_work.TITLE, gr.NA, f"not judged yet: {pending}")
+        else gr.guardrail(same_work.ID, same_work.TITLE, gr.NA, f"not judged yet: {pending}")
     )
     base_id = spec.candidate(cand_id).base
     base_done = c.complete(base_id) if base_id != BASELINE else []
@@ -230,7 +230,7 @@ def _comparison(
         "needs_pairs": needs,
         "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
         "consistent_direction": consistent,
-        "guardrails": [doc.GuardrailResult.model_validate(g.as_dict()) for g in [*guards, work_guard]],
+        "guardrails": [*guards, work_guard],
         "verdict": verdict,
         "secondary": secondary,
         "same_work": _same_work_doc(work, a.same_work_tolerance, [*per_token, *secondary]),

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from reportgen import vocab
+from reportgen.analysis.document import GuardrailStatus
 from reportgen.analysis.inputs import RunData
 from reportgen.vocab import RESPONSE_LEN_MEAN, RESPONSE_LENGTHS, STEP_RESP_TOKEN_PER_S, STEP_TIME, STEP_TOKEN_PER_S
 
@@ -96,7 +97,7 @@ class WindowWork:
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    status: str  # pass | fail | not_applicable
+    status: GuardrailStatus
     applies: bool
     tokens_metric: str
     windows: tuple[WindowWork, ...]

@@ -62,7 +62,7 @@ def arm_block(
             for name, s, e in windows
         }
         rows = summarize(per_window)
-        win_block[key] = [doc.WindowStats.model_validate(r.as_dict()) for r in rows]
+        win_block[key] = rows
         overall_block[key] = overall(rows)
     first, last = windows[0][1], windows[-1][2]
     fixed = {

@@ -10,7 +10,7 @@ from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import runlevel
 from reportgen.analysis.decision import Evidence, Failure, decide
-from reportgen.analysis.guardrails import Guardrail
+from reportgen.analysis.guardrails import guardrail
 from reportgen.analyze import analyze_experiment
 
 
@@ -211,7 +211,7 @@ def _rl(outcome: str, ratio: float = 1.2, n: int = 3, reference: str = "baseline
 def _evidence(**kw) -> Evidence:
     base: dict = {
         "candidate": "c",
-        "guardrails": [Guardrail("no_failures", "t", "pass", "ok")],
+        "guardrails": [guardrail("no_failures", "t", "pass", "ok")],
         "same_work": ("pass", "ok"),
         "vs_baseline": _rl("accepted"),
         "design": _design(),
@@ -223,7 +223,7 @@ def _evidence(**kw) -> Evidence:
 
 
 def test_decide_precedence():
-    same_machine = Guardrail("same_machine", "Same machine", "fail", "fp")
+    same_machine = guardrail("same_machine", "Same machine", "fail", "fp")
     oom = Failure("OOM at step 3", "c", True)
     v = decide(_evidence(guardrails=[same_machine], failure=oom))
     assert (v.status, v.basis, v.cause) == ("invalid", "invalid", "fp")
