@@ -12,7 +12,7 @@ dependence, chosen by the spec (`analysis.method`):
   a Welch/Satterthwaite t interval on the log ratio.
 
 The statistic is the protocol's "overall": the mean over windows of the window mean (all runs of
-an arm pooled inside a window). Inputs are `Arm = list[list[np.ndarray]]`: runs x windows, each
+an arm pooled inside a window). Inputs are `Segments = list[list[np.ndarray]]`: runs x windows, each
 array the window's finite per-step values in step order. Results are the document's `Interval` (analysis/document.py).
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from reportgen.analysis.document import Interval
 
-Arm = Sequence[Sequence[np.ndarray]]  # runs x windows
+Segments = Sequence[Sequence[np.ndarray]]  # one arm: runs x windows
 
 METHODS = ("block-bootstrap", "batch-means")
 DEFAULT_REPLICATES = 2000
@@ -38,8 +38,8 @@ def _interval(
     high: float | None,
     confidence: float,
     method: str,
-    b: Arm,
-    c: Arm,
+    b: Segments,
+    c: Segments,
     length: int | None,
     warnings: Sequence[str],
 ) -> Interval:
@@ -122,7 +122,7 @@ def block_length(segments: Sequence[np.ndarray]) -> int:
 # ---------------------------------------------------------------- helpers
 
 
-def _clean(arm: Arm) -> list[list[np.ndarray]]:
+def _clean(arm: Segments) -> list[list[np.ndarray]]:
     out = []
     for run in arm:
         segs = []
@@ -133,7 +133,7 @@ def _clean(arm: Arm) -> list[list[np.ndarray]]:
     return out
 
 
-def arm_statistic(arm: Arm) -> float | None:
+def arm_statistic(arm: Segments) -> float | None:
     """Mean over windows of the window mean (runs pooled inside a window)."""
     arm = _clean(arm)
     if not arm:
@@ -148,7 +148,7 @@ def arm_statistic(arm: Arm) -> float | None:
     return float(np.mean(means))
 
 
-def _count(arm: Arm) -> int:
+def _count(arm: Segments) -> int:
     return int(sum(s.size for r in arm for s in r))
 
 
@@ -199,8 +199,8 @@ def _bootstrap_arm(arm: list[list[np.ndarray]], length: int, reps: int, rng: np.
 
 
 def bootstrap_interval(
-    baseline: Arm,
-    candidate: Arm,
+    baseline: Segments,
+    candidate: Segments,
     *,
     confidence: float = 0.95,
     seed: int = 0,
@@ -281,7 +281,7 @@ def _batch_var(arm: list[list[np.ndarray]], size: int) -> tuple[float, float, in
 
 
 def batch_means_interval(
-    baseline: Arm, candidate: Arm, *, confidence: float = 0.95, size: int | None = None
+    baseline: Segments, candidate: Segments, *, confidence: float = 0.95, size: int | None = None
 ) -> Interval:
     from scipy import stats as st
 
@@ -314,7 +314,7 @@ def batch_means_interval(
 
 
 def ratio_interval(
-    baseline: Arm, candidate: Arm, *, method: str = "block-bootstrap", confidence: float = 0.95, seed: int = 0
+    baseline: Segments, candidate: Segments, *, method: str = "block-bootstrap", confidence: float = 0.95, seed: int = 0
 ) -> Interval:
     """The interval the spec asks for (`analysis.method`); deterministic given `seed`."""
     if method == "block-bootstrap":
@@ -324,7 +324,7 @@ def ratio_interval(
     raise ValueError(f"unknown interval method {method!r}; expected one of {', '.join(METHODS)}")
 
 
-def _empty(b: Arm, c: Arm, confidence: float, method: str, why: str) -> Interval:
+def _empty(b: Segments, c: Segments, confidence: float, method: str, why: str) -> Interval:
     sb, sc = arm_statistic(b), arm_statistic(c)
     est = sc / sb if sb and sc is not None else None
     return _interval(est, None, None, confidence, method, b, c, None, (why,))

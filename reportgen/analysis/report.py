@@ -110,7 +110,7 @@ def _same_work_doc(work: same_work.Finding, tolerance: float, work_independent: 
 
 
 def _comparison(
-    c: Campaign, cand_id: str, arms: Mapping[str, doc.Arm], expected: int | None, rerun: Rerun, ctx: Context
+    c: Campaign, cand_id: str, arms: Mapping[str, doc.ArmResult], expected: int | None, rerun: Rerun, ctx: Context
 ) -> doc.Comparison:
     spec, windows = c.spec, c.windows
     a = spec.analysis
@@ -247,7 +247,7 @@ def _comparison(
     return doc.Comparison(**fields, summary=summary)
 
 
-def _primary(spec: Spec, ref: doc.Arm, cand: doc.Arm, rl: doc.RunLevel) -> doc.MetricChange:
+def _primary(spec: Spec, ref: doc.ArmResult, cand: doc.ArmResult, rl: doc.RunLevel) -> doc.MetricChange:
     a = spec.analysis
     label, unit, _ = label_of(a.primary)
     r, v = ref.overall.get(a.primary), cand.overall.get(a.primary)
@@ -267,9 +267,9 @@ def _primary(spec: Spec, ref: doc.Arm, cand: doc.Arm, rl: doc.RunLevel) -> doc.M
 def _summary(
     spec: Spec,
     comp: doc.Comparison,
-    ref: doc.Arm,
-    base: doc.Arm,
-    cand: doc.Arm,
+    ref: doc.ArmResult,
+    base: doc.ArmResult,
+    cand: doc.ArmResult,
     rerun: Rerun,
     design: doc.Design,
 ) -> doc.CandidateSummary:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.render.load import ExperimentData, RunData
+from reportgen.render.load import ExperimentData, StoredRun
 from reportgen.store import atomic
 
 if TYPE_CHECKING:
@@ -511,7 +511,7 @@ def _reduce_bins(values: np.ndarray, starts: np.ndarray, how: str) -> np.ndarray
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
-def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarray] | None:
+def _gpu_run_columns(run: StoredRun, column: str, how: str) -> dict[str, np.ndarray] | None:
     """One run's samples binned to at most MAX_POINTS per GPU: sec, value, total, arm, run, gpu."""
     g = run.gpu
     if g.empty or column not in g:
@@ -544,7 +544,7 @@ def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarra
     }
 
 
-def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how: str) -> dict[str, np.ndarray] | None:
+def _gpu_columns(exp: ExperimentData, runs: Sequence[StoredRun], column: str, how: str) -> dict[str, np.ndarray] | None:
     cache = exp.derived
     parts = []
     for r in runs:
