@@ -81,32 +81,8 @@ def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
     )
 
 
-def _work_guardrail(finding: same_work.Finding) -> doc.GuardrailResult:
+def _work_guardrail(finding: doc.SameWork) -> doc.GuardrailResult:
     return gr.guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
-
-
-def _same_work_doc(work: same_work.Finding, tolerance: float, work_independent: list[doc.MetricChange]) -> doc.SameWork:
-    return doc.SameWork(
-        status=work.status,
-        applies=work.applies,
-        tolerance=tolerance,
-        tokens_metric=work.tokens_metric,
-        windows=[
-            doc.SameWorkWindow(
-                window=w.window,
-                response_length_baseline=w.length_b,
-                response_length_candidate=w.length_c,
-                response_length_change=w.length_change,
-                tokens_per_step_baseline=w.tokens_b,
-                tokens_per_step_candidate=w.tokens_c,
-                tokens_per_step_change=w.tokens_change,
-                within=w.within(tolerance),
-            )
-            for w in work.windows
-        ],
-        reason=work.reason,
-        work_independent=work_independent,
-    )
 
 
 def _comparison(
@@ -233,7 +209,7 @@ def _comparison(
         "guardrails": [*guards, work_guard],
         "verdict": verdict,
         "secondary": secondary,
-        "same_work": _same_work_doc(work, a.same_work_tolerance, [*per_token, *secondary]),
+        "same_work": work.model_copy(update={"work_independent": [*per_token, *secondary]}),
         "quality": trains,
         "base": None if base_id == BASELINE else base_id,
         "depends_on": spec.bases(cand_id),

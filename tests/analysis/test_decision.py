@@ -83,7 +83,7 @@ def test_same_work_is_checked_per_window(tmp_path):
 
 def test_without_response_lengths_tokens_per_step_decide(tmp_path):
     # No response lengths logged: equal tokens per step still show equal work (before, the whole
-    # check was not_applicable, which also hid a known difference; see the WindowWork test).
+    # check was not_applicable, which also hid a known difference; see the window_work test).
     drop = ("rollout/response_lengths",)
     c = _comp(_analyse(tmp_path, {"baseline": FakeArm(drop_keys=drop), "A1": FakeArm(speed=1.2, drop_keys=drop)}), "A1")
     assert c.same_work.status == "pass" and c.verdict.status == "accepted"
@@ -244,12 +244,12 @@ def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change
 
 
 def test_same_work_judges_each_window_on_the_figures_it_has():
-    from reportgen.analysis.same_work import WindowWork
+    from reportgen.analysis.same_work import window_work
 
     # Only lengths logged (no tokens/s): a 50 % shorter response is still a difference.
-    assert WindowWork("W1", 48.0, 24.0, None, None).within(0.05) is False
-    assert WindowWork("W1", 48.0, 48.0, None, None).within(0.05) is True
-    assert WindowWork("W1", None, None, None, None).within(0.05) is None
+    assert window_work("W1", (48.0, 24.0), (None, None), 0.05).within is False
+    assert window_work("W1", (48.0, 48.0), (None, None), 0.05).within is True
+    assert window_work("W1", (None, None), (None, None), 0.05).within is None
 
 
 def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
