@@ -227,6 +227,16 @@ def observed_samples(run: RunData) -> tuple[pd.Series | None, str]:
     return None, f"no {NUM_SAMPLES} and no {' or '.join(missing)} logged"
 
 
+def _fails_in_metrics(id: str, title: str, run: RunData, said: str) -> GuardrailResult:
+    """A failure a step of `run` shows: the reason names the run, the evidence is its metrics table."""
+    return guardrail(id, title, FAIL, f"{run.path}: {said}", f"{run.path}/metrics.parquet")
+
+
+def _not_checkable(id: str, title: str, why_not: Sequence[str]) -> GuardrailResult:
+    """No run could be checked: why not, run by run."""
+    return guardrail(id, title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
+
+
 def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> GuardrailResult:
     title = "Samples per step equal the global batch"
     checked: list[RunData] = []
@@ -243,16 +253,12 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> GuardrailResul
         bad = got[(got - want).abs() > SAMPLES_TOLERANCE * want]
         checked.append(r)
         if len(bad):
-            return guardrail(
-                "samples_per_step",
-                title,
-                FAIL,
-                f"{r.path}: step {int(bad.index[0])} trained on {bad.iloc[0]:.4g} samples ({how}), "
-                f"expected {want:g} ({source})",
-                f"{r.path}/metrics.parquet",
+            said = (
+                f"step {int(bad.index[0])} trained on {bad.iloc[0]:.4g} samples ({how}), expected {want:g} ({source})"
             )
+            return _fails_in_metrics("samples_per_step", title, r, said)
     if not checked:
-        return guardrail("samples_per_step", title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
+        return _not_checkable("samples_per_step", title, why_not)
     tail = f"; not checkable: {'; '.join(why_not)}" if why_not else ""
     return guardrail(
         "samples_per_step",
@@ -312,16 +318,13 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> GuardrailResul
         bad = rel[rel > TOKEN_TOLERANCE]
         if len(bad):
             s = int(bad.index[0])
-            return guardrail(
-                "token_accounting",
-                title,
-                FAIL,
-                f"{r.path}: step {s}: {lhs[s]:.1f} tokens from throughput x time vs "
-                f"{rhs[s]:.1f} from lengths x samples ({bad.iloc[0]:.1%} apart)",
-                f"{r.path}/metrics.parquet",
+            said = (
+                f"step {s}: {lhs[s]:.1f} tokens from throughput x time vs "
+                f"{rhs[s]:.1f} from lengths x samples ({bad.iloc[0]:.1%} apart)"
             )
+            return _fails_in_metrics("token_accounting", title, r, said)
     if not checked:
-        return guardrail("token_accounting", title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
+        return _not_checkable("token_accounting", title, why_not)
     return guardrail(
         "token_accounting", title, PASS, f"{which_runs(checked)}: agree within {TOKEN_TOLERANCE:.0%} on every step"
     )

@@ -25,6 +25,7 @@ from reportgen import vocab
 from reportgen.analysis import document as doc
 from reportgen.analysis.document import GuardrailStatus
 from reportgen.analysis.inputs import RunData
+from reportgen.analysis.quality import logged_by_all
 from reportgen.vocab import RESPONSE_LEN_MEAN, RESPONSE_LENGTHS, STEP_RESP_TOKEN_PER_S, STEP_TIME, STEP_TOKEN_PER_S
 
 # Derived per-step quantities (not logged by Relax; computed from logged keys of the same step).
@@ -106,9 +107,7 @@ def length_key(runs: Sequence[RunData]) -> str:
 
 def tokens_key(runs: Sequence[RunData]) -> str:
     """Total tokens per step where every run logged total tokens/s, else response tokens per step."""
-    if runs and all(TOKENS_PER_STEP in r.steps.columns for r in runs):
-        return TOKENS_PER_STEP
-    return RESPONSE_TOKENS_PER_STEP
+    return logged_by_all(runs, (TOKENS_PER_STEP,)) or RESPONSE_TOKENS_PER_STEP
 
 
 def check(
