@@ -11,18 +11,22 @@ diagnostic interval; calibration.py simulates the shipped designs through the sa
 """
 
 from reportgen.analysis.decision import Evidence, decide
-from reportgen.analysis.guardrails import Guardrail
+from reportgen.analysis.document import GuardrailResult, Interval, Verdict, WindowStats
+from reportgen.analysis.guardrails import guardrail
 from reportgen.analysis.interval import block_length, dependence, ratio_interval
-from reportgen.analysis.stats import WindowStats, change, summarize, window_stats
+from reportgen.analysis.stats import change, summarize, window_stats
 
 __all__ = [
     "Evidence",
-    "Guardrail",
+    "GuardrailResult",
+    "Interval",
+    "Verdict",
     "WindowStats",
     "block_length",
     "change",
     "decide",
     "dependence",
+    "guardrail",
     "ratio_interval",
     "summarize",
     "window_stats",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
-from reportgen.analysis.guardrails import FAIL, INVALIDATING, Guardrail, which_runs
+from reportgen.analysis.guardrails import FAIL, INVALIDATING, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.rounding import change_decimals, fmt_change, fmt_level
 from reportgen.vocab import (
@@ -58,7 +58,7 @@ class Evidence:
     """Everything the verdict of one candidate rests on, gathered by report.py."""
 
     candidate: str
-    guardrails: Sequence[Guardrail]  # against the baseline, the same-work check excluded
+    guardrails: Sequence[doc.GuardrailResult]  # against the baseline, the same-work check excluded
     same_work: tuple[str, str]  # (status, reason) against the baseline
     vs_baseline: doc.RunLevel
     design: doc.Design

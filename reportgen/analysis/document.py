@@ -309,7 +309,7 @@ class MemoryUse(_Model):
     headroom: float | None = Field(default=None, description="headroom_mib / limit_mib (a fraction).")
 
 
-class Arm(_Model):
+class ArmResult(_Model):
     """The baseline or one candidate, with its runs and per-window statistics."""
 
     id: str = Field(description='"baseline", "A1", ...')
@@ -751,7 +751,7 @@ class AnalysisDocument(_Model):
     machine: Machine = Machine()
     workload: WorkloadInfo = Field(default=WorkloadInfo(), description="What ran: trainer, model, steps.")
     fixed_workload: list[FixedFlag] = Field(default_factory=list)
-    arms: list[Arm] = Field(default_factory=list)
+    arms: list[ArmResult] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
     profiler_runs: list[ProfilerRun] = Field(default_factory=list)
     baseline_drift: BaselineDrift | None = None
@@ -765,7 +765,7 @@ class AnalysisDocument(_Model):
     def arm_ids(self) -> list[str]:
         return [a.id for a in self.arms]
 
-    def arm(self, arm_id: str) -> Arm | None:
+    def arm(self, arm_id: str) -> ArmResult | None:
         return next((a for a in self.arms if a.id == arm_id), None)
 
     def comparison(self, candidate: str) -> Comparison | None:

@@ -183,17 +183,11 @@ class Campaign:
             confidence=a.confidence,
             seed=a.seed,
         )
-        return doc.Interval(
-            estimate=iv.estimate,
-            low=iv.low,
-            high=iv.high,
-            confidence=iv.confidence,
-            method=f"{iv.method}, within runs",
-            n_baseline=iv.n_baseline,
-            n_candidate=iv.n_candidate,
-            block_length=iv.block_length,
-            significant=iv.significant,
-            warnings=[*iv.warnings, "from the steps' own noise: run-to-run variation is not in it (diagnostic)"],
+        return iv.model_copy(
+            update={
+                "method": f"{iv.method}, within runs",
+                "warnings": [*iv.warnings, "from the steps' own noise: run-to-run variation is not in it (diagnostic)"],
+            }
         )
 
     def metric_change(

@@ -10,13 +10,13 @@ other (`INVALIDATING`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
 from reportgen.analysis import memory, quality
+from reportgen.analysis.document import GuardrailResult, GuardrailStatus
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.failures import event_label, first_failure, is_handled
 from reportgen.vocab import (
@@ -41,7 +41,10 @@ from reportgen.vocab import (
     Status,
 )
 
-PASS, FAIL, WARN, NA = "pass", "fail", "warn", "not_applicable"
+PASS: Final = "pass"
+FAIL: Final = "fail"
+WARN: Final = "warn"
+NA: Final = "not_applicable"
 # Another measurement on the machine at once, or one arm disturbed much more than the other
 # (reportgen.analysis.overlap, reportgen.analysis.quiet): the speed figures are not the arms'.
 INVALIDATING = ("same_machine", "same_inputs", "no_overlap", "quiet_machine")
@@ -68,27 +71,18 @@ SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floa
 MASKING_FLAGS = ("--log-multi-turn", "--mask-offpolicy-in-partial-rollout")
 
 
-@dataclass(frozen=True)
-class Guardrail:
-    id: str
-    title: str
-    status: str  # pass | fail | not_applicable
-    reason: str
-    evidence: str | None = None
-
-    @property
-    def passed(self) -> bool | None:
-        return None if self.status == NA else self.status == PASS
-
-    def as_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "status": self.status,
-            "passed": self.passed,
-            "reason": self.reason,
-            "evidence": self.evidence,
-        }
+def guardrail(
+    id: str, title: str, status: GuardrailStatus, reason: str, evidence: str | None = None
+) -> GuardrailResult:
+    """The document's `GuardrailResult`, with `passed` following `status` (None when not applicable)."""
+    return GuardrailResult(
+        id=id,
+        title=title,
+        status=status,
+        passed=None if status == NA else status == PASS,
+        reason=reason,
+        evidence=evidence,
+    )
 
 
 def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
@@ -161,31 +155,31 @@ def _grouped(found: Sequence[tuple[RunData, str]]) -> str:
     return "; ".join(f"{', '.join(paths)}: {what}" for what, paths in by.items())
 
 
-def steps_completed(runs: Sequence[RunData], expected: int | None) -> Guardrail:
+def steps_completed(runs: Sequence[RunData], expected: int | None) -> GuardrailResult:
     title = "All declared steps completed"
     if not runs:
-        return Guardrail("steps_completed", title, FAIL, "no formal run")
+        return guardrail("steps_completed", title, FAIL, "no formal run")
     if expected is None:
-        return Guardrail("steps_completed", title, NA, "no step count declared ([workload].steps or the steps flag)")
+        return guardrail("steps_completed", title, NA, "no step count declared ([workload].steps or the steps flag)")
     # A run resumed from a checkpoint at step S had steps 0..S-1 done before it started (RunData.steps_before).
     short = [(r, r.steps_before + r.steps_completed) for r in runs if r.steps_before + r.steps_completed < expected]
     if short:
         said = _grouped([(r, f"{n}/{expected} steps") for r, n in short])
-        return Guardrail("steps_completed", title, FAIL, said, _ev(short[0][0]))
-    return Guardrail("steps_completed", title, PASS, f"{which_runs(runs)}: {expected}/{expected} steps")
+        return guardrail("steps_completed", title, FAIL, said, _ev(short[0][0]))
+    return guardrail("steps_completed", title, PASS, f"{which_runs(runs)}: {expected}/{expected} steps")
 
 
-def no_failures(runs: Sequence[RunData]) -> Guardrail:
+def no_failures(runs: Sequence[RunData]) -> GuardrailResult:
     title = "No OOM, NaN/Inf, traceback or abnormal exit"
     failed = [(r, cause) for r in runs if (cause := describe_failure(r))]
     if failed:
         first = failed[0][0]
-        return Guardrail("no_failures", title, FAIL, _grouped(failed), _ev(first, failure_event(first)))
+        return guardrail("no_failures", title, FAIL, _grouped(failed), _ev(first, failure_event(first)))
     if not runs:
-        return Guardrail("no_failures", title, FAIL, "no formal run")
+        return guardrail("no_failures", title, FAIL, "no formal run")
     notes = [f"{r.path}: {w}" for r in runs for w in (r.manifest.get("ingest") or {}).get("warnings") or []]
     tail = f" (warnings: {'; '.join(notes)})" if notes else ""
-    return Guardrail("no_failures", title, PASS, f"{which_runs(runs)}: no failure event{tail}")
+    return guardrail("no_failures", title, PASS, f"{which_runs(runs)}: no failure event{tail}")
 
 
 def _number(argv: dict[str, Any], flag: str) -> float | None:
@@ -234,7 +228,17 @@ def observed_samples(run: RunData) -> tuple[pd.Series | None, str]:
     return None, f"no {NUM_SAMPLES} and no {' or '.join(missing)} logged"
 
 
-def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
+def _fails_in_metrics(id: str, title: str, run: RunData, said: str) -> GuardrailResult:
+    """A failure a step of `run` shows: the reason names the run, the evidence is its metrics table."""
+    return guardrail(id, title, FAIL, f"{run.path}: {said}", f"{run.path}/metrics.parquet")
+
+
+def _not_checkable(id: str, title: str, why_not: Sequence[str]) -> GuardrailResult:
+    """No run could be checked: why not, run by run."""
+    return guardrail(id, title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
+
+
+def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> GuardrailResult:
     title = "Samples per step equal the global batch"
     checked: list[RunData] = []
     why_not: list[str] = []
@@ -250,18 +254,14 @@ def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
         bad = got[(got - want).abs() > SAMPLES_TOLERANCE * want]
         checked.append(r)
         if len(bad):
-            return Guardrail(
-                "samples_per_step",
-                title,
-                FAIL,
-                f"{r.path}: step {int(bad.index[0])} trained on {bad.iloc[0]:.4g} samples ({how}), "
-                f"expected {want:g} ({source})",
-                f"{r.path}/metrics.parquet",
+            said = (
+                f"step {int(bad.index[0])} trained on {bad.iloc[0]:.4g} samples ({how}), expected {want:g} ({source})"
             )
+            return _fails_in_metrics("samples_per_step", title, r, said)
     if not checked:
-        return Guardrail("samples_per_step", title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
+        return _not_checkable("samples_per_step", title, why_not)
     tail = f"; not checkable: {'; '.join(why_not)}" if why_not else ""
-    return Guardrail(
+    return guardrail(
         "samples_per_step",
         title,
         PASS,
@@ -285,7 +285,7 @@ def masked_responses(run: RunData) -> str | None:
     return None
 
 
-def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
+def token_accounting(runs: Sequence[RunData], batch_flag: str) -> GuardrailResult:
     """response tokens/s x step time = mean response length x samples, step by step."""
     title = "Response-token accounting consistent"
     need = (STEP_RESP_TOKEN_PER_S, STEP_TIME, RESPONSE_LENGTHS)
@@ -294,7 +294,7 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
     for r in runs:
         masked = masked_responses(r)
         if masked:
-            return Guardrail("token_accounting", title, NA, f"not applicable: {r.path}: {masked}")
+            return guardrail("token_accounting", title, NA, f"not applicable: {r.path}: {masked}")
     for r in runs:
         df = r.steps
         missing = [k for k in need if k not in df.columns]
@@ -319,22 +319,19 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> Guardrail:
         bad = rel[rel > TOKEN_TOLERANCE]
         if len(bad):
             s = int(bad.index[0])
-            return Guardrail(
-                "token_accounting",
-                title,
-                FAIL,
-                f"{r.path}: step {s}: {lhs[s]:.1f} tokens from throughput x time vs "
-                f"{rhs[s]:.1f} from lengths x samples ({bad.iloc[0]:.1%} apart)",
-                f"{r.path}/metrics.parquet",
+            said = (
+                f"step {s}: {lhs[s]:.1f} tokens from throughput x time vs "
+                f"{rhs[s]:.1f} from lengths x samples ({bad.iloc[0]:.1%} apart)"
             )
+            return _fails_in_metrics("token_accounting", title, r, said)
     if not checked:
-        return Guardrail("token_accounting", title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
-    return Guardrail(
+        return _not_checkable("token_accounting", title, why_not)
+    return guardrail(
         "token_accounting", title, PASS, f"{which_runs(checked)}: agree within {TOKEN_TOLERANCE:.0%} on every step"
     )
 
 
-def finite_training(runs: Sequence[RunData]) -> Guardrail:
+def finite_training(runs: Sequence[RunData]) -> GuardrailResult:
     title = "Loss, reward, response length, KL, clip fraction, grad norm finite"
     absent, seen = [], 0
     for label, keys in (*FINITE_KEYS, *CRITIC_FINITE_KEYS):
@@ -348,7 +345,7 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
                 bad = sorted((step, value) for k, step, value in r.nonfinite if k == key and step not in skipped)
                 if bad:
                     step, value = bad[0]
-                    return Guardrail(
+                    return guardrail(
                         "finite_training",
                         title,
                         FAIL,
@@ -360,12 +357,12 @@ def finite_training(runs: Sequence[RunData]) -> Guardrail:
         elif (label, keys) in FINITE_KEYS:
             absent.append(label)
     if not seen:
-        return Guardrail("finite_training", title, NA, "not checkable: none of the keys was logged")
+        return guardrail("finite_training", title, NA, "not checkable: none of the keys was logged")
     tail = f" (not logged: {', '.join(absent)})" if absent else ""
     skips = sum(len(_loss_scale_skipped(r, GRAD_NORM)) + len(_loss_scale_skipped(r, CRITIC_GRAD_NORM)) for r in runs)
     if skips:
         tail += f"; grad norm nan on {skips} step(s) whose update fp16 loss scaling skipped (routine)"
-    return Guardrail("finite_training", title, PASS, f"{seen} quantities finite on every step{tail}")
+    return guardrail("finite_training", title, PASS, f"{seen} quantities finite on every step{tail}")
 
 
 def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
@@ -376,11 +373,11 @@ def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
     return {int(s) for s in skips.get(field) or []} if field else set()
 
 
-def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], flags: Sequence[str]) -> Guardrail:
+def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], flags: Sequence[str]) -> GuardrailResult:
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
         for v in (r.manifest.get("invariants") or {}).get("violations") or []:
-            return Guardrail(
+            return guardrail(
                 "fixed_workload",
                 title,
                 FAIL,
@@ -388,9 +385,9 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
                 f"{r.path}/manifest.json",
             )
     if not flags:
-        return Guardrail("fixed_workload", title, NA, "no fixed-workload flags declared ([workload].flags)")
+        return guardrail("fixed_workload", title, NA, "no fixed-workload flags declared ([workload].flags)")
     if not baseline or not candidate:
-        return Guardrail("fixed_workload", title, NA, "an arm has no formal run")
+        return guardrail("fixed_workload", title, NA, "an arm has no formal run")
     ref = baseline[0]
     unknown = []
     for flag in flags:
@@ -401,7 +398,7 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
                 unknown.append(flag)
                 continue
             if got != want:
-                return Guardrail(
+                return guardrail(
                     "fixed_workload",
                     title,
                     FAIL,
@@ -409,10 +406,10 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
                     f"{r.path}/manifest.json",
                 )
     if len(set(unknown)) == len(flags):
-        return Guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
+        return guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
     tail = f" ({', '.join(sorted(set(unknown)))} not recorded)" if unknown else ""
     said = "1 flag" if len(flags) == 1 else f"{len(flags)} flags"
-    return Guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}")
+    return guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}")
 
 
 def _hashes(r: RunData) -> tuple[Any, Any]:
@@ -420,13 +417,13 @@ def _hashes(r: RunData) -> tuple[Any, Any]:
     return h.get("model_manifest_sha256"), dict(h.get("data") or {})
 
 
-def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Guardrail:
+def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> GuardrailResult:
     title = "Identical model manifest and data hashes"
     # A run that recorded no hashes (e.g. an unreadable manifest) is unknown, not different:
     # its own failure is reported by the other guardrails.
     runs = [r for r in (*baseline, *candidate) if _hashes(r) != (None, {})]
     if not runs:
-        return Guardrail(
+        return guardrail(
             "same_inputs",
             title,
             NA,
@@ -436,7 +433,7 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
     for r in runs[1:]:
         model, data = _hashes(r)
         if model != ref[0]:
-            return Guardrail(
+            return guardrail(
                 "same_inputs",
                 title,
                 FAIL,
@@ -444,46 +441,46 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
                 f"{r.path}/manifest.json",
             )
         if data != ref[1]:
-            return Guardrail(
+            return guardrail(
                 "same_inputs",
                 title,
                 FAIL,
                 f"{r.path}: data hashes differ from {runs[0].path}",
                 f"{r.path}/manifest.json",
             )
-    return Guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
+    return guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
 
 
-def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Guardrail:
+def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> GuardrailResult:
     title = "Same machine fingerprint"
     runs = [r for r in (*baseline, *candidate) if r.manifest.get("fingerprint_id") is not None]
     if not runs:
-        return Guardrail("same_machine", title, NA, "not checkable: no fingerprint recorded")
+        return guardrail("same_machine", title, NA, "not checkable: no fingerprint recorded")
     ref = runs[0].manifest["fingerprint_id"]
     for r in runs[1:]:
         fp = r.manifest["fingerprint_id"]
         if fp != ref:
-            return Guardrail(
+            return guardrail(
                 "same_machine",
                 title,
                 FAIL,
                 f"{r.path}: fingerprint {fp} differs from {runs[0].path}'s {ref}",
                 f"{r.path}/manifest.json",
             )
-    return Guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
+    return guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
 
 
-def no_profiler(runs: Sequence[RunData]) -> Guardrail:
+def no_profiler(runs: Sequence[RunData]) -> GuardrailResult:
     title = "No profiler or memory recorder in formal runs"
     for r in runs:
         on = [f for f in PROFILER_FLAGS if f in r.argv]
         if on:
-            return Guardrail(
+            return guardrail(
                 "no_profiler", title, FAIL, f"{r.path}: {', '.join(on)} in a formal run", f"{r.path}/manifest.json"
             )
     if runs and all(not r.argv for r in runs):
-        return Guardrail("no_profiler", title, NA, "not checkable: no effective argv recorded")
-    return Guardrail("no_profiler", title, PASS, "no profiler flag in the effective argv")
+        return guardrail("no_profiler", title, NA, "not checkable: no effective argv recorded")
+    return guardrail("no_profiler", title, PASS, "no profiler flag in the effective argv")
 
 
 def training_quality(
@@ -491,12 +488,12 @@ def training_quality(
     candidate: Sequence[RunData],
     windows: Sequence[tuple[str, int, int]],
     tolerance: float,
-) -> Guardrail:
+) -> GuardrailResult:
     """Loss, reward and KL of the candidate within `tolerance` of the baseline's in every window
     (reportgen/analysis/quality.py); outside it, a warning: the verdict stands, the reviewer is told."""
     q = quality.compare(baseline, candidate, windows, tolerance=tolerance)
     evidence = f"{candidate[0].path}/metrics.parquet" if q.status == WARN and candidate else None
-    return Guardrail(quality.ID, quality.TITLE, q.status, q.reason, evidence)
+    return guardrail(quality.ID, quality.TITLE, q.status, q.reason, evidence)
 
 
 def check_all(
@@ -507,10 +504,10 @@ def check_all(
     batch_flag: str,
     fixed_flags: Sequence[str],
     pending: str | None = None,
-    extra: Sequence[Guardrail] = (),
+    extra: Sequence[GuardrailResult] = (),
     windows: Sequence[tuple[str, int, int]] = (),
     quality_tolerance: float = 0.10,
-) -> list[Guardrail]:
+) -> list[GuardrailResult]:
     """Every guardrail over the finished runs of both arms, then `extra`: checks made elsewhere
     over the same runs (the machine's: overlap, quiet). `pending` names the runs left
     unfinished (interrupted, or running when the runner died), which resuming redoes: they are not
@@ -524,10 +521,10 @@ def check_all(
     if pending is None:
         return checks
     if not baseline or not candidate:
-        return [Guardrail(g.id, g.title, NA, f"not judged yet: {pending}") for g in checks]
+        return [guardrail(g.id, g.title, NA, f"not judged yet: {pending}") for g in checks]
     first = checks[0]
     note = f"{first.reason}; not counted yet: {pending}"
-    return [Guardrail(first.id, first.title, first.status, note, first.evidence), *checks[1:]]
+    return [guardrail(first.id, first.title, first.status, note, first.evidence), *checks[1:]]
 
 
 def _check_all(
@@ -537,7 +534,7 @@ def _check_all(
     expected_steps: int | None,
     batch_flag: str,
     fixed_flags: Sequence[str],
-) -> list[Guardrail]:
+) -> list[GuardrailResult]:
     return [
         steps_completed(both, expected_steps),
         no_failures(both),

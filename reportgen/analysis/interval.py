@@ -12,57 +12,50 @@ dependence, chosen by the spec (`analysis.method`):
   a Welch/Satterthwaite t interval on the log ratio.
 
 The statistic is the protocol's "overall": the mean over windows of the window mean (all runs of
-an arm pooled inside a window). Inputs are `Arm = list[list[np.ndarray]]`: runs x windows, each
-array the window's finite per-step values in step order. Results are frozen `Interval`s.
+an arm pooled inside a window). Inputs are `Segments = list[list[np.ndarray]]`: runs x windows, each
+array the window's finite per-step values in step order. Results are the document's `Interval` (analysis/document.py).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-Arm = Sequence[Sequence[np.ndarray]]  # runs x windows
+from reportgen.analysis.document import Interval
+
+Segments = Sequence[Sequence[np.ndarray]]  # one arm: runs x windows
 
 METHODS = ("block-bootstrap", "batch-means")
 DEFAULT_REPLICATES = 2000
 
 
-@dataclass(frozen=True)
-class Interval:
-    """Ratio candidate/baseline with its interval; `significant` means the interval excludes 1."""
-
-    estimate: float | None
-    low: float | None
-    high: float | None
-    confidence: float
-    method: str
-    n_baseline: int
-    n_candidate: int
-    block_length: int | None = None
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def significant(self) -> bool:
-        if self.low is None or self.high is None:
-            return False
-        return self.low > 1.0 or self.high < 1.0
-
-    def as_dict(self) -> dict:
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "confidence": self.confidence,
-            "method": self.method,
-            "n_baseline": self.n_baseline,
-            "n_candidate": self.n_candidate,
-            "block_length": self.block_length,
-            "significant": self.significant,
-            "warnings": list(self.warnings),
-        }
+def _interval(
+    estimate: float | None,
+    low: float | None,
+    high: float | None,
+    confidence: float,
+    method: str,
+    b: Segments,
+    c: Segments,
+    length: int | None,
+    warnings: Sequence[str],
+) -> Interval:
+    """The document's `Interval` (`significant`: it excludes 1), step counts of both arms as n."""
+    return Interval(
+        estimate=estimate,
+        low=low,
+        high=high,
+        confidence=confidence,
+        method=method,
+        n_baseline=_count(b),
+        n_candidate=_count(c),
+        block_length=length,
+        significant=low is not None and high is not None and (low > 1.0 or high < 1.0),
+        warnings=list(warnings),
+    )
 
 
 # ---------------------------------------------------------------- block length
@@ -129,7 +122,7 @@ def block_length(segments: Sequence[np.ndarray]) -> int:
 # ---------------------------------------------------------------- helpers
 
 
-def _clean(arm: Arm) -> list[list[np.ndarray]]:
+def _clean(arm: Segments) -> list[list[np.ndarray]]:
     out = []
     for run in arm:
         segs = []
@@ -140,7 +133,7 @@ def _clean(arm: Arm) -> list[list[np.ndarray]]:
     return out
 
 
-def arm_statistic(arm: Arm) -> float | None:
+def arm_statistic(arm: Segments) -> float | None:
     """Mean over windows of the window mean (runs pooled inside a window)."""
     arm = _clean(arm)
     if not arm:
@@ -155,7 +148,7 @@ def arm_statistic(arm: Arm) -> float | None:
     return float(np.mean(means))
 
 
-def _count(arm: Arm) -> int:
+def _count(arm: Segments) -> int:
     return int(sum(s.size for r in arm for s in r))
 
 
@@ -206,8 +199,8 @@ def _bootstrap_arm(arm: list[list[np.ndarray]], length: int, reps: int, rng: np.
 
 
 def bootstrap_interval(
-    baseline: Arm,
-    candidate: Arm,
+    baseline: Segments,
+    candidate: Segments,
     *,
     confidence: float = 0.95,
     seed: int = 0,
@@ -248,7 +241,7 @@ def bootstrap_interval(
     if sb is None or sc is None or sb <= 0 or sc <= 0 or logs.size < 10:
         warnings.append("the metric is not positive: no ratio interval")
         est = sc / sb if sb and sc is not None else None
-        return Interval(est, None, None, confidence, method, _count(b), _count(c), length, tuple(warnings))
+        return _interval(est, None, None, confidence, method, b, c, length, warnings)
     est = sc / sb
     bias = 1.0
     if dep.spec0 > 0:
@@ -258,7 +251,7 @@ def bootstrap_interval(
     df = max(1, sum(max(1, s.size // length) - 1 for s in segs) or 1)
     t = float(st.t.ppf(0.5 + confidence / 2, df))
     lo, hi = math.exp(math.log(est) - t * se), math.exp(math.log(est) + t * se)
-    return Interval(float(est), lo, hi, confidence, method, _count(b), _count(c), length, tuple(warnings))
+    return _interval(float(est), lo, hi, confidence, method, b, c, length, warnings)
 
 
 # ---------------------------------------------------------------- batch means
@@ -288,7 +281,7 @@ def _batch_var(arm: list[list[np.ndarray]], size: int) -> tuple[float, float, in
 
 
 def batch_means_interval(
-    baseline: Arm, candidate: Arm, *, confidence: float = 0.95, size: int | None = None
+    baseline: Segments, candidate: Segments, *, confidence: float = 0.95, size: int | None = None
 ) -> Interval:
     from scipy import stats as st
 
@@ -308,20 +301,20 @@ def batch_means_interval(
     warnings = _warnings(b, c, size)
     if not (math.isfinite(vb) and math.isfinite(vc)) or min(dfb, dfc) < 1 or sb <= 0 or sc <= 0:
         warnings.append("too few batches for a batch-means interval")
-        return Interval(est, None, None, confidence, method, _count(b), _count(c), size, tuple(warnings))
+        return _interval(est, None, None, confidence, method, b, c, size, warnings)
     rb, rc = vb / sb**2, vc / sc**2  # variances of the logs (delta method)
     se = math.sqrt(rb + rc)
     df = (rb + rc) ** 2 / ((rb**2 / dfb if rb else 0.0) + (rc**2 / dfc if rc else 0.0) or 1e-300)
     t = float(st.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
     lo, hi = math.exp(math.log(est) - t * se), math.exp(math.log(est) + t * se)
-    return Interval(est, lo, hi, confidence, method, _count(b), _count(c), size, tuple(warnings))
+    return _interval(est, lo, hi, confidence, method, b, c, size, warnings)
 
 
 # ---------------------------------------------------------------- dispatch
 
 
 def ratio_interval(
-    baseline: Arm, candidate: Arm, *, method: str = "block-bootstrap", confidence: float = 0.95, seed: int = 0
+    baseline: Segments, candidate: Segments, *, method: str = "block-bootstrap", confidence: float = 0.95, seed: int = 0
 ) -> Interval:
     """The interval the spec asks for (`analysis.method`); deterministic given `seed`."""
     if method == "block-bootstrap":
@@ -331,10 +324,10 @@ def ratio_interval(
     raise ValueError(f"unknown interval method {method!r}; expected one of {', '.join(METHODS)}")
 
 
-def _empty(b: Arm, c: Arm, confidence: float, method: str, why: str) -> Interval:
+def _empty(b: Segments, c: Segments, confidence: float, method: str, why: str) -> Interval:
     sb, sc = arm_statistic(b), arm_statistic(c)
     est = sc / sb if sb and sc is not None else None
-    return Interval(est, None, None, confidence, method, _count(b), _count(c), None, (why,))
+    return _interval(est, None, None, confidence, method, b, c, None, (why,))
 
 
 def _warnings(b: list[list[np.ndarray]], c: list[list[np.ndarray]], length: int) -> list[str]:

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from reportgen.analysis.document import GuardrailResult
 from reportgen.analysis.gpu import parse_utc
-from reportgen.analysis.guardrails import FAIL, NA, PASS, Guardrail, which_runs
+from reportgen.analysis.guardrails import FAIL, NA, PASS, guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 
 ID = "no_overlap"
@@ -94,17 +95,17 @@ def describe(o: Overlap, experiment: str) -> str:
     return f"{o.run} shared {o.seconds:.0f} s ({_clock(o.start)}-{_clock(o.end)} UTC) with {who}{note}"
 
 
-def check(runs: Sequence[RunData], experiment: str, spans: Sequence[Span]) -> Guardrail:
+def check(runs: Sequence[RunData], experiment: str, spans: Sequence[Span]) -> GuardrailResult:
     """Fails, naming the runs, when a run of either arm overlapped another measurement on its machine."""
     mine = {r.path: own_span(r, experiment, spans) for r in runs}
     checkable = [r for r in runs if (s := mine[r.path]) is not None and s.machine is not None]
     if not checkable:
-        return Guardrail(ID, TITLE, NA, "not checkable: no run has a machine fingerprint and a start and end time")
+        return guardrail(ID, TITLE, NA, "not checkable: no run has a machine fingerprint and a start and end time")
     found = [o for r in checkable for o in overlaps(r, experiment, spans)]
     if found:
         named = "; ".join(describe(o, experiment) for o in found[:NAMED])
         more = f"; and {len(found) - NAMED} more" if len(found) > NAMED else ""
-        return Guardrail(
+        return guardrail(
             ID,
             TITLE,
             FAIL,
@@ -116,7 +117,7 @@ def check(runs: Sequence[RunData], experiment: str, spans: Sequence[Span]) -> Gu
     recorded = sum(1 for s in spans if s.machine in machines and s.label not in labels)
     unchecked = [r.path for r in runs if r not in checkable]
     tail = f"; not checkable (no fingerprint or times): {', '.join(unchecked)}" if unchecked else ""
-    return Guardrail(
+    return guardrail(
         ID,
         TITLE,
         PASS,

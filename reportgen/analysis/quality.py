@@ -76,8 +76,8 @@ def _common(
     )
 
 
-def _key(runs: Sequence[RunData], keys: Sequence[str]) -> str | None:
-    """The first of `keys` every run logged."""
+def logged_by_all(runs: Sequence[RunData], keys: Sequence[str]) -> str | None:
+    """The first of `keys` every run logged (None when none was, or there is no run)."""
     for k in keys:
         if runs and all(k in r.steps.columns for r in runs):
             return k
@@ -96,7 +96,7 @@ def compare(
     flat: list[str] = []
     missing: list[str] = []
     for label, keys in METRICS:
-        key = _key([*baseline, *candidate], keys)
+        key = logged_by_all([*baseline, *candidate], keys)
         if key is None:
             missing.append(label)
             continue

@@ -32,7 +32,7 @@ import pandas as pd
 
 from reportgen.analysis import document as doc
 from reportgen.analysis.gpu import parse_utc, window_span
-from reportgen.analysis.guardrails import FAIL, NA, PASS, Guardrail, which_runs
+from reportgen.analysis.guardrails import FAIL, NA, PASS, guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.overlap import Span, overlaps
 
@@ -277,13 +277,13 @@ def _what(kinds: dict[str, int]) -> str:
 
 def check(
     baseline: Sequence[RunData], candidate: Sequence[RunData], first: int, last: int, th: Thresholds = THRESHOLDS
-) -> Guardrail:
+) -> doc.GuardrailResult:
     """Pass (with a warning naming disturbed runs), fail when one arm was disturbed much more than the other."""
     (b_share, b_n, b_kinds), (c_share, c_n, c_kinds) = (_share(x, first, last, th) for x in (baseline, candidate))
     arms = (baseline[0].arm if baseline else "baseline", candidate[0].arm if candidate else "the candidate")
     if b_share is None or c_share is None:
         missing = [a for a, share in zip(arms, (b_share, c_share), strict=True) if share is None]
-        return Guardrail(
+        return guardrail(
             ID,
             TITLE,
             NA,
@@ -297,7 +297,7 @@ def check(
         worse = arms[0] if b_share > c_share else arms[1]
         runs = baseline if worse == arms[0] else candidate
         named = [f"{r.path}: {d.detail}" for r in runs for d in episodes(load(r, first, last, th)) if d.in_window][:2]
-        return Guardrail(
+        return guardrail(
             ID,
             TITLE,
             FAIL,
@@ -311,7 +311,7 @@ def check(
         if (fl := load(r, first, last, th).flagged(th))
     ]
     if flagged:
-        return Guardrail(
+        return guardrail(
             ID,
             TITLE,
             PASS,
@@ -320,8 +320,8 @@ def check(
         )
     both = which_runs([*baseline, *candidate])
     if not (b_kinds or c_kinds):
-        return Guardrail(ID, TITLE, PASS, f"{both}: quiet in all {b_n + c_n} load samples of the measured span")
-    return Guardrail(ID, TITLE, PASS, f"{both}: {shares}; below the {th.run_share:.0%} of its samples that flags a run")
+        return guardrail(ID, TITLE, PASS, f"{both}: quiet in all {b_n + c_n} load samples of the measured span")
+    return guardrail(ID, TITLE, PASS, f"{both}: {shares}; below the {th.run_share:.0%} of its samples that flags a run")
 
 
 def warnings(runs: Sequence[RunData], first: int, last: int, th: Thresholds = THRESHOLDS) -> list[str]:

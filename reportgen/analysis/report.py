@@ -81,36 +81,12 @@ def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
     )
 
 
-def _work_guardrail(finding: same_work.Finding) -> gr.Guardrail:
-    return gr.Guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
-
-
-def _same_work_doc(work: same_work.Finding, tolerance: float, work_independent: list[doc.MetricChange]) -> doc.SameWork:
-    return doc.SameWork(
-        status=work.status,  # type: ignore[arg-type]
-        applies=work.applies,
-        tolerance=tolerance,
-        tokens_metric=work.tokens_metric,
-        windows=[
-            doc.SameWorkWindow(
-                window=w.window,
-                response_length_baseline=w.length_b,
-                response_length_candidate=w.length_c,
-                response_length_change=w.length_change,
-                tokens_per_step_baseline=w.tokens_b,
-                tokens_per_step_candidate=w.tokens_c,
-                tokens_per_step_change=w.tokens_change,
-                within=w.within(tolerance),
-            )
-            for w in work.windows
-        ],
-        reason=work.reason,
-        work_independent=work_independent,
-    )
+def _work_guardrail(finding: doc.SameWork) -> doc.GuardrailResult:
+    return gr.guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
 
 
 def _comparison(
-    c: Campaign, cand_id: str, arms: Mapping[str, doc.Arm], expected: int | None, rerun: Rerun, ctx: Context
+    c: Campaign, cand_id: str, arms: Mapping[str, doc.ArmResult], expected: int | None, rerun: Rerun, ctx: Context
 ) -> doc.Comparison:
     spec, windows = c.spec, c.windows
     a = spec.analysis
@@ -147,7 +123,7 @@ def _comparison(
     work_guard = (
         _work_guardrail(work)
         if judged
-        else gr.Guardrail(same_work.ID, same_work.TITLE, gr.NA, f"not judged yet: {pending}")
+        else gr.guardrail(same_work.ID, same_work.TITLE, gr.NA, f"not judged yet: {pending}")
     )
     base_id = spec.candidate(cand_id).base
     base_done = c.complete(base_id) if base_id != BASELINE else []
@@ -230,10 +206,10 @@ def _comparison(
         "needs_pairs": needs,
         "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
         "consistent_direction": consistent,
-        "guardrails": [doc.GuardrailResult.model_validate(g.as_dict()) for g in [*guards, work_guard]],
+        "guardrails": [*guards, work_guard],
         "verdict": verdict,
         "secondary": secondary,
-        "same_work": _same_work_doc(work, a.same_work_tolerance, [*per_token, *secondary]),
+        "same_work": work.model_copy(update={"work_independent": [*per_token, *secondary]}),
         "quality": trains,
         "base": None if base_id == BASELINE else base_id,
         "depends_on": spec.bases(cand_id),
@@ -247,7 +223,7 @@ def _comparison(
     return doc.Comparison(**fields, summary=summary)
 
 
-def _primary(spec: Spec, ref: doc.Arm, cand: doc.Arm, rl: doc.RunLevel) -> doc.MetricChange:
+def _primary(spec: Spec, ref: doc.ArmResult, cand: doc.ArmResult, rl: doc.RunLevel) -> doc.MetricChange:
     a = spec.analysis
     label, unit, _ = label_of(a.primary)
     r, v = ref.overall.get(a.primary), cand.overall.get(a.primary)
@@ -267,9 +243,9 @@ def _primary(spec: Spec, ref: doc.Arm, cand: doc.Arm, rl: doc.RunLevel) -> doc.M
 def _summary(
     spec: Spec,
     comp: doc.Comparison,
-    ref: doc.Arm,
-    base: doc.Arm,
-    cand: doc.Arm,
+    ref: doc.ArmResult,
+    base: doc.ArmResult,
+    cand: doc.ArmResult,
     rerun: Rerun,
     design: doc.Design,
 ) -> doc.CandidateSummary:

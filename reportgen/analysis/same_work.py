@@ -22,7 +22,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from reportgen import vocab
+from reportgen.analysis import document as doc
+from reportgen.analysis.document import GuardrailStatus
 from reportgen.analysis.inputs import RunData
+from reportgen.analysis.quality import logged_by_all
 from reportgen.vocab import (
     HIGHER,
     LOWER,
@@ -78,37 +81,27 @@ def _rel(b: float | None, c: float | None) -> float | None:
     return c / b - 1.0 if b is not None and c is not None and b > 0 else None
 
 
-@dataclasses.dataclass(frozen=True)
-class WindowWork:
-    window: str
-    length_b: float | None
-    length_c: float | None
-    tokens_b: float | None
-    tokens_c: float | None
-
-    @property
-    def length_change(self) -> float | None:
-        return _rel(self.length_b, self.length_c)
-
-    @property
-    def tokens_change(self) -> float | None:
-        return _rel(self.tokens_b, self.tokens_c)
-
-    def within(self, tolerance: float) -> bool | None:
-        """Judged on the figures the window has: a missing one never hides a known difference."""
-        known = [c for c in (self.length_change, self.tokens_change) if c is not None]
-        if not known:
-            return None
-        return all(abs(c) <= tolerance for c in known)
-
-
-@dataclasses.dataclass(frozen=True)
-class Finding:
-    status: str  # pass | fail | not_applicable
-    applies: bool
-    tokens_metric: str
-    windows: tuple[WindowWork, ...]
-    reason: str
+def window_work(
+    window: str,
+    lengths: tuple[float | None, float | None],
+    tokens: tuple[float | None, float | None],
+    tolerance: float,
+) -> doc.SameWorkWindow:
+    """One window's mean response length and tokens per step, (baseline, candidate) each, with
+    their changes; `within` is judged on the figures the window has: a missing one never hides a
+    known difference (None when it has none)."""
+    length_change, tokens_change = _rel(*lengths), _rel(*tokens)
+    known = [c for c in (length_change, tokens_change) if c is not None]
+    return doc.SameWorkWindow(
+        window=window,
+        response_length_baseline=lengths[0],
+        response_length_candidate=lengths[1],
+        response_length_change=length_change,
+        tokens_per_step_baseline=tokens[0],
+        tokens_per_step_candidate=tokens[1],
+        tokens_per_step_change=tokens_change,
+        within=all(abs(c) <= tolerance for c in known) if known else None,
+    )
 
 
 def length_key(runs: Sequence[RunData]) -> str:
@@ -122,9 +115,7 @@ def length_key(runs: Sequence[RunData]) -> str:
 
 def tokens_key(runs: Sequence[RunData]) -> str:
     """Total tokens per step where every run logged total tokens/s, else response tokens per step."""
-    if runs and all(TOKENS_PER_STEP in r.steps.columns for r in runs):
-        return TOKENS_PER_STEP
-    return RESPONSE_TOKENS_PER_STEP
+    return logged_by_all(runs, (TOKENS_PER_STEP,)) or RESPONSE_TOKENS_PER_STEP
 
 
 def check(
@@ -135,49 +126,51 @@ def check(
     primary: str,
     tolerance: float,
     candidate_id: str = "the candidate",
-) -> Finding:
+) -> doc.SameWork:
     """Per window: mean response length and mean tokens per step, candidate against baseline."""
     tkey = tokens_key([*baseline, *candidate])
     lkey = length_key([*baseline, *candidate])
-    rows = tuple(
-        WindowWork(
+    rows = [
+        window_work(
             name,
-            _window_mean(baseline, lkey, s, e),
-            _window_mean(candidate, lkey, s, e),
-            _window_mean(baseline, tkey, s, e),
-            _window_mean(candidate, tkey, s, e),
+            (_window_mean(baseline, lkey, s, e), _window_mean(candidate, lkey, s, e)),
+            (_window_mean(baseline, tkey, s, e), _window_mean(candidate, tkey, s, e)),
+            tolerance,
         )
         for name, s, e in windows
-    )
+    ]
     applies = applies_to(primary)
-    checks = [w.within(tolerance) for w in rows]
+    checks = [w.within for w in rows]
+
+    def finding(status: GuardrailStatus, reason: str) -> doc.SameWork:
+        return doc.SameWork(
+            status=status, applies=applies, tolerance=tolerance, tokens_metric=tkey, windows=rows, reason=reason
+        )
+
     missing = [w.window for w, c in zip(rows, checks, strict=True) if c is None]
     if not rows or len(missing) == len(rows):
-        return Finding(
+        return finding(
             "not_applicable",
-            applies,
-            tkey,
-            rows,
             "not checkable: no response length or tokens per step logged"
             + (f" in {', '.join(missing)}" if missing else ""),
         )
     # A window without figures neither passes nor hides the windows that have them.
     bad = [w for w, ok in zip(rows, checks, strict=True) if ok is False]
     if not bad:
-        worst = max(max(abs(w.length_change or 0), abs(w.tokens_change or 0)) for w in rows)
+        worst = max(max(abs(w.response_length_change or 0), abs(w.tokens_per_step_change or 0)) for w in rows)
         unchecked = f"; not checkable in {', '.join(missing)}" if missing else ""
         every = "every window" if not missing else "every window with figures"
-        return Finding(
-            "pass", applies, tkey, rows, f"within {tolerance:.0%} in {every} (largest {worst:.1%}){unchecked}"
-        )
-    w = max(bad, key=lambda x: max(abs(x.length_change or 0), abs(x.tokens_change or 0)))
-    lc, tc = w.length_change, w.tokens_change
+        return finding("pass", f"within {tolerance:.0%} in {every} (largest {worst:.1%}){unchecked}")
+    w = max(bad, key=lambda x: max(abs(x.response_length_change or 0), abs(x.tokens_per_step_change or 0)))
+    lc, tc = w.response_length_change, w.tokens_per_step_change
     tokens_word = "tokens" if tkey == TOKENS_PER_STEP else "response tokens"
     parts = []
     if lc is not None:
-        parts.append(f"{w.length_c:.1f} vs {w.length_b:.1f} tokens ({lc:+.1%})")
+        parts.append(f"{w.response_length_candidate:.1f} vs {w.response_length_baseline:.1f} tokens ({lc:+.1%})")
     if tc is not None:
-        parts.append(f"{w.tokens_c:.0f} vs {w.tokens_b:.0f} {tokens_word} per step ({tc:+.1%})")
+        parts.append(
+            f"{w.tokens_per_step_candidate:.0f} vs {w.tokens_per_step_baseline:.0f} {tokens_word} per step ({tc:+.1%})"
+        )
     what = "shorter" if (lc if lc is not None else tc or 0.0) < 0 else "longer"
     reason = (
         f"{candidate_id}'s policy generated {what} responses: {' and '.join(parts)} in {w.window}, "
@@ -185,4 +178,4 @@ def check(
     )
     if applies:
         reason += f"; {primary} compares different work, so it cannot decide"
-    return Finding("fail" if applies else "not_applicable", applies, tkey, rows, reason)
+    return finding("fail" if applies else "not_applicable", reason)

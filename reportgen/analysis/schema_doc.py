@@ -24,7 +24,7 @@ def json_schema() -> dict[str, Any]:
 
 
 def _type(prop: dict[str, Any]) -> str:
-    """A short type in words: "string", "number | null", "list of Arm", "map of string to ..."."""
+    """A short type in words: "string", "number | null", "list of ArmResult", "map of string to ..."."""
     if "$ref" in prop:
         return prop["$ref"].rsplit("/", 1)[-1]
     if "anyOf" in prop:

@@ -9,39 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class WindowStats:
-    """One metric over one window of steps (warm-up already excluded by the window bounds)."""
-
-    window: str
-    start: int
-    end: int
-    n: int
-    mean: float | None
-    std: float | None  # sample standard deviation (ddof=1); None when n < 2
-    median: float | None
-    p95: float | None  # linear interpolation between order statistics (numpy's default)
-    min: float | None
-    max: float | None
-
-    def as_dict(self) -> dict:
-        return {
-            "window": self.window,
-            "start": self.start,
-            "end": self.end,
-            "n": self.n,
-            "mean": self.mean,
-            "std": self.std,
-            "median": self.median,
-            "p95": self.p95,
-            "min": self.min,
-            "max": self.max,
-        }
+from reportgen.analysis.document import WindowStats
 
 
 def _f(x: float) -> float | None:
@@ -59,7 +30,7 @@ def window_stats(values: Values, *, window: str, start: int, end: int) -> Window
     arr = arr[np.isfinite(arr)]
     n = int(arr.size)
     if n == 0:
-        return WindowStats(window, start, end, 0, None, None, None, None, None, None)
+        return WindowStats(window=window, start=start, end=end, n=0)
     return WindowStats(
         window=window,
         start=start,

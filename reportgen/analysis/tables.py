@@ -53,7 +53,7 @@ def arm_block(
     *,
     experiment: str = "",
     spans: Sequence[overlap.Span] = (),
-) -> doc.Arm:
+) -> doc.ArmResult:
     cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
     used = stats_runs(runs)
     win_block: dict[str, list[doc.WindowStats]] = {}
@@ -64,14 +64,14 @@ def arm_block(
             for name, s, e in windows
         }
         rows = summarize(per_window)
-        win_block[key] = [doc.WindowStats.model_validate(r.as_dict()) for r in rows]
+        win_block[key] = rows
         overall_block[key] = overall(rows)
     first, last = windows[0][1], windows[-1][2]
     fixed = {
         f: argv_value(runs[0].argv, f) if runs else None
         for f in (*spec.workload.flags, spec.workload.batch_flag, *LIMIT_FLAGS)
     }
-    return doc.Arm(
+    return doc.ArmResult(
         id=arm_id,
         title="Baseline" if arm_id == BASELINE else (cand.title if cand else arm_id),
         rationale=cand.rationale if cand else "",
@@ -129,11 +129,11 @@ def _row(
     return doc.HeadlineRow(metric=metric, label=label, unit=unit, better=better, baseline=b, candidate=c, change=ch)
 
 
-def _p95(arm: doc.Arm, key: str) -> float | None:
+def _p95(arm: doc.ArmResult, key: str) -> float | None:
     return next((w.p95 for w in arm.windows.get(key, []) if w.window == "all"), None)
 
 
-def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
+def headline(spec: Spec, base: doc.ArmResult, cand: doc.ArmResult) -> list[doc.HeadlineRow]:
     rows = []
     primary = spec.analysis.primary
     if primary not in [h[0] for h in HEADLINE]:
@@ -172,7 +172,7 @@ def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
             )
         )
 
-    def steps(arm: doc.Arm) -> int | None:
+    def steps(arm: doc.ArmResult) -> int | None:
         # Unfinished runs are redone on resume: their partial count is not the arm's result.
         formal = [r for r in arm.runs if r.role == FORMAL]
         finished = [r for r in formal if r.status not in UNFINISHED] or formal
@@ -183,7 +183,7 @@ def headline(spec: Spec, base: doc.Arm, cand: doc.Arm) -> list[doc.HeadlineRow]:
     # a count: show the difference
     rows.append(row.model_copy(update={"change": (sc - sb) if sb is not None and sc is not None else None}))
 
-    def lim(arm: doc.Arm) -> str:
+    def lim(arm: doc.ArmResult) -> str:
         return " / ".join(str(arm.workload.get(f) or "?") for f in (spec.workload.batch_flag, *LIMIT_FLAGS))
 
     lb, lc = lim(base), lim(cand)
@@ -224,7 +224,7 @@ def flag_changes(spec: Spec, cand_id: str, formal: Mapping[str, Sequence[RunData
     return out
 
 
-def drift(spec: Spec, base: doc.Arm) -> doc.BaselineDrift | None:
+def drift(spec: Spec, base: doc.ArmResult) -> doc.BaselineDrift | None:
     """The baseline's primary metric, first window against last: a machine that warms up or
     throttles moves every arm measured at that time, so a large drift weakens the comparison."""
     rows = [w for w in base.windows.get(spec.analysis.primary, []) if w.window != "all"]

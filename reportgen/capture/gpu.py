@@ -385,21 +385,11 @@ def read_samples(jsonl_path: Path) -> tuple[list[dict[str, Any]], list[dict[str,
     """(headers, samples) of a gpu.jsonl; torn or malformed lines (a crash mid-write) are skipped."""
     headers: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
-    path = Path(jsonl_path)
-    if not path.exists():
-        return headers, samples
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(rec, dict):
-                continue
-            if rec.get("kind") == HEADER_KIND:
-                headers.append(rec)
-            elif "t" in rec and "index" in rec:
-                samples.append(rec)
+    for rec in hostload.read_records(jsonl_path):
+        if rec.get("kind") == HEADER_KIND:
+            headers.append(rec)
+        elif "t" in rec and "index" in rec:
+            samples.append(rec)
     return headers, samples
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -337,21 +337,25 @@ def header(available: bool, reason: str | None, load: HostLoad | None, interval_
     }
 
 
-def read_rows(jsonl_path: Path) -> list[dict[str, Any]]:
-    """The samples of a host.jsonl; torn lines (a crash mid-write) are skipped."""
-    rows: list[dict[str, Any]] = []
+def read_records(jsonl_path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a sampler's .jsonl (host.jsonl, gpu.jsonl), headers included, in file
+    order; torn or malformed lines (a crash mid-write) are skipped, a missing file gives none."""
     path = Path(jsonl_path)
     if not path.exists():
-        return rows
+        return
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(rec, dict) and rec.get("kind") != HEADER_KIND and "t" in rec:
-                rows.append(rec)
-    return rows
+            if isinstance(rec, dict):
+                yield rec
+
+
+def read_rows(jsonl_path: Path) -> list[dict[str, Any]]:
+    """The samples of a host.jsonl; torn lines (a crash mid-write) are skipped."""
+    return [rec for rec in read_records(jsonl_path) if rec.get("kind") != HEADER_KIND and "t" in rec]
 
 
 def compact_host(jsonl_path: Path, parquet_path: Path) -> int | None:

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats
 
 from reportgen import vocab
-from reportgen.history.changepoints import DetectorConfig, detect
+from reportgen.history.changepoints import DetectorConfig, Shift, detect
 from reportgen.history.model import Point
 from reportgen.vocab import gain
 
@@ -74,15 +74,22 @@ class ChangePoint:
     index: int  # position of `after` in the series
     before: CampaignPoint
     after: CampaignPoint
-    change: float  # level after / level before - 1, over the neighbouring segments
-    low: float
-    high: float
-    confidence: float
-    p_value: float
-    n_before: int
-    n_after: int
+    shift: Shift  # the detector's finding: ratio after / before with its interval, p-value, segment sizes
     worse: bool  # a regression for this metric's direction
     method: str
+
+    @property
+    def change(self) -> float:
+        """Level after / level before - 1, over the neighbouring segments."""
+        return self.shift.ratio - 1.0
+
+    @property
+    def low(self) -> float:
+        return self.shift.low - 1.0
+
+    @property
+    def high(self) -> float:
+        return self.shift.high - 1.0
 
 
 @dataclass(frozen=True)
@@ -193,13 +200,7 @@ def _changes(camps: Sequence[CampaignPoint], better: str, config: DetectorConfig
                 index=s.index,
                 before=camps[s.index - 1],
                 after=camps[s.index],
-                change=s.ratio - 1.0,
-                low=s.low - 1.0,
-                high=s.high - 1.0,
-                confidence=s.confidence,
-                p_value=s.p_value,
-                n_before=s.n_before,
-                n_after=s.n_after,
+                shift=s,
                 worse=gain(s.ratio, better) < 1.0,
                 method=config.method(),
             )

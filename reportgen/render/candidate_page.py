@@ -10,8 +10,7 @@ from __future__ import annotations
 from reportgen import vocab
 from reportgen.analysis.document import Comparison, GuardrailResult
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, figures, flagdiff, safe, time_section
-from reportgen.render import report_kind as kinds
+from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds, safe, time_section
 from reportgen.render.blocks import badge, table
 from reportgen.render.experiment_page import (
     answer_line,

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.render.load import ExperimentData, RunData
+from reportgen.render.load import ExperimentData, StoredRun
 from reportgen.store import atomic
 
 if TYPE_CHECKING:
@@ -334,6 +334,37 @@ def _step_crosshair(
     ]
 
 
+def _hover_points(
+    base: alt.Chart,
+    x: alt.X,
+    y: alt.Y,
+    color: alt.Color,
+    tooltip: list,
+    *,
+    size: int,
+    fields: list[str] | None = None,
+    detail: alt.Detail | None = None,
+) -> alt.Chart:
+    """Points along the lines, invisible until the pointer (or a finger) is on one, that carry the
+    tooltip (a thin line is too thin to point at); `fields`: the hover selects every point of that x."""
+    import altair as alt  # imported on a template-store miss only (about 1 s)
+
+    chosen = fields if fields else alt.Undefined
+    hover = alt.selection_point(name="hover", fields=chosen, on="pointerover, pointerdown", clear=HOVER_CLEAR)
+    return (
+        base.mark_point(filled=True, size=size)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            detail=detail if detail is not None else alt.Undefined,
+            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
+            tooltip=tooltip,
+        )
+        .add_params(hover)
+    )
+
+
 def _point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: alt.Color, tooltip: list) -> list:
     """For dense series (GPU samples): points along every line, invisible until the pointer is on
     one, that carry the tooltip (so it shows on the drawn line, not only on its pixels), and a
@@ -341,20 +372,12 @@ def _point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: al
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     hover = alt.selection_point(name="hover", fields=[xfield], on="pointerover, pointerdown", clear=HOVER_CLEAR)
+    detail = alt.Detail(field="run", type="nominal")
     return [
         base.transform_aggregate(groupby=[xfield, "gpu"])
         .mark_rule(color=NEUTRAL, strokeWidth=1)
         .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False)),
-        base.mark_point(filled=True, size=160)
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            detail=alt.Detail(field="run", type="nominal"),
-            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
-            tooltip=tooltip,
-        )
-        .add_params(hover),
+        _hover_points(base, x, y, color, tooltip, size=160, fields=[xfield], detail=detail),
     ]
 
 
@@ -511,7 +534,7 @@ def _reduce_bins(values: np.ndarray, starts: np.ndarray, how: str) -> np.ndarray
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
-def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarray] | None:
+def _gpu_run_columns(run: StoredRun, column: str, how: str) -> dict[str, np.ndarray] | None:
     """One run's samples binned to at most MAX_POINTS per GPU: sec, value, total, arm, run, gpu."""
     g = run.gpu
     if g.empty or column not in g:
@@ -544,7 +567,7 @@ def _gpu_run_columns(run: RunData, column: str, how: str) -> dict[str, np.ndarra
     }
 
 
-def _gpu_columns(exp: ExperimentData, runs: Sequence[RunData], column: str, how: str) -> dict[str, np.ndarray] | None:
+def _gpu_columns(exp: ExperimentData, runs: Sequence[StoredRun], column: str, how: str) -> dict[str, np.ndarray] | None:
     cache = exp.derived
     parts = []
     for r in runs:
@@ -686,19 +709,7 @@ def _util_template(arms: tuple[str, ...]) -> dict:
         alt.Tooltip(field="value", type="quantitative", format=".1f", title="GPU utilization (%)"),
         alt.Tooltip(field="runs", type="quantitative", title="runs averaged"),
     ]
-    hover = alt.selection_point(name="hover", fields=["sec"], on="pointerover, pointerdown", clear=HOVER_CLEAR)
-    hits = (
-        base.transform_filter(shown)
-        .mark_point(filled=True, size=160)
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
-            tooltip=tooltip,
-        )
-        .add_params(hover)
-    )
+    hits = _hover_points(base.transform_filter(shown), x, y, color, tooltip, size=160, fields=["sec"])
     chart = alt.layer(lines, hits).properties(width="container", height=200)
     return _to_dict(chart)
 
@@ -849,25 +860,13 @@ def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...], repeats: int
     )
     # Points along each line carry the tooltip (a 1.5-px line is too thin to point at); the one under
     # the pointer (or a finger) is drawn.
-    hover = alt.selection_point(name="hover", on="pointerover, pointerdown", clear=HOVER_CLEAR)
-    hits = (
-        base.transform_filter(shown)
-        .mark_point(filled=True, size=120)
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            detail=detail,
-            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.001), empty=False),
-            tooltip=[
-                alt.Tooltip(field="key", type="nominal", title="metric"),
-                alt.Tooltip(field="run", type="nominal"),
-                alt.Tooltip(field="step", type="quantitative"),
-                alt.Tooltip(field="value", type="quantitative", format=".4~g", title="value (as logged)"),
-            ],
-        )
-        .add_params(hover)
-    )
+    tooltip = [
+        alt.Tooltip(field="key", type="nominal", title="metric"),
+        alt.Tooltip(field="run", type="nominal"),
+        alt.Tooltip(field="step", type="quantitative"),
+        alt.Tooltip(field="value", type="quantitative", format=".4~g", title="value (as logged)"),
+    ]
+    hits = _hover_points(base.transform_filter(shown), x, y, color, tooltip, size=120, detail=detail)
     chart = (
         alt.layer(lines, hits)
         .properties(width=200, height=120)

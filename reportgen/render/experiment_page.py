@@ -17,9 +17,8 @@ from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Comparison, Interval, MetricChange, RunAttempt
 from reportgen.analysis.memory import LOW_HEADROOM
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, figures, reproduce, safe, time_section
+from reportgen.render import blocks, charts, decision, figures, kinds, reproduce, safe, time_section
 from reportgen.render import machine as machine_info
-from reportgen.render import report_kind as kinds
 from reportgen.render.blocks import badge, table
 from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share, fmt_value
 from reportgen.render.load import ExperimentData
@@ -56,7 +55,7 @@ def report_kind(exp: ExperimentData) -> kinds.ReportKind:
     machine = exp.analysis.machine
     fp = machine_info.fingerprint(exp)
     gpus = [str(g.get("name") or "GPU") for g in machine_info.gpu_list(machine, fp)]
-    return kinds.report_kind(exp.name, gpus, machine_info.summary(machine, fp))
+    return kinds.classify(exp.name, gpus, machine_info.summary(machine, fp))
 
 
 def spec_where_it_ran(exp: ExperimentData) -> str | None:

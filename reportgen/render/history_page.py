@@ -320,7 +320,7 @@ def _interval_value(c_value: float, low: float | None, high: float | None, unit:
 
 def change_text(ch: ChangePoint, s: Series) -> str:
     """ "-10.2 % (95 % CI -13 % to -7 %), a regression, after 4773b89 up to 81f7f03" (plain text)."""
-    size = fmt_change_interval(ch.change, ch.low, ch.high, confidence=ch.confidence)
+    size = fmt_change_interval(ch.change, ch.low, ch.high, confidence=ch.shift.confidence)
     kind = "a regression" if ch.worse else "an improvement"
     return f"{size}, {kind}, after {_short(ch.before.commit)} up to {_short(ch.after.commit)}"
 
@@ -334,10 +334,10 @@ def _changes_table(group: Sequence[Series], known: set[str]) -> str:
                     safe.text(s.label),
                     safe.text(s.key.arm),
                     f"{safe.code(_short(ch.before.commit))} → {safe.code(_short(ch.after.commit))}",
-                    safe.text(fmt_change_interval(ch.change, ch.low, ch.high, confidence=ch.confidence))
+                    safe.text(fmt_change_interval(ch.change, ch.low, ch.high, confidence=ch.shift.confidence))
                     + (" ⚑ regression" if ch.worse else " improvement"),
                     f"{_exp_link(ch.before.experiment, known)} → {_exp_link(ch.after.experiment, known)}",
-                    f"{ch.n_before} / {ch.n_after}, p = {ch.p_value:.2g}",
+                    f"{ch.shift.n_before} / {ch.shift.n_after}, p = {ch.shift.p_value:.2g}",
                 ]
             )
     if not rows:

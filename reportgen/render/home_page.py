@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reportgen.analysis.document import Comparison
-from reportgen.render import figures, safe
-from reportgen.render import report_kind as kinds
+from reportgen.render import figures, kinds, safe
 from reportgen.render.blocks import badge, interval_text
 from reportgen.render.experiment_page import report_kind
 from reportgen.render.format import fmt_count

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.analysis.document import AnalysisDocument, Arm, Comparison, parse
+from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison, parse
 from reportgen.capture.gpu import COLUMNS as GPU_FILE_COLUMNS
 from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
@@ -35,7 +35,7 @@ MAX_TEXT = 200_000
 
 
 @dataclass(frozen=True)
-class RunData:
+class StoredRun:
     arm: str
     repeat: int
     rel: str  # "A1/1", relative to the experiment folder
@@ -57,14 +57,14 @@ class ExperimentData:
     name: str
     path: Path
     analysis: AnalysisDocument
-    runs: tuple[RunData, ...]
+    runs: tuple[StoredRun, ...]
     spec_text: str
     record: dict = field(default_factory=dict)  # experiment.json: where the spec ran from (source_path, recipe_dir)
 
     def arm_ids(self) -> list[str]:
         return self.analysis.arm_ids()
 
-    def arm(self, arm_id: str) -> Arm:
+    def arm(self, arm_id: str) -> ArmResult:
         """The arm of a comparison's candidate (the analysis writes one arm per spec arm)."""
         arm = self.analysis.arm(arm_id)
         if arm is None:
@@ -79,7 +79,7 @@ class ExperimentData:
             )
         return comp
 
-    def formal_runs(self, arm_id: str | None = None) -> list[RunData]:
+    def formal_runs(self, arm_id: str | None = None) -> list[StoredRun]:
         return [r for r in self.runs if r.role == "formal" and (arm_id is None or r.arm == arm_id)]
 
     @cached_property
@@ -165,7 +165,7 @@ def _read_json_or(path: Path, default: Any) -> Any:
 
 def load_run(
     exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()
-) -> RunData:
+) -> StoredRun:
     """One run's stored tables. Its command's environment is cut to what may be published
     (reportgen.capture.redact.published_env): a run recorded before that rule published all of it."""
     events_doc = _read_json_or(path / layout.EVENTS, {"events": []})
@@ -176,7 +176,7 @@ def load_run(
             if f.is_file():
                 prov[f.name] = shorten(_read_text(f))
     patch = path / layout.RECIPE_PATCH
-    return RunData(
+    return StoredRun(
         arm=arm,
         repeat=repeat,
         rel=f"{arm}/{repeat}",

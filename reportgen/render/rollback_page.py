@@ -3,7 +3,7 @@ it, and when (a risk table derived from the measured evidence)."""
 
 from __future__ import annotations
 
-from reportgen.analysis.document import Arm
+from reportgen.analysis.document import ArmResult
 from reportgen.render import blocks, decision, flagdiff, safe
 from reportgen.render.blocks import table
 from reportgen.render.experiment_page import recipe_dir_where_it_ran, report_kind
@@ -14,7 +14,7 @@ from reportgen.render.patch import reverse_patch, under
 from reportgen.vocab import Verdicts
 
 
-def _peak(arm: Arm) -> tuple[float | None, float | None]:
+def _peak(arm: ArmResult) -> tuple[float | None, float | None]:
     return arm.gpu.peak_mib(), arm.gpu.total_mib()
 
 

@@ -25,6 +25,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
 
+def _check_id(v: str) -> str:
+    """A candidate id or an experiment name: a folder name under runs/."""
+    if not ID_PATTERN.match(v):
+        raise ValueError(f"expected letters, digits, '.', '_' or '-' (at most 64), got {v!r}")
+    return v
+
+
 def _check_flag(flag: str) -> str:
     if not FLAG_PATTERN.match(flag):
         raise ValueError(f"expected a flag such as '--max-tokens-per-gpu', got {flag!r}")
@@ -219,8 +226,7 @@ class Candidate(_Model):
     @field_validator("id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not ID_PATTERN.match(v):
-            raise ValueError(f"expected letters, digits, '.', '_' or '-' (at most 64), got {v!r}")
+        v = _check_id(v)
         if v == BASELINE or v.startswith(PROFILE_PREFIX):
             raise ValueError(f"{v!r} is reserved; choose another candidate id")
         return v
@@ -304,9 +310,7 @@ class Spec(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not ID_PATTERN.match(v):
-            raise ValueError(f"expected letters, digits, '.', '_' or '-' (at most 64), got {v!r}")
-        return v
+        return _check_id(v)
 
     @model_validator(mode="after")
     def _graph(self) -> Spec:

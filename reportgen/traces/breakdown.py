@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from reportgen.traces import categories as cats
-from reportgen.traces.chrome import Event, iter_batches
+from reportgen.traces.chrome import TraceEvent, iter_batches
 from reportgen.traces.model import WHOLE_TRACE, TraceRow
 
 TOP_OPS = 25
@@ -65,7 +65,7 @@ class Gathered:
     def names(self) -> list[str]:
         return list(self.name_ids)
 
-    def add(self, events: list[Event]) -> None:
+    def add(self, events: list[TraceEvent]) -> None:
         """Keep the columns of one batch (list comprehensions per category: this is the hot loop)."""
         xs = [e for e in events if e.ph == "X"]
         nid, tids = self.name_ids, self.tid_ids
@@ -103,7 +103,7 @@ class Gathered:
                 self.t1 = max(self.t1, max(e.ts + e.dur for e in group))
 
 
-def _corr(e: Event) -> int:
+def _corr(e: TraceEvent) -> int:
     a = e.args
     return a.correlation if a is not None and a.correlation is not None else -1
 

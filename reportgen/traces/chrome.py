@@ -32,7 +32,7 @@ class Args(msgspec.Struct, gc=False):
     bytes: int | None = None
 
 
-class Event(msgspec.Struct, gc=False):
+class TraceEvent(msgspec.Struct, gc=False):
     ph: str = ""
     name: str = ""
     cat: str = ""
@@ -44,7 +44,7 @@ class Event(msgspec.Struct, gc=False):
 
 
 class TraceFile(msgspec.Struct, gc=False):
-    traceEvents: list[Event] = []
+    traceEvents: list[TraceEvent] = []
 
 
 class TraceError(ValueError):
@@ -55,8 +55,8 @@ class _Unsplittable(Exception):
     """A chunk cut at a line that looked like an event start did not decode on its own."""
 
 
-_FILE = msgspec.json.Decoder(TraceFile | list[Event])
-_BATCH = msgspec.json.Decoder(list[Event])
+_FILE = msgspec.json.Decoder(TraceFile | list[TraceEvent])
+_BATCH = msgspec.json.Decoder(list[TraceEvent])
 CHUNK_BYTES = 8 << 20
 # Kineto writes each event of `traceEvents` starting on its own line, indented by two spaces;
 # nested objects (`args`) are indented deeper. Chunks are cut there; a cut that is not at the
@@ -88,7 +88,7 @@ def _head(buf: bytes) -> tuple[bytes, int] | None:
     return None
 
 
-def _split_batches(path: Path) -> Iterator[list[Event]]:
+def _split_batches(path: Path) -> Iterator[list[TraceEvent]]:
     pending = b""
     reopen: bytes | None = None
     for chunk in _inflate(path):
@@ -155,7 +155,7 @@ def read_bytes(path: Path) -> bytearray:
     return buf
 
 
-def read_whole(path: Path) -> list[Event]:
+def read_whole(path: Path) -> list[TraceEvent]:
     """Every event, decoded from the whole inflated text at once (the fallback)."""
     try:
         data = read_bytes(path)
@@ -170,7 +170,7 @@ def read_whole(path: Path) -> list[Event]:
     return decoded.traceEvents if isinstance(decoded, TraceFile) else decoded
 
 
-def iter_batches(path: Path) -> Iterator[tuple[bool, list[Event]]]:
+def iter_batches(path: Path) -> Iterator[tuple[bool, list[TraceEvent]]]:
     """Events in batches of a few MB of text: (restart, batch). `restart` is True on the first
     batch after the file turned out not to split, when the caller must drop what it gathered
     (the whole file then comes as one batch)."""

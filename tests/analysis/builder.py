@@ -55,7 +55,7 @@ BASE_ARGV = {
 
 
 @dataclass
-class Arm:
+class FakeArm:
     """How to generate one arm's runs."""
 
     speed: float = 1.0  # multiplies throughput, divides step time
@@ -100,7 +100,7 @@ def write_run(
     *,
     arm: str,
     repeat: int,
-    spec: Arm,
+    spec: FakeArm,
     steps: int,
     rng,
     role="formal",
@@ -260,7 +260,7 @@ def _iso(t: float) -> str:
 
 def make_experiment(
     root: Path,
-    arms: dict[str, Arm],
+    arms: dict[str, FakeArm],
     *,
     name: str = "exp",
     steps: int = 60,

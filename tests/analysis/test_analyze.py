@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import typer
-from builder import Arm, make_experiment
+from builder import FakeArm, make_experiment
 from typer.testing import CliRunner
 
 from reportgen.analysis.document import SCHEMA_VERSION
@@ -36,7 +36,9 @@ def test_wide_table_prefers_console_values():
 def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     # Stands in for the embedded workload's real runs until the lead wires that test in: a tree
     # with the workload's metric keys, gpu.parquet, events.json and manifests.
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.2)}, repeats=2, order="interleaved")
+    exp = make_experiment(
+        tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, repeats=2, order="interleaved"
+    )
     doc = json.loads(analyze_experiment(exp).read_text())
     assert doc["schema_version"] == SCHEMA_VERSION and doc["kind"] == "reportgen.analysis"
     base = doc["arms"][0]
@@ -76,7 +78,7 @@ def test_end_to_end_document_with_interleaved_repeats(tmp_path):
 
 
 def test_staleness(tmp_path):
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.1)})
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.1)})
     assert is_stale(exp)
     path = analyze_experiment(exp)
     assert not is_stale(exp)
@@ -96,7 +98,7 @@ def test_staleness(tmp_path):
 
 
 def test_partial_and_broken_runs_never_raise(tmp_path):
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.1), "A2": Arm()})
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.1), "A2": FakeArm()})
     (exp / "A1" / "1" / "metrics.parquet").unlink()  # not ingested yet
     (exp / "A2" / "1" / "gpu.parquet").write_bytes(b"not parquet")
     (exp / "A2" / "1" / "manifest.json").write_text("{truncated")
@@ -127,9 +129,11 @@ def _cli(args):
 def test_cli_analyze_all_and_pr_body_golden(tmp_path):
     runs = tmp_path / "runs"
     make_experiment(
-        runs, {"baseline": Arm(), "A1": Arm(speed=1.2), "A2": Arm(fail_at=9), "A3": Arm(speed=0.94)}, name="grpo"
+        runs,
+        {"baseline": FakeArm(), "A1": FakeArm(speed=1.2), "A2": FakeArm(fail_at=9), "A3": FakeArm(speed=0.94)},
+        name="grpo",
     )
-    make_experiment(runs, {"baseline": Arm(), "B1": Arm()}, name="other", seed=2, t0=1_765_000_000.0)
+    make_experiment(runs, {"baseline": FakeArm(), "B1": FakeArm()}, name="other", seed=2, t0=1_765_000_000.0)
     res = _cli(["analyze", "--runs", str(runs)])
     assert res.exit_code == 0, res.output
     out = res.stdout.split()
@@ -148,7 +152,7 @@ def test_cli_analyze_all_and_pr_body_golden(tmp_path):
 
 def test_pr_body_site_url_option(tmp_path):
     runs = tmp_path / "runs"
-    make_experiment(runs, {"baseline": Arm(), "A1": Arm(speed=1.2)}, name="e")
+    make_experiment(runs, {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, name="e")
     res = _cli(["pr-body", "e", "--runs", str(runs), "--site-url", "https://x.test/site/"])
     assert res.exit_code == 0, res.output
     # the report's address, first: the site's reports/<experiment>/ page

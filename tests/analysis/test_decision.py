@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builder import Arm, make_experiment
+from builder import FakeArm, make_experiment
 
 from reportgen.analysis.document import AnalysisDocument, Comparison
 from reportgen.analyze import analyze_experiment
@@ -34,8 +34,8 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
     doc = _analyse(
         tmp_path,
         {
-            "baseline": Arm(extra={"perf/optimizer_time": 0.5}),
-            "A1": Arm(speed=1.5, resp_len_from=(10, 170.0), extra={"perf/optimizer_time": 0.02}),
+            "baseline": FakeArm(extra={"perf/optimizer_time": 0.5}),
+            "A1": FakeArm(speed=1.5, resp_len_from=(10, 170.0), extra={"perf/optimizer_time": 0.02}),
         },
     )
     c = _comp(doc, "A1")
@@ -65,7 +65,7 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
 
 
 def test_tolerance_is_declared_in_the_spec(tmp_path):
-    arms = {"baseline": Arm(), "A1": Arm(speed=1.2, resp_len=497.0)}  # about 3 % shorter
+    arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.2, resp_len=497.0)}  # about 3 % shorter
     loose = _comp(_analyse(tmp_path / "a", arms), "A1")
     assert loose.same_work.status == "pass" and loose.same_work.tolerance == 0.05
     assert loose.verdict.status == "accepted" and loose.summary.next_step.action == "merge"
@@ -76,23 +76,23 @@ def test_tolerance_is_declared_in_the_spec(tmp_path):
 
 def test_same_work_is_checked_per_window(tmp_path):
     # Lengths match until step 45 (inside W3 of 6-19, 20-32, 33-59): only W3 fails, and the check fails.
-    c = _comp(_analyse(tmp_path, {"baseline": Arm(), "A1": Arm(speed=1.2, resp_len_from=(45, 400.0))}), "A1")
+    c = _comp(_analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(speed=1.2, resp_len_from=(45, 400.0))}), "A1")
     assert [w.within for w in c.same_work.windows] == [True, True, False]
     assert c.same_work.status == "fail" and "in W3" in c.same_work.reason and "(1 of 3 windows)" in c.same_work.reason
 
 
 def test_without_response_lengths_tokens_per_step_decide(tmp_path):
     # No response lengths logged: equal tokens per step still show equal work (before, the whole
-    # check was not_applicable, which also hid a known difference; see the WindowWork test).
+    # check was not_applicable, which also hid a known difference; see the window_work test).
     drop = ("rollout/response_lengths",)
-    c = _comp(_analyse(tmp_path, {"baseline": Arm(drop_keys=drop), "A1": Arm(speed=1.2, drop_keys=drop)}), "A1")
+    c = _comp(_analyse(tmp_path, {"baseline": FakeArm(drop_keys=drop), "A1": FakeArm(speed=1.2, drop_keys=drop)}), "A1")
     assert c.same_work.status == "pass" and c.verdict.status == "accepted"
     assert all(w.response_length_change is None and w.tokens_per_step_change is not None for w in c.same_work.windows)
 
 
 def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     # Faster in W1 and W2, slower in W3 (the candidate's throughput falls over the run).
-    doc = _analyse(tmp_path, {"baseline": Arm(), "A1": Arm(speed=1.5, trend=-0.5, cv=0.01)})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, trend=-0.5, cv=0.01)})
     c = _comp(doc, "A1")
     assert c.verdict.status == "inconclusive", c.verdict
     assert c.summary.cause and "1 of 3 windows went the other way: W3" in c.summary.cause
@@ -109,7 +109,7 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
 
 
 def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": Arm(), "A2": Arm(fail_at=9, argv={"--gpu-memory-cap-gib": "5"})})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A2": FakeArm(fail_at=9, argv={"--gpu-memory-cap-gib": "5"})})
     c = _comp(doc, "A2")
     assert (
         c.verdict.cause
@@ -130,9 +130,9 @@ def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
 
 def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
     arms = {
-        "baseline": Arm(argv={"--max-tokens-per-gpu": "896"}),
-        "A1": Arm(speed=1.3, argv={"--max-tokens-per-gpu": "896"}),
-        "A3": Arm(
+        "baseline": FakeArm(argv={"--max-tokens-per-gpu": "896"}),
+        "A1": FakeArm(speed=1.3, argv={"--max-tokens-per-gpu": "896"}),
+        "A3": FakeArm(
             speed=1.6, base="A1", edit='set = {"--max-tokens-per-gpu" = 640}', argv={"--max-tokens-per-gpu": "640"}
         ),
     }
@@ -166,7 +166,11 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
     ],
 )
 def test_a_derived_candidate_is_decided_against_its_base(tmp_path, a3_speed, status, cause_part):
-    arms = {"baseline": Arm(cv=0.02), "A1": Arm(speed=1.3, cv=0.02), "A3": Arm(speed=a3_speed, base="A1", cv=0.02)}
+    arms = {
+        "baseline": FakeArm(cv=0.02),
+        "A1": FakeArm(speed=1.3, cv=0.02),
+        "A3": FakeArm(speed=a3_speed, base="A1", cv=0.02),
+    }
     doc = _analyse(tmp_path, arms)
     a3 = _comp(doc, "A3")
     assert a3.interval.low is not None and a3.interval.low > 1.0  # better than the baseline alone
@@ -182,7 +186,7 @@ def test_a_derived_candidate_is_decided_against_its_base(tmp_path, a3_speed, sta
 
 def test_a_derived_candidate_whose_base_failed_stays_judged_against_the_baseline(tmp_path):
     # No interval against a base without completed runs: the candidate is what there is to merge.
-    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, fail_at=5), "A3": Arm(speed=1.3, base="A1")}
+    arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, fail_at=5), "A3": FakeArm(speed=1.3, base="A1")}
     doc = _analyse(tmp_path, arms)
     a3 = _comp(doc, "A3")
     assert _comp(doc, "A1").verdict.status == "failed"
@@ -193,8 +197,8 @@ def test_secondary_metrics_have_intervals(tmp_path):
     doc = _analyse(
         tmp_path,
         {
-            "baseline": Arm(extra={"perf/optimizer_time": 0.5}),
-            "A1": Arm(speed=1.2, extra={"perf/optimizer_time": 0.02}),
+            "baseline": FakeArm(extra={"perf/optimizer_time": 0.5}),
+            "A1": FakeArm(speed=1.2, extra={"perf/optimizer_time": 0.02}),
         },
     )
     c = _comp(doc, "A1")
@@ -209,20 +213,22 @@ def test_secondary_metrics_have_intervals(tmp_path):
 
 
 def test_baseline_drift_is_flagged(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": Arm(trend=-0.2, cv=0.01), "A1": Arm(speed=1.2)})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(trend=-0.2, cv=0.01), "A1": FakeArm(speed=1.2)})
     d = doc.baseline_drift
     assert d is not None and d.flagged and d.change is not None and d.change < -0.1
     assert (d.first_window, d.last_window) == ("W1", "W3")
     assert doc.warnings and "drifted" in doc.warnings[0] and "from W1 to W3" in doc.warnings[0]
-    steady = _analyse(tmp_path / "b", {"baseline": Arm(cv=0.01), "A1": Arm(speed=1.2)})
+    steady = _analyse(tmp_path / "b", {"baseline": FakeArm(cv=0.01), "A1": FakeArm(speed=1.2)})
     assert steady.baseline_drift is not None and not steady.baseline_drift.flagged and not steady.warnings
 
 
 def test_pr_candidate_must_be_a_candidate(tmp_path):
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm()}, analysis_extra='pr_candidate = "A9"')
+    exp = make_experiment(
+        tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm()}, analysis_extra='pr_candidate = "A9"'
+    )
     with pytest.raises(UserError, match="pr_candidate"):
         analyze_experiment(exp)
-    doc = _analyse(tmp_path / "b", {"baseline": Arm(), "A1": Arm(), "A2": Arm()})
+    doc = _analyse(tmp_path / "b", {"baseline": FakeArm(), "A1": FakeArm(), "A2": FakeArm()})
     assert doc.settings.pr_candidate == "A1" and _comp(doc, "A1").summary.is_pr
 
 
@@ -238,17 +244,17 @@ def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change
 
 
 def test_same_work_judges_each_window_on_the_figures_it_has():
-    from reportgen.analysis.same_work import WindowWork
+    from reportgen.analysis.same_work import window_work
 
     # Only lengths logged (no tokens/s): a 50 % shorter response is still a difference.
-    assert WindowWork("W1", 48.0, 24.0, None, None).within(0.05) is False
-    assert WindowWork("W1", 48.0, 48.0, None, None).within(0.05) is True
-    assert WindowWork("W1", None, None, None, None).within(0.05) is None
+    assert window_work("W1", (48.0, 24.0), (None, None), 0.05).within is False
+    assert window_work("W1", (48.0, 48.0), (None, None), 0.05).within is True
+    assert window_work("W1", (None, None), (None, None), 0.05).within is None
 
 
 def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
     # Only the baseline ran out of memory: the candidate has nothing to fix or re-run.
-    doc = _analyse(tmp_path, {"baseline": Arm(fail_at=9), "A1": Arm(speed=1.2)})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(fail_at=9), "A1": FakeArm(speed=1.2)})
     c = _comp(doc, "A1")
     assert c.verdict.status == "failed" and c.summary.cause and c.summary.cause.startswith("baseline: OOM")
     step = c.summary.next_step
@@ -259,7 +265,7 @@ def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
 
 def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path):
     # Ctrl-C during A1's second repeat, then `reportgen analyze` before resuming.
-    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, interrupt_at=12, interrupt_repeat=2)}
+    arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, interrupt_at=12, interrupt_repeat=2)}
     doc = _analyse(tmp_path, arms, repeats=2, order="interleaved")
     c = _comp(doc, "A1")
     assert c.verdict.status == "incomplete" and c.summary.verdict == "incomplete"
@@ -282,7 +288,7 @@ def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path)
 
 
 def test_a_candidate_with_only_an_interrupted_run_is_not_judged_yet(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": Arm(), "A1": Arm(interrupt_at=3)}, repeats=1)
+    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(interrupt_at=3)}, repeats=1)
     c = _comp(doc, "A1")
     assert c.verdict.status == "incomplete" and c.verdict.cause == "A1/1 interrupted at step 3/60"
     assert {g.status for g in c.guardrails} == {"not_applicable"}
@@ -291,7 +297,7 @@ def test_a_candidate_with_only_an_interrupted_run_is_not_judged_yet(tmp_path):
 
 def test_a_real_failure_outweighs_an_interrupted_run(tmp_path):
     # An OOM in a finished run stays a failure: resuming would not change it.
-    arms = {"baseline": Arm(), "A1": Arm(fail_at=9, interrupt_at=5, interrupt_repeat=2)}
+    arms = {"baseline": FakeArm(), "A1": FakeArm(fail_at=9, interrupt_at=5, interrupt_repeat=2)}
     doc = _analyse(tmp_path, arms, repeats=2)
     c = _comp(doc, "A1")
     assert c.verdict.status == "failed" and c.verdict.cause and c.verdict.cause.startswith("OOM at step 9")
@@ -299,9 +305,9 @@ def test_a_real_failure_outweighs_an_interrupted_run(tmp_path):
 
 def test_a_verdict_against_an_unfinished_base_is_incomplete(tmp_path):
     arms = {
-        "baseline": Arm(),
-        "A1": Arm(speed=1.3, interrupt_at=12, interrupt_repeat=2),
-        "A3": Arm(speed=1.1, base="A1"),
+        "baseline": FakeArm(),
+        "A1": FakeArm(speed=1.3, interrupt_at=12, interrupt_repeat=2),
+        "A3": FakeArm(speed=1.1, base="A1"),
     }
     doc = _analyse(tmp_path, arms, repeats=2, order="interleaved")
     a3 = _comp(doc, "A3")
@@ -312,7 +318,11 @@ def test_a_verdict_against_an_unfinished_base_is_incomplete(tmp_path):
 @pytest.mark.parametrize("interrupt_at", [3, 40])
 def test_a_candidate_on_an_unfinished_base_is_incomplete_whatever_the_base_reached(tmp_path, interrupt_at):
     # The base's only run stopped early (no interval against it at all at step 3): still incomplete.
-    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, interrupt_at=interrupt_at), "A3": Arm(speed=1.35, base="A1")}
+    arms = {
+        "baseline": FakeArm(),
+        "A1": FakeArm(speed=1.3, interrupt_at=interrupt_at),
+        "A3": FakeArm(speed=1.35, base="A1"),
+    }
     doc = _analyse(tmp_path, arms, repeats=1)
     a3 = _comp(doc, "A3")
     assert a3.verdict.status == "incomplete" and a3.verdict.cause == f"A1/1 interrupted at step {interrupt_at}/60"
@@ -322,7 +332,7 @@ def test_a_candidate_on_an_unfinished_base_is_incomplete_whatever_the_base_reach
 @pytest.mark.parametrize("fail_at", [40, 59])
 def test_a_base_that_failed_late_is_not_compared_with(tmp_path, fail_at):
     # The base's partial data must not decide by where it stopped: no complete base run, no interval.
-    arms = {"baseline": Arm(), "A1": Arm(speed=1.3, fail_at=fail_at), "A3": Arm(speed=1.3, base="A1")}
+    arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, fail_at=fail_at), "A3": FakeArm(speed=1.3, base="A1")}
     doc = _analyse(tmp_path, arms)
     a3 = _comp(doc, "A3")
     assert all(m.interval is None or m.interval.estimate is None for m in a3.vs_base)
@@ -331,7 +341,7 @@ def test_a_base_that_failed_late_is_not_compared_with(tmp_path, fail_at):
 
 def test_an_interrupted_baseline_lends_no_figures(tmp_path):
     # Only an interrupted baseline run: its partial windows are not shown as the baseline's.
-    doc = _analyse(tmp_path, {"baseline": Arm(interrupt_at=30), "A1": Arm(speed=1.3)}, repeats=1)
+    doc = _analyse(tmp_path, {"baseline": FakeArm(interrupt_at=30), "A1": FakeArm(speed=1.3)}, repeats=1)
     c = _comp(doc, "A1")
     assert c.verdict.status == "incomplete" and c.verdict.cause == "baseline/1 interrupted at step 30/60"
     assert all(w.baseline is None and w.change is None for w in c.windows)
@@ -341,7 +351,9 @@ def test_incomplete_says_which_candidate_has_no_run_yet(tmp_path):
     # Stopped during the baseline's first run: A1 has not run at all.
     import shutil
 
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(interrupt_at=30), "A1": Arm(speed=1.3)}, repeats=1)
+    exp = make_experiment(
+        tmp_path / "runs", {"baseline": FakeArm(interrupt_at=30), "A1": FakeArm(speed=1.3)}, repeats=1
+    )
     shutil.rmtree(exp / "A1")
     analyze_experiment(exp)
     c = _comp(load_analysis(exp), "A1")
@@ -350,7 +362,9 @@ def test_incomplete_says_which_candidate_has_no_run_yet(tmp_path):
 
 
 def test_a_run_still_marked_running_is_not_resumed_blindly(tmp_path):
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.3, interrupt_at=12)}, repeats=1)
+    exp = make_experiment(
+        tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, interrupt_at=12)}, repeats=1
+    )
     import json
 
     m = exp / "A1" / "1" / "manifest.json"
@@ -367,9 +381,9 @@ def test_same_work_is_checked_against_the_base_too(tmp_path):
     # Each arm is within 5 % of the baseline's response length, but A3 is 7.5 % shorter than A1, the
     # base it is decided against: against A1 its throughput compares different work.
     arms = {
-        "baseline": Arm(cv=0.02),
-        "A1": Arm(speed=1.3, cv=0.02, resp_len=530.0),
-        "A3": Arm(speed=1.3, cv=0.02, resp_len=490.0, base="A1"),
+        "baseline": FakeArm(cv=0.02),
+        "A1": FakeArm(speed=1.3, cv=0.02, resp_len=530.0),
+        "A3": FakeArm(speed=1.3, cv=0.02, resp_len=490.0, base="A1"),
     }
     a3 = _comp(_analyse(tmp_path, arms), "A3")
     assert a3.same_work.status == "pass"  # against the baseline

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from builder import Arm, make_experiment
+from builder import FakeArm, make_experiment
 
 from reportgen.analysis import quiet
 from reportgen.analyze import analyze_experiment
@@ -33,12 +33,12 @@ def _run(doc: dict, arm: str, repeat: int = 1) -> dict:
 
 def test_runs_overlapping_another_campaign_on_the_machine_make_the_comparison_invalid(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    exp = make_experiment(runs, {"baseline": Arm(), "A1": Arm(speed=1.3)}, name="mine", repeats=1)
+    exp = make_experiment(runs, {"baseline": FakeArm(), "A1": FakeArm(speed=1.3)}, name="mine", repeats=1)
     # Another campaign on the same machine, started at the same time (the --share-machine case) ...
-    make_experiment(runs, {"baseline": Arm(), "B1": Arm()}, name="theirs", seed=2, repeats=1)
+    make_experiment(runs, {"baseline": FakeArm(), "B1": FakeArm()}, name="theirs", seed=2, repeats=1)
     # ... and one on another machine, at the same time too: not the same machine, no overlap.
     make_experiment(
-        runs, {"baseline": Arm(fingerprint="fp-9"), "C1": Arm(fingerprint="fp-9")}, name="elsewhere", repeats=1
+        runs, {"baseline": FakeArm(fingerprint="fp-9"), "C1": FakeArm(fingerprint="fp-9")}, name="elsewhere", repeats=1
     )
     doc = _analyse(exp)
     comp = _comp(doc)
@@ -57,7 +57,7 @@ def test_runs_overlapping_another_campaign_on_the_machine_make_the_comparison_in
 
 def test_runs_one_after_another_do_not_overlap_and_archived_or_running_ones_count(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    exp = make_experiment(runs, {"baseline": Arm(), "A1": Arm(speed=1.3)}, name="mine")
+    exp = make_experiment(runs, {"baseline": FakeArm(), "A1": FakeArm(speed=1.3)}, name="mine")
     doc = _analyse(exp)
     assert _guard(_comp(doc), "no_overlap")["status"] == "pass"
     assert _comp(doc)["verdict"]["status"] == "accepted"
@@ -71,7 +71,7 @@ def test_runs_one_after_another_do_not_overlap_and_archived_or_running_ones_coun
     # A run still marked running, without an end: it lasts until its files were last written.
     (old / "manifest.json").unlink()
     live = runs / "live" / "baseline" / "1"
-    make_experiment(runs, {"baseline": Arm()}, name="live", t0=time.time() - 3600)
+    make_experiment(runs, {"baseline": FakeArm()}, name="live", t0=time.time() - 3600)
     manifest = json.loads((live / "manifest.json").read_text())
     manifest.update(status="running", ended_utc=None)
     (live / "manifest.json").write_text(json.dumps(manifest))
@@ -88,13 +88,13 @@ def test_runs_one_after_another_do_not_overlap_and_archived_or_running_ones_coun
 
 
 def test_runs_without_a_fingerprint_are_not_checkable(tmp_path: Path) -> None:
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(fingerprint=None), "A1": Arm(fingerprint=None)})
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(fingerprint=None), "A1": FakeArm(fingerprint=None)})
     guard = _guard(_comp(_analyse(exp)), "no_overlap")
     assert guard["status"] == "not_applicable" and "no run has a machine fingerprint" in guard["reason"]
 
 
 def test_a_cpu_hog_during_one_arm_makes_the_comparison_invalid_and_names_it(tmp_path: Path) -> None:
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.3, disturb="cpu")})
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, disturb="cpu")})
     doc = _analyse(exp)
     comp = _comp(doc)
     guard = _guard(comp, "quiet_machine")
@@ -119,7 +119,7 @@ def test_a_cpu_hog_during_one_arm_makes_the_comparison_invalid_and_names_it(tmp_
 
 def test_both_arms_disturbed_alike_is_a_warning_not_an_invalid_comparison(tmp_path: Path) -> None:
     exp = make_experiment(
-        tmp_path / "runs", {"baseline": Arm(disturb="throttle"), "A1": Arm(speed=1.3, disturb="throttle")}
+        tmp_path / "runs", {"baseline": FakeArm(disturb="throttle"), "A1": FakeArm(speed=1.3, disturb="throttle")}
     )
     doc = _analyse(exp)
     comp = _comp(doc)
@@ -137,7 +137,7 @@ def test_both_arms_disturbed_alike_is_a_warning_not_an_invalid_comparison(tmp_pa
 def test_a_disturbance_outside_the_measured_windows_is_shown_but_not_counted(tmp_path: Path) -> None:
     # The other process holds the GPU during the first 5 % of the run: warm-up, before the windows.
     exp = make_experiment(
-        tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.3, disturb="gpu_process", disturb_share=0.05)}
+        tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, disturb="gpu_process", disturb_share=0.05)}
     )
     doc = _analyse(exp)
     assert _guard(_comp(doc), "quiet_machine")["status"] == "pass"
@@ -148,7 +148,7 @@ def test_a_disturbance_outside_the_measured_windows_is_shown_but_not_counted(tmp
 
 
 def test_runs_without_load_samples_are_not_checkable(tmp_path: Path) -> None:
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.3)}, gpu=False)
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.3)}, gpu=False)
     guard = _guard(_comp(_analyse(exp)), "quiet_machine")
     assert guard["status"] == "not_applicable" and "no load samples for baseline and A1" in guard["reason"]
 

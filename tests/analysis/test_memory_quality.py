@@ -4,7 +4,7 @@ from constructed runs/ trees analysed end to end, and the pure helpers on their 
 from __future__ import annotations
 
 import pandas as pd
-from builder import Arm, make_experiment
+from builder import FakeArm, make_experiment
 
 from reportgen.analysis import memory
 from reportgen.analysis.document import AnalysisDocument, Comparison
@@ -40,8 +40,8 @@ def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp
     doc = _analyse(
         tmp_path,
         {
-            "baseline": Arm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
-            "A1": Arm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 4.4}),
+            "baseline": FakeArm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
+            "A1": FakeArm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 4.4}),
         },
     )
     m = doc.arm("A1").memory
@@ -61,8 +61,8 @@ def test_plenty_of_headroom_leaves_the_merge_step_alone(tmp_path):
     doc = _analyse(
         tmp_path,
         {
-            "baseline": Arm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
-            "A1": Arm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 2.0}),
+            "baseline": FakeArm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
+            "A1": FakeArm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 2.0}),
         },
     )
     assert _comp(doc, "A1").summary.next_step.text == "Merge A1."
@@ -101,7 +101,7 @@ def test_an_oom_in_plain_words_from_what_pytorch_printed():
 
 
 def test_every_failed_repeat_is_named(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": Arm(), "A2": Arm(fail_at=9)})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A2": FakeArm(fail_at=9)})
     g = {x.id: x for x in _comp(doc, "A2").guardrails}
     assert g["no_failures"].reason == "A2/1, A2/2, A2/3: OOM at step 9, tried to allocate 2.46 GiB"
     assert g["steps_completed"].reason == "A2/1, A2/2, A2/3: 9/60 steps"
@@ -110,7 +110,7 @@ def test_every_failed_repeat_is_named(tmp_path):
 def test_a_candidate_that_trains_differently_is_warned_about_not_failed(tmp_path):
     doc = _analyse(
         tmp_path,
-        {"baseline": Arm(), "A1": Arm(speed=1.5, extra={"train/loss": 0.07}), "A2": Arm(speed=1.5)},
+        {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, extra={"train/loss": 0.07}), "A2": FakeArm(speed=1.5)},
     )
     c = _comp(doc, "A1")
     g = next(x for x in c.guardrails if x.id == "same_quality")
@@ -134,7 +134,7 @@ def test_a_candidate_that_trains_differently_is_warned_about_not_failed(tmp_path
 def test_quality_tolerance_is_the_specs(tmp_path):
     doc = _analyse(
         tmp_path,
-        {"baseline": Arm(), "A1": Arm(speed=1.5, extra={"train/loss": 0.07})},
+        {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, extra={"train/loss": 0.07})},
         analysis_extra="quality_tolerance = 0.5",
     )
     assert doc.settings.quality_tolerance == 0.5
@@ -142,7 +142,7 @@ def test_quality_tolerance_is_the_specs(tmp_path):
 
 
 def test_the_workload_says_what_ran(tmp_path):
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(argv={"--preset": "gpu-small"}), "A1": Arm()})
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(argv={"--preset": "gpu-small"}), "A1": FakeArm()})
     spec = exp / "experiment.toml"
     spec.write_text(
         spec.read_text().replace(

@@ -4,13 +4,13 @@ import json
 
 import numpy as np
 import pytest
-from builder import Arm, make_experiment
+from builder import FakeArm, make_experiment
 
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import runlevel
 from reportgen.analysis.decision import Evidence, Failure, decide
-from reportgen.analysis.guardrails import Guardrail
+from reportgen.analysis.guardrails import guardrail
 from reportgen.analyze import analyze_experiment
 
 
@@ -31,13 +31,13 @@ def test_verdicts_from_real_trees(tmp_path):
     doc = _analyse(
         tmp_path,
         {
-            "baseline": Arm(cv=0.02),
-            "fast": Arm(speed=1.2, cv=0.02),
-            "slow": Arm(speed=0.9, cv=0.02),
-            "same": Arm(cv=0.02),
-            "oom": Arm(fail_at=9),
-            "othergpu": Arm(speed=1.2, fingerprint="fp-2"),
-            "othermodel": Arm(model_hash="m-2"),
+            "baseline": FakeArm(cv=0.02),
+            "fast": FakeArm(speed=1.2, cv=0.02),
+            "slow": FakeArm(speed=0.9, cv=0.02),
+            "same": FakeArm(cv=0.02),
+            "oom": FakeArm(fail_at=9),
+            "othergpu": FakeArm(speed=1.2, fingerprint="fp-2"),
+            "othermodel": FakeArm(model_hash="m-2"),
         },
     )
     status = {c["candidate"]: c["verdict"]["status"] for c in doc["comparisons"]}
@@ -64,14 +64,16 @@ def test_verdicts_from_real_trees(tmp_path):
 
 
 def test_a_noisy_arm_keeps_its_own_variance_and_stays_undecided(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": Arm(), "quiet": Arm(speed=1.2), "calm": Arm(), "noisy": Arm(run_cv=0.3)})
+    doc = _analyse(
+        tmp_path, {"baseline": FakeArm(), "quiet": FakeArm(speed=1.2), "calm": FakeArm(), "noisy": FakeArm(run_cv=0.3)}
+    )
     noisy = _comp(doc, "noisy")
     assert noisy["run_level"]["variance"] == "pairs" and "vary more" in noisy["run_level"]["variance_note"]
     assert noisy["verdict"]["status"] == "inconclusive"
     # it does not narrow the others' interval either: theirs combine the pool with their own pairs
     assert _comp(doc, "calm")["run_level"]["variance"] == "pooled"
     # one pair alone never decides, whatever its size
-    one = _analyse(tmp_path / "one", {"baseline": Arm(), "A1": Arm(speed=2.0)}, repeats=1)
+    one = _analyse(tmp_path / "one", {"baseline": FakeArm(), "A1": FakeArm(speed=2.0)}, repeats=1)
     v = _comp(one, "A1")["verdict"]
     assert (v["status"], v["basis"], v["pairs"]) == ("inconclusive", "too_few_pairs", 1)
     assert "a verdict needs at least 3" in v["summary"]
@@ -80,24 +82,24 @@ def test_a_noisy_arm_keeps_its_own_variance_and_stays_undecided(tmp_path):
 @pytest.mark.parametrize(
     "arm,gid,reason_part",
     [
-        (Arm(samples=15), "samples_per_step", "trained on 15 samples (rollout/num_samples), expected 16"),
-        (Arm(tok_scale=1.2), "token_accounting", "apart"),
-        (Arm(nan_at=30), "finite_training", "train/grad_norm = nan at step 30"),
-        (Arm(argv={"--global-batch-size": "8"}), "fixed_workload", "--global-batch-size = '8', baseline '16'"),
+        (FakeArm(samples=15), "samples_per_step", "trained on 15 samples (rollout/num_samples), expected 16"),
+        (FakeArm(tok_scale=1.2), "token_accounting", "apart"),
+        (FakeArm(nan_at=30), "finite_training", "train/grad_norm = nan at step 30"),
+        (FakeArm(argv={"--global-batch-size": "8"}), "fixed_workload", "--global-batch-size = '8', baseline '16'"),
         (
-            Arm(violations=[{"flag": "--num-rollout", "expected": "60", "actual": "30"}]),
+            FakeArm(violations=[{"flag": "--num-rollout", "expected": "60", "actual": "30"}]),
             "fixed_workload",
             "--num-rollout is '30'",
         ),
-        (Arm(model_hash="m-9"), "same_inputs", "model manifest hash differs"),
-        (Arm(fingerprint="fp-9"), "same_machine", "fingerprint fp-9 differs"),
-        (Arm(argv={"--use-pytorch-profiler": True}), "no_profiler", "--use-pytorch-profiler in a formal run"),
-        (Arm(fail_at=20), "steps_completed", "20/60 steps"),
-        (Arm(fail_at=20), "no_failures", "OOM at step 20"),
+        (FakeArm(model_hash="m-9"), "same_inputs", "model manifest hash differs"),
+        (FakeArm(fingerprint="fp-9"), "same_machine", "fingerprint fp-9 differs"),
+        (FakeArm(argv={"--use-pytorch-profiler": True}), "no_profiler", "--use-pytorch-profiler in a formal run"),
+        (FakeArm(fail_at=20), "steps_completed", "20/60 steps"),
+        (FakeArm(fail_at=20), "no_failures", "OOM at step 20"),
     ],
 )
 def test_each_guardrail_fails_on_its_own_fault(tmp_path, arm, gid, reason_part):
-    doc = _analyse(tmp_path, {"baseline": Arm(), "cand": arm})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(), "cand": arm})
     comp = _comp(doc, "cand")
     g = _guard(comp, gid)
     assert g["status"] == "fail" and g["passed"] is False
@@ -118,7 +120,7 @@ def test_guardrails_not_applicable_when_keys_are_missing(tmp_path):
         "train/pg_clipfrac",
         "train/grad_norm",
     )
-    doc = _analyse(tmp_path, {"baseline": Arm(drop_keys=drop), "cand": Arm(speed=1.2, drop_keys=drop)})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(drop_keys=drop), "cand": FakeArm(speed=1.2, drop_keys=drop)})
     comp = _comp(doc, "cand")
     for gid in ("samples_per_step", "token_accounting", "finite_training"):
         g = _guard(comp, gid)
@@ -211,7 +213,7 @@ def _rl(outcome: str, ratio: float = 1.2, n: int = 3, reference: str = "baseline
 def _evidence(**kw) -> Evidence:
     base: dict = {
         "candidate": "c",
-        "guardrails": [Guardrail("no_failures", "t", "pass", "ok")],
+        "guardrails": [guardrail("no_failures", "t", "pass", "ok")],
         "same_work": ("pass", "ok"),
         "vs_baseline": _rl("accepted"),
         "design": _design(),
@@ -223,7 +225,7 @@ def _evidence(**kw) -> Evidence:
 
 
 def test_decide_precedence():
-    same_machine = Guardrail("same_machine", "Same machine", "fail", "fp")
+    same_machine = guardrail("same_machine", "Same machine", "fail", "fp")
     oom = Failure("OOM at step 3", "c", True)
     v = decide(_evidence(guardrails=[same_machine], failure=oom))
     assert (v.status, v.basis, v.cause) == ("invalid", "invalid", "fp")
@@ -272,7 +274,9 @@ def test_a_derived_gain_on_a_base_that_is_no_gain_is_not_accepted():
 
 def test_different_response_lengths_make_the_verdict_invalid(tmp_path):
     # The candidate's policy generates a third fewer tokens: tokens/s no longer compares the same work.
-    doc = _analyse(tmp_path, {"baseline": Arm(), "short": Arm(speed=1.2, resp_len=340.0), "fast": Arm(speed=1.2)})
+    doc = _analyse(
+        tmp_path, {"baseline": FakeArm(), "short": FakeArm(speed=1.2, resp_len=340.0), "fast": FakeArm(speed=1.2)}
+    )
     short = _comp(doc, "short")
     assert _guard(short, "same_work")["status"] == "fail"
     assert short["verdict"]["status"] == "invalid"
@@ -282,10 +286,10 @@ def test_different_response_lengths_make_the_verdict_invalid(tmp_path):
 
 
 def test_a_critics_nan_loss_fails_finite_training_and_grpo_lists_no_critic(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": Arm(critic_nan_at=10_000), "A1": Arm(speed=1.2, critic_nan_at=20)})
+    doc = _analyse(tmp_path, {"baseline": FakeArm(critic_nan_at=10_000), "A1": FakeArm(speed=1.2, critic_nan_at=20)})
     g = _guard(_comp(doc, "A1"), "finite_training")
     assert g["status"] == "fail" and g["reason"] == "A1/1: train/critic-value_loss = nan at step 20"
-    ok = _analyse(tmp_path / "ppo", {"baseline": Arm(critic_nan_at=10_000), "A1": Arm(critic_nan_at=10_000)})
+    ok = _analyse(tmp_path / "ppo", {"baseline": FakeArm(critic_nan_at=10_000), "A1": FakeArm(critic_nan_at=10_000)})
     assert _guard(_comp(ok, "A1"), "finite_training")["reason"] == "8 quantities finite on every step"
-    grpo = _analyse(tmp_path / "grpo", {"baseline": Arm(), "A1": Arm()})
+    grpo = _analyse(tmp_path / "grpo", {"baseline": FakeArm(), "A1": FakeArm()})
     assert _guard(_comp(grpo, "A1"), "finite_training")["reason"] == "6 quantities finite on every step"

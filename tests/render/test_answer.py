@@ -9,7 +9,7 @@ import markdown
 from reportgen.analysis.document import Interval, MemoryUse, MetricChange
 from reportgen.render.answer import CandidateAnswer, Evidence, Figure, block, figure_cell, ordered
 from reportgen.render.decision import figure, memory_figure
-from reportgen.render.report_kind import page_title, report_kind
+from reportgen.render.kinds import classify, page_title
 
 EXTS = ["tables", "attr_list", "md_in_html", "admonition", "pymdownx.superfences"]
 
@@ -105,9 +105,9 @@ def test_no_interval_and_no_change_cells():
 
 
 def test_report_kind_in_front_of_the_title():
-    demo = report_kind("grpo-offload-default", [], "Intel Xeon, 2 cores")
-    show = report_kind("showcase-h200-grpo-offload", ["NVIDIA H200"], "1 x NVIDIA H200")
-    run = report_kind("mine", ["NVIDIA A100"], "1 x NVIDIA A100")
+    demo = classify("grpo-offload-default", [], "Intel Xeon, 2 cores")
+    show = classify("showcase-h200-grpo-offload", ["NVIDIA H200"], "1 x NVIDIA H200")
+    run = classify("mine", ["NVIDIA A100"], "1 x NVIDIA A100")
     assert (demo.label, show.label, run.label) == ("CPU demo", "GPU showcase", "GPU run")
     assert page_title("Drop the trio", demo) != page_title("Drop the trio", show)
     assert page_title("Drop the trio", show).startswith("GPU showcase")

@@ -8,7 +8,7 @@ import pytest
 from reportgen.analyze import analyze_experiment
 from reportgen.render import charts, time_section
 from reportgen.render.load import load_experiment
-from tests.analysis.builder import Arm, make_experiment
+from tests.analysis.builder import FakeArm, make_experiment
 from tests.render import site_fixture
 
 
@@ -38,7 +38,7 @@ def test_the_cap_is_no_arms_colour():
 
 @pytest.fixture(scope="module")
 def repeated(tmp_path_factory):
-    exp = make_experiment(tmp_path_factory.mktemp("runs"), {"baseline": Arm(), "A1": Arm(speed=1.3)}, repeats=3)
+    exp = make_experiment(tmp_path_factory.mktemp("runs"), {"baseline": FakeArm(), "A1": FakeArm(speed=1.3)}, repeats=3)
     analyze_experiment(exp)
     return load_experiment(exp)
 

@@ -9,12 +9,12 @@ import pytest
 from reportgen.analyze import analyze_experiment
 from reportgen.render import charts
 from reportgen.render.load import load_experiment
-from tests.analysis.builder import Arm, make_experiment
+from tests.analysis.builder import FakeArm, make_experiment
 
 
 def test_analysis_and_charts_hold_both_gpus(tmp_path):
     # The builder writes gpu.parquet with GPUs 0 and 1: util 50 x speed + index %, memory 70000 + 10 x index MiB.
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.2)}, steps=40, warmup=4)
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, steps=40, warmup=4)
     doc = json.loads(analyze_experiment(exp).read_text())
     for arm, speed in zip(doc["arms"], (1.0, 1.2), strict=False):
         per = arm["gpu"]["per_gpu"]

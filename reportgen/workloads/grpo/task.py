@@ -111,20 +111,20 @@ class PromptStream:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Grade:
     reward: float
     well_formed: bool
     correct: bool
 
 
-def score(response_ids: list[int], answer: int) -> Verdict:
+def score(response_ids: list[int], answer: int) -> Grade:
     """Rule-based verifier: parse the answer span of a response (EOS and padding removed)."""
     if CLOSE_ID not in response_ids:
-        return Verdict(0.0, False, False)
+        return Grade(0.0, False, False)
     span = response_ids[: response_ids.index(CLOSE_ID)]
     if not span or any(VOCAB[i] not in DIGITS for i in span):
-        return Verdict(0.0, False, False)
+        return Grade(0.0, False, False)
     value = int("".join(VOCAB[i] for i in span))
     if value == answer:
-        return Verdict(1.0, True, True)
-    return Verdict(FORMAT_CREDIT, True, False)
+        return Grade(1.0, True, True)
+    return Grade(FORMAT_CREDIT, True, False)

@@ -51,7 +51,7 @@ from reportgen.workloads.grpo.model import (
 )
 from reportgen.workloads.grpo.optim import build_optimizer
 from reportgen.workloads.grpo.profiling import MemoryHistory, StepProfiler
-from reportgen.workloads.grpo.task import PromptStream, Verdict, make_dataset, score
+from reportgen.workloads.grpo.task import Grade, PromptStream, make_dataset, score
 from reportgen.workloads.grpo.threads import ThreadChoice, available_cores, choose_cpu_threads
 
 
@@ -217,7 +217,7 @@ class Trainer:
         self.last_train_end = time.perf_counter()
 
     # -- rollout -------------------------------------------------------------------------------
-    def rollout(self, rollout_id: int) -> tuple[list[int], RolloutBatch, list[Verdict]]:
+    def rollout(self, rollout_id: int) -> tuple[list[int], RolloutBatch, list[Grade]]:
         a = self.args
         t0 = time.perf_counter()
         prompts = self._shard(self.stream.next_batch(a.rollout_batch_size))
@@ -279,7 +279,7 @@ class Trainer:
         _sync(self.device)
         return out, time.perf_counter() - t0
 
-    def train(self, rollout_id: int, batch: RolloutBatch, verdicts: list[Verdict]) -> tuple[dict, dict]:
+    def train(self, rollout_id: int, batch: RolloutBatch, verdicts: list[Grade]) -> tuple[dict, dict]:
         a = self.args
         dev = self.device
         prompts, responses = batch.prompts, batch.responses

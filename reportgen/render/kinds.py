@@ -23,7 +23,7 @@ class ReportKind:
     machine: str  # "1 x NVIDIA H200", "Intel(R) Xeon(R) Processor, 2 cores"
 
 
-def report_kind(name: str, gpu_names: Sequence[str], machine: str) -> ReportKind:
+def classify(name: str, gpu_names: Sequence[str], machine: str) -> ReportKind:
     """CPU only: the demo (Relax needs GPUs; on a CPU only the embedded stand-in trainer runs).
     With GPUs: a showcase when the folder is a committed runs/showcase-*, else a GPU run."""
     if not gpu_names:
