@@ -51,7 +51,7 @@ from reportgen.store import atomic, layout
 from reportgen.store import lock as locks
 from reportgen.store.experiment import (
     amend_experiment,
-    read_experiment_record,
+    load_experiment_record,
     read_spec,
     spec_record,
     write_experiment,
@@ -279,13 +279,13 @@ def _campaign_check(
             f"its runs were made on another machine (fingerprint {campaign.get('fingerprint_id', '?')[:12]}, "
             f"this machine {fp_id[:12]}); arms compared must run on one machine"
         )
-    record = read_experiment_record(exp_dir)
+    record = load_experiment_record(exp_dir)
     want = spec_record(spec, source_bytes)
     amend: dict[str, tuple[object, object]] = {}
     looks: list[int] = []
-    if record is not None and record.get("profile") != want["profile"]:
+    if record is not None and record.profile != want["profile"]:
         reasons.append("the spec changed since its runs were made")
-    elif record is not None and record.get("spec_sha256") != want["spec_sha256"]:
+    elif record is not None and record.spec_sha256 != want["spec_sha256"]:
         old = read_spec(exp_dir)
         amend, why = campaign_amendment(old, spec)
         if why:
