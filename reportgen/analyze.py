@@ -12,7 +12,6 @@ import hashlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,17 +28,9 @@ from reportgen.store import atomic, layout
 from reportgen.store.experiment import prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
+from reportgen.store.models import Manifest
 from reportgen.store.run_folder import ExperimentFiles, RunFiles, read_experiment
-
-
-def _read_json(path: Path, notes: list[str]) -> Any:
-    if not path.is_file():
-        return None
-    try:
-        return atomic.read_json(path)
-    except (OSError, ValueError) as exc:
-        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
-        return None
+from reportgen.store.runs import load_manifest
 
 
 def _notes(files: RunFiles) -> tuple[str, ...]:
@@ -91,25 +82,23 @@ def run_data(files: RunFiles) -> RunData:
 _GROWING = (layout.STDOUT, layout.STDERR, layout.GPU_JSONL, layout.HOST_JSONL, layout.MANIFEST)
 
 
-def _span(experiment: str, label: str, path: str | None, run_dir: Path, manifest: Any) -> Span | None:
+def _span(experiment: str, label: str, path: str | None, run_dir: Path, manifest: Manifest) -> Span | None:
     """A run's time on its machine from its manifest; without an end (in progress, or its runner
     died) it lasts until its files were last written."""
-    if not isinstance(manifest, dict):
-        return None
-    start, end = parse_utc(manifest.get("started_utc")), parse_utc(manifest.get("ended_utc"))
+    start, end = parse_utc(manifest.started_utc), parse_utc(manifest.ended_utc)
     estimated = False
-    if start is not None and end is None and manifest.get("status") == vocab.Status.RUNNING:
+    if start is not None and end is None and manifest.status == vocab.Status.RUNNING:
         writes = [f.stat().st_mtime for f in (run_dir / n for n in _GROWING) if f.is_file()]
         end, estimated = (max(writes) if writes else None), True
     if start is None or end is None:
         return None
-    return Span(label, experiment, path, manifest.get("fingerprint_id"), start, max(start, end), estimated)
+    return Span(label, experiment, path, manifest.fingerprint_id, start, max(start, end), estimated)
 
 
-def _spans(exp_dir: Path, runs: list[RunData]) -> tuple[Span, ...]:
+def _spans(exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[Span, ...]:
     """Every run recorded under the runs folder (each experiment's runs and archived campaigns) on a
     machine this experiment's runs used: what the overlap check compares them with."""
-    machines = {r.manifest.get("fingerprint_id") for r in runs} - {None}
+    machines = {r.manifest.fingerprint_id for r in runs if r.manifest is not None} - {None}
     if not machines:
         return ()
     out = []
@@ -121,8 +110,8 @@ def _spans(exp_dir: Path, runs: list[RunData]) -> tuple[Span, ...]:
         for m in (*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST)):
             found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
         for path, rel, run_dir in found:
-            manifest = _read_json(run_dir / layout.MANIFEST, [])
-            if isinstance(manifest, dict) and manifest.get("fingerprint_id") in machines:
+            manifest = load_manifest(run_dir)
+            if manifest is not None and manifest.fingerprint_id in machines:
                 span = _span(other.name, f"{other.name}/{rel}", path, run_dir, manifest)
                 if span is not None:
                     out.append(span)
@@ -169,8 +158,8 @@ def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
         spec_source=source,
         run_name=exp_dir.name,
         spec_dir=spec_dir(source, repo),
-        prior_looks=tuple(prior_looks(record.to_dict() if record is not None else None)),
-        spans=_spans(exp_dir, runs),
+        prior_looks=tuple(prior_looks(record)),
+        spans=_spans(exp_dir, files.runs),
     )
 
 

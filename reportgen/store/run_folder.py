@@ -166,6 +166,12 @@ def read_run(reads: _Reads, arm: str, repeat: int, run_dir: Path, *, tables: boo
     )
 
 
+def read_run_folder(run_dir: Path, arm: str, repeat: int) -> RunFiles:
+    """One run folder on its own (the site's loader reads the experiment's runs one by one)."""
+    run_dir = Path(run_dir)
+    return read_run(_Reads(run_dir), arm, repeat, run_dir)
+
+
 def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     """Every file the analysis of one experiment reads, typed, with the digest of their bytes.
     `tables=False` reads and hashes the Parquet files without decoding them (the freshness check)."""
