@@ -53,7 +53,7 @@ def _notes(files: RunFiles) -> tuple[str, ...]:
 
 def run_data(files: RunFiles) -> RunData:
     """The analysis' view of one run folder read by store.run_folder."""
-    manifest = files.manifest.to_dict() if files.manifest is not None else {"status": "unknown"}
+    manifest = files.manifest if files.manifest is not None else Manifest.create({"status": "unknown"})
     metrics = files.metrics
     nonfinite: tuple = ()
     if metrics is None:
