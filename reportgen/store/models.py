@@ -198,6 +198,9 @@ class Manifest(StoreFile):
     fingerprint_id: str | None = Field(default=None, description="The machine the run ran on.")
     effective_argv: dict[str, Any] | None = Field(default=None, description="Flag -> value as the workload saw it.")
     ingest: dict[str, Any] | None = Field(default=None, description="Counts and lifecycle from ingestion.")
+    process: dict[str, Any] | None = Field(
+        default=None, description="The executor's identity of the running workload (to stop an orphan)."
+    )
     artifacts: list[dict[str, Any]] | None = Field(
         default=None, description="Profiler artifacts (path, bytes, sha256), listed when the run ended."
     )
