@@ -12,7 +12,6 @@ import hashlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,52 +21,42 @@ from reportgen.analysis.gpu import parse_utc
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.overlap import Span
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
-from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
 from reportgen.ingest.metrics import wide_table
-from reportgen.spec import Spec
 from reportgen.store import atomic, layout
-from reportgen.store.experiment import prior_looks, read_experiment_record, read_spec
-from reportgen.store.freshness import inputs_sha256, stale_reason
+from reportgen.store.experiment import prior_looks, read_spec
+from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
+from reportgen.store.models import Manifest
+from reportgen.store.run_folder import ExperimentFiles, RunFiles, read_experiment
+from reportgen.store.runs import load_manifest
 
 
-def _spec(exp_dir: Path) -> tuple[Spec, str]:
-    spec = read_spec(exp_dir)
-    return spec, (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8")
+def _notes(files: RunFiles) -> tuple[str, ...]:
+    """The reader's notes on the files the analysis uses, with what a missing file means, in the
+    order the files matter (git.json's are the context's, not the run's)."""
+    by_file: dict[str, list[str]] = {}
+    for note in files.notes:
+        by_file.setdefault(note.split(":", 1)[0], []).append(note)
+    out = by_file.pop(layout.MANIFEST, [])
+    if files.manifest is None:
+        out.append("manifest.json missing")
+    out += by_file.pop(layout.METRICS, [])
+    if files.metrics is None:
+        out.append("metrics.parquet missing: run `reportgen ingest`")
+    by_file.pop("git.json", None)
+    for name in (layout.EVENTS, layout.GPU_PARQUET, layout.HOST_PARQUET):
+        out += by_file.pop(name, [])
+    return tuple(out + [n for rest in by_file.values() for n in rest])
 
 
-def _read_json(path: Path, notes: list[str]) -> Any:
-    if not path.is_file():
-        return None
-    try:
-        return atomic.read_json(path)
-    except (OSError, ValueError) as exc:
-        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
-        return None
-
-
-def _read_parquet(path: Path, notes: list[str]) -> pd.DataFrame | None:
-    if not path.is_file():
-        return None
-    try:
-        return pd.read_parquet(path)
-    except Exception as exc:  # a truncated or foreign file must not stop the analysis
-        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
-        return None
-
-
-def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
-    notes: list[str] = []
-    manifest = _read_json(run_dir / layout.MANIFEST, notes)
-    if not isinstance(manifest, dict):
-        notes.append("manifest.json missing")
-        manifest = {"status": "unknown"}
-    metrics = _read_parquet(run_dir / layout.METRICS, notes)
+def run_data(files: RunFiles) -> RunData:
+    """The analysis' view of one run folder read by store.run_folder."""
+    manifest = files.manifest if files.manifest is not None else Manifest.create({"status": "unknown"})
+    metrics = files.metrics
     nonfinite: tuple = ()
     if metrics is None:
-        notes.append("metrics.parquet missing: run `reportgen ingest`")
         steps = wide_table(pd.DataFrame(columns=["step", "key", "value", "source"]))
     else:
         steps = wide_table(metrics)
@@ -75,54 +64,41 @@ def read_run(exp_dir: Path, arm: str, repeat: int, run_dir: Path) -> RunData:
         nonfinite = tuple(
             (str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"], strict=False)
         )
-    events_doc = _read_json(run_dir / layout.EVENTS, notes)
-    events = tuple(events_doc.get("events", [])) if isinstance(events_doc, dict) else ()
-    gpu = _read_parquet(run_dir / layout.GPU_PARQUET, notes)
-    host = _read_parquet(run_dir / layout.HOST_PARQUET, notes)
     return RunData(
-        arm=arm,
-        repeat=repeat,
-        path=f"{arm}/{repeat}",
+        arm=files.arm,
+        repeat=files.repeat,
+        path=files.rel,
         manifest=manifest,
         steps=steps,
-        events=events,
-        gpu=gpu,
-        host=host,
-        notes=tuple(notes),
+        events=tuple(files.events.events) if files.events is not None else (),
+        gpu=files.gpu,
+        host=files.host,
+        notes=_notes(files),
         nonfinite=nonfinite,
     )
-
-
-def _artifacts(run_dir: Path, manifest: dict) -> list[dict]:
-    """The runner lists artifacts in the manifest; a run made elsewhere is listed from its files."""
-    if isinstance(manifest.get("artifacts"), list):
-        return manifest["artifacts"]
-    return list_artifacts(run_dir)
 
 
 # Files a run writes while it works: the last write is when a run without an end stopped (or now).
 _GROWING = (layout.STDOUT, layout.STDERR, layout.GPU_JSONL, layout.HOST_JSONL, layout.MANIFEST)
 
 
-def _span(experiment: str, label: str, path: str | None, run_dir: Path, manifest: Any) -> Span | None:
+def _span(experiment: str, label: str, path: str | None, run_dir: Path, manifest: Manifest) -> Span | None:
     """A run's time on its machine from its manifest; without an end (in progress, or its runner
     died) it lasts until its files were last written."""
-    if not isinstance(manifest, dict):
-        return None
-    start, end = parse_utc(manifest.get("started_utc")), parse_utc(manifest.get("ended_utc"))
+    start, end = parse_utc(manifest.started_utc), parse_utc(manifest.ended_utc)
     estimated = False
-    if start is not None and end is None and manifest.get("status") == vocab.Status.RUNNING:
+    if start is not None and end is None and manifest.status == vocab.Status.RUNNING:
         writes = [f.stat().st_mtime for f in (run_dir / n for n in _GROWING) if f.is_file()]
         end, estimated = (max(writes) if writes else None), True
     if start is None or end is None:
         return None
-    return Span(label, experiment, path, manifest.get("fingerprint_id"), start, max(start, end), estimated)
+    return Span(label, experiment, path, manifest.fingerprint_id, start, max(start, end), estimated)
 
 
-def _spans(exp_dir: Path, runs: list[RunData]) -> tuple[Span, ...]:
+def _spans(exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[Span, ...]:
     """Every run recorded under the runs folder (each experiment's runs and archived campaigns) on a
     machine this experiment's runs used: what the overlap check compares them with."""
-    machines = {r.manifest.get("fingerprint_id") for r in runs} - {None}
+    machines = {r.manifest.fingerprint_id for r in runs if r.manifest is not None} - {None}
     if not machines:
         return ()
     out = []
@@ -134,61 +110,56 @@ def _spans(exp_dir: Path, runs: list[RunData]) -> tuple[Span, ...]:
         for m in (*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST)):
             found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
         for path, rel, run_dir in found:
-            manifest = _read_json(run_dir / layout.MANIFEST, [])
-            if isinstance(manifest, dict) and manifest.get("fingerprint_id") in machines:
+            manifest = load_manifest(run_dir)
+            if manifest is not None and manifest.fingerprint_id in machines:
                 span = _span(other.name, f"{other.name}/{rel}", path, run_dir, manifest)
                 if span is not None:
                     out.append(span)
     return tuple(sorted(out, key=lambda s: (s.start, s.label)))
 
 
-def _context(exp_dir: Path, spec_text: str, runs: list[RunData]) -> Context:
-    notes: list[str] = []
-    record = read_experiment_record(exp_dir)
-    campaign = _read_json(exp_dir / layout.CAMPAIGN, notes) or {}
-    fp = campaign.get("fingerprint") or {}
+def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
+    exp_dir = files.path
+    record = files.record
+    campaign = files.campaign
+    fp = campaign.fingerprint if campaign is not None else {}
     machine = {
-        "fingerprint_id": campaign.get("fingerprint_id"),
+        "fingerprint_id": campaign.fingerprint_id if campaign is not None else None,
         **{k: fp.get(k) for k in ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")},
     }
     diffs: dict[str, str] = {}
     commit, dirty, repo = None, None, None
     profiler = []
-    for r in runs:
-        run_dir = exp_dir / r.arm / str(r.repeat)
-        patch = run_dir / layout.RECIPE_PATCH
-        if r.arm not in diffs and patch.is_file():
-            diffs[r.arm] = patch.read_text(encoding="utf-8", errors="replace")
-        if commit is None and r.arm == vocab.BASELINE:
-            git = _read_json(run_dir / layout.PROVENANCE / "git.json", notes)
-            if isinstance(git, dict):
-                commit = git.get("commit") or git.get("head")
-                dirty = git.get("dirty")
-                repo = git.get("repo") if isinstance(git.get("repo"), str) else None
+    for f, r in zip(files.runs, runs, strict=True):
+        if r.arm not in diffs and f.patch is not None:
+            diffs[r.arm] = f.patch
+        if commit is None and r.arm == vocab.BASELINE and f.git is not None:
+            commit, dirty, repo = f.git.commit_id, f.git.dirty, f.git.repo_path
         if r.role == vocab.PROFILE:
             profiler.append(
                 {
                     "arm": r.arm.removeprefix(vocab.PROFILE_PREFIX),
                     "path": r.path,
                     "status": r.status,
-                    "artifacts": _artifacts(run_dir, r.manifest),
+                    "artifacts": list(f.artifacts),
                 }
             )
+    source = record.source_path if record is not None else None
     return Context(
         experiment=exp_dir.name,
-        spec_sha256=hashlib.sha256(spec_text.encode("utf-8")).hexdigest(),
+        spec_sha256=hashlib.sha256(files.spec_text.encode("utf-8")).hexdigest(),
         generated_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        inputs_sha256=inputs_sha256(exp_dir),
+        inputs_sha256=files.digest,
         diffs=diffs,
         machine=machine,
         baseline_commit=commit,
         dirty=dirty,
         profiler_runs=profiler,
-        spec_source=(record or {}).get("source_path"),
+        spec_source=source,
         run_name=exp_dir.name,
-        spec_dir=spec_dir((record or {}).get("source_path"), repo),
+        spec_dir=spec_dir(source, repo),
         prior_looks=tuple(prior_looks(record)),
-        spans=_spans(exp_dir, runs),
+        spans=_spans(exp_dir, files.runs),
     )
 
 
@@ -209,10 +180,11 @@ def analyze_experiment(exp_dir: Path, *, wait: bool = False) -> Path:
     Holds the campaign lock meanwhile: a campaign in progress in another process is refused
     (UserError naming it) or, with `wait`, waited for; the runner analyses under its own lock."""
     exp_dir = Path(exp_dir)
-    spec, text = _spec(exp_dir)
+    spec = read_spec(exp_dir)
     with hold_for_analysis(exp_dir, wait=wait):
-        runs = [read_run(exp_dir, arm, rep, d) for arm, rep, d in layout.iter_runs(exp_dir)]
-        doc = build(spec, runs, _context(exp_dir, text, runs))
+        files = read_experiment(exp_dir)
+        runs = [run_data(f) for f in files.runs]
+        doc = build(spec, runs, _context(files, runs))
         # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
         return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
 

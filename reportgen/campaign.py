@@ -24,7 +24,7 @@ from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument
 from reportgen.plan.arms import Plan
 from reportgen.store import layout
-from reportgen.store.runs import read_manifest
+from reportgen.store.runs import load_manifest
 from reportgen.vocab import FINAL_STATUSES
 
 
@@ -111,9 +111,9 @@ class Sequential:
         """The arm's mean formal run time so far (all arms' mean for an arm without one)."""
         by_arm: dict[str, list[float]] = {}
         for a, _, path in layout.iter_runs(self.exp_dir):
-            m = read_manifest(path)
-            if m and m.get("status") in FINAL_STATUSES and m.get("duration_s") and not vocab.is_profile_arm(a):
-                by_arm.setdefault(a, []).append(float(m["duration_s"]) / 60.0)
+            m = load_manifest(path)
+            if m and m.status in FINAL_STATUSES and m.duration_s and not vocab.is_profile_arm(a):
+                by_arm.setdefault(a, []).append(float(m.duration_s) / 60.0)
         own = by_arm.get(arm)
         every = [v for vs in by_arm.values() for v in vs]
         pick = own or every

@@ -94,7 +94,7 @@ def run_figure(r: RunData, key: str, windows: Windows) -> runlevel.RunFigure | N
     value = float(np.mean([m for m in means if m is not None]))
     if not np.isfinite(value) or value <= 0:
         return None
-    return runlevel.RunFigure(r.arm, r.repeat, r.path, value, tuple(means), r.manifest.get("started_utc"))
+    return runlevel.RunFigure(r.arm, r.repeat, r.path, value, tuple(means), r.manifest.started_utc)
 
 
 def figures(runs: Sequence[RunData], key: str, windows: Windows) -> dict[int, runlevel.RunFigure]:

@@ -30,7 +30,7 @@ def parse_utc(text: str | None) -> float | None:
 
 def window_span(run: RunData, first: int, last: int) -> tuple[float, float] | None:
     """(start, end) in epoch seconds of steps first..last, or None if it cannot be placed."""
-    end = parse_utc(run.manifest.get("ended_utc"))
+    end = parse_utc(run.manifest.ended_utc)
     if end is None or STEP_TIME not in run.steps.columns:
         return None
     st = run.steps[STEP_TIME].sort_index()

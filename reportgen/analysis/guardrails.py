@@ -92,7 +92,7 @@ def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
 
 
 def _clean_end(run: RunData) -> dict[str, int]:
-    ends = (run.manifest.get("ingest") or {}).get("clean_end") or []
+    ends = (run.manifest.ingest or {}).get("clean_end") or []
     return {str(e.get("stream")): int(e["line"]) for e in ends if isinstance(e, dict) and e.get("line") is not None}
 
 
@@ -119,14 +119,14 @@ def describe_failure(run: RunData) -> str | None:
         msg = str(e.get("message") or "").strip()
         return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
-    if run.status == Status.FAILED and m.get("status_reason"):
-        return str(m["status_reason"])
-    if m.get("timed_out"):
+    if run.status == Status.FAILED and m.status_reason:
+        return str(m.status_reason)
+    if m.timed_out:
         return "timed out"
-    if m.get("signal"):
-        return f"killed by {m['signal']}"
-    if m.get("exit_code") not in (0, None):
-        return f"exit code {m['exit_code']}"
+    if m.signal:
+        return f"killed by {m.signal}"
+    if m.exit_code not in (0, None):
+        return f"exit code {m.exit_code}"
     if run.status == "unknown":
         return "manifest.json missing or unreadable"
     if run.status != "complete":
@@ -177,7 +177,7 @@ def no_failures(runs: Sequence[RunData]) -> GuardrailResult:
         return guardrail("no_failures", title, FAIL, _grouped(failed), _ev(first, failure_event(first)))
     if not runs:
         return guardrail("no_failures", title, FAIL, "no formal run")
-    notes = [f"{r.path}: {w}" for r in runs for w in (r.manifest.get("ingest") or {}).get("warnings") or []]
+    notes = [f"{r.path}: {w}" for r in runs for w in (r.manifest.ingest or {}).get("warnings") or []]
     tail = f" (warnings: {'; '.join(notes)})" if notes else ""
     return guardrail("no_failures", title, PASS, f"{which_runs(runs)}: no failure event{tail}")
 
@@ -368,7 +368,7 @@ def finite_training(runs: Sequence[RunData]) -> GuardrailResult:
 def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
     """Steps whose update the fp16 loss scaler skipped, for the actor's grad norm or the critic's:
     Relax logs their grad norm as nan (ingest lists them apart: docs/ingest.md). None for other keys."""
-    skips = (run.manifest.get("ingest") or {}).get("loss_scale_skips") or {}
+    skips = (run.manifest.ingest or {}).get("loss_scale_skips") or {}
     field = {GRAD_NORM: "skipped_steps", CRITIC_GRAD_NORM: "critic_skipped_steps"}.get(key)
     return {int(s) for s in skips.get(field) or []} if field else set()
 
@@ -376,7 +376,7 @@ def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
 def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], flags: Sequence[str]) -> GuardrailResult:
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
-        for v in (r.manifest.get("invariants") or {}).get("violations") or []:
+        for v in (r.manifest.invariants or {}).get("violations") or []:
             return guardrail(
                 "fixed_workload",
                 title,
@@ -413,7 +413,7 @@ def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], fl
 
 
 def _hashes(r: RunData) -> tuple[Any, Any]:
-    h = r.manifest.get("hashes") or {}
+    h = r.manifest.hashes or {}
     return h.get("model_manifest_sha256"), dict(h.get("data") or {})
 
 
@@ -453,12 +453,12 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
 
 def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> GuardrailResult:
     title = "Same machine fingerprint"
-    runs = [r for r in (*baseline, *candidate) if r.manifest.get("fingerprint_id") is not None]
+    runs = [r for r in (*baseline, *candidate) if r.manifest.fingerprint_id is not None]
     if not runs:
         return guardrail("same_machine", title, NA, "not checkable: no fingerprint recorded")
-    ref = runs[0].manifest["fingerprint_id"]
+    ref = runs[0].manifest.fingerprint_id
     for r in runs[1:]:
-        fp = r.manifest["fingerprint_id"]
+        fp = r.manifest.fingerprint_id
         if fp != ref:
             return guardrail(
                 "same_machine",

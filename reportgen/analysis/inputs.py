@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from reportgen import vocab
+from reportgen.store.models import Manifest
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class RunData:
     arm: str
     repeat: int
     path: str  # relative to the experiment folder, e.g. "A1/1"
-    manifest: dict[str, Any]
+    manifest: Manifest  # a plain dict is read through the model (tests, history points)
     steps: pd.DataFrame  # wide: index = step (int), one column per metric key
     events: tuple[dict[str, Any], ...] = ()
     gpu: pd.DataFrame | None = None  # gpu.parquet columns, or None when absent
@@ -28,17 +29,21 @@ class RunData:
     # a key that was not logged at that step.
     nonfinite: tuple[tuple[str, int, float], ...] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.manifest, Manifest):
+            object.__setattr__(self, "manifest", Manifest.create(self.manifest))
+
     @property
     def role(self) -> str:
-        return vocab.run_role(self.arm, self.manifest.get("role"))
+        return vocab.run_role(self.arm, self.manifest.role)
 
     @property
     def status(self) -> str:
-        return str(self.manifest.get("status") or "unknown")
+        return str(self.manifest.status or "unknown")
 
     @property
     def argv(self) -> dict[str, Any]:
-        return dict(self.manifest.get("effective_argv") or {})
+        return dict(self.manifest.effective_argv or {})
 
     @property
     def steps_completed(self) -> int:
@@ -63,11 +68,7 @@ class RunData:
         """Steps done before this run's log starts: a run resumed from a checkpoint (`--load`)
         starts at step S (its manifest's `ingest.lifecycle`), steps 0..S-1 were trained by the run
         that saved it. 0 for a run that started from scratch."""
-        lifecycle = (self.manifest.get("ingest") or {}).get("lifecycle") or {}
-        attempts = lifecycle.get("attempts") if isinstance(lifecycle, dict) else None
-        first = attempts[0] if isinstance(attempts, list) and attempts and isinstance(attempts[0], dict) else {}
-        start = first.get("start_step")
-        return start if isinstance(start, int) and start > 0 else 0
+        return self.manifest.start_step
 
     def series(self, key: str, start: int, end: int) -> list[float]:
         """The values of `key` for steps start..end inclusive, in step order."""

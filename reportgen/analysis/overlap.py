@@ -62,10 +62,10 @@ def own_span(run: RunData, experiment: str, spans: Sequence[Span]) -> Span | Non
         if s.experiment == experiment and s.path == run.path:
             return s
     m = run.manifest
-    start, end = parse_utc(m.get("started_utc")), parse_utc(m.get("ended_utc"))
+    start, end = parse_utc(m.started_utc), parse_utc(m.ended_utc)
     if start is None or end is None:
         return None
-    return Span(f"{experiment}/{run.path}", experiment, run.path, m.get("fingerprint_id"), start, end)
+    return Span(f"{experiment}/{run.path}", experiment, run.path, m.fingerprint_id, start, end)
 
 
 def overlaps(run: RunData, experiment: str, spans: Sequence[Span]) -> list[Overlap]:

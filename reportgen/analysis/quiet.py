@@ -106,7 +106,7 @@ class Load:
 
 def _visible(run: RunData) -> set[int] | None:
     """GPU indices the run could see (the sampler's header, kept in the manifest); None: all."""
-    gpus = (run.manifest.get("gpu") or {}).get("gpus") or []
+    gpus = (run.manifest.gpu or {}).get("gpus") or []
     seen = {int(g["index"]) for g in gpus if isinstance(g, dict) and g.get("visible") and "index" in g}
     return seen or None
 
@@ -226,7 +226,7 @@ def disturbances(
     """The run's `disturbances` and `load` blocks of analysis.json: sampled load and overlapping runs."""
     ld = load(run, first, last, th)
     found = episodes(ld)
-    zero = ld.t0 if ld.t0 is not None else parse_utc(run.manifest.get("started_utc"))
+    zero = ld.t0 if ld.t0 is not None else parse_utc(run.manifest.started_utc)
     window = window_span(run, first, last)
     for o in overlaps(run, experiment, spans):
         if zero is None:

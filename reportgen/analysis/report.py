@@ -291,7 +291,7 @@ def _cost(
     """What the formal runs took, and, for a sequential campaign, why it stopped and what the
     fixed design with the same error rates would have taken at the measured run times."""
     finished = {arm: split_finished(rs)[0] for arm, rs in formal.items()}
-    seconds = {arm: [float(r.manifest.get("duration_s") or 0.0) for r in rs] for arm, rs in finished.items()}
+    seconds = {arm: [float(r.manifest.duration_s or 0.0) for r in rs] for arm, rs in finished.items()}
     minutes = sum(sum(v) for v in seconds.values()) / 60.0
     gpus = spec.run.num_gpus
     fixed = dz.fixed_equivalent(design)
@@ -354,7 +354,7 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
         )
     warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
     base_runs = formal.get(BASELINE, [])
-    starts = sorted(m for m in (r.manifest.get("started_utc") for r in runs) if m)
+    starts = sorted(m for m in (r.manifest.started_utc for r in runs) if m)
     document = doc.AnalysisDocument(
         generated_utc=ctx.generated_utc,
         reportgen_version=__version__,

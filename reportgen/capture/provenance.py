@@ -33,6 +33,7 @@ from reportgen.capture.tree_stamp import (
     verify_tree,
 )
 from reportgen.store import atomic
+from reportgen.store.models import git_document
 
 SCHEMA_VERSION = 1
 COMMAND_TIMEOUT_S = 60.0
@@ -146,6 +147,8 @@ class _Writer:
     def json(self, name: str, obj: Any) -> None:
         # Redact the strings first (JSON escaping could hide a value containing quotes or
         # backslashes from a pass over the dumped text), then the dumped text as well.
+        if name == GIT_JSON:  # versioned through its model (reportgen.store.models.GitProvenance)
+            obj = git_document(obj)
         clean = redact_obj(obj, self.secrets)
         text = json.dumps(clean, indent=2, ensure_ascii=False, default=str) + "\n"
         self.text(name, text)

@@ -59,15 +59,15 @@ from reportgen.store import atomic, layout
 from reportgen.store import lock as locks
 from reportgen.store.experiment import (
     amend_experiment,
-    read_experiment_record,
+    load_experiment_record,
     read_spec,
     spec_record,
     write_experiment,
 )
 from reportgen.store.runs import (
+    load_manifest,
     move_aside,
     read_campaign,
-    read_manifest,
     utc_now,
     write_campaign,
     write_manifest,
@@ -287,13 +287,13 @@ def _campaign_check(
             f"its runs were made on another machine (fingerprint {campaign.get('fingerprint_id', '?')[:12]}, "
             f"this machine {fp_id[:12]}); arms compared must run on one machine"
         )
-    record = read_experiment_record(exp_dir)
+    record = load_experiment_record(exp_dir)
     want = spec_record(spec, source_bytes)
     amend: dict[str, tuple[object, object]] = {}
     looks: list[int] = []
-    if record is not None and record.get("profile") != want["profile"]:
+    if record is not None and record.profile != want["profile"]:
         reasons.append("the spec changed since its runs were made")
-    elif record is not None and record.get("spec_sha256") != want["spec_sha256"]:
+    elif record is not None and record.spec_sha256 != want["spec_sha256"]:
         old = read_spec(exp_dir)
         amend, why = campaign_amendment(old, spec)
         if why:
@@ -324,8 +324,8 @@ def _looks_taken(old: Spec, exp_dir: Path) -> list[int]:
     its looks up to the blocks every formal arm has finished."""
     done: dict[str, set[int]] = {}
     for arm, repeat, path in layout.iter_runs(exp_dir):
-        manifest = read_manifest(path)
-        if manifest and manifest.get("status") in FINAL_STATUSES and manifest.get("role", vocab.FORMAL) == vocab.FORMAL:
+        manifest = load_manifest(path)
+        if manifest and manifest.status in FINAL_STATUSES and (manifest.role or vocab.FORMAL) == vocab.FORMAL:
             done.setdefault(arm, set()).add(repeat)
     reached = min((max(r) for r in done.values()), default=0)
     return [n for n in old.run.looks() if old.run.min_pairs <= n <= reached]
@@ -349,11 +349,11 @@ def _resume_decision(
     """The manifest of a run to keep, or None after moving an unfinished/forced one aside."""
     if not run_dir.exists():
         return None
-    manifest = read_manifest(run_dir)
-    if manifest is not None and manifest.get("status") in FINAL_STATUSES and arm_id not in options.rerun:
-        return manifest
-    if manifest is not None and manifest.get("status") == Status.RUNNING:
-        stop_orphan(manifest.get("process"))
+    manifest = load_manifest(run_dir)
+    if manifest is not None and manifest.status in FINAL_STATUSES and arm_id not in options.rerun:
+        return manifest.to_dict()
+    if manifest is not None and manifest.status == Status.RUNNING:
+        stop_orphan(manifest.process)
     label = f"{run_dir.parent.name}-{run_dir.name}"
     move_aside(run_dir, run_dir.parent.parent, campaign_id, label)
     return None
@@ -633,9 +633,9 @@ def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:
     for _, _, path in layout.iter_runs(exp_dir):
         if path.parent.name != vocab.BASELINE:
             continue
-        manifest = read_manifest(path)
-        if manifest and manifest.get("status") in FINAL_STATUSES:
-            values = (manifest.get("invariants") or {}).get("values")
+        manifest = load_manifest(path)
+        if manifest and manifest.status in FINAL_STATUSES:
+            values = (manifest.invariants or {}).get("values")
             if values:
                 return dict(values)
     return None

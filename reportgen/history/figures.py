@@ -30,6 +30,7 @@ from reportgen.analysis.inputs import RunData as AnalysisRun
 from reportgen.analysis.interval import dependence
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
 from reportgen.ingest.metrics import wide_table
+from reportgen.store.models import Manifest
 from reportgen.vocab import LOWER
 
 Z95 = 1.959963984540054
@@ -126,7 +127,9 @@ def _analysis_run(run: RunInput, keys: Sequence[str]) -> AnalysisRun:
     m = run.metrics
     if "key" in m:
         m = m[m["key"].isin(list(keys))]
-    return AnalysisRun(arm=run.arm, repeat=run.repeat, path=run.path, manifest=dict(run.manifest), steps=wide_table(m))
+    return AnalysisRun(
+        arm=run.arm, repeat=run.repeat, path=run.path, manifest=Manifest.create(dict(run.manifest)), steps=wide_table(m)
+    )
 
 
 def peak_memory(run: RunInput, first: int, last: int, steps: AnalysisRun | None = None) -> Figure | None:

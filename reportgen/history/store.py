@@ -14,7 +14,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -25,6 +24,7 @@ from reportgen.history.figures import ExperimentInput, RunInput, points
 from reportgen.history.model import Point, from_frame, metadata, to_frame
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
+from reportgen.store.run_folder import read_run_folder
 
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
 
@@ -47,15 +47,8 @@ def _json(path: Path) -> Any:
         raise UserError(f"{path}: unreadable ({exc.__class__.__name__}); re-run the stage that writes it") from None
 
 
-def _parquet(path: Path) -> pd.DataFrame | None:
-    if not path.is_file():
-        return None
-    try:
-        return pd.read_parquet(path)
-    except Exception as exc:  # a truncated or foreign file: name it
-        raise UserError(
-            f"{path}: cannot read ({exc.__class__.__name__}); re-run `reportgen ingest` for this run"
-        ) from exc
+# Files a history point is made from: one the store's reader could not read stops the command.
+_NEEDED = (layout.METRICS, layout.GPU_PARQUET, layout.MANIFEST, "git.json")
 
 
 def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
@@ -67,18 +60,21 @@ def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
     analysis = parse(_json(exp_dir / layout.ANALYSIS), str(exp_dir / layout.ANALYSIS), exp_dir.name)
     runs = []
     for arm, repeat, path in layout.iter_runs(exp_dir):
-        metrics = _parquet(path / layout.METRICS)
-        if metrics is None:
+        files = read_run_folder(path, arm, repeat)  # the store's one reader, each file through its model
+        for note in files.notes:
+            name, _, why = note.partition(": ")
+            if name in _NEEDED:
+                raise UserError(f"{path / name}: {why}; re-run the stage that writes it")
+        if files.metrics is None:
             continue
-        git = _json(path / layout.PROVENANCE / "git.json")
         runs.append(
             RunInput(
                 arm=arm,
                 repeat=repeat,
-                metrics=metrics,
-                gpu=_parquet(path / layout.GPU_PARQUET),
-                manifest=_json(path / layout.MANIFEST),
-                git=git if isinstance(git, dict) else {},
+                metrics=files.metrics,
+                gpu=files.gpu,
+                manifest=files.manifest.to_dict() if files.manifest is not None else {},
+                git=files.git.to_dict() if files.git is not None else {},
             )
         )
     spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")

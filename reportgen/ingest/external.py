@@ -25,12 +25,12 @@ from reportgen.store import atomic
 from reportgen.store.layout import (
     EXPERIMENT_SPEC,
     MANIFEST,
-    SCHEMA_VERSION,
     STDERR,
     STDOUT,
     TENSORBOARD,
     TRACES,
 )
+from reportgen.store.models import Manifest
 from reportgen.traces.store import summarize_run
 
 TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?")
@@ -173,7 +173,7 @@ def ingest_external(
             # A run that died before its first step (an OOM while loading) is still a result.
             raise UserError(_nothing_read(log, section["ingest"]))
         manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
-        atomic.write_json(staging / MANIFEST, manifest)
+        Manifest.create(manifest, str(staging / MANIFEST)).write(staging / MANIFEST)
         if not exp_spec.is_file():
             atomic.write_bytes(exp_spec, spec_bytes)
         atomic.publish_dir(staging, final)  # the run appears complete, or not at all
@@ -202,9 +202,10 @@ def _job_spans(attempts: list[dict[str, Any]]) -> list[tuple[str | None, str | N
 
 def _is_complete(run: Path) -> bool:
     try:
-        return atomic.read_json(run / MANIFEST).get("status") == "complete"
-    except (OSError, ValueError, AttributeError):
+        manifest = Manifest.read(run / MANIFEST)
+    except (OSError, UserError):
         return False
+    return manifest is not None and manifest.complete
 
 
 def _manifest(
@@ -237,8 +238,8 @@ def _manifest(
             f"log timestamps (no zone in the log; read as UTC); duration: the {len(jobs)} jobs' own, gaps left out"
         )
     return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": "reportgen.run",
+        "schema_version": Manifest.SCHEMA_VERSION,
+        "kind": Manifest.KIND,
         "experiment": experiment,
         "arm": arm,
         "repeat": repeat,

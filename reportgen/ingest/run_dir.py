@@ -31,10 +31,10 @@ from reportgen.ingest.metrics import (
 )
 from reportgen.ingest.status import CUT, decide_status
 from reportgen.ingest.tensorboard import has_events, read_scalars
-from reportgen.store import atomic
 from reportgen.store.layout import EVENTS, STDERR, STDOUT, TENSORBOARD
+from reportgen.store.models import Events
 
-EVENTS_SCHEMA_VERSION = 1
+EVENTS_SCHEMA_VERSION = Events.SCHEMA_VERSION
 MAX_DISAGREEMENTS = 1000
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
@@ -318,11 +318,8 @@ def ingest_run(
         disagreements = sorted([*disagreements, *tb_notes], key=lambda n: (n["step"], n["key"]))
         write_metrics(run_dir, long_df)
         sources = sorted(set(long_df["source"])) if len(long_df) else []
-    atomic.write_json(
-        run_dir / EVENTS,
+    Events.create(
         {
-            "schema_version": EVENTS_SCHEMA_VERSION,
-            "kind": "reportgen.events",
             "events": [e.to_json() for e in events],
             "disagreements": disagreements[:MAX_DISAGREEMENTS],
             "disagreements_total": len(disagreements),
@@ -332,7 +329,7 @@ def ingest_run(
                 else {}
             ),
         },
-    )
+    ).write(run_dir / EVENTS)
 
     # Effective argv: the trace (what was launched) wins over the dump (what Megatron parsed).
     trace_text = "\n".join(line for s in streams for line in s.collector.trace)

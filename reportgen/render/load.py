@@ -26,7 +26,8 @@ from reportgen.capture.redact import published_env, recipe_variables, redact_com
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
-from reportgen.store.experiment import EXPERIMENT_RECORD
+from reportgen.store.experiment import load_experiment_record
+from reportgen.store.run_folder import read_run_folder
 
 METRIC_COLUMNS = ["step", "key", "value", "source"]
 GPU_COLUMNS = list(GPU_FILE_COLUMNS)  # gpu.parquet, as reportgen.capture.gpu writes it
@@ -143,15 +144,13 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def _read_parquet(path: Path, columns: list[str]) -> pd.DataFrame:
-    if not path.is_file():
-        return pd.DataFrame({c: [] for c in columns})
-    try:
-        return pd.read_parquet(path)
-    except Exception as exc:  # a truncated or foreign file: name it, say what to do
-        raise UserError(
-            f"{path}: cannot read ({exc.__class__.__name__}); re-run `reportgen ingest` for this run"
-        ) from exc
+def _cut(text: str) -> str:
+    """A text shown whole up to MAX_TEXT bytes, cut there with a note beyond (as `_read_text`)."""
+    data = text.encode("utf-8")
+    if len(data) <= MAX_TEXT:
+        return text
+    cut = data[:MAX_TEXT].decode("utf-8", errors="replace")
+    return cut + f"\n[... cut at {MAX_TEXT} bytes; the full file is {len(data)} bytes]"
 
 
 def _read_json_or(path: Path, default: Any) -> Any:
@@ -163,28 +162,40 @@ def _read_json_or(path: Path, default: Any) -> Any:
         raise UserError(f"{path}: not valid JSON (line {exc.lineno}); re-run the stage that writes it") from exc
 
 
+# Files a page cannot do without: one the store's reader could not read stops the build, naming it.
+_NEEDED = (layout.MANIFEST, layout.EVENTS, layout.METRICS, layout.GPU_PARQUET)
+
+
+def _table(df: pd.DataFrame | None, columns: list[str]) -> pd.DataFrame:
+    return df if df is not None else pd.DataFrame({c: [] for c in columns})
+
+
 def load_run(
     exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()
 ) -> StoredRun:
-    """One run's stored tables. Its command's environment is cut to what may be published
-    (reportgen.capture.redact.published_env): a run recorded before that rule published all of it."""
-    events_doc = _read_json_or(path / layout.EVENTS, {"events": []})
+    """One run's stored tables, read by the store's reader (store.run_folder), and what only the
+    pages show (command.json, provenance/ as text). Its command's environment is cut to what may be
+    published (reportgen.capture.redact.published_env): a run recorded before that rule published all of it."""
+    files = read_run_folder(path, arm, repeat)
+    for note in files.notes:
+        name, _, why = note.partition(": ")
+        if name in _NEEDED:
+            raise UserError(f"{path / name}: {why}; re-run `reportgen ingest` for this run")
     prov: dict[str, str] = {}
     prov_dir = path / layout.PROVENANCE
     if prov_dir.is_dir():
         for f in sorted(prov_dir.iterdir()):
             if f.is_file():
                 prov[f.name] = shorten(_read_text(f))
-    patch = path / layout.RECIPE_PATCH
     return StoredRun(
         arm=arm,
         repeat=repeat,
-        rel=f"{arm}/{repeat}",
-        manifest=shorten(_read_json_or(path / layout.MANIFEST, {})),
-        metrics=_read_parquet(path / layout.METRICS, METRIC_COLUMNS),
-        gpu=_read_parquet(path / layout.GPU_PARQUET, GPU_COLUMNS),
-        events=shorten(list(events_doc.get("events", []))),
-        patch=shorten(_read_text(patch)) if patch.is_file() else "",
+        rel=files.rel,
+        manifest=shorten(files.manifest.to_dict() if files.manifest is not None else {}),
+        metrics=_table(files.metrics, METRIC_COLUMNS),
+        gpu=_table(files.gpu, GPU_COLUMNS),
+        events=shorten(list(files.events.events) if files.events is not None else []),
+        patch=shorten(_cut(files.patch)) if files.patch is not None else "",
         command=shorten(_published_command(_read_json_or(path / layout.COMMAND, {}), path, own_env)),
         provenance=prov,
     )
@@ -246,5 +257,5 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
         analysis=analysis,
         runs=runs,
         spec_text=one(_read_text(spec)) if spec.is_file() else "",
-        record=deep(_read_json_or(exp_dir / EXPERIMENT_RECORD, {})),
+        record=deep(record.to_dict() if (record := load_experiment_record(exp_dir)) is not None else {}),
     )

@@ -1,8 +1,9 @@
 """Is runs/<experiment>/analysis.json current? (store stage: reads files, writes nothing).
 
 An analysis is current when it exists, has the schema this reportgen reads, and was made from
-the files that are there now: its `inputs_sha256` is one digest over every file the analysis
-reads (relative path and content). By content, not modification time: a fresh `git clone` gives
+the files that are there now: its `inputs_sha256` is the digest `store.run_folder` computes over
+exactly the bytes it read for the analysis (relative path and content of each file), and the check
+reads the folder again with the same reader, so no input the analysis uses can go stale unseen. By content, not modification time: a fresh `git clone` gives
 every file a new mtime, and a committed analysis must not count as stale just for that.
 
 Both the analysis stage (to skip work and to stamp the digest) and the site build (to refuse a
@@ -11,39 +12,22 @@ stale document rather than re-analyse behind the user's back) ask this module.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from reportgen.store import atomic, layout
-from reportgen.store.digest import file_sha256
-
-# Files of a run the analysis reads.
-READ_FILES = (
-    layout.MANIFEST,
-    layout.METRICS,
-    layout.EVENTS,
-    layout.GPU_PARQUET,
-    layout.HOST_PARQUET,
-    layout.RECIPE_PATCH,
-)
+from reportgen.store.run_folder import read_experiment
 
 
 def input_files(exp_dir: Path) -> list[Path]:
-    """Every file the analysis of one experiment reads."""
+    """Every file the analysis of one experiment reads (store.run_folder reads them)."""
     exp_dir = Path(exp_dir)
-    files = [exp_dir / layout.EXPERIMENT_SPEC, exp_dir / layout.CAMPAIGN]
-    for _, _, run_dir in layout.iter_runs(exp_dir):
-        files.extend(run_dir / f for f in READ_FILES)
-    return [f for f in files if f.is_file()]
+    return [exp_dir / rel for rel in sorted(read_experiment(exp_dir, tables=False).read_sha256)]
 
 
 def inputs_sha256(exp_dir: Path) -> str:
-    """One digest over every file the analysis reads (relative path and content)."""
-    exp_dir = Path(exp_dir)
-    h = hashlib.sha256()
-    for f in sorted(input_files(exp_dir)):
-        h.update(f.relative_to(exp_dir).as_posix().encode() + b"\0" + file_sha256(f).encode() + b"\n")
-    return h.hexdigest()
+    """The digest of every file the analysis reads, as the one reader reads them (relative path and
+    content): what analyze stamps into analysis.json."""
+    return read_experiment(exp_dir, tables=False).digest
 
 
 def stale_reason(exp_dir: Path, schema_version: int) -> str | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.store.layout import iter_experiments, iter_runs
-from reportgen.store.runs import read_manifest
+from reportgen.store.runs import load_manifest
 
 
 @dataclass(frozen=True)
@@ -25,17 +25,17 @@ def list_runs(root: Path) -> list[RunRow]:
     rows: list[RunRow] = []
     for exp_dir in iter_experiments(root):
         for arm, repeat, path in iter_runs(exp_dir):
-            m = read_manifest(path) or {}
+            m = load_manifest(path)
             rows.append(
                 RunRow(
                     experiment=exp_dir.name,
                     arm=arm,
                     repeat=repeat,
-                    role=str(m.get("role", "?")),
-                    status=str(m.get("status", "no manifest")),
-                    started_utc=m.get("started_utc"),
-                    duration_s=m.get("duration_s"),
-                    steps=_trained(m.get("ingest") or {}),
+                    role=str(m.role) if m is not None and "role" in m.model_fields_set else "?",
+                    status=str(m.status) if m is not None and "status" in m.model_fields_set else "no manifest",
+                    started_utc=m.started_utc if m is not None else None,
+                    duration_s=m.duration_s if m is not None else None,
+                    steps=_trained(m.ingest or {}) if m is not None else None,
                 )
             )
     return rows

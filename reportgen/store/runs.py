@@ -1,4 +1,5 @@
-"""Read and write run manifests and the experiment's campaign record. Storage only.
+"""Read and write run manifests and the experiment's campaign record (through their models,
+store.models). Storage only.
 
 A run's manifest is written first with status `running` and rewritten last with its final
 status; a `complete` run is never rewritten (`write_manifest` refuses). Runs that must make way
@@ -12,41 +13,52 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reportgen.store import atomic
-from reportgen.store.layout import ARCHIVE, CAMPAIGN, MANIFEST, SCHEMA_VERSION
-from reportgen.vocab import Status
+from reportgen.errors import UserError
+from reportgen.store.layout import ARCHIVE, CAMPAIGN, MANIFEST
+from reportgen.store.models import Campaign, Manifest
 
-RUN_KIND = "reportgen.run"
-CAMPAIGN_KIND = "reportgen.campaign"
+RUN_KIND = Manifest.KIND
+CAMPAIGN_KIND = Campaign.KIND
 
 
 class CompleteRunError(RuntimeError):
     """Refusal to rewrite the manifest of a complete run."""
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+def load_manifest(run_dir: Path) -> Manifest | None:
+    """The run's manifest through its model; None when it is missing or unreadable. A manifest of a
+    newer schema than this reportgen reads is refused (UserError)."""
     path = Path(run_dir) / MANIFEST
-    if not path.is_file():
-        return None
     try:
-        data = atomic.read_json(path)
-    except (OSError, ValueError):
+        return Manifest.read(path)
+    except UserError as exc:
+        if "newer than this reportgen" in exc.message:
+            raise
         return None
-    return data if isinstance(data, dict) else None
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """`load_manifest` as a plain dict (the keys as written), for code that edits and writes it back."""
+    manifest = load_manifest(run_dir)
+    return manifest.to_dict() if manifest is not None else None
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> Path:
     run_dir = Path(run_dir)
-    current = read_manifest(run_dir)
-    if current is not None and current.get("status") == Status.COMPLETE:
+    current = load_manifest(run_dir)
+    if current is not None and current.complete:
         raise CompleteRunError(f"{run_dir / MANIFEST} is complete and is never rewritten")
-    doc = {"schema_version": SCHEMA_VERSION, "kind": RUN_KIND, **manifest}
-    return atomic.write_json(run_dir / MANIFEST, doc)
+    return Manifest.create(manifest, str(run_dir / MANIFEST)).write(run_dir / MANIFEST)
+
+
+def load_campaign(exp_dir: Path) -> Campaign | None:
+    """The experiment's campaign.json through its model, or None when there is none."""
+    return Campaign.read(Path(exp_dir) / CAMPAIGN)
 
 
 def read_campaign(exp_dir: Path) -> dict[str, Any] | None:
-    path = Path(exp_dir) / CAMPAIGN
-    return atomic.read_json(path) if path.is_file() else None
+    campaign = load_campaign(exp_dir)
+    return campaign.to_dict() if campaign is not None else None
 
 
 def write_campaign(
@@ -56,9 +68,7 @@ def write_campaign(
     fingerprint_id: str,
     executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "kind": CAMPAIGN_KIND,
+    doc: dict[str, Any] = {
         "campaign_id": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
         "fingerprint_id": fingerprint_id,
         "fingerprint": fingerprint,
@@ -66,8 +76,9 @@ def write_campaign(
     }
     if executor:  # where the campaign's runs execute when it is not this machine (a Ray node)
         doc["executor"] = executor
-    atomic.write_json(Path(exp_dir) / CAMPAIGN, doc)
-    return doc
+    campaign = Campaign.create(doc)
+    campaign.write(Path(exp_dir) / CAMPAIGN)
+    return campaign.to_dict()
 
 
 def archive_path(exp_dir: Path, campaign_id: str, name: str) -> Path:

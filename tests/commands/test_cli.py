@@ -19,7 +19,8 @@ def _runs(root: Path, experiment: str = LONG) -> Path:
     run = root / experiment / "baseline" / "1"
     run.mkdir(parents=True)
     (root / experiment / "experiment.toml").write_text('name = "x"\n')
-    manifest = {"role": "formal", "status": "complete", "started_utc": "2026-11-29T08:04:49Z", "duration_s": 12.5}
+    manifest = {"schema_version": 1, "kind": "reportgen.run", "role": "formal", "status": "complete"}
+    manifest |= {"started_utc": "2026-11-29T08:04:49Z", "duration_s": 12.5}
     (run / "manifest.json").write_text(json.dumps(manifest))
     return root
 

@@ -32,7 +32,10 @@ def _write(exp: Path, arm: str, repeat: int, status: str, duration: float | None
     d = exp / arm / str(repeat)
     d.mkdir(parents=True, exist_ok=True)
     (d / "manifest.json").write_text(
-        json.dumps({"arm": arm, "repeat": repeat, "role": role, "status": status, "duration_s": duration})
+        json.dumps(
+            {"schema_version": 1, "kind": "reportgen.run", "arm": arm, "repeat": repeat, "role": role}
+            | {"status": status, "duration_s": duration}
+        )
     )
 
 

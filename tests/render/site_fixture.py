@@ -483,7 +483,7 @@ def build_experiment(
         "comparisons": comparisons,
         "profiler_runs": profiler_runs,
     }
-    from reportgen.analyze import inputs_sha256
+    from reportgen.store.freshness import inputs_sha256
 
     analysis["inputs_sha256"] = inputs_sha256(exp)
     # Through the model: the fixture is a valid analysis.json of the current schema by construction.

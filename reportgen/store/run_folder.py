@@ -1,0 +1,196 @@
+"""The one reader of an experiment folder: typed run data, and the digest of exactly the bytes read.
+
+`read_experiment(exp_dir)` reads what the analysis of one experiment uses: `experiment.toml`,
+`experiment.json`, `campaign.json`, and per run `manifest.json`, `metrics.parquet`, `events.json`,
+`gpu.parquet`, `host.parquet`, `recipe.patch`, `provenance/git.json` and, for a run whose
+manifest lists no artifacts, every file under `traces/` (the artifact listing). Every byte passes
+through one `_Reads` that hashes it, so `ExperimentFiles.digest` is a digest over the files as
+they were read (relative path and SHA-256 of each): analyze stamps it into analysis.json as
+`inputs_sha256`, and the freshness check (store.freshness) compares it with a fresh read, so any
+input going stale, whichever file it is, stops the site build.
+
+A file that is missing or unreadable inside a run is not an error here: it becomes a note in the
+run's data (the analysis reports it). A file of a newer schema than this reportgen reads is
+refused (UserError, store.models). Store stage: reads files, writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from reportgen.errors import UserError
+from reportgen.store import layout
+from reportgen.store.experiment import EXPERIMENT_RECORD
+from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, StoreFile
+
+GIT_JSON = f"{layout.PROVENANCE}/git.json"
+
+M = TypeVar("M", bound=StoreFile)
+
+
+class _Reads:
+    """Reads files under one folder and remembers the SHA-256 of each one's bytes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sha256: dict[str, str] = {}
+
+    def bytes(self, path: Path) -> bytes | None:
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        self.sha256[path.relative_to(self.root).as_posix()] = hashlib.sha256(data).hexdigest()
+        return data
+
+    def digest(self) -> str:
+        """One digest over every file read (relative path and content), in path order."""
+        h = hashlib.sha256()
+        for rel in sorted(self.sha256):
+            h.update(rel.encode() + b"\0" + self.sha256[rel].encode() + b"\n")
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """One run folder as the analysis reads it; None where a file is missing or unreadable."""
+
+    arm: str
+    repeat: int
+    path: Path
+    manifest: Manifest | None
+    metrics: pd.DataFrame | None
+    events: Events | None
+    gpu: pd.DataFrame | None
+    host: pd.DataFrame | None
+    patch: str | None  # recipe.patch, decoded (undecodable bytes replaced)
+    git: GitProvenance | None
+    artifacts: tuple[dict[str, Any], ...]  # the manifest's list, else the files under traces/
+    notes: tuple[str, ...] = field(default_factory=tuple)  # problems met while reading
+
+    @property
+    def rel(self) -> str:
+        return f"{self.arm}/{self.repeat}"
+
+
+@dataclass(frozen=True)
+class ExperimentFiles:
+    path: Path
+    spec_text: str
+    record: ExperimentRecord | None
+    campaign: Campaign | None
+    runs: tuple[RunFiles, ...]
+    read_sha256: dict[str, str]  # relative path -> SHA-256 of every file read
+    digest: str  # one digest over read_sha256: analysis.json's inputs_sha256
+
+
+def _model(reads: _Reads, path: Path, model: type[M], notes: list[str] | None) -> M | None:
+    """A JSON file through its model. Inside a run (`notes` given) an unreadable or invalid file
+    is a note naming it (never a machine's path); a schema newer than this reportgen reads is
+    refused either way (UserError)."""
+    data = reads.bytes(path)
+    if data is None:
+        return None
+    if notes is None:
+        return model.from_bytes(data, str(path))
+    try:
+        decoded = json.loads(data.decode("utf-8"))
+    except ValueError as exc:
+        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
+        return None
+    version = decoded.get("schema_version") if isinstance(decoded, dict) else None
+    if isinstance(version, int) and version > model.SCHEMA_VERSION:
+        model.upgrade(decoded, str(path))  # refuses the newer schema, naming the file
+    try:
+        return model.parse(decoded, path.name)
+    except UserError as exc:
+        notes.append(f"{path.name}: invalid ({exc.message.removeprefix(path.name + ': ')})")
+        return None
+
+
+def _parquet(reads: _Reads, path: Path, notes: list[str], tables: bool) -> pd.DataFrame | None:
+    data = reads.bytes(path)
+    if data is None or not tables:
+        return None
+    try:
+        return pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # a truncated or foreign file must not stop the analysis
+        notes.append(f"{path.name}: unreadable ({exc.__class__.__name__})")
+        return None
+
+
+def _artifacts(reads: _Reads, run_dir: Path, manifest: Manifest | None) -> tuple[dict[str, Any], ...]:
+    """The runner lists artifacts in the manifest; a run made elsewhere is listed from its files."""
+    if manifest is not None and isinstance(manifest.artifacts, list):
+        return tuple(manifest.artifacts)
+    traces = run_dir / layout.TRACES
+    if not traces.is_dir():
+        return ()
+    out = []
+    for p in sorted(traces.rglob("*")):
+        data = reads.bytes(p)
+        if data is not None:
+            rel = p.relative_to(run_dir).as_posix()
+            out.append({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    return tuple(out)
+
+
+def read_run(reads: _Reads, arm: str, repeat: int, run_dir: Path, *, tables: bool = True) -> RunFiles:
+    notes: list[str] = []
+    manifest = _model(reads, run_dir / layout.MANIFEST, Manifest, notes)
+    metrics = _parquet(reads, run_dir / layout.METRICS, notes, tables)
+    events = _model(reads, run_dir / layout.EVENTS, Events, notes)
+    gpu = _parquet(reads, run_dir / layout.GPU_PARQUET, notes, tables)
+    host = _parquet(reads, run_dir / layout.HOST_PARQUET, notes, tables)
+    patch = reads.bytes(run_dir / layout.RECIPE_PATCH)
+    git = _model(reads, run_dir / GIT_JSON, GitProvenance, notes)
+    return RunFiles(
+        arm=arm,
+        repeat=repeat,
+        path=run_dir,
+        manifest=manifest,
+        metrics=metrics,
+        events=events,
+        gpu=gpu,
+        host=host,
+        patch=None if patch is None else patch.decode("utf-8", errors="replace"),
+        git=git,
+        artifacts=_artifacts(reads, run_dir, manifest),
+        notes=tuple(notes),
+    )
+
+
+def read_run_folder(run_dir: Path, arm: str, repeat: int) -> RunFiles:
+    """One run folder on its own (the site's loader reads the experiment's runs one by one)."""
+    run_dir = Path(run_dir)
+    return read_run(_Reads(run_dir), arm, repeat, run_dir)
+
+
+def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
+    """Every file the analysis of one experiment reads, typed, with the digest of their bytes.
+    `tables=False` reads and hashes the Parquet files without decoding them (the freshness check)."""
+    exp_dir = Path(exp_dir)
+    reads = _Reads(exp_dir)
+    spec = reads.bytes(exp_dir / layout.EXPERIMENT_SPEC)
+    if spec is None:
+        raise UserError(
+            f"{exp_dir}: not an experiment folder (no {layout.EXPERIMENT_SPEC}); run `reportgen ls` to list experiments"
+        )
+    record = _model(reads, exp_dir / EXPERIMENT_RECORD, ExperimentRecord, None)
+    campaign = _model(reads, exp_dir / layout.CAMPAIGN, Campaign, [])  # unreadable: as if absent
+    runs = tuple(read_run(reads, arm, rep, d, tables=tables) for arm, rep, d in layout.iter_runs(exp_dir))
+    return ExperimentFiles(
+        path=exp_dir,
+        spec_text=spec.decode("utf-8", errors="replace"),
+        record=record,
+        campaign=campaign,
+        runs=runs,
+        read_sha256=dict(reads.sha256),
+        digest=reads.digest(),
+    )

@@ -1,0 +1,147 @@
+"""The one run-folder reader: typed files, the digest of exactly the bytes read, and a freshness
+check that any input going stale trips (store.run_folder, store.freshness, store.models)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reportgen.analysis.document import SCHEMA_VERSION
+from reportgen.analyze import analyze_experiment
+from reportgen.errors import UserError
+from reportgen.store import layout
+from reportgen.store.freshness import input_files, stale_reason
+from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest
+from reportgen.store.run_folder import read_experiment
+from tests.analysis.builder import Arm, make_experiment
+
+REPO = Path(__file__).resolve().parents[2]
+COMMITTED = sorted(p for p in (REPO / "runs").iterdir() if (p / layout.EXPERIMENT_SPEC).is_file())
+
+
+def _experiment(tmp_path: Path) -> Path:
+    """A small experiment with every kind of input the analysis reads: the runs' tables and
+    manifests, experiment.json, campaign.json, each run's provenance/git.json, and a profiler run
+    whose manifest lists no artifacts (its traces/ folder is listed from the files)."""
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.1)}, repeats=3)
+    (exp / "experiment.json").write_text(
+        json.dumps({"schema_version": 1, "kind": "reportgen.experiment", "name": "exp", "source_path": "/r/x.toml"})
+    )
+    (exp / "campaign.json").write_text(
+        json.dumps({"schema_version": 1, "kind": "reportgen.campaign", "campaign_id": "c1", "fingerprint": {}})
+    )
+    for arm, rep, run_dir in layout.iter_runs(exp):
+        (run_dir / "provenance").mkdir(exist_ok=True)
+        (run_dir / "provenance" / "git.json").write_text(json.dumps({"repository": True, "head": f"abc{arm}{rep}"}))
+    profile = exp / "profile-A1" / "1"
+    shutil.copytree(exp / "A1" / "1", profile)
+    manifest = json.loads((profile / "manifest.json").read_text())
+    manifest.pop("artifacts", None)
+    manifest["role"] = "profile"
+    (profile / "manifest.json").write_text(json.dumps(manifest))
+    (profile / "traces").mkdir()
+    (profile / "traces" / "rank0.pt.trace.json").write_text("{}")
+    return exp
+
+
+def test_every_input_read_going_stale_stops_the_build(tmp_path: Path) -> None:
+    exp = _experiment(tmp_path)
+    analyze_experiment(exp)
+    assert stale_reason(exp, SCHEMA_VERSION) is None
+    read = read_experiment(exp).read_sha256
+    # What analyze reads beyond the run tables is in the digest too.
+    for rel in ("experiment.toml", "experiment.json", "campaign.json", "baseline/1/provenance/git.json"):
+        assert rel in read, rel
+    assert "profile-A1/1/traces/rank0.pt.trace.json" in read
+    assert [p.relative_to(exp).as_posix() for p in input_files(exp)] == sorted(read)
+    for rel in sorted(read):
+        path = exp / rel
+        before = path.read_bytes()
+        path.write_bytes(before + b" ")
+        assert stale_reason(exp, SCHEMA_VERSION) == "its runs changed since it was written", rel
+        path.write_bytes(before)
+        assert stale_reason(exp, SCHEMA_VERSION) is None, rel
+    # A new artifact, and a removed input, change what was read as well.
+    (exp / "profile-A1" / "1" / "traces" / "rank1.pt.trace.json").write_text("{}")
+    assert stale_reason(exp, SCHEMA_VERSION) is not None
+    (exp / "profile-A1" / "1" / "traces" / "rank1.pt.trace.json").unlink()
+    (exp / "baseline" / "1" / "provenance" / "git.json").unlink()
+    assert stale_reason(exp, SCHEMA_VERSION) is not None
+
+
+def test_digest_is_of_the_bytes_read(tmp_path: Path) -> None:
+    exp = _experiment(tmp_path)
+    files = read_experiment(exp)
+    assert read_experiment(exp, tables=False).digest == files.digest
+    run = next(r for r in files.runs if r.rel == "baseline/1")
+    assert run.manifest is not None and run.manifest.status == "complete"
+    assert run.metrics is not None and not run.metrics.empty
+    assert run.git is not None and run.git.commit_id == "abcbaseline1" and run.git.schema_version == 1
+    profile = next(r for r in files.runs if r.arm == "profile-A1")
+    assert [a["path"] for a in profile.artifacts] == ["traces/rank0.pt.trace.json"]
+
+
+@pytest.mark.parametrize("exp", COMMITTED, ids=[p.name for p in COMMITTED])
+def test_committed_runs_read_and_their_analysis_is_current(exp: Path) -> None:
+    """Every committed file loads through its model (git.json of schema 0 migrated), and the
+    committed analysis.json was made from exactly these bytes."""
+    files = read_experiment(exp, tables=False)
+    assert files.record is not None and files.campaign is not None
+    for run in files.runs:
+        assert run.notes == (), run.rel
+        assert run.manifest is not None and run.manifest.schema_version == Manifest.SCHEMA_VERSION
+        assert run.events is not None and run.git is not None
+        raw = json.loads((run.path / "provenance" / "git.json").read_text())
+        assert "schema_version" not in raw  # recorded before git.json was versioned
+        assert run.git.to_dict() == {**raw, "schema_version": 1, "kind": "reportgen.git"}
+        # Read and written back, a manifest is byte for byte what was read.
+        assert json.dumps(run.manifest.to_dict()) == json.dumps(json.loads((run.path / "manifest.json").read_text()))
+    assert stale_reason(exp, SCHEMA_VERSION) is None
+
+
+@pytest.mark.parametrize("model", [Manifest, Events, Campaign, ExperimentRecord, GitProvenance])
+def test_newer_schema_is_refused_in_one_line(tmp_path: Path, model: type) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"schema_version": 99, "kind": model.KIND, "campaign_id": "c"}))
+    with pytest.raises(UserError) as err:
+        model.read(path)
+    assert str(err.value) == (
+        f"{path}: schema_version 99 is newer than this reportgen reads ({model.KIND} {model.SCHEMA_VERSION}); "
+        "upgrade reportgen"
+    )
+
+
+def test_newer_manifest_in_a_run_stops_the_analysis(tmp_path: Path) -> None:
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm()}, repeats=1)
+    path = exp / "A1" / "1" / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "schema_version": 2}))
+    with pytest.raises(UserError, match="newer than this reportgen"):
+        read_experiment(exp)
+
+
+def test_other_kind_and_bad_fields_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"schema_version": 1, "kind": "reportgen.events"}))
+    with pytest.raises(UserError, match=r"kind 'reportgen\.events', expected 'reportgen\.run'"):
+        Manifest.read(path)
+    path.write_text(json.dumps({"schema_version": 1, "kind": "reportgen.run", "repeat": "one"}))
+    with pytest.raises(UserError, match="repeat"):
+        Manifest.read(path)
+    path.write_text(json.dumps({"kind": "reportgen.run"}))
+    with pytest.raises(UserError, match="no schema_version"):
+        Manifest.read(path)
+
+
+def test_an_invalid_file_inside_a_run_is_a_note(tmp_path: Path) -> None:
+    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm()}, repeats=1)
+    (exp / "A1" / "1" / "events.json").write_text(json.dumps({"schema_version": 1, "events": "none"}))
+    (exp / "A1" / "1" / "manifest.json").write_text("{truncated")
+    run = next(r for r in read_experiment(exp).runs if r.arm == "A1")
+    assert run.manifest is None and run.events is None
+    assert run.notes == (
+        "manifest.json: unreadable (JSONDecodeError)",
+        "events.json: invalid (events: Input should be a valid list)",
+    )
