@@ -16,7 +16,7 @@ from reportgen.store import layout
 from reportgen.store.freshness import input_files, stale_reason
 from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest
 from reportgen.store.run_folder import read_experiment
-from tests.analysis.builder import Arm, make_experiment
+from tests.analysis.builder import FakeArm, make_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(p for p in (REPO / "runs").iterdir() if (p / layout.EXPERIMENT_SPEC).is_file())
@@ -26,7 +26,7 @@ def _experiment(tmp_path: Path) -> Path:
     """A small experiment with every kind of input the analysis reads: the runs' tables and
     manifests, experiment.json, campaign.json, each run's provenance/git.json, and a profiler run
     whose manifest lists no artifacts (its traces/ folder is listed from the files)."""
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm(speed=1.1)}, repeats=3)
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.1)}, repeats=3)
     (exp / "experiment.json").write_text(
         json.dumps({"schema_version": 1, "kind": "reportgen.experiment", "name": "exp", "source_path": "/r/x.toml"})
     )
@@ -115,7 +115,7 @@ def test_newer_schema_is_refused_in_one_line(tmp_path: Path, model: type) -> Non
 
 
 def test_newer_manifest_in_a_run_stops_the_analysis(tmp_path: Path) -> None:
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm()}, repeats=1)
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm()}, repeats=1)
     path = exp / "A1" / "1" / "manifest.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "schema_version": 2}))
     with pytest.raises(UserError, match="newer than this reportgen"):
@@ -136,7 +136,7 @@ def test_other_kind_and_bad_fields_are_refused(tmp_path: Path) -> None:
 
 
 def test_an_invalid_file_inside_a_run_is_a_note(tmp_path: Path) -> None:
-    exp = make_experiment(tmp_path / "runs", {"baseline": Arm(), "A1": Arm()}, repeats=1)
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm()}, repeats=1)
     (exp / "A1" / "1" / "events.json").write_text(json.dumps({"schema_version": 1, "events": "none"}))
     (exp / "A1" / "1" / "manifest.json").write_text("{truncated")
     run = next(r for r in read_experiment(exp).runs if r.arm == "A1")
