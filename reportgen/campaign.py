@@ -30,7 +30,7 @@ from reportgen.vocab import FINAL_STATUSES
 
 @dataclass
 class Sequential:
-    """The `NextBlock` of reportgen.execute.runner for one sequential campaign."""
+    """The `NextBlock` of reportgen.execute.executor for one sequential campaign."""
 
     plan: Plan
     exp_dir: Path

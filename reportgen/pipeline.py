@@ -14,11 +14,10 @@ from rich.console import Console
 from reportgen.analysis.document import AnalysisDocument, parse
 from reportgen.campaign import Sequential
 from reportgen.errors import UserError
-from reportgen.execute.executor import ExecutorKind, executor_kind
+from reportgen.execute.executor import ExecutorKind, ExperimentOutcome, NextBlock, RunOptions, executor_kind
 from reportgen.execute.progress import ProgressDisplay
-from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions
 from reportgen.plan.arms import Plan, build_plan
-from reportgen.spec import Spec, load_spec
+from reportgen.specfile import Spec, load_spec
 from reportgen.store.atomic import read_json
 from reportgen.store.lock import hold_campaigns
 from reportgen.vocab import ID_PATTERN

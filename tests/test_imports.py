@@ -42,7 +42,7 @@ def _graph() -> dict[str, set[str]]:
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("vocab", "errors", "rounding"),  # words, the user-error type, rounding: import nothing of reportgen
-    ("failures", "spec"),  # failure events in words (shared by ingest and analysis); the typed spec
+    ("failures", "specfile"),  # failure events in words (shared by ingest and analysis); the typed spec
     ("store",),  # where files live, atomic writes, manifests, locks
     ("capture", "traces"),  # provenance and GPU samples; profiler traces
     ("plan",),  # patched recipe per arm

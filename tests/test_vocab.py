@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from reportgen import vocab
-from reportgen.spec.model import AnalysisSpec
+from reportgen.specfile.model import AnalysisSpec
 
 PACKAGE = Path(vocab.__file__).parent
 

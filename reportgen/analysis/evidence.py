@@ -21,7 +21,7 @@ from reportgen.analysis.decision import Failure
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.stats import change
-from reportgen.spec.model import Spec
+from reportgen.specfile.model import Spec
 from reportgen.vocab import FORMAL, LOWER, METRICS, Status
 
 Windows = list[tuple[str, int, int]]

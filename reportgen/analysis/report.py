@@ -38,7 +38,7 @@ from reportgen.analysis.evidence import (
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change
-from reportgen.spec.model import Spec
+from reportgen.specfile.model import Spec
 from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION

@@ -21,7 +21,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.interval import arm_statistic
 from reportgen.analysis.lifecycle import run_attempts
 from reportgen.analysis.stats import change, overall, summarize
-from reportgen.spec.model import Spec
+from reportgen.specfile.model import Spec
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
     BASELINE,

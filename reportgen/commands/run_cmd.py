@@ -8,7 +8,7 @@ import typer
 
 from reportgen.commands.options import RunsOption, runs_root
 from reportgen.errors import UserError
-from reportgen.execute.runner import RunOptions
+from reportgen.execute.executor import RunOptions
 from reportgen.pipeline import RunRequest, run_all
 
 

@@ -25,10 +25,50 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 
-if TYPE_CHECKING:  # the runner imports this module
+if TYPE_CHECKING:
     from reportgen.execute.progress import ProgressDisplay
-    from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions
     from reportgen.plan.arms import Plan
+
+NextBlock = Callable[[int], Sequence[str] | None]
+"""A sequential campaign's schedule: given the number of the block about to start (1, 2, ...),
+the formal arms to run in it, or None to stop. The caller (reportgen.campaign) makes it from the
+analysis after each block; it is asked only once the block before has run."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to execute a plan (everything but the spec itself)."""
+
+    runs_root: Path = Path("runs")
+    rerun: tuple[str, ...] = ()
+    new_campaign: bool = False
+    profiler: bool = True
+    stop_grace_s: float = 10.0
+    poll_s: float = 0.25
+    budget_minutes: float | None = None  # a sequential campaign's budget for this invocation ([run] budget_minutes)
+    share_machine: bool = False  # run beside another campaign on this machine (no machine lock)
+
+    # Only the baseline, as many runs as the design's first look: a point for the performance
+    # history (a nightly or post-merge run at a commit; docs/history.md). No profiler runs.
+    baseline_only: bool = False
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    arm: str
+    repeat: int
+    status: str
+    path: Path
+    reused: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ExperimentOutcome:
+    experiment: str
+    path: Path
+    runs: tuple[RunOutcome, ...]
+    interrupted: bool = False
 
 
 @dataclass(frozen=True)

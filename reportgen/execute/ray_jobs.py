@@ -39,10 +39,19 @@ from reportgen.capture.fingerprint import class_id
 from reportgen.capture.gpu import GpuStatus
 from reportgen.errors import UserError
 from reportgen.execute import ray_node
-from reportgen.execute.executor import CaptureRequest, ExecutorKind, ExitInfo, Launch, NodeCapture
+from reportgen.execute.executor import (
+    CaptureRequest,
+    ExecutorKind,
+    ExitInfo,
+    ExperimentOutcome,
+    Launch,
+    NextBlock,
+    NodeCapture,
+    RunOptions,
+)
 from reportgen.execute.process import stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
-from reportgen.execute.runner import ExperimentOutcome, NextBlock, RunOptions, run_plan
+from reportgen.execute.runner import run_plan
 from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan
 from reportgen.store import lock

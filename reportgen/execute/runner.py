@@ -43,8 +43,12 @@ from reportgen.execute.executor import (
     Executor,
     ExecutorKind,
     ExitInfo,
+    ExperimentOutcome,
     Launch,
+    NextBlock,
     RunExperiments,
+    RunOptions,
+    RunOutcome,
     Workload,
 )
 from reportgen.execute.process import LocalExecutor, stop_orphaned_group
@@ -53,8 +57,8 @@ from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.plan.arms import Arm, Plan, argv_text, block_order, order_runs
-from reportgen.spec import Spec
-from reportgen.spec.model import campaign_amendment
+from reportgen.specfile import Spec
+from reportgen.specfile.model import campaign_amendment
 from reportgen.store import atomic, layout
 from reportgen.store import lock as locks
 from reportgen.store.experiment import (
@@ -74,48 +78,6 @@ from reportgen.store.runs import (
 )
 from reportgen.traces.store import summarize_run_noting
 from reportgen.vocab import FINAL_STATUSES, RunRole, Status
-
-NextBlock = Callable[[int], Sequence[str] | None]
-"""A sequential campaign's schedule: given the number of the block about to start (1, 2, ...),
-the formal arms to run in it, or None to stop. The caller (reportgen.campaign) makes it from the
-analysis after each block; it is asked only once the block before has run."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How to execute a plan (everything but the spec itself)."""
-
-    runs_root: Path = Path("runs")
-    rerun: tuple[str, ...] = ()
-    new_campaign: bool = False
-    profiler: bool = True
-    stop_grace_s: float = 10.0
-    poll_s: float = 0.25
-    budget_minutes: float | None = None  # a sequential campaign's budget for this invocation ([run] budget_minutes)
-    share_machine: bool = False  # run beside another campaign on this machine (no machine lock)
-
-    # Only the baseline, as many runs as the design's first look: a point for the performance
-    # history (a nightly or post-merge run at a commit; docs/history.md). No profiler runs.
-    baseline_only: bool = False
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    arm: str
-    repeat: int
-    status: str
-    path: Path
-    reused: bool = False
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class ExperimentOutcome:
-    experiment: str
-    path: Path
-    runs: tuple[RunOutcome, ...]
-    interrupted: bool = False
-
 
 _P = ParamSpec("_P")
 

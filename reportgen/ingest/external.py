@@ -20,7 +20,7 @@ from typing import Any
 from reportgen.errors import UserError
 from reportgen.ingest.console import MAX_INDEX_DIGITS, iter_chunks
 from reportgen.ingest.run_dir import ingest_run
-from reportgen.spec.load import load_spec
+from reportgen.specfile.load import load_spec
 from reportgen.store import atomic
 from reportgen.store.layout import (
     EXPERIMENT_SPEC,

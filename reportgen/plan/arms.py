@@ -21,7 +21,7 @@ from typing import Literal
 from reportgen.errors import UserError
 from reportgen.plan.bash import Occurrence
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
-from reportgen.spec.model import Edits, Spec, normalise_value
+from reportgen.specfile.model import Edits, Spec, normalise_value
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
 from reportgen.vocab import BASELINE, ArmRole, profile_arm
 

@@ -30,7 +30,7 @@ from reportgen.plan.bash import (
     line_of,
     scan,
 )
-from reportgen.spec.model import Edits, Normalised
+from reportgen.specfile.model import Edits, Normalised
 
 __all__ = ["edit_argv", "edit_script", "flag_occurrences", "spell_flag", "unified_diff"]
 

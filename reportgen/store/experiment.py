@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import UserError
-from reportgen.spec import Spec, parse_spec
+from reportgen.specfile import Spec, parse_spec
 from reportgen.store import atomic
 from reportgen.store.layout import EXPERIMENT_SPEC
 from reportgen.store.models import ExperimentRecord

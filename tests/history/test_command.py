@@ -12,7 +12,7 @@ from reportgen.cli import main
 from reportgen.execute.runner import RunOptions, _order
 from reportgen.history import store
 from reportgen.plan.arms import build_plan
-from reportgen.spec import load_spec
+from reportgen.specfile import load_spec
 from reportgen.workloads.grpo.args import parse_args
 from tests.execute.conftest import make_experiment
 

@@ -13,7 +13,7 @@ from reportgen.cli import main
 from reportgen.errors import UserError
 from reportgen.plan.arms import build_plan
 from reportgen.plan.bash import effective_command
-from reportgen.spec.load import expand_paths, load_spec
+from reportgen.specfile.load import expand_paths, load_spec
 
 from . import relax_corpus as rc
 

@@ -9,8 +9,8 @@ import pytest
 from reportgen.errors import UserError
 from reportgen.plan.arms import argv_text, block_order, build_plan, order_runs
 from reportgen.plan.recipe import edit_script, unified_diff
-from reportgen.spec.load import load_spec
-from reportgen.spec.model import Edits, WorkloadSpec
+from reportgen.specfile.load import load_spec
+from reportgen.specfile.model import Edits, WorkloadSpec
 from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
 SPEC = """

@@ -9,7 +9,7 @@ import pytest
 from reportgen.errors import UserError
 from reportgen.plan.bash import flag_occurrences, scan, tokenize
 from reportgen.plan.recipe import edit_script
-from reportgen.spec.model import Edits
+from reportgen.specfile.model import Edits
 from tests.plan.plan_fixture_recipe import RECIPE
 
 

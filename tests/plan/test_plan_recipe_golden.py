@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from reportgen.plan.recipe import edit_script
-from reportgen.spec.model import Edits
+from reportgen.specfile.model import Edits
 from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
 HEAD = r"""#!/bin/bash

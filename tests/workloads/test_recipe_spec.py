@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.spec import load_spec
+from reportgen.specfile import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "scripts" / "recipes" / "default.toml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from reportgen.spec import load_spec
+from reportgen.specfile import load_spec
 from reportgen.workloads.grpo.args import parse_args
 from reportgen.workloads.grpo.decode import StaticKVDecoder
 from reportgen.workloads.grpo.model import build_policy, plan_recompute

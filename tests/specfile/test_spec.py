@@ -8,7 +8,7 @@ import pytest
 
 from reportgen.cli import main
 from reportgen.errors import UserError
-from reportgen.spec import load_spec
+from reportgen.specfile import load_spec
 
 RECIPE = "#!/bin/bash\nset -ex\nARGS=(\n   --num-rollout 4\n   --lr 1e-6\n)\npython3 -c pass ${ARGS[@]}\n"
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from reportgen.errors import UserError
-from reportgen.spec.model import Spec
+from reportgen.specfile.model import Spec
 
 
 def load_spec(path: str | Path, *, profile: str | None = None, check_files: bool = True) -> Spec:

@@ -4,8 +4,8 @@
 line naming the file, the key and what was expected. Format: docs/formats/spec.md.
 """
 
-from reportgen.spec.load import load_spec, parse_spec
-from reportgen.spec.model import (
+from reportgen.specfile.load import load_spec, parse_spec
+from reportgen.specfile.model import (
     AnalysisSpec,
     Candidate,
     ProfilerSpec,
