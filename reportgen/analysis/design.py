@@ -42,7 +42,8 @@ FIXED_EQUIVALENTS = Path(__file__).with_name("fixed_equivalents.json")
 
 
 def _phi(x: np.ndarray) -> np.ndarray:
-    return np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    out: np.ndarray = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    return out
 
 
 def _trapezoid(n: int, h: float) -> np.ndarray:

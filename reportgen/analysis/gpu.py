@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,7 @@ def window_span(run: RunData, first: int, last: int) -> tuple[float, float] | No
     return float(starts[inside].min()), float(ends[inside].max())
 
 
-def summarize_gpu(runs: Sequence[RunData], first: int, last: int) -> dict:
+def summarize_gpu(runs: Sequence[RunData], first: int, last: int) -> dict[str, Any]:
     """The arm's `gpu` block of analysis.json."""
     frames, notes = [], []
     for r in runs:

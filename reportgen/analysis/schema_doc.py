@@ -26,7 +26,7 @@ def json_schema() -> dict[str, Any]:
 def _type(prop: dict[str, Any]) -> str:
     """A short type in words: "string", "number | null", "list of ArmResult", "map of string to ..."."""
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in prop:
         return " | ".join(_type(p) for p in prop["anyOf"])
     if "enum" in prop:

@@ -101,5 +101,5 @@ def _profile_from_folder(folder: str, text: str) -> str | None:
         profiles = {}
     for name, overlay in profiles.items():
         if folder == f"{raw.get('name')}-{name}" and isinstance(overlay, dict) and "name" not in overlay:
-            return name
+            return str(name)
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reportgen.store.layout import iter_experiments, iter_runs
 from reportgen.store.runs import load_manifest
@@ -41,7 +42,7 @@ def list_runs(root: Path) -> list[RunRow]:
     return rows
 
 
-def _trained(ingest: dict) -> int | None:
+def _trained(ingest: dict[str, Any]) -> int | None:
     """Steps the run completed, as the report counts them: `train_steps` (ingest's count of steps
     that trained), else the steps logged (a manifest of an older ingest)."""
     value = ingest.get("train_steps", ingest.get("steps"))
