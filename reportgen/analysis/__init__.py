@@ -10,9 +10,9 @@ Modules: evidence.py gathers, runlevel.py and design.py give the statistics, dec
 diagnostic interval; calibration.py simulates the shipped designs through the same code.
 """
 
+from reportgen.analysis.check import guardrail
 from reportgen.analysis.decision import Evidence, decide
 from reportgen.analysis.document import GuardrailResult, Interval, Verdict, WindowStats
-from reportgen.analysis.guardrails import guardrail
 from reportgen.analysis.interval import block_length, dependence, ratio_interval
 from reportgen.analysis.stats import change, summarize, window_stats
 

@@ -27,7 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
-from reportgen.analysis.guardrails import FAIL, INVALIDATING, which_runs
+from reportgen.analysis.check import FAIL, which_runs
+from reportgen.analysis.guardrails import INVALIDATING
 from reportgen.analysis.inputs import RunData
 from reportgen.rounding import change_decimals, fmt_change, fmt_level
 from reportgen.vocab import (

@@ -5,18 +5,31 @@ needed to check it is not there, e.g. a metric key the workload does not log); t
 which. Some guardrails make a comparison invalid rather than failed: different machine, different
 model or data, another measurement on the machine at once, one arm disturbed far more than the
 other (`INVALIDATING`).
+
+Every guardrail is a `Check` (analysis/check.py): one function of a `GuardrailInput` returning a
+`GuardrailResult`. `CHECKS` lists them in the order a comparison shows them; `check_all` runs
+them. A new guardrail is one module and one line in `CHECKS` (or `register(check)` from a
+plug-in or a test).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from reportgen.analysis import memory, quality
-from reportgen.analysis.document import GuardrailResult, GuardrailStatus
+from reportgen.analysis import memory, overlap, quality, quiet
+from reportgen.analysis.check import FAIL as FAIL
+from reportgen.analysis.check import NA as NA
+from reportgen.analysis.check import PASS as PASS
+from reportgen.analysis.check import WARN as WARN
+from reportgen.analysis.check import Check as Check
+from reportgen.analysis.check import GuardrailInput as GuardrailInput
+from reportgen.analysis.check import guardrail as guardrail
+from reportgen.analysis.check import which_runs as which_runs
+from reportgen.analysis.document import GuardrailResult
 from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.failures import event_label, first_failure, is_handled
 from reportgen.vocab import (
@@ -41,10 +54,6 @@ from reportgen.vocab import (
     Status,
 )
 
-PASS: Final = "pass"
-FAIL: Final = "fail"
-WARN: Final = "warn"
-NA: Final = "not_applicable"
 # Another measurement on the machine at once, or one arm disturbed much more than the other
 # (reportgen.analysis.overlap, reportgen.analysis.quiet): the speed figures are not the arms'.
 INVALIDATING = ("same_machine", "same_inputs", "no_overlap", "quiet_machine")
@@ -69,20 +78,6 @@ SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floa
 # Recipes whose loss masks leave out part of each response (the response-token rate then counts fewer
 # tokens than the response lengths): multi-turn logging and partial-rollout masking.
 MASKING_FLAGS = ("--log-multi-turn", "--mask-offpolicy-in-partial-rollout")
-
-
-def guardrail(
-    id: str, title: str, status: GuardrailStatus, reason: str, evidence: str | None = None
-) -> GuardrailResult:
-    """The document's `GuardrailResult`, with `passed` following `status` (None when not applicable)."""
-    return GuardrailResult(
-        id=id,
-        title=title,
-        status=status,
-        passed=None if status == NA else status == PASS,
-        reason=reason,
-        evidence=evidence,
-    )
 
 
 def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
@@ -134,18 +129,6 @@ def describe_failure(run: RunData) -> str | None:
     return None
 
 
-def which_runs(runs: Sequence[RunData]) -> str:
-    """The runs a passing check covered, by arm: "baseline and A1" with one run per arm,
-    "baseline (3 runs) and A1 (3 runs)" with repeats; reads better than a bare count."""
-    arms: dict[str, int] = {}
-    for r in runs:
-        arms[r.arm] = arms.get(r.arm, 0) + 1
-    names = [a if n == 1 else f"{a} ({n} runs)" for a, n in arms.items()]
-    if not names:
-        return "no run"
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _grouped(found: Sequence[tuple[RunData, str]]) -> str:
     """Every failing run with its finding, runs with the same finding on one line: "A2/1, A2/2: ...";
     a failure in one repeat must not hide the same or another failure in the next."""
@@ -155,7 +138,8 @@ def _grouped(found: Sequence[tuple[RunData, str]]) -> str:
     return "; ".join(f"{', '.join(paths)}: {what}" for what, paths in by.items())
 
 
-def steps_completed(runs: Sequence[RunData], expected: int | None) -> GuardrailResult:
+def steps_completed(ctx: GuardrailInput) -> GuardrailResult:
+    runs, expected = ctx.runs, ctx.expected_steps
     title = "All declared steps completed"
     if not runs:
         return guardrail("steps_completed", title, FAIL, "no formal run")
@@ -169,7 +153,8 @@ def steps_completed(runs: Sequence[RunData], expected: int | None) -> GuardrailR
     return guardrail("steps_completed", title, PASS, f"{which_runs(runs)}: {expected}/{expected} steps")
 
 
-def no_failures(runs: Sequence[RunData]) -> GuardrailResult:
+def no_failures(ctx: GuardrailInput) -> GuardrailResult:
+    runs = ctx.runs
     title = "No OOM, NaN/Inf, traceback or abnormal exit"
     failed = [(r, cause) for r in runs if (cause := describe_failure(r))]
     if failed:
@@ -238,7 +223,8 @@ def _not_checkable(id: str, title: str, why_not: Sequence[str]) -> GuardrailResu
     return guardrail(id, title, NA, "not checkable: " + "; ".join(why_not or ["no formal run"]))
 
 
-def samples_per_step(runs: Sequence[RunData], batch_flag: str) -> GuardrailResult:
+def samples_per_step(ctx: GuardrailInput) -> GuardrailResult:
+    runs, batch_flag = ctx.runs, ctx.batch_flag
     title = "Samples per step equal the global batch"
     checked: list[RunData] = []
     why_not: list[str] = []
@@ -285,8 +271,9 @@ def masked_responses(run: RunData) -> str | None:
     return None
 
 
-def token_accounting(runs: Sequence[RunData], batch_flag: str) -> GuardrailResult:
+def token_accounting(ctx: GuardrailInput) -> GuardrailResult:
     """response tokens/s x step time = mean response length x samples, step by step."""
+    runs, batch_flag = ctx.runs, ctx.batch_flag
     title = "Response-token accounting consistent"
     need = (STEP_RESP_TOKEN_PER_S, STEP_TIME, RESPONSE_LENGTHS)
     checked: list[RunData] = []
@@ -331,7 +318,8 @@ def token_accounting(runs: Sequence[RunData], batch_flag: str) -> GuardrailResul
     )
 
 
-def finite_training(runs: Sequence[RunData]) -> GuardrailResult:
+def finite_training(ctx: GuardrailInput) -> GuardrailResult:
+    runs = ctx.runs
     title = "Loss, reward, response length, KL, clip fraction, grad norm finite"
     absent, seen = [], 0
     for label, keys in (*FINITE_KEYS, *CRITIC_FINITE_KEYS):
@@ -373,7 +361,8 @@ def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
     return {int(s) for s in skips.get(field) or []} if field else set()
 
 
-def fixed_workload(baseline: Sequence[RunData], candidate: Sequence[RunData], flags: Sequence[str]) -> GuardrailResult:
+def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
+    baseline, candidate, flags = ctx.baseline, ctx.candidate, ctx.fixed_flags
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
         for v in (r.manifest.invariants or {}).get("violations") or []:
@@ -417,7 +406,8 @@ def _hashes(r: RunData) -> tuple[Any, Any]:
     return h.get("model_manifest_sha256"), dict(h.get("data") or {})
 
 
-def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> GuardrailResult:
+def same_inputs(ctx: GuardrailInput) -> GuardrailResult:
+    baseline, candidate = ctx.baseline, ctx.candidate
     title = "Identical model manifest and data hashes"
     # A run that recorded no hashes (e.g. an unreadable manifest) is unknown, not different:
     # its own failure is reported by the other guardrails.
@@ -451,7 +441,8 @@ def same_inputs(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> Gu
     return guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
 
 
-def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> GuardrailResult:
+def same_machine(ctx: GuardrailInput) -> GuardrailResult:
+    baseline, candidate = ctx.baseline, ctx.candidate
     title = "Same machine fingerprint"
     runs = [r for r in (*baseline, *candidate) if r.manifest.fingerprint_id is not None]
     if not runs:
@@ -470,7 +461,8 @@ def same_machine(baseline: Sequence[RunData], candidate: Sequence[RunData]) -> G
     return guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
 
 
-def no_profiler(runs: Sequence[RunData]) -> GuardrailResult:
+def no_profiler(ctx: GuardrailInput) -> GuardrailResult:
+    runs = ctx.runs
     title = "No profiler or memory recorder in formal runs"
     for r in runs:
         on = [f for f in PROFILER_FLAGS if f in r.argv]
@@ -483,66 +475,55 @@ def no_profiler(runs: Sequence[RunData]) -> GuardrailResult:
     return guardrail("no_profiler", title, PASS, "no profiler flag in the effective argv")
 
 
-def training_quality(
-    baseline: Sequence[RunData],
-    candidate: Sequence[RunData],
-    windows: Sequence[tuple[str, int, int]],
-    tolerance: float,
-) -> GuardrailResult:
-    """Loss, reward and KL of the candidate within `tolerance` of the baseline's in every window
+def training_quality(ctx: GuardrailInput) -> GuardrailResult:
+    """Loss, reward and KL of the candidate within `quality_tolerance` of the baseline's in every window
     (reportgen/analysis/quality.py); outside it, a warning: the verdict stands, the reviewer is told."""
-    q = quality.compare(baseline, candidate, windows, tolerance=tolerance)
-    evidence = f"{candidate[0].path}/metrics.parquet" if q.status == WARN and candidate else None
+    q = quality.compare(ctx.baseline, ctx.candidate, ctx.windows, tolerance=ctx.quality_tolerance)
+    evidence = f"{ctx.candidate[0].path}/metrics.parquet" if q.status == WARN and ctx.candidate else None
     return guardrail(quality.ID, quality.TITLE, q.status, q.reason, evidence)
 
 
-def check_all(
-    baseline: Sequence[RunData],
-    candidate: Sequence[RunData],
-    *,
-    expected_steps: int | None,
-    batch_flag: str,
-    fixed_flags: Sequence[str],
-    pending: str | None = None,
-    extra: Sequence[GuardrailResult] = (),
-    windows: Sequence[tuple[str, int, int]] = (),
-    quality_tolerance: float = 0.10,
-) -> list[GuardrailResult]:
-    """Every guardrail over the finished runs of both arms, then `extra`: checks made elsewhere
-    over the same runs (the machine's: overlap, quiet). `pending` names the runs left
-    unfinished (interrupted, or running when the runner died), which resuming redoes: they are not
-    judged, and while an arm has no finished run at all no check can be made yet. A warning
-    (`same_quality`) is shown beside the verdict and never decides it."""
-    both = [*baseline, *candidate]
-    checks = _check_all(both, baseline, candidate, expected_steps, batch_flag, fixed_flags)
-    if windows:
-        checks.insert(5, training_quality(baseline, candidate, windows, quality_tolerance))
-    checks = [*checks, *extra]
+# Every guardrail, in the order a comparison lists them (same_work, made from the statistics'
+# runs, follows them: analysis/report.py). The machine's checks need facts the I/O edge gathered
+# (GuardrailInput.spans, the sampler's load): overlap.py, quiet.py.
+CHECKS: list[Check] = [
+    steps_completed,
+    no_failures,
+    samples_per_step,
+    token_accounting,
+    finite_training,
+    training_quality,
+    fixed_workload,
+    same_inputs,
+    same_machine,
+    no_profiler,
+    overlap.check,
+    quiet.check,
+]
+
+
+def register(check: Check) -> Check:
+    """Add a guardrail after the others (a plug-in's, or a test's); returns it, so it decorates."""
+    if check not in CHECKS:
+        CHECKS.append(check)
+    return check
+
+
+def unregister(check: Check) -> None:
+    """Take a registered guardrail out again."""
+    CHECKS.remove(check)
+
+
+def check_all(ctx: GuardrailInput, *, pending: str | None = None) -> list[GuardrailResult]:
+    """Every registered guardrail over the finished runs of both arms, in `CHECKS`' order. `pending`
+    names the runs left unfinished (interrupted, or running when the runner died), which resuming
+    redoes: they are not judged, and while an arm has no finished run at all no check can be made
+    yet. A warning (`same_quality`) is shown beside the verdict and never decides it."""
+    checks = [check(ctx) for check in list(CHECKS)]
     if pending is None:
         return checks
-    if not baseline or not candidate:
+    if not ctx.baseline or not ctx.candidate:
         return [guardrail(g.id, g.title, NA, f"not judged yet: {pending}") for g in checks]
     first = checks[0]
     note = f"{first.reason}; not counted yet: {pending}"
     return [guardrail(first.id, first.title, first.status, note, first.evidence), *checks[1:]]
-
-
-def _check_all(
-    both: Sequence[RunData],
-    baseline: Sequence[RunData],
-    candidate: Sequence[RunData],
-    expected_steps: int | None,
-    batch_flag: str,
-    fixed_flags: Sequence[str],
-) -> list[GuardrailResult]:
-    return [
-        steps_completed(both, expected_steps),
-        no_failures(both),
-        samples_per_step(both, batch_flag),
-        token_accounting(both, batch_flag),
-        finite_training(both),
-        fixed_workload(baseline, candidate, fixed_flags),
-        same_inputs(baseline, candidate),
-        same_machine(baseline, candidate),
-        no_profiler(both),
-    ]

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, guardrail, which_runs
 from reportgen.analysis.document import GuardrailResult
 from reportgen.analysis.gpu import parse_utc
-from reportgen.analysis.guardrails import FAIL, NA, PASS, guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 
 ID = "no_overlap"
@@ -95,8 +95,9 @@ def describe(o: Overlap, experiment: str) -> str:
     return f"{o.run} shared {o.seconds:.0f} s ({_clock(o.start)}-{_clock(o.end)} UTC) with {who}{note}"
 
 
-def check(runs: Sequence[RunData], experiment: str, spans: Sequence[Span]) -> GuardrailResult:
+def check(ctx: GuardrailInput) -> GuardrailResult:
     """Fails, naming the runs, when a run of either arm overlapped another measurement on its machine."""
+    runs, experiment, spans = ctx.runs, ctx.experiment, ctx.spans
     mine = {r.path: own_span(r, experiment, spans) for r in runs}
     checkable = [r for r in runs if (s := mine[r.path]) is not None and s.machine is not None]
     if not checkable:

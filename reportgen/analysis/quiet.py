@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis import document as doc
+from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, guardrail, which_runs
 from reportgen.analysis.gpu import parse_utc, window_span
-from reportgen.analysis.guardrails import FAIL, NA, PASS, guardrail, which_runs
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.overlap import Span, overlaps
 
@@ -275,10 +275,11 @@ def _what(kinds: dict[str, int]) -> str:
     return ", ".join(f"{WORDS[k]} in {c}" for k, c in sorted(kinds.items(), key=lambda kv: -kv[1])) or "nothing"
 
 
-def check(
-    baseline: Sequence[RunData], candidate: Sequence[RunData], first: int, last: int, th: Thresholds = THRESHOLDS
-) -> doc.GuardrailResult:
-    """Pass (with a warning naming disturbed runs), fail when one arm was disturbed much more than the other."""
+def check(ctx: GuardrailInput, th: Thresholds = THRESHOLDS) -> doc.GuardrailResult:
+    """Pass (with a warning naming disturbed runs), fail when one arm was disturbed much more than the
+    other, over the measured windows' span (first window's start to last window's end)."""
+    baseline, candidate = ctx.baseline, ctx.candidate
+    first, last = ctx.windows[0][1], ctx.windows[-1][2]
     (b_share, b_n, b_kinds), (c_share, c_n, c_kinds) = (_share(x, first, last, th) for x in (baseline, candidate))
     arms = (baseline[0].arm if baseline else "baseline", candidate[0].arm if candidate else "the candidate")
     if b_share is None or c_share is None:

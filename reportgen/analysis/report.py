@@ -101,18 +101,18 @@ def _comparison(
     if pending is not None and not c_runs and not c_open:
         pending += f"; no run of {cand_id} yet"
     guards = gr.check_all(
-        b_runs,
-        c_runs,
-        expected_steps=expected,
-        batch_flag=spec.workload.batch_flag,
-        fixed_flags=spec.workload.flags,
-        pending=pending,
-        extra=(
-            overlap.check([*b_runs, *c_runs], ctx.experiment, ctx.spans),
-            quiet.check(b_runs, c_runs, windows[0][1], windows[-1][2]),
+        gr.GuardrailInput(
+            baseline=b_runs,
+            candidate=c_runs,
+            expected_steps=expected,
+            batch_flag=spec.workload.batch_flag,
+            fixed_flags=spec.workload.flags,
+            windows=windows,
+            quality_tolerance=a.quality_tolerance,
+            experiment=ctx.experiment,
+            spans=ctx.spans,
         ),
-        windows=windows,
-        quality_tolerance=a.quality_tolerance,
+        pending=pending,
     )
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
     trains = quality.compare(b_runs, c_runs, windows, tolerance=a.quality_tolerance) if b_runs and c_runs else None

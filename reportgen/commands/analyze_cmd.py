@@ -22,7 +22,7 @@ def analyze(experiments: list[str], runs: Path, *, wait: bool = False) -> list[P
 
 def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = False) -> str:
     from reportgen.analyze import analyze_experiment, is_stale
-    from reportgen.render.experiment_page import recipe_dir_where_it_ran
+    from reportgen.render.common import recipe_dir_where_it_ran
     from reportgen.render.load import load_experiment
     from reportgen.render.prbody import render_pr_body
 

@@ -12,7 +12,7 @@ from reportgen.analysis.document import Comparison, GuardrailResult
 from reportgen.render import answer as answer_block
 from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds, safe, time_section
 from reportgen.render.blocks import badge, table
-from reportgen.render.experiment_page import (
+from reportgen.render.common import (
     answer_line,
     metric_change_rows,
     metric_title,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from reportgen.analysis.document import Comparison
 from reportgen.render import figures, kinds, safe
 from reportgen.render.blocks import badge, interval_text
-from reportgen.render.experiment_page import report_kind
+from reportgen.render.common import report_kind
 from reportgen.render.format import fmt_count
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page

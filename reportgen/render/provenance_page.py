@@ -11,7 +11,7 @@ from typing import Any
 from reportgen.render import machine as machine_info
 from reportgen.render import safe
 from reportgen.render.blocks import table
-from reportgen.render.experiment_page import report_kind
+from reportgen.render.common import report_kind
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, experiment_base

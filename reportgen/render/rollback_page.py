@@ -6,7 +6,7 @@ from __future__ import annotations
 from reportgen.analysis.document import ArmResult
 from reportgen.render import blocks, decision, flagdiff, safe
 from reportgen.render.blocks import table
-from reportgen.render.experiment_page import recipe_dir_where_it_ran, report_kind
+from reportgen.render.common import recipe_dir_where_it_ran, report_kind
 from reportgen.render.format import fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base

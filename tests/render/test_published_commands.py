@@ -32,7 +32,7 @@ from reportgen.analysis.next_step import SAME_MACHINE
 from reportgen.analyze import analyze_experiment
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.render import rollback_page
-from reportgen.render.experiment_page import recipe_dir_where_it_ran
+from reportgen.render.common import recipe_dir_where_it_ran
 from reportgen.render.load import load_experiment
 from reportgen.render.patch import under
 from reportgen.render.site import render_experiment
