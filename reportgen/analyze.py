@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
+from reportgen.analysis.check import Span
 from reportgen.analysis.gpu import parse_utc
 from reportgen.analysis.inputs import RunData
-from reportgen.analysis.overlap import Span
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError

@@ -11,18 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from reportgen.analysis.document import GuardrailResult, GuardrailStatus
 from reportgen.analysis.inputs import RunData
-
-if TYPE_CHECKING:
-    from reportgen.analysis.overlap import Span
 
 PASS: Final = "pass"
 FAIL: Final = "fail"
 WARN: Final = "warn"
 NA: Final = "not_applicable"
+
+
+@dataclass(frozen=True)
+class Span:
+    """One run's time on its machine, as recorded under the runs folder."""
+
+    label: str  # "other-exp/A1/1", "exp/archive/20261201T100000Z/baseline-1"
+    experiment: str
+    path: str | None  # "A1/1" for a run in its experiment's own folder (not archived)
+    machine: str | None  # fingerprint_id
+    start: float  # epoch seconds
+    end: float
+    end_estimated: bool = False  # no ended_utc: the last write to its files
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class GuardrailInput:
     windows: Sequence[tuple[str, int, int]]  # (name, first step, last step), at least one
     quality_tolerance: float = 0.10  # [analysis] quality_tolerance
     experiment: str = ""  # the experiment's folder name (the overlap check's own runs)
-    spans: Sequence[Span] = ()  # every run recorded on the machines of these runs (overlap.Span)
+    spans: Sequence[Span] = ()  # every run recorded on the machines of these runs
 
     @property
     def runs(self) -> list[RunData]:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, guardrail, which_runs
+from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, Span, guardrail, which_runs
 from reportgen.analysis.document import GuardrailResult
 from reportgen.analysis.gpu import parse_utc
 from reportgen.analysis.inputs import RunData
@@ -29,19 +29,6 @@ from reportgen.analysis.inputs import RunData
 ID = "no_overlap"
 TITLE = "No other measurement on the machine at the same time"
 NAMED = 3  # overlaps named in a reason; the rest are counted
-
-
-@dataclass(frozen=True)
-class Span:
-    """One run's time on its machine, as recorded under the runs folder."""
-
-    label: str  # "other-exp/A1/1", "exp/archive/20261201T100000Z/baseline-1"
-    experiment: str
-    path: str | None  # "A1/1" for a run in its experiment's own folder (not archived)
-    machine: str | None  # fingerprint_id
-    start: float  # epoch seconds
-    end: float
-    end_estimated: bool = False  # no ended_utc: the last write to its files
 
 
 @dataclass(frozen=True)

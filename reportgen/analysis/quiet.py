@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis import document as doc
-from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, guardrail, which_runs
+from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, Span, guardrail, which_runs
 from reportgen.analysis.gpu import parse_utc, window_span
 from reportgen.analysis.inputs import RunData
-from reportgen.analysis.overlap import Span, overlaps
+from reportgen.analysis.overlap import overlaps
 
 ID = "quiet_machine"
 TITLE = "Machine quiet during the runs (no other CPU load, GPU process or throttling)"

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import coverage, next_step, overlap, quality, quiet, same_work, tables, workload
+from reportgen.analysis import coverage, next_step, quality, quiet, same_work, tables, workload
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
+from reportgen.analysis.check import Span
 from reportgen.analysis.decision import Evidence, decide, missing_metric_cause
 from reportgen.analysis.evidence import (
     Campaign,
@@ -62,7 +63,7 @@ class Context:
     spec_dir: str | None = None  # the folder the spec ran from, relative to the runs' working directory
     prior_looks: tuple[int, ...] = ()  # looks an earlier design of the campaign took (experiment.json)
     # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
-    spans: tuple[overlap.Span, ...] = ()
+    spans: tuple[Span, ...] = ()
 
 
 def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:

@@ -14,7 +14,8 @@ import numpy as np
 
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
-from reportgen.analysis import memory, overlap, quiet
+from reportgen.analysis import memory, quiet
+from reportgen.analysis.check import Span
 from reportgen.analysis.evidence import UNFINISHED, Windows, segments, stats_runs
 from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import RunData, argv_value
@@ -52,7 +53,7 @@ def arm_block(
     diffs: Mapping[str, str],
     *,
     experiment: str = "",
-    spans: Sequence[overlap.Span] = (),
+    spans: Sequence[Span] = (),
 ) -> doc.ArmResult:
     cand = None if arm_id == BASELINE else spec.candidate(arm_id) if arm_id in spec.arm_ids() else None
     used = stats_runs(runs)
@@ -91,9 +92,7 @@ def _failure_sentence(r: RunData) -> str | None:
     return memory.oom_sentence(e, memory.declared_cap_mib([r])) if e is not None else None
 
 
-def _run_block(
-    r: RunData, spec: Spec, windows: Windows, experiment: str, spans: Sequence[overlap.Span]
-) -> doc.RunSummary:
+def _run_block(r: RunData, spec: Spec, windows: Windows, experiment: str, spans: Sequence[Span]) -> doc.RunSummary:
     m = r.manifest
     disturbances, load = quiet.disturbances(r, experiment, spans, windows[0][1], windows[-1][2])
     return doc.RunSummary(
