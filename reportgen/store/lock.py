@@ -288,6 +288,13 @@ class Claim:
 
 
 def _take(claim: Claim, holder: Holder, stop: threading.Event | None, log: Callable[[str], None]) -> bool:
+    try:
+        return _wait_for(claim, holder, stop, log)
+    except KeyboardInterrupt:  # Ctrl-C while waiting, wherever in the loop it lands: give up, nothing taken
+        return False
+
+
+def _wait_for(claim: Claim, holder: Holder, stop: threading.Event | None, log: Callable[[str], None]) -> bool:
     announced = False
     while True:
         attempt = claim.lock.try_acquire(holder)
@@ -304,10 +311,7 @@ def _take(claim: Claim, holder: Holder, stop: threading.Event | None, log: Calla
             if stop.wait(POLL_S):
                 return False
             continue
-        try:
-            time.sleep(POLL_S)
-        except KeyboardInterrupt:  # Ctrl-C while waiting: give up, nothing taken
-            return False
+        time.sleep(POLL_S)
 
 
 def _to_stderr(line: str) -> None:
