@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reportgen.analysis.document import AnalysisDocument, Comparison
+
 SPEC = """\
 name = "{name}"
 title = "Offload test"
@@ -303,3 +305,20 @@ def make_experiment(
             )
             t0 = max(t0 + 4000, end + 60)  # one after another, as the runner makes them
     return exp
+
+
+def analyse(tmp_path: Path, arms: dict[str, FakeArm], **kw: object) -> AnalysisDocument:
+    """Write an experiment under tmp_path/runs, analyse it, and read analysis.json back typed."""
+    from reportgen.analyze import analyze_experiment
+    from reportgen.render.load import load_analysis
+
+    exp = make_experiment(tmp_path / "runs", arms, **kw)  # type: ignore[arg-type]
+    analyze_experiment(exp)
+    return load_analysis(exp)
+
+
+def comparison(doc: AnalysisDocument, cand: str) -> Comparison:
+    """The comparison of candidate `cand` (fails the test when there is none)."""
+    comp = doc.comparison(cand)
+    assert comp is not None
+    return comp

@@ -7,38 +7,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builder import FakeArm, make_experiment
+from builder import FakeArm, analyse, comparison, make_experiment
 
-from reportgen.analysis.document import AnalysisDocument, Comparison
 from reportgen.analyze import analyze_experiment
 from reportgen.errors import UserError
 from reportgen.render.load import load_analysis
 from reportgen.render.prbody import render_pr_body
 
 
-def _analyse(tmp_path, arms, **kw) -> AnalysisDocument:
-    exp = make_experiment(tmp_path / "runs", arms, **kw)
-    analyze_experiment(exp)
-    return load_analysis(exp)
-
-
-def _comp(doc: AnalysisDocument, cand: str) -> Comparison:
-    comp = doc.comparison(cand)
-    assert comp is not None
-    return comp
-
-
 def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
     # The H200 case: from step 10 the candidate's policy answers in a third of the tokens, so its
     # steps are shorter but its response tokens/s falls; without the guardrail it reads "rejected".
-    doc = _analyse(
+    doc = analyse(
         tmp_path,
         {
             "baseline": FakeArm(extra={"perf/optimizer_time": 0.5}),
             "A1": FakeArm(speed=1.5, resp_len_from=(10, 170.0), extra={"perf/optimizer_time": 0.02}),
         },
     )
-    c = _comp(doc, "A1")
+    c = comparison(doc, "A1")
     assert c.interval.high is not None and c.interval.high < 1  # tokens/s fell: the interval alone rejects
     assert c.same_work.applies and c.same_work.status == "fail"
     assert c.verdict.status == "invalid" and c.summary.verdict == "invalid"
@@ -66,17 +53,19 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
 
 def test_tolerance_is_declared_in_the_spec(tmp_path):
     arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.2, resp_len=497.0)}  # about 3 % shorter
-    loose = _comp(_analyse(tmp_path / "a", arms), "A1")
+    loose = comparison(analyse(tmp_path / "a", arms), "A1")
     assert loose.same_work.status == "pass" and loose.same_work.tolerance == 0.05
     assert loose.verdict.status == "accepted" and loose.summary.next_step.action == "merge"
-    tight = _comp(_analyse(tmp_path / "b", arms, analysis_extra="same_work_tolerance = 0.02"), "A1")
+    tight = comparison(analyse(tmp_path / "b", arms, analysis_extra="same_work_tolerance = 0.02"), "A1")
     assert tight.same_work.status == "fail" and tight.verdict.status == "invalid"
     assert "beyond the 2% tolerance" in (tight.verdict.cause or "")
 
 
 def test_same_work_is_checked_per_window(tmp_path):
     # Lengths match until step 45 (inside W3 of 6-19, 20-32, 33-59): only W3 fails, and the check fails.
-    c = _comp(_analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(speed=1.2, resp_len_from=(45, 400.0))}), "A1")
+    c = comparison(
+        analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(speed=1.2, resp_len_from=(45, 400.0))}), "A1"
+    )
     assert [w.within for w in c.same_work.windows] == [True, True, False]
     assert c.same_work.status == "fail" and "in W3" in c.same_work.reason and "(1 of 3 windows)" in c.same_work.reason
 
@@ -85,15 +74,17 @@ def test_without_response_lengths_tokens_per_step_decide(tmp_path):
     # No response lengths logged: equal tokens per step still show equal work (before, the whole
     # check was not_applicable, which also hid a known difference; see the window_work test).
     drop = ("rollout/response_lengths",)
-    c = _comp(_analyse(tmp_path, {"baseline": FakeArm(drop_keys=drop), "A1": FakeArm(speed=1.2, drop_keys=drop)}), "A1")
+    c = comparison(
+        analyse(tmp_path, {"baseline": FakeArm(drop_keys=drop), "A1": FakeArm(speed=1.2, drop_keys=drop)}), "A1"
+    )
     assert c.same_work.status == "pass" and c.verdict.status == "accepted"
     assert all(w.response_length_change is None and w.tokens_per_step_change is not None for w in c.same_work.windows)
 
 
 def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     # Faster in W1 and W2, slower in W3 (the candidate's throughput falls over the run).
-    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, trend=-0.5, cv=0.01)})
-    c = _comp(doc, "A1")
+    doc = analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, trend=-0.5, cv=0.01)})
+    c = comparison(doc, "A1")
     assert c.verdict.status == "inconclusive", c.verdict
     assert c.summary.cause and "1 of 3 windows went the other way: W3" in c.summary.cause
     assert [e.anchor for e in c.summary.evidence] == ["windows"]
@@ -109,8 +100,8 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
 
 
 def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A2": FakeArm(fail_at=9, argv={"--gpu-memory-cap-gib": "5"})})
-    c = _comp(doc, "A2")
+    doc = analyse(tmp_path, {"baseline": FakeArm(), "A2": FakeArm(fail_at=9, argv={"--gpu-memory-cap-gib": "5"})})
+    c = comparison(doc, "A2")
     assert (
         c.verdict.cause
         == "OOM at step 9, tried to allocate 2.46 GiB, under a 5 GiB memory cap (--gpu-memory-cap-gib 5)"
@@ -136,9 +127,9 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
             speed=1.6, base="A1", edit='set = {"--max-tokens-per-gpu" = 640}', argv={"--max-tokens-per-gpu": "640"}
         ),
     }
-    doc = _analyse(tmp_path, arms, analysis_extra='pr_candidate = "A3"')
+    doc = analyse(tmp_path, arms, analysis_extra='pr_candidate = "A3"')
     assert doc.settings.pr_candidate == "A3"
-    a1, a3 = _comp(doc, "A1"), _comp(doc, "A3")
+    a1, a3 = comparison(doc, "A1"), comparison(doc, "A3")
     assert a3.summary.is_pr and not a1.summary.is_pr
     assert a3.base == "A1" and a3.depends_on == ["A1"] and a1.base is None and a1.depends_on == []
     assert [m.metric for m in a3.vs_base][:2] == ["perf/step_resp_token_per_s", "perf/step_time"]
@@ -171,8 +162,8 @@ def test_a_derived_candidate_is_decided_against_its_base(tmp_path, a3_speed, sta
         "A1": FakeArm(speed=1.3, cv=0.02),
         "A3": FakeArm(speed=a3_speed, base="A1", cv=0.02),
     }
-    doc = _analyse(tmp_path, arms)
-    a3 = _comp(doc, "A3")
+    doc = analyse(tmp_path, arms)
+    a3 = comparison(doc, "A3")
     assert a3.interval.low is not None and a3.interval.low > 1.0  # better than the baseline alone
     assert a3.verdict.status == status and a3.verdict.against == "A1" and a3.summary.verdict == status
     assert a3.verdict.cause and cause_part in a3.verdict.cause and a3.summary.cause == a3.verdict.cause
@@ -187,21 +178,21 @@ def test_a_derived_candidate_is_decided_against_its_base(tmp_path, a3_speed, sta
 def test_a_derived_candidate_whose_base_failed_stays_judged_against_the_baseline(tmp_path):
     # No interval against a base without completed runs: the candidate is what there is to merge.
     arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, fail_at=5), "A3": FakeArm(speed=1.3, base="A1")}
-    doc = _analyse(tmp_path, arms)
-    a3 = _comp(doc, "A3")
-    assert _comp(doc, "A1").verdict.status == "failed"
+    doc = analyse(tmp_path, arms)
+    a3 = comparison(doc, "A3")
+    assert comparison(doc, "A1").verdict.status == "failed"
     assert a3.verdict.status == "accepted" and a3.verdict.against == "baseline"
 
 
 def test_secondary_metrics_have_intervals(tmp_path):
-    doc = _analyse(
+    doc = analyse(
         tmp_path,
         {
             "baseline": FakeArm(extra={"perf/optimizer_time": 0.5}),
             "A1": FakeArm(speed=1.2, extra={"perf/optimizer_time": 0.02}),
         },
     )
-    c = _comp(doc, "A1")
+    c = comparison(doc, "A1")
     by = {m.metric: m for m in c.secondary}
     assert list(by)[:2] == ["perf/step_time", "perf/actor_train_time"]
     opt = by["perf/optimizer_time"]
@@ -213,12 +204,12 @@ def test_secondary_metrics_have_intervals(tmp_path):
 
 
 def test_baseline_drift_is_flagged(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": FakeArm(trend=-0.2, cv=0.01), "A1": FakeArm(speed=1.2)})
+    doc = analyse(tmp_path, {"baseline": FakeArm(trend=-0.2, cv=0.01), "A1": FakeArm(speed=1.2)})
     d = doc.baseline_drift
     assert d is not None and d.flagged and d.change is not None and d.change < -0.1
     assert (d.first_window, d.last_window) == ("W1", "W3")
     assert doc.warnings and "drifted" in doc.warnings[0] and "from W1 to W3" in doc.warnings[0]
-    steady = _analyse(tmp_path / "b", {"baseline": FakeArm(cv=0.01), "A1": FakeArm(speed=1.2)})
+    steady = analyse(tmp_path / "b", {"baseline": FakeArm(cv=0.01), "A1": FakeArm(speed=1.2)})
     assert steady.baseline_drift is not None and not steady.baseline_drift.flagged and not steady.warnings
 
 
@@ -228,8 +219,8 @@ def test_pr_candidate_must_be_a_candidate(tmp_path):
     )
     with pytest.raises(UserError, match="pr_candidate"):
         analyze_experiment(exp)
-    doc = _analyse(tmp_path / "b", {"baseline": FakeArm(), "A1": FakeArm(), "A2": FakeArm()})
-    assert doc.settings.pr_candidate == "A1" and _comp(doc, "A1").summary.is_pr
+    doc = analyse(tmp_path / "b", {"baseline": FakeArm(), "A1": FakeArm(), "A2": FakeArm()})
+    assert doc.settings.pr_candidate == "A1" and comparison(doc, "A1").summary.is_pr
 
 
 def test_pr_body_says_a_candidate_without_completed_runs_has_no_run_level_change():
@@ -254,8 +245,8 @@ def test_same_work_judges_each_window_on_the_figures_it_has():
 
 def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
     # Only the baseline ran out of memory: the candidate has nothing to fix or re-run.
-    doc = _analyse(tmp_path, {"baseline": FakeArm(fail_at=9), "A1": FakeArm(speed=1.2)})
-    c = _comp(doc, "A1")
+    doc = analyse(tmp_path, {"baseline": FakeArm(fail_at=9), "A1": FakeArm(speed=1.2)})
+    c = comparison(doc, "A1")
     assert c.verdict.status == "failed" and c.summary.cause and c.summary.cause.startswith("baseline: OOM")
     step = c.summary.next_step
     assert step.action == "fix_oom" and "failure of baseline" in step.text and "in the recipe" in step.text
@@ -266,8 +257,8 @@ def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
 def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path):
     # Ctrl-C during A1's second repeat, then `reportgen analyze` before resuming.
     arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, interrupt_at=12, interrupt_repeat=2)}
-    doc = _analyse(tmp_path, arms, repeats=2, order="interleaved")
-    c = _comp(doc, "A1")
+    doc = analyse(tmp_path, arms, repeats=2, order="interleaved")
+    c = comparison(doc, "A1")
     assert c.verdict.status == "incomplete" and c.summary.verdict == "incomplete"
     assert c.verdict.cause == "A1/2 interrupted at step 12/60"
     assert c.verdict.summary.startswith("Incomplete: A1/2 interrupted at step 12/60; resume the campaign")
@@ -288,8 +279,8 @@ def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path)
 
 
 def test_a_candidate_with_only_an_interrupted_run_is_not_judged_yet(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(interrupt_at=3)}, repeats=1)
-    c = _comp(doc, "A1")
+    doc = analyse(tmp_path, {"baseline": FakeArm(), "A1": FakeArm(interrupt_at=3)}, repeats=1)
+    c = comparison(doc, "A1")
     assert c.verdict.status == "incomplete" and c.verdict.cause == "A1/1 interrupted at step 3/60"
     assert {g.status for g in c.guardrails} == {"not_applicable"}
     assert all(g.reason == "not judged yet: A1/1 interrupted at step 3/60" for g in c.guardrails)
@@ -298,8 +289,8 @@ def test_a_candidate_with_only_an_interrupted_run_is_not_judged_yet(tmp_path):
 def test_a_real_failure_outweighs_an_interrupted_run(tmp_path):
     # An OOM in a finished run stays a failure: resuming would not change it.
     arms = {"baseline": FakeArm(), "A1": FakeArm(fail_at=9, interrupt_at=5, interrupt_repeat=2)}
-    doc = _analyse(tmp_path, arms, repeats=2)
-    c = _comp(doc, "A1")
+    doc = analyse(tmp_path, arms, repeats=2)
+    c = comparison(doc, "A1")
     assert c.verdict.status == "failed" and c.verdict.cause and c.verdict.cause.startswith("OOM at step 9")
 
 
@@ -309,8 +300,8 @@ def test_a_verdict_against_an_unfinished_base_is_incomplete(tmp_path):
         "A1": FakeArm(speed=1.3, interrupt_at=12, interrupt_repeat=2),
         "A3": FakeArm(speed=1.1, base="A1"),
     }
-    doc = _analyse(tmp_path, arms, repeats=2, order="interleaved")
-    a3 = _comp(doc, "A3")
+    doc = analyse(tmp_path, arms, repeats=2, order="interleaved")
+    a3 = comparison(doc, "A3")
     assert a3.verdict.status == "incomplete" and a3.verdict.cause == "A1/2 interrupted at step 12/60"
     assert a3.summary.next_step.action == "resume"
 
@@ -323,8 +314,8 @@ def test_a_candidate_on_an_unfinished_base_is_incomplete_whatever_the_base_reach
         "A1": FakeArm(speed=1.3, interrupt_at=interrupt_at),
         "A3": FakeArm(speed=1.35, base="A1"),
     }
-    doc = _analyse(tmp_path, arms, repeats=1)
-    a3 = _comp(doc, "A3")
+    doc = analyse(tmp_path, arms, repeats=1)
+    a3 = comparison(doc, "A3")
     assert a3.verdict.status == "incomplete" and a3.verdict.cause == f"A1/1 interrupted at step {interrupt_at}/60"
     assert a3.summary.next_step.action == "resume"
 
@@ -333,16 +324,16 @@ def test_a_candidate_on_an_unfinished_base_is_incomplete_whatever_the_base_reach
 def test_a_base_that_failed_late_is_not_compared_with(tmp_path, fail_at):
     # The base's partial data must not decide by where it stopped: no complete base run, no interval.
     arms = {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, fail_at=fail_at), "A3": FakeArm(speed=1.3, base="A1")}
-    doc = _analyse(tmp_path, arms)
-    a3 = _comp(doc, "A3")
+    doc = analyse(tmp_path, arms)
+    a3 = comparison(doc, "A3")
     assert all(m.interval is None or m.interval.estimate is None for m in a3.vs_base)
     assert a3.verdict.status == "accepted" and a3.verdict.against == "baseline"
 
 
 def test_an_interrupted_baseline_lends_no_figures(tmp_path):
     # Only an interrupted baseline run: its partial windows are not shown as the baseline's.
-    doc = _analyse(tmp_path, {"baseline": FakeArm(interrupt_at=30), "A1": FakeArm(speed=1.3)}, repeats=1)
-    c = _comp(doc, "A1")
+    doc = analyse(tmp_path, {"baseline": FakeArm(interrupt_at=30), "A1": FakeArm(speed=1.3)}, repeats=1)
+    c = comparison(doc, "A1")
     assert c.verdict.status == "incomplete" and c.verdict.cause == "baseline/1 interrupted at step 30/60"
     assert all(w.baseline is None and w.change is None for w in c.windows)
 
@@ -356,7 +347,7 @@ def test_incomplete_says_which_candidate_has_no_run_yet(tmp_path):
     )
     shutil.rmtree(exp / "A1")
     analyze_experiment(exp)
-    c = _comp(load_analysis(exp), "A1")
+    c = comparison(load_analysis(exp), "A1")
     assert c.verdict.status == "incomplete"
     assert c.verdict.cause == "baseline/1 interrupted at step 30/60; no run of A1 yet"
 
@@ -372,7 +363,7 @@ def test_a_run_still_marked_running_is_not_resumed_blindly(tmp_path):
     data.update(status="running", signal=None, status_reason=None)
     m.write_text(json.dumps(data))
     analyze_experiment(exp)
-    c = _comp(load_analysis(exp), "A1")
+    c = comparison(load_analysis(exp), "A1")
     assert c.verdict.status == "incomplete" and c.verdict.cause == "A1/1 still marked running at step 12/60"
     assert c.summary.next_step.text.startswith("If no reportgen run of this campaign is still under way, resume it")
 
@@ -385,7 +376,7 @@ def test_same_work_is_checked_against_the_base_too(tmp_path):
         "A1": FakeArm(speed=1.3, cv=0.02, resp_len=530.0),
         "A3": FakeArm(speed=1.3, cv=0.02, resp_len=490.0, base="A1"),
     }
-    a3 = _comp(_analyse(tmp_path, arms), "A3")
+    a3 = comparison(analyse(tmp_path, arms), "A3")
     assert a3.same_work.status == "pass"  # against the baseline
     assert (a3.verdict.status, a3.verdict.basis, a3.verdict.against) == ("invalid", "same_work", "A1")
     assert a3.verdict.cause and "490.0 vs 530.0 tokens" in a3.verdict.cause

@@ -4,10 +4,9 @@ from constructed runs/ trees analysed end to end, and the pure helpers on their 
 from __future__ import annotations
 
 import pandas as pd
-from builder import FakeArm, make_experiment
+from builder import FakeArm, analyse, comparison, make_experiment
 
 from reportgen.analysis import memory
-from reportgen.analysis.document import AnalysisDocument, Comparison
 from reportgen.analysis.inputs import RunData
 from reportgen.analyze import analyze_experiment
 from reportgen.render.load import load_analysis
@@ -22,22 +21,10 @@ OOM = (
 )
 
 
-def _analyse(tmp_path, arms, **kw) -> AnalysisDocument:
-    exp = make_experiment(tmp_path / "runs", arms, **kw)
-    analyze_experiment(exp)
-    return load_analysis(exp)
-
-
-def _comp(doc: AnalysisDocument, cand: str) -> Comparison:
-    comp = doc.comparison(cand)
-    assert comp is not None
-    return comp
-
-
 def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp_path):
     # nvidia-smi says 70000 MiB (the builder's GPU samples) against a 5 GiB cap: the cap bounds
     # PyTorch's allocator, whose own peak (4.4 GiB) is what the headroom is taken on.
-    doc = _analyse(
+    doc = analyse(
         tmp_path,
         {
             "baseline": FakeArm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
@@ -49,7 +36,7 @@ def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp
     assert m.used_mib == m.allocated_peak_mib and abs(m.used_mib - 4.4 * 1024) < 1e-6
     assert abs(m.headroom_mib - 0.6 * 1024) < 1e-6 and abs(m.headroom - 0.12) < 1e-9
     assert m.device_peak_mib == 70000.0 and m.device_before_mib == 70000.0 and m.device_peak_net_mib == 0.0
-    c = _comp(doc, "A1")
+    c = comparison(doc, "A1")
     assert c.verdict.status == "accepted"
     # under 15 % left: the merge step names the memory it costs, with a link to the figures
     assert "Memory: A1 needs 4.40 of the 5.00 GiB cap (0.60 GiB, 12%, left)" in c.summary.next_step.text
@@ -58,14 +45,14 @@ def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp
 
 
 def test_plenty_of_headroom_leaves_the_merge_step_alone(tmp_path):
-    doc = _analyse(
+    doc = analyse(
         tmp_path,
         {
             "baseline": FakeArm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
             "A1": FakeArm(speed=1.5, argv=CAP, extra={"perf/max_memory_allocated_gib": 2.0}),
         },
     )
-    assert _comp(doc, "A1").summary.next_step.text == "Merge A1."
+    assert comparison(doc, "A1").summary.next_step.text == "Merge A1."
 
 
 def test_without_a_cap_the_card_is_the_limit_and_the_device_peak_net_of_what_was_there(tmp_path):
@@ -101,18 +88,18 @@ def test_an_oom_in_plain_words_from_what_pytorch_printed():
 
 
 def test_every_failed_repeat_is_named(tmp_path):
-    doc = _analyse(tmp_path, {"baseline": FakeArm(), "A2": FakeArm(fail_at=9)})
-    g = {x.id: x for x in _comp(doc, "A2").guardrails}
+    doc = analyse(tmp_path, {"baseline": FakeArm(), "A2": FakeArm(fail_at=9)})
+    g = {x.id: x for x in comparison(doc, "A2").guardrails}
     assert g["no_failures"].reason == "A2/1, A2/2, A2/3: OOM at step 9, tried to allocate 2.46 GiB"
     assert g["steps_completed"].reason == "A2/1, A2/2, A2/3: 9/60 steps"
 
 
 def test_a_candidate_that_trains_differently_is_warned_about_not_failed(tmp_path):
-    doc = _analyse(
+    doc = analyse(
         tmp_path,
         {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, extra={"train/loss": 0.07}), "A2": FakeArm(speed=1.5)},
     )
-    c = _comp(doc, "A1")
+    c = comparison(doc, "A1")
     g = next(x for x in c.guardrails if x.id == "same_quality")
     assert g.status == "warn" and g.reason.startswith(
         "loss differs from the baseline's by more than 10% in W1, W2, W3 (0.07 vs 0.1 in W1: -30%)"
@@ -125,20 +112,20 @@ def test_a_candidate_that_trains_differently_is_warned_about_not_failed(tmp_path
     assert c.quality is not None and c.quality.tolerance == 0.10
     rows = [w for w in c.quality.windows if w.label == "loss"]
     assert [w.window for w in rows] == ["W1", "W2", "W3"] and not any(w.within for w in rows)
-    same = _comp(doc, "A2")
+    same = comparison(doc, "A2")
     q = next(x for x in same.guardrails if x.id == "same_quality")
     assert q.status == "pass" and q.reason.startswith("loss, reward, policy KL within 10% of the baseline")
     assert same.summary.next_step.text == "Merge A2."
 
 
 def test_quality_tolerance_is_the_specs(tmp_path):
-    doc = _analyse(
+    doc = analyse(
         tmp_path,
         {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, extra={"train/loss": 0.07})},
         analysis_extra="quality_tolerance = 0.5",
     )
     assert doc.settings.quality_tolerance == 0.5
-    assert next(x for x in _comp(doc, "A1").guardrails if x.id == "same_quality").status == "pass"
+    assert next(x for x in comparison(doc, "A1").guardrails if x.id == "same_quality").status == "pass"
 
 
 def test_the_workload_says_what_ran(tmp_path):
