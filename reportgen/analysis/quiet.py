@@ -15,9 +15,9 @@ A sample (tick) is disturbed by
 
 Only samples inside the measured windows' time span count. A run is flagged, with a warning, when a
 kind disturbed at least `run_share` of its samples (and `min_samples` of them). One arm hit much more
-than the other biases the comparison itself: when one arm's share of disturbed samples exceeds the
-other's by `imbalance` or more (on `min_samples` disturbed samples at least), the `quiet_machine`
-guardrail fails and the verdict is `invalid`.
+than the other biases the comparison itself: when one arm's share of disturbed samples, in all or by
+any one kind, exceeds the other's by `imbalance` or more (on `min_samples` disturbed samples at
+least), the `quiet_machine` guardrail fails and the verdict is `invalid`.
 The thresholds sit in `THRESHOLDS` (docs/analysis.md#quiet-machine).
 """
 
@@ -292,19 +292,33 @@ def check(ctx: GuardrailInput, th: Thresholds = THRESHOLDS) -> doc.GuardrailResu
             "or ingested from logs)",
         )
     shares = f"{arms[0]} disturbed in {b_share:.0%} of {b_n} samples ({_what(b_kinds)}), {arms[1]} in {c_share:.0%} of {c_n} ({_what(c_kinds)})"
-    worse_hits = round(max(b_share * b_n, c_share * c_n))
-    # One arm far more disturbed, on at least `min_samples` disturbed samples (not one stray tick).
-    if abs(b_share - c_share) >= th.imbalance and worse_hits >= th.min_samples:
-        worse = arms[0] if b_share > c_share else arms[1]
+    # One arm far more disturbed, on at least `min_samples` disturbed samples (not one stray tick): in
+    # all, or by one kind. By kind, because a kind both arms share must not hide one that hits one arm
+    # only: on an H200 both arms of a heavy workload ran at the GPU's power cap in every sample, and
+    # only the candidate had another process on its GPU (docs/provenance.md#quiet-machine-on-a-gpu).
+    b_hits, c_hits = {"": round(b_share * b_n)}, {"": round(c_share * c_n)}
+    b_hits.update(b_kinds)
+    c_hits.update(c_kinds)
+    for kind in ("", *KINDS):
+        b, c = b_hits.get(kind, 0), c_hits.get(kind, 0)
+        if abs(b / b_n - c / c_n) < th.imbalance or max(b, c) < th.min_samples:
+            continue
+        worse = arms[0] if b / b_n > c / c_n else arms[1]
         runs = baseline if worse == arms[0] else candidate
-        named = [f"{r.path}: {d.detail}" for r in runs for d in episodes(load(r, first, last, th)) if d.in_window][:2]
+        named = [
+            f"{r.path}: {d.detail}"
+            for r in runs
+            for d in episodes(load(r, first, last, th))
+            if d.in_window and (not kind or d.kind == kind)
+        ][:2]
+        by = f" by {WORDS[kind]}" if kind else ""
         return guardrail(
             ID,
             TITLE,
             FAIL,
-            f"{shares}: {worse} was disturbed far more than the other arm, which biases the comparison"
+            f"{shares}: {worse} was disturbed{by} far more than the other arm, which biases the comparison"
             + (f" ({'; '.join(named)})" if named else ""),
-            f"{runs[0].path}/host.parquet",
+            f"{runs[0].path}/{'gpu' if kind in (GPU_PROCESS, THROTTLE) else 'host'}.parquet",
         )
     flagged = [
         f"{r.path} ({', '.join(WORDS[k] for k in fl)})"

@@ -13,5 +13,5 @@ mkdir -p .whl
   --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any -d .whl \
   pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 \
-  typing-extensions==4.16.0 tbparse==0.0.9 megatron-core==0.19.2 msgspec==0.23.0
+  typing-extensions==4.16.0 tbparse==0.0.9 megatron-core==0.19.2 msgspec==0.23.0 ruptures==1.1.10
 ls -l .whl

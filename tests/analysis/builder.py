@@ -83,7 +83,8 @@ class FakeArm:
     run_cv: float = 0.01  # run-to-run noise: each run's throughput is offset by this fraction (sd)
 
     # What else loaded the machine (host.parquet, gpu.parquet): "cpu", "gpu_process" or "throttle",
-    # over this share of the run from its start; the sampler's figures otherwise say quiet.
+    # or several joined by "+", over this share of the run from its start; the sampler's figures
+    # otherwise say quiet.
     disturb: str | None = None
     disturb_share: float = 1.0
 
@@ -214,7 +215,8 @@ def write_run(
     if with_gpu:
         ts = np.arange(t0, end, 1.0)
         hit = ts < t0 + spec.disturb_share * (end - t0)  # the disturbed ticks
-        intruder = spec.disturb == "gpu_process"
+        kinds = set((spec.disturb or "").split("+"))
+        intruder = "gpu_process" in kinds
         gpu = pd.DataFrame(
             [
                 {
@@ -229,7 +231,7 @@ def write_run(
                     "power_w": 300.0,
                     "sm_clock_mhz": 1980.0,
                     "temp_c": 50.0,
-                    "throttle": 0x40 if spec.disturb == "throttle" and h else 0,
+                    "throttle": 0x40 if "throttle" in kinds and h else 0,
                     "other_procs": 1 if intruder and h and i == 0 else 0,
                     "other_mem_mib": 2048.0 if intruder and h and i == 0 else 0.0,
                     "other_desc": "pid 999 python 2048 MiB" if intruder and h and i == 0 else None,
@@ -239,7 +241,7 @@ def write_run(
             ]
         )
         gpu.to_parquet(run_dir / "gpu.parquet", index=False)
-        cpu = spec.disturb == "cpu"
+        cpu = "cpu" in set((spec.disturb or "").split("+"))
         pd.DataFrame(
             {
                 "t": ts,

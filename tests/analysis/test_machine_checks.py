@@ -134,6 +134,21 @@ def test_both_arms_disturbed_alike_is_a_warning_not_an_invalid_comparison(tmp_pa
     assert sum("was measured on a busy machine" in w for w in doc["warnings"]) == 6  # every run of both arms
 
 
+def test_a_kind_that_hits_one_arm_only_is_not_hidden_by_one_both_arms_share(tmp_path: Path) -> None:
+    # As measured on an H200 (docs/provenance.md#quiet-machine-on-a-gpu): both arms at the GPU's power
+    # limit in every sample, and another process on the candidate's GPU only.
+    exp = make_experiment(
+        tmp_path / "runs",
+        {"baseline": FakeArm(disturb="throttle"), "A1": FakeArm(speed=1.3, disturb="throttle+gpu_process")},
+    )
+    comp = _comp(_analyse(exp))
+    guard = _guard(comp, "quiet_machine")
+    assert guard["status"] == "fail" and comp["verdict"]["status"] == "invalid"
+    assert "A1 was disturbed by another process on its GPU far more than the other arm" in guard["reason"]
+    assert "pid 999 python 2048 MiB" in guard["reason"] and guard["evidence"] == "A1/1/gpu.parquet"
+    assert "baseline disturbed in 100%" in guard["reason"] and "A1 in 100%" in guard["reason"]
+
+
 def test_a_disturbance_outside_the_measured_windows_is_shown_but_not_counted(tmp_path: Path) -> None:
     # The other process holds the GPU during the first 5 % of the run: warm-up, before the windows.
     exp = make_experiment(

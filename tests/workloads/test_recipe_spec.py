@@ -16,18 +16,23 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "scripts" / "recipes" / "default.toml"
 
 
-@pytest.mark.parametrize("profile", [None, "gpu", "gpu2"])
+@pytest.mark.parametrize("profile", [None, "traces", "gpu", "gpu2"])
 def test_default_spec_validates(profile):
     spec = load_spec(SPEC, profile=profile)
+    cpu = profile in (None, "traces")
     # the CPU demo leaves out A2, whose risk (device memory under the cap) a CPU cannot show
-    assert spec.arm_ids() == (["baseline", "A1", "A3"] if profile is None else ["baseline", "A1", "A2", "A3"])
+    assert spec.arm_ids() == (["baseline", "A1", "A3"] if cpu else ["baseline", "A1", "A2", "A3"])
+    # profiler runs on the GPU, and on the CPU only when asked for (`--profile traces`)
+    assert (spec.profiler is None) == (profile is None)
+    if spec.profiler is not None:
+        assert spec.profiler.arms == ["baseline", "A1"] and spec.profiler.add["--use-pytorch-profiler"] is True
     assert spec.workload.steps == int(spec.recipe.env["NUM_ROLLOUT"])
     last = spec.analysis.windows[-1].end
     assert last == spec.workload.steps - 1
-    assert len(spec.analysis.windows) == (2 if profile is None else 3)  # the CPU demo's runs are short
+    assert len(spec.analysis.windows) == (2 if cpu else 3)  # the CPU demo's runs are short
     # every profile is a sequential campaign; the GPU ones use the calibrated design
     assert spec.run.until == "decided" and spec.run.order == "interleaved"
-    if profile is not None:
+    if not cpu:
         assert (spec.run.min_pairs, spec.run.max_pairs, spec.run.budget_minutes) == (3, 12, None)
         assert spec.recipe.env["ROLLOUT_BATCH_SIZE"] == "4"  # not the CPU demo's 2 (profile tables merge)
     a1 = spec.candidate("A1")
