@@ -22,6 +22,7 @@ from reportgen.ingest.console import MAX_INDEX_DIGITS, iter_chunks
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.specfile.load import load_spec
 from reportgen.store import atomic
+from reportgen.store.lock import hold_for_ingest
 from reportgen.store.layout import (
     EXPERIMENT_SPEC,
     MANIFEST,
@@ -148,44 +149,46 @@ def ingest_external(
             f"{exp_spec}: differs from {spec_path}; ingest with the spec this experiment was run "
             "with, or give the experiment another name"
         )
-    arm_dir = exp_dir / arm
-    repeat = repeat if repeat is not None else _next_repeat(arm_dir)
-    final = arm_dir / str(repeat)
-    if final.exists():
-        state = "a complete run" if _is_complete(final) else "an unfinished run"
-        raise UserError(f"{final}: already holds {state}; leave out --repeat to use the next free one")
-
     created_root, created_exp = not runs_root.exists(), not exp_dir.exists()
-    arm_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".ingest-{repeat}-", dir=arm_dir))
-    try:
-        os.chmod(staging, 0o755)  # mkdtemp makes it private; the run folder is not
-        shutil.copyfile(log, staging / STDOUT)
-        if stderr_log is not None:
-            shutil.copyfile(stderr_log, staging / STDERR)
-        if tensorboard is not None:
-            shutil.copytree(tensorboard, staging / TENSORBOARD)
-        if traces is not None:
-            shutil.copytree(traces, staging / TRACES)
-            summarize_run(staging)  # a bad trace or hostile snapshot: UserError, nothing left behind
-        section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
-        if section["ingest"]["records"] == 0 and section["status"] != "failed":
-            # A run that died before its first step (an OOM while loading) is still a result.
-            raise UserError(_nothing_read(log, section["ingest"]))
-        manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
-        Manifest.create(manifest, str(staging / MANIFEST)).write(staging / MANIFEST)
-        if not exp_spec.is_file():
-            atomic.write_bytes(exp_spec, spec_bytes)
-        atomic.publish_dir(staging, final)  # the run appears complete, or not at all
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created_root:
-            shutil.rmtree(runs_root, ignore_errors=True)
-        elif created_exp:
-            shutil.rmtree(exp_dir, ignore_errors=True)
-        elif not any(arm_dir.iterdir()):
-            arm_dir.rmdir()
-        raise
+    # The campaign lock: a runner numbering its repeats meanwhile would take the same number.
+    with hold_for_ingest(exp_dir):
+        arm_dir = exp_dir / arm
+        repeat = repeat if repeat is not None else _next_repeat(arm_dir)
+        final = arm_dir / str(repeat)
+        if final.exists():
+            state = "a complete run" if _is_complete(final) else "an unfinished run"
+            raise UserError(f"{final}: already holds {state}; leave out --repeat to use the next free one")
+
+        arm_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".ingest-{repeat}-", dir=arm_dir))
+        try:
+            os.chmod(staging, 0o755)  # mkdtemp makes it private; the run folder is not
+            shutil.copyfile(log, staging / STDOUT)
+            if stderr_log is not None:
+                shutil.copyfile(stderr_log, staging / STDERR)
+            if tensorboard is not None:
+                shutil.copytree(tensorboard, staging / TENSORBOARD)
+            if traces is not None:
+                shutil.copytree(traces, staging / TRACES)
+                summarize_run(staging)  # a bad trace or hostile snapshot: UserError, nothing left behind
+            section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
+            if section["ingest"]["records"] == 0 and section["status"] != "failed":
+                # A run that died before its first step (an OOM while loading) is still a result.
+                raise UserError(_nothing_read(log, section["ingest"]))
+            manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
+            Manifest.create(manifest, str(staging / MANIFEST)).write(staging / MANIFEST)
+            if not exp_spec.is_file():
+                atomic.write_bytes(exp_spec, spec_bytes)
+            atomic.publish_dir(staging, final)  # the run appears complete, or not at all
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            if created_root:
+                shutil.rmtree(runs_root, ignore_errors=True)
+            elif created_exp:
+                shutil.rmtree(exp_dir, ignore_errors=True)
+            elif not any(arm_dir.iterdir()):
+                arm_dir.rmdir()
+            raise
     return final
 
 

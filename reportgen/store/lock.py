@@ -45,7 +45,7 @@ from reportgen.store.layout import CAMPAIGN_LOCK
 KIND = "reportgen.lock"
 MACHINE_LOCK_ENV = "REPORTGEN_MACHINE_LOCK"
 MACHINE_LOCK_NAME = "reportgen-machine.lock"
-RUN, ANALYZE = "run", "analyze"
+RUN, ANALYZE, INGEST = "run", "analyze", "ingest"
 POLL_S = 0.5
 _RECORD_MAX = 1 << 16
 
@@ -368,7 +368,8 @@ def node_lock_path(node_id: str, env: Mapping[str, str] | None = None) -> Path:
 
 
 def _is_analysis(holder: Holder | None) -> bool:
-    return holder is not None and holder.purpose == ANALYZE
+    """A brief holder (an analysis or an ingest: seconds) that a run or another of them waits for."""
+    return holder is not None and holder.purpose in (ANALYZE, INGEST)
 
 
 def campaign_claim(exp_dir: Path, *, purpose: str, wait: bool = False) -> Claim:
@@ -381,6 +382,11 @@ def campaign_claim(exp_dir: Path, *, purpose: str, wait: bool = False) -> Claim:
             return (
                 f"{exp_dir}: a campaign of this experiment is in progress: {describe(other)}; wait for it to end "
                 "or stop that process, then run again (a second runner would stop its runs and share its machine)"
+            )
+        if purpose == INGEST:
+            return (
+                f"{exp_dir}: a campaign of this experiment is in progress: {describe(other)}; ingest once it has "
+                "ended (the runner numbers its repeats as it goes, and the ingested run would take one)"
             )
         return (
             f"{exp_dir}: a campaign is in progress: {describe(other)}; its analysis.json is written when it ends: "
@@ -430,6 +436,15 @@ def hold_for_analysis(exp_dir: Path, *, wait: bool = False, log: Callable[[str],
     """What `reportgen analyze` holds while it reads the runs and writes analysis.json."""
     claim = campaign_claim(exp_dir, purpose=ANALYZE, wait=wait)
     with holding([claim], holder=Holder.here(ANALYZE, [Path(exp_dir).name]), log=log):
+        yield
+
+
+@contextlib.contextmanager
+def hold_for_ingest(exp_dir: Path, *, log: Callable[[str], None] | None = None) -> Iterator[None]:
+    """What `reportgen ingest` holds while it numbers, writes and publishes a run: a campaign in
+    progress refuses it (UserError naming the runner), an analysis is waited for."""
+    claim = campaign_claim(exp_dir, purpose=INGEST)
+    with holding([claim], holder=Holder.here(INGEST, [Path(exp_dir).name]), log=log):
         yield
 
 

@@ -160,3 +160,24 @@ def test_refuses_existing_run_and_other_spec(setup, capsys):
     code, err = run_err(["ingest", str(log), "--spec", str(other), "--arm", "baseline", "--runs", str(runs)], capsys)
     assert code == 2 and "differs from" in err
     assert sorted(str(p) for p in runs.rglob("*")) == before
+
+
+def test_refused_while_a_campaign_of_the_experiment_is_in_progress(setup, capsys):
+    # Another process runs the campaign (it holds the campaign lock): an ingest would take a repeat
+    # number the runner is about to use, so it is refused in one line, nothing written.
+    from reportgen.store import lock
+    from tests.store.test_lock import holder_process, stop
+
+    tmp, spec, log = setup
+    runs = tmp / "runs"
+    proc = holder_process(runs / "offload" / lock.CAMPAIGN_LOCK)
+    try:
+        code, err = run_err(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs)], capsys)
+        assert code == 2 and "a campaign of this experiment is in progress" in err and f"pid {proc.pid}" in err
+        assert "ingest once it has ended" in err and len(err.strip().splitlines()) == 1
+        assert sorted(p.name for p in runs.rglob("*")) == sorted(["offload", lock.CAMPAIGN_LOCK])
+    finally:
+        stop(proc)
+    assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs)]) == 0
+    assert (runs / "offload" / "baseline" / "1" / "manifest.json").is_file()
+    assert not (runs / "offload" / lock.CAMPAIGN_LOCK).exists()
