@@ -68,6 +68,7 @@ from reportgen.store.experiment import (
     spec_record,
     write_experiment,
 )
+from reportgen.store.models import RunCommand
 from reportgen.store.runs import (
     load_manifest,
     move_aside,
@@ -403,9 +404,8 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     # environment (its paths, a lent machine's history); `env_total` says how many were left out.
     own = {*spec.recipe.env, *arm.env, *recipe_variables(recipe)}
     shown_env = published_env(env, own)
-    atomic.write_json(
-        run_dir / layout.COMMAND,
-        {"command": shown, "cwd": str(workdir), "env": shown_env, "env_total": len(env)},
+    RunCommand.create({"command": shown, "cwd": str(workdir), "env": shown_env, "env_total": len(env)}).write(
+        run_dir / layout.COMMAND
     )
     manifest: dict[str, Any] = {
         "experiment": spec.name,

@@ -27,7 +27,8 @@ from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
 from reportgen.store.experiment import load_experiment_record
-from reportgen.store.run_folder import read_run_folder
+from reportgen.store.models import RunCommand
+from reportgen.store.run_folder import read_command, read_run_folder
 
 METRIC_COLUMNS = ["step", "key", "value", "source"]
 GPU_COLUMNS = list(GPU_FILE_COLUMNS)  # gpu.parquet, as reportgen.capture.gpu writes it
@@ -45,7 +46,7 @@ class StoredRun:
     gpu: pd.DataFrame  # columns of gpu.parquet
     events: list
     patch: str
-    command: dict
+    command: RunCommand | None  # command.json, its environment cut to what may be published
     provenance: dict[str, str] = field(default_factory=dict)  # file name -> text
 
     @property
@@ -196,18 +197,22 @@ def load_run(
         gpu=_table(files.gpu, GPU_COLUMNS),
         events=shorten(list(files.events.events) if files.events is not None else []),
         patch=shorten(_cut(files.patch)) if files.patch is not None else "",
-        command=shorten(_published_command(_read_json_or(path / layout.COMMAND, {}), path, own_env)),
+        command=_published_command(read_command(path)[0], path, own_env, shorten),
         provenance=prov,
     )
 
 
-def _published_command(command: Any, run_dir: Path, own: Iterable[str]) -> Any:
-    if not isinstance(command, dict) or not isinstance(command.get("env"), dict):
-        return command
+def _published_command(
+    command: RunCommand | None, run_dir: Path, own: Iterable[str], shorten: Callable[[Any], Any]
+) -> RunCommand | None:
+    if command is None:
+        return None
     recipe = next((run_dir / n for n in ("recipe.sh", "recipe.argv") if (run_dir / n).is_file()), None)
     names = {*own, *recipe_variables(_read_text(recipe) if recipe is not None else "")}
-    env = command["env"]
-    return {**command, "env": published_env(env, names), "env_total": command.get("env_total", len(env))}
+    env = published_env(command.env, names)
+    total = command.env_total if command.env_total is not None else len(command.env)
+    update = {"command": shorten(command.command), "cwd": shorten(command.cwd), "env": shorten(env), "env_total": total}
+    return command.model_copy(update=update)
 
 
 def spec_env_names(spec_text: str) -> set[str]:

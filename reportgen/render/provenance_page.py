@@ -238,24 +238,23 @@ def commands_section(exp: ExperimentData) -> list[str]:
     command wrapped so no line runs off the page (an environment value can be kilobytes)."""
     out = ["## Commands\n"]
     for r in exp.formal_runs():
-        if not r.command:
+        cmd = r.command
+        if cmd is None or not (cmd.command or cmd.cwd or cmd.env):
             continue
-        argv = r.command.get("command") or r.command.get("argv") or []
-        words = [str(w) for w in argv] if isinstance(argv, list) else [str(argv)]
         body = []
-        if r.command.get("cwd"):
-            body.append(f"cd {quote(str(r.command['cwd']))}")
-        if words:
-            body.append(wrapped_words(words))
+        if cmd.cwd:
+            body.append(f"cd {quote(cmd.cwd)}")
+        if cmd.command:
+            body.append(wrapped_words([str(w) for w in cmd.command]))
         out.append(f'??? note "{safe.text(r.rel)}"\n')
         if body:
             out.append(safe.fence("\n".join(body), "bash", indent="    ") + "\n")
-        env = r.command.get("env")
-        if isinstance(env, dict) and env:
-            total = r.command.get("env_total")
+        env = cmd.env
+        if env:
+            total = cmd.env_total
             left = (
                 f"; {total - len(env)} others of the machine's environment are not published"
-                if isinstance(total, int) and total > len(env)
+                if total is not None and total > len(env)
                 else ""
             )
             out.append(

@@ -227,6 +227,30 @@ class Events(StoreFile):
     events: list[dict[str, Any]] = Field(default_factory=list, description="oom, nan, traceback, ... in log order.")
 
 
+def _command_from_unversioned(data: dict[str, Any]) -> dict[str, Any]:
+    """command.json before version 1 had neither schema_version nor kind; the oldest said `argv`."""
+    out = {**data, "schema_version": 1, "kind": RunCommand.KIND}
+    if "command" not in out and "argv" in out:
+        out["command"] = out.pop("argv")
+    return out
+
+
+class RunCommand(StoreFile):
+    """runs/<experiment>/<arm>/<repeat>/command.json: what the runner ran, for the provenance page
+    (credentials redacted; only the environment that may be published)."""
+
+    KIND: ClassVar[str] = "reportgen.command"
+    UNVERSIONED: ClassVar[int | None] = 0
+    UPGRADES: ClassVar[Mapping[int, Upgrade]] = {0: _command_from_unversioned}
+
+    command: list[str] = Field(default_factory=list, description="The command as argv, credentials redacted.")
+    cwd: str | None = Field(default=None, description="Its working directory.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="The published environment: the frameworks' variables and the recipe's own."
+    )
+    env_total: int | None = Field(default=None, description="How many variables the run's environment had in all.")
+
+
 def _git_from_unversioned(data: dict[str, Any]) -> dict[str, Any]:
     """git.json before version 1 had neither schema_version nor kind; its keys are the same."""
     return {**data, "schema_version": 1, "kind": GitProvenance.KIND}

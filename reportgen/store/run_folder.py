@@ -28,7 +28,7 @@ import pandas as pd
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.experiment import EXPERIMENT_RECORD
-from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, StoreFile
+from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
 
 GIT_JSON = f"{layout.PROVENANCE}/git.json"
 
@@ -170,6 +170,14 @@ def read_run_folder(run_dir: Path, arm: str, repeat: int) -> RunFiles:
     """One run folder on its own (the site's loader reads the experiment's runs one by one)."""
     run_dir = Path(run_dir)
     return read_run(_Reads(run_dir), arm, repeat, run_dir)
+
+
+def read_command(run_dir: Path) -> tuple[RunCommand | None, tuple[str, ...]]:
+    """A run's command.json (the provenance page's; not an input of the analysis, so not in its
+    digest), with a note when it is unreadable or invalid."""
+    notes: list[str] = []
+    run_dir = Path(run_dir)
+    return _model(_Reads(run_dir), run_dir / layout.COMMAND, RunCommand, notes), tuple(notes)
 
 
 def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:

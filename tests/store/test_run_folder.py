@@ -14,8 +14,8 @@ from reportgen.analyze import analyze_experiment
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.freshness import input_files, stale_reason
-from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest
-from reportgen.store.run_folder import read_experiment
+from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, RunCommand
+from reportgen.store.run_folder import read_command, read_experiment
 from tests.analysis.builder import FakeArm, make_experiment
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,10 +99,16 @@ def test_committed_runs_read_and_their_analysis_is_current(exp: Path) -> None:
         assert run.git.to_dict() == {**raw, "schema_version": 1, "kind": "reportgen.git"}
         # Read and written back, a manifest is byte for byte what was read.
         assert json.dumps(run.manifest.to_dict()) == json.dumps(json.loads((run.path / "manifest.json").read_text()))
+        # command.json (the provenance page's, not an analysis input) of schema 0, migrated.
+        command, notes = read_command(run.path)
+        raw_cmd = json.loads((run.path / layout.COMMAND).read_text())
+        assert notes == () and command is not None and "schema_version" not in raw_cmd
+        assert command.to_dict() == {**raw_cmd, "schema_version": 1, "kind": "reportgen.command"}
+        assert command.command and command.env
     assert stale_reason(exp, SCHEMA_VERSION) is None
 
 
-@pytest.mark.parametrize("model", [Manifest, Events, Campaign, ExperimentRecord, GitProvenance])
+@pytest.mark.parametrize("model", [Manifest, Events, Campaign, ExperimentRecord, GitProvenance, RunCommand])
 def test_newer_schema_is_refused_in_one_line(tmp_path: Path, model: type) -> None:
     path = tmp_path / "f.json"
     path.write_text(json.dumps({"schema_version": 99, "kind": model.KIND, "campaign_id": "c"}))
@@ -145,3 +151,15 @@ def test_an_invalid_file_inside_a_run_is_a_note(tmp_path: Path) -> None:
         "manifest.json: unreadable (JSONDecodeError)",
         "events.json: invalid (events: Input should be a valid list)",
     )
+
+
+def test_command_json_is_written_versioned_and_its_oldest_form_read(tmp_path: Path) -> None:
+    cmd = RunCommand.create({"command": ["bash", "r.sh"], "cwd": "/w", "env": {"A": "1"}, "env_total": 9})
+    cmd.write(tmp_path / layout.COMMAND)
+    assert json.loads((tmp_path / layout.COMMAND).read_text())["kind"] == "reportgen.command"
+    assert read_command(tmp_path)[0] == cmd
+    (tmp_path / layout.COMMAND).write_text(json.dumps({"argv": ["python", "-m", "x"], "cwd": "/w", "env": {}}))
+    old, _ = read_command(tmp_path)
+    assert old is not None and old.command == ["python", "-m", "x"] and old.env_total is None
+    (tmp_path / layout.COMMAND).write_text("{not json")
+    assert read_command(tmp_path) == (None, ("command.json: unreadable (JSONDecodeError)",))
