@@ -30,7 +30,6 @@ from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
 from reportgen.store.models import Manifest
 from reportgen.store.run_folder import ExperimentFiles, RunFiles, read_experiment
-from reportgen.store.runs import load_manifest
 
 
 def _notes(files: RunFiles) -> tuple[str, ...]:
@@ -95,26 +94,14 @@ def _span(experiment: str, label: str, path: str | None, run_dir: Path, manifest
     return Span(label, experiment, path, manifest.fingerprint_id, start, max(start, end), estimated)
 
 
-def _spans(exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[Span, ...]:
-    """Every run recorded under the runs folder (each experiment's runs and archived campaigns) on a
-    machine this experiment's runs used: what the overlap check compares them with."""
-    machines = {r.manifest.fingerprint_id for r in runs if r.manifest is not None} - {None}
-    if not machines:
-        return ()
-    out = []
-    root = exp_dir.parent
-    experiments = {d.name: d for d in layout.iter_experiments(root)} | {exp_dir.name: exp_dir}
-    for other in experiments.values():
-        found: list[tuple[str | None, str, Path]] = [(f"{a}/{n}", f"{a}/{n}", d) for a, n, d in layout.iter_runs(other)]
-        archive = other / layout.ARCHIVE
-        for m in (*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST)):
-            found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
-        for path, rel, run_dir in found:
-            manifest = load_manifest(run_dir)
-            if manifest is not None and manifest.fingerprint_id in machines:
-                span = _span(other.name, f"{other.name}/{rel}", path, run_dir, manifest)
-                if span is not None:
-                    out.append(span)
+def _spans(files: ExperimentFiles) -> tuple[Span, ...]:
+    """Every run recorded under the runs folder on a machine this experiment's runs used (the one
+    reader found them and put their manifests in the digest): what the overlap check compares with."""
+    out = [
+        span
+        for m in files.machine_runs
+        if (span := _span(m.experiment, f"{m.experiment}/{m.rel}", m.path, m.run_dir, m.manifest)) is not None
+    ]
     return tuple(sorted(out, key=lambda s: (s.start, s.label)))
 
 
@@ -159,7 +146,7 @@ def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
         run_name=exp_dir.name,
         spec_dir=spec_dir(source, repo),
         prior_looks=tuple(prior_looks(record)),
-        spans=_spans(exp_dir, files.runs),
+        spans=_spans(files),
     )
 
 

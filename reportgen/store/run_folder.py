@@ -3,7 +3,8 @@
 `read_experiment(exp_dir)` reads what the analysis of one experiment uses: `experiment.toml`,
 `experiment.json`, `campaign.json`, and per run `manifest.json`, `metrics.parquet`, `events.json`,
 `gpu.parquet`, `host.parquet`, `recipe.patch`, `provenance/git.json` and, for a run whose
-manifest lists no artifacts, every file under `traces/` (the artifact listing). Every byte passes
+manifest lists no artifacts, every file under `traces/` (the artifact listing), and the manifests
+of every run under the runs folder recorded on the same machines (the overlap check's). Every byte passes
 through one `_Reads` that hashes it, so `ExperimentFiles.digest` is a digest over the files as
 they were read (relative path and SHA-256 of each): analyze stamps it into analysis.json as
 `inputs_sha256`, and the freshness check (store.freshness) compares it with a fresh read, so any
@@ -80,6 +81,19 @@ class RunFiles:
 
 
 @dataclass(frozen=True)
+class MachineRun:
+    """A run recorded under the runs folder on a machine this experiment's runs used (another
+    experiment's, an archived campaign's, or this experiment's own): what the overlap check
+    compares this experiment's runs with."""
+
+    experiment: str
+    rel: str  # "A1/1", or "archive/<campaign>/A1/1"
+    path: str | None  # "A1/1" for a current run of its experiment, None for an archived one
+    run_dir: Path
+    manifest: Manifest
+
+
+@dataclass(frozen=True)
 class ExperimentFiles:
     path: Path
     spec_text: str
@@ -88,6 +102,7 @@ class ExperimentFiles:
     runs: tuple[RunFiles, ...]
     read_sha256: dict[str, str]  # relative path -> SHA-256 of every file read
     digest: str  # one digest over read_sha256: analysis.json's inputs_sha256
+    machine_runs: tuple[MachineRun, ...] = ()  # every run on this experiment's machines (their manifests are read)
 
 
 def _model(reads: _Reads, path: Path, model: type[M], notes: list[str] | None) -> M | None:
@@ -193,6 +208,7 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     record = _model(reads, exp_dir / EXPERIMENT_RECORD, ExperimentRecord, None)
     campaign = _model(reads, exp_dir / layout.CAMPAIGN, Campaign, [])  # unreadable: as if absent
     runs = tuple(read_run(reads, arm, rep, d, tables=tables) for arm, rep, d in layout.iter_runs(exp_dir))
+    machine_runs = _machine_runs(reads, exp_dir, runs)
     return ExperimentFiles(
         path=exp_dir,
         spec_text=spec.decode("utf-8", errors="replace"),
@@ -201,4 +217,42 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
         runs=runs,
         read_sha256=dict(reads.sha256),
         digest=reads.digest(),
+        machine_runs=machine_runs,
     )
+
+
+def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[MachineRun, ...]:
+    """Every run under the runs folder (each experiment's runs and archived campaigns) recorded on a
+    machine this experiment's runs used. The manifests of those runs are inputs of the analysis (a
+    run added beside the campaign on its machine can make a comparison invalid), so their bytes go
+    into the digest, under their path from this experiment's folder (`../other/A1/1/manifest.json`);
+    manifests of other machines are read to learn that, and left out of it."""
+    machines = {r.manifest.fingerprint_id for r in runs if r.manifest is not None} - {None}
+    if not machines:
+        return ()
+    root = exp_dir.parent
+    out: list[MachineRun] = []
+    experiments = {d.name: d for d in layout.iter_experiments(root)} | {exp_dir.name: exp_dir}
+    for name in sorted(experiments):
+        other = experiments[name]
+        found: list[tuple[str | None, str, Path]] = [(f"{a}/{n}", f"{a}/{n}", d) for a, n, d in layout.iter_runs(other)]
+        archive = other / layout.ARCHIVE
+        for m in sorted((*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST))):
+            found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
+        for path, rel, run_dir in found:
+            own = other == exp_dir and path is not None  # already read (and hashed) as this experiment's run
+            manifest = next((r.manifest for r in runs if r.path == run_dir), None) if own else None
+            if not own:
+                file = run_dir / layout.MANIFEST
+                try:
+                    data = file.read_bytes()
+                    manifest = Manifest.from_bytes(data, str(file))
+                except (OSError, UserError):
+                    continue  # unreadable: the overlap check cannot place it (its own experiment reports it)
+                if manifest.fingerprint_id not in machines:
+                    continue
+                key = ("../" + other.name + "/" if other != exp_dir else "") + f"{rel}/{layout.MANIFEST}"
+                reads.sha256[key] = hashlib.sha256(data).hexdigest()
+            if manifest is not None and manifest.fingerprint_id in machines:
+                out.append(MachineRun(other.name, rel, path, run_dir, manifest))
+    return tuple(out)

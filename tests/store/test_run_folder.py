@@ -72,6 +72,27 @@ def test_every_input_read_going_stale_stops_the_build(tmp_path: Path) -> None:
     assert stale_reason(exp, SCHEMA_VERSION) is not None
 
 
+def test_runs_of_other_experiments_on_the_same_machine_are_inputs_too(tmp_path: Path) -> None:
+    """The overlap check compares the runs with every run recorded on their machine: another
+    experiment's run there (or a change to one) makes the analysis stale; one of another machine,
+    or this experiment's archived campaign on another, does not."""
+    exp = _experiment(tmp_path)
+    make_experiment(tmp_path / "runs", {"baseline": FakeArm(fingerprint="fp-other")}, name="elsewhere", repeats=1)
+    analyze_experiment(exp)
+    assert stale_reason(exp, SCHEMA_VERSION) is None
+    assert not any(k.startswith("../") for k in read_experiment(exp).read_sha256)
+    make_experiment(tmp_path / "runs", {"baseline": FakeArm()}, name="beside", repeats=1)  # fp-1: this machine
+    assert stale_reason(exp, SCHEMA_VERSION) == "its runs changed since it was written"
+    files = read_experiment(exp)
+    assert "../beside/baseline/1/manifest.json" in files.read_sha256
+    assert [(m.experiment, m.rel) for m in files.machine_runs if m.experiment == "beside"] == [("beside", "baseline/1")]
+    analyze_experiment(exp)
+    assert stale_reason(exp, SCHEMA_VERSION) is None
+    manifest = tmp_path / "runs" / "beside" / "baseline" / "1" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"complete"', '"failed"'))
+    assert stale_reason(exp, SCHEMA_VERSION) == "its runs changed since it was written"
+
+
 def test_digest_is_of_the_bytes_read(tmp_path: Path) -> None:
     exp = _experiment(tmp_path)
     files = read_experiment(exp)
