@@ -22,7 +22,6 @@ from reportgen.ingest.console import MAX_INDEX_DIGITS, iter_chunks
 from reportgen.ingest.run_dir import ingest_run
 from reportgen.specfile.load import load_spec
 from reportgen.store import atomic
-from reportgen.store.lock import hold_for_ingest
 from reportgen.store.layout import (
     EXPERIMENT_SPEC,
     MANIFEST,
@@ -31,6 +30,7 @@ from reportgen.store.layout import (
     TENSORBOARD,
     TRACES,
 )
+from reportgen.store.lock import hold_for_ingest
 from reportgen.store.models import Manifest
 from reportgen.traces.store import summarize_run
 
