@@ -30,6 +30,8 @@ from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
 from reportgen.store.models import Manifest
 from reportgen.store.run_folder import ExperimentFiles, RunFiles, read_experiment
+from reportgen.traces import model as trace_model
+from reportgen.traces.stats import RunSummary
 
 
 def _notes(files: RunFiles) -> tuple[str, ...]:
@@ -105,6 +107,23 @@ def _spans(files: ExperimentFiles) -> tuple[Span, ...]:
     return tuple(sorted(out, key=lambda s: (s.start, s.label)))
 
 
+def _summaries(files: ExperimentFiles) -> tuple[tuple[str, RunSummary], ...]:
+    """(run folder, stored profiler summary) of every run that has a traces.parquet; one that cannot
+    be read is named with the first line of why."""
+    out = []
+    for f in files.runs:
+        if f.traces is None:
+            continue
+        try:
+            rows: list[trace_model.TraceRow] | None = trace_model.read_bytes(f.traces, trace_model.FILENAME)
+            error = ""
+        except (trace_model.SummaryFormatError, OSError, ValueError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            rows, error = None, first.removeprefix(f"{trace_model.FILENAME}: ")
+        out.append((f.arm, RunSummary(f.rel, rows, error, f.artifacts)))
+    return tuple(out)
+
+
 def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
     exp_dir = files.path
     record = files.record
@@ -142,6 +161,7 @@ def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
         baseline_commit=commit,
         dirty=dirty,
         profiler_runs=profiler,
+        trace_summaries=_summaries(files),
         spec_source=source,
         run_name=exp_dir.name,
         spec_dir=spec_dir(source, repo),

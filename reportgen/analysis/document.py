@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from reportgen import vocab
 from reportgen.errors import UserError
+from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 5  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
@@ -739,7 +740,7 @@ class CampaignCost(_Model):
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[5] = 5
+    schema_version: Literal[6] = 6
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -754,6 +755,11 @@ class AnalysisDocument(_Model):
     arms: list[ArmResult] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
     profiler_runs: list[ProfilerRun] = Field(default_factory=list)
+    traces: TraceStats | None = Field(
+        default=None,
+        description='"Where the time went": every arm\'s figures from its stored profiler summaries '
+        "(traces.parquet) and each candidate's difference from the baseline; null when no run has a summary.",
+    )
     baseline_drift: BaselineDrift | None = None
     campaign: CampaignCost = CampaignCost()
     warnings: list[str] = Field(default_factory=list, description="Findings about the whole experiment, in words.")

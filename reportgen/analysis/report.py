@@ -40,6 +40,7 @@ from reportgen.analysis.inputs import RunData, argv_value
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change
 from reportgen.specfile.model import Spec
+from reportgen.traces.stats import RunSummary, experiment_stats
 from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
@@ -58,6 +59,8 @@ class Context:
     baseline_commit: str | None = None
     dirty: bool | None = None
     profiler_runs: list[dict[str, Any]] = field(default_factory=list)
+    # (run folder, its stored profiler summary) of every run that has one, in run order
+    trace_summaries: tuple[tuple[str, RunSummary], ...] = ()
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
     run_name: str | None = None  # --name, when the folder is not the spec's name
     spec_dir: str | None = None  # the folder the spec ran from, relative to the runs' working directory
@@ -399,6 +402,7 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
         arms=list(arms.values()),
         comparisons=comparisons,
         profiler_runs=[doc.ProfilerRun.model_validate(p) for p in ctx.profiler_runs],
+        traces=experiment_stats(ctx.trace_summaries),
         baseline_drift=drift,
         campaign=_cost(spec, design, formal, comparisons),
         warnings=warnings,

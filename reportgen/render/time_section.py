@@ -1,8 +1,9 @@
 """ "Where the time went": the profiler runs' breakdown on the candidate and experiment pages.
 
-Render stage. Reads only the stored summaries (`traces.parquet`, written by reportgen.traces
-when a profiler run is ingested), never a trace: a site built from a clone without the traces
-(a committed showcase) shows the same section. Trace files that are present are copied next
+Render stage: formats the figures the analysis stored in analysis.json (`traces`, computed by
+reportgen.traces.stats from the stored summaries `traces.parquet`); it computes none and never
+reads a trace: a site built from a clone without the traces (a committed showcase) shows the
+same section. Trace files that are present are copied next
 to the experiment page as downloads (the build writes them into the site, never into runs/).
 
 What it shows, per arm with a profiler run (`profile-<arm>`, or a run ingested with --traces):
@@ -18,10 +19,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -30,19 +29,10 @@ from reportgen.render import blocks, charts, figures, safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
-from reportgen.store import layout
 from reportgen.traces import categories as cats
 from reportgen.traces import model
+from reportgen.traces.stats import IDLE, PART_ORDER, PYTHON, ArmTraces, TraceDiff, table_keys
 
-TOP_DIFF_OPS = 8
-IDLE = "GPU idle"
-PYTHON = "Python overhead"
-SPAN_TITLES = {
-    "optimizer_step": "host: optimizer step",
-    "data_movement": "host: data movement",
-    "python_overhead": "host: Python overhead",
-}
-PART_ORDER = (*cats.COMPUTE_CATEGORIES, *cats.MEMCPY_DIRECTIONS, IDLE, PYTHON)
 # Every colour at least 3:1 against the white and the dark page (render/charts.py ARM_COLORS).
 PART_COLORS = (
     "#1a73e8",  # GEMM
@@ -68,132 +58,32 @@ class Section:
     files: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
-@dataclasses.dataclass(frozen=True)
-class ArmTime:
-    """One arm's stored summary rows (from its profiler runs) and where they came from."""
-
-    arm: str
-    runs: tuple[str, ...]  # run folders relative to the experiment, e.g. "profile-A1/1"
-    rows: tuple[model.TraceRow, ...]
-    traces: tuple[tuple[str, Path | None, dict[str, Any]], ...]  # (run rel, file on disk or None, artifact)
-    notes: tuple[str, ...] = ()  # summaries that could not be read
-
-    @property
-    def view(self) -> str:
-        views = {r.view for r in self.rows if r.source == "train"}
-        return "gpu" if "gpu" in views else "cpu"
+def load(exp: ExperimentData) -> dict[str, ArmTraces]:
+    """Every arm's stored figures (analysis.json's `traces`), by arm, in run order."""
+    stats = exp.analysis.traces
+    return {a.arm: a for a in stats.arms} if stats is not None else {}
 
 
-def _arm_of(folder: str) -> str:
-    return folder[len(vocab.PROFILE_PREFIX) :] if folder.startswith(vocab.PROFILE_PREFIX) else folder
+def _diff(exp: ExperimentData, cand: str) -> TraceDiff | None:
+    stats = exp.analysis.traces
+    return stats.diff(cand) if stats is not None else None
 
 
-def load(exp: ExperimentData) -> dict[str, ArmTime]:
-    """Every arm's summaries: time from its profiler runs (formal runs' when it has none), memory
-    from all its runs (an OOM snapshot comes from the run that failed, not the profiler run)."""
-    memo = exp.derived
-    if "time_section" in memo:
-        return memo["time_section"]
-    found: dict[str, list[tuple[bool, str, Path]]] = defaultdict(list)
-    for folder, repeat, path in layout.iter_runs(exp.path):
-        if (path / model.FILENAME).is_file():
-            found[_arm_of(folder)].append((folder.startswith(vocab.PROFILE_PREFIX), f"{folder}/{repeat}", path))
-    out: dict[str, ArmTime] = {}
-    manifests = {r.rel: r.manifest for r in exp.runs}
-    for arm, runs in found.items():
-        timed = {rel for is_profile, rel, _ in runs if is_profile} or {rel for _, rel, _ in runs}
-        rows: list[model.TraceRow] = []
-        traces: list[tuple[str, Path | None, dict[str, Any]]] = []
-        notes: list[str] = []
-        for _, rel, path in runs:
-            try:
-                got = model.read(path / model.FILENAME)
-            except (model.SummaryFormatError, OSError, ValueError) as exc:
-                notes.append(f"{rel}/{model.FILENAME}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-                continue
-            keep = [r for r in got if rel in timed or r.source == "memory"]
-            rows += keep
-            files = {r.file for r in keep}
-            for a in (manifests.get(rel) or {}).get("artifacts") or []:
-                if str(a.get("path", "")) in files:
-                    file = path / str(a["path"])
-                    traces.append((rel, file if file.is_file() else None, a))
-        out[arm] = ArmTime(arm, tuple(sorted(timed)), tuple(rows), tuple(traces), tuple(notes))
-    memo["time_section"] = out
-    return out
-
-
-def _train_rows(at: ArmTime) -> list[model.TraceRow]:
-    """Training-trace rows, one file per rank (the longest, when several targets were traced)."""
-    walls: dict[tuple[int, str], float] = defaultdict(float)
-    for r in at.rows:
-        if r.source == "train" and r.kind == "wall":
-            walls[(r.rank, r.file)] += r.time_us
-    best: dict[int, str] = {}
-    for (rank, file), wall in sorted(walls.items()):
-        if rank not in best or wall > walls[(rank, best[rank])]:
-            best[rank] = file
-    return [r for r in at.rows if r.source == "train" and best.get(r.rank) == r.file]
-
-
-def step_parts(at: ArmTime) -> pd.DataFrame:
+def step_parts(at: ArmTraces) -> pd.DataFrame:
     """arm, bar ("baseline · rank 0 · step 3"), part, ms, o: one stacked bar per step and rank."""
-    rows = _train_rows(at)
     out = []
-    for r in rows:
-        if r.kind in ("compute", "memcpy"):
-            part = r.category
-        elif r.kind == "idle":
-            part = IDLE
-        elif r.kind == "cpu_span" and r.category == "python_overhead" and r.view == "cpu":
-            part = PYTHON
-        else:
-            continue
-        step = "whole trace" if r.step == model.WHOLE_TRACE else f"step {r.step}"
+    for p in at.step_parts:
+        step = "whole trace" if p.step == model.WHOLE_TRACE else f"step {p.step}"
         out.append(
             {
                 "arm": at.arm,
-                "bar": f"{at.arm} · rank {r.rank} · {step}",
-                "part": part,
-                "ms": r.time_us / 1000.0,
-                "o": PART_ORDER.index(part),
+                "bar": f"{at.arm} · rank {p.rank} · {step}",
+                "part": p.part,
+                "ms": p.ms,
+                "o": PART_ORDER.index(p.part),
             }
         )
     return pd.DataFrame(out, columns=["arm", "bar", "part", "ms", "o"])
-
-
-def per_step(at: ArmTime) -> dict[str, float]:
-    """Mean per profiled step (over steps and ranks) of every quantity the tables show, in ms
-    (bytes for `bytes:<direction>`)."""
-    rows = _train_rows(at)
-    n = len({(r.rank, r.step) for r in rows if r.kind == "wall"}) or 1
-    sums: dict[str, float] = defaultdict(float)
-    for r in rows:
-        if r.kind == "wall":
-            sums["wall"] += r.time_us / 1000
-        elif r.kind in ("compute", "memcpy"):
-            sums[r.category] += r.time_us / 1000
-            if r.kind == "memcpy":
-                sums[f"bytes:{r.category}"] += r.bytes
-        elif r.kind == "idle":
-            sums[IDLE] += r.time_us / 1000
-        elif r.kind == "cpu_span":
-            sums[SPAN_TITLES[r.category]] += r.time_us / 1000
-            if r.category == "python_overhead" and r.view == "cpu":
-                sums[PYTHON] += r.time_us / 1000  # a part of the CPU view's bars
-    return {k: v / n for k, v in sums.items()}
-
-
-def top_ops(at: ArmTime) -> dict[str, tuple[float, str]]:
-    """Operator name -> (mean ms per step, category) from the stored top operators."""
-    rows = _train_rows(at)
-    n = len({(r.rank, r.step) for r in rows if r.kind == "wall"}) or 1
-    out: dict[str, list] = {}
-    for r in rows:
-        if r.kind == "top_op":
-            slot = out.setdefault(r.name, [0.0, r.category])
-            slot[0] += r.time_us / 1000 / n
-    return {k: (v[0], v[1]) for k, v in out.items()}
 
 
 BARS_DATA = pd.DataFrame({"arm": ["a"], "bar": ["a · rank 0 · step 1"], "part": ["GEMM"], "ms": [0.0], "o": [0]})
@@ -261,7 +151,7 @@ def _diff_template(source: str, parts: tuple[str, ...], title: str) -> dict:
     return charts._to_dict(chart)
 
 
-def bars_chart(arms: list[ArmTime]) -> dict | None:
+def bars_chart(arms: list[ArmTraces]) -> dict | None:
     frames = [step_parts(a) for a in arms]
     frame = (
         pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(not f.empty for f in frames) else None
@@ -277,38 +167,23 @@ def bars_chart(arms: list[ArmTime]) -> dict | None:
     return charts._finish(_bars_template(_SOURCE, bars, parts, xtitle), {"main": charts._csv(frame)})
 
 
-def _table_keys(means: list[dict[str, float]]) -> list[str]:
-    """Rows of the per-step tables: the bar parts, then the host spans (Python overhead once:
-    in the CPU view it is already a part)."""
-    spans = list(SPAN_TITLES.values())
-    if any(PYTHON in m for m in means):
-        spans.remove(SPAN_TITLES["python_overhead"])
-    return [*PART_ORDER, *spans]
-
-
-def diff_parts(base: ArmTime, cand: ArmTime) -> list[tuple[str, float, float, float]]:
-    """(part, baseline ms, candidate ms, difference) per step, for every part either arm has."""
-    b, c = per_step(base), per_step(cand)
-    keys = _table_keys([b, c])
-    return [(k, b.get(k, 0.0), c.get(k, 0.0), c.get(k, 0.0) - b.get(k, 0.0)) for k in keys if k in b or k in c]
-
-
-def diff_chart(base: ArmTime, cand: ArmTime) -> dict | None:
+def diff_chart(d: TraceDiff) -> dict | None:
     """Candidate minus baseline per category, GPU and host alike (a host-side optimizer step the GPU
     waits for is the cause its idle time is the symptom of), largest first."""
     parts = sorted(
-        ((k, d) for k, bv, cv, d in diff_parts(base, cand) if (bv or cv) and k != PYTHON), key=lambda t: -abs(t[1])
+        ((p.part, p.difference) for p in d.parts if (p.baseline or p.candidate) and p.part != PYTHON),
+        key=lambda t: -abs(t[1]),
     )
-    if not parts or all(d == 0.0 for _, d in parts):
+    if not parts or all(x == 0.0 for _, x in parts):
         return None
     frame = pd.DataFrame(
         {
             "part": [k for k, _ in parts],
-            "ms": [d for _, d in parts],
-            "sign": ["less time" if d < 0 else "more time" for _, d in parts],
+            "ms": [x for _, x in parts],
+            "sign": ["less time" if x < 0 else "more time" for _, x in parts],
         }
     )
-    title = f"{cand.arm} minus {base.arm}, ms per step"
+    title = f"{d.candidate} minus {d.baseline}, ms per step"
     return charts._finish(_diff_template(_SOURCE, tuple(frame["part"]), title), {"main": charts._csv(frame)})
 
 
@@ -324,80 +199,61 @@ def _signed(d: float, fmt: Callable[[float], str]) -> str:
     return ("+" if d > 0 else "") + fmt(d)
 
 
-def headline(base: ArmTime, cand: ArmTime) -> str:
+def headline(d: TraceDiff) -> str:
     """One sentence: the step time's change and the three parts that changed most, copies in MiB."""
-    b, c = per_step(base), per_step(cand)
-    parts = sorted(diff_parts(base, cand), key=lambda t: -abs(t[3]))[:3]
-    said = [f"{safe.text(k)} {_signed(d, _ms)} ms" for k, _, _, d in parts if d != 0.0]
-    copied = sum(c.get(f"bytes:{d}", 0.0) - b.get(f"bytes:{d}", 0.0) for d in cats.MEMCPY_DIRECTIONS)
-    if copied:
-        said.append(f"{_signed(copied, _mib)} MiB copied")
-    wall = c.get("wall", 0.0) - b.get("wall", 0.0)
-    lead = f"**{safe.text(cand.arm)} against the baseline, per profiled step:** wall time {_signed(wall, _ms)} ms"
+    parts = sorted(d.parts, key=lambda p: -abs(p.difference))[:3]
+    said = [f"{safe.text(p.part)} {_signed(p.difference, _ms)} ms" for p in parts if p.difference != 0.0]
+    if d.copied_total:
+        said.append(f"{_signed(d.copied_total, _mib)} MiB copied")
+    lead = (
+        f"**{safe.text(d.candidate)} against the baseline, per profiled step:** wall time "
+        f"{_signed(d.wall.difference, _ms)} ms"
+    )
     return lead + ("; largest changes: " + ", ".join(said) if said else "") + ".\n"
 
 
-SAME_WITHIN = 0.05  # kernels within 5 % (or 1 ms) of the baseline's are "the same"
-
-
-def conclusion(base: ArmTime, cand: ArmTime) -> str:
+def conclusion(d: TraceDiff) -> str:
     """Why the step got faster or slower, in one sentence: the host-side spans and copies that
     changed (the cause), GPU kernel time (unchanged or not), and GPU idle time (the symptom)."""
-    b, c = per_step(base), per_step(cand)
-    wall = c.get("wall", 0.0) - b.get("wall", 0.0)
-    kernels_b = sum(b.get(k, 0.0) for k in cats.COMPUTE_CATEGORIES)
-    kernels_c = sum(c.get(k, 0.0) for k in cats.COMPUTE_CATEGORIES)
-    host = sorted(
-        ((k, c.get(k, 0.0) - b.get(k, 0.0)) for k in SPAN_TITLES.values() if k in b or k in c),
-        key=lambda t: -abs(t[1]),
-    )
-    copies = sum(c.get(d, 0.0) - b.get(d, 0.0) for d in cats.MEMCPY_DIRECTIONS)
-    idle = c.get(IDLE, 0.0) - b.get(IDLE, 0.0)
-    way = "shorter" if wall < 0 else "longer"
-    big = max(1.0, 0.05 * abs(wall))  # a part that moved less than this explains nothing of the change
-    # the host-side spans that moved the way the step did (a span that grew cannot explain a faster step)
-    causes = [f"{k.removeprefix('host: ')} {_signed(d, _ms)} ms" for k, d in host if abs(d) >= big and d * wall > 0][:2]
-    if abs(copies) >= big and copies * wall > 0:
-        causes.append(f"copies between host and device {_signed(copies, _ms)} ms")
-    if abs(wall) < max(1.0, SAME_WITHIN * b.get("wall", 0.0)):
+    wall = d.wall.difference
+    if d.same_step:
         return (
-            f"**Where the time went:** {safe.text(cand.arm)}'s profiled step takes the same time as the baseline's "
-            f"({_ms(b.get('wall', 0.0))} and {_ms(c.get('wall', 0.0))} ms).\n"
+            f"**Where the time went:** {safe.text(d.candidate)}'s profiled step takes the same time as the baseline's "
+            f"({_ms(d.wall.baseline)} and {_ms(d.wall.candidate)} ms).\n"
         )
-    same = abs(kernels_c - kernels_b) <= max(1.0, SAME_WITHIN * kernels_b)
+    k = d.kernels
     gpu = (
-        f"the GPU's kernels take the same time ({_ms(kernels_b)} and {_ms(kernels_c)} ms)"
-        if same
-        else f"the GPU's kernels take {_signed(kernels_c - kernels_b, _ms)} ms"
+        f"the GPU's kernels take the same time ({_ms(k.baseline)} and {_ms(k.candidate)} ms)"
+        if d.same_kernels
+        else f"the GPU's kernels take {_signed(k.difference, _ms)} ms"
     )
-    text = f"**Where the time went:** {safe.text(cand.arm)}'s profiled step is {_ms(abs(wall))} ms {way}"
+    way = "shorter" if wall < 0 else "longer"
+    causes = [f"{p.part.removeprefix('host: ')} {_signed(p.difference, _ms)} ms" for p in d.causes]
+    text = f"**Where the time went:** {safe.text(d.candidate)}'s profiled step is {_ms(abs(wall))} ms {way}"
     if causes:
         text += f" because of the host side ({safe.text(', '.join(causes))})"
     text += f"; {gpu}"
-    if idle and same:
+    idle = d.idle_ms
+    if idle and d.same_kernels:
         text += f", and the GPU idles {_ms(abs(idle))} ms {'less' if idle < 0 else 'more'}: it waits on the host"
     return text + ".\n"
 
 
-def diff_table(base: ArmTime, cand: ArmTime) -> str:
-    b, c = per_step(base), per_step(cand)
-    wall = c.get("wall", 0.0) - b.get("wall", 0.0)
+def diff_table(d: TraceDiff) -> str:
+    w = d.wall
     rows = [
-        [
-            "**step wall time**",
-            f"**{_ms(b.get('wall', 0.0))}**",
-            f"**{_ms(c.get('wall', 0.0))}**",
-            f"**{_signed(wall, _ms)}**",
-        ]
+        ["**step wall time**", f"**{_ms(w.baseline)}**", f"**{_ms(w.candidate)}**", f"**{_signed(w.difference, _ms)}**"]
     ]
-    for part, bv, cv, d in diff_parts(base, cand):
-        rows.append([safe.text(part), _ms(bv), _ms(cv), _signed(d, _ms)])
-    for direction in cats.MEMCPY_DIRECTIONS:
-        key = f"bytes:{direction}"
-        if b.get(key) or c.get(key):
-            bv, cv = b.get(key, 0.0), c.get(key, 0.0)
-            rows.append([f"{direction} copied (MiB)", _mib(bv), _mib(cv), _signed(cv - bv, _mib)])
-    header = ["ms per profiled step", safe.text(base.arm), safe.text(cand.arm), f"{safe.text(cand.arm)} − baseline"]
+    for p in d.parts:
+        rows.append([safe.text(p.part), _ms(p.baseline), _ms(p.candidate), _signed(p.difference, _ms)])
+    for p in d.copied:
+        rows.append([f"{p.part} copied (MiB)", _mib(p.baseline), _mib(p.candidate), _signed(p.difference, _mib)])
+    header = [
+        "ms per profiled step",
+        safe.text(d.baseline),
+        safe.text(d.candidate),
+        f"{safe.text(d.candidate)} − baseline",
+    ]
     return table(header, rows)
 
 
@@ -437,104 +293,79 @@ def operator_label(name: str) -> str:
     return f"{outer}<{telling[-1]}>" if telling else outer
 
 
-def ops_table(base: ArmTime, cand: ArmTime) -> str:
-    b, c = top_ops(base), top_ops(cand)
-    names = set(b) | set(c)
-    diffs = sorted(((c.get(n, (0.0, ""))[0] - b.get(n, (0.0, ""))[0], n) for n in names), key=lambda t: -abs(t[0]))[
-        :TOP_DIFF_OPS
+def ops_table(d: TraceDiff) -> str:
+    rows = [
+        [
+            safe.code(operator_label(p.part), title=p.part),
+            safe.text(d.op_categories.get(p.part, "")),
+            _ms(p.baseline),
+            _ms(p.candidate),
+            ("+" if p.difference > 0 else "") + _ms(p.difference),
+        ]
+        for p in d.ops
     ]
-    rows = []
-    for d, n in diffs:
-        cat = (c.get(n) or b.get(n) or (0.0, ""))[1]
-        rows.append(
-            [
-                safe.code(operator_label(n), title=n),
-                safe.text(cat),
-                _ms(b.get(n, (0.0, ""))[0]),
-                _ms(c.get(n, (0.0, ""))[0]),
-                ("+" if d > 0 else "") + _ms(d),
-            ]
-        )
-    return table(["operator", "category", f"{safe.text(base.arm)} ms", f"{safe.text(cand.arm)} ms", "difference"], rows)
+    return table(
+        ["operator", "category", f"{safe.text(d.baseline)} ms", f"{safe.text(d.candidate)} ms", "difference"], rows
+    )
 
 
-def memory_lines(at: ArmTime) -> list[str]:
+def memory_lines(at: ArmTraces) -> list[str]:
     """Peak memory of the arm's snapshots, and for an OOM snapshot what was live at the failure."""
-    mem = [r for r in at.rows if r.source == "memory"]
+    mem = at.memory
     out = []
-    peaks = {r.category: r.bytes for r in mem if r.kind == "mem_peak"}
-    if "cpu_peak_rss" in peaks:
+    if mem.cpu_peak_rss is not None:
+        out.append(f"Peak resident memory of the process (CPU run, no CUDA allocator): {_mib(mem.cpu_peak_rss)} MiB.\n")
+    if mem.allocated is not None:
         out.append(
-            f"Peak resident memory of the process (CPU run, no CUDA allocator): {_mib(peaks['cpu_peak_rss'])} MiB.\n"
+            f"Memory snapshot: peak allocated {_mib(mem.allocated)} MiB, peak reserved {_mib(mem.reserved or 0)} MiB.\n"
         )
-    if "allocated" in peaks:
-        out.append(
-            f"Memory snapshot: peak allocated {_mib(peaks['allocated'])} MiB, peak reserved "
-            f"{_mib(peaks.get('reserved', 0))} MiB.\n"
-        )
-        live = [r for r in mem if r.kind == "mem_live" and not r.name]
-        if live:
+        if mem.live_by_area:
             out.append(
                 "Live at the peak by code area: "
-                + ", ".join(
-                    f"{safe.text(r.category)} {_mib(r.bytes)} MiB" for r in sorted(live, key=lambda r: -r.bytes)
-                )
+                + ", ".join(f"{safe.text(f.area)} {_mib(f.bytes)} MiB" for f in mem.live_by_area)
                 + ".\n"
             )
-        frames = [r for r in mem if r.kind == "mem_live" and r.name][:5]
-        if frames:
+        if mem.live_frames:
             out.append(
                 table(
                     ["largest live allocations at the peak (allocating frame)", "area", "MiB", "blocks"],
-                    [[safe.code(r.name), safe.text(r.category), _mib(r.bytes), fmt_num(r.count, 0)] for r in frames],
+                    [
+                        [safe.code(f.name), safe.text(f.area), _mib(f.bytes), fmt_num(f.count, 0)]
+                        for f in mem.live_frames
+                    ],
                 )
                 + "\n"
             )
-    oom = [r for r in mem if r.kind == "mem_oom"]
-    if oom:
-        req = next((r.bytes for r in oom if r.category == "requested"), 0)
-        free = next((r.bytes for r in oom if r.category == "device_free"), 0)
+    if mem.oom:
         out.append(
-            f"**Memory at the failure** (OOM snapshot): {_mib(req)} MiB requested with {_mib(free)} MiB free on the device. Live then:\n"
+            f"**Memory at the failure** (OOM snapshot): {_mib(mem.oom_requested)} MiB requested with "
+            f"{_mib(mem.oom_device_free)} MiB free on the device. Live then:\n"
         )
         out.append(
             table(
                 ["allocating frame", "MiB", "blocks"],
-                [[safe.code(r.name), _mib(r.bytes), fmt_num(r.count, 0)] for r in oom if r.category == "live"],
+                [[safe.code(f.name), _mib(f.bytes), fmt_num(f.count, 0)] for f in mem.oom_live],
             )
             + "\n"
         )
     return out
 
 
-def sglang_table(arms: list[ArmTime]) -> str:
+def sglang_table(arms: list[ArmTraces]) -> str:
     """Rollout engines' kernel time by category (mean per profiled step, or the whole trace)."""
-    rows = []
-    for at in arms:
-        per: dict[tuple[int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
-        steps: dict[tuple[int, int], set[int]] = defaultdict(set)
-        for r in at.rows:
-            if r.source != "sglang":
-                continue
-            key = (r.engine, r.rank)
-            if r.kind == "wall":
-                steps[key].add(r.step)
-                per[key]["wall"] += r.time_us / 1000
-            elif r.kind in ("compute", "memcpy", "idle"):
-                per[key][IDLE if r.kind == "idle" else r.category] += r.time_us / 1000
-        for (engine, tp), sums in sorted(per.items()):
-            n = len(steps[(engine, tp)]) or 1
-            rows.append(
-                [safe.text(at.arm), f"{engine} / TP {tp}"]
-                + [_ms(sums.get(k, 0.0) / n) for k in ("wall", *cats.COMPUTE_CATEGORIES, IDLE)]
-            )
+    rows = [
+        [safe.text(at.arm), f"{e.engine} / TP {e.tp}"]
+        + [_ms(e.ms.get(k, 0.0)) for k in ("wall", *cats.COMPUTE_CATEGORIES, IDLE)]
+        for at in arms
+        for e in at.sglang
+    ]
     if not rows:
         return ""
     head = ["arm", "engine", "wall ms", *(f"{c} ms" for c in cats.COMPUTE_CATEGORIES), "GPU idle ms"]
     return "Rollout (SGLang) engines, kernel time per profiled step:\n\n" + table(head, rows) + "\n"
 
 
-def _notes(arms: list[ArmTime]) -> list[str]:
+def _notes(arms: list[ArmTraces]) -> list[str]:
     return [f"- summary not read: {safe.code(n)}" for a in arms for n in a.notes]
 
 
@@ -542,11 +373,13 @@ def _size(n: float) -> str:
     return f"{fmt_num(n / 2**20, 1)} MiB" if n >= 2**20 else f"{fmt_num(n / 1024, 1)} KiB"
 
 
-def _download_name(rel: str, artifact: dict[str, Any]) -> str:
-    return f"{rel.replace('/', '-')}-{Path(str(artifact['path'])).name}"
+def _download_name(rel: str, path: str) -> str:
+    return f"{rel.replace('/', '-')}-{Path(path).name}"
 
 
-def downloads(arms: list[ArmTime], prefix: str, experiment: str = "<experiment>") -> tuple[str, dict[str, Path]]:
+def downloads(
+    exp_dir: Path, arms: list[ArmTraces], prefix: str, experiment: str = "<experiment>"
+) -> tuple[str, dict[str, Path]]:
     """Markdown list of the trace files (links to copies made at build time) and the files to copy,
     by site path: only the experiment page reads them (a trace can be hundreds of MiB). For a file
     not in this copy of the runs, where it was and how to get it."""
@@ -554,17 +387,19 @@ def downloads(arms: list[ArmTime], prefix: str, experiment: str = "<experiment>"
     files: dict[str, Path] = {}
     missing: list[str] = []
     for at in arms:
-        for rel, file, artifact in at.traces:
-            name = _download_name(rel, artifact)
-            size = _size(float(artifact.get("bytes", 0)))
-            if file is not None:
+        for t in at.traces:
+            rel = t.run
+            name = _download_name(rel, t.path)
+            size = _size(float(t.bytes or 0))
+            file = exp_dir / rel / t.path
+            if file.is_file():
                 files[f"{TRACE_DIR}/{name}"] = file
                 lines.append(
-                    f"- {safe.text(at.arm)}: [{safe.text(Path(str(artifact['path'])).name)}]({prefix}{TRACE_DIR}/{name}) ({size})"
+                    f"- {safe.text(at.arm)}: [{safe.text(Path(t.path).name)}]({prefix}{TRACE_DIR}/{name}) ({size})"
                 )
             else:
-                sha = str(artifact.get("sha256", ""))[:12]
-                where = f"runs/{experiment}/{rel}/{artifact['path']}"
+                sha = (t.sha256 or "")[:12]
+                where = f"runs/{experiment}/{rel}/{t.path}"
                 missing.append(where)
                 lines.append(
                     f"- {safe.text(at.arm)}: {safe.code(where)} ({size}, sha256 {safe.code(sha)}…): not in this "
@@ -597,7 +432,7 @@ def _no_profile(arm: str) -> str:
     )
 
 
-def _view_note(arms: list[ArmTime], exp: ExperimentData | None = None) -> str:
+def _view_note(arms: list[ArmTraces], exp: ExperimentData | None = None) -> str:
     steps = ", ".join(f"{a.arm} {_steps(a)}" for a in arms)
     caveat = (
         f" Profiled steps ({steps}) are few and carry no interval: the measured runs say whether a change is "
@@ -606,14 +441,14 @@ def _view_note(arms: list[ArmTime], exp: ExperimentData | None = None) -> str:
     return _view_text(arms).rstrip("\n") + caveat + "\n" + (measured_note(exp, arms) if exp is not None else "")
 
 
-def measured_note(exp: ExperimentData, arms: list[ArmTime]) -> str:
+def measured_note(exp: ExperimentData, arms: list[ArmTraces]) -> str:
     """Profiled steps are slower than measured ones (the profiler's own cost, and they are early
     steps): the two figures side by side, so nobody reads one as the other."""
     pairs = []
     for a in arms:
         arm = exp.analysis.arm(a.arm)
         measured = arm.overall.get(vocab.STEP_TIME) if arm else None
-        wall = per_step(a).get("wall")
+        wall = a.per_step.get("wall")
         if measured and wall:
             shown = figures.arm_value(exp.analysis, a.arm, vocab.STEP_TIME, measured, unit="s")
             pairs.append(f"{safe.text(a.arm)} {_ms(wall)} ms a profiled step, {safe.text(shown)} a measured one")
@@ -627,19 +462,14 @@ def measured_note(exp: ExperimentData, arms: list[ArmTime]) -> str:
     )
 
 
-def copy_notes(arms: list[ArmTime]) -> str:
+def copy_notes(arms: list[ArmTraces]) -> str:
     """Copies from pageable (unpinned) host memory, named with their size and rate: the runtime stages
     them through a pinned buffer, so they are slower than pinned copies and cannot overlap compute."""
     out = []
     for a in arms:
-        ops = top_ops(a)
-        per = per_step(a)
-        for name, (ms, direction) in sorted(ops.items(), key=lambda t: -t[1][0]):
-            if "Pageable" not in name or ms <= 0:
-                continue
-            size = per.get(f"bytes:{direction}", 0.0)
-            rate = f", about {size / (ms / 1000) / 1e9:.0f} GB/s" if size else ""
-            out.append(f"{safe.text(a.arm)}: {_mib(size)} MiB a step {safe.code(name)} in {_ms(ms)} ms{rate}")
+        for c in a.pageable:
+            rate = f", about {c.gb_per_s:.0f} GB/s" if c.gb_per_s is not None else ""
+            out.append(f"{safe.text(a.arm)}: {_mib(c.bytes)} MiB a step {safe.code(c.name)} in {_ms(c.ms)} ms{rate}")
     if not out:
         return ""
     return (
@@ -648,13 +478,12 @@ def copy_notes(arms: list[ArmTime]) -> str:
     )
 
 
-def _steps(at: ArmTime) -> str:
-    walls = [r for r in _train_rows(at) if r.kind == "wall"]
-    n, ranks = len({r.step for r in walls}), len({r.rank for r in walls})
+def _steps(at: ArmTraces) -> str:
+    n, ranks = at.steps, at.ranks
     return f"{n} step{'s' if n != 1 else ''}" + (f" × {ranks} ranks" if ranks > 1 else "")
 
 
-def _view_text(arms: list[ArmTime]) -> str:
+def _view_text(arms: list[ArmTraces]) -> str:
     if any(a.view == "gpu" for a in arms):
         return (
             "GPU view: kernel time by category, copies by direction and the time the GPU ran nothing (idle), "
@@ -667,12 +496,12 @@ def _view_text(arms: list[ArmTime]) -> str:
     )
 
 
-def _timed(at: ArmTime | None) -> bool:
+def _timed(at: ArmTraces | None) -> bool:
     """The arm has a time breakdown (a training trace), not only memory snapshots."""
-    return at is not None and any(r.source == "train" for r in at.rows)
+    return at is not None and at.timed
 
 
-def _bars(timed: list[ArmTime], specs: dict[str, dict], *, svg: bool) -> list[str]:
+def _bars(timed: list[ArmTraces], specs: dict[str, dict], *, svg: bool) -> list[str]:
     """The profiled steps' stacked bars (both pages), its spec added to `specs`."""
     bars = bars_chart(timed)
     if bars is None:
@@ -681,15 +510,17 @@ def _bars(timed: list[ArmTime], specs: dict[str, dict], *, svg: bool) -> list[st
     return [blocks.chart("time-steps", bars, title="Profiled steps per arm and rank", svg=svg)]
 
 
-def _rollout_and_notes(arms: list[ArmTime]) -> list[str]:
+def _rollout_and_notes(arms: list[ArmTraces]) -> list[str]:
     """Both pages: the rollout engines' table, then the summaries that could not be read."""
     rollout = sglang_table(arms)
     return ([rollout] if rollout else []) + _notes(arms)
 
 
-def _trace_files(arms: list[ArmTime], prefix: str, experiment: str) -> tuple[list[str], dict[str, Path]]:
+def _trace_files(
+    exp_dir: Path, arms: list[ArmTraces], prefix: str, experiment: str
+) -> tuple[list[str], dict[str, Path]]:
     """Both pages' last part: the trace files' list under its heading, and the files to copy."""
-    listing, files = downloads(arms, prefix, experiment)
+    listing, files = downloads(exp_dir, arms, prefix, experiment)
     return (["### Trace files\n", listing] if listing else []), files
 
 
@@ -707,23 +538,24 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
     else:
         runs = ", ".join(safe.code(r) for a in timed for r in a.runs)
         against = base if base is not None and _timed(base) and base is not mine else None
-        if against is not None:
-            md.append(conclusion(against, mine))
+        diff = _diff(exp, cand) if against is not None else None
+        if diff is not None:
+            md.append(conclusion(diff))
         md.append(f"From the profiler runs {runs} (stored summaries). {_view_note(timed, exp)}")
         notes = copy_notes(timed)
         if notes:
             md.append(notes)
-        if against is not None:
-            md.append(headline(against, mine))
+        if diff is not None:
+            md.append(headline(diff))
         md += _bars(timed, specs, svg=svg)
-        if against is not None:
-            diff = diff_chart(against, mine)
-            if diff is not None:
-                specs["time-diff"] = diff
-                md.append(blocks.chart("time-diff", diff, title=f"{cand} minus baseline by category", svg=svg))
-            md.append(diff_table(against, mine) + "\n")
+        if diff is not None:
+            chart = diff_chart(diff)
+            if chart is not None:
+                specs["time-diff"] = chart
+                md.append(blocks.chart("time-diff", chart, title=f"{cand} minus baseline by category", svg=svg))
+            md.append(diff_table(diff) + "\n")
             md.append("Operators that account for the difference (largest change in time per step first):\n")
-            md.append(ops_table(against, mine) + "\n")
+            md.append(ops_table(diff) + "\n")
         elif not _timed(base):
             md.append(_no_profile(vocab.BASELINE))
     present = [a for a in (base, mine) if a is not None]
@@ -732,10 +564,10 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
     md += _rollout_and_notes(present)
     mem = memory_lines(mine) if mine is not None else []
     if mem:
-        oom = mine is not None and any(r.kind == "mem_oom" for r in mine.rows)
+        oom = mine is not None and mine.memory.oom
         md.append("### Memory at the failure\n" if failed and oom else "### Memory\n")
         md += mem
-    md += _trace_files(present, "../", exp.name)[0]  # the copies are written next to the experiment page
+    md += _trace_files(exp.path, present, "../", exp.name)[0]  # the copies are written next to the experiment page
     return Section("\n".join(md), specs)
 
 
@@ -752,19 +584,20 @@ def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
     if timed:
         base = next((a for a in timed if a.arm == vocab.BASELINE), None)
         for a in timed:
-            if base is not None and a is not base:
-                md.append(conclusion(base, a))
+            diff = _diff(exp, a.arm) if base is not None and a is not base else None
+            if diff is not None:
+                md.append(conclusion(diff))
         md.append(_view_note(timed, exp))
         notes = copy_notes(timed)
         if notes:
             md.append(notes)
-        means = {a.arm: per_step(a) for a in timed}
-        present = [k for k in _table_keys(list(means.values())) if any(k in m for m in means.values())]
+        means = {a.arm: a.per_step for a in timed}
+        present = [k for k in table_keys(list(means.values())) if any(k in m for m in means.values())]
         rows = [["**step wall time**", *[f"**{_ms(means[a.arm].get('wall', 0))}**" for a in timed]]]
         rows += [[safe.text(k), *[_ms(means[a.arm].get(k, 0.0)) for a in timed]] for k in present]
         md.append(table(["ms per profiled step", *[safe.text(a.arm) for a in timed]], rows) + "\n")
         md += _bars(timed, specs, svg=svg)
         md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
     md += _rollout_and_notes(arms)
-    listing, copies = _trace_files(arms, "", exp.name)
+    listing, copies = _trace_files(exp.path, arms, "", exp.name)
     return Section("\n".join(md + listing), specs, {name: path.read_bytes() for name, path in copies.items()})

@@ -44,6 +44,7 @@ HOST_PARQUET = "host.parquet"
 PROVENANCE = "provenance"
 TENSORBOARD = "tensorboard"
 TRACES = "traces"
+TRACES_PARQUET = "traces.parquet"  # the profiler summary (format owned by reportgen.traces.model)
 METRICS = "metrics.parquet"
 EVENTS = "events.json"
 

@@ -2,9 +2,10 @@
 
 `read_experiment(exp_dir)` reads what the analysis of one experiment uses: `experiment.toml`,
 `experiment.json`, `campaign.json`, and per run `manifest.json`, `metrics.parquet`, `events.json`,
-`gpu.parquet`, `host.parquet`, `recipe.patch`, `provenance/git.json` and, for a run whose
-manifest lists no artifacts, every file under `traces/` (the artifact listing), and the manifests
-of every run under the runs folder recorded on the same machines (the overlap check's). Every byte passes
+`gpu.parquet`, `host.parquet`, `traces.parquet`, `recipe.patch`, `provenance/git.json` and, for a
+run whose manifest lists no artifacts, every file under `traces/` (the artifact listing), and the
+manifests of every run under the runs folder recorded on the same machines (the overlap check's).
+Every byte passes
 through one `_Reads` that hashes it, so `ExperimentFiles.digest` is a digest over the files as
 they were read (relative path and SHA-256 of each): analyze stamps it into analysis.json as
 `inputs_sha256`, and the freshness check (store.freshness) compares it with a fresh read, so any
@@ -73,6 +74,7 @@ class RunFiles:
     patch: str | None  # recipe.patch, decoded (undecodable bytes replaced)
     git: GitProvenance | None
     artifacts: tuple[dict[str, Any], ...]  # the manifest's list, else the files under traces/
+    traces: bytes | None = None  # traces.parquet (the profiler summary), undecoded: reportgen.traces reads it
     notes: tuple[str, ...] = field(default_factory=tuple)  # problems met while reading
 
     @property
@@ -177,6 +179,7 @@ def read_run(reads: _Reads, arm: str, repeat: int, run_dir: Path, *, tables: boo
         patch=None if patch is None else patch.decode("utf-8", errors="replace"),
         git=git,
         artifacts=_artifacts(reads, run_dir, manifest),
+        traces=reads.bytes(run_dir / layout.TRACES_PARQUET),
         notes=tuple(notes),
     )
 

@@ -27,10 +27,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reportgen.store import atomic
+from reportgen.store import atomic, layout
 
 SCHEMA_VERSION = 1
-FILENAME = "traces.parquet"
+FILENAME = layout.TRACES_PARQUET
 KIND = "reportgen.traces"
 
 SOURCES = ("train", "sglang", "memory")
@@ -94,7 +94,15 @@ def write(run_dir: Path, rows: list[TraceRow]) -> Path:
 
 def read(path: Path) -> list[TraceRow]:
     """Rows of a stored summary; refuses another kind or schema version."""
-    table = pq.read_table(path)
+    return _rows(pq.read_table(path), path)
+
+
+def read_bytes(data: bytes, name: str) -> list[TraceRow]:
+    """Rows of a stored summary read into memory (`name` names it in an error)."""
+    return _rows(pq.read_table(pa.BufferReader(data)), name)
+
+
+def _rows(table: pa.Table, path: Path | str) -> list[TraceRow]:
     meta = table.schema.metadata or {}
     if meta.get(b"kind") != KIND.encode():
         raise SummaryFormatError(f"{path}: not a reportgen traces summary")

@@ -902,3 +902,18 @@ def _summary(
         evidence=evidence,
         next_step=step,
     )
+
+
+def restat_traces(exp: Path) -> None:
+    """Fill the fixture's analysis.json `traces` from the stored summaries written since (as `reportgen
+    analyze` does) and stamp its inputs again."""
+    from reportgen.analyze import _summaries
+    from reportgen.store.freshness import inputs_sha256
+    from reportgen.store.run_folder import read_experiment
+    from reportgen.traces.stats import experiment_stats
+
+    data = json.loads((exp / "analysis.json").read_text())
+    found = experiment_stats(_summaries(read_experiment(exp)))
+    data["traces"] = found.model_dump(mode="json") if found is not None else None
+    data["inputs_sha256"] = inputs_sha256(exp)
+    write_json(exp / "analysis.json", AnalysisDocument.model_validate(data).to_json())

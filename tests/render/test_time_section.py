@@ -10,11 +10,10 @@ from pathlib import Path
 
 from reportgen.render import time_section
 from reportgen.render.load import ExperimentData, load_experiment
-from reportgen.traces import model, store
+from reportgen.traces import model, stats, store
 from tests.render import site_fixture
-
-from .synth import offload_trace
-from .test_snapshot import snap
+from tests.traces.synth import offload_trace
+from tests.traces.test_snapshot import snap
 
 
 def _run(exp: Path, arm: str, *, offload: bool, oom: bool = False) -> None:
@@ -36,12 +35,18 @@ def _run(exp: Path, arm: str, *, offload: bool, oom: bool = False) -> None:
     (run / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _load(exp: Path) -> ExperimentData:
+    """The experiment as the pages read it, its figures from the summaries (analysis.json's `traces`)."""
+    site_fixture.restat_traces(exp)
+    return load_experiment(exp)
+
+
 def _exp(tmp_path: Path, *, oom: bool = False) -> ExperimentData:
     """The render tests' experiment (baseline, A1-A3) with GPU-style profiler runs of baseline and A1."""
     exp = site_fixture.build_experiment(tmp_path, name="e", with_profile=False)
     _run(exp, "baseline", offload=True)
     _run(exp, "A1", offload=False, oom=oom)
-    return load_experiment(exp)
+    return _load(exp)
 
 
 def test_candidate_section_shows_the_offload_difference(tmp_path):
@@ -125,7 +130,7 @@ def test_sglang_engines_and_a_formal_runs_oom_snapshot(tmp_path):
     mem.parent.mkdir(parents=True)
     mem.write_bytes(pickle.dumps(snap(oom=True)))
     store.summarize_run(formal)
-    md = time_section.candidate_section(load_experiment(exp), "A1", svg=False, failed=True).markdown
+    md = time_section.candidate_section(_load(exp), "A1", svg=False, failed=True).markdown
     assert "Rollout (SGLang) engines" in md and "1 / TP 0" in md
     assert "### Memory at the failure" in md and "8.0 MiB requested" in md
     assert "From the profiler runs <code>profile-baseline/1</code>, <code>profile-A1/1</code>" in md
@@ -136,7 +141,7 @@ def test_unreadable_summary_is_named(tmp_path):
     _run(exp, "baseline", offload=True)
     _run(exp, "A1", offload=False)
     (exp / "profile-A1" / "1" / "traces.parquet").write_bytes(b"not parquet")
-    md = time_section.experiment_section(load_experiment(exp), svg=False).markdown
+    md = time_section.experiment_section(_load(exp), svg=False).markdown
     assert "summary not read: <code>profile-A1/1/traces.parquet" in md
     assert "<th>baseline</th>" in md.replace(' style="text-align: right;"', "")
 
@@ -184,15 +189,10 @@ def test_the_section_says_why_not_only_what(tmp_path):
         first == "**Where the time went:** A1's profiled step takes the same time as the baseline's (10.0 and 10.0 ms)."
     )
     # with a baseline step 5 ms longer: the host-side causes, the kernels unchanged, GPU idle as the symptom
-    data = time_section.load(exp)
-    base = data["baseline"]
-    slower = dataclasses.replace(
-        base,
-        rows=tuple(
-            dataclasses.replace(r, time_us=r.time_us + 5_000) if r.kind in ("wall", "idle") else r for r in base.rows
-        ),
-    )
-    said = time_section.conclusion(slower, data["A1"])
+    rows = model.read(exp.path / "profile-baseline" / "1" / model.FILENAME)
+    longer = [dataclasses.replace(r, time_us=r.time_us + 5_000) if r.kind in ("wall", "idle") else r for r in rows]
+    slower = stats.arm_stats("baseline", [stats.RunSummary("profile-baseline/1", longer)])
+    said = time_section.conclusion(stats.diff_stats(slower, time_section.load(exp)["A1"]))
     assert said.startswith("**Where the time went:** A1's profiled step is 5.00 ms shorter because of the host side")
     assert "(optimizer step -2.70 ms, data movement -1.90 ms" in said
     assert "the GPU's kernels take the same time" in said and "it waits on the host" in said
@@ -215,6 +215,6 @@ def test_a_copy_from_pageable_memory_is_pointed_out(tmp_path):
         for r in model.read(run / model.FILENAME)
     ]
     model.write(run, rows)
-    md = time_section.experiment_section(load_experiment(exp_dir), svg=False).markdown
+    md = time_section.experiment_section(_load(exp_dir), svg=False).markdown
     assert "**Copies from pageable host memory**" in md
     assert "baseline: 32.0 MiB a step <code>Memcpy HtoD (Pageable -&gt; Device)</code>" in md and "GB/s" in md
