@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
 from reportgen import vocab
 from reportgen.errors import UserError
@@ -31,6 +31,23 @@ Basis = vocab.Basis
 # "warn": a finding a reviewer must see that does not decide the verdict (training quality).
 GuardrailStatus = Literal["pass", "fail", "warn", "not_applicable"]
 DisturbanceKind = Literal["other_run", "cpu_load", "gpu_process", "gpu_throttle"]
+# A piece of evidence a cause can be checked on, by a stable id: the analysis names what to look
+# at, the render stage alone knows on which page and under which anchor it is shown
+# (reportgen/render/evidence.py). The ids of one candidate's write-up need the candidate (`arm`).
+EvidenceId = Literal[
+    "windows",
+    "same_work",
+    "guardrails",
+    "interval_by_pair",
+    "quality",
+    "memory",
+    "quiet_machine",
+    "runs",
+    "candidate_page",
+    "against_base",
+    "memory_chart",
+]
+ARM_EVIDENCE: Final[frozenset[str]] = frozenset({"candidate_page", "against_base", "memory_chart"})
 
 
 class _Model(BaseModel):
@@ -521,10 +538,27 @@ class MetricChange(_Model):
 
 class EvidenceLink(_Model):
     label: str = Field(description='What the link shows, e.g. "window W2".')
-    anchor: str = Field(
-        description='Where: an id on the experiment page ("windows", "same-work", "guardrails", '
-        '"quality", "memory", "chart-gpu-memory") or a page path relative to it ("A2/index.md").'
+    id: EvidenceId = Field(
+        description="Which evidence, by a stable id (the site maps it to a page and anchor). Of the whole "
+        'experiment: "windows" (the declared windows and their statistics), "same_work" (the same-work '
+        'check), "guardrails" (the guardrails table), "interval_by_pair" (the interval after each pair and '
+        'the verdicts), "quality" (the training-quality curves), "memory" (memory against each arm\'s limit), '
+        '"quiet_machine" (what else ran on the machine), "runs" (the runs and their status). Of one '
+        'candidate, named by `arm`: "candidate_page" (its write-up), "against_base" (its comparison with the '
+        'base it builds on), "memory_chart" (its memory over the steps, up to a failure).'
     )
+    arm: str | None = Field(
+        default=None,
+        description="The candidate whose write-up holds the evidence: set for candidate_page, against_base "
+        "and memory_chart, null for the others.",
+    )
+
+    @model_validator(mode="after")
+    def _arm_when_needed(self) -> EvidenceLink:
+        if (self.id in ARM_EVIDENCE) != (self.arm is not None):
+            need = "needs" if self.id in ARM_EVIDENCE else "takes no"
+            raise ValueError(f"evidence {self.id!r} {need} arm")
+        return self
 
 
 class NextStep(_Model):

@@ -5,7 +5,7 @@ report names it: merge (with the candidates the patch builds on), add pairs to t
 (and the exact command), make the arms do the same work, fix the failure, re-run on one machine,
 or reject. It reads the verdict as decision.py made it (status, basis, cause); it decides nothing.
 For a verdict that is not a plain accept or reject, the cause is said in words with links to the
-evidence on the page (anchors documented in docs/formats/analysis.md).
+evidence by stable ids (document.EvidenceId); the render stage maps them to pages and anchors.
 """
 
 from __future__ import annotations
@@ -18,15 +18,6 @@ from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
 from reportgen.rounding import fmt_change_supported, fmt_share
 from reportgen.vocab import Verdicts
-
-# Ids on the experiment page the evidence links point at (the page renders these sections).
-WINDOWS = "windows"
-SAME_WORK = "same-work"
-GUARDRAILS = "guardrails"
-VERDICTS = "confidence-and-verdicts"
-QUALITY = "quality"
-QUIET = "quiet-machine"
-MEMORY = "memory"
 
 
 def memory_cost(cand: str, m: doc.MemoryUse) -> str:
@@ -121,20 +112,16 @@ def derive(
     if v.status == Verdicts.INCONCLUSIVE:
         return _inconclusive(comp, rerun=rerun, design=design, metric_label=metric_label)
     on_base = v.against != comp.baseline
-    links = (
-        [doc.EvidenceLink(label=f"{cand} against {v.against}", anchor=f"{cand}/index.md#against-base")]
-        if on_base
-        else []
-    )
+    links = [doc.EvidenceLink(label=f"{cand} against {v.against}", id="against_base", arm=cand)] if on_base else []
     if v.status == Verdicts.ACCEPTED:
         together = f" together with {', '.join(comp.depends_on)}, which its patch builds on" if comp.depends_on else ""
         text = f"Merge {cand}{together}."
         if memory is not None and mem.low_headroom(memory):
             text += " " + memory_cost(cand, memory)
-            links = [*links, doc.EvidenceLink(label="memory against the limit", anchor=MEMORY)]
+            links = [*links, doc.EvidenceLink(label="memory against the limit", id="memory")]
         if comp.quality is not None and comp.quality.status == "warn":
             text += f" Training quality: {comp.quality.reason.split('; flat at 0')[0]}."
-            links = [*links, doc.EvidenceLink(label="training quality", anchor=QUALITY)]
+            links = [*links, doc.EvidenceLink(label="training quality", id="quality")]
         return doc.NextStep(action="merge", text=text), None, links
     if on_base:
         text = (
@@ -166,7 +153,7 @@ def _resume(v: doc.Verdict, rerun: Rerun) -> Step:
     return (
         doc.NextStep(action="resume", text=text, command=rerun.command(before=SAME_MACHINE)),
         v.cause,
-        [doc.EvidenceLink(label="runs", anchor="runs")],
+        [doc.EvidenceLink(label="runs", id="runs")],
     )
 
 
@@ -175,12 +162,15 @@ def _failed(comp: doc.Comparison, rerun: Rerun) -> Step:
     cause = v.cause or v.summary
     arm = v.failed_arm or cand
     # A candidate's page holds its own failure write-up; the baseline's runs are on the experiment page.
-    page_anchor = f"{cand}/index.md" if arm == cand else "runs"
-    page = doc.EvidenceLink(label=f"{arm}'s write-up" if arm == cand else "the baseline's runs", anchor=page_anchor)
+    page = (
+        doc.EvidenceLink(label=f"{arm}'s write-up", id="candidate_page", arm=cand)
+        if arm == cand
+        else doc.EvidenceLink(label="the baseline's runs", id="runs")
+    )
     folder = f"{rerun.experiment or rerun.name or 'experiment'}-{arm}-fix"
     spec_word = rerun.spec()[1]
     if v.oom:
-        memory = doc.EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory")
+        memory = doc.EvidenceLink(label="memory up to the failure", id="memory_chart", arm=cand)
         where = "in the recipe" if arm == comp.baseline else "in its [[candidates]] entry of the spec"
         text = (
             f"Fix the out-of-memory failure of {arm}: give it less memory per step (a smaller --max-tokens-per-gpu "
@@ -222,8 +212,8 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
             ),
             v.cause,
             [
-                doc.EvidenceLink(label="same-work check", anchor=SAME_WORK),
-                doc.EvidenceLink(label="quality curves", anchor=QUALITY),
+                doc.EvidenceLink(label="same-work check", id="same_work"),
+                doc.EvidenceLink(label="quality curves", id="quality"),
             ],
         )
     if v.basis == "disturbed":
@@ -239,15 +229,15 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
             ),
             v.cause or v.summary,
             [
-                doc.EvidenceLink(label="what else ran", anchor=QUIET),
-                doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS),
+                doc.EvidenceLink(label="what else ran", id="quiet_machine"),
+                doc.EvidenceLink(label="guardrails", id="guardrails"),
             ],
         )
     text = "Run every arm again on one machine, with the same model and data files."
     return (
         doc.NextStep(action="rerun", text=text, command=rerun.command(name=f"{rerun.experiment or rerun.name}-2")),
         v.cause or v.summary,
-        [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
+        [doc.EvidenceLink(label="guardrails", id="guardrails")],
     )
 
 
@@ -256,14 +246,14 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
     on_base = v.against != comp.baseline
     links: list[doc.EvidenceLink] = []
     if on_base:
-        links.append(doc.EvidenceLink(label=f"{cand} against {v.against}", anchor=f"{cand}/index.md#against-base"))
+        links.append(doc.EvidenceLink(label=f"{cand} against {v.against}", id="against_base", arm=cand))
     if v.basis == "missing_metric":  # the spec must name another primary metric
         text = "Name a metric every arm logged as [analysis] primary in the spec, then analyse again."
         command = f"reportgen analyze {shlex.quote(rerun.name)}" if rerun.name else None
         return (
             doc.NextStep(action="change_metric", text=text, command=command),
             v.cause,
-            [doc.EvidenceLink(label="guardrails", anchor=GUARDRAILS)],
+            [doc.EvidenceLink(label="guardrails", id="guardrails")],
         )
     if v.basis == "windows_missed":  # the spec must declare windows where the runs' steps are
         wins = comp.suggested_windows
@@ -276,7 +266,7 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
         return (
             doc.NextStep(action="declare_windows", text=text, command=line),
             v.cause,
-            [doc.EvidenceLink(label="windows", anchor=WINDOWS), doc.EvidenceLink(label="runs", anchor="runs")],
+            [doc.EvidenceLink(label="windows", id="windows"), doc.EvidenceLink(label="runs", id="runs")],
         )
     if v.basis in ("futility", "base"):
         text = (
@@ -285,14 +275,14 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
             if v.basis == "futility"
             else f"Do not merge {cand}: with {v.against} it is not better than the baseline."
         )
-        links.append(doc.EvidenceLink(label="interval after each pair", anchor=VERDICTS))
+        links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
         return doc.NextStep(action="reject", text=text), v.cause, links
     if v.basis == "windows":
-        links.append(doc.EvidenceLink(label="windows", anchor=WINDOWS))
+        links.append(doc.EvidenceLink(label="windows", id="windows"))
     else:
-        links.append(doc.EvidenceLink(label="interval after each pair", anchor=VERDICTS))
+        links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
     if any(w.within is False for w in comp.same_work.windows):  # work differed without deciding (primary not perf/*)
-        links.append(doc.EvidenceLink(label="same-work check", anchor=SAME_WORK))
+        links.append(doc.EvidenceLink(label="same-work check", id="same_work"))
     if v.basis == "max_pairs":
         text = (
             f"Do not merge {cand} on this evidence: {design.max_pairs} pairs did not show the "

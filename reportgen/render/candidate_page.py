@@ -20,6 +20,7 @@ from reportgen.render.common import (
     same_work_body,
     spec_path_for_reader,
 )
+from reportgen.render.evidence import evidence_href
 from reportgen.render.format import fmt_change, fmt_gib, fmt_mib, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
@@ -221,16 +222,6 @@ def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
     ]
 
 
-def page_link(href: str, cand: str) -> str:
-    """An evidence link of the experiment page as seen from a candidate's page one folder down."""
-    own = f"{candidate_slug(cand)}/index.md"
-    if href.startswith(own):
-        return href[len(own) :] or "index.md"
-    if ".md" in href.split("#")[0]:
-        return "../" + href
-    return f"../index.md{href}"
-
-
 def plain_sentence(exp: ExperimentData, cand: str) -> str | None:
     """A failed candidate's failure in one plain sentence: its first failed run's (analysis.json
     `runs[].failure_sentence`), "A2 ran out of GPU memory at step 1: PyTorch already held 4.94 of the
@@ -282,7 +273,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     nxt = comp.summary.next_step
     command = decision.tidy_command(nxt.command, lambda w: spec_path_for_reader(exp, w)) if nxt.command else None
     body = f"{lead.rstrip()}\n\n    **Next:** {answer_block.inline(nxt.text)}"
-    targets = [(e.label, page_link(decision.evidence_href(e.anchor), cand)) for e in comp.summary.evidence]
+    targets = [(e.label, evidence_href(e, on=cand)) for e in comp.summary.evidence]
     targets = [(label, href) for label, href in targets if href != "index.md"]  # not this page itself
     if targets:
         body += " Evidence: " + ", ".join(f"[{safe.text(label)}]({href})" for label, href in targets) + "."

@@ -4,8 +4,8 @@ plain data out).
 The analysis decides (reportgen/analysis/next_step.py, same_work.py): which candidate is the pull
 request's, the figures that matter with their intervals, the cause of a verdict in words, where
 its evidence is, and the next step with its command. This module only turns that into what the
-page lays out: figures as changes with their intervals, evidence anchors as links, and commands
-with the spec's path as a reader's checkout has it, wrapped to the page's code column.
+page lays out: figures as changes with their intervals, evidence ids as links (render/evidence.py),
+and commands with the spec's path as a reader's checkout has it, wrapped to the page's code column.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from reportgen.analysis.document import AnalysisDocument, Comparison, MemoryUse,
 from reportgen.analysis.memory import low_headroom
 from reportgen.render import figures
 from reportgen.render.answer import CandidateAnswer, Evidence, Figure
+from reportgen.render.evidence import evidence_href
 from reportgen.render.format import fmt_gib, fmt_share, fmt_value
 from reportgen.render.reproduce import wrapped_words
 
@@ -64,12 +65,6 @@ def memory_figure(mem: MemoryUse | None) -> Figure:
     return Figure(label=MEMORY_LABEL, head=head, detail=limit, note=left, warn=low_headroom(mem))
 
 
-def evidence_href(anchor: str) -> str:
-    """An evidence anchor of analysis.json as a link from the experiment page: an id on the page
-    ("windows") or a page path relative to it ("A2/index.md#chart-memory")."""
-    return anchor if ".md" in anchor or anchor.startswith("#") else f"#{anchor}"
-
-
 def tidy_command(command: str, spec_path: Callable[[str], str]) -> str:
     """The analysis's command with each word that is the spec's recorded path replaced by
     `spec_path(word)` (as a reader's checkout has it), each line wrapped to the page's code column."""
@@ -111,7 +106,7 @@ def answers(
                 cause=s.cause,
                 next_step=s.next_step.text,
                 next_command=tidy_command(s.next_step.command, spec_path) if s.next_step.command else None,
-                evidence=[Evidence(e.label, evidence_href(e.anchor)) for e in s.evidence],
+                evidence=[Evidence(e.label, evidence_href(e)) for e in s.evidence],
                 href=href_of.get(comp.candidate, ""),
             )
         )

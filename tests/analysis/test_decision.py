@@ -44,7 +44,7 @@ def test_shorter_responses_invalidate_a_throughput_verdict(tmp_path):
     # a new campaign into a new folder: works on any machine, the runs made so far stay
     assert c.summary.next_step.command == "reportgen run runs/exp/experiment.toml --name exp-2"
     assert c.summary.cause == c.same_work.reason
-    assert [e.anchor for e in c.summary.evidence] == ["same-work", "quality"]
+    assert [e.id for e in c.summary.evidence] == ["same_work", "quality"]
     body = render_pr_body(doc)
     assert "| `A1` (PR) | ⛔ invalid comparison |" in body
     assert f"Why invalid comparison: {c.summary.cause.rstrip('.')}." in body
@@ -87,7 +87,7 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     c = comparison(doc, "A1")
     assert c.verdict.status == "inconclusive", c.verdict
     assert c.summary.cause and "1 of 3 windows went the other way: W3" in c.summary.cause
-    assert [e.anchor for e in c.summary.evidence] == ["windows"]
+    assert [e.id for e in c.summary.evidence] == ["windows"]
     assert c.verdict.basis == "windows"
     step = c.summary.next_step
     # more pairs in the same campaign, not a new one: its runs are kept
@@ -115,7 +115,7 @@ def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
         "# in its [[candidates]] set table, or a larger --gpu-memory-cap-gib\n"
         "reportgen run runs/exp/experiment.toml --name exp-A2-fix"
     )
-    assert [e.anchor for e in c.summary.evidence] == ["A2/index.md", "A2/index.md#chart-memory"]
+    assert [(e.id, e.arm) for e in c.summary.evidence] == [("candidate_page", "A2"), ("memory_chart", "A2")]
     assert c.summary.peak_memory.unit == "MiB" and c.summary.peak_memory.candidate is not None
 
 
@@ -172,7 +172,7 @@ def test_a_derived_candidate_is_decided_against_its_base(tmp_path, a3_speed, sta
         step.action == "reject"
         and step.text == "Do not merge A3: its gain over the baseline is A1's, not its own; keep A1's flags."
     )
-    assert [e.anchor for e in a3.summary.evidence] == ["A3/index.md#against-base"]
+    assert [(e.id, e.arm) for e in a3.summary.evidence] == [("against_base", "A3")]
 
 
 def test_a_derived_candidate_whose_base_failed_stays_judged_against_the_baseline(tmp_path):
@@ -251,7 +251,7 @@ def test_a_baseline_oom_is_the_baselines_to_fix(tmp_path):
     step = c.summary.next_step
     assert step.action == "fix_oom" and "failure of baseline" in step.text and "in the recipe" in step.text
     assert step.command and step.command.endswith("--name exp-baseline-fix") and "A1" not in step.command
-    assert c.summary.evidence[0].anchor == "runs"
+    assert c.summary.evidence[0].id == "runs"
 
 
 def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path):
@@ -265,7 +265,7 @@ def test_an_interrupted_run_makes_the_comparison_incomplete_not_failed(tmp_path)
     step = c.summary.next_step
     assert step.action == "resume" and step.command and "reportgen run" in step.command
     assert "--rerun" not in step.command and "--new-campaign" not in step.command
-    assert [e.anchor for e in c.summary.evidence] == ["runs"]
+    assert [e.id for e in c.summary.evidence] == ["runs"]
     # the finished runs are judged, the interrupted one is not counted against the candidate
     g = {x.id: x for x in c.guardrails}
     assert g["steps_completed"].status == "pass" and "not counted yet: A1/2 interrupted" in g["steps_completed"].reason

@@ -114,7 +114,7 @@ def test_a_cpu_hog_during_one_arm_makes_the_comparison_invalid_and_names_it(tmp_
     assert any(
         w.startswith("A1/1 was measured on a busy machine: CPU load outside the run in ") for w in doc["warnings"]
     )
-    assert comp["summary"]["evidence"][0]["anchor"] == "quiet-machine"
+    assert comp["summary"]["evidence"][0]["id"] == "quiet_machine"
 
 
 def test_both_arms_disturbed_alike_is_a_warning_not_an_invalid_comparison(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp
     assert c.verdict.status == "accepted"
     # under 15 % left: the merge step names the memory it costs, with a link to the figures
     assert "Memory: A1 needs 4.40 of the 5.00 GiB cap (0.60 GiB, 12%, left)" in c.summary.next_step.text
-    assert "memory" in [e.anchor for e in c.summary.evidence]
+    assert "memory" in [e.id for e in c.summary.evidence]
     assert c.summary.peak_memory.reference == 1.4 * 1024 and c.summary.peak_memory.candidate == 4.4 * 1024
 
 
@@ -108,7 +108,7 @@ def test_a_candidate_that_trains_differently_is_warned_about_not_failed(tmp_path
     # a warning never decides: the verdict is the interval's, and the next step says what to check
     assert c.verdict.status == "accepted"
     assert "Training quality: loss differs" in c.summary.next_step.text
-    assert "quality" in [e.anchor for e in c.summary.evidence]
+    assert "quality" in [e.id for e in c.summary.evidence]
     assert c.quality is not None and c.quality.tolerance == 0.10
     rows = [w for w in c.quality.windows if w.label == "loss"]
     assert [w.window for w in rows] == ["W1", "W2", "W3"] and not any(w.within for w in rows)

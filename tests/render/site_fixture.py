@@ -884,8 +884,8 @@ def _summary(
         )
         cause = verdict["cause"]
         evidence = [
-            EvidenceLink(label=f"{cand}'s write-up", anchor=f"{cand}/index.md"),
-            EvidenceLink(label="memory up to the failure", anchor=f"{cand}/index.md#chart-memory"),
+            EvidenceLink(label=f"{cand}'s write-up", id="candidate_page", arm=cand),
+            EvidenceLink(label="memory up to the failure", id="memory_chart", arm=cand),
         ]
     else:
         step = NextStep(action="reject", text=f"Do not merge {cand}; keep the baseline's flags.")

@@ -1,5 +1,5 @@
 """From analysis.json's decision data to the answer's rows: the PR candidate first, figures with
-their intervals, evidence anchors as links, commands with the reader's spec path, wrapped."""
+their intervals, evidence ids as links, commands with the reader's spec path, wrapped."""
 
 from __future__ import annotations
 
@@ -56,11 +56,6 @@ def test_figures_carry_the_interval_as_changes(doc):
     assert bare.head == "+10.0%" and bare.detail == "no interval" and bare.note == ""
 
 
-def test_evidence_anchors_become_links_from_the_page():
-    assert decision.evidence_href("same-work") == "#same-work"
-    assert decision.evidence_href("A2/index.md#chart-memory") == "A2/index.md#chart-memory"
-
-
 def test_commands_name_the_readers_spec_and_fit_the_column():
     cmd = "reportgen run /work/main/scripts/recipes/default.toml --profile gpu --name showcase-h200-grpo-offload --new-campaign"
     got = decision.tidy_command(cmd, lambda w: "scripts/recipes/default.toml" if w.endswith("default.toml") else w)
@@ -100,7 +95,7 @@ def test_the_answer_shows_an_incomplete_verdict_and_a_verdict_decided_against_a_
                     "text": "Resume the campaign.",
                     "command": "reportgen run x.toml",
                 }
-                c["summary"]["evidence"] = [{"label": "runs", "anchor": "runs"}]
+                c["summary"]["evidence"] = [{"label": "runs", "id": "runs"}]
             if c["candidate"] == "A3":
                 c["verdict"].update(status="rejected", against="A1")
                 c["summary"]["verdict"] = "rejected"
