@@ -57,7 +57,7 @@ def test_showcase_script_runs_stops_and_packs(tmp_path: Path) -> None:
     bin_dir.mkdir()
     _python3(bin_dir)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(OUT=str(out), BUDGET_S="70", PACK_S="10", PATH=f"{bin_dir}:{env['PATH']}")
+    env.update(OUT=str(out), BUDGET_S="45", PACK_S="10", PATH=f"{bin_dir}:{env['PATH']}")
     proc = subprocess.run(
         ["bash", str(tree / "scripts" / "device" / "showcase.sh"), "-", "t1"],
         env=env,
