@@ -110,5 +110,5 @@ def check(ctx: GuardrailInput) -> GuardrailResult:
         TITLE,
         PASS,
         f"{which_runs(checkable)}: none overlapped any of the {recorded} other runs recorded on their machine "
-        f"under the runs folder{tail}",
+        f"while the campaign ran, under the runs folder{tail}",
     )

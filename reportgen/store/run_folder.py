@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -224,15 +225,40 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     )
 
 
+def _utc(text: str | None) -> float | None:
+    """A manifest's UTC time ("2026-12-01T10:00:00Z") in seconds; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[MachineRun, ...]:
     """Every run under the runs folder (each experiment's runs and archived campaigns) recorded on a
-    machine this experiment's runs used. The manifests of those runs are inputs of the analysis (a
-    run added beside the campaign on its machine can make a comparison invalid), so their bytes go
-    into the digest, under their path from this experiment's folder (`../other/A1/1/manifest.json`);
-    manifests of other machines are read to learn that, and left out of it."""
+    machine this experiment's runs used while the campaign ran. The manifests of those runs are
+    inputs of the analysis (a run added beside the campaign on its machine can make a comparison
+    invalid), so their bytes go into the digest, under their path from this experiment's folder
+    (`../other/A1/1/manifest.json`); manifests of other machines or times are read to learn that,
+    and left out of it."""
     machines = {r.manifest.fingerprint_id for r in runs if r.manifest is not None} - {None}
     if not machines:
         return ()
+    # Only runs that were on the machine while this campaign was (its first start to its last end;
+    # no end yet: to now) can overlap one of its runs: a campaign run there later changes nothing,
+    # and must not make every earlier analysis on the machine stale.
+    times = [(_utc(r.manifest.started_utc), _utc(r.manifest.ended_utc)) for r in runs if r.manifest is not None]
+    starts = [s for s, _ in times if s is not None]
+    first = min(starts) if starts else None
+    last = None if any(e is None for _, e in times) else max((e for _, e in times if e is not None), default=None)
+
+    def during(m: Manifest) -> bool:
+        start, end = _utc(m.started_utc), _utc(m.ended_utc)
+        if first is None or start is None:
+            return first is None  # no times to place either: keep (the check says what it could not place)
+        return (last is None or start <= last) and (end is None or end >= first)
+
     root = exp_dir.parent
     out: list[MachineRun] = []
     experiments = {d.name: d for d in layout.iter_experiments(root)} | {exp_dir.name: exp_dir}
@@ -252,7 +278,7 @@ def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> t
                     manifest = Manifest.from_bytes(data, str(file))
                 except (OSError, UserError):
                     continue  # unreadable: the overlap check cannot place it (its own experiment reports it)
-                if manifest.fingerprint_id not in machines:
+                if manifest.fingerprint_id not in machines or not during(manifest):
                     continue
                 key = ("../" + other.name + "/" if other != exp_dir else "") + f"{rel}/{layout.MANIFEST}"
                 reads.sha256[key] = hashlib.sha256(data).hexdigest()

@@ -91,6 +91,11 @@ def test_runs_of_other_experiments_on_the_same_machine_are_inputs_too(tmp_path: 
     manifest = tmp_path / "runs" / "beside" / "baseline" / "1" / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"complete"', '"failed"'))
     assert stale_reason(exp, SCHEMA_VERSION) == "its runs changed since it was written"
+    analyze_experiment(exp)
+    # A campaign run on the machine after this one ended cannot overlap it: not an input.
+    make_experiment(tmp_path / "runs", {"baseline": FakeArm()}, name="later", repeats=1, t0=1_864_000_000.0)
+    assert stale_reason(exp, SCHEMA_VERSION) is None
+    assert not any("later" in m.experiment for m in read_experiment(exp).machine_runs)
 
 
 def test_digest_is_of_the_bytes_read(tmp_path: Path) -> None:
