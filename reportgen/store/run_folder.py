@@ -257,7 +257,8 @@ def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> t
         start, end = _utc(m.started_utc), _utc(m.ended_utc)
         if first is None or start is None:
             return first is None  # no times to place either: keep (the check says what it could not place)
-        return (last is None or start <= last) and (end is None or end >= first)
+        # Strictly: times are whole seconds, and the next campaign often starts the second the last ended.
+        return (last is None or start < last) and (end is None or end > first)
 
     root = exp_dir.parent
     out: list[MachineRun] = []

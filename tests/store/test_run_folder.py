@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,11 @@ def test_runs_of_other_experiments_on_the_same_machine_are_inputs_too(tmp_path: 
     make_experiment(tmp_path / "runs", {"baseline": FakeArm()}, name="later", repeats=1, t0=1_864_000_000.0)
     assert stale_reason(exp, SCHEMA_VERSION) is None
     assert not any("later" in m.experiment for m in read_experiment(exp).machine_runs)
+    # Nor one that starts the second this campaign's last run ended (times are whole seconds).
+    end = max(m.manifest.ended_utc or "" for m in read_experiment(exp).machine_runs if m.experiment == "exp")
+    ends_at = datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()
+    make_experiment(tmp_path / "runs", {"baseline": FakeArm()}, name="next", repeats=1, t0=ends_at)
+    assert stale_reason(exp, SCHEMA_VERSION) is None
 
 
 def test_digest_is_of_the_bytes_read(tmp_path: Path) -> None:
