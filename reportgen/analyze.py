@@ -18,7 +18,6 @@ import pandas as pd
 
 from reportgen import vocab
 from reportgen.analysis.check import Span
-from reportgen.analysis.gpu import parse_utc
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
@@ -30,6 +29,7 @@ from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
 from reportgen.store.models import Manifest
 from reportgen.store.run_folder import ExperimentFiles, RunFiles, read_experiment
+from reportgen.store.runs import parse_utc
 from reportgen.traces import model as trace_model
 from reportgen.traces.stats import RunSummary
 

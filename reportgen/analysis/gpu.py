@@ -9,23 +9,14 @@ at the end keeps them out). Without step times, every sample of the run is used,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from reportgen.analysis.inputs import RunData
+from reportgen.store.runs import parse_utc
 from reportgen.vocab import STEP_TIME
-
-
-def parse_utc(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def window_span(run: RunData, first: int, last: int) -> tuple[float, float] | None:

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 
 from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, Span, guardrail, which_runs
 from reportgen.analysis.document import GuardrailResult
-from reportgen.analysis.gpu import parse_utc
 from reportgen.analysis.inputs import RunData
+from reportgen.store.runs import parse_utc
 
 ID = "no_overlap"
 TITLE = "No other measurement on the machine at the same time"

@@ -32,9 +32,10 @@ import pandas as pd
 
 from reportgen.analysis import document as doc
 from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, Span, guardrail, which_runs
-from reportgen.analysis.gpu import parse_utc, window_span
+from reportgen.analysis.gpu import window_span
 from reportgen.analysis.inputs import RunData
 from reportgen.analysis.overlap import overlaps
+from reportgen.store.runs import parse_utc
 
 ID = "quiet_machine"
 TITLE = "Machine quiet during the runs (no other CPU load, GPU process or throttling)"

@@ -22,7 +22,6 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +31,7 @@ from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.experiment import EXPERIMENT_RECORD
 from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
+from reportgen.store.runs import parse_utc
 
 GIT_JSON = f"{layout.PROVENANCE}/git.json"
 
@@ -105,7 +105,7 @@ class ExperimentFiles:
     runs: tuple[RunFiles, ...]
     read_sha256: dict[str, str]  # relative path -> SHA-256 of every file read
     digest: str  # one digest over read_sha256: analysis.json's inputs_sha256
-    machine_runs: tuple[MachineRun, ...] = ()  # every run on this experiment's machines (their manifests are read)
+    machine_runs: tuple[MachineRun, ...] = ()  # the runs on this experiment's machines while its campaign ran
 
 
 def _model(reads: _Reads, path: Path, model: type[M], notes: list[str] | None) -> M | None:
@@ -225,16 +225,6 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     )
 
 
-def _utc(text: str | None) -> float | None:
-    """A manifest's UTC time ("2026-12-01T10:00:00Z") in seconds; None when absent or unreadable."""
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[MachineRun, ...]:
     """Every run under the runs folder (each experiment's runs and archived campaigns) recorded on a
     machine this experiment's runs used while the campaign ran. The manifests of those runs are
@@ -248,13 +238,15 @@ def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> t
     # Only runs that were on the machine while this campaign was (its first start to its last end;
     # no end yet: to now) can overlap one of its runs: a campaign run there later changes nothing,
     # and must not make every earlier analysis on the machine stale.
-    times = [(_utc(r.manifest.started_utc), _utc(r.manifest.ended_utc)) for r in runs if r.manifest is not None]
+    times = [
+        (parse_utc(r.manifest.started_utc), parse_utc(r.manifest.ended_utc)) for r in runs if r.manifest is not None
+    ]
     starts = [s for s, _ in times if s is not None]
     first = min(starts) if starts else None
     last = None if any(e is None for _, e in times) else max((e for _, e in times if e is not None), default=None)
 
     def during(m: Manifest) -> bool:
-        start, end = _utc(m.started_utc), _utc(m.ended_utc)
+        start, end = parse_utc(m.started_utc), parse_utc(m.ended_utc)
         if first is None or start is None:
             return first is None  # no times to place either: keep (the check says what it could not place)
         # Strictly: times are whole seconds, and the next campaign often starts the second the last ended.
