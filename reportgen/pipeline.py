@@ -5,6 +5,8 @@ spec -> plan -> execute (+ capture, ingest per run) -> analyze. The CLI only par
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
@@ -16,6 +18,7 @@ from reportgen.campaign import Sequential
 from reportgen.errors import UserError
 from reportgen.execute.executor import ExecutorKind, ExperimentOutcome, NextBlock, RunOptions, executor_kind
 from reportgen.execute.progress import ProgressDisplay
+from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.specfile import Spec, load_spec
 from reportgen.store.atomic import read_json
@@ -125,8 +128,14 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
     def say(line: str) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
-    with hold_campaigns(exp_dirs, machine=machine, log=say) as held:
-        if not held:  # Ctrl-C while waiting for the machine: nothing ran
+    with contextlib.ExitStack() as locks:
+        # Ctrl-C or SIGTERM while waiting for the machine gives up with nothing run, however the
+        # process was started: a background job inherits SIGINT ignored, and `kill -INT` (run_until,
+        # a CI job's timeout) must still stop the wait as it stops the runs (the runner's handlers).
+        stop = threading.Event()
+        with stop_on_signals(stop):
+            held = locks.enter_context(hold_campaigns(exp_dirs, machine=machine, stop=stop, log=say))
+        if not held or stop.is_set():  # nothing ran
             return [
                 ExperimentOutcome(p.spec.name, d, (), interrupted=True) for p, d in zip(plans, exp_dirs, strict=True)
             ]

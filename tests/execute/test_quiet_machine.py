@@ -25,13 +25,16 @@ from tests.execute.conftest import TRAINER, make_experiment
 pytestmark = pytest.mark.slow
 
 
-def start_run(spec: Path, runs: Path, *extra: str) -> subprocess.Popen[str]:
+def start_run(spec: Path, runs: Path, *extra: str, sigint: signal.Handlers | None = None) -> subprocess.Popen[str]:
+    """`reportgen run` in a child; `sigint` sets how it inherits SIGINT (SIG_IGN: as a background job
+    of a non-interactive shell starts it, so Python installs no KeyboardInterrupt handler)."""
     return subprocess.Popen(
         [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-profiler", *extra],
         env=env_with_repo_on_path(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=None if sigint is None else (lambda: signal.signal(signal.SIGINT, sigint)),
     )
 
 
@@ -175,7 +178,10 @@ def test_a_cpu_hog_started_beside_a_run_is_reported_on_the_page(tmp_path: Path) 
     assert "What else ran on the machine" in svg and "seconds since the run started" in svg
 
 
-def test_ctrl_c_while_waiting_for_the_machine_runs_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["from-a-terminal", "as-a-background-job"])
+def test_ctrl_c_while_waiting_for_the_machine_runs_and_writes_nothing(tmp_path: Path, sigint: signal.Handlers) -> None:
+    """SIGINT while waiting stops the wait however the run was started (a background job inherits
+    SIGINT ignored; `kill -INT` from a script or a CI timeout must still stop it, as it stops runs)."""
     machine = Path(os.environ["REPORTGEN_MACHINE_LOCK"])
     holder = subprocess.Popen(
         [
@@ -194,7 +200,7 @@ def test_ctrl_c_while_waiting_for_the_machine_runs_and_writes_nothing(tmp_path: 
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         spec = make_experiment(tmp_path / "r")
         runs = tmp_path / "runs"
-        proc = start_run(spec, runs)
+        proc = start_run(spec, runs, sigint=sigint)
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line.startswith("waiting for the machine: held by ") and f"pid {holder.pid} on " in line, line
