@@ -16,9 +16,8 @@ the change-point detector reads from the scatter of the series instead (docs/his
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +29,7 @@ from reportgen.analysis.inputs import RunData as AnalysisRun
 from reportgen.analysis.interval import dependence
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
 from reportgen.ingest.metrics import wide_table
-from reportgen.store.models import Manifest
+from reportgen.store.models import GitProvenance, Manifest
 from reportgen.vocab import LOWER
 
 Z95 = 1.959963984540054
@@ -46,8 +45,8 @@ class RunInput:
     repeat: int
     metrics: pd.DataFrame
     gpu: pd.DataFrame | None = None
-    manifest: Mapping[str, Any] = field(default_factory=dict)
-    git: Mapping[str, Any] = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=lambda: Manifest.create({}))
+    git: GitProvenance | None = None  # provenance/git.json
 
     @property
     def path(self) -> str:
@@ -127,9 +126,7 @@ def _analysis_run(run: RunInput, keys: Sequence[str]) -> AnalysisRun:
     m = run.metrics
     if "key" in m:
         m = m[m["key"].isin(list(keys))]
-    return AnalysisRun(
-        arm=run.arm, repeat=run.repeat, path=run.path, manifest=Manifest.create(dict(run.manifest)), steps=wide_table(m)
-    )
+    return AnalysisRun(arm=run.arm, repeat=run.repeat, path=run.path, manifest=run.manifest, steps=wide_table(m))
 
 
 def peak_memory(run: RunInput, first: int, last: int, steps: AnalysisRun | None = None) -> Figure | None:
@@ -148,10 +145,8 @@ def peak_memory(run: RunInput, first: int, last: int, steps: AnalysisRun | None 
     return Figure(float(values.max()), None, None, int(values.size))
 
 
-def _commit(git: Mapping[str, Any]) -> tuple[str | None, bool | None]:
-    commit = git.get("commit") or git.get("head")
-    dirty = git.get("dirty")
-    return (str(commit) if commit else None), (bool(dirty) if dirty is not None else None)
+def _commit(git: GitProvenance | None) -> tuple[str | None, bool | None]:
+    return (git.commit_id, git.dirty) if git is not None else (None, None)
 
 
 def points(exp: ExperimentInput) -> list[Point]:

@@ -24,6 +24,7 @@ from reportgen.history.figures import ExperimentInput, RunInput, points
 from reportgen.history.model import Point, from_frame, metadata, to_frame
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
+from reportgen.store.models import Manifest
 from reportgen.store.run_folder import read_run_folder
 
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
@@ -73,8 +74,8 @@ def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
                 repeat=repeat,
                 metrics=files.metrics,
                 gpu=files.gpu,
-                manifest=files.manifest.to_dict() if files.manifest is not None else {},
-                git=files.git.to_dict() if files.git is not None else {},
+                manifest=files.manifest or Manifest.create({}),
+                git=files.git,
             )
         )
     spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")

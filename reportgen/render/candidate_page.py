@@ -8,7 +8,7 @@ shows the measured regression in the same tables as the experiment page.
 from __future__ import annotations
 
 from reportgen import vocab
-from reportgen.analysis.document import Comparison, GuardrailResult
+from reportgen.analysis.document import Comparison, GuardrailResult, RunEvent
 from reportgen.render import answer as answer_block
 from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds, safe, time_section
 from reportgen.render.blocks import badge, table
@@ -28,43 +28,37 @@ from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS, Stat
 from reportgen.vocab import MEMORY_CAP_FLAG as CAP_FLAG
 
 
-def _events(exp: ExperimentData, cand: str) -> list[tuple[str, dict]]:
-    out = []
-    for run in exp.formal_runs(cand):
-        for e in run.events:
-            out.append((run.rel, e))
-    if not out:  # fall back on the copy inside analysis.json
-        for r in exp.arm(cand).runs:
-            out += [(f"{cand}/{r.repeat}", e.model_dump()) for e in r.events]
-    out.sort(
-        key=lambda t: FAILURE_DISPLAY_ORDER.index(t[1].get("kind")) if t[1].get("kind") in FAILURE_DISPLAY_ORDER else 99
-    )
+def _events(exp: ExperimentData, cand: str) -> list[tuple[str, RunEvent]]:
+    """The candidate's formal runs' events as analysis.json holds them (its copy of each run's
+    events.json), failures first."""
+    out = [(f"{cand}/{r.repeat}", e) for r in exp.arm(cand).formal_runs() for e in r.events]
+    out.sort(key=lambda t: FAILURE_DISPLAY_ORDER.index(t[1].kind) if t[1].kind in FAILURE_DISPLAY_ORDER else 99)
     return out
 
 
-def _excerpt_of(e: dict) -> tuple[str, ...]:
-    return tuple(str(x) for x in e.get("excerpt") or [])
+def _excerpt_of(e: RunEvent) -> tuple[str, ...]:
+    return tuple(str(x) for x in e.excerpt)
 
 
-def excerpt_id(rel: str, e: dict) -> str:
+def excerpt_id(rel: str, e: RunEvent) -> str:
     """The page anchor of an event's log excerpt: "log-A2-1-stderr-62"."""
-    slug = "-".join(x for x in (rel.replace("/", "-"), str(e.get("stream") or "log"), str(e.get("line") or "")) if x)
+    slug = "-".join(x for x in (rel.replace("/", "-"), e.stream or "log", str(e.line or "")) if x)
     return "log-" + "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in slug)
 
 
-def _evidence_link(rel: str, e: dict, anchors: dict[str, str]) -> str:
+def _evidence_link(rel: str, e: RunEvent, anchors: dict[str, str]) -> str:
     """Where an event is in the logs, as a link to its excerpt on this page ("A2/1/stderr.log:62")."""
-    where = f"{rel}/{e.get('stream') or 'log'}.log" + (f":{e['line']}" if e.get("line") is not None else "")
+    where = f"{rel}/{e.stream or 'log'}.log" + (f":{e.line}" if e.line is not None else "")
     target = anchors.get(_key(rel, e))
     code = f'<code class="rg-flag">{safe.attr(where)}</code>'  # a path: never broken inside
     return f'<a href="#{safe.attr(target)}">{code}</a>' if target else code
 
 
-def _key(rel: str, e: dict) -> str:
-    return f"{rel}|{e.get('stream')}|{e.get('line')}|{e.get('kind')}"
+def _key(rel: str, e: RunEvent) -> str:
+    return f"{rel}|{e.stream}|{e.line}|{e.kind}"
 
 
-def excerpt_blocks(events: list[tuple[str, dict]]) -> tuple[list[str], dict[str, str]]:
+def excerpt_blocks(events: list[tuple[str, RunEvent]]) -> tuple[list[str], dict[str, str]]:
     """Each distinct log excerpt once, under an anchor, with the runs and lines it stands for (two
     repeats failing the same way print the same traceback: shown once); returns the blocks and, per
     event, the anchor of the excerpt that shows it."""
@@ -84,7 +78,7 @@ def excerpt_blocks(events: list[tuple[str, dict]]) -> tuple[list[str], dict[str,
             order.append((excerpt, anchor))
             same = excerpt
         anchors[_key(rel, e)] = shown[same]
-        where = f"{rel}/{e.get('stream') or 'log'}.log" + (f" line {e['line']}" if e.get("line") is not None else "")
+        where = f"{rel}/{e.stream or 'log'}.log" + (f" line {e.line}" if e.line is not None else "")
         names.setdefault(shown[same], [])
         if where not in names[shown[same]]:
             names[shown[same]].append(where)
@@ -97,7 +91,7 @@ def excerpt_blocks(events: list[tuple[str, dict]]) -> tuple[list[str], dict[str,
     return blocks_md, anchors
 
 
-def failure_rows(exp: ExperimentData, cand: str, events: list[tuple[str, dict]], anchors: dict[str, str]) -> str:
+def failure_rows(exp: ExperimentData, cand: str, events: list[tuple[str, RunEvent]], anchors: dict[str, str]) -> str:
     """One row per run of the candidate: steps completed, what failed (in words), where in the logs."""
     arm = exp.arm(cand)
     expected = exp.analysis.settings.steps_expected
@@ -105,7 +99,7 @@ def failure_rows(exp: ExperimentData, cand: str, events: list[tuple[str, dict]],
     for r in arm.formal_runs():
         rel = f"{cand}/{r.repeat}"
         mine = [e for run, e in events if run == rel]
-        first = next((e for e in mine if e.get("kind") in FAILURE_KINDS), None)
+        first = next((e for e in mine if e.kind in FAILURE_KINDS), None)
         steps = f"{r.steps_completed} of {expected}" if expected else str(r.steps_completed)
         what = safe.prose(r.failure) if r.failure else ("finished" if r.status == "complete" else safe.text(r.status))
         rows.append(
@@ -122,14 +116,14 @@ def failure_rows(exp: ExperimentData, cand: str, events: list[tuple[str, dict]],
     )
 
 
-def event_blocks(events: list[tuple[str, dict]]) -> list[str]:
+def event_blocks(events: list[tuple[str, RunEvent]]) -> list[str]:
     """Events of a run that did not fail (warnings, handled tracebacks): kind, step, where, and the
     excerpt once."""
     blocks_md, anchors = excerpt_blocks(events)
     out = []
     for rel, e in events:
-        step = f" at step {fmt_num(e.get('step'), 0)}" if e.get("step") is not None else ""
-        out.append(f"- **{safe.text(e.get('kind', 'event'))}{step}**: {_evidence_link(rel, e, anchors)}")
+        step = f" at step {fmt_num(e.step, 0)}" if e.step is not None else ""
+        out.append(f"- **{safe.text(e.kind)}{step}**: {_evidence_link(rel, e, anchors)}")
     return ["\n".join(out) + "\n", *blocks_md]
 
 
@@ -199,11 +193,7 @@ def what_changed(exp: ExperimentData, cand: str) -> list[str]:
 
 def effective_argv(exp: ExperimentData, arm_id: str) -> dict:
     """The first formal run's effective flag -> value mapping ({} when ingest recorded none)."""
-    for run in exp.formal_runs(arm_id):
-        argv = run.manifest.get("effective_argv")
-        if isinstance(argv, dict) and argv:
-            return argv
-    return {}
+    return next((run.manifest.effective_argv for run in exp.formal_runs(arm_id) if run.manifest.effective_argv), {})
 
 
 def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
@@ -258,7 +248,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     kind = blocks.VERDICT_ADMONITION.get(status, "note")
     cause = decision.cause(comp)
     events = _events(exp, cand)
-    failed = status == Verdicts.FAILED or any(e.get("kind") in FAILURE_KINDS for _, e in events)
+    failed = status == Verdicts.FAILED or any(e.kind in FAILURE_KINDS for _, e in events)
     sentence = plain_sentence(exp, cand) if failed else None
     label = verdict_label(status).word
     if sentence:

@@ -568,14 +568,14 @@ def _gpu_run_columns(run: StoredRun, column: str, how: str) -> dict[str, np.ndar
 
 
 def _gpu_columns(exp: ExperimentData, runs: Sequence[StoredRun], column: str, how: str) -> dict[str, np.ndarray] | None:
-    cache = exp.derived
+    cache = exp.gpu_series
     parts = []
     for r in runs:
-        key = ("gpu", r.rel, column, how)
+        key = (r.rel, column, how)
         if key not in cache:
             cache[key] = _gpu_run_columns(r, column, how)
-        if cache[key] is not None:
-            parts.append(cache[key])
+        if (series := cache[key]) is not None:
+            parts.append(series)
     if not parts:
         return None
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -108,10 +108,10 @@ def report_kind(exp: ExperimentData) -> kinds.ReportKind:
 def spec_where_it_ran(exp: ExperimentData) -> str | None:
     """The spec's path as it ran, relative to the runs' working directory (the repository root for
     the default experiment), from experiment.json; None when not recorded."""
-    source = exp.record.get("source_path")
-    if not isinstance(source, str) or not source:
+    source = exp.record.source_path if exp.record is not None else None
+    if not source:
         return None
-    cwd = next((r.manifest.get("cwd") for r in exp.formal_runs() if r.manifest.get("cwd")), None)
+    cwd = next((r.manifest.cwd for r in exp.formal_runs() if r.manifest.cwd), None)
     if isinstance(cwd, str) and source.startswith(cwd.rstrip("/") + "/"):
         return os.path.relpath(source, cwd)
     return reproduce.repo_relative(source)
@@ -120,7 +120,7 @@ def spec_where_it_ran(exp: ExperimentData) -> str | None:
 def spec_path_for_reader(exp: ExperimentData, word: str) -> str:
     """A command word that is the spec's recorded path (absolute, machine-specific) as a reader's
     checkout has it; any other word unchanged."""
-    if word and word == exp.record.get("source_path"):
+    if word and exp.record is not None and word == exp.record.source_path:
         return spec_where_it_ran(exp) or word
     return word
 

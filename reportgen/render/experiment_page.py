@@ -617,9 +617,8 @@ def reproduce_section(exp: ExperimentData) -> str:
     info = exp.analysis.experiment
     arms = []
     for run in exp.formal_runs():
-        argv = run.manifest.get("effective_argv")
         recipe = f"runs/{exp.name}/{run.rel}/recipe.sh"
-        arms.append(reproduce.ArmCommand(run.rel, argv if isinstance(argv, (dict, list)) else None, recipe))
+        arms.append(reproduce.ArmCommand(run.rel, run.manifest.effective_argv, recipe))
     inp = reproduce.ReproduceInputs(
         experiment=exp.name,
         commit=info.baseline_commit,

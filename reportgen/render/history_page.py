@@ -68,10 +68,6 @@ def experiment_input(exp: ExperimentData) -> ExperimentInput:
     keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
     runs = []
     for r in exp.formal_runs():
-        try:
-            git = json.loads(r.provenance.get("git.json") or "{}")
-        except ValueError:
-            git = {}
         runs.append(
             RunInput(
                 arm=r.arm,
@@ -79,7 +75,7 @@ def experiment_input(exp: ExperimentData) -> ExperimentInput:
                 metrics=_run_metrics(exp, r.rel, keys),
                 gpu=r.gpu,
                 manifest=r.manifest,
-                git=git if isinstance(git, dict) else {},
+                git=r.git,
             )
         )
     return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, tuple(runs))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -26,12 +26,14 @@ from reportgen.capture.redact import published_env, recipe_variables, redact_com
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
-from reportgen.store.experiment import load_experiment_record
-from reportgen.store.models import RunCommand
-from reportgen.store.run_folder import read_command, read_run_folder
+from reportgen.store.experiment import EXPERIMENT_RECORD, load_experiment_record
+from reportgen.store.models import ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
+from reportgen.store.run_folder import GIT_JSON, read_command, read_run_folder
 
 METRIC_COLUMNS = ["step", "key", "value", "source"]
 GPU_COLUMNS = list(GPU_FILE_COLUMNS)  # gpu.parquet, as reportgen.capture.gpu writes it
+GpuSeriesKey = tuple[str, str, str]  # run ("A1/1"), gpu.parquet column, how bins reduce ("mean", "max")
+M = TypeVar("M", bound=StoreFile)
 # Provenance files shown as text; anything bigger than this is cut (with a note), never embedded whole.
 MAX_TEXT = 200_000
 
@@ -41,17 +43,17 @@ class StoredRun:
     arm: str
     repeat: int
     rel: str  # "A1/1", relative to the experiment folder
-    manifest: dict
+    manifest: Manifest  # its strings shortened and redacted, as every string here
     metrics: pd.DataFrame  # step, key, value, source
     gpu: pd.DataFrame  # columns of gpu.parquet
-    events: list
     patch: str
     command: RunCommand | None  # command.json, its environment cut to what may be published
+    git: GitProvenance | None = None  # provenance/git.json
     provenance: dict[str, str] = field(default_factory=dict)  # file name -> text
 
     @property
     def role(self) -> str:
-        return vocab.run_role(self.arm, self.manifest.get("role"))
+        return vocab.run_role(self.arm, self.manifest.role)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class ExperimentData:
     analysis: AnalysisDocument
     runs: tuple[StoredRun, ...]
     spec_text: str
-    record: dict = field(default_factory=dict)  # experiment.json: where the spec ran from (source_path, recipe_dir)
+    record: ExperimentRecord | None = None  # experiment.json: where the spec ran from (source_path, recipe_dir)
 
     def arm_ids(self) -> list[str]:
         return self.analysis.arm_ids()
@@ -132,8 +134,9 @@ class ExperimentData:
         return out
 
     @cached_property
-    def derived(self) -> dict:
-        """Per-experiment memo for the chart builders (binned GPU series are shared by pages)."""
+    def gpu_series(self) -> dict[GpuSeriesKey, dict[str, np.ndarray] | None]:
+        """Per-experiment memo of the charts' binned GPU series (render.charts), shared by the pages
+        that draw the same run's series."""
         return {}
 
 
@@ -192,14 +195,19 @@ def load_run(
         arm=arm,
         repeat=repeat,
         rel=files.rel,
-        manifest=shorten(files.manifest.to_dict() if files.manifest is not None else {}),
+        manifest=_shortened(files.manifest, Manifest, path / layout.MANIFEST, shorten) or Manifest.create({}),
         metrics=_table(files.metrics, METRIC_COLUMNS),
         gpu=_table(files.gpu, GPU_COLUMNS),
-        events=shorten(list(files.events.events) if files.events is not None else []),
         patch=shorten(_cut(files.patch)) if files.patch is not None else "",
         command=_published_command(read_command(path)[0], path, own_env, shorten),
+        git=_shortened(files.git, GitProvenance, path / GIT_JSON, shorten),
         provenance=prov,
     )
+
+
+def _shortened(model: M | None, cls: type[M], path: Path, shorten: Callable[[Any], Any]) -> M | None:
+    """A store model with every string mapped (shortened, redacted), validated again."""
+    return None if model is None else cls.parse(shorten(model.to_dict()), str(path))
 
 
 def _published_command(
@@ -262,5 +270,5 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
         analysis=analysis,
         runs=runs,
         spec_text=one(_read_text(spec)) if spec.is_file() else "",
-        record=deep(record.to_dict() if (record := load_experiment_record(exp_dir)) is not None else {}),
+        record=_shortened(load_experiment_record(exp_dir), ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep),
     )
