@@ -18,7 +18,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
 from reportgen import vocab
-from reportgen.errors import UserError
+from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
 SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
@@ -827,6 +827,4 @@ def parse(data: object, source: str, experiment: str | None = None) -> AnalysisD
     try:
         return AnalysisDocument.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "document"
-        raise UserError(f"{source}: {where}: {err['msg']} ({exc.error_count()} problem(s)); {redo}") from None
+        raise UserError(f"{source}: {first_problem(exc)} ({exc.error_count()} problem(s)); {redo}") from None

@@ -86,6 +86,11 @@ def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
     return f"{run.path}/manifest.json"
 
 
+def _failed_on(run: RunData, id: str, title: str, said: str) -> GuardrailResult:
+    """A check that failed on one run's manifest record (hashes, fingerprint, flags), named as the evidence."""
+    return guardrail(id, title, FAIL, f"{run.path}: {said}", _ev(run))
+
+
 def _clean_end(run: RunData) -> dict[str, int]:
     ends = (run.manifest.ingest or {}).get("clean_end") or []
     return {str(e.get("stream")): int(e["line"]) for e in ends if isinstance(e, dict) and e.get("line") is not None}
@@ -366,12 +371,8 @@ def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
         for v in (r.manifest.invariants or {}).get("violations") or []:
-            return guardrail(
-                "fixed_workload",
-                title,
-                FAIL,
-                f"{r.path}: {v.get('flag')} is {v.get('actual')!r}, expected {v.get('expected')!r}",
-                f"{r.path}/manifest.json",
+            return _failed_on(
+                r, "fixed_workload", title, f"{v.get('flag')} is {v.get('actual')!r}, expected {v.get('expected')!r}"
             )
     if not flags:
         return guardrail("fixed_workload", title, NA, "no fixed-workload flags declared ([workload].flags)")
@@ -387,13 +388,7 @@ def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
                 unknown.append(flag)
                 continue
             if got != want:
-                return guardrail(
-                    "fixed_workload",
-                    title,
-                    FAIL,
-                    f"{r.path}: {flag} = {got!r}, baseline {want!r}",
-                    f"{r.path}/manifest.json",
-                )
+                return _failed_on(r, "fixed_workload", title, f"{flag} = {got!r}, baseline {want!r}")
     if len(set(unknown)) == len(flags):
         return guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
     tail = f" ({', '.join(sorted(set(unknown)))} not recorded)" if unknown else ""
@@ -423,21 +418,9 @@ def same_inputs(ctx: GuardrailInput) -> GuardrailResult:
     for r in runs[1:]:
         model, data = _hashes(r)
         if model != ref[0]:
-            return guardrail(
-                "same_inputs",
-                title,
-                FAIL,
-                f"{r.path}: model manifest hash differs from {runs[0].path}",
-                f"{r.path}/manifest.json",
-            )
+            return _failed_on(r, "same_inputs", title, f"model manifest hash differs from {runs[0].path}")
         if data != ref[1]:
-            return guardrail(
-                "same_inputs",
-                title,
-                FAIL,
-                f"{r.path}: data hashes differ from {runs[0].path}",
-                f"{r.path}/manifest.json",
-            )
+            return _failed_on(r, "same_inputs", title, f"data hashes differ from {runs[0].path}")
     return guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
 
 
@@ -451,13 +434,7 @@ def same_machine(ctx: GuardrailInput) -> GuardrailResult:
     for r in runs[1:]:
         fp = r.manifest.fingerprint_id
         if fp != ref:
-            return guardrail(
-                "same_machine",
-                title,
-                FAIL,
-                f"{r.path}: fingerprint {fp} differs from {runs[0].path}'s {ref}",
-                f"{r.path}/manifest.json",
-            )
+            return _failed_on(r, "same_machine", title, f"fingerprint {fp} differs from {runs[0].path}'s {ref}")
     return guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
 
 

@@ -16,7 +16,7 @@ from typing import Final
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reportgen.errors import UserError
+from reportgen.errors import UserError, first_problem
 from reportgen.vocab import Direction
 
 SCHEMA_VERSION: Final = 1
@@ -104,7 +104,5 @@ def from_frame(frame: pd.DataFrame, meta: Mapping[bytes, bytes] | None, source: 
         try:
             points.append(Point.model_validate(clean))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise UserError(f"{source}: row {i}: {where}: {err['msg']}; {REBUILD}") from None
+            raise UserError(f"{source}: row {i}: {first_problem(exc, 'the row')}; {REBUILD}") from None
     return points

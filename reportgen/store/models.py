@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from reportgen.errors import UserError
+from reportgen.errors import UserError, first_problem
 from reportgen.store import atomic
 from reportgen.vocab import Status
 
@@ -87,9 +87,7 @@ class StoreFile(BaseModel):
         try:
             return cls._validated(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "document"
-            raise UserError(f"{source}: {where}: {err['msg']}") from exc
+            raise UserError(f"{source}: {first_problem(exc)}") from exc
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str) -> Self:
@@ -117,9 +115,7 @@ class StoreFile(BaseModel):
         try:
             return cls._validated(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "document"
-            raise ValueError(f"{source or cls.KIND}: {where}: {err['msg']}") from exc
+            raise ValueError(f"{source or cls.KIND}: {first_problem(exc)}") from exc
 
     @classmethod
     def _validated(cls, data: dict[str, Any]) -> Self:
