@@ -107,9 +107,9 @@ def _spans(files: ExperimentFiles) -> tuple[Span, ...]:
     return tuple(sorted(out, key=lambda s: (s.start, s.label)))
 
 
-def _summaries(files: ExperimentFiles) -> tuple[tuple[str, RunSummary], ...]:
-    """(run folder, stored profiler summary) of every run that has a traces.parquet; one that cannot
-    be read is named with the first line of why."""
+def _summaries(files: ExperimentFiles) -> tuple[RunSummary, ...]:
+    """The stored profiler summary of every run that has a traces.parquet; one that cannot be read
+    is named with the first line of why."""
     out = []
     for f in files.runs:
         if f.traces is None:
@@ -120,7 +120,7 @@ def _summaries(files: ExperimentFiles) -> tuple[tuple[str, RunSummary], ...]:
         except (trace_model.SummaryFormatError, OSError, ValueError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             rows, error = None, first.removeprefix(f"{trace_model.FILENAME}: ")
-        out.append((f.arm, RunSummary(f.rel, rows, error, f.artifacts)))
+        out.append(RunSummary(f.rel, rows, error, f.artifacts))
     return tuple(out)
 
 

@@ -59,8 +59,8 @@ class Context:
     baseline_commit: str | None = None
     dirty: bool | None = None
     profiler_runs: list[dict[str, Any]] = field(default_factory=list)
-    # (run folder, its stored profiler summary) of every run that has one, in run order
-    trace_summaries: tuple[tuple[str, RunSummary], ...] = ()
+    # the stored profiler summary of every run that has one, in run order
+    trace_summaries: tuple[RunSummary, ...] = ()
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
     run_name: str | None = None  # --name, when the folder is not the spec's name
     spec_dir: str | None = None  # the folder the spec ran from, relative to the runs' working directory

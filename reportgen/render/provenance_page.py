@@ -135,12 +135,12 @@ def code_section(exp: ExperimentData) -> list[str]:
     info = exp.analysis.experiment
     groups: dict[tuple[str, str, str, str], list[str]] = {}
     for r in exp.formal_runs():
-        g = _json(r.provenance.get("git.json"))
+        g = r.git
         status = r.provenance.get("git-status.txt", "").strip()
         key = (
-            safe.code(g.get("commit") or g.get("head") or "not recorded"),  # capture writes "head"
-            safe.text(g.get("branch") or ""),
-            "**uncommitted changes**" if g.get("dirty") or status else "clean",
+            safe.code((g.commit_id if g else None) or "not recorded"),
+            safe.text((g.branch if g else None) or ""),
+            "**uncommitted changes**" if (g and g.dirty) or status else "clean",
             safe.text(status) if status else "",
         )
         groups.setdefault(key, []).append(r.rel)

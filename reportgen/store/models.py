@@ -263,6 +263,7 @@ class GitProvenance(StoreFile):
     repo: Any = Field(default=None, description="The repository's top folder.")
     commit: str | None = Field(default=None, description="The commit (older files: `head`).")
     head: str | None = Field(default=None, description="HEAD's commit.")
+    branch: str | None = Field(default=None, description="The branch checked out (`HEAD` when detached).")
     dirty: bool | None = Field(default=None, description="Whether the tree had changes.")
 
     @property

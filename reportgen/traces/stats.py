@@ -417,12 +417,12 @@ def diff_stats(base: ArmTraces, cand: ArmTraces) -> TraceDiff:
     )
 
 
-def experiment_stats(runs: Sequence[tuple[str, RunSummary]]) -> TraceStats | None:
-    """Every arm's figures from (run folder, summary) of the runs that have one, and each timed
-    candidate's difference from a timed baseline; None when no run has a summary."""
+def experiment_stats(runs: Sequence[RunSummary]) -> TraceStats | None:
+    """Every arm's figures from the summaries of the runs that have one (a profiler run's count for
+    its arm), and each timed candidate's difference from a timed baseline; None when there is none."""
     by_arm: dict[str, list[RunSummary]] = defaultdict(list)
-    for folder, summary in runs:
-        by_arm[arm_of(folder)].append(summary)
+    for summary in runs:
+        by_arm[arm_of(summary.rel.split("/")[0])].append(summary)
     if not by_arm:
         return None
     arms = [arm_stats(arm, summaries) for arm, summaries in by_arm.items()]

@@ -42,5 +42,5 @@ def test_difference_names_the_host_side_cause():
 
 def test_experiment_stats_none_without_summaries_and_unreadable_named():
     assert stats.experiment_stats([]) is None
-    got = stats.experiment_stats([("profile-A1", stats.RunSummary("profile-A1/1", None, "damaged"))])
+    got = stats.experiment_stats([stats.RunSummary("profile-A1/1", None, "damaged")])
     assert got is not None and got.arms[0].notes == ["profile-A1/1/traces.parquet: damaged"] and got.diffs == []
