@@ -1,5 +1,5 @@
 """Write the generated part of docs/formats/analysis.md (field reference and JSON Schema) from
-the model in reportgen/analysis/document.py. Run after changing the model:
+the model in reportgen/analysis/document/ (the package's modules). Run after changing the model:
 
     PYTHONPATH=. python scripts/gen_formats.py
 

@@ -1,7 +1,7 @@
 """Analysis: window statistics, run-level intervals over pairs of runs, guardrails and verdicts.
 
 Pipeline position: ingest -> **analysis** -> render. Pure: functions take data (pandas frames,
-dicts already read from disk) and return the analysis document's models (document.py). No file
+dicts already read from disk) and return the analysis document's models (the document/ package). No file
 I/O, no CLI, no subprocess. The I/O edge that reads runs/ and writes analysis.json is
 `reportgen.analyze`.
 

@@ -13,7 +13,7 @@ dependence, chosen by the spec (`analysis.method`):
 
 The statistic is the protocol's "overall": the mean over windows of the window mean (all runs of
 an arm pooled inside a window). Inputs are `Segments = list[list[np.ndarray]]`: runs x windows, each
-array the window's finite per-step values in step order. Results are the document's `Interval` (analysis/document.py).
+array the window's finite per-step values in step order. Results are the document's `Interval` (analysis/document/intervals.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Where each piece of evidence is shown: an evidence id of analysis.json as a link (render stage).
 
 The analysis names evidence by stable ids (`EvidenceLink.id`, with `arm` for a candidate's own
-write-up; analysis/document.py) and knows no page. This module is the one place that maps an id to
+write-up; analysis/document/verdict.py) and knows no page. This module is the one place that maps an id to
 the page and anchor that show it, seen from the experiment page or from a candidate's page one
 folder down. A section a link points at keeps its anchor here and in the heading that sets it
 (experiment_page.py, candidate_page.py); MkDocs checks every link when it builds the site.

@@ -1,0 +1,106 @@
+"""One candidate against the baseline (`comparisons[]`): the headline, the changes per window,
+the run-level comparisons, the checks, the verdict and the flags that differ.
+
+Part of reportgen.analysis.document (pure).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from reportgen.analysis.document.base import Direction, Model, Number
+from reportgen.analysis.document.checks import GuardrailResult, QualityCheck, SameWork
+from reportgen.analysis.document.experiment import Window
+from reportgen.analysis.document.intervals import Interval, MetricChange, RunLevel
+from reportgen.analysis.document.verdict import CandidateSummary, Verdict
+
+
+class HeadlineRow(Model):
+    metric: str = Field(
+        description='Metric key; also "perf/step_time:p95", "gpu/util_mean", "gpu/<i>/util_mean", '
+        '"gpu/<i>/mem_peak_mib", "steps_completed" (change = difference in steps) and '
+        '"workload/limits" (values are strings, change null).'
+    )
+    label: str
+    unit: str = ""
+    better: Direction | None = None
+    baseline: Number | str | None = None
+    candidate: Number | str | None = None
+    change: Number | None = Field(default=None, description="candidate/baseline - 1 (a fraction).")
+    text: str | None = Field(default=None, description='"unchanged" or "changed" for rows of strings.')
+
+
+class WindowChange(Model):
+    window: str
+    start: int
+    end: int
+    baseline: float | None = None
+    candidate: float | None = None
+    change: float | None = None
+
+
+class FlagChange(Model):
+    """A flag whose effective value (from the runs' effective command line) differs between the
+    baseline, the candidate's base and the candidate."""
+
+    flag: str
+    baseline: str | None = Field(default=None, description='Value in the baseline; null: absent; "true": a switch.')
+    base: str | None = Field(default=None, description="Value in the candidate's base (same as baseline if none).")
+    candidate: str | None = None
+
+
+class Comparison(Model):
+    """One candidate against the baseline."""
+
+    candidate: str
+    baseline: str = "baseline"
+    headline: list[HeadlineRow] = Field(default_factory=list)
+    windows: list[WindowChange] = Field(default_factory=list, description="Primary metric per window.")
+    interval: Interval = Field(
+        default=Interval(), description="The run-level interval against the baseline (run_level.interval)."
+    )
+    within_run: Interval = Field(
+        default=Interval(),
+        description="Diagnostic: the interval from within-run step noise (settings.method); run-to-run variation left out.",
+    )
+    run_level: RunLevel = Field(description="The candidate against the baseline, pair by pair.")
+    base_run_level: RunLevel | None = Field(
+        default=None, description="The candidate against its base, pair by pair (candidates built on another one)."
+    )
+    suggested_windows: list[Window] = Field(
+        default_factory=list,
+        description="When a declared window holds no step of some run (verdict.basis windows_missed): windows "
+        "inside the steps every run has (empty when the runs share none).",
+    )
+    needs_pairs: bool = Field(
+        default=False,
+        description="A sequential campaign would run another pair for this candidate: its deciding comparison is "
+        "open and below the design's maximum.",
+    )
+    consistent_direction: bool = Field(default=False, description="Better in every window.")
+    guardrails: list[GuardrailResult] = Field(default_factory=list)
+    verdict: Verdict
+    summary: CandidateSummary
+    secondary: list[MetricChange] = Field(
+        default_factory=list,
+        description="Step time, actor train time and every per-phase time both arms logged, with intervals.",
+    )
+    same_work: SameWork
+    quality: QualityCheck | None = Field(
+        default=None, description="Training quality against the baseline (the same_quality guardrail's figures)."
+    )
+    base: str | None = Field(default=None, description="The candidate's base when it is not the baseline.")
+    depends_on: list[str] = Field(
+        default_factory=list, description="Candidates whose edits this candidate's patch needs, nearest first."
+    )
+    vs_base: list[MetricChange] = Field(
+        default_factory=list, description="Primary metric and step time against the base (empty without a base)."
+    )
+    changed_flags: list[FlagChange] = Field(default_factory=list)
+
+    def deciding(self) -> RunLevel:
+        """The run-level comparison the verdict was decided on: against the base when the verdict
+        names it, else against the baseline."""
+        if self.verdict.against != self.baseline and self.base_run_level is not None:
+            return self.base_run_level
+        return self.run_level

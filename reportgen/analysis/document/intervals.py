@@ -1,0 +1,111 @@
+"""A change and its evidence: the interval of a ratio, the pairs of runs and the looks it was
+computed over (`RunLevel`), and one metric's change against a reference arm (`MetricChange`).
+
+Part of reportgen.analysis.document (pure).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from reportgen import vocab
+from reportgen.analysis.document.base import Direction, Model
+
+
+class Interval(Model):
+    """Ratio candidate/reference of a metric's run-level figure, with its confidence interval.
+
+    Run level (`method` "paired-t ..."): over pairs of runs, `pairs` of them, at `look_confidence`
+    per look so that the interval holds `confidence` over every look of the design. Within run
+    (`method` "block-bootstrap" or "batch-means"): from the steps' own noise, a diagnostic that
+    leaves run-to-run variation out."""
+
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float = 0.95
+    method: str = ""
+    n_baseline: int = Field(default=0, description="Runs (run level) or steps (within run) of the reference arm.")
+    n_candidate: int = Field(default=0, description="Runs (run level) or steps (within run) of the candidate.")
+    block_length: int | None = None
+    pairs: int | None = Field(default=None, description="Pairs of runs the run-level interval is over.")
+    df: float | None = Field(default=None, description="Degrees of freedom of the t quantile.")
+    look_confidence: float | None = Field(
+        default=None, description="Per-look level of a repeated interval (equal to `confidence` with one look)."
+    )
+    significant: bool = Field(default=False, description="The interval excludes 1.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Pair(Model):
+    """One block's reference run and candidate run, and the ratio of their run-level figures."""
+
+    repeat: int = Field(description="The block (repeat number) both runs belong to.")
+    reference_run: str = Field(description='e.g. "baseline/2".')
+    candidate_run: str = Field(description='e.g. "A1/2".')
+    reference: float = Field(description="The reference run's figure: mean of its window means.")
+    candidate: float = Field(description="The candidate run's figure.")
+    ratio: float = Field(description="candidate / reference.")
+    candidate_first: bool | None = Field(
+        default=None, description="The candidate run started before the reference run; null: not recorded."
+    )
+
+
+class Look(Model):
+    """The comparison as it stood after `pairs` pairs: the interval and what it would have decided."""
+
+    pairs: int
+    estimate: float | None = Field(default=None, description="Geometric mean of the pairs' ratios.")
+    low: float | None = None
+    high: float | None = None
+    futility_high: float | None = Field(
+        default=None, description="The one-sided futility bound of the ratio (sequential designs)."
+    )
+    outcome: vocab.IntervalOutcome = Field(description="What this look's interval says under the design's rules.")
+
+
+class RunLevel(Model):
+    """A candidate against a reference arm at the run level: its pairs, the interval after each
+    pair, and the interval now (the evidence of the verdict)."""
+
+    reference: str = Field(description='The reference arm: "baseline", or the candidate\'s base.')
+    metric: str
+    pairs: list[Pair] = Field(default_factory=list)
+    interval: Interval = Interval()
+    variance: Literal["pairs", "pooled", "none"] = Field(
+        default="none",
+        description='"pairs": the sample variance of these pairs\' log ratios; "pooled": the run-to-run variance of '
+        'every arm of the campaign (two-way arms x blocks model); "none": fewer than two pairs.',
+    )
+    variance_note: str | None = Field(default=None, description="Why the pool was or was not used, in words.")
+    looks: list[Look] = Field(default_factory=list, description="One per pair count, 1 to len(pairs).")
+    window_changes: list[float | None] = Field(
+        default_factory=list, description="Per window: candidate/reference - 1 of the window means over these pairs."
+    )
+    outcome: vocab.IntervalOutcome = Field(
+        default="too_few_pairs", description="What the interval now says under the design's rules."
+    )
+    more_pairs: int | None = Field(
+        default=None,
+        description="If the estimate and spread stay as seen, the pairs still needed for the interval to decide; "
+        "null when it is decided, or no projection within the design's maximum.",
+    )
+
+
+class MetricChange(Model):
+    """One metric of a candidate against a reference arm (the baseline, or the candidate's base):
+    means of window means, their change, and the interval of the ratio candidate/reference."""
+
+    metric: str = Field(description='Metric key; derived keys start with "reportgen/".')
+    label: str
+    unit: str = ""
+    better: Direction | None = None
+    against: str = Field(default="baseline", description="The reference arm.")
+    reference: float | None = Field(default=None, description="The reference arm's value.")
+    candidate: float | None = None
+    change: float | None = Field(default=None, description="candidate/reference - 1 (a fraction).")
+    interval: Interval | None = Field(
+        default=None, description="Ratio candidate/reference with its interval; null where none is computed."
+    )

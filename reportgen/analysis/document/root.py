@@ -1,0 +1,129 @@
+"""The document root, runs/<experiment>/analysis.json (`AnalysisDocument`), its schema version,
+the campaign-wide parts (profiler runs, baseline drift, cost) and `parse`, the one reader.
+
+Part of reportgen.analysis.document (pure).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import Field, JsonValue, ValidationError
+
+from reportgen.analysis.document.arms import ArmResult
+from reportgen.analysis.document.base import Model
+from reportgen.analysis.document.comparison import Comparison
+from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machine, Primary, Settings, WorkloadInfo
+from reportgen.errors import UserError, first_problem
+from reportgen.traces.stats import TraceStats
+
+SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
+KIND: Final = "reportgen.analysis"
+
+
+class Artifact(Model):
+    path: str
+    bytes: int | None = None
+    sha256: str | None = None
+
+
+class ProfilerRun(Model):
+    arm: str
+    path: str
+    status: str
+    artifacts: list[Artifact] = Field(default_factory=list)
+
+
+class BaselineDrift(Model):
+    """How much the baseline's primary metric moved between its first and last window."""
+
+    metric: str
+    first_window: str
+    last_window: str
+    first: float | None = None
+    last: float | None = None
+    change: float | None = None
+    flagged: bool = Field(description="|change| exceeds settings.min_effect.")
+
+
+class CampaignCost(Model):
+    """What the campaign spent, against what a fixed design would have (formal runs only)."""
+
+    pairs_run: dict[str, int] = Field(default_factory=dict, description="Arm -> finished formal runs.")
+    run_minutes: float = Field(default=0.0, description="Wall-clock minutes of the finished formal runs.")
+    gpu_minutes: float | None = Field(
+        default=None, description="run_minutes x the GPUs each run held ([run] num_gpus); null on a CPU."
+    )
+    fixed_pairs: int | None = Field(
+        default=None,
+        description="Pairs per arm of the fixed design with the same error rates (docs/calibration.md); null for a "
+        "fixed campaign.",
+    )
+    fixed_minutes: float | None = Field(
+        default=None, description="What fixed_pairs pairs of every arm would take at the measured mean run times."
+    )
+    stopped: Literal["decided", "max_pairs", "open", "fixed"] = Field(
+        default="fixed",
+        description='"decided": no comparison needs another pair; "max_pairs": the design\'s last look came; '
+        '"open": comparisons still need pairs (a budget or a stop ended the last `reportgen run`; resume adds '
+        'pairs); "fixed": a fixed design.',
+    )
+
+
+class AnalysisDocument(Model):
+    """runs/<experiment>/analysis.json."""
+
+    schema_version: Literal[6] = 6
+    kind: Literal["reportgen.analysis"] = "reportgen.analysis"
+    generated_utc: str = ""
+    reportgen_version: str = ""
+    inputs_sha256: str | None = Field(
+        default=None, description="Digest of every file the analysis read: the document is stale when they change."
+    )
+    experiment: Experiment
+    settings: Settings
+    machine: Machine = Machine()
+    workload: WorkloadInfo = Field(default=WorkloadInfo(), description="What ran: trainer, model, steps.")
+    fixed_workload: list[FixedFlag] = Field(default_factory=list)
+    arms: list[ArmResult] = Field(default_factory=list)
+    comparisons: list[Comparison] = Field(default_factory=list)
+    profiler_runs: list[ProfilerRun] = Field(default_factory=list)
+    traces: TraceStats | None = Field(
+        default=None,
+        description='"Where the time went": every arm\'s figures from its stored profiler summaries '
+        "(traces.parquet) and each candidate's difference from the baseline; null when no run has a summary.",
+    )
+    baseline_drift: BaselineDrift | None = None
+    campaign: CampaignCost = CampaignCost()
+    warnings: list[str] = Field(default_factory=list, description="Findings about the whole experiment, in words.")
+
+    @property
+    def primary(self) -> Primary:
+        return self.settings.primary
+
+    def arm_ids(self) -> list[str]:
+        return [a.id for a in self.arms]
+
+    def arm(self, arm_id: str) -> ArmResult | None:
+        return next((a for a in self.arms if a.id == arm_id), None)
+
+    def comparison(self, candidate: str) -> Comparison | None:
+        return next((c for c in self.comparisons if c.candidate == candidate), None)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The JSON-ready form (non-finite floats become null)."""
+        return self.model_dump(mode="json")
+
+
+def parse(data: object, source: str, experiment: str | None = None) -> AnalysisDocument:
+    """Validate a loaded analysis.json; anything else is one UserError line naming what to run."""
+    redo = f"run `reportgen analyze {experiment}`" if experiment else "run `reportgen analyze`"
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise UserError(f"{source}: not an analysis.json (kind {KIND!r} missing); {redo}")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise UserError(f"{source} has schema {version}, this reportgen reads {SCHEMA_VERSION}: {redo}")
+    try:
+        return AnalysisDocument.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(f"{source}: {first_problem(exc)} ({exc.error_count()} problem(s)); {redo}") from None
