@@ -1,7 +1,8 @@
 """The executor interface: what the runner needs from whatever starts a run's workload.
 
 Two implementations: `LocalExecutor` (process groups on this machine, reportgen.execute.process)
-and `RayExecutor` (a Ray job on one node of a cluster, reportgen.execute.ray_jobs). The runner
+and `RayExecutor` (a Ray job on one node of a cluster, reportgen.execute.ray_jobs; ray_run.RAY runs
+the experiments). The runner
 (reportgen.execute.runner) talks to them only through these two protocols, so a third executor
 (Slurm, Kubernetes) implements `Executor` and `Workload` in one module and registers an
 `ExecutorKind` under its name (`register`, or one line of `BUILT_IN`): the spec's `[run] executor`
@@ -190,7 +191,7 @@ class ExecutorKind:
 
 BUILT_IN: dict[str, str] = {
     "local": "reportgen.execute.runner:LOCAL",  # process groups on this machine
-    "ray": "reportgen.execute.ray_jobs:RAY",  # a Ray job on one node of a cluster per experiment
+    "ray": "reportgen.execute.ray_run:RAY",  # a Ray job on one node of a cluster per experiment
 }
 """Executors that ship with reportgen: name -> "module:attribute" of their `ExecutorKind`, imported
 when first looked up (Ray's client is imported only by a Ray run)."""

@@ -2,7 +2,7 @@
 
 `python -m reportgen.execute.ray_node` runs on the node Ray placed the job on, reads its job
 description from the environment (REPORTGEN_NODE_JOB, base64 JSON written by
-reportgen.execute.ray_jobs) and either
+reportgen.execute.ray_jobs and ray_claim) and either
 
 * `fingerprint`: prints the node's machine fingerprint (the campaign pins it),
 * `hold`: claims the node for one experiment (its node lock and machine lock,

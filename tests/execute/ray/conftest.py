@@ -91,11 +91,11 @@ def _warm_up(address: str) -> None:
     """Wait until the cluster runs a job: its job agent starts some seconds after the node."""
     from ray.job_submission import JobSubmissionClient
 
-    from reportgen.execute.ray_jobs import _wait_terminal, submit
+    from reportgen.execute.ray_cluster import submit, wait_terminal
 
     client = JobSubmissionClient(address)
     job = submit(client, entrypoint="true")
-    if _wait_terminal(client, job, 120) != "SUCCEEDED":
+    if wait_terminal(client, job, 120) != "SUCCEEDED":
         raise RuntimeError(f"the test cluster could not run a job: {client.get_job_logs(job)}")
 
 

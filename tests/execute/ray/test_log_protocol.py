@@ -1,11 +1,11 @@
-"""The job-log protocol between reportgen.execute.ray_node and ray_jobs, without a cluster."""
+"""The job-log protocol between reportgen.execute.ray_node and ray_log, without a cluster."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from reportgen.execute.ray_jobs import LogDemux, extract_into, unpack_result
+from reportgen.execute.ray_log import LogDemux, extract_into, unpack_result
 from reportgen.execute.ray_node import RESULT_FILE, result_lines
 
 

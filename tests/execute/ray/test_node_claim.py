@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.execute import ray_node
-from reportgen.execute.ray_jobs import unpack_result
+from reportgen.execute.ray_log import unpack_result
 from reportgen.store import lock
 from tests.conftest import env_with_repo_on_path
 

@@ -4,7 +4,7 @@ the same class takes it over as a new campaign, any other node is refused (no cl
 from __future__ import annotations
 
 from reportgen.capture.fingerprint import class_id, fingerprint_id
-from reportgen.execute.ray_jobs import placement
+from reportgen.execute.ray_claim import placement
 
 
 def fp(host: str, uuid: str, *, gpu: str = "NVIDIA H200", driver: str = "580.159.04") -> dict:

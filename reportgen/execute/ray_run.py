@@ -1,0 +1,172 @@
+"""`reportgen run` on a Ray cluster (execute stage): every experiment on its own node, at once.
+
+Same-machine rule: an experiment takes one node (preferring the node its campaign already
+ran on), every arm and repeat is pinned to it with the label selector `ray.io/node-id`, and
+the campaign pins that node's fingerprint. Experiments run in this process take distinct
+nodes; one waits while all fitting nodes are taken. If the node dies mid-run, the run is
+marked interrupted and `run_experiments` reruns every arm of that experiment together on
+another node as a new campaign (the old one is archived, never mixed).
+
+The parts: the cluster (ray_cluster.py), claiming a node (ray_claim.py), the executor and its
+jobs (ray_jobs.py), the job log (ray_log.py) and the wrapper on the node (ray_node.py). `RAY`
+is the executor kind registered as "ray" (reportgen.execute.executor.BUILT_IN).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from reportgen.execute.executor import ExecutorKind, ExperimentOutcome, NextBlock, RunOptions
+from reportgen.execute.progress import ProgressDisplay
+from reportgen.execute.ray_claim import NodeClaim, NodePool, placement, release_claim
+from reportgen.execute.ray_cluster import connect, node_alive, resolve_address
+from reportgen.execute.ray_jobs import RayExecutor
+from reportgen.execute.runner import run_plan
+from reportgen.execute.signals import stop_on_signals
+from reportgen.plan.arms import Plan
+from reportgen.store.runs import read_campaign
+
+MAX_NODE_ATTEMPTS = 2
+
+
+def ray_executor(
+    plan: Plan,
+    *,
+    address: str | None,
+    runs_root: Path,
+    pool: NodePool | None = None,
+    excluded: set[str] | None = None,
+    stop: threading.Event | None = None,
+    options: RunOptions | None = None,
+    node_lost: bool = False,
+) -> tuple[RayExecutor | None, dict[str, Any], bool]:
+    """An executor pinned to one claimed node for `plan`'s experiment, the executor block to record,
+    and whether the campaign moves to that node (its own node died: a new campaign of the same
+    class). Prefers the node the campaign ran on; (None, {}, False) if `stop` was set while waiting."""
+    address = resolve_address(plan, address)
+    client = connect(address)
+    pool = pool or NodePool(address, client)
+    spec = plan.spec
+    opts = options or RunOptions(runs_root=runs_root)
+    campaign = None if opts.new_campaign else read_campaign(Path(runs_root) / spec.name)
+    preferred = ((campaign or {}).get("executor") or {}).get("node_id")
+    # `node_lost`: this runner saw the campaign's node die (the cluster may not say so yet).
+    gone = preferred is not None and (node_lost or node_alive(address, preferred) is False)
+    moves: dict[str, bool] = {}
+
+    def accept(claim: NodeClaim) -> str | None:
+        why, moves[claim.job_id] = placement(campaign, claim.probe, campaign_node_gone=gone)
+        return why
+
+    claim = pool.acquire(
+        plan,
+        preferred=preferred,
+        excluded=set(excluded or ()),
+        stop=stop or threading.Event(),
+        accept=accept,
+        machine=not opts.share_machine,
+    )
+    if claim is None:
+        return None, {}, False
+    node, probe = claim.node, claim.probe
+    executor = RayExecutor(plan, address=address, node=node, fingerprint=probe["fingerprint"], client=client)
+    executor.claim = claim
+    moved = moves.get(claim.job_id, False)
+    if moved:
+        sys.stderr.write(
+            f"[{spec.name}] the campaign's node {str(preferred)[:12]} has left the cluster: moving it to node "
+            f"{node.ip} ({node.node_id[:12]}) of the same class as a new campaign; its runs are archived (runs of "
+            "two machines are never compared)\n"
+        )
+    info = {"address": address, **node.record(), "hostname": probe.get("hostname")}
+    return executor, info, moved
+
+
+def run_experiments(
+    plans: Sequence[Plan],
+    options: RunOptions,
+    *,
+    address: str | None,
+    display_for: Callable[[Plan], ProgressDisplay],
+    stop: threading.Event | None = None,
+    next_block_for: Callable[[Plan, ProgressDisplay], NextBlock | None] | None = None,
+) -> list[ExperimentOutcome | None]:
+    """Run each plan on its own node, in parallel (one thread per experiment); outcomes in plan order.
+
+    A node lost mid-experiment reruns that experiment's arms together on another node as a new
+    campaign (at most MAX_NODE_ATTEMPTS nodes in all). Ctrl-C/SIGTERM stops every job.
+    `next_block_for(plan, display)` gives a sequential campaign's schedule (None: the fixed order);
+    every run of a campaign, so both runs of each pair, goes to its one node.
+    """
+    stop = stop or threading.Event()
+    address = resolve_address(plans[0], address)
+    pool = NodePool(address, connect(address))
+    outcomes: list[ExperimentOutcome | None] = [None] * len(plans)
+    errors: list[BaseException] = []
+
+    def one(i: int, plan: Plan) -> None:
+        excluded: set[str] = set()
+        opts = options
+        try:
+            for _ in range(MAX_NODE_ATTEMPTS):
+                executor, info, moved = ray_executor(
+                    plan,
+                    address=address,
+                    runs_root=options.runs_root,
+                    pool=pool,
+                    excluded=excluded,
+                    stop=stop,
+                    options=opts,
+                    node_lost=bool(excluded),
+                )
+                if executor is None:
+                    return
+                try:
+                    display = display_for(plan)
+                    outcomes[i] = run_plan(
+                        plan,
+                        replace(opts, new_campaign=opts.new_campaign or moved),
+                        display=display,
+                        executor=executor,
+                        executor_info=info,
+                        stop_event=stop,
+                        next_block=next_block_for(plan, display) if next_block_for else None,
+                    )
+                finally:
+                    if executor.claim is not None:
+                        release_claim(executor.client, executor.claim, wait=executor.lost is None)
+                    pool.release(executor.node)
+                if executor.lost is None:
+                    return
+                sys.stderr.write(f"[{plan.spec.name}] {executor.lost}; resuming on another node of its class\n")
+                excluded.add(executor.node.node_id)
+                # The user's --new-campaign and --rerun are done; a resume keeps what finished.
+                opts = replace(options, new_campaign=False, rerun=())
+        except BaseException as exc:  # reported by the caller's thread
+            errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=one, args=(i, p), name=f"reportgen-{p.spec.name}") for i, p in enumerate(plans)]
+    with stop_on_signals(stop):
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.2)
+    if errors:
+        raise errors[0]
+    return outcomes
+
+
+RAY = ExecutorKind(
+    "ray",
+    run_experiments,
+    on_this_machine=False,
+    parallel=True,
+    summary="a Ray job per run, one node of the cluster per experiment (docs/ray.md)",
+)
