@@ -175,7 +175,7 @@ def main() -> None:
     rss1 = peak_rss_mib()
 
     t, c = time.perf_counter(), time.process_time()
-    section = ingest_run(work, invariants=["--global-batch-size"])
+    ingested = ingest_run(work, invariants=["--global-batch-size"])
     ingest_s, ingest_cpu = time.perf_counter() - t, time.process_time() - c
     rss2 = peak_rss_mib()
 
@@ -189,8 +189,8 @@ def main() -> None:
     print(
         f"ingest_run (parse + events + argv + parquet): {ingest_s:.2f} s = {mb / ingest_s:.1f} MB/s wall, "
         f"{mb / ingest_cpu:.1f} MB/s of CPU time; "
-        f"peak RSS {rss2:.0f} MiB; {section['ingest']['events']} events, "
-        f"{section['ingest']['steps']} steps"
+        f"peak RSS {rss2:.0f} MiB; {ingested.ingest['events']} events, "
+        f"{ingested.ingest['steps']} steps"
     )
     if args.repeat > 1:
         best_p, best_i = parse_cpu, ingest_cpu

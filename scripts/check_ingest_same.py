@@ -28,6 +28,7 @@ from pathlib import Path
 from reportgen.ingest.run_dir import ingest_run
 out = Path(sys.argv[1])
 section = ingest_run(out, invariants=["--global-batch-size"], exit_code=1)
+section = section if isinstance(section, dict) else section.manifest_fields()  # a dict before IngestedRun
 (out / "section.json").write_text(json.dumps(section, sort_keys=True, indent=1))
 """
 

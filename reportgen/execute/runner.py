@@ -55,7 +55,7 @@ from reportgen.execute.process import LocalExecutor, stop_orphaned_group
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
-from reportgen.ingest.run_dir import ingest_run
+from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.plan.arms import Arm, Plan, argv_text, block_order, order_runs
 from reportgen.specfile import Spec
 from reportgen.specfile.model import campaign_amendment
@@ -551,7 +551,7 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     if trace_warnings := summarize_run_noting(run_dir):
         manifest.setdefault("warnings", []).extend(trace_warnings)
     _redact_logs(run_dir, run.secrets)
-    section = ingest_run(
+    ingested = ingest_run(
         run_dir,
         invariants=list(exp.spec.workload.flags),
         expected=None if run.arm.id == vocab.BASELINE else _baseline_values(exp.exp_dir),
@@ -561,8 +561,8 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
         timed_out=ended.timed_out,
         interrupted=ended.interrupted,
     )
-    status = section["status"]  # reportgen.ingest.status.decide_status: the rule `reportgen ingest` applies too
-    manifest.update(section)
+    status = ingested.status  # reportgen.ingest.status.decide_status: the rule `reportgen ingest` applies too
+    manifest.update(ingested.manifest_fields())
     gpu = ended.gpu
     manifest.update(
         status=status,
@@ -574,7 +574,7 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
         gpu={"available": gpu.available, "reason": gpu.reason, "gpus": gpu.gpus, "samples": rows},
     )
     write_manifest(run_dir, manifest)
-    detail = _detail(info, ended.timed_out, section)
+    detail = _detail(info, ended.timed_out, ingested)
     exp.display.finish_run(status, detail)
     return RunOutcome(run.arm.id, run.repeat, status, run_dir, detail=detail)
 
@@ -661,7 +661,7 @@ def _contains_any(path: Path, needles: list[bytes], chunk: int = 1 << 20) -> boo
     return False
 
 
-def _detail(info: ExitInfo, timed_out: bool, section: Mapping[str, Any]) -> str:
+def _detail(info: ExitInfo, timed_out: bool, ingested: IngestedRun) -> str:
     parts = []
     if timed_out:
         parts.append("timed out")
@@ -669,9 +669,7 @@ def _detail(info: ExitInfo, timed_out: bool, section: Mapping[str, Any]) -> str:
         parts.append(f"ended by {info.signal}")
     elif info.exit_code not in (0, None):
         parts.append(f"exit code {info.exit_code}")
-    counts = section.get("ingest", {}) if isinstance(section, Mapping) else {}
-    if counts.get("steps") is not None:
-        parts.append(f"{counts['steps']} steps")
+    parts.append(f"{ingested.ingest['steps']} steps")
     return ", ".join(parts)
 
 

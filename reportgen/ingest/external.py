@@ -19,7 +19,7 @@ from typing import Any
 
 from reportgen.errors import UserError
 from reportgen.ingest.console import MAX_INDEX_DIGITS, iter_chunks
-from reportgen.ingest.run_dir import ingest_run
+from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.specfile.load import load_spec
 from reportgen.store import atomic
 from reportgen.store.layout import (
@@ -171,11 +171,11 @@ def ingest_external(
             if traces is not None:
                 shutil.copytree(traces, staging / TRACES)
                 summarize_run(staging)  # a bad trace or hostile snapshot: UserError, nothing left behind
-            section = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
-            if section["ingest"]["records"] == 0 and section["status"] != "failed":
+            ingested = ingest_run(staging, invariants=list(spec.workload.flags), entrypoint=spec.recipe.entrypoint)
+            if ingested.ingest["records"] == 0 and ingested.status != "failed":
                 # A run that died before its first step (an OOM while loading) is still a result.
-                raise UserError(_nothing_read(log, section["ingest"]))
-            manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, section, staging, traces)
+                raise UserError(_nothing_read(log, ingested.ingest))
+            manifest = _manifest(spec.name, arm, repeat, log, stderr_log, tensorboard, ingested, staging, traces)
             Manifest.create(manifest, str(staging / MANIFEST)).write(staging / MANIFEST)
             if not exp_spec.is_file():
                 atomic.write_bytes(exp_spec, spec_bytes)
@@ -218,7 +218,7 @@ def _manifest(
     log: Path,
     stderr_log: Path | None,
     tensorboard: Path | None,
-    section: dict[str, Any],
+    ingested: IngestedRun,
     run: Path,
     traces: Path | None = None,
 ) -> dict[str, Any]:
@@ -233,7 +233,7 @@ def _manifest(
         duration = (dt.datetime.strptime(ended, fmt) - dt.datetime.strptime(started, fmt)).total_seconds()
     # A log of several jobs (a retry appended to it) spans the gaps between them: the run's time is
     # the jobs' own, each from its first to its last timestamp.
-    attempts = ((section.get("ingest") or {}).get("lifecycle") or {}).get("attempts") or []
+    attempts = (ingested.ingest.get("lifecycle") or {}).get("attempts") or []
     jobs = [a.get("duration_s") for a in attempts if a.get("kind") == "job"]
     if len(jobs) > 1 and all(isinstance(d, (int, float)) for d in jobs):
         duration = float(sum(jobs))
@@ -247,7 +247,7 @@ def _manifest(
         "arm": arm,
         "repeat": repeat,
         "role": "formal",
-        "status": section["status"],  # decide_status, as for `reportgen run`
+        "status": ingested.status,  # decide_status, as for `reportgen run`
         "started_utc": started,
         "ended_utc": ended,
         "duration_s": duration,
@@ -265,5 +265,5 @@ def _manifest(
             **({"traces": str(Path(traces).resolve())} if traces else {}),
             "ingested_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
-        **{k: v for k, v in section.items() if k != "status"},
+        **{k: v for k, v in ingested.manifest_fields().items() if k != "status"},
     }

@@ -13,7 +13,7 @@ import pytest
 from reportgen import vocab
 from reportgen.cli import main
 from reportgen.ingest.metrics import read_metrics, wide_table
-from reportgen.ingest.run_dir import ingest_run
+from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.ingest.status import decide_status, first_failure
 
 from . import relax_corpus as rc
@@ -49,14 +49,14 @@ FIXTURES = {
 }
 
 
-def ingest_text(tmp_path: Path, text: str | bytes, **kw: object) -> tuple[dict, list[dict], Path]:
+def ingest_text(tmp_path: Path, text: str | bytes, **kw: object) -> tuple[IngestedRun, list[dict], Path]:
     run = tmp_path / "run"
     run.mkdir(exist_ok=True)  # a test may have put a tensorboard/ folder there
     data = text.encode() if isinstance(text, str) else text
     (run / "stdout.log").write_bytes(data)
-    section = ingest_run(run, invariants=["--global-batch-size"], **kw)  # type: ignore[arg-type]
+    ingested = ingest_run(run, invariants=["--global-batch-size"], **kw)  # type: ignore[arg-type]
     events = json.loads((run / "events.json").read_text())["events"]
-    return section, events, run
+    return ingested, events, run
 
 
 def test_every_fixture_line_names_a_documented_source() -> None:
@@ -89,16 +89,16 @@ def test_every_fixture_line_names_a_documented_source() -> None:
 
 @pytest.mark.parametrize("name", ["healthy", "healthy-plain"])
 def test_healthy_run_is_complete_with_no_event(tmp_path: Path, name: str) -> None:
-    section, events, run = ingest_text(tmp_path, rc.text(FIXTURES[name]()))
+    ingested, events, run = ingest_text(tmp_path, rc.text(FIXTURES[name]()))
     # `Graceful shutdown triggered (atexit)` after `Main func successfully`: a clean end.
     assert events == []
-    assert (section["status"], section["status_reason"]) == ("complete", None)
-    ing = section["ingest"]
+    assert (ingested.status, ingested.status_reason) == ("complete", None)
+    ing = ingested.ingest
     assert ing["steps"] == 12 and ing["train_steps"] == 12 and ing["skipped_lines"] == 0
     assert ing["clean_end"] and ing["warnings"] == []
-    assert section["argv_source"] == "argument-dump"
-    assert section["effective_argv"]["--rollout-batch-size"] == "2"
-    assert section["effective_argv"]["--n-samples-per-prompt"] == "8"
+    assert ingested.argv_source == "argument-dump"
+    assert ingested.effective_argv["--rollout-batch-size"] == "2"
+    assert ingested.effective_argv["--n-samples-per-prompt"] == "8"
     wide = wide_table(read_metrics(run))
     assert {
         "perf/step_resp_token_per_s",
@@ -115,56 +115,56 @@ def test_oom_is_one_event_with_its_step_and_allocation(tmp_path: Path) -> None:
     text = rc.text(rc.oom(9))
     # The allocation is printed eight times (remote and local traceback, in the log and in Ray's re-print).
     assert text.count("Tried to allocate 2.46 GiB") >= 4 and "last available logs" in text
-    section, events, _ = ingest_text(tmp_path, text)
+    ingested, events, _ = ingest_text(tmp_path, text)
     assert [(e["kind"], e["step"]) for e in events] == [("oom", 9)]
     oom = events[0]
     assert oom["details"]["tried_to_allocate"] == "2.46 GiB" and oom["details"]["tried_to_allocate_gib"] == 2.46
     assert oom["details"]["total_capacity_gib"] == 79.11 and oom["message"].endswith("unallocated.")
     assert oom["details"]["repeats"] > 4  # the fatal messages, callers' tracebacks and the re-print
-    assert section["status"] == "failed"
-    assert section["status_reason"].startswith(f"OOM at step 9, tried to allocate 2.46 GiB (stdout.log:{oom['line']}: ")
+    assert ingested.status == "failed"
+    assert ingested.status_reason.startswith(f"OOM at step 9, tried to allocate 2.46 GiB (stdout.log:{oom['line']}: ")
 
 
 def test_nan_in_grad_norm_is_one_nan_event(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.nan_grad(5)))
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.nan_grad(5)))
     assert [(e["kind"], e["step"]) for e in events] == [("nan", 5)]
     assert "found NaN in local grad norm" in events[0]["message"]
-    assert section["status"] == "failed" and section["status_reason"].startswith("NaN/Inf at step 5 (stdout.log:")
+    assert ingested.status == "failed" and ingested.status_reason.startswith("NaN/Inf at step 5 (stdout.log:")
 
 
 def test_nan_loss_in_a_step_line_fails_the_run(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.healthy(8, nan_loss_at=4)))
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.healthy(8, nan_loss_at=4)))
     assert [(e["kind"], e["step"], e["details"]["nonfinite"]) for e in events] == [("nan", 4, {"train/loss": "nan"})]
-    assert section["status"] == "failed"
+    assert ingested.status == "failed"
 
 
 def test_sigterm_stop_is_interrupted_not_failed(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.stopped(6)))
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.stopped(6)))
     assert [(e["kind"], e["details"].get("signal")) for e in events] == [("interrupted", "SIGTERM")]
-    assert section["status"] == "interrupted"
-    assert "SIGTERM" in section["status_reason"] and "Graceful shutdown triggered (SIGTERM)" in section["status_reason"]
+    assert ingested.status == "interrupted"
+    assert "SIGTERM" in ingested.status_reason and "Graceful shutdown triggered (SIGTERM)" in ingested.status_reason
 
 
 def test_sigterm_stop_through_the_runner_arguments_too(tmp_path: Path) -> None:
     # Relax's handler exits with 128 + SIGTERM after a stop: still a stop, not an abnormal exit.
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.stopped(6)), exit_code=143)
-    assert section["status"] == "interrupted" and [e["kind"] for e in events] == ["interrupted"]
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.stopped(6)), exit_code=143)
+    assert ingested.status == "interrupted" and [e["kind"] for e in events] == ["interrupted"]
 
 
 def test_fp16_loss_scale_skips_are_a_warning_with_a_count(tmp_path: Path) -> None:
     text = rc.text(rc.healthy(fp16_skips=[0, 1]))
     assert text.count("Inf found in gradients") == 4 and text.count("'train/grad_norm': nan") == 2
-    section, events, _ = ingest_text(tmp_path, text)
-    assert events == [] and section["status"] == "complete"
-    skips = section["ingest"]["loss_scale_skips"]
+    ingested, events, _ = ingest_text(tmp_path, text)
+    assert events == [] and ingested.status == "complete"
+    skips = ingested.ingest["loss_scale_skips"]
     assert (skips["warnings"], skips["steps"]) == (4, 2) and "critic_skipped_steps" not in skips  # no critic
-    assert section["ingest"]["warnings"][0].startswith("fp16 loss scaling skipped the parameter update of 2 of 12")
+    assert ingested.ingest["warnings"][0].startswith("fp16 loss scaling skipped the parameter update of 2 of 12")
 
 
 def test_fp16_skipping_every_step_fails(tmp_path: Path) -> None:
-    section, _, _ = ingest_text(tmp_path, rc.text(rc.healthy(4, fp16_skips=range(4))))
-    assert section["status"] == "failed"
-    assert "skipped the parameter update of every training step (4 of 4)" in section["status_reason"]
+    ingested, _, _ = ingest_text(tmp_path, rc.text(rc.healthy(4, fp16_skips=range(4))))
+    assert ingested.status == "failed"
+    assert "skipped the parameter update of every training step (4 of 4)" in ingested.status_reason
 
 
 def test_multi_turn_lines_are_read(tmp_path: Path) -> None:
@@ -213,9 +213,9 @@ def test_ppo_log_yields_the_actors_and_the_critics_keys_per_step(tmp_path: Path)
     lines = rc.healthy(8, critic=True)
     actor, critic = printed(lines, "train-step"), printed(lines, "critic-step")
     assert sorted(actor) == sorted(critic) == list(range(8))
-    section, events, run = ingest_text(tmp_path, rc.text(lines))
-    assert events == [] and section["status"] == "complete"
-    ing = section["ingest"]
+    ingested, events, run = ingest_text(tmp_path, rc.text(lines))
+    assert events == [] and ingested.status == "complete"
+    ing = ingested.ingest
     # The critic's line is metrics, not a second train step; both lines of a step land on that step.
     assert ing["train_steps"] == 8 and ing["skipped_lines"] == 0 and ing["disagreements"] == 0
     wide = wide_table(read_metrics(run))
@@ -240,21 +240,21 @@ def test_a_critics_fp16_skips_are_not_counted_as_the_actors(tmp_path: Path) -> N
     # nan (the actor's at 3) had its update skipped. The critic's nan grad norms are no event.
     text = rc.text(rc.healthy(8, critic=True, fp16_skips=[3], critic_fp16_skips=[2, 3, 5]))
     assert text.count("Inf found in gradients") == 8 and text.count("'train/critic-grad_norm': nan") == 3
-    section, events, _ = ingest_text(tmp_path, text)
-    assert events == [] and section["status"] == "complete"
-    skips = section["ingest"]["loss_scale_skips"]
+    ingested, events, _ = ingest_text(tmp_path, text)
+    assert events == [] and ingested.status == "complete"
+    skips = ingested.ingest["loss_scale_skips"]
     assert (skips["warnings"], skips["steps"], skips["skipped_steps"]) == (8, 1, [3])
     assert skips["critic_skipped_steps"] == [2, 3, 5]
-    assert section["ingest"]["warnings"][0].startswith(
+    assert ingested.ingest["warnings"][0].startswith(
         "fp16 loss scaling skipped the parameter update of 1 of 8 training step(s) and of 3 of the critic's 8 "
         "(8 `Inf found in gradients` warning(s)"
     )
     # A critic skipping every step is not "the model never trained": the actor's updates happened.
     (tmp_path / "all").mkdir()
-    section, events, _ = ingest_text(tmp_path / "all", rc.text(rc.healthy(4, critic=True, critic_fp16_skips=range(4))))
-    assert events == [] and section["status"] == "complete"
-    assert section["ingest"]["loss_scale_skips"]["steps"] == 0
-    assert "0 of 4 training step(s) and of 4 of the critic's 4 (" in section["ingest"]["warnings"][0]
+    ingested, events, _ = ingest_text(tmp_path / "all", rc.text(rc.healthy(4, critic=True, critic_fp16_skips=range(4))))
+    assert events == [] and ingested.status == "complete"
+    assert ingested.ingest["loss_scale_skips"]["steps"] == 0
+    assert "0 of 4 training step(s) and of 4 of the critic's 4 (" in ingested.ingest["warnings"][0]
 
 
 def test_a_diverged_critics_nan_loss_fails_the_run(tmp_path: Path) -> None:
@@ -262,35 +262,35 @@ def test_a_diverged_critics_nan_loss_fails_the_run(tmp_path: Path) -> None:
     # value loss and grad norm from step 5 on. Each is a NaN event on its step, as an actor's would be.
     text = rc.text(rc.healthy(8, critic=True, critic_nan_at=5))
     assert "Inf found in gradients" not in text and text.count("'train/critic-value_loss': nan") == 3
-    section, events, _ = ingest_text(tmp_path, text)
+    ingested, events, _ = ingest_text(tmp_path, text)
     nan = {"train/critic-value_loss": "nan", "train/critic-grad_norm": "nan"}
     assert [(e["kind"], e["step"], e["details"]["nonfinite"], e["details"]["record"]) for e in events] == [
         ("nan", s, nan, f"critic-step {s}") for s in (5, 6, 7)
     ]
-    assert section["status"] == "failed" and section["status_reason"].startswith("NaN/Inf at step 5 (stdout.log:")
-    assert "loss_scale_skips" not in section["ingest"]
+    assert ingested.status == "failed" and ingested.status_reason.startswith("NaN/Inf at step 5 (stdout.log:")
+    assert "loss_scale_skips" not in ingested.ingest
     # The same nan grad norm after the critic's own `Inf found in gradients` warning is an fp16 skip
     # (counted, test above); a nan value loss with it is still a NaN event, as the actor's is.
     # fp16: the NaN trips the loss scaler, so the critic's warning precedes its line (critic-nan, fp16-skip).
     lines = rc.healthy(4, critic=True, critic_fp16_skips=[2, 3], critic_nan_at=3)
     (tmp_path / "fp16").mkdir()
-    section, events, _ = ingest_text(tmp_path / "fp16", rc.text(lines))
+    ingested, events, _ = ingest_text(tmp_path / "fp16", rc.text(lines))
     assert [(e["step"], e["details"]["nonfinite"]) for e in events] == [(3, {"train/critic-value_loss": "nan"})]
-    assert section["ingest"]["loss_scale_skips"]["critic_skipped_steps"] == [2, 3]
+    assert ingested.ingest["loss_scale_skips"]["critic_skipped_steps"] == [2, 3]
 
 
 def test_critic_only_steps_hold_the_critics_keys_and_no_actor_step(tmp_path: Path) -> None:
     # --num-critic-only-steps 2: steps 0 and 1 train only the critic; they are not actor train steps.
-    section, events, run = ingest_text(tmp_path, rc.text(rc.healthy(6, critic=True, critic_only_steps=2)))
-    assert events == [] and section["status"] == "complete"
+    ingested, events, run = ingest_text(tmp_path, rc.text(rc.healthy(6, critic=True, critic_only_steps=2)))
+    assert events == [] and ingested.status == "complete"
     # Steps are the actor's: the critic-only steps are neither counted nor rollout-only (the critic trained).
-    assert section["ingest"]["train_steps"] == 4 and section["ingest"]["steps"] == 4
-    assert section["ingest"]["rollout_only_steps"] == []
+    assert ingested.ingest["train_steps"] == 4 and ingested.ingest["steps"] == 4
+    assert ingested.ingest["rollout_only_steps"] == []
     wide = wide_table(read_metrics(run))
     assert wide[vocab.CRITIC_VALUE_LOSS].notna().all() and wide.index.tolist() == list(range(6))
     assert wide[vocab.LOSS].isna().tolist() == [True, True, False, False, False, False]
     assert wide[vocab.STEP_TIME].isna().tolist() == [True, True, False, False, False, False]
-    assert section["effective_argv"]["--num-critic-only-steps"] == "2"
+    assert ingested.effective_argv["--num-critic-only-steps"] == "2"
 
 
 def test_ppo_log_and_its_tensorboard_agree(tmp_path: Path) -> None:
@@ -308,9 +308,9 @@ def test_ppo_log_and_its_tensorboard_agree(tmp_path: Path) -> None:
     ]
     run = tmp_path / "run"
     write_tb(run / "tensorboard", rows)
-    section, _, _ = ingest_text(tmp_path, rc.text(lines))
-    assert section["ingest"]["sources"] == ["console", "tensorboard"]
-    assert section["ingest"]["disagreements"] == 0
+    ingested, _, _ = ingest_text(tmp_path, rc.text(lines))
+    assert ingested.ingest["sources"] == ["console", "tensorboard"]
+    assert ingested.ingest["disagreements"] == 0
     long = read_metrics(run)
     both = long[long.key == vocab.CRITIC_VALUE_LOSS].groupby("step")["source"].apply(set)
     assert both.tolist() == [{"console", "tensorboard"}] * 6
@@ -331,11 +331,11 @@ def test_binary_debris_is_read_around_and_counted(tmp_path: Path) -> None:
     for i, data in enumerate((nuls, middle)):
         d = tmp_path / str(i)
         d.mkdir()
-        section, events, _ = ingest_text(d, data)
+        ingested, events, _ = ingest_text(d, data)
         assert [(e["kind"], e["step"], e["details"]["tried_to_allocate"]) for e in events] == [("oom", 9, "2.46 GiB")]
-        debris = section["ingest"]["undecodable"]["stdout"]
+        debris = ingested.ingest["undecodable"]["stdout"]
         assert debris["regions"] >= 1 and debris["chars"] >= (4096 if i == 0 else 1)
-        assert any("undecodable region" in w for w in section["ingest"]["warnings"])
+        assert any("undecodable region" in w for w in ingested.ingest["warnings"])
 
 
 def test_same_status_through_ingest_and_the_runner_arguments(tmp_path: Path) -> None:
@@ -345,8 +345,8 @@ def test_same_status_through_ingest_and_the_runner_arguments(tmp_path: Path) -> 
         (tmp_path / f"b{i}").mkdir()
         a, _, _ = ingest_text(tmp_path / f"a{i}", rc.text(lines))
         b, _, _ = ingest_text(tmp_path / f"b{i}", rc.text(lines), exit_code=code)
-        assert (a["status"], a["status_reason"]) == (b["status"], b["status_reason"])
-        assert a["status"] == ("complete" if i == 0 else "failed")
+        assert (a.status, a.status_reason) == (b.status, b.status_reason)
+        assert a.status == ("complete" if i == 0 else "failed")
 
 
 def test_decide_status_order() -> None:
@@ -378,10 +378,10 @@ def test_status_reason_names_the_most_specific_failure_not_the_first_logged() ->
 
 
 def test_nan_then_oom_log_is_failed_by_its_oom(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(nan_then_oom()))
+    ingested, events, _ = ingest_text(tmp_path, rc.text(nan_then_oom()))
     assert [(e["kind"], e["step"]) for e in events] == [("nan", 8), ("oom", 9)]
     oom_line = events[1]["line"]
-    assert section["status_reason"].startswith(f"OOM at step 9, tried to allocate 2.46 GiB (stdout.log:{oom_line}: ")
+    assert ingested.status_reason.startswith(f"OOM at step 9, tried to allocate 2.46 GiB (stdout.log:{oom_line}: ")
 
 
 def nan_then_oom() -> list[rc.Line]:

@@ -14,14 +14,15 @@ import pytest
 
 from reportgen.cli import main
 from reportgen.ingest.metrics import read_metrics, wide_table
+from reportgen.ingest.run_dir import IngestedRun
 
 from . import relax_corpus as rc
 from .test_relax_analysis import spec_text
 from .test_relax_corpus import ingest_text, printed
 
 
-def attempts(section: dict) -> list[dict]:
-    return section["ingest"]["lifecycle"]["attempts"]
+def attempts(ingested: IngestedRun) -> list[dict]:
+    return ingested.ingest["lifecycle"]["attempts"]
 
 
 # -- a log cut by SIGKILL -------------------------------------------------------------------------
@@ -32,10 +33,10 @@ def test_a_log_cut_by_sigkill_is_interrupted_not_complete(tmp_path: Path, mid_li
     lines = rc.cut(17, mid_line=mid_line)
     text = rc.text(lines, "" if mid_line else "\n")
     assert "Main func successfully" not in text and "Graceful shutdown" not in text
-    section, events, _ = ingest_text(tmp_path, text)
+    ingested, events, _ = ingest_text(tmp_path, text)
     n = len(lines)
     where = f"cut at line {n}, mid-line" if mid_line else f"after line {n}"
-    assert (section["status"], section["status_reason"]) == (
+    assert (ingested.status, ingested.status_reason) == (
         "interrupted",
         f"the log ends without Relax's end-of-run lines ({where})",
     )
@@ -47,9 +48,9 @@ def test_a_log_cut_by_sigkill_is_interrupted_not_complete(tmp_path: Path, mid_li
         mid_line,
     )
     assert cut["step"] == (17 if mid_line else 18)  # the perf line of step 17 was being written, or step 17 was done
-    assert attempts(section)[0]["end"] == "cut"
+    assert attempts(ingested)[0]["end"] == "cut"
     # A partial metric line is counted, by number.
-    assert section["ingest"].get("unreadable_lines") == ({"stdout": [n]} if mid_line else None)
+    assert ingested.ingest.get("unreadable_lines") == ({"stdout": [n]} if mid_line else None)
 
 
 def test_the_runners_exit_code_decides_where_the_log_cannot(tmp_path: Path) -> None:
@@ -57,17 +58,17 @@ def test_the_runners_exit_code_decides_where_the_log_cannot(tmp_path: Path) -> N
     text = rc.text(rc.cut(17, mid_line=False))
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    assert ingest_text(tmp_path / "a", text, exit_code=0)[0]["status"] == "complete"
+    assert ingest_text(tmp_path / "a", text, exit_code=0)[0].status == "complete"
     killed = ingest_text(tmp_path / "b", text, signal="SIGKILL")[0]
-    assert (killed["status"], killed["status_reason"]) == ("failed", "the workload process was killed by SIGKILL")
+    assert (killed.status, killed.status_reason) == ("failed", "the workload process was killed by SIGKILL")
 
 
 def test_restarts_exhausted_and_os_exit_is_failed_by_the_refusal(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.restarts_exhausted(14)))
-    assert section["status"] == "failed"
-    assert section["status_reason"].startswith("fatal error at step 14 (stdout.log:")
-    assert "Refusing to restart" in section["status_reason"]
-    life = attempts(section)
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.restarts_exhausted(14)))
+    assert ingested.status == "failed"
+    assert ingested.status_reason.startswith("fatal error at step 14 (stdout.log:")
+    assert "Refusing to restart" in ingested.status_reason
+    life = attempts(ingested)
     assert [(a["kind"], a["started_by"]) for a in life] == [("job", "job submission")] + [
         ("restart", f"global restart #{n}") for n in range(1, 5)
     ]
@@ -85,14 +86,12 @@ def test_restarts_exhausted_and_os_exit_is_failed_by_the_refusal(tmp_path: Path)
 
 
 def test_a_resumed_run_records_where_it_started(tmp_path: Path) -> None:
-    section, events, run = ingest_text(tmp_path, rc.text(rc.resumed(120, 149)))
-    assert events == [] and section["status"] == "complete"
-    (a,) = attempts(section)
+    ingested, events, run = ingest_text(tmp_path, rc.text(rc.resumed(120, 149)))
+    assert events == [] and ingested.status == "complete"
+    (a,) = attempts(ingested)
     assert (a["start_step"], a["resumed_from_iteration"], a["steps"], a["trained_steps"]) == (120, 119, [120, 149], 30)
-    assert section["ingest"]["steps"] == 30 and section["ingest"]["last_step"] == 149
-    assert (
-        "attempt 1 resumed from a checkpoint (iteration 119): its steps start at 120" in section["ingest"]["warnings"]
-    )
+    assert ingested.ingest["steps"] == 30 and ingested.ingest["last_step"] == 149
+    assert "attempt 1 resumed from a checkpoint (iteration 119): its steps start at 120" in ingested.ingest["warnings"]
     assert wide_table(read_metrics(run)).index.tolist() == list(range(120, 150))
 
 
@@ -101,8 +100,8 @@ def test_a_resumed_run_records_where_it_started(tmp_path: Path) -> None:
 
 def test_a_retried_job_is_complete_with_the_first_attempts_failure_recovered(tmp_path: Path) -> None:
     lines = rc.retried(fail_at=7, total=30)
-    section, events, run = ingest_text(tmp_path, rc.text(lines))
-    assert (section["status"], section["status_reason"]) == ("complete", None)
+    ingested, events, run = ingest_text(tmp_path, rc.text(lines))
+    assert (ingested.status, ingested.status_reason) == ("complete", None)
     (rec,) = events
     assert (rec["kind"], rec["step"], rec["details"]["failure"], rec["details"]["attempt"]) == (
         "recovered",
@@ -112,7 +111,7 @@ def test_a_retried_job_is_complete_with_the_first_attempts_failure_recovered(tmp
     )
     assert rec["details"]["by"] == "a new job (attempt 2)" and rec["details"]["redone"] == "0-7"
     assert rec["details"]["tried_to_allocate"] == "2.46 GiB" and "torch.OutOfMemoryError" in rec["message"]
-    first, second = attempts(section)
+    first, second = attempts(ingested)
     assert (first["steps"], first["end"], first["failure"]) == (
         [0, 6],
         "failed",
@@ -125,11 +124,11 @@ def test_a_retried_job_is_complete_with_the_first_attempts_failure_recovered(tmp
     for s in range(30):
         assert wide.loc[s, "perf/step_time"] == retry[s]["perf/step_time"], s
     replaced = first["replaced_values"]
-    assert replaced > 300 and section["ingest"]["disagreements"] == 0
-    assert section["ingest"]["lifecycle"]["replaced_values"] == replaced
+    assert replaced > 300 and ingested.ingest["disagreements"] == 0
+    assert ingested.ingest["lifecycle"]["replaced_values"] == replaced
     assert any(
         w.startswith(f"attempt 2 replaced {replaced} value(s) that attempt 1 had logged at steps 0-7")
-        for w in section["ingest"]["warnings"]
+        for w in ingested.ingest["warnings"]
     )
     ev = json.loads((run / "events.json").read_text())
     assert ev["replaced_total"] == replaced and ev["replaced"][0]["attempt"] == 1
@@ -169,8 +168,8 @@ def test_a_retried_jobs_time_is_its_jobs_own(tmp_path: Path) -> None:
 
 def test_an_in_run_restart_that_recovers_is_complete_with_a_recovered_event(tmp_path: Path) -> None:
     lines = rc.health_restart(fail_at=14, saved=9, total=30)
-    section, events, run = ingest_text(tmp_path, rc.text(lines))
-    assert (section["status"], section["status_reason"]) == ("complete", None)
+    ingested, events, run = ingest_text(tmp_path, rc.text(lines))
+    assert (ingested.status, ingested.status_reason) == ("complete", None)
     (rec,) = events
     assert rec["kind"] == "recovered" and rec["step"] == 14 and rec["details"]["failure"] == "oom"
     assert (rec["details"]["by"], rec["details"]["redone"], rec["details"]["resumed_from_iteration"]) == (
@@ -178,7 +177,7 @@ def test_an_in_run_restart_that_recovers_is_complete_with_a_recovered_event(tmp_
         "10-14",
         9,
     )
-    job, restart = attempts(section)
+    job, restart = attempts(ingested)
     assert (job["kind"], job["steps"], job["end"]) == ("job", [0, 13], "failed")
     assert (restart["kind"], restart["started_by"], restart["start_step"], restart["steps"]) == (
         "restart",
@@ -187,8 +186,8 @@ def test_an_in_run_restart_that_recovers_is_complete_with_a_recovered_event(tmp_
         [10, 29],
     )
     assert restart["cause"].startswith("service actor unhealthy: Actor training failed at step 14")
-    assert section["ingest"]["lifecycle"]["restarts"] == 1 and job["replaced_values"] > 150
-    assert section["ingest"]["disagreements"] == 0 and section["ingest"]["steps"] == 30
+    assert ingested.ingest["lifecycle"]["restarts"] == 1 and job["replaced_values"] > 150
+    assert ingested.ingest["disagreements"] == 0 and ingested.ingest["steps"] == 30
     # Steps 10-14 hold the restart's values.
     after = printed(lines[lines.index(next(x for x in lines if x[0] == "global-restart-done")) :], "train-step")
     wide = wide_table(read_metrics(run))
@@ -202,9 +201,9 @@ def test_an_in_run_restart_that_recovers_is_complete_with_a_recovered_event(tmp_
 def test_fully_async_backfill_rollout_is_not_a_step(tmp_path: Path) -> None:
     lines = rc.fully_async(30)
     assert "perf 30: {" in rc.text(lines)
-    section, events, _ = ingest_text(tmp_path, rc.text(lines))
-    assert events == [] and section["status"] == "complete"
-    assert (section["ingest"]["steps"], section["ingest"]["last_step"], section["ingest"]["rollout_only_steps"]) == (
+    ingested, events, _ = ingest_text(tmp_path, rc.text(lines))
+    assert events == [] and ingested.status == "complete"
+    assert (ingested.ingest["steps"], ingested.ingest["last_step"], ingested.ingest["rollout_only_steps"]) == (
         30,
         29,
         [30],
@@ -212,10 +211,10 @@ def test_fully_async_backfill_rollout_is_not_a_step(tmp_path: Path) -> None:
 
 
 def test_rollouts_ahead_of_a_dead_actor_are_not_steps(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.fully_async(30, actor_dies_at=3, ahead=3)))
-    assert section["ingest"]["steps"] == 3 and section["ingest"]["rollout_only_steps"] == [3, 4, 5]
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.fully_async(30, actor_dies_at=3, ahead=3)))
+    assert ingested.ingest["steps"] == 3 and ingested.ingest["rollout_only_steps"] == [3, 4, 5]
     assert [(e["kind"], e["step"]) for e in events] == [("oom", 3)]
-    assert any("logged only by the rollout side" in w and "(3-5)" in w for w in section["ingest"]["warnings"])
+    assert any("logged only by the rollout side" in w and "(3-5)" in w for w in ingested.ingest["warnings"])
 
 
 def test_ls_shows_the_steps_the_actor_trained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -237,8 +236,8 @@ def test_ls_shows_the_steps_the_actor_trained(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_handled_tracebacks_sit_on_their_steps_and_stay_apart(tmp_path: Path) -> None:
-    section, events, _ = ingest_text(tmp_path, rc.text(rc.handled_tracebacks(14, at=(5, 11))))
-    assert section["status"] == "complete"  # logged and survived: Relax's clean end follows
+    ingested, events, _ = ingest_text(tmp_path, rc.text(rc.handled_tracebacks(14, at=(5, 11))))
+    assert ingested.status == "complete"  # logged and survived: Relax's clean end follows
     assert [(e["kind"], e["step"], e["details"]["exception"]) for e in events] == [
         ("traceback", 5, "requests.exceptions.ConnectionError"),
         ("traceback", 11, "requests.exceptions.ConnectionError"),
@@ -315,22 +314,22 @@ def test_a_ray_task_error_banner_in_a_log_is_classified(tmp_path: Path) -> None:
         d = tmp_path / str(i)
         d.mkdir()
         lines = rc.start(steps=10) + rc.steps(__import__("random").Random(1), 0, 3) + rc.ray_banner_paste(cause)
-        section, events, _ = ingest_text(d, rc.text(lines))
-        assert [(e["kind"], e["step"]) for e in events] == [(kind, 4)] and section["status"] == "failed"
+        ingested, events, _ = ingest_text(d, rc.text(lines))
+        assert [(e["kind"], e["step"]) for e in events] == [(kind, 4)] and ingested.status == "failed"
 
 
 def test_wrapped_metric_lines_are_joined_where_the_join_parses(tmp_path: Path) -> None:
     lines = rc.healthy(6)
     copy = rc.wrapped(lines, width=120)
     assert sum(1 for src, _ in copy if src == "paste-wrap") > 50
-    section, events, run = ingest_text(tmp_path, rc.text(copy))
-    assert events == [] and section["status"] == "complete" and section["ingest"]["skipped_lines"] == 0
-    assert section["ingest"]["steps"] == 6 and section["ingest"]["joined_lines"]["stdout"]["count"] == 6 * 4
+    ingested, events, run = ingest_text(tmp_path, rc.text(copy))
+    assert events == [] and ingested.status == "complete" and ingested.ingest["skipped_lines"] == 0
+    assert ingested.ingest["steps"] == 6 and ingested.ingest["joined_lines"]["stdout"]["count"] == 6 * 4
     wide = wide_table(read_metrics(run))
     for s, values in printed(lines, "perf-actor").items():
         for key, value in values.items():
             assert wide.loc[s, key] == value, (s, key)
-    assert any("wrapped over several lines" in w for w in section["ingest"]["warnings"])
+    assert any("wrapped over several lines" in w for w in ingested.ingest["warnings"])
 
 
 @pytest.mark.parametrize("width", [41, 96, 120, 200])
@@ -366,8 +365,8 @@ def test_a_refusal_names_the_unreadable_metric_lines(tmp_path: Path, capsys: pyt
 
 
 def test_bare_step_lines_are_steps(tmp_path: Path) -> None:
-    section, _, run = ingest_text(tmp_path, rc.text(rc.bare_steps(0, 9)))
-    assert section["ingest"]["steps"] == 10 and section["ingest"]["last_step"] == 9
+    ingested, _, run = ingest_text(tmp_path, rc.text(rc.bare_steps(0, 9)))
+    assert ingested.ingest["steps"] == 10 and ingested.ingest["last_step"] == 9
     assert wide_table(read_metrics(run)).index.tolist() == list(range(10))
 
 
@@ -380,10 +379,10 @@ def test_the_drivers_argument_dump_is_read(tmp_path: Path) -> None:
     start = next(i for i, (src, _) in enumerate(lines) if src == "main-start")
     assert dump and max(dump) < start  # before `ray.init`'s line, no prefix
     assert all(not line.startswith(("(", "\x1b")) for i, (_, line) in enumerate(lines) if i in dump)
-    section, _, _ = ingest_text(tmp_path, rc.text(lines))
-    assert section["argv_source"] == "argument-dump"
-    assert section["effective_argv"]["--global-batch-size"] == "16"
-    assert [a["started_by"] for a in attempts(section)] == ["job submission"]
+    ingested, _, _ = ingest_text(tmp_path, rc.text(lines))
+    assert ingested.argv_source == "argument-dump"
+    assert ingested.effective_argv["--global-batch-size"] == "16"
+    assert [a["started_by"] for a in attempts(ingested)] == ["job submission"]
 
 
 def test_printed_reads_the_fixture_not_the_parser() -> None:

@@ -15,13 +15,13 @@ def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
     write_tb(
         run_dir / "tensorboard", [("perf/step_time", step_time(s) + (1.0 if s == 2 else 0.0), s) for s in range(9)]
     )
-    section = ingest_run(run_dir, invariants=FIXED, expected={"--n-samples-per-prompt": "4"}, exit_code=1)
-    assert section["argv_source"] == "trace"
-    assert section["effective_argv"]["--global-batch-size"] == "16"
-    inv = section["invariants"]
+    ingested = ingest_run(run_dir, invariants=FIXED, expected={"--n-samples-per-prompt": "4"}, exit_code=1)
+    assert ingested.argv_source == "trace"
+    assert ingested.effective_argv["--global-batch-size"] == "16"
+    inv = ingested.invariants
     assert inv["values"]["--seed"] is None
     assert inv["violations"] == [{"flag": "--n-samples-per-prompt", "expected": "4", "actual": "8"}]
-    ing = section["ingest"]
+    ing = ingested.ingest
     # Steps 0-8 trained; the rollout manager's `perf 9` before the OOM is no trained step: reported apart.
     assert ing["steps"] == 9 and ing["last_step"] == 8 and ing["rollout_only_steps"] == [9]
     assert ing["skipped_lines"] == 1 and ing["records"] == 37
@@ -31,7 +31,7 @@ def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
     kinds = [(e["kind"], e["step"]) for e in ev["events"]]
     # One failure, one event: the exit code 1 is the OOM's consequence, not a second event.
     assert kinds == [("oom", 9)]
-    assert section["status"] == "failed" and section["status_reason"].startswith(
+    assert ingested.status == "failed" and ingested.status_reason.startswith(
         "OOM at step 9, tried to allocate 2.46 GiB"
     )
     assert ing["events"] == len(ev["events"])
@@ -43,9 +43,9 @@ def test_ingest_run_writes_metrics_events_and_returns_section(run_dir):
 def test_argument_dump_when_no_trace(run_dir):
     text = (run_dir / "stderr.log").read_text()
     (run_dir / "stderr.log").write_text("\n".join(line for line in text.splitlines() if not line.startswith("+")))
-    section = ingest_run(run_dir, invariants=["--global-batch-size"], timed_out=True)
-    assert section["argv_source"] == "argument-dump"
-    assert section["invariants"]["values"]["--global-batch-size"] == "16"
+    ingested = ingest_run(run_dir, invariants=["--global-batch-size"], timed_out=True)
+    assert ingested.argv_source == "argument-dump"
+    assert ingested.invariants["values"]["--global-batch-size"] == "16"
     ev = json.loads((run_dir / "events.json").read_text())["events"]
     assert ev[-1]["kind"] == "timeout" and ev[-1]["excerpt"][-1] == "W1129 some warning"
 
@@ -53,12 +53,12 @@ def test_argument_dump_when_no_trace(run_dir):
 def test_metrics_on_stdout_failure_on_stderr(tmp_path):
     (tmp_path / "stdout.log").write_text(relax_stdout(steps=6, fail=False))
     (tmp_path / "stderr.log").write_text("Training loop failed with error: boom\n")
-    section = ingest_run(tmp_path, invariants=[])
+    ingested = ingest_run(tmp_path, invariants=[])
     ev = json.loads((tmp_path / "events.json").read_text())["events"]
     # Step 3's nan grad norm follows an fp16 loss-scale skip: routine, counted, no event.
     assert [(e["kind"], e["step"], e["stream"]) for e in ev] == [("fatal", 6, "stderr")]
-    assert section["ingest"]["loss_scale_skips"]["steps"] == 1
-    assert section["argv_source"] == "none" and section["effective_argv"] == {}
+    assert ingested.ingest["loss_scale_skips"]["steps"] == 1
+    assert ingested.argv_source == "none" and ingested.effective_argv == {}
 
 
 def test_never_raises_on_garbage(tmp_path):
@@ -68,15 +68,15 @@ def test_never_raises_on_garbage(tmp_path):
     (tmp_path / "stderr.log").write_bytes(
         b"perf 2: {{{{\nstep 3: {'a': [1, 2\n+ python3 'unterminated\n" + "é".encode()[:1]
     )
-    section = ingest_run(tmp_path, invariants=["--x"], interrupted=True)
-    assert section["ingest"]["records"] == 1 and section["ingest"]["skipped_lines"] >= 2
-    assert section["argv_source"] == "none"
+    ingested = ingest_run(tmp_path, invariants=["--x"], interrupted=True)
+    assert ingested.ingest["records"] == 1 and ingested.ingest["skipped_lines"] >= 2
+    assert ingested.argv_source == "none"
     assert read_metrics(tmp_path)["value"].tolist() == [2.0]
 
 
 def test_empty_run_dir(tmp_path):
-    section = ingest_run(tmp_path, invariants=["--a"], signal="SIGKILL")
-    assert section["ingest"]["steps"] == 0 and section["ingest"]["last_step"] is None
+    ingested = ingest_run(tmp_path, invariants=["--a"], signal="SIGKILL")
+    assert ingested.ingest["steps"] == 0 and ingested.ingest["last_step"] is None
     ev = json.loads((tmp_path / "events.json").read_text())["events"]
     assert [(e["kind"], e["step"]) for e in ev] == [("abnormal_exit", None)]
     assert read_metrics(tmp_path).empty
