@@ -25,20 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.capture.gpu import GpuStatus
+from reportgen.execute import ray_cluster as cluster
 from reportgen.execute import ray_node
 from reportgen.execute.executor import CaptureRequest, ExitInfo, Launch, NodeCapture
 from reportgen.execute.process import stop_orphaned_group
 from reportgen.execute.ray_claim import NodeClaim
-from reportgen.execute.ray_cluster import (
-    LABEL_NODE_ID,
-    PACKAGE_DIR,
-    TERMINAL,
-    Node,
-    connect,
-    node_alive,
-    submit,
-    wait_terminal,
-)
+from reportgen.execute.ray_cluster import Node
 from reportgen.execute.ray_log import LogDemux, extract_into, unpack_result
 from reportgen.plan.arms import Plan
 
@@ -69,7 +61,7 @@ class RayExecutor:
         self.address = address
         self.node = node
         self.fingerprint: Mapping[str, Any] | None = fingerprint
-        self.client = client or connect(address)
+        self.client = client or cluster.connect(address)
         self.lost: str | None = None  # set when a job of this experiment lost the node
         self.claim: NodeClaim | None = None  # the claim job holding the node, released at the end
 
@@ -81,14 +73,18 @@ class RayExecutor:
         if not identity or "job_id" not in identity:
             return stop_orphaned_group(identity)
         job_id = str(identity["job_id"])
-        client = self.client if identity.get("address") in (None, self.address) else connect(str(identity["address"]))
+        client = (
+            self.client
+            if identity.get("address") in (None, self.address)
+            else cluster.connect(str(identity["address"]))
+        )
         try:
-            if str(client.get_job_status(job_id)) in TERMINAL:
+            if str(client.get_job_status(job_id)) in cluster.TERMINAL:
                 return False
             client.stop_job(job_id)
         except Exception:
             return False  # the job is gone with its cluster: nothing left to stop
-        wait_terminal(client, job_id, 60.0)
+        cluster.wait_terminal(client, job_id, 60.0)
         return True
 
 
@@ -150,11 +146,11 @@ class RayJob:
         env_vars = job_env(self.env, os.environ)
         env_vars[ray_node.JOB_ENV] = ray_node.encode_job(self._job())
         run = self.run_dir
-        submit(
+        cluster.submit(
             self.client,
             entrypoint=f"{shlex.quote(spec.recipe.interpreter())} -m reportgen.execute.ray_node",
             submission_id=self.job_id,
-            runtime_env={"env_vars": env_vars, "py_modules": [str(PACKAGE_DIR)]},
+            runtime_env={"env_vars": env_vars, "py_modules": [str(cluster.PACKAGE_DIR)]},
             metadata={
                 "reportgen_experiment": spec.name,
                 "reportgen_arm": run.parent.name,
@@ -162,7 +158,7 @@ class RayJob:
             },
             entrypoint_num_cpus=spec.run.num_cpus,
             entrypoint_num_gpus=spec.run.num_gpus,
-            entrypoint_label_selector={LABEL_NODE_ID: self.executor.node.node_id},
+            entrypoint_label_selector={cluster.LABEL_NODE_ID: self.executor.node.node_id},
         )
         self._tail = threading.Thread(target=self._follow, name=f"reportgen-log-{self.job_id}", daemon=True)
         self._tail.start()
@@ -190,7 +186,7 @@ class RayJob:
             self._status = str(self.client.get_job_status(self.job_id))
         except Exception:
             self._status = "UNKNOWN"
-        if self._status in TERMINAL:
+        if self._status in cluster.TERMINAL:
             return self._finish()
         if self.demux.result_complete:
             # The result came back while Ray still says RUNNING: a job whose node died keeps that
@@ -198,7 +194,7 @@ class RayJob:
             return self._finish(wait_s=5.0)
         if now - self._last_node_check >= NODE_CHECK_EVERY_S or self._status == "UNKNOWN":
             self._last_node_check = now
-            if node_alive(self.executor.address, self.executor.node.node_id) is False:
+            if cluster.node_alive(self.executor.address, self.executor.node.node_id) is False:
                 self._mark_lost()
                 with contextlib.suppress(Exception):
                     self.client.stop_job(self.job_id)
@@ -210,7 +206,7 @@ class RayJob:
             return self._exit
         with contextlib.suppress(Exception):
             self.client.stop_job(self.job_id)
-        wait_terminal(self.client, self.job_id, grace_s + 30.0)
+        cluster.wait_terminal(self.client, self.job_id, grace_s + 30.0)
         return self._finish(default=ExitInfo(exit_code=None, signal="SIGTERM"))
 
     def _mark_lost(self) -> None:
@@ -219,7 +215,7 @@ class RayJob:
 
     def _finish(self, *, wait_s: float = 0.0, default: ExitInfo | None = None) -> ExitInfo:
         if wait_s:
-            wait_terminal(self.client, self.job_id, wait_s)
+            cluster.wait_terminal(self.client, self.job_id, wait_s)
         if self._tail is not None:
             self._tail.join(timeout=15.0)
         try:  # whatever the tail missed (a dropped websocket) is still in the full log
@@ -249,7 +245,7 @@ class RayJob:
         before taking the run for a failure (an interrupted run is redone, a failed one is kept)."""
         deadline = time.monotonic() + NODE_DEAD_WAIT_S
         while True:
-            if node_alive(self.executor.address, self.executor.node.node_id) is False:
+            if cluster.node_alive(self.executor.address, self.executor.node.node_id) is False:
                 return True
             if time.monotonic() >= deadline:
                 return False

@@ -39,12 +39,19 @@ KINDS = ("wall", "compute", "memcpy", "idle", "cpu_span", "top_op", "mem_peak", 
 WHOLE_TRACE = -1  # `step` of a trace without ProfilerStep spans (and of memory rows)
 
 
+# A column's Arrow type: its field's Python type's, unless the field's metadata names another ("arrow").
+_ARROW_OF = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
+_INT32 = {"arrow": pa.int32()}
+
+
 @dataclasses.dataclass(frozen=True)
 class TraceRow:
+    """One row of traces.parquet; its fields are the table's columns, in order (`SCHEMA`)."""
+
     source: str  # train | sglang | memory
     file: str  # path relative to the run folder
-    rank: int  # global rank (train, memory) or TP rank (sglang)
-    engine: int  # SGLang engine index; -1 otherwise
+    rank: int = dataclasses.field(metadata=_INT32)  # global rank (train, memory) or TP rank (sglang)
+    engine: int = dataclasses.field(metadata=_INT32)  # SGLang engine index; -1 otherwise
     step: int  # profiled step (ProfilerStep#N), or WHOLE_TRACE
     view: str  # gpu: kernels ran on a GPU; cpu: a CPU-only trace, CPU operators stand in
     kind: str
@@ -56,20 +63,7 @@ class TraceRow:
 
 
 SCHEMA = pa.schema(
-    [
-        ("source", pa.string()),
-        ("file", pa.string()),
-        ("rank", pa.int32()),
-        ("engine", pa.int32()),
-        ("step", pa.int64()),
-        ("view", pa.string()),
-        ("kind", pa.string()),
-        ("category", pa.string()),
-        ("name", pa.string()),
-        ("time_us", pa.float64()),
-        ("count", pa.int64()),
-        ("bytes", pa.int64()),
-    ],
+    [(f.name, f.metadata.get("arrow") or _ARROW_OF[str(f.type)]) for f in dataclasses.fields(TraceRow)],
     metadata={b"kind": KIND.encode(), b"schema_version": str(SCHEMA_VERSION).encode()},
 )
 _FIELDS = [f.name for f in dataclasses.fields(TraceRow)]
