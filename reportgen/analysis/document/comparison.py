@@ -31,12 +31,16 @@ class HeadlineRow(Model):
 
 
 class WindowChange(Model):
-    window: str
-    start: int
-    end: int
-    baseline: float | None = None
-    candidate: float | None = None
-    change: float | None = None
+    """The primary metric in one declared window: each arm's mean, and the change."""
+
+    window: str = Field(description='"W1", "W2", ...')
+    start: int = Field(description="First step of the window (inclusive).")
+    end: int = Field(description="Last step of the window (inclusive).")
+    baseline: float | None = Field(
+        default=None, description="The baseline's mean over the window's steps of its formal runs (arms[].windows)."
+    )
+    candidate: float | None = Field(default=None, description="The candidate's, likewise.")
+    change: float | None = Field(default=None, description="candidate/baseline - 1 (a fraction).")
 
 
 class FlagChange(Model):

@@ -40,9 +40,9 @@ class BaselineDrift(Model):
     metric: str
     first_window: str
     last_window: str
-    first: float | None = None
-    last: float | None = None
-    change: float | None = None
+    first: float | None = Field(default=None, description="The baseline's mean in the first window (arms[].windows).")
+    last: float | None = Field(default=None, description="Its mean in the last window.")
+    change: float | None = Field(default=None, description="last/first - 1 (a fraction).")
     flagged: bool = Field(description="|change| exceeds settings.min_effect.")
 
 
