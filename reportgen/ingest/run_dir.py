@@ -1,17 +1,16 @@
 """Ingest one run folder: logs + TensorBoard -> metrics.parquet, events.json, manifest section.
 
 Pipeline position: called by the runner once the workload process has ended (and by
-`reportgen ingest` for outside logs); analysis reads what this writes. Each log is read once:
-`ConsoleParser` yields the metric records and hands every line to the failure scan and to the
-collectors of `set -x` trace lines and the argument dump. Malformed logs never raise; only I/O
-errors do.
+`reportgen ingest` for outside logs); analysis reads what this writes. Each log is read once
+(reportgen.ingest.log_stream): `ConsoleParser` yields the metric records and hands every line to
+the failure scan and to the collectors of `set -x` trace lines and the argument dump; here the two
+streams become the run's status, events, tables and manifest fields (`IngestedRun`). Malformed logs
+never raise; only I/O errors do.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,11 @@ from reportgen.capture.redact import redact_argv_mapping
 from reportgen.ingest import argv as argv_mod
 from reportgen.ingest import lifecycle as lc
 from reportgen.ingest import recovery
-from reportgen.ingest.console import ConsoleParser, iter_chunks
-from reportgen.ingest.events import CONTEXT, Event, EventScanner, lines_with
+from reportgen.ingest.events import Event
+from reportgen.ingest.log_stream import LogStream, read_stream
 from reportgen.ingest.metrics import (
     ATTEMPT_BITS,
     ConsoleMetrics,
-    attempt_tag,
     merge_sources,
     write_metrics,
     write_metrics_table,
@@ -36,155 +34,7 @@ from reportgen.store.models import Events
 
 EVENTS_SCHEMA_VERSION = Events.SCHEMA_VERSION
 MAX_DISAGREEMENTS = 1000
-MAX_TRACE_LINES = 200
-MAX_DUMP_LINES = 5000
 MAX_LISTED = 1000  # step indices a manifest lists (rollout-only steps)
-
-
-def _may_trace(line: str) -> bool:
-    """A possible `set -x` trace line: `+ ...` at the line start or behind a Ray prefix
-    `(... pid=N) `; `_Collector._line` decides exactly."""
-    return line.startswith("+") or ") +" in line or ")+" in line
-
-
-@dataclasses.dataclass
-class _Collector:
-    """Keeps the few lines argv parsing needs: trace lines and argument-dump blocks."""
-
-    trace: deque = dataclasses.field(default_factory=lambda: deque(maxlen=MAX_TRACE_LINES))
-    dump: list = dataclasses.field(default_factory=list)
-    in_dump: bool = False
-    tail: deque = dataclasses.field(default_factory=lambda: deque(maxlen=CONTEXT))
-
-    def push(self, text: str) -> None:
-        self.tail.append(text)
-        self._line(text)
-
-    def push_block(self, text: str, lines: list[str]) -> None:
-        """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
-        argument-dump candidates, and the lines of an open dump, are looked at one by one."""
-        self.tail.extend(lines[-CONTEXT:])
-        # A trace line holds a `+`, an argument dump's start `arguments --`: two cheap scans (`+` is
-        # one character, found at memchr speed, and rare in a log), then the test on the few lines found.
-        plus = [i for i in lines_with(text, ("+",)) if _may_trace(lines[i])]
-        dump = lines_with(text, ("arguments --",))
-        todo = sorted(set(plus).union(dump)) if dump else plus
-        cur = 0
-        for i in todo:
-            while self.in_dump and cur < i:
-                self._line(lines[cur])
-                cur += 1
-            if i >= cur:
-                self._line(lines[i])
-                cur = i + 1
-        while self.in_dump and cur < len(lines):
-            self._line(lines[cur])
-            cur += 1
-
-    def _line(self, text: str) -> None:
-        body = argv_mod._clean(text)
-        if body.startswith("+"):
-            self.trace.append(body)
-        if self.in_dump:
-            if len(self.dump) < MAX_DUMP_LINES:
-                self.dump.append(body)
-            if "end of arguments" in body:
-                self.in_dump = False
-        elif "arguments --" in body and "end of" not in body:
-            if len(self.dump) >= MAX_DUMP_LINES:
-                self.dump = []
-            self.dump.append(body)
-            self.in_dump = True
-
-
-_DEBRIS = re.compile("[\ufffd\x00]+")
-
-
-@dataclasses.dataclass
-class Debris:
-    """Undecodable regions of a log (a crash leaves NUL bytes, a binary write random bytes): each
-    run of NULs and U+FFFD replacement characters is one region, removed before parsing so the
-    text around it reads as it would have."""
-
-    regions: int = 0
-    chars: int = 0
-    _open: bool = False  # the previous chunk ended inside a region
-
-    def clean(self, chunk: str) -> str:
-        """`chunk` without its debris, counted (a region cut by a chunk boundary counts once)."""
-        if "\ufffd" not in chunk and "\x00" not in chunk:  # nearly every chunk: two C-speed scans
-            self._open = False
-            return chunk
-        runs = _DEBRIS.findall(chunk)
-        self.regions += len(runs) - (1 if self._open and chunk[0] in "\ufffd\x00" else 0)
-        self.chars += sum(map(len, runs))
-        self._open = chunk[-1] in "\ufffd\x00"
-        return _DEBRIS.sub("", chunk)
-
-    def as_dict(self) -> dict[str, int]:
-        return {"regions": self.regions, "chars": self.chars}
-
-
-@dataclasses.dataclass
-class _StreamResult:
-    name: str
-    present: bool
-    scan: EventScanner  # its step bookkeeping (done_step, train_steps, loss_scale, lifecycle, ...) once read
-    lines: int = 0
-    records: int = 0
-    skipped: int = 0
-    skipped_at: list = dataclasses.field(default_factory=list)
-    joined: int = 0
-    joined_at: list = dataclasses.field(default_factory=list)
-    unterminated: bool = False  # the log's last line has no newline: it was cut mid-line
-    events: list = dataclasses.field(default_factory=list)
-    collector: _Collector = dataclasses.field(default_factory=_Collector)
-    debris: Debris = dataclasses.field(default_factory=Debris)
-
-    @property
-    def attempts(self) -> list[lc.Attempt]:
-        return self.scan.lifecycle.attempts
-
-
-def _read_stream(path: Path, name: str, number: int, metrics: ConsoleMetrics) -> _StreamResult:
-    scanner = EventScanner(name)
-    res = _StreamResult(name=name, present=path.is_file(), scan=scanner)
-    if not res.present:
-        return res
-    col = res.collector
-
-    def on_block(first: int, text: str, recs: list) -> None:
-        lines = text.split("\n")
-        if "\r" in text:  # the parser reads each line without one trailing \r
-            lines = [x[:-1] if x.endswith("\r") else x for x in lines]
-        scanner.push_block(first, text, lines, recs)
-        col.push_block(text, lines)
-
-    parser = ConsoleParser(name, on_block=on_block)
-    attempts = scanner.lifecycle.attempts
-    tagged = 0  # index of the attempt the metrics are tagged with; records carry their attempt's tag
-    metrics.set_tag(attempt_tag(number, 1))
-
-    def take(recs: list) -> None:
-        nonlocal tagged
-        if tagged + 1 == len(attempts):  # no attempt started since the last tag: the common case
-            for r in recs:
-                metrics.add(r)
-            return
-        for r in recs:
-            while tagged + 1 < len(attempts) and r.line_no >= attempts[tagged + 1].line:
-                tagged += 1
-                metrics.set_tag(attempt_tag(number, attempts[tagged].number))
-            metrics.add(r)
-
-    for chunk in iter_chunks(path):
-        take(parser.feed(res.debris.clean(chunk)))
-    res.unterminated = parser.unterminated
-    take(parser.close())
-    res.lines, res.records, res.skipped = parser.lines, parser.records, parser.skipped
-    res.skipped_at, res.joined, res.joined_at = parser.skipped_at, parser.joined, parser.joined_at
-    res.events = scanner.finish()
-    return res
 
 
 def _process_event(kind: str, message: str, step: int | None, tail: list[str], details: dict[str, Any]) -> Event:
@@ -193,12 +43,12 @@ def _process_event(kind: str, message: str, step: int | None, tail: list[str], d
     )
 
 
-def _cut_at(s: _StreamResult) -> str:
+def _cut_at(s: LogStream) -> str:
     """Where a log that says nothing of its end ends: "cut at line 412, mid-line" or "after line 412"."""
     return f"cut at line {s.lines}, mid-line" if s.unterminated else f"after line {s.lines}"
 
 
-def _log_end(streams: list[_StreamResult], life: _StreamResult) -> str | None:
+def _log_end(streams: list[LogStream], life: LogStream) -> str | None:
     """How the log's last attempt says the run ended ("clean", "stopped", "failed"), from the
     lifecycle stream, else from another stream's last attempt (Relax's logger lines on stderr,
     Megatron's prints on stdout); None when no stream says."""
@@ -231,8 +81,8 @@ class IngestedRun:
 class _Logs:
     """A run's two streams, each read once, and the one whose attempts are the run's lifecycle."""
 
-    streams: list[_StreamResult]
-    life: _StreamResult
+    streams: list[LogStream]
+    life: LogStream
 
     @property
     def next_step(self) -> int | None:
@@ -263,8 +113,8 @@ class _Logs:
 
 def _read_logs(run_dir: Path, metrics: ConsoleMetrics) -> _Logs:
     streams = [
-        _read_stream(run_dir / STDOUT, "stdout", 0, metrics),
-        _read_stream(run_dir / STDERR, "stderr", 1, metrics),
+        read_stream(run_dir / STDOUT, "stdout", 0, metrics),
+        read_stream(run_dir / STDERR, "stderr", 1, metrics),
     ]
     present = [s for s in streams if s.present] or streams[:1]
     life = next(s for s in present if s.name == recovery.lifecycle_stream({s.name: s.attempts for s in present}))

@@ -2,7 +2,7 @@
 exactly what the line-by-line scan gives: same records, events, argv lines and metrics table.
 
 The reference here is the per-line path that stays in the code (`ConsoleParser(on_line=...)`
-feeding `EventScanner.push` and `_Collector.push`, and `merge_sources` on `console_frame`)."""
+feeding `EventScanner.push` and `Collector.push`, and `merge_sources` on `console_frame`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from reportgen.ingest import console
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.events import EventScanner, lines_with
+from reportgen.ingest.log_stream import Collector
 from reportgen.ingest.metrics import ConsoleMetrics, console_frame, merge_sources, write_metrics, write_metrics_table
-from reportgen.ingest.run_dir import _Collector
 from tests.ingest.conftest import ACTOR, DUMP, OOM_LINE, ROLL, TRACE, relax_stdout
 
 TB = [
@@ -69,7 +69,7 @@ def mixed_log(seed: int) -> str:
 
 
 def line_by_line(text: str, chunk: int):
-    scanner, col, recs = EventScanner("stdout"), _Collector(), []
+    scanner, col, recs = EventScanner("stdout"), Collector(), []
 
     def on_line(n, line, rec):
         scanner.push(n, line, rec)
@@ -83,7 +83,7 @@ def line_by_line(text: str, chunk: int):
 
 
 def blockwise(text: str, chunk: int):
-    scanner, col, recs, metrics = EventScanner("stdout"), _Collector(), [], ConsoleMetrics()
+    scanner, col, recs, metrics = EventScanner("stdout"), Collector(), [], ConsoleMetrics()
 
     def on_block(first, body, got):
         lines = body.split("\n")
