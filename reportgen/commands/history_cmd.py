@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from reportgen.commands.options import RunsOption, runs_root
 from reportgen.errors import UserError
-from reportgen.history.series import Standing
+
+if TYPE_CHECKING:  # the history imports pandas and scipy: loaded when the command runs, not for --help
+    from reportgen.history.series import Standing
 
 
 @dataclass(frozen=True)

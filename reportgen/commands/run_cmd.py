@@ -8,8 +8,6 @@ import typer
 
 from reportgen.commands.options import RunsOption, runs_root
 from reportgen.errors import UserError
-from reportgen.execute.executor import RunOptions
-from reportgen.pipeline import RunRequest, run_all
 
 
 def register(app: typer.Typer) -> None:
@@ -72,6 +70,10 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
+        # The pipeline (execute, ingest, analysis: pandas, scipy, pyarrow) loads when a run starts, not for --help.
+        from reportgen.execute.executor import RunOptions
+        from reportgen.pipeline import RunRequest, run_all
+
         specs = list(specs or [])
         if ray is not None:
             if executor not in (None, "ray") or address is not None:
