@@ -401,8 +401,9 @@ def capture_provenance(
 
     `reads`: the files the run reads (its spec, recipe and data files): an untracked one makes the run
     dirty, any other untracked file does not. `probes`: the campaign's answers so far (the runner's,
-    shared by its runs); without it the Python is asked afresh. Summary: {"git": {head, dirty}, "fingerprint_id", "fingerprint", "hashes":
-    {"model_manifest_sha256", "data"}, "python_version", "nvidia_smi", "files"}.
+    shared by its runs); without it the Python is asked afresh. Summary: {"git": {head, dirty},
+    "fingerprint_id", "fingerprint", "hashes": {"model_manifest_sha256", "data"}, "python_version",
+    "nvidia_smi", "files"}.
     Raises UserError only for bad input (a model folder or data file that does not exist).
     """
     dest = Path(dest)
