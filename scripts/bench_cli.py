@@ -5,7 +5,8 @@ PYTHONPATH), --runs times, and takes the wall time from start to exit; what a us
 the prompt, interpreter start-up included. One untimed start first, so that compiling the .pyc
 files is not counted. Reported per case: the median wall time, the fastest and slowest run, whether
 the median is within the target, and the median CPU time (user + system) of the process: on a
-shared machine the wall time grows with the load beside it, the CPU time hardly.
+shared machine the wall time grows with the load beside it, the CPU time hardly. The first row,
+`python -c pass`, is the floor: the interpreter's own start on this machine at this load.
 
 Target (issue 31): at most 0.5 s, median of 5 runs. The commands are read from the Typer app, so a
 new command is timed without changing this script. Usage:
@@ -39,15 +40,28 @@ from reportgen.cli import app  # noqa: E402
 def time_help(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall seconds from starting `python -m reportgen ARGS` to its exit (it must succeed), and
     the CPU seconds it used."""
+    return time_python(["-m", "reportgen", *args], env)
+
+
+def time_python(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of `python ARGS`, start to exit."""
     cpu_before = _children_cpu()
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=REPO, env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, *args], cwd=REPO, env=env, check=True, capture_output=True)
     return time.perf_counter() - start, _children_cpu() - cpu_before
 
 
 def _children_cpu() -> float:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # of the children waited for so far
     return ru.ru_utime + ru.ru_stime
+
+
+def _row(label: str, runs: list[tuple[float, float]], verdict: str) -> None:
+    times = [wall for wall, _ in runs]
+    cpu = statistics.median(c for _, c in runs)
+    print(
+        f"{label:<24} {statistics.median(times):>9.3f} {min(times):>7.3f} {max(times):>7.3f}  {verdict:<13} {cpu:>6.3f}"
+    )
 
 
 def main() -> None:
@@ -60,18 +74,14 @@ def main() -> None:
     time_help(["--help"], env)  # compiles what is not compiled yet
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(f"{'command':<24} {'median s':>9} {'min s':>7} {'max s':>7}  {f'within {args.target} s':<13} {'CPU s':>6}")
+    floor = [time_python(["-c", "pass"], env) for _ in range(args.runs)]
+    _row("python -c pass", floor, "(floor)")
     slow = 0
     for case in cases:
         runs = [time_help(case, env) for _ in range(args.runs)]
-        times = [wall for wall, _ in runs]
-        median = statistics.median(times)
-        ok = median <= args.target
+        ok = statistics.median(wall for wall, _ in runs) <= args.target
         slow += not ok
-        label = "reportgen " + " ".join(case)
-        cpu = statistics.median(c for _, c in runs)
-        print(
-            f"{label:<24} {median:>9.3f} {min(times):>7.3f} {max(times):>7.3f}  {'yes' if ok else 'NO':<13} {cpu:>6.3f}"
-        )
+        _row("reportgen " + " ".join(case), runs, "yes" if ok else "NO")
     sys.exit(1 if slow else 0)
 
 
