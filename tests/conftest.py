@@ -37,3 +37,13 @@ def env_with_repo_on_path() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def logging_python(folder: Path) -> tuple[Path, Path]:
+    """A `python` that writes each call's arguments, one line a call, to a log and then runs this
+    interpreter with them: the real answers, and a count of who asked what. Returns (python, log)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    python, log = folder / "python", folder / "calls.log"
+    python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    return python, log

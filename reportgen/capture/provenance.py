@@ -7,6 +7,12 @@ commands the spec asks for. Every byte goes through `redact_text` with the secre
 the workload's environment (and of the runner's own) before it is written, each file
 atomically. External commands never raise: a missing tool, a non-zero exit or a timeout is
 recorded as data.
+
+The workload's Python and its packages cannot change between the runs of one campaign on one
+machine, and `pip freeze` is the slowest probe (seconds); `CampaignProbes` asks them once and every
+run folder gets its own copy of the answer. What can change between runs (the tree's git state,
+nvidia-smi's GPU state, the fingerprint the campaign checks, the spec's extra commands) is asked
+for every run.
 """
 
 from __future__ import annotations
@@ -307,9 +313,60 @@ def _capture_stamp(
     return {"head": stamp.commit, "dirty": dirty}
 
 
-def _capture_python(w: _Writer, python: str, env: dict[str, str], log: list[CommandResult]) -> str | None:
-    ver = run_command([python, "-V"], env=env)
-    log.append(ver)
+@dataclass(frozen=True)
+class PythonProbe:
+    """What the workload's Python answered: `-V`, `pip freeze`, and where pip failed the list from
+    importlib.metadata; the commands as they ran, for python.txt, pip-freeze.txt and commands.json."""
+
+    version: CommandResult
+    freeze: CommandResult
+    listed: CommandResult | None  # only when `pip freeze` failed
+
+    @property
+    def commands(self) -> list[CommandResult]:
+        return [self.version, self.freeze] + ([self.listed] if self.listed is not None else [])
+
+
+# What decides which interpreter a name resolves to and which packages it sees: a run whose
+# environment differs in one of these asks its Python again.
+_PYTHON_ENV = ("PATH", "HOME", "VIRTUAL_ENV", "CONDA_PREFIX")
+_PYTHON_ENV_PREFIXES = ("PYTHON", "PIP_")
+
+
+class CampaignProbes:
+    """The answers of the probes that cannot change between the runs of one campaign on one machine.
+
+    The runner keeps one for the runs it makes here (one `run_plan`); `capture_provenance` asks
+    through it, so the workload's Python is asked its version and package list once per
+    interpreter and environment, not once per run. Runs that differ in what decides the answer (the
+    interpreter, PATH, a PYTHON* or PIP_* variable, the virtual environment, HOME) each get theirs.
+    The answers are kept as they came, unredacted: each run's writer redacts them with its own secrets.
+    """
+
+    def __init__(self) -> None:
+        self._python: dict[tuple[str, tuple[tuple[str, str], ...]], PythonProbe] = {}
+
+    def python(self, python: str, env: Mapping[str, str]) -> PythonProbe:
+        """`python -V` and `python -m pip freeze` in `env`: asked the first time, reused after."""
+        decides = tuple(
+            sorted((k, v) for k, v in env.items() if k in _PYTHON_ENV or k.startswith(_PYTHON_ENV_PREFIXES))
+        )
+        key = (python, decides)
+        if key not in self._python:
+            self._python[key] = _ask_python(python, env)
+        return self._python[key]
+
+
+def _ask_python(python: str, env: Mapping[str, str]) -> PythonProbe:
+    version = run_command([python, "-V"], env=env)
+    freeze = run_command([python, "-m", "pip", "freeze"], env=env, timeout_s=PIP_TIMEOUT_S)
+    listed = None if freeze.ok else run_command([python, "-c", _LIST_DISTRIBUTIONS], env=env)
+    return PythonProbe(version, freeze, listed)
+
+
+def _capture_python(w: _Writer, python: str, probe: PythonProbe, log: list[CommandResult]) -> str | None:
+    log.extend(probe.commands)
+    ver = probe.version
     text = (ver.stdout + ver.stderr).strip()  # Python 2 printed -V to stderr
     if ver.ok:
         w.text(PYTHON, text + "\n")
@@ -317,15 +374,12 @@ def _capture_python(w: _Writer, python: str, env: dict[str, str], log: list[Comm
         w.text(PYTHON, f"# {python} -V failed: {ver.error or f'exit {ver.exit_code}'}\n{text}\n")
     version = text.split()[-1] if ver.ok and text.startswith("Python ") else None
 
-    freeze = run_command([python, "-m", "pip", "freeze"], env=env, timeout_s=PIP_TIMEOUT_S)
-    log.append(freeze)
+    freeze = probe.freeze
     if freeze.ok:
         w.text(PIP_FREEZE, freeze.stdout)
     else:
-        listed = run_command([python, "-c", _LIST_DISTRIBUTIONS], env=env)
-        log.append(listed)
         why = freeze.error or f"exit {freeze.exit_code}: {freeze.stderr.strip()[-500:]}"
-        body = listed.stdout if listed.ok else ""
+        body = probe.listed.stdout if probe.listed is not None and probe.listed.ok else ""
         w.text(PIP_FREEZE, f"# pip freeze failed ({why}); listed by importlib.metadata instead\n{body}")
     return version
 
@@ -341,12 +395,15 @@ def capture_provenance(
     env: Mapping[str, str],
     cache_path: Path | None,
     reads: Sequence[str | Path] = (),
+    probes: CampaignProbes | None = None,
 ) -> dict[str, Any]:
     """Write a run's provenance/ folder and return the summary for its manifest.
 
     `reads`: the files the run reads (its spec, recipe and data files): an untracked one makes the run
-    dirty, any other untracked file does not. Summary: {"git": {head, dirty}, "fingerprint_id", "fingerprint", "hashes":
-    {"model_manifest_sha256", "data"}, "python_version", "nvidia_smi", "files"}.
+    dirty, any other untracked file does not. `probes`: the campaign's answers so far (the runner's,
+    shared by its runs); without it the Python is asked afresh. Summary: {"git": {head, dirty},
+    "fingerprint_id", "fingerprint", "hashes": {"model_manifest_sha256", "data"}, "python_version",
+    "nvidia_smi", "files"}.
     Raises UserError only for bad input (a model folder or data file that does not exist).
     """
     dest = Path(dest)
@@ -372,7 +429,8 @@ def capture_provenance(
             NVIDIA_SMI, f"# nvidia-smi -q unavailable: {smi.error or f'exit {smi.exit_code}: {smi.stderr.strip()}'}\n"
         )
 
-    python_version = _capture_python(w, python, child_env, log)
+    probe = (probes or CampaignProbes()).python(python, child_env)
+    python_version = _capture_python(w, python, probe, log)
 
     fp = machine_fingerprint(env)
     fp_id = fingerprint_id(fp)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from reportgen.commands.options import RunsOption, runs_root
+from reportgen.commands.options import RunsOption, optional, runs_root
 from reportgen.errors import UserError
 
 
@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
     def pr_body_command(
         experiment: str = typer.Argument(..., metavar="EXPERIMENT", help="experiment name under --runs"),
         runs: RunsOption = None,
-        site_url: str | None = typer.Option(None, "--site-url", metavar="URL", help="base URL of the published site"),
+        site_url: str | None = optional("--site-url", "URL", "base URL of the published site"),
         full: bool = typer.Option(
             False, "--full", help="Add each candidate's headline table and every guardrail (longer than 60 lines)."
         ),

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from reportgen.commands.options import RunsOption, runs_root
+from reportgen.commands.options import RunsOption, optional, runs_root
 from reportgen.errors import UserError
-from reportgen.history.series import Standing
+
+if TYPE_CHECKING:  # the history imports pandas and scipy: loaded when the command runs, not for --help
+    from reportgen.history.series import Standing
 
 
 @dataclass(frozen=True)
@@ -58,17 +61,12 @@ def register(app: typer.Typer) -> None:
     @app.command("history")
     def history_command(
         runs: RunsOption = None,
-        out: Path | None = typer.Option(
-            None, "--out", metavar="FILE", help="Where to write the table (default: RUNS/history.parquet)."
+        out: Path | None = optional("--out", "FILE", "Where to write the table (default: RUNS/history.parquet)."),
+        git: Path | None = optional(
+            "--git", "REPO", "Order campaigns by their commit's place in REPO's history, not by when they ran."
         ),
-        git: Path | None = typer.Option(
-            None,
-            "--git",
-            metavar="REPO",
-            help="Order campaigns by their commit's place in this repository's history, not by when they ran.",
-        ),
-        experiment: str | None = typer.Option(
-            None, "--experiment", metavar="NAME", help="Also print this experiment's 'this baseline vs history' line."
+        experiment: str | None = optional(
+            "--experiment", "NAME", "Also print this experiment's 'this baseline vs history' line."
         ),
     ) -> None:
         """Build the performance history (every run's figures over commits) and find its change points."""

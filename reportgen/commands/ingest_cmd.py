@@ -11,28 +11,19 @@ from pathlib import Path
 
 import typer
 
-from reportgen.commands.options import RunsOption, runs_root
+from reportgen.commands.options import RunsOption, optional, runs_root
 
 
 def ingest(
     log: Path = typer.Argument(..., metavar="LOG", help="Relax console log (stdout, or the tee'd log file)."),
     spec: Path = typer.Option(..., "--spec", metavar="SPEC", help="Experiment spec (TOML) the run belongs to."),
     arm: str = typer.Option(..., "--arm", metavar="ARM", help="'baseline' or a candidate id of the spec."),
-    repeat: int | None = typer.Option(
-        None, "--repeat", metavar="N", help="Repeat number (default: the next free one)."
-    ),
+    repeat: int | None = optional("--repeat", "N", "Repeat number (default: the next free one)."),
     runs: RunsOption = None,
-    tensorboard: Path | None = typer.Option(
-        None, "--tensorboard", metavar="DIR", help="TensorBoard event folder of the run."
-    ),
-    stderr: Path | None = typer.Option(
-        None, "--stderr", metavar="LOG", help="The run's stderr, if kept apart from LOG."
-    ),
-    traces: Path | None = typer.Option(
-        None,
-        "--traces",
-        metavar="DIR",
-        help="The run's profiler output folder (Relax's traces/): summarised into traces.parquet.",
+    tensorboard: Path | None = optional("--tensorboard", "DIR", "TensorBoard event folder of the run."),
+    stderr: Path | None = optional("--stderr", "LOG", "The run's stderr, if kept apart from LOG."),
+    traces: Path | None = optional(
+        "--traces", "DIR", "The run's profiler output folder (Relax's traces/): summarised into traces.parquet."
     ),
     no_analyze: bool = typer.Option(False, "--no-analyze", help="Do not rewrite the experiment's analysis.json."),
 ) -> None:

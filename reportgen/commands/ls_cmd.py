@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from reportgen.commands.options import RunsOption, runs_root
-from reportgen.store.listing import RunRow, list_runs
+
+if TYPE_CHECKING:  # the listing reads manifests through the pydantic models: loaded when `ls` runs
+    from reportgen.store.listing import RunRow
 
 HEADER = ("experiment", "arm", "repeat", "role", "status", "started (UTC)", "duration", "steps done")
 
@@ -47,5 +50,7 @@ def register(app: typer.Typer) -> None:
     @app.command("ls")
     def ls_command(runs: RunsOption = None) -> None:
         """List experiments, arms, repeats and their status."""
+        from reportgen.store.listing import list_runs
+
         root = runs_root(runs)
         typer.echo(ls_text(list_runs(root), root), nl=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,3 +23,9 @@ RunsOption = Annotated[
 def runs_root(runs: Path | None) -> Path:
     """The runs/ root a command works on (see reportgen.store.layout.resolve_runs_root)."""
     return resolve_runs_root(runs)
+
+
+def optional(flag: str, metavar: str, help: str) -> Any:
+    """An option that takes a value and is None when not given, the commands' usual kind: its flag,
+    the placeholder the help shows for its value (FILE, NAME, DIR), and the help."""
+    return typer.Option(None, flag, metavar=metavar, help=help)

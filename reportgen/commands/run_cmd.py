@@ -6,10 +6,8 @@ from pathlib import Path
 
 import typer
 
-from reportgen.commands.options import RunsOption, runs_root
+from reportgen.commands.options import RunsOption, optional, runs_root
 from reportgen.errors import UserError
-from reportgen.execute.executor import RunOptions
-from reportgen.pipeline import RunRequest, run_all
 
 
 def register(app: typer.Typer) -> None:
@@ -20,9 +18,7 @@ def register(app: typer.Typer) -> None:
             metavar="SPEC",
             help="Experiment spec(s) (TOML). Default: scripts/recipes/default.toml. Several run in parallel on Ray (one node each), else one after another.",
         ),
-        profile: str | None = typer.Option(
-            None, "--profile", metavar="NAME", help="Apply the spec's [profiles.NAME] overlay, e.g. gpu."
-        ),
+        profile: str | None = optional("--profile", "NAME", "Apply the spec's [profiles.NAME] overlay, e.g. gpu."),
         runs: RunsOption = None,
         dry_run: bool = typer.Option(False, "--dry-run", help="Print each arm's diff and command; run nothing."),
         rerun: list[str] = typer.Option(
@@ -39,24 +35,18 @@ def register(app: typer.Typer) -> None:
             help="Run the baseline alone ([run] repeats times, min_pairs for a sequential spec), no profiler: "
             "a point for the performance history (docs/history.md).",
         ),
-        name: str | None = typer.Option(
-            None, "--name", metavar="NAME", help="Experiment folder name under runs/ instead of the spec's name."
-        ),
-        ray: str | None = typer.Option(
-            None,
+        name: str | None = optional("--name", "NAME", "Experiment folder name under runs/ instead of the spec's name."),
+        ray: str | None = optional(
             "--ray",
-            metavar="ADDRESS",
-            help="Submit runs as jobs to this Ray cluster (address of its dashboard): --executor ray --address ADDRESS.",
+            "ADDRESS",
+            "Submit runs as jobs to this Ray cluster (address of its dashboard): --executor ray --address ADDRESS.",
         ),
-        executor: str | None = typer.Option(
-            None,
+        executor: str | None = optional(
             "--executor",
-            metavar="NAME",
-            help="Run with this registered executor (local, ray, ...) instead of the spec's [run] executor.",
+            "NAME",
+            "Run with this registered executor (local, ray, ...) instead of the spec's [run] executor.",
         ),
-        address: str | None = typer.Option(
-            None, "--address", metavar="ADDRESS", help="Where the executor submits runs (a Ray dashboard)."
-        ),
+        address: str | None = optional("--address", "ADDRESS", "Where the executor submits runs (a Ray dashboard)."),
         budget_minutes: float | None = typer.Option(
             None,
             "--budget-minutes",
@@ -72,6 +62,10 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run baseline and candidates back to back, with provenance and GPU sampling; resumable."""
+        # The pipeline (execute, ingest, analysis: pandas, scipy, pyarrow) loads when a run starts, not for --help.
+        from reportgen.execute.executor import RunOptions
+        from reportgen.pipeline import RunRequest, run_all
+
         specs = list(specs or [])
         if ray is not None:
             if executor not in (None, "ray") or address is not None:

@@ -19,7 +19,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec
 
@@ -28,7 +28,7 @@ from reportgen.capture.artifacts import list_artifacts
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
 from reportgen.capture.host import compact_host
-from reportgen.capture.provenance import capture_provenance
+from reportgen.capture.provenance import CampaignProbes, capture_provenance
 from reportgen.capture.redact import (
     flag_secret_values,
     published_env,
@@ -194,6 +194,8 @@ class _Experiment:
     executor: Executor
     executor_info: Mapping[str, Any]
     stop: threading.Event  # set by SIGINT/SIGTERM: the run in progress stops, nothing further starts
+    # What provenance asks once for all the runs made here (the Python's version and packages).
+    probes: CampaignProbes = field(default_factory=CampaignProbes)
 
     @property
     def spec(self) -> Spec:
@@ -343,6 +345,7 @@ def _run_one(arm: Arm, repeat: int, role: RunRole, exp: _Experiment) -> RunOutco
             **run.provenance_args,
             env=run.env,
             cache_path=Path(exp.options.runs_root) / ".cache" / "hashes.json",
+            probes=exp.probes,
         )
         _record_provenance(run.manifest, prov, exp.campaign)
     ended = _execute(run, exp)

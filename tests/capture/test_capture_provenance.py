@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from reportgen.capture.model_manifest import model_manifest
-from reportgen.capture.provenance import capture_provenance
+from reportgen.capture.provenance import CampaignProbes, capture_provenance
 from reportgen.errors import UserError
+from tests.conftest import logging_python
 
 HF = "hf_secret_value_123"
 API = "sk-my-api-key-0987654321"
@@ -218,3 +219,36 @@ def test_an_untracked_file_the_run_does_not_read_leaves_the_tree_clean(tmp_path)
         tmp_path / "b", **common, env=_env(tmp_path), cache_path=None, reads=[repo / "run.sh", repo / "mine.toml"]
     )
     assert read["git"]["dirty"] is True
+
+
+def test_the_campaigns_probes_ask_the_python_once_per_environment(tmp_path):
+    # pip freeze takes seconds and its answer cannot change between one campaign's runs: the runner's
+    # CampaignProbes asks it once; each run folder still gets the same files, written as before.
+    python, calls = logging_python(tmp_path / "bin")
+    probes = CampaignProbes()
+    common = {"python": str(python), "recipe_repo": None, "model_dir": None, "data_files": [], "commands": []}
+    env = _env(tmp_path)
+    for run in ("1", "2"):
+        capture_provenance(tmp_path / run, **common, env=env, cache_path=None, probes=probes)
+    assert calls.read_text().splitlines() == ["-V", "-m pip freeze"]
+    for name in ("python.txt", "pip-freeze.txt"):
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes()
+    assert "pandas==" in (tmp_path / "2" / "pip-freeze.txt").read_text().lower()
+    # commands.json logs the Python's commands as they ran for the first run; nvidia-smi ran for each.
+    builtin = [json.loads((tmp_path / run / "commands.json").read_text())["builtin"] for run in ("1", "2")]
+    assert [c["argv"][0] for c in builtin[1]] == ["nvidia-smi", str(python), str(python)]
+    assert builtin[0][1:] == builtin[1][1:] and [c["argv"][1:] for c in builtin[1][1:]] == [
+        ["-V"],
+        ["-m", "pip", "freeze"],
+    ]
+
+    # Another PYTHONPATH shows another package list: a run with it asks again.
+    extra = tmp_path / "extra" / "planted_pkg-1.2.dist-info"
+    extra.mkdir(parents=True)
+    (extra / "METADATA").write_text("Metadata-Version: 2.1\nName: planted-pkg\nVersion: 1.2\n")
+    capture_provenance(
+        tmp_path / "3", **common, env={**env, "PYTHONPATH": str(extra.parent)}, cache_path=None, probes=probes
+    )
+    assert calls.read_text().splitlines() == ["-V", "-m pip freeze"] * 2
+    assert "planted-pkg==1.2" in (tmp_path / "3" / "pip-freeze.txt").read_text()
+    assert "planted-pkg" not in (tmp_path / "2" / "pip-freeze.txt").read_text()

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from reportgen.cli import main
-from tests.conftest import env_with_repo_on_path
+from tests.conftest import env_with_repo_on_path, logging_python
 from tests.execute.conftest import RECIPE, make_experiment
 
 
@@ -37,6 +37,8 @@ def tree_digest(path: Path) -> dict[str, str]:
 
 def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: Path) -> None:
     runs = tmp_path / "runs"
+    python, calls = logging_python(tmp_path / "bin")  # the workload's Python, counting who asks it what
+    experiment.write_text(experiment.read_text().replace(f'python = "{sys.executable}"', f'python = "{python}"'))
     assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
     exp = runs / "exp"
     assert (exp / "experiment.toml").read_bytes() == experiment.read_bytes()
@@ -61,6 +63,10 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
         ):
             assert (run_dir / name).is_file(), name
         assert (run_dir / "provenance" / "pip-freeze.txt").is_file()
+        for name in ("python.txt", "pip-freeze.txt"):  # asked once for both runs, written into each
+            assert (run_dir / "provenance" / name).read_bytes() == (
+                exp / "baseline" / "1" / "provenance" / name
+            ).read_bytes()
         assert (run_dir / "provenance" / "fingerprint.json").is_file()
         assert not list(run_dir.glob(".*.tmp")), "temporary files left behind"
         gpu = pd.read_parquet(run_dir / "gpu.parquet")
@@ -69,6 +75,11 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
         steps = sorted(metrics.loc[metrics.key == "perf/step_resp_token_per_s", "step"].unique())
         assert steps == [0, 1, 2, 3, 4]
         assert m["effective_argv"]["--num-rollout"] == "5"
+    # Two runs, each its trainer; the Python's version and packages asked once for the campaign.
+    asked = calls.read_text().splitlines()
+    assert [a for a in asked if not a.startswith("trainer.py")] == ["-V", "-m pip freeze"]
+    assert sum(a.startswith("trainer.py") for a in asked) == 2
+    assert "pandas==" in (exp / "A1" / "1" / "provenance" / "pip-freeze.txt").read_text().lower()
     # The candidate's patch is exactly the flag removal, and only it.
     patch = (exp / "A1" / "1" / "recipe.patch").read_text()
     assert "-   --optimizer-cpu-offload\n" in patch
