@@ -21,7 +21,7 @@ from reportgen import vocab
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
@@ -497,6 +497,56 @@ class GuardrailResult(_Model):
     evidence: str | None = Field(default=None, description='Where to look, e.g. "A1/1/stdout.log:812".')
 
 
+class GuardrailTally(_Model):
+    """How a comparison's guardrails came out, counted once (every page and the verdict's sentence
+    read this count, never their own: docs/analysis.md#guardrails)."""
+
+    total: int = Field(description="Guardrails of the comparison (`guardrails`, the same-work check included).")
+    passed: int
+    warned: list[str] = Field(default_factory=list, description="Titles of the guardrails that warned.")
+    failed: list[str] = Field(default_factory=list, description="Titles of the guardrails that failed.")
+    not_applicable: int = Field(default=0, description="Guardrails that could not be checked.")
+
+    @property
+    def clean(self) -> bool:
+        """Every guardrail that could be checked passed: none warned or failed."""
+        return not self.warned and not self.failed
+
+    def text(self) -> str:
+        """ "10 of 13 guardrails passed (1 warned, 2 not checkable)"; "all 13 guardrails passed"
+        only when every one did."""
+        if self.total == 0:
+            return "no guardrail was checked"
+        if self.passed == self.total:
+            return f"all {self.total} guardrails passed" if self.total > 1 else "its one guardrail passed"
+        said = [f"{len(self.failed)} failed"] if self.failed else []
+        said += [f"{len(self.warned)} warned"] if self.warned else []
+        said += [f"{self.not_applicable} not checkable"] if self.not_applicable else []
+        return f"{self.passed} of {self.total} guardrails passed ({', '.join(said)})"
+
+
+class MathsChange(_Model):
+    """A flag edit of the candidate that changes the training's maths, not only its speed
+    (`vocab.MATHS_FLAGS`): the candidate trains a different model."""
+
+    flag: str
+    baseline: str | None = Field(default=None, description='Value in the baseline; null: absent; "true": a switch.')
+    candidate: str | None = None
+    changes: str = Field(description="What it changes, in words (vocab.MATHS_FLAGS).")
+
+    def edit(self) -> str:
+        """ "removes --use-precision-aware-optimizer", "sets --lr 0.002 (baseline 0.001)"."""
+        if self.candidate is None:
+            return f"removes {self.flag}"
+        if self.baseline is None:
+            return f"adds {self.flag}" + ("" if self.candidate == "true" else f" {self.candidate}")
+        return f"sets {self.flag} {self.candidate} (baseline {self.baseline})"
+
+    def text(self) -> str:
+        """ "removes --use-precision-aware-optimizer, which changes the precision of Adam's moments (...)"."""
+        return f"{self.edit()}, which changes {self.changes}"
+
+
 class Verdict(_Model):
     status: VerdictStatus
     basis: Basis = Field(description="The piece of evidence that decided it (docs/analysis.md#verdicts).")
@@ -695,6 +745,15 @@ class Comparison(_Model):
     )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)
+    guardrail_tally: GuardrailTally = Field(
+        description="The guardrails counted once (analysis/check.py `tally`): the verdict's sentence and every "
+        "page read this count."
+    )
+    maths_changes: list[MathsChange] = Field(
+        default_factory=list,
+        description="The candidate's flag edits (against the baseline) that change the training's maths "
+        "(vocab.MATHS_FLAGS): it trains a different model; the verdict's sentence and the headline name them.",
+    )
     verdict: Verdict
     summary: CandidateSummary
     secondary: list[MetricChange] = Field(
@@ -774,7 +833,7 @@ class CampaignCost(_Model):
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[6] = 6
+    schema_version: Literal[7] = 7
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
