@@ -362,11 +362,16 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
     drift = tables.drift(spec, arms[BASELINE]) if BASELINE in arms else None
     warnings = []
     if drift is not None and drift.flagged and drift.change is not None:
+        # Interleaving is advised only to a campaign that did not interleave, in the section that ran.
+        remedy = (
+            "the campaign's interleaved blocks spread it over both arms of each pair"
+            if design.interleaved
+            else f'interleaved repeats (order = "interleaved" in {spec.section("run")}) spread it over both arms'
+        )
         warnings.append(
             f"the baseline's {label_of(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window} to "
             f"{drift.last_window}: the machine or the workload changed during the campaign, so arms measured at "
-            'different times are not interchangeable; interleaved repeats ([run] order = "interleaved") spread it '
-            "over both arms"
+            f"different times are not interchangeable; {remedy}"
         )
     warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
     base_runs = formal.get(BASELINE, [])

@@ -227,6 +227,9 @@ def test_baseline_drift_is_flagged(tmp_path):
     assert d is not None and d.flagged and d.change is not None and d.change < -0.1
     assert (d.first_window, d.last_window) == ("W1", "W3")
     assert doc.warnings and "drifted" in doc.warnings[0] and "from W1 to W3" in doc.warnings[0]
+    # interleaving is advised (in the run table that ran) only to a campaign that did not interleave
+    remedy = "interleaved blocks spread it" if doc.settings.design.interleaved else 'order = "interleaved" in [run]'
+    assert remedy in doc.warnings[0]
     steady = analyse(tmp_path / "b", {"baseline": FakeArm(cv=0.01), "A1": FakeArm(speed=1.2)})
     assert steady.baseline_drift is not None and not steady.baseline_drift.flagged and not steady.warnings
 
