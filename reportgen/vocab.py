@@ -116,25 +116,24 @@ BROKEN: tuple[VerdictStatus, ...] = (Verdicts.FAILED, Verdicts.INVALID, Verdicts
 class VerdictLabel:
     """How a verdict status is shown: the one place its words and emoji live."""
 
-    word: str  # the report's word for it (badges, answer lines)
-    plain: str  # for a reader who has not read the method (the home page)
-    pr: str  # the PR body: emoji and words
+    word: str  # the one word for it on every page: badges, answer lines, the home page, reports
+    pr: str  # the PR body: the same word behind an emoji
 
 
 VERDICT_LABELS: dict[str, VerdictLabel] = {
-    Verdicts.ACCEPTED: VerdictLabel("accepted", "accepted", "✅ accepted"),
-    Verdicts.REJECTED: VerdictLabel("rejected", "rejected", "❌ rejected"),
-    Verdicts.NO_CHANGE: VerdictLabel("no significant change", "no significant change", "➖ no significant change"),
-    Verdicts.INCONCLUSIVE: VerdictLabel("inconclusive", "not decided yet", "❔ inconclusive"),
-    Verdicts.FAILED: VerdictLabel("failed", "failed", "💥 failed"),
-    Verdicts.INVALID: VerdictLabel("invalid", "not comparable", "⛔ invalid comparison"),
-    Verdicts.INCOMPLETE: VerdictLabel("incomplete", "unfinished", "⏸️ incomplete"),
+    Verdicts.ACCEPTED: VerdictLabel("accepted", "✅ accepted"),
+    Verdicts.REJECTED: VerdictLabel("rejected", "❌ rejected"),
+    Verdicts.NO_CHANGE: VerdictLabel("no significant change", "➖ no significant change"),
+    Verdicts.INCONCLUSIVE: VerdictLabel("inconclusive", "❔ inconclusive"),
+    Verdicts.FAILED: VerdictLabel("failed", "💥 failed"),
+    Verdicts.INVALID: VerdictLabel("invalid", "⛔ invalid comparison"),
+    Verdicts.INCOMPLETE: VerdictLabel("incomplete", "⏸️ incomplete"),
 }
 
 
 def verdict_label(status: str) -> VerdictLabel:
     """The label of `status`; an unknown status (a newer analysis.json) is shown as it is."""
-    return VERDICT_LABELS.get(status) or VerdictLabel(status, status, status)
+    return VERDICT_LABELS.get(status) or VerdictLabel(status, status)
 
 
 # Why a verdict is what it is: the one piece of the evidence that decided it (docs/analysis.md#verdicts).
@@ -315,6 +314,32 @@ PRIMARY_DEFAULT = STEP_RESP_TOKEN_PER_S
 SECONDARY_DEFAULT = (STEP_TOKEN_PER_S, STEP_TIME, ACTOR_TRAIN_TIME)
 PROFILER_FLAGS = ("--use-pytorch-profiler", "--record-memory-history", "--sglang-profile", "--use-nsys")
 """Relax flags that turn on a profiler or memory recorder: they belong in profile runs, never formal ones."""
+MATHS_FLAGS: dict[str, str] = {
+    "--use-precision-aware-optimizer": "the precision of Adam's moments (bf16 with it, fp32 without)",
+    "--bf16": "the weights' and compute's precision",
+    "--fp32": "the weights' and compute's precision",
+    "--fp16": "the weights' and compute's precision",
+    "--optimizer": "the optimizer",
+    "--lr": "the learning rate",
+    "--weight-decay": "the weight decay",
+    "--adam-beta1": "Adam's beta1",
+    "--adam-beta2": "Adam's beta2",
+    "--adam-eps": "Adam's epsilon",
+    "--clip-grad": "the gradient clipping",
+    "--advantage-estimator": "the advantage estimator",
+    "--eps-clip": "the policy-ratio clip",
+    "--eps-clip-high": "the policy-ratio clip",
+    "--use-kl-loss": "the KL loss",
+    "--kl-loss-coef": "the KL loss",
+    "--kl-loss-type": "the KL loss",
+    "--entropy-coef": "the entropy bonus",
+    "--global-batch-size": "the samples per optimizer step",
+}
+"""Flags whose edit changes the training's maths (what is computed, not how fast or where): a
+candidate that edits one trains a different model, whatever its speed. Each maps to what it changes,
+in words. The pages name such an edit beside the verdict (analysis.json `comparisons[].maths_changes`).
+Flags of placement and scheduling (offload, overlap, recompute, micro-batching) are not here: they
+move the same computation."""
 TRAIN_DONE_KEYS = (TRAIN_TIME, STEP_TIME, ACTOR_TRAIN_TIME)
 """Keys written once a step's training block finished: a step that logged one of them trained."""
 STEP_PARTS = (

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from reportgen.analysis.document import GuardrailResult, GuardrailStatus
+from reportgen.analysis.document import GuardrailResult, GuardrailStatus, GuardrailTally
 from reportgen.analysis.inputs import RunData
 
 PASS: Final = "pass"
@@ -83,3 +83,15 @@ def which_runs(runs: Sequence[RunData]) -> str:
     if not names:
         return "no run"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def tally(results: Sequence[GuardrailResult]) -> GuardrailTally:
+    """The one count of a comparison's guardrails (analysis.json `guardrail_tally`): the verdict's
+    sentence and every page read it, so no two places count differently."""
+    return GuardrailTally(
+        total=len(results),
+        passed=sum(g.status == PASS for g in results),
+        warned=[g.title for g in results if g.status == WARN],
+        failed=[g.title for g in results if g.status == FAIL],
+        not_applicable=sum(g.status == NA for g in results),
+    )

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from reportgen.analysis import check
 from reportgen.analysis import document as doc
 from reportgen.analysis.check import FAIL, which_runs
 from reportgen.analysis.guardrails import INVALIDATING
@@ -76,6 +77,10 @@ class Evidence:
     no_runs: bool = False  # the candidate has no formal run at all
     windows: Sequence[str] = ()  # the windows' names, in order
     windows_gap: str | None = None  # coverage.Gap.cause: declared windows that hold no step of some run
+    # The comparison's guardrails counted once (check.tally, the same-work check included), and its flag
+    # edits that change the maths: an accepted verdict's sentence says both as the pages do.
+    tally: doc.GuardrailTally | None = None
+    maths: Sequence[doc.MathsChange] = ()
 
 
 def missing_metric_cause(key: str, arms: dict[str, Sequence[RunData]]) -> str | None:
@@ -171,6 +176,18 @@ def decide(e: Evidence) -> doc.Verdict:
     return _statistics(e, e.vs_baseline, against=BASELINE)
 
 
+def _caveats(e: Evidence) -> str:
+    """What an accepted verdict's sentence says besides speed: the guardrails' one count, and what
+    makes the candidate train differently (a guardrail's warning, a flag that changes the maths).
+    "all guardrails passed" is said only when every guardrail passed and no edit changes the maths."""
+    tally = e.tally or check.tally(e.guardrails)
+    said = [tally.text()]
+    said += [f"warning: {g.reason.split('; ')[0]}" for g in e.guardrails if g.status == check.WARN]
+    if e.maths:
+        said.append("it changes the maths: " + "; ".join(m.text() for m in e.maths))
+    return "; ".join(said)
+
+
 def _gain_bounds(iv: doc.Interval, direction: str) -> tuple[float | None, float | None]:
     """The interval of the gain (fractions), low first; (None, None) without one."""
     if iv.low is None or iv.high is None:
@@ -235,11 +252,11 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
                 f"better than the baseline ({figure})"
             )
             return _verdict(Verdicts.INCONCLUSIVE, "base", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
-        summary = f"Accepted: better by {_pct(est)} ({where}), in every window, all guardrails passed."
+        summary = f"Accepted: better by {_pct(est)} ({where}), in every window; {_caveats(e)}."
         if against != BASELINE:
             summary = (
                 f"Accepted against its base {against}: {e.metric_label} {_pct(est)} ({level} {span}, "
-                f"{pairs_word}), in every window, all guardrails passed."
+                f"{pairs_word}), in every window; {_caveats(e)}."
             )
         return _verdict(Verdicts.ACCEPTED, "interval", summary, against=against, pairs=n)
     if rl.outcome == Verdicts.REJECTED:

@@ -17,7 +17,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
 from reportgen.rounding import fmt_change_supported, fmt_share
-from reportgen.vocab import Verdicts
+from reportgen.vocab import MEMORY_CAP_FLAG, Verdicts
 
 
 def memory_cost(cand: str, m: doc.MemoryUse) -> str:
@@ -34,6 +34,8 @@ def memory_cost(cand: str, m: doc.MemoryUse) -> str:
     )
 
 
+TOKEN_BUDGET_FLAG = "--max-tokens-per-gpu"  # tokens per micro-batch: less memory per step, the same maths
+IGNORE_EOS_FLAG = "--rollout-ignore-eos"  # fixed-length decoding: every response as long as the limit
 SAME_MACHINE = "# on the machine that ran the campaign (a campaign's runs stay on one machine):"
 
 
@@ -51,6 +53,13 @@ class Rerun:
     name: str | None = None  # --name, when the folder is not the spec's name
     experiment: str | None = None  # the experiment's folder under runs/
     spec_dir: str | None = None  # where the spec ran from, relative to the repository root
+    # The sections of the spec that ran where an edit a step asks for goes (Spec.section): under the
+    # profile when it restates them, so "[[candidates]]" is never named for a profile's own list.
+    candidates_section: str = "[[candidates]]"
+    run_section: str = "[run]"
+    analysis_section: str = "[analysis]"
+    # The spec's fixed workload ([workload] flags): a step never asks to change one of them.
+    fixed_flags: tuple[str, ...] = ()
 
     def spec(self) -> tuple[list[str], str]:
         """(lines that put the stored spec back where it ran, the spec path to give `reportgen run`)."""
@@ -119,6 +128,8 @@ def derive(
         if memory is not None and mem.low_headroom(memory):
             text += " " + memory_cost(cand, memory)
             links = [*links, doc.EvidenceLink(label="memory against the limit", id="memory")]
+        if comp.maths_changes:
+            text += f" It trains a different model: it {'; it '.join(m.text() for m in comp.maths_changes)}."
         if comp.quality is not None and comp.quality.status == "warn":
             text += f" Training quality: {comp.quality.reason.split('; flat at 0')[0]}."
             links = [*links, doc.EvidenceLink(label="training quality", id="quality")]
@@ -171,18 +182,30 @@ def _failed(comp: doc.Comparison, rerun: Rerun) -> Step:
     spec_word = rerun.spec()[1]
     if v.oom:
         memory = doc.EvidenceLink(label="memory up to the failure", id="memory_chart", arm=cand)
-        where = "in the recipe" if arm == comp.baseline else "in its [[candidates]] entry of the spec"
+        where = "in the recipe" if arm == comp.baseline else f"in its {rerun.candidates_section} entry of the spec"
+        table = "the recipe" if arm == comp.baseline else f"its {rerun.candidates_section} set table"
+        # Only flags outside the fixed workload: a memory cap the spec fixes is the card being emulated.
+        ways = [f"a smaller {TOKEN_BUDGET_FLAG} {where}"] if TOKEN_BUDGET_FLAG not in rerun.fixed_flags else []
+        capped = MEMORY_CAP_FLAG in rerun.fixed_flags
+        if not capped:
+            ways.append(f"a larger {MEMORY_CAP_FLAG}")
+        how = f" ({', or '.join(ways)})" if ways else f" {where}"
+        fixed = (
+            f" Its memory cap ({MEMORY_CAP_FLAG}) is part of the fixed workload: {arm} must fit under it."
+            if capped
+            else ""
+        )
         text = (
-            f"Fix the out-of-memory failure of {arm}: give it less memory per step (a smaller --max-tokens-per-gpu "
-            f"{where}, or a larger memory cap), then run the experiment again into a new folder; run unchanged, "
-            "it fails the same way."
+            f"Fix the out-of-memory failure of {arm}: give it less memory per step{how}, then run the experiment "
+            f"again into a new folder; run unchanged, it fails the same way.{fixed}"
         )
-        table = "the recipe" if arm == comp.baseline else "its [[candidates]] set table"
-        note = (
-            f"# first, in {spec_word},\n"
-            f"# give {arm} less memory per step: a smaller --max-tokens-per-gpu\n"
-            f"# in {table}, or a larger --gpu-memory-cap-gib"
-        )
+        give = f"# give {arm} less memory per step"
+        if TOKEN_BUDGET_FLAG not in rerun.fixed_flags:
+            give += f": a smaller {TOKEN_BUDGET_FLAG}\n# in {table}"
+        else:
+            give += f" in {table}"
+        give += f", or a larger {MEMORY_CAP_FLAG}" if not capped else f" (the fixed {MEMORY_CAP_FLAG} stays)"
+        note = f"# first, in {spec_word},\n{give}"
         return (
             doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note)),
             cause,
@@ -201,10 +224,16 @@ def _invalid(comp: doc.Comparison, rerun: Rerun) -> Step:
     cand, v = comp.candidate, comp.verdict
     if v.basis == "same_work":
         other = "the baseline" if v.against == comp.baseline else v.against
+        # Fixed-length decoding is offered only where the spec does not fix the flag already.
+        how = (
+            f"fixed-length decoding, e.g. {IGNORE_EOS_FLAG} in the recipe as the GPU profiles do, or settings "
+            "under which the policies do not diverge"
+            if IGNORE_EOS_FLAG not in rerun.fixed_flags
+            else "settings under which the policies do not diverge"
+        )
         text = (
-            f"Make {cand} and {other} generate the same work (fixed-length decoding, e.g. "
-            "--rollout-ignore-eos as the GPU profiles do, or settings under which the policies do not "
-            "diverge), then run the experiment again; meanwhile read the work-independent figures."
+            f"Make {cand} and {other} generate the same work ({how}), then run the experiment again; meanwhile "
+            "read the work-independent figures."
         )
         return (
             doc.NextStep(
@@ -248,7 +277,7 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
     if on_base:
         links.append(doc.EvidenceLink(label=f"{cand} against {v.against}", id="against_base", arm=cand))
     if v.basis == "missing_metric":  # the spec must name another primary metric
-        text = "Name a metric every arm logged as [analysis] primary in the spec, then analyse again."
+        text = f"Name a metric every arm logged as primary in the spec's {rerun.analysis_section}, then analyse again."
         command = f"reportgen analyze {shlex.quote(rerun.name)}" if rerun.name else None
         return (
             doc.NextStep(action="change_metric", text=text, command=command),
@@ -260,7 +289,10 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
         text = "Run every arm over the same steps (the runs share none), then analyse again."
         line = None
         if wins:
-            text = "Declare windows inside the steps every run has in the spec's [analysis] table, then analyse again."
+            text = (
+                f"Declare windows inside the steps every run has in the spec's {rerun.analysis_section}, then "
+                "analyse again."
+            )
             items = ", ".join(f'{{name = "{w.name}", start = {w.start}, end = {w.end}}}' for w in wins)
             line = f"windows = [{items}]"
         return (
@@ -286,8 +318,8 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
     if v.basis == "max_pairs":
         text = (
             f"Do not merge {cand} on this evidence: {design.max_pairs} pairs did not show the "
-            f"{design.min_effect:.0%} minimum effect either way. A larger max_pairs ([run]) continues the same "
-            "campaign; its interval widens to cover the extra looks."
+            f"{design.min_effect:.0%} minimum effect either way. A larger max_pairs ({rerun.run_section}) continues "
+            "the same campaign; its interval widens to cover the extra looks."
         )
         return doc.NextStep(action="reject", text=text, command=None), v.cause, links
     return _more_pairs(comp, rerun, design), v.cause, links
@@ -298,15 +330,23 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
     rl = comp.deciding()
     n = len(rl.pairs)
     more = rl.more_pairs or max(1, design.min_pairs - n)
+    # Every inconclusive step opens with the same merge advice ("Do not merge ... yet" here, "Do not
+    # merge ... for speed" after a futility stop): two comparisons on either side of a stopping bound,
+    # such as two A/A candidates, differ only in whether more pairs are worth running.
+    why = {"too_few_pairs": "too few pairs to decide", "windows": "its windows disagree"}.get(
+        comp.verdict.basis, "its interval is too wide to decide"
+    )
+    hold = f"Do not merge {comp.candidate} yet: {why}."
     if design.mode == "sequential":
         text = (
-            f"Resume the campaign with the same command: it keeps every run and adds pairs until the verdict is "
-            f"decided (about {more} more if the spread stays as seen, at most {design.max_pairs} in all)."
+            f"{hold} Resume the campaign with the same command: it keeps every run and adds pairs until the "
+            f"verdict is decided (about {more} more if the spread stays as seen, at most {design.max_pairs} in all)."
         )
         return doc.NextStep(action="repeat", text=text, command=rerun.command(before=SAME_MACHINE))
+    run = rerun.run_section
     text = (
-        f'Add pairs to this campaign: set [run] until = "decided" (or repeats = {n + more}) in the spec and run it '
-        "again; its runs are kept and the verdict is made when the interval decides."
+        f'{hold} Add pairs to this campaign: set until = "decided" (or repeats = {n + more}) in the spec\'s {run} and run '
+        "it again; its runs are kept and the verdict is made when the interval decides."
     )
-    command = rerun.command(before=SAME_MACHINE, note=f'# in {rerun.spec()[1]}, set [run] until = "decided"; then:')
+    command = rerun.command(before=SAME_MACHINE, note=f'# in {rerun.spec()[1]}, set until = "decided" in {run}; then:')
     return doc.NextStep(action="repeat", text=text, command=command)

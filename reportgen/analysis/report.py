@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import coverage, next_step, quality, quiet, same_work, tables, workload
+from reportgen.analysis import check, coverage, next_step, quality, quiet, same_work, tables, workload
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
@@ -144,6 +144,10 @@ def _comparison(
     vs_base_rl = c.compare(a.primary, base_id, base_done, c_runs, higher=higher) if base_done else None
     missing = missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used})
     gap = coverage.missed_windows(coverage.spans([*b_used, *c_used], a.primary), windows, a.warmup_steps)
+    all_guards = [*guards, work_guard]
+    tally = check.tally(all_guards)
+    flags = tables.flag_changes(spec, cand_id, c.formal)
+    maths = tables.maths_changes(flags)
     # Decide: once, from everything above.
     verdict = decide(
         Evidence(
@@ -165,6 +169,8 @@ def _comparison(
             no_runs=not c_runs and not unfinished,
             windows=[name for name, _, _ in windows],
             windows_gap=gap.cause if gap is not None else None,
+            tally=tally,
+            maths=maths,
         )
     )
     # The document's parts.
@@ -210,7 +216,9 @@ def _comparison(
         "needs_pairs": needs,
         "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
         "consistent_direction": consistent,
-        "guardrails": [*guards, work_guard],
+        "guardrails": all_guards,
+        "guardrail_tally": tally,
+        "maths_changes": maths,
         "verdict": verdict,
         "secondary": secondary,
         "same_work": work.model_copy(update={"work_independent": [*per_token, *secondary]}),
@@ -218,7 +226,7 @@ def _comparison(
         "base": None if base_id == BASELINE else base_id,
         "depends_on": spec.bases(cand_id),
         "vs_base": vs_base,
-        "changed_flags": tables.flag_changes(spec, cand_id, c.formal),
+        "changed_flags": flags,
     }
     # The summary reads the comparison it summarises: a draft without it (not validated) first.
     draft = doc.Comparison.model_construct(**fields)
@@ -345,16 +353,25 @@ def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocu
         ctx.run_name,
         experiment=ctx.experiment,
         spec_dir=ctx.spec_dir,
+        candidates_section=spec.section("candidates"),
+        run_section=spec.section("run"),
+        analysis_section=spec.section("analysis"),
+        fixed_flags=tuple(spec.workload.flags),
     )
     comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
     drift = tables.drift(spec, arms[BASELINE]) if BASELINE in arms else None
     warnings = []
     if drift is not None and drift.flagged and drift.change is not None:
+        # Interleaving is advised only to a campaign that did not interleave, in the section that ran.
+        remedy = (
+            "the campaign's interleaved blocks spread it over both arms of each pair"
+            if design.interleaved
+            else f'interleaved repeats (order = "interleaved" in {spec.section("run")}) spread it over both arms'
+        )
         warnings.append(
             f"the baseline's {label_of(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window} to "
             f"{drift.last_window}: the machine or the workload changed during the campaign, so arms measured at "
-            'different times are not interchangeable; interleaved repeats ([run] order = "interleaved") spread it '
-            "over both arms"
+            f"different times are not interchangeable; {remedy}"
         )
     warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
     base_runs = formal.get(BASELINE, [])

@@ -29,6 +29,7 @@ from reportgen.vocab import (
     FORMAL,
     HIGHER,
     LOWER,
+    MATHS_FLAGS,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     STEP_TOKEN_PER_S,
@@ -221,6 +222,15 @@ def flag_changes(spec: Spec, cand_id: str, formal: Mapping[str, Sequence[RunData
         if len(set(vals)) > 1:
             out.append(doc.FlagChange(flag=flag, baseline=vals[0], base=vals[1], candidate=vals[2]))
     return out
+
+
+def maths_changes(changes: Sequence[doc.FlagChange]) -> list[doc.MathsChange]:
+    """The flag edits against the baseline that change the training's maths (`vocab.MATHS_FLAGS`)."""
+    return [
+        doc.MathsChange(flag=c.flag, baseline=c.baseline, candidate=c.candidate, changes=MATHS_FLAGS[c.flag])
+        for c in changes
+        if c.flag in MATHS_FLAGS and c.baseline != c.candidate
+    ]
 
 
 def drift(spec: Spec, base: doc.ArmResult) -> doc.BaselineDrift | None:

@@ -57,6 +57,7 @@ class CandidateAnswer:
     next_command: str | None = None
     evidence: Sequence[Evidence] = field(default_factory=tuple)
     href: str = ""  # the candidate's write-up, as a Markdown link target ("A1/index.md")
+    changes_maths: bool = False  # a flag edit changes the training's maths (analysis.json maths_changes)
 
 
 def ordered(answers: Sequence[CandidateAnswer]) -> list[CandidateAnswer]:
@@ -108,6 +109,8 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
         verdict = badge(a.status)
         if a.decided_against:  # decided against its base: so are the figures beside it
             verdict += f'<br><span class="rg-ci">against {safe.text(a.decided_against)}</span>'
+        if a.changes_maths:  # faster or not, it trains a different model: said beside the verdict
+            verdict += '<br><span class="rg-ci rg-warn">changes the maths</span>'
         body.append([_who(a), verdict, *cells])
     return table(header, body, align=["l", "l", *["r"] * len(labels)])
 

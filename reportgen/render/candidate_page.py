@@ -14,6 +14,7 @@ from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds,
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     answer_line,
+    maths_note,
     metric_change_rows,
     metric_title,
     report_kind,
@@ -267,6 +268,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     targets = [(label, href) for label, href in targets if href != "index.md"]  # not this page itself
     if targets:
         body += " Evidence: " + ", ".join(f"[{safe.text(label)}]({href})" for label, href in targets) + "."
+    head += maths_note(comp)
     md.append(f'!!! {kind} "{safe.text(head)}"\n    {body}\n')
     if command:
         md.append(safe.fence(command, "bash", title=f"next step for {cand}") + "\n")
@@ -390,10 +392,14 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
     return md
 
 
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def guardrails(comp: Comparison, *, failed: bool) -> list[str]:
     """The guardrails as a list; for a failed candidate the checks it passed on the little it ran
     are folded under one line (a tick beside a 1-step run reads as an endorsement)."""
-    md = ["## Guardrails\n"]
+    md = ["## Guardrails\n", f"{safe.text(_upper_first(comp.guardrail_tally.text()))}.\n"]
 
     def line(g: GuardrailResult) -> str:
         ev = f" (evidence: {safe.code(g.evidence)})" if g.evidence else ""

@@ -45,6 +45,13 @@ def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
     return f"{cand} {verdict_label(status).word}: {label} {blocks.interval_text(comparison.interval)}"
 
 
+def maths_note(comparison: Comparison) -> str:
+    """What a candidate's headline adds when its flags change the training's maths (analysis.json
+    `maths_changes`): "; changes the maths: removes --use-precision-aware-optimizer"; "" otherwise."""
+    edits = [m.edit() for m in comparison.maths_changes]
+    return f"; changes the maths: {', '.join(edits)}" if edits else ""
+
+
 def metric_change_rows(doc: AnalysisDocument, candidate: str, changes: Sequence[MetricChange]) -> list[list[str]]:
     """metric | reference | candidate | change with its interval: each arm's value rounded to its own
     standard error, the change to its interval (render/figures.py), so a figure reads the same in

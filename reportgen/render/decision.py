@@ -108,6 +108,7 @@ def answers(
                 next_command=tidy_command(s.next_step.command, spec_path) if s.next_step.command else None,
                 evidence=[Evidence(e.label, evidence_href(e)) for e in s.evidence],
                 href=href_of.get(comp.candidate, ""),
+                changes_maths=bool(comp.maths_changes),
             )
         )
     return out

@@ -341,13 +341,17 @@ def guardrail_table(exp: ExperimentData) -> str:
         for found in results:
             row.append("n/a" if found is None else f"{blocks.guardrail_mark(found)} {safe.prose(found.reason or '')}")
         (passed if all(g is not None and g.status == "pass" for g in results) else shown).append(row)
-    header = ["guardrail", *[safe.text(c.candidate) for c in comps]]
+    # Each candidate's count is analysis.json's guardrail_tally, the one the verdict and its own page say.
+    header = [
+        "guardrail",
+        *[f"{safe.text(c.candidate)} ({c.guardrail_tally.passed} of {c.guardrail_tally.total} passed)" for c in comps],
+    ]
     out = []
     if shown:
         out.append(table(header, shown, align=["l"] * len(header)) + "\n")
     if passed:
         tbl = table(header, passed, align=["l"] * len(header), html=False)
-        out.append(f'??? success "{fmt_count(len(passed), "guardrail")} passed for every candidate"\n')
+        out.append(f'??? success "Passed by every candidate: {len(passed)} of the {len(ids)} guardrails"\n')
         out.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
     return "\n".join(out) if out else "No guardrail was checked.\n"
 

@@ -123,12 +123,13 @@ def results(experiments: Sequence[ExperimentData]) -> str:
         words = []
         label = metric(exp.analysis.primary.key).title
         for c in exp.analysis.comparisons:
-            said = verdict_label(c.verdict.status).plain
+            said = verdict_label(c.verdict.status).word
             against = f" against {safe.text(c.verdict.against)}" if c.verdict.against != c.baseline else ""
             figure = ""
             if c.verdict.status in DECIDED and c.summary.primary.interval is not None:
                 figure = f", {safe.text(label)} {safe.text(figures.change_text(c.summary.primary))}"
-            words.append(f"{safe.text(c.candidate)} {said}{against}{figure}")
+            maths = " (changes the maths)" if c.maths_changes else ""
+            words.append(f"{safe.text(c.candidate)} {said}{against}{figure}{maths}")
         lines.append(
             f"- [{safe.text(info.title or exp.name)}](reports/{exp.name}/index.md) "
             f"({safe.text(kind.label)}, {safe.text(kind.machine)}, {safe.text((info.created_utc or '')[:10])}, "

@@ -146,12 +146,11 @@ def _details(doc: AnalysisDocument, primary: str, *, full: bool) -> list[str]:
         rl = c.deciding()
         pairs = ", ".join(fmt_change(p.ratio - 1, digits=d) for p in rl.pairs)
         against = "" if rl.reference == c.baseline else f" against `{rl.reference}`"
-        passed = sum(g.status == "pass" for g in c.guardrails)
         out.append(
             f"**`{c.candidate}`**: {label} per window against the baseline {wins or 'n/a'}; "
             f"pairs of runs{against}: {len(rl.pairs)}"
             + (f" ({pairs})" if pairs else "")
-            + f"; {passed} of {len(c.guardrails)} guardrails passed."
+            + f"; {c.guardrail_tally.text()}."
         )
         noted = [g for g in c.guardrails if full or g.status in ("fail", "warn")]
         for g in noted:

@@ -42,6 +42,7 @@ def parse_spec(text: str, *, source: Path, profile: str | None = None, check_fil
     raw["source_path"] = str(source.resolve())
     raw["source_dir"] = str(source.resolve().parent)
     raw["profile"] = profile
+    raw["profile_tables"] = _profile_tables(text, profile)
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as exc:
@@ -117,6 +118,15 @@ def apply_profile(raw: dict[str, Any], profile: str | None, source: Path) -> dic
     if "name" not in overlay and isinstance(merged.get("name"), str):
         merged["name"] = f"{merged['name']}-{profile}"
     return merged
+
+
+def _profile_tables(text: str, profile: str | None) -> list[str]:
+    """The sections the profile restates ([profiles.gpu.run], [[profiles.gpu.candidates]]): a value
+    of the campaign that ran comes from there, so an edit a next step asks for goes there too."""
+    if profile is None:
+        return []
+    overlay = tomllib.loads(text).get("profiles", {}).get(profile, {})
+    return sorted(k for k, v in overlay.items() if isinstance(v, dict | list))
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -306,6 +306,7 @@ class Spec(_Model):
     source_path: str = ""
     source_dir: str = ""
     profile: str | None = None
+    profile_tables: tuple[str, ...] = ()  # sections the profile restates ("run", "candidates")
 
     @field_validator("name")
     @classmethod
@@ -364,6 +365,14 @@ class Spec(_Model):
             arm = base
         return out
 
+    def section(self, table: str) -> str:
+        """The header of the section a value of `table` came from in the spec that ran: under the
+        profile when the profile restates it ("[profiles.gpu.run]", "[[profiles.gpu.candidates]]"),
+        else the top-level one ("[run]", "[[candidates]]"). A list of tables (candidates) is replaced
+        whole by a profile's, so an edit to the top-level one would not reach the campaign."""
+        name = f"profiles.{self.profile}.{table}" if table in self.profile_tables else table
+        return f"[[{name}]]" if table == "candidates" else f"[{name}]"
+
     def candidate(self, arm_id: str) -> Candidate:
         for c in self.candidates:
             if c.id == arm_id:
@@ -387,7 +396,12 @@ def campaign_amendment(old: Spec, new: Spec) -> tuple[dict[str, tuple[object, ob
         if getattr(old.run, k) != getattr(new.run, k)
     }
     same_size = old.run.model_copy(update={k: getattr(new.run, k) for k in CAMPAIGN_SIZE_KEYS})
-    loaded = {"source_path": new.source_path, "source_dir": new.source_dir, "profile": new.profile}
+    loaded = {
+        "source_path": new.source_path,
+        "source_dir": new.source_dir,
+        "profile": new.profile,
+        "profile_tables": new.profile_tables,
+    }
     if old.model_copy(update={"run": same_size, **loaded}) != new:
         return changed, "the spec changed since its runs were made"
     for key in ("min_pairs", "max_pairs"):

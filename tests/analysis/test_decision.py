@@ -4,11 +4,15 @@ its base, effective flag values, secondary intervals, baseline drift and the OOM
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from builder import FakeArm, analyse, comparison, make_experiment
 
+from reportgen.analysis import document as doc
+from reportgen.analysis import next_step
+from reportgen.analysis.next_step import Rerun
 from reportgen.analyze import analyze_experiment
 from reportgen.errors import UserError
 from reportgen.render.load import load_analysis
@@ -91,10 +95,11 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     assert c.verdict.basis == "windows"
     step = c.summary.next_step
     # more pairs in the same campaign, not a new one: its runs are kept
-    assert step.action == "repeat" and '[run] until = "decided"' in step.text and "runs are kept" in step.text
+    assert step.action == "repeat" and 'set until = "decided"' in step.text and "runs are kept" in step.text
+    assert "the spec's [run]" in step.text and step.text.startswith("Do not merge A1 yet: its windows disagree.")
     assert step.command == (
         "# on the machine that ran the campaign (a campaign's runs stay on one machine):\n"
-        '# in runs/exp/experiment.toml, set [run] until = "decided"; then:\n'
+        '# in runs/exp/experiment.toml, set until = "decided" in [run]; then:\n'
         "reportgen run runs/exp/experiment.toml --name exp"
     )
 
@@ -117,6 +122,19 @@ def test_oom_names_the_memory_cap_and_the_fix(tmp_path):
     )
     assert [(e.id, e.arm) for e in c.summary.evidence] == [("candidate_page", "A2"), ("memory_chart", "A2")]
     assert c.summary.peak_memory.unit == "MiB" and c.summary.peak_memory.candidate is not None
+    # Run with a profile that restates the candidates and fixes the memory cap (the GPU showcases): the
+    # step names the profile's section, and never asks for a larger cap, a flag of the fixed workload.
+    gpu = Rerun(
+        "runs/exp/experiment.toml",
+        "gpu",
+        candidates_section="[[profiles.gpu.candidates]]",
+        fixed_flags=("--seed", "--gpu-memory-cap-gib"),
+    )
+    step, _, _ = next_step.derive(c, metric_label="response tokens/s", rerun=gpu, design=doc.settings.design)
+    assert "[[profiles.gpu.candidates]]" in step.text and "[[candidates]]" not in step.text
+    assert "a larger --gpu-memory-cap-gib" not in step.text and "part of the fixed workload" in step.text
+    assert step.command is not None and "a larger --gpu-memory-cap-gib" not in step.command
+    assert "# in its [[profiles.gpu.candidates]] set table (the fixed --gpu-memory-cap-gib stays)" in step.command
 
 
 def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
@@ -209,6 +227,9 @@ def test_baseline_drift_is_flagged(tmp_path):
     assert d is not None and d.flagged and d.change is not None and d.change < -0.1
     assert (d.first_window, d.last_window) == ("W1", "W3")
     assert doc.warnings and "drifted" in doc.warnings[0] and "from W1 to W3" in doc.warnings[0]
+    # interleaving is advised (in the run table that ran) only to a campaign that did not interleave
+    remedy = "interleaved blocks spread it" if doc.settings.design.interleaved else 'order = "interleaved" in [run]'
+    assert remedy in doc.warnings[0]
     steady = analyse(tmp_path / "b", {"baseline": FakeArm(cv=0.01), "A1": FakeArm(speed=1.2)})
     assert steady.baseline_drift is not None and not steady.baseline_drift.flagged and not steady.warnings
 
@@ -382,3 +403,22 @@ def test_same_work_is_checked_against_the_base_too(tmp_path):
     assert a3.verdict.cause and "490.0 vs 530.0 tokens" in a3.verdict.cause
     step = a3.summary.next_step
     assert step.action == "equalize_work" and "Make A3 and A1 generate the same work" in step.text
+
+
+def test_identical_evidence_gives_identical_advice():
+    """The next step is a function of the evidence: the committed A/A candidates (both change nothing
+    that runs) renamed, or marked the PR candidate, get the same step in other names; and on either side
+    of the futility bound (AA1 open at +5.5 %, AA2 stopped at +4.1 %) both say first not to merge."""
+    path = Path(__file__).parents[2] / "runs" / "aa-1xh200-grpo" / "analysis.json"
+    analysis = doc.parse(json.loads(path.read_text()), str(path))
+    rerun = Rerun("runs/aa-1xh200-grpo/experiment.toml", "gpu", run_section="[profiles.gpu.run]")
+
+    def step(c: doc.Comparison) -> doc.NextStep:
+        return next_step.derive(c, metric_label="response tokens/s", rerun=rerun, design=analysis.settings.design)[0]
+
+    for c in analysis.comparisons:
+        renamed = c.model_copy(
+            update={"candidate": "ZZ", "summary": c.summary.model_copy(update={"is_pr": not c.summary.is_pr})}
+        )
+        assert step(renamed).text == step(c).text.replace(c.candidate, "ZZ")
+        assert step(c).text.startswith(f"Do not merge {c.candidate} ")

@@ -9,9 +9,12 @@ from builder import FakeArm, make_experiment
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import runlevel
+from reportgen.analysis.check import tally
 from reportgen.analysis.decision import Evidence, Failure, decide
 from reportgen.analysis.guardrails import guardrail
+from reportgen.analysis.tables import maths_changes
 from reportgen.analyze import analyze_experiment
+from reportgen.vocab import MATHS_FLAGS
 
 
 def _analyse(tmp_path, arms, **kw):
@@ -293,3 +296,49 @@ def test_a_critics_nan_loss_fails_finite_training_and_grpo_lists_no_critic(tmp_p
     assert _guard(_comp(ok, "A1"), "finite_training")["reason"] == "8 quantities finite on every step"
     grpo = _analyse(tmp_path / "grpo", {"baseline": FakeArm(), "A1": FakeArm()})
     assert _guard(_comp(grpo, "A1"), "finite_training")["reason"] == "6 quantities finite on every step"
+
+
+QUALITY_WARN = guardrail("same_quality", "Training quality", "warn", "loss differs by 30% in W1; also KL")
+PRECISION = doc.MathsChange(
+    flag="--use-precision-aware-optimizer", baseline="true", candidate=None, changes="the precision of Adam's moments"
+)
+
+
+def test_an_accepted_verdict_carries_every_guardrail_and_the_maths_change():
+    """ "all guardrails passed" only when every one did and no edit changes the maths; else the one
+    count (guardrail_tally), the warning and the maths change are in the verdict's sentence."""
+    clean = [guardrail("no_failures", "t", "pass", "ok"), guardrail("same_work", "w", "pass", "ok")]
+    v = decide(_evidence(guardrails=clean[:1], tally=tally(clean)))
+    assert v.status == "accepted" and "; all 2 guardrails passed." in v.summary
+    warned = [*clean[:1], QUALITY_WARN]
+    count = tally([*warned, guardrail("same_inputs", "i", "not_applicable", "no files")])
+    v = decide(_evidence(guardrails=warned, tally=count, maths=[PRECISION]))
+    assert v.status == "accepted" and "all guardrails passed" not in v.summary
+    assert "1 of 3 guardrails passed (1 warned, 1 not checkable); warning: loss differs by 30% in W1;" in v.summary
+    assert v.summary.endswith(
+        "it changes the maths: removes --use-precision-aware-optimizer, which changes the precision of Adam's moments."
+    )
+
+
+def test_the_guardrail_tally_counts_each_status_once():
+    results = [
+        guardrail("a", "A", "pass", ""),
+        guardrail("b", "B", "warn", ""),
+        guardrail("c", "C", "fail", ""),
+        guardrail("d", "D", "not_applicable", ""),
+    ]
+    t = tally(results)
+    assert (t.total, t.passed, t.warned, t.failed, t.not_applicable) == (4, 1, ["B"], ["C"], 1)
+    assert t.text() == "1 of 4 guardrails passed (1 failed, 1 warned, 1 not checkable)" and not t.clean
+    assert tally(results[:1]).text() == "its one guardrail passed" and tally([]).text() == "no guardrail was checked"
+
+
+def test_maths_changes_are_the_edits_of_flags_that_change_the_maths():
+    flags = [
+        doc.FlagChange(flag="--optimizer-cpu-offload", baseline="true", base="true", candidate=None),
+        doc.FlagChange(flag="--use-precision-aware-optimizer", baseline="true", base="true", candidate=None),
+        doc.FlagChange(flag="--lr", baseline="0.001", base="0.001", candidate="0.002"),
+    ]
+    got = maths_changes(flags)
+    assert [m.edit() for m in got] == ["removes --use-precision-aware-optimizer", "sets --lr 0.002 (baseline 0.001)"]
+    assert all(m.flag in MATHS_FLAGS for m in got) and "--optimizer-cpu-offload" not in MATHS_FLAGS

@@ -21,10 +21,12 @@ import pandas as pd
 
 from reportgen.analysis import memory, quality, workload
 from reportgen.analysis.calibration import fixed_design
+from reportgen.analysis.check import tally
 from reportgen.analysis.document import (
     AnalysisDocument,
     CandidateSummary,
     EvidenceLink,
+    GuardrailResult,
     Interval,
     MetricChange,
     NextStep,
@@ -813,6 +815,7 @@ def _comparison(
         "run_level": run_level,
         "consistent_direction": all((w["change"] or 0) > 0 for w in wins) or all((w["change"] or 0) < 0 for w in wins),
         "guardrails": guard,
+        "guardrail_tally": tally([GuardrailResult.model_validate(g) for g in guard]).model_dump(mode="json"),
         "verdict": verdict,
         "summary": summary,
         "same_work": work,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import markdown
 
@@ -95,6 +96,13 @@ def test_cause_in_words_with_links_to_the_evidence():
     assert md.index("<strong>A1</strong> (PR candidate") < md.index("<strong>A2</strong>")  # PR candidate first
     assert "reportgen run spec.toml --new-campaign" in md and "next step for A1" in md
     assert "Why accepted" not in md  # accepted: nothing to explain
+
+
+def test_a_candidate_that_changes_the_maths_says_so_beside_its_verdict():
+    answers = [replace(a, changes_maths=a.candidate == "A3") for a in _answers()]
+    rows = re.findall(r"<tr>(.*?)</tr>", markdown.markdown(block(answers, docs_prefix=""), extensions=EXTS), re.S)
+    said = [r for r in rows if "changes the maths" in r]
+    assert len(said) == 1 and "A3" in said[0] and 'class="rg-ci rg-warn">changes the maths' in said[0]
 
 
 def test_no_interval_and_no_change_cells():

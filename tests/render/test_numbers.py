@@ -143,4 +143,5 @@ def _schema3_defaults() -> dict:
         },
         "same_work": {"status": "pass", "applies": True, "tolerance": 0.05, "tokens_metric": "t", "reason": "r"},
         "run_level": {"reference": "baseline", "metric": "m"},
+        "guardrail_tally": {"total": 0, "passed": 0},
     }

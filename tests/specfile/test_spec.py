@@ -70,6 +70,22 @@ def test_profile_overlay_merges_tables_and_renames(tmp_path: Path) -> None:
     assert spec.profile == "gpu"
 
 
+def test_section_names_where_the_spec_that_ran_holds_a_table(tmp_path: Path) -> None:
+    """A next step names the section to edit: the profile's when the profile restates it (its
+    [[profiles.gpu.candidates]] replace the top-level list whole), else the top-level one."""
+    plain = load_spec(write(tmp_path, VALID))
+    assert (plain.section("candidates"), plain.section("run")) == ("[[candidates]]", "[run]")
+    gpu = load_spec(write(tmp_path, VALID), profile="gpu")
+    assert (gpu.section("workload"), gpu.section("candidates"), gpu.section("run")) == (
+        "[profiles.gpu.workload]",
+        "[[candidates]]",
+        "[run]",
+    )
+    restated = VALID + '\n[[profiles.gpu.candidates]]\nid = "A1"\ntitle = "t"\nset = {"--lr" = 1e-8}\n'
+    gpu = load_spec(write(tmp_path, restated), profile="gpu")
+    assert gpu.section("candidates") == "[[profiles.gpu.candidates]]" and gpu.section("analysis") == "[analysis]"
+
+
 def replace(old: str, new: str) -> str:
     assert old in VALID, old
     return VALID.replace(old, new, 1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from reportgen.analysis.document.base import Direction, Model, Number
-from reportgen.analysis.document.checks import GuardrailResult, QualityCheck, SameWork
+from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, QualityCheck, SameWork
 from reportgen.analysis.document.experiment import Window
 from reportgen.analysis.document.intervals import Interval, MetricChange, RunLevel
 from reportgen.analysis.document.verdict import CandidateSummary, Verdict
@@ -83,6 +83,15 @@ class Comparison(Model):
     )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)
+    guardrail_tally: GuardrailTally = Field(
+        description="The guardrails counted once (analysis/check.py `tally`): the verdict's sentence and every "
+        "page read this count."
+    )
+    maths_changes: list[MathsChange] = Field(
+        default_factory=list,
+        description="The candidate's flag edits (against the baseline) that change the training's maths "
+        "(vocab.MATHS_FLAGS): it trains a different model; the verdict's sentence and the headline name them.",
+    )
     verdict: Verdict
     summary: CandidateSummary
     secondary: list[MetricChange] = Field(

@@ -17,7 +17,7 @@ from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machin
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 
@@ -73,7 +73,7 @@ class CampaignCost(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[6] = 6
+    schema_version: Literal[7] = 7
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
