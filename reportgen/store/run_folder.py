@@ -1,4 +1,4 @@
-"""The one reader of an experiment folder: typed run data, and the digest of exactly the bytes read.
+"""The one reader of an experiment folder: its runs as `StoredRun`s, and the digest of exactly the bytes read.
 
 `read_experiment(exp_dir)` reads what the analysis of one experiment uses: `experiment.toml`,
 `experiment.json`, `campaign.json`, and per run `manifest.json`, `metrics.parquet`, `events.json`,
@@ -11,9 +11,12 @@ they were read (relative path and SHA-256 of each): analyze stamps it into analy
 `inputs_sha256`, and the freshness check (store.freshness) compares it with a fresh read, so any
 input going stale, whichever file it is, stops the site build.
 
-A file that is missing or unreadable inside a run is not an error here: it becomes a note in the
-run's data (the analysis reports it). A file of a newer schema than this reportgen reads is
-refused (UserError, store.models). Store stage: reads files, writes nothing.
+Each run is read into the one run type, `StoredRun` (store.run); `read_run_folder` reads one run
+on its own, with what only the pages show (command.json, provenance/ as text). A file that is
+missing or unreadable inside a run is not an error here: it leaves its field empty and is named
+in the run's `missing` (an unreadable one also in its `notes`; the analysis reports both). A file
+of a newer schema than this reportgen reads is refused (UserError, store.models). Store stage:
+reads files, writes nothing.
 """
 
 from __future__ import annotations
