@@ -13,71 +13,20 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from reportgen import vocab
 from reportgen.analysis.check import Span
-from reportgen.analysis.inputs import RunData
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
-from reportgen.ingest.metrics import wide_table
 from reportgen.store import atomic, layout
 from reportgen.store.experiment import prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
 from reportgen.store.models import Manifest
-from reportgen.store.run_folder import ExperimentFiles, RunFiles, read_experiment
-from reportgen.store.runs import parse_utc
+from reportgen.store.run import parse_utc
+from reportgen.store.run_folder import ExperimentFiles, read_experiment
 from reportgen.traces import model as trace_model
 from reportgen.traces.stats import RunSummary
-
-
-def _notes(files: RunFiles) -> tuple[str, ...]:
-    """The reader's notes on the files the analysis uses, with what a missing file means, in the
-    order the files matter (git.json's are the context's, not the run's)."""
-    by_file: dict[str, list[str]] = {}
-    for note in files.notes:
-        by_file.setdefault(note.split(":", 1)[0], []).append(note)
-    out = by_file.pop(layout.MANIFEST, [])
-    if files.manifest is None:
-        out.append("manifest.json missing")
-    out += by_file.pop(layout.METRICS, [])
-    if files.metrics is None:
-        out.append("metrics.parquet missing: run `reportgen ingest`")
-    by_file.pop("git.json", None)
-    for name in (layout.EVENTS, layout.GPU_PARQUET, layout.HOST_PARQUET):
-        out += by_file.pop(name, [])
-    return tuple(out + [n for rest in by_file.values() for n in rest])
-
-
-def run_data(files: RunFiles) -> RunData:
-    """The analysis' view of one run folder read by store.run_folder."""
-    manifest = files.manifest if files.manifest is not None else Manifest.create({"status": "unknown"})
-    metrics = files.metrics
-    nonfinite: tuple = ()
-    if metrics is None:
-        steps = wide_table(pd.DataFrame(columns=["step", "key", "value", "source"]))
-    else:
-        steps = wide_table(metrics)
-        bad = metrics[~np.isfinite(metrics["value"].astype(float))] if "value" in metrics else metrics.iloc[:0]
-        nonfinite = tuple(
-            (str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"], strict=False)
-        )
-    return RunData(
-        arm=files.arm,
-        repeat=files.repeat,
-        path=files.rel,
-        manifest=manifest,
-        steps=steps,
-        events=tuple(files.events.events) if files.events is not None else (),
-        gpu=files.gpu,
-        host=files.host,
-        notes=_notes(files),
-        nonfinite=nonfinite,
-    )
-
 
 # Files a run writes while it works: the last write is when a run without an end stopped (or now).
 _GROWING = (layout.STDOUT, layout.STDERR, layout.GPU_JSONL, layout.HOST_JSONL, layout.MANIFEST)
@@ -124,7 +73,7 @@ def _summaries(files: ExperimentFiles) -> tuple[RunSummary, ...]:
     return tuple(out)
 
 
-def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
+def _context(files: ExperimentFiles) -> Context:
     exp_dir = files.path
     record = files.record
     campaign = files.campaign
@@ -136,18 +85,18 @@ def _context(files: ExperimentFiles, runs: list[RunData]) -> Context:
     diffs: dict[str, str] = {}
     commit, dirty, repo = None, None, None
     profiler = []
-    for f, r in zip(files.runs, runs, strict=True):
-        if r.arm not in diffs and f.patch is not None:
-            diffs[r.arm] = f.patch
-        if commit is None and r.arm == vocab.BASELINE and f.git is not None:
-            commit, dirty, repo = f.git.commit_id, f.git.dirty, f.git.repo_path
+    for r in files.runs:
+        if r.arm not in diffs and r.patch is not None:
+            diffs[r.arm] = r.patch
+        if commit is None and r.arm == vocab.BASELINE and r.git is not None:
+            commit, dirty, repo = r.git.commit_id, r.git.dirty, r.git.repo_path
         if r.role == vocab.PROFILE:
             profiler.append(
                 {
                     "arm": r.arm.removeprefix(vocab.PROFILE_PREFIX),
-                    "path": r.path,
+                    "path": r.rel,
                     "status": r.status,
-                    "artifacts": list(f.artifacts),
+                    "artifacts": list(r.artifacts),
                 }
             )
     source = record.source_path if record is not None else None
@@ -190,8 +139,7 @@ def analyze_experiment(exp_dir: Path, *, wait: bool = False) -> Path:
     spec = read_spec(exp_dir)
     with hold_for_analysis(exp_dir, wait=wait):
         files = read_experiment(exp_dir)
-        runs = [run_data(f) for f in files.runs]
-        doc = build(spec, runs, _context(files, runs))
+        doc = build(spec, files.runs, _context(files))
         # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
         return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
 

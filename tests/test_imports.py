@@ -1,6 +1,8 @@
 """The import graph keeps the house rules (docs/contributing.md, "The import direction"): every part
-of reportgen imports only parts of lower layers (`LAYERS`), the vocabulary at the bottom, and the
-analysis pure (no ingest, execute or capture; no CLI, subprocess or MkDocs code)."""
+of reportgen imports only parts of lower layers (`LAYERS`), the vocabulary at the bottom, the
+analysis pure (no ingest, execute or capture, not even through another part; no CLI, subprocess or
+MkDocs code; of the store only its module for readers), and the history and the pages away from
+the logs (no ingest, not even through another part)."""
 
 from __future__ import annotations
 
@@ -63,6 +65,12 @@ STANDALONE = ("workloads", "__init__")
 """Parts that import nothing of reportgen: the embedded workload is its own program."""
 ANALYSIS_NEVER = ("ingest", "execute", "capture", "render")
 """The analysis never reads logs or runs anything: analyze.py (its I/O edge) hands it the data."""
+NEVER_REACHED = {"analysis": ANALYSIS_NEVER, "history": ("ingest", "execute"), "render": ("ingest", "execute")}
+"""Parts a part must not reach by any chain of imports: the history and the pages are made from
+analysis.json and the stored tables, never from logs, so nothing they import imports the ingest."""
+STORE_FOR_READERS = "reportgen.store.run"
+"""The store's module for readers (the one run type, the metrics' wide table, manifest times): the
+only module of the store the analysis imports."""
 
 
 def test_every_part_has_a_layer() -> None:
@@ -91,6 +99,29 @@ def test_analysis_imports_no_ingest_execute_capture_or_render() -> None:
     for path in sorted((PACKAGE / "analysis").rglob("*.py")):
         bad = sorted(_imports(path) & set(ANALYSIS_NEVER))
         assert bad == [], f"{path.name} imports {bad}"
+
+
+def _reached(graph: dict[str, set[str]], part: str) -> set[str]:
+    """Every part `part` imports, directly or through other parts."""
+    seen: set[str] = set()
+    todo = [part]
+    while todo:
+        for dep in graph.get(todo.pop(), set()) - seen:
+            seen.add(dep)
+            todo.append(dep)
+    return seen
+
+
+def test_no_part_reaches_what_it_must_not_through_another() -> None:
+    graph = _graph()
+    bad = {part: sorted(_reached(graph, part) & set(never)) for part, never in NEVER_REACHED.items()}
+    assert bad == {part: [] for part in NEVER_REACHED}
+
+
+def test_analysis_reads_the_store_only_through_its_module_for_readers() -> None:
+    for path in sorted((PACKAGE / "analysis").rglob("*.py")):
+        store = [m for m in _all_imports(path) if m == "reportgen.store" or m.startswith("reportgen.store.")]
+        assert [m for m in store if m != STORE_FOR_READERS] == [], f"{path.name} imports {store}"
 
 
 def test_vocab_imports_nothing_from_reportgen() -> None:

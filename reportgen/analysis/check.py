@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from reportgen.analysis.document import GuardrailResult, GuardrailStatus, GuardrailTally
-from reportgen.analysis.inputs import RunData
+from reportgen.store.run import StoredRun
 
 PASS: Final = "pass"
 FAIL: Final = "fail"
@@ -40,8 +40,8 @@ class GuardrailInput:
     """Everything a guardrail may look at for one comparison: the finished formal runs of both arms,
     what the spec declares, and the facts the I/O edge gathered about the machine."""
 
-    baseline: Sequence[RunData]
-    candidate: Sequence[RunData]
+    baseline: Sequence[StoredRun]
+    candidate: Sequence[StoredRun]
     expected_steps: int | None  # steps each run should complete ([workload].steps or the steps flag)
     batch_flag: str  # the flag that gives the global batch
     fixed_flags: Sequence[str]  # flags the candidate must not change ([workload].flags)
@@ -51,7 +51,7 @@ class GuardrailInput:
     spans: Sequence[Span] = ()  # every run recorded on the machines of these runs
 
     @property
-    def runs(self) -> list[RunData]:
+    def runs(self) -> list[StoredRun]:
         """The runs of both arms, the baseline's first."""
         return [*self.baseline, *self.candidate]
 
@@ -73,7 +73,7 @@ def guardrail(
     )
 
 
-def which_runs(runs: Sequence[RunData]) -> str:
+def which_runs(runs: Sequence[StoredRun]) -> str:
     """The runs a passing check covered, by arm: "baseline and A1" with one run per arm,
     "baseline (3 runs) and A1 (3 runs)" with repeats; reads better than a bare count."""
     arms: dict[str, int] = {}

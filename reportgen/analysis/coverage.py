@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reportgen.analysis.inputs import RunData
+from reportgen.store.run import StoredRun
 
 Windows = Sequence[tuple[str, int, int]]
 
@@ -50,14 +50,14 @@ class Gap:
         return f"windows = [{items}]"
 
 
-def resumed_from(run: RunData) -> int | None:
+def resumed_from(run: StoredRun) -> int | None:
     """The checkpoint iteration a run resumed from, from its manifest's lifecycle (ingest)."""
     attempts = ((run.manifest.ingest or {}).get("lifecycle") or {}).get("attempts") or []
     froms = [a.get("resumed_from_iteration") for a in attempts if isinstance(a, dict)]
     return next((f for f in froms if isinstance(f, int)), None)
 
 
-def spans(runs: Sequence[RunData], key: str) -> list[RunSpan]:
+def spans(runs: Sequence[StoredRun], key: str) -> list[RunSpan]:
     """Each run's steps with a finite `key` value (runs without any are left out: a metric never
     logged is another cause, `verdict.missing_metric_cause`'s)."""
     out = []
@@ -68,7 +68,7 @@ def spans(runs: Sequence[RunData], key: str) -> list[RunSpan]:
         finite = col[np.isfinite(col.to_numpy(dtype=float))]
         steps = [int(i) for i in finite.index]
         if steps:
-            out.append(RunSpan(r.path, min(steps), max(steps), resumed_from(r)))
+            out.append(RunSpan(r.rel, min(steps), max(steps), resumed_from(r)))
     return out
 
 

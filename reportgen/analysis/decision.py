@@ -30,8 +30,8 @@ from reportgen.analysis import check
 from reportgen.analysis import document as doc
 from reportgen.analysis.check import FAIL, which_runs
 from reportgen.analysis.guardrails import INVALIDATING
-from reportgen.analysis.inputs import RunData
 from reportgen.rounding import change_decimals, fmt_change, fmt_level
+from reportgen.store.run import StoredRun
 from reportgen.vocab import (
     BASELINE,
     METRICS,
@@ -83,7 +83,7 @@ class Evidence:
     maths: Sequence[doc.MathsChange] = ()
 
 
-def missing_metric_cause(key: str, arms: dict[str, Sequence[RunData]]) -> str | None:
+def missing_metric_cause(key: str, arms: dict[str, Sequence[StoredRun]]) -> str | None:
     """Why no interval can exist when an arm never logged the primary metric, naming the arm and
     the metrics every run did log that could stand in (Relax's hybrid mode prints no
     `perf/step_resp_token_per_s`, `perf/step_token_per_s` remains); None when every run logged it."""

@@ -1,6 +1,6 @@
 """Gather the evidence of one experiment's comparisons from its runs (pure).
 
-Part of reportgen.analysis, between the runs' data (inputs.RunData) and the decision
+Part of reportgen.analysis, between the runs' data (inputs.StoredRun) and the decision
 (decision.py): which runs count (finished, complete), which are pending, the windows, each run's
 figure (runlevel.RunFigure), the first failure, guardrails and same-work findings, and every
 metric's run-level change. report.py assembles the document from what this module returns.
@@ -18,10 +18,11 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
 from reportgen.analysis import runlevel, same_work
 from reportgen.analysis.decision import Failure
-from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.inputs import argv_value
 from reportgen.analysis.interval import arm_statistic, ratio_interval
 from reportgen.analysis.stats import change
 from reportgen.specfile.model import Spec
+from reportgen.store.run import StoredRun
 from reportgen.vocab import FORMAL, LOWER, METRICS, Status
 
 Windows = list[tuple[str, int, int]]
@@ -31,7 +32,7 @@ PHASE_SUFFIX = "_time"
 NOT_PER_STEP = (vocab.INIT_ACTOR_TIME,)  # logged once, at start-up
 
 
-def windows_of(spec: Spec, expected: int | None, runs: Sequence[RunData]) -> Windows:
+def windows_of(spec: Spec, expected: int | None, runs: Sequence[StoredRun]) -> Windows:
     """The spec's windows; without them one window from the end of warm-up to the last step."""
     a = spec.analysis
     if a.windows:
@@ -44,7 +45,7 @@ def windows_of(spec: Spec, expected: int | None, runs: Sequence[RunData]) -> Win
     return [("W1", a.warmup_steps, max(a.warmup_steps, last))]
 
 
-def expected_steps(spec: Spec, runs: Sequence[RunData]) -> int | None:
+def expected_steps(spec: Spec, runs: Sequence[StoredRun]) -> int | None:
     if spec.workload.steps:
         return int(spec.workload.steps)
     for r in runs:
@@ -57,34 +58,34 @@ def expected_steps(spec: Spec, runs: Sequence[RunData]) -> int | None:
     return None
 
 
-def pending_text(runs: Sequence[RunData], expected: int | None) -> str:
+def pending_text(runs: Sequence[StoredRun], expected: int | None) -> str:
     """ "A1/2 interrupted at step 12/48, baseline/2 still marked running": what resuming will redo."""
 
-    def one(r: RunData) -> str:
+    def one(r: StoredRun) -> str:
         where = f" at step {r.steps_completed}/{expected}" if expected and r.steps_completed else ""
         state = "interrupted" if r.status == Status.INTERRUPTED else STILL_RUNNING
-        return f"{r.path} {state}{where}"
+        return f"{r.rel} {state}{where}"
 
     return ", ".join(one(r) for r in runs)
 
 
-def split_finished(runs: Sequence[RunData]) -> tuple[list[RunData], list[RunData]]:
+def split_finished(runs: Sequence[StoredRun]) -> tuple[list[StoredRun], list[StoredRun]]:
     """(finished, unfinished) formal runs: a resumed campaign redoes the unfinished ones."""
     return [r for r in runs if r.status not in UNFINISHED], [r for r in runs if r.status in UNFINISHED]
 
 
-def stats_runs(runs: Sequence[RunData]) -> list[RunData]:
+def stats_runs(runs: Sequence[StoredRun]) -> list[StoredRun]:
     """Complete formal runs; if none completed, the finished ones (a failed run's partial data,
     shown as such). Unfinished runs never: resuming redoes them, their figures are not the arm's."""
     done = [r for r in runs if r.status == Status.COMPLETE]
     return done or [r for r in runs if r.status not in UNFINISHED]
 
 
-def segments(runs: Sequence[RunData], key: str, windows: Windows) -> list[list[np.ndarray]]:
+def segments(runs: Sequence[StoredRun], key: str, windows: Windows) -> list[list[np.ndarray]]:
     return [[np.asarray(r.series(key, s, e), dtype=float) for _, s, e in windows] for r in runs]
 
 
-def run_figure(r: RunData, key: str, windows: Windows) -> runlevel.RunFigure | None:
+def run_figure(r: StoredRun, key: str, windows: Windows) -> runlevel.RunFigure | None:
     """A complete run's figure of `key` (mean of its window means); None when a window has no
     finite value or the figure is not positive (no log ratio exists)."""
     segs = segments([r], key, windows)[0]
@@ -94,10 +95,10 @@ def run_figure(r: RunData, key: str, windows: Windows) -> runlevel.RunFigure | N
     value = float(np.mean([m for m in means if m is not None]))
     if not np.isfinite(value) or value <= 0:
         return None
-    return runlevel.RunFigure(r.arm, r.repeat, r.path, value, tuple(means), r.manifest.started_utc)
+    return runlevel.RunFigure(r.arm, r.repeat, r.rel, value, tuple(means), r.manifest.started_utc)
 
 
-def figures(runs: Sequence[RunData], key: str, windows: Windows) -> dict[int, runlevel.RunFigure]:
+def figures(runs: Sequence[StoredRun], key: str, windows: Windows) -> dict[int, runlevel.RunFigure]:
     """repeat -> figure of every complete run that has one."""
     out = {}
     for r in runs:
@@ -106,7 +107,7 @@ def figures(runs: Sequence[RunData], key: str, windows: Windows) -> dict[int, ru
     return out
 
 
-def first_failure(candidate: str, c_runs: Sequence[RunData], b_runs: Sequence[RunData]) -> Failure | None:
+def first_failure(candidate: str, c_runs: Sequence[StoredRun], b_runs: Sequence[StoredRun]) -> Failure | None:
     """The first failure named, the arm it happened in and whether it was an OOM: the next step
     fixes and re-runs that arm (a baseline's OOM is not the candidate's to fix)."""
     for arm, label, runs in ((candidate, "", c_runs), (vocab.BASELINE, "baseline: ", b_runs)):
@@ -129,7 +130,7 @@ def label_of(key: str) -> tuple[str, str, doc.Direction | None]:
     return (name, "s", LOWER) if key.endswith(PHASE_SUFFIX) else (name, "", None)
 
 
-def phase_keys(runs: Sequence[RunData]) -> list[str]:
+def phase_keys(runs: Sequence[StoredRun]) -> list[str]:
     """Per-step phase timers logged by every one of `runs` (perf/*_time), step time first."""
     if not runs:
         return []
@@ -148,9 +149,9 @@ class Campaign:
     spec: Spec
     windows: Windows
     design: doc.Design
-    formal: Mapping[str, Sequence[RunData]]  # arm -> formal runs
+    formal: Mapping[str, Sequence[StoredRun]]  # arm -> formal runs
 
-    def complete(self, arm: str) -> list[RunData]:
+    def complete(self, arm: str) -> list[StoredRun]:
         return [r for r in self.formal.get(arm, []) if r.status == Status.COMPLETE]
 
     def pool(self, key: str) -> dict[str, dict[int, runlevel.RunFigure]]:
@@ -158,7 +159,7 @@ class Campaign:
         return {arm: figures(runs, key, self.windows) for arm, runs in self.formal.items()}
 
     def compare(
-        self, key: str, reference: str, ref: Sequence[RunData], cand: Sequence[RunData], *, higher: bool
+        self, key: str, reference: str, ref: Sequence[StoredRun], cand: Sequence[StoredRun], *, higher: bool
     ) -> doc.RunLevel:
         """`key` of `cand` against `ref` at the run level, pair by pair."""
         return runlevel.compare(
@@ -173,7 +174,7 @@ class Campaign:
             pool=self.pool(key),
         )
 
-    def within_run(self, key: str, ref: Sequence[RunData], cand: Sequence[RunData]) -> doc.Interval:
+    def within_run(self, key: str, ref: Sequence[StoredRun], cand: Sequence[StoredRun]) -> doc.Interval:
         """The diagnostic interval from the steps' own noise (the spec's `method`)."""
         a = self.spec.analysis
         iv = ratio_interval(
@@ -191,7 +192,7 @@ class Campaign:
         )
 
     def metric_change(
-        self, key: str, reference: str, ref: Sequence[RunData], cand: Sequence[RunData]
+        self, key: str, reference: str, ref: Sequence[StoredRun], cand: Sequence[StoredRun]
     ) -> doc.MetricChange | None:
         """`key` of the candidate against a reference arm: means of window means, their change, and
         the run-level interval (the within-run one, marked so, when fewer than two pairs exist);
@@ -216,14 +217,14 @@ class Campaign:
         )
 
     def changes(
-        self, keys: Sequence[str], reference: str, ref: Sequence[RunData], cand: Sequence[RunData]
+        self, keys: Sequence[str], reference: str, ref: Sequence[StoredRun], cand: Sequence[StoredRun]
     ) -> list[doc.MetricChange]:
         out = [self.metric_change(k, reference, ref, cand) for k in keys]
         return [m for m in out if m is not None]
 
 
-def role_formal(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
-    formal: dict[str, list[RunData]] = {}
+def role_formal(runs: Sequence[StoredRun]) -> dict[str, list[StoredRun]]:
+    formal: dict[str, list[StoredRun]] = {}
     for r in runs:
         if r.role == FORMAL:
             formal.setdefault(r.arm, []).append(r)

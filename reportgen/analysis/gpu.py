@@ -14,12 +14,11 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from reportgen.analysis.inputs import RunData
-from reportgen.store.runs import parse_utc
+from reportgen.store.run import StoredRun, parse_utc
 from reportgen.vocab import STEP_TIME
 
 
-def window_span(run: RunData, first: int, last: int) -> tuple[float, float] | None:
+def window_span(run: StoredRun, first: int, last: int) -> tuple[float, float] | None:
     """(start, end) in epoch seconds of steps first..last, or None if it cannot be placed."""
     end = parse_utc(run.manifest.ended_utc)
     if end is None or STEP_TIME not in run.steps.columns:
@@ -38,16 +37,16 @@ def window_span(run: RunData, first: int, last: int) -> tuple[float, float] | No
     return float(starts[inside].min()), float(ends[inside].max())
 
 
-def summarize_gpu(runs: Sequence[RunData], first: int, last: int) -> dict[str, Any]:
+def summarize_gpu(runs: Sequence[StoredRun], first: int, last: int) -> dict[str, Any]:
     """The arm's `gpu` block of analysis.json."""
     frames, notes = [], []
     for r in runs:
         g = r.gpu
-        if g is None or g.empty:
+        if g.empty:
             continue
         span = window_span(r, first, last)
         if span is None:
-            notes.append(f"{r.path}: no step times, all samples used")
+            notes.append(f"{r.rel}: no step times, all samples used")
             frames.append(g)
         else:
             frames.append(g[(g["t"] >= span[0]) & (g["t"] <= span[1])])

@@ -30,8 +30,9 @@ from reportgen.analysis.check import GuardrailInput as GuardrailInput
 from reportgen.analysis.check import guardrail as guardrail
 from reportgen.analysis.check import which_runs as which_runs
 from reportgen.analysis.document import GuardrailResult
-from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.inputs import argv_value
 from reportgen.failures import event_label, first_failure, is_handled
+from reportgen.store.run import StoredRun
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
     CRITIC_GRAD_NORM,
@@ -80,36 +81,36 @@ SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floa
 MASKING_FLAGS = ("--log-multi-turn", "--mask-offpolicy-in-partial-rollout")
 
 
-def _ev(run: RunData, event: dict[str, Any] | None = None) -> str:
+def _ev(run: StoredRun, event: dict[str, Any] | None = None) -> str:
     if event and event.get("line") is not None:
-        return f"{run.path}/{event.get('stream', 'stdout')}.log:{event['line']}"
-    return f"{run.path}/manifest.json"
+        return f"{run.rel}/{event.get('stream', 'stdout')}.log:{event['line']}"
+    return f"{run.rel}/manifest.json"
 
 
-def _failed_on(run: RunData, id: str, title: str, said: str) -> GuardrailResult:
+def _failed_on(run: StoredRun, id: str, title: str, said: str) -> GuardrailResult:
     """A check that failed on one run's manifest record (hashes, fingerprint, flags), named as the evidence."""
-    return guardrail(id, title, FAIL, f"{run.path}: {said}", _ev(run))
+    return guardrail(id, title, FAIL, f"{run.rel}: {said}", _ev(run))
 
 
-def _clean_end(run: RunData) -> dict[str, int]:
+def _clean_end(run: StoredRun) -> dict[str, int]:
     ends = (run.manifest.ingest or {}).get("clean_end") or []
     return {str(e.get("stream")): int(e["line"]) for e in ends if isinstance(e, dict) and e.get("line") is not None}
 
 
-def failure_events(run: RunData) -> list[dict[str, Any]]:
+def failure_events(run: StoredRun) -> list[dict[str, Any]]:
     """The run's events that are failures: all but tracebacks the run survived (ingest's rule,
     reportgen.failures: a traceback that Relax's clean end follows was handled)."""
     ends = _clean_end(run)
     return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
 
 
-def failure_event(run: RunData) -> dict[str, Any] | None:
+def failure_event(run: StoredRun) -> dict[str, Any] | None:
     """The event that names the run's failure (ingest's rule, `first_failure`), or None."""
     e = first_failure(run.events, _clean_end(run))
     return dict(e) if e is not None else None
 
 
-def describe_failure(run: RunData) -> str | None:
+def describe_failure(run: StoredRun) -> str | None:
     """One line for why a run failed, e.g. "OOM at step 9, tried to allocate 2.46 GiB": the event
     ingest's status reason names (`first_failure`, one rule for both)."""
     e = failure_event(run)
@@ -134,12 +135,12 @@ def describe_failure(run: RunData) -> str | None:
     return None
 
 
-def _grouped(found: Sequence[tuple[RunData, str]]) -> str:
+def _grouped(found: Sequence[tuple[StoredRun, str]]) -> str:
     """Every failing run with its finding, runs with the same finding on one line: "A2/1, A2/2: ...";
     a failure in one repeat must not hide the same or another failure in the next."""
     by: dict[str, list[str]] = {}
     for r, what in found:
-        by.setdefault(what, []).append(r.path)
+        by.setdefault(what, []).append(r.rel)
     return "; ".join(f"{', '.join(paths)}: {what}" for what, paths in by.items())
 
 
@@ -150,7 +151,7 @@ def steps_completed(ctx: GuardrailInput) -> GuardrailResult:
         return guardrail("steps_completed", title, FAIL, "no formal run")
     if expected is None:
         return guardrail("steps_completed", title, NA, "no step count declared ([workload].steps or the steps flag)")
-    # A run resumed from a checkpoint at step S had steps 0..S-1 done before it started (RunData.steps_before).
+    # A run resumed from a checkpoint at step S had steps 0..S-1 done before it started (StoredRun.steps_before).
     short = [(r, r.steps_before + r.steps_completed) for r in runs if r.steps_before + r.steps_completed < expected]
     if short:
         said = _grouped([(r, f"{n}/{expected} steps") for r, n in short])
@@ -167,7 +168,7 @@ def no_failures(ctx: GuardrailInput) -> GuardrailResult:
         return guardrail("no_failures", title, FAIL, _grouped(failed), _ev(first, failure_event(first)))
     if not runs:
         return guardrail("no_failures", title, FAIL, "no formal run")
-    notes = [f"{r.path}: {w}" for r in runs for w in (r.manifest.ingest or {}).get("warnings") or []]
+    notes = [f"{r.rel}: {w}" for r in runs for w in (r.manifest.ingest or {}).get("warnings") or []]
     tail = f" (warnings: {'; '.join(notes)})" if notes else ""
     return guardrail("no_failures", title, PASS, f"{which_runs(runs)}: no failure event{tail}")
 
@@ -185,7 +186,7 @@ def _number(argv: dict[str, Any], flag: str) -> float | None:
         return None
 
 
-def expected_samples(run: RunData, batch_flag: str) -> tuple[float | None, str]:
+def expected_samples(run: StoredRun, batch_flag: str) -> tuple[float | None, str]:
     """Samples a rollout step trains on, from the effective argv, and how it was worked out: Relax's
     rollout batch is `--rollout-batch-size` prompts x `--n-samples-per-prompt` samples (its global
     batch is that over `--num-steps-per-rollout`); else the global batch times the steps per rollout."""
@@ -201,7 +202,7 @@ def expected_samples(run: RunData, batch_flag: str) -> tuple[float | None, str]:
     return None, f"the effective argv has neither --rollout-batch-size with --n-samples-per-prompt nor {batch_flag}"
 
 
-def observed_samples(run: RunData) -> tuple[pd.Series | None, str]:
+def observed_samples(run: StoredRun) -> tuple[pd.Series | None, str]:
     """Samples each step trained on, from what the run printed: `rollout/num_samples` where a
     workload logs it, else Relax's `perf/actor_train_tokens` / `rollout/total_lengths`."""
     df = run.steps
@@ -218,9 +219,9 @@ def observed_samples(run: RunData) -> tuple[pd.Series | None, str]:
     return None, f"no {NUM_SAMPLES} and no {' or '.join(missing)} logged"
 
 
-def _fails_in_metrics(id: str, title: str, run: RunData, said: str) -> GuardrailResult:
+def _fails_in_metrics(id: str, title: str, run: StoredRun, said: str) -> GuardrailResult:
     """A failure a step of `run` shows: the reason names the run, the evidence is its metrics table."""
-    return guardrail(id, title, FAIL, f"{run.path}: {said}", f"{run.path}/metrics.parquet")
+    return guardrail(id, title, FAIL, f"{run.rel}: {said}", f"{run.rel}/metrics.parquet")
 
 
 def _not_checkable(id: str, title: str, why_not: Sequence[str]) -> GuardrailResult:
@@ -231,7 +232,7 @@ def _not_checkable(id: str, title: str, why_not: Sequence[str]) -> GuardrailResu
 def samples_per_step(ctx: GuardrailInput) -> GuardrailResult:
     runs, batch_flag = ctx.runs, ctx.batch_flag
     title = "Samples per step equal the global batch"
-    checked: list[RunData] = []
+    checked: list[StoredRun] = []
     why_not: list[str] = []
     how, source, want = "", "", 0.0
     for r in runs:
@@ -240,7 +241,7 @@ def samples_per_step(ctx: GuardrailInput) -> GuardrailResult:
             want = expected
         got, how = observed_samples(r)
         if expected is None or got is None:
-            why_not.append(f"{r.path}: {source if expected is None else how}")
+            why_not.append(f"{r.rel}: {source if expected is None else how}")
             continue
         bad = got[(got - want).abs() > SAMPLES_TOLERANCE * want]
         checked.append(r)
@@ -260,7 +261,7 @@ def samples_per_step(ctx: GuardrailInput) -> GuardrailResult:
     )
 
 
-def masked_responses(run: RunData) -> str | None:
+def masked_responses(run: StoredRun) -> str | None:
     """Why a run's loss masks leave out part of its responses (then response-token throughput x
     time is not response length x samples), or None: multi-turn rollouts (observation tokens are
     inside the response and masked) or a masking flag."""
@@ -281,30 +282,30 @@ def token_accounting(ctx: GuardrailInput) -> GuardrailResult:
     runs, batch_flag = ctx.runs, ctx.batch_flag
     title = "Response-token accounting consistent"
     need = (STEP_RESP_TOKEN_PER_S, STEP_TIME, RESPONSE_LENGTHS)
-    checked: list[RunData] = []
+    checked: list[StoredRun] = []
     why_not: list[str] = []
     for r in runs:
         masked = masked_responses(r)
         if masked:
-            return guardrail("token_accounting", title, NA, f"not applicable: {r.path}: {masked}")
+            return guardrail("token_accounting", title, NA, f"not applicable: {r.rel}: {masked}")
     for r in runs:
         df = r.steps
         missing = [k for k in need if k not in df.columns]
         if missing:
-            why_not.append(f"{r.path} logged no {', '.join(missing)}")
+            why_not.append(f"{r.rel} logged no {', '.join(missing)}")
             continue
         got, how = observed_samples(r)
         samples: pd.Series | float | None = got
         if got is None:
             samples, how = expected_samples(r, batch_flag)
         if samples is None:
-            why_not.append(f"{r.path}: sample count unknown ({how})")
+            why_not.append(f"{r.rel}: sample count unknown ({how})")
             continue
         lhs = df[STEP_RESP_TOKEN_PER_S] * df[STEP_TIME]
         rhs = df[RESPONSE_LENGTHS] * samples
         ok = lhs.notna() & rhs.notna() & np.isfinite(lhs) & np.isfinite(rhs) & (rhs != 0)
         if not ok.any():
-            why_not.append(f"{r.path}: no step logged all of {', '.join(need)}")
+            why_not.append(f"{r.rel}: no step logged all of {', '.join(need)}")
             continue
         checked.append(r)
         rel = (lhs[ok] - rhs[ok]).abs() / rhs[ok].abs()
@@ -342,8 +343,8 @@ def finite_training(ctx: GuardrailInput) -> GuardrailResult:
                         "finite_training",
                         title,
                         FAIL,
-                        f"{r.path}: {key} = {value} at step {step}",
-                        f"{r.path}/metrics.parquet",
+                        f"{r.rel}: {key} = {value} at step {step}",
+                        f"{r.rel}/metrics.parquet",
                     )
         if present:
             seen += 1
@@ -358,7 +359,7 @@ def finite_training(ctx: GuardrailInput) -> GuardrailResult:
     return guardrail("finite_training", title, PASS, f"{seen} quantities finite on every step{tail}")
 
 
-def _loss_scale_skipped(run: RunData, key: str) -> set[int]:
+def _loss_scale_skipped(run: StoredRun, key: str) -> set[int]:
     """Steps whose update the fp16 loss scaler skipped, for the actor's grad norm or the critic's:
     Relax logs their grad norm as nan (ingest lists them apart: docs/ingest.md). None for other keys."""
     skips = (run.manifest.ingest or {}).get("loss_scale_skips") or {}
@@ -396,7 +397,7 @@ def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
     return guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}")
 
 
-def _hashes(r: RunData) -> tuple[Any, Any]:
+def _hashes(r: StoredRun) -> tuple[Any, Any]:
     h = r.manifest.hashes or {}
     return h.get("model_manifest_sha256"), dict(h.get("data") or {})
 
@@ -418,9 +419,9 @@ def same_inputs(ctx: GuardrailInput) -> GuardrailResult:
     for r in runs[1:]:
         model, data = _hashes(r)
         if model != ref[0]:
-            return _failed_on(r, "same_inputs", title, f"model manifest hash differs from {runs[0].path}")
+            return _failed_on(r, "same_inputs", title, f"model manifest hash differs from {runs[0].rel}")
         if data != ref[1]:
-            return _failed_on(r, "same_inputs", title, f"data hashes differ from {runs[0].path}")
+            return _failed_on(r, "same_inputs", title, f"data hashes differ from {runs[0].rel}")
     return guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
 
 
@@ -434,7 +435,7 @@ def same_machine(ctx: GuardrailInput) -> GuardrailResult:
     for r in runs[1:]:
         fp = r.manifest.fingerprint_id
         if fp != ref:
-            return _failed_on(r, "same_machine", title, f"fingerprint {fp} differs from {runs[0].path}'s {ref}")
+            return _failed_on(r, "same_machine", title, f"fingerprint {fp} differs from {runs[0].rel}'s {ref}")
     return guardrail("same_machine", title, PASS, f"{which_runs(runs)}: fingerprint {str(ref)[:12]}")
 
 
@@ -445,7 +446,7 @@ def no_profiler(ctx: GuardrailInput) -> GuardrailResult:
         on = [f for f in PROFILER_FLAGS if f in r.argv]
         if on:
             return guardrail(
-                "no_profiler", title, FAIL, f"{r.path}: {', '.join(on)} in a formal run", f"{r.path}/manifest.json"
+                "no_profiler", title, FAIL, f"{r.rel}: {', '.join(on)} in a formal run", f"{r.rel}/manifest.json"
             )
     if runs and all(not r.argv for r in runs):
         return guardrail("no_profiler", title, NA, "not checkable: no effective argv recorded")
@@ -456,7 +457,7 @@ def training_quality(ctx: GuardrailInput) -> GuardrailResult:
     """Loss, reward and KL of the candidate within `quality_tolerance` of the baseline's in every window
     (reportgen/analysis/quality.py); outside it, a warning: the verdict stands, the reviewer is told."""
     q = quality.compare(ctx.baseline, ctx.candidate, ctx.windows, tolerance=ctx.quality_tolerance)
-    evidence = f"{ctx.candidate[0].path}/metrics.parquet" if q.status == WARN and ctx.candidate else None
+    evidence = f"{ctx.candidate[0].rel}/metrics.parquet" if q.status == WARN and ctx.candidate else None
     return guardrail(quality.ID, quality.TITLE, q.status, q.reason, evidence)
 
 

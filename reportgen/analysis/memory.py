@@ -28,14 +28,15 @@ from typing import Any
 import numpy as np
 
 from reportgen.analysis import document as doc
-from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.inputs import argv_value
 from reportgen.failures import oom_details
+from reportgen.store.run import StoredRun
 from reportgen.vocab import ALLOCATED_MEMORY_KEYS, MEMORY_CAP_FLAG
 
 LOW_HEADROOM = 0.15  # below this share of the limit left, the next step names the memory cost
 
 
-def declared_cap_mib(runs: Sequence[RunData]) -> float | None:
+def declared_cap_mib(runs: Sequence[StoredRun]) -> float | None:
     """The cap the workload set on its own GPU memory (`--gpu-memory-cap-gib N`), in MiB."""
     for r in runs:
         value = argv_value(r.argv, MEMORY_CAP_FLAG)
@@ -50,7 +51,7 @@ def declared_cap_mib(runs: Sequence[RunData]) -> float | None:
     return None
 
 
-def allocated_peak(runs: Sequence[RunData]) -> tuple[float | None, str | None]:
+def allocated_peak(runs: Sequence[StoredRun]) -> tuple[float | None, str | None]:
     """(MiB, key) of the framework's peak allocation over every step of `runs`; (None, None) when
     no run logged one of ALLOCATED_MEMORY_KEYS."""
     for key in ALLOCATED_MEMORY_KEYS:
@@ -66,7 +67,7 @@ def allocated_peak(runs: Sequence[RunData]) -> tuple[float | None, str | None]:
     return None, None
 
 
-def held_at_oom(runs: Sequence[RunData]) -> float | None:
+def held_at_oom(runs: Sequence[StoredRun]) -> float | None:
     """MiB PyTorch held plus the request that failed, at the worst out-of-memory event of `runs` (the
     logged peak of a run that died mid-step misses that step)."""
     worst = None
@@ -82,13 +83,13 @@ def held_at_oom(runs: Sequence[RunData]) -> float | None:
     return worst
 
 
-def device_peak(runs: Sequence[RunData]) -> tuple[float | None, float | None, float | None]:
+def device_peak(runs: Sequence[StoredRun]) -> tuple[float | None, float | None, float | None]:
     """(peak, in use before the run, device total) in MiB, from the run and GPU whose nvidia-smi
     peak net of its first sample is largest; Nones without GPU samples."""
     best: tuple[float, float, float, float | None] | None = None  # (net, peak, before, total)
     for r in runs:
         g = r.gpu
-        if g is None or g.empty or "mem_used_mib" not in g.columns:
+        if g.empty or "mem_used_mib" not in g.columns:
             continue
         for _, part in g.sort_values("t").groupby("index", sort=True):
             used = part["mem_used_mib"].to_numpy(dtype=float)
@@ -104,7 +105,7 @@ def device_peak(runs: Sequence[RunData]) -> tuple[float | None, float | None, fl
     return best[1], best[2], best[3]
 
 
-def use(runs: Sequence[RunData]) -> doc.MemoryUse:
+def use(runs: Sequence[StoredRun]) -> doc.MemoryUse:
     """One arm's memory against its limit (module docstring)."""
     allocated, key = allocated_peak(runs)
     at_oom = held_at_oom(runs)

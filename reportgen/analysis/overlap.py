@@ -23,8 +23,7 @@ from datetime import UTC, datetime
 
 from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, Span, guardrail, which_runs
 from reportgen.analysis.document import GuardrailResult
-from reportgen.analysis.inputs import RunData
-from reportgen.store.runs import parse_utc
+from reportgen.store.run import StoredRun, parse_utc
 
 ID = "no_overlap"
 TITLE = "No other measurement on the machine at the same time"
@@ -43,19 +42,19 @@ class Overlap:
         return self.end - self.start
 
 
-def own_span(run: RunData, experiment: str, spans: Sequence[Span]) -> Span | None:
+def own_span(run: StoredRun, experiment: str, spans: Sequence[Span]) -> Span | None:
     """The run's span as the I/O edge recorded it (its end estimated when it has none), else from its manifest."""
     for s in spans:
-        if s.experiment == experiment and s.path == run.path:
+        if s.experiment == experiment and s.path == run.rel:
             return s
     m = run.manifest
     start, end = parse_utc(m.started_utc), parse_utc(m.ended_utc)
     if start is None or end is None:
         return None
-    return Span(f"{experiment}/{run.path}", experiment, run.path, m.fingerprint_id, start, end)
+    return Span(f"{experiment}/{run.rel}", experiment, run.rel, m.fingerprint_id, start, end)
 
 
-def overlaps(run: RunData, experiment: str, spans: Sequence[Span]) -> list[Overlap]:
+def overlaps(run: StoredRun, experiment: str, spans: Sequence[Span]) -> list[Overlap]:
     """Every other run on the same machine whose span shares time with this run's."""
     mine = own_span(run, experiment, spans)
     if mine is None or mine.machine is None:
@@ -66,7 +65,7 @@ def overlaps(run: RunData, experiment: str, spans: Sequence[Span]) -> list[Overl
             continue
         start, end = max(mine.start, other.start), min(mine.end, other.end)
         if start < end:
-            out.append(Overlap(run.path, other, start, end))
+            out.append(Overlap(run.rel, other, start, end))
     return sorted(out, key=lambda o: (o.start, o.other.label))
 
 
@@ -85,8 +84,8 @@ def describe(o: Overlap, experiment: str) -> str:
 def check(ctx: GuardrailInput) -> GuardrailResult:
     """Fails, naming the runs, when a run of either arm overlapped another measurement on its machine."""
     runs, experiment, spans = ctx.runs, ctx.experiment, ctx.spans
-    mine = {r.path: own_span(r, experiment, spans) for r in runs}
-    checkable = [r for r in runs if (s := mine[r.path]) is not None and s.machine is not None]
+    mine = {r.rel: own_span(r, experiment, spans) for r in runs}
+    checkable = [r for r in runs if (s := mine[r.rel]) is not None and s.machine is not None]
     if not checkable:
         return guardrail(ID, TITLE, NA, "not checkable: no run has a machine fingerprint and a start and end time")
     found = [o for r in checkable for o in overlaps(r, experiment, spans)]
@@ -103,7 +102,7 @@ def check(ctx: GuardrailInput) -> GuardrailResult:
     machines = {s.machine for s in mine.values() if s is not None and s.machine is not None}
     labels = {s.label for s in mine.values() if s is not None}
     recorded = sum(1 for s in spans if s.machine in machines and s.label not in labels)
-    unchecked = [r.path for r in runs if r not in checkable]
+    unchecked = [r.rel for r in runs if r not in checkable]
     tail = f"; not checkable (no fingerprint or times): {', '.join(unchecked)}" if unchecked else ""
     return guardrail(
         ID,

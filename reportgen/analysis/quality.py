@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from reportgen.analysis import document as doc
-from reportgen.analysis.inputs import RunData
+from reportgen.store.run import StoredRun
 from reportgen.vocab import KL_LOSS, LOSS, PPO_KL, RAW_REWARD, REWARDS
 
 ID = "same_quality"
@@ -42,13 +42,13 @@ METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
 FLAT = 1e-12  # a metric whose every value is within this of 0 is flat at zero
 
 
-def _values(runs: Sequence[RunData], key: str, start: int, end: int) -> np.ndarray:
+def _values(runs: Sequence[StoredRun], key: str, start: int, end: int) -> np.ndarray:
     parts = [np.asarray(r.series(key, start, end), dtype=float) for r in runs]
     parts = [p[np.isfinite(p)] for p in parts if len(p)]
     return np.concatenate(parts) if parts else np.array([], dtype=float)
 
 
-def _by_step(runs: Sequence[RunData], key: str, start: int, end: int) -> dict[int, list[float]]:
+def _by_step(runs: Sequence[StoredRun], key: str, start: int, end: int) -> dict[int, list[float]]:
     """Every finite value of `key` in steps start..end, by step, over the runs."""
     out: dict[int, list[float]] = {}
     for r in runs:
@@ -63,7 +63,7 @@ def _by_step(runs: Sequence[RunData], key: str, start: int, end: int) -> dict[in
 
 
 def _common(
-    baseline: Sequence[RunData], candidate: Sequence[RunData], key: str, s: int, e: int
+    baseline: Sequence[StoredRun], candidate: Sequence[StoredRun], key: str, s: int, e: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The two arms' values on the steps both logged (a run that stopped early is compared on the
     steps it made, not against the baseline's later, further-trained ones)."""
@@ -76,7 +76,7 @@ def _common(
     )
 
 
-def logged_by_all(runs: Sequence[RunData], keys: Sequence[str]) -> str | None:
+def logged_by_all(runs: Sequence[StoredRun], keys: Sequence[str]) -> str | None:
     """The first of `keys` every run logged (None when none was, or there is no run)."""
     for k in keys:
         if runs and all(k in r.steps.columns for r in runs):
@@ -85,8 +85,8 @@ def logged_by_all(runs: Sequence[RunData], keys: Sequence[str]) -> str | None:
 
 
 def compare(
-    baseline: Sequence[RunData],
-    candidate: Sequence[RunData],
+    baseline: Sequence[StoredRun],
+    candidate: Sequence[StoredRun],
     windows: Sequence[tuple[str, int, int]],
     *,
     tolerance: float,

@@ -33,9 +33,8 @@ import pandas as pd
 from reportgen.analysis import document as doc
 from reportgen.analysis.check import FAIL, NA, PASS, GuardrailInput, Span, guardrail, which_runs
 from reportgen.analysis.gpu import window_span
-from reportgen.analysis.inputs import RunData
 from reportgen.analysis.overlap import overlaps
-from reportgen.store.runs import parse_utc
+from reportgen.store.run import StoredRun, parse_utc
 
 ID = "quiet_machine"
 TITLE = "Machine quiet during the runs (no other CPU load, GPU process or throttling)"
@@ -105,17 +104,17 @@ class Load:
         return [k for k, c in self.counts().items() if n and c >= th.min_samples and c / n >= th.run_share]
 
 
-def _visible(run: RunData) -> set[int] | None:
+def _visible(run: StoredRun) -> set[int] | None:
     """GPU indices the run could see (the sampler's header, kept in the manifest); None: all."""
     gpus = (run.manifest.gpu or {}).get("gpus") or []
     seen = {int(g["index"]) for g in gpus if isinstance(g, dict) and g.get("visible") and "index" in g}
     return seen or None
 
 
-def load(run: RunData, first: int, last: int, th: Thresholds = THRESHOLDS) -> Load:
+def load(run: StoredRun, first: int, last: int, th: Thresholds = THRESHOLDS) -> Load:
     """The run's ticks, each marked with what disturbed it (see the module docstring)."""
-    host = run.host if run.host is not None and not run.host.empty else None
-    gpu = run.gpu if run.gpu is not None and not run.gpu.empty else None
+    host = run.host if not run.host.empty else None
+    gpu = run.gpu if not run.gpu.empty else None
     has_gpu_cols = gpu is not None and ("other_procs" in gpu or "throttle" in gpu)
     times = (
         pd.concat([f["t"] for f in (host, gpu) if f is not None], ignore_index=True).dropna()
@@ -222,7 +221,7 @@ def _heaviest(details: Sequence[str], most: int = 3) -> str:
 
 
 def disturbances(
-    run: RunData, experiment: str, spans: Sequence[Span], first: int, last: int, th: Thresholds = THRESHOLDS
+    run: StoredRun, experiment: str, spans: Sequence[Span], first: int, last: int, th: Thresholds = THRESHOLDS
 ) -> tuple[list[doc.Disturbance], doc.RunLoad | None]:
     """The run's `disturbances` and `load` blocks of analysis.json: sampled load and overlapping runs."""
     ld = load(run, first, last, th)
@@ -257,7 +256,9 @@ def disturbances(
     return sorted(found, key=lambda d: (d.start_s, d.kind)), summary
 
 
-def _share(runs: Sequence[RunData], first: int, last: int, th: Thresholds) -> tuple[float | None, int, dict[str, int]]:
+def _share(
+    runs: Sequence[StoredRun], first: int, last: int, th: Thresholds
+) -> tuple[float | None, int, dict[str, int]]:
     """(disturbed share, samples, disturbed samples per kind) over an arm's runs."""
     n = hit = 0
     kinds: dict[str, int] = {}
@@ -307,7 +308,7 @@ def check(ctx: GuardrailInput, th: Thresholds = THRESHOLDS) -> doc.GuardrailResu
         worse = arms[0] if b / b_n > c / c_n else arms[1]
         runs = baseline if worse == arms[0] else candidate
         named = [
-            f"{r.path}: {d.detail}"
+            f"{r.rel}: {d.detail}"
             for r in runs
             for d in episodes(load(r, first, last, th))
             if d.in_window and (not kind or d.kind == kind)
@@ -319,10 +320,10 @@ def check(ctx: GuardrailInput, th: Thresholds = THRESHOLDS) -> doc.GuardrailResu
             FAIL,
             f"{shares}: {worse} was disturbed{by} far more than the other arm, which biases the comparison"
             + (f" ({'; '.join(named)})" if named else ""),
-            f"{runs[0].path}/{'gpu' if kind in (GPU_PROCESS, THROTTLE) else 'host'}.parquet",
+            f"{runs[0].rel}/{'gpu' if kind in (GPU_PROCESS, THROTTLE) else 'host'}.parquet",
         )
     flagged = [
-        f"{r.path} ({', '.join(WORDS[k] for k in fl)})"
+        f"{r.rel} ({', '.join(WORDS[k] for k in fl)})"
         for r in (*baseline, *candidate)
         if (fl := load(r, first, last, th).flagged(th))
     ]
@@ -340,7 +341,7 @@ def check(ctx: GuardrailInput, th: Thresholds = THRESHOLDS) -> doc.GuardrailResu
     return guardrail(ID, TITLE, PASS, f"{both}: {shares}; below the {th.run_share:.0%} of its samples that flags a run")
 
 
-def warnings(runs: Sequence[RunData], first: int, last: int, th: Thresholds = THRESHOLDS) -> list[str]:
+def warnings(runs: Sequence[StoredRun], first: int, last: int, th: Thresholds = THRESHOLDS) -> list[str]:
     """One line per formal run flagged as disturbed, for the document's warnings."""
     out = []
     for r in runs:
@@ -355,5 +356,5 @@ def warnings(runs: Sequence[RunData], first: int, last: int, th: Thresholds = TH
         when = (
             f" (e.g. {worst[0].start_s:.0f}-{worst[0].end_s:.0f} s after its start: {worst[0].detail})" if worst else ""
         )
-        out.append(f"{r.path} was measured on a busy machine: {'; '.join(parts)}{when}")
+        out.append(f"{r.rel} was measured on a busy machine: {'; '.join(parts)}{when}")
     return out

@@ -36,10 +36,11 @@ from reportgen.analysis.evidence import (
     stats_runs,
     windows_of,
 )
-from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.inputs import argv_value
 from reportgen.analysis.next_step import Rerun
 from reportgen.analysis.stats import change
 from reportgen.specfile.model import Spec
+from reportgen.store.run import StoredRun
 from reportgen.traces.stats import RunSummary, experiment_stats
 from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
 
@@ -298,7 +299,7 @@ def _summary(
 
 
 def _cost(
-    spec: Spec, design: doc.Design, formal: Mapping[str, Sequence[RunData]], comps: Sequence[doc.Comparison]
+    spec: Spec, design: doc.Design, formal: Mapping[str, Sequence[StoredRun]], comps: Sequence[doc.Comparison]
 ) -> doc.CampaignCost:
     """What the formal runs took, and, for a sequential campaign, why it stopped and what the
     fixed design with the same error rates would have taken at the measured run times."""
@@ -328,7 +329,7 @@ def _cost(
     )
 
 
-def build(spec: Spec, runs: Sequence[RunData], ctx: Context) -> doc.AnalysisDocument:
+def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDocument:
     """The analysis.json document for one experiment, as it reads back from the file (NaN and
     infinities are null, as JSON has them)."""
     runs = [same_work.with_derived(r) for r in runs]

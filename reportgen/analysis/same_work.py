@@ -16,16 +16,16 @@ statistics and the interval machinery treat them like logged metrics.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from reportgen import vocab
 from reportgen.analysis import document as doc
 from reportgen.analysis.document import GuardrailStatus
-from reportgen.analysis.inputs import RunData
 from reportgen.analysis.quality import logged_by_all
+from reportgen.store.run import StoredRun
 from reportgen.vocab import (
     HIGHER,
     LOWER,
@@ -50,20 +50,20 @@ ID = "same_work"
 TITLE = "Same generated work (response length, tokens per step)"
 
 
-def with_derived(run: RunData) -> RunData:
+def with_derived(run: StoredRun) -> StoredRun:
     """`run` with the derived columns added where their inputs were logged at the same step."""
     steps = run.steps
     if steps.empty or STEP_TIME not in steps.columns:
         return run
-    steps = steps.copy()
+    columns: dict[str, pd.Series] = {}
     t = steps[STEP_TIME].astype(float)
     if STEP_RESP_TOKEN_PER_S in steps.columns:
         resp = steps[STEP_RESP_TOKEN_PER_S].astype(float) * t
-        steps[RESPONSE_TOKENS_PER_STEP] = resp
-        steps[TIME_PER_RESPONSE_TOKEN] = (t / resp.where(resp > 0)) * 1000.0
+        columns[RESPONSE_TOKENS_PER_STEP] = resp
+        columns[TIME_PER_RESPONSE_TOKEN] = (t / resp.where(resp > 0)) * 1000.0
     if STEP_TOKEN_PER_S in steps.columns:
-        steps[TOKENS_PER_STEP] = steps[STEP_TOKEN_PER_S].astype(float) * t
-    return dataclasses.replace(run, steps=steps)
+        columns[TOKENS_PER_STEP] = steps[STEP_TOKEN_PER_S].astype(float) * t
+    return run.with_columns(columns)
 
 
 def applies_to(metric: str) -> bool:
@@ -71,7 +71,7 @@ def applies_to(metric: str) -> bool:
     return metric.startswith(vocab.PERF_PREFIX)
 
 
-def _window_mean(runs: Sequence[RunData], key: str, start: int, end: int) -> float | None:
+def _window_mean(runs: Sequence[StoredRun], key: str, start: int, end: int) -> float | None:
     vals = [v for r in runs for v in r.series(key, start, end)]
     vals = [v for v in vals if np.isfinite(v)]
     return float(np.mean(vals)) if vals else None
@@ -104,7 +104,7 @@ def window_work(
     )
 
 
-def length_key(runs: Sequence[RunData]) -> str:
+def length_key(runs: Sequence[StoredRun]) -> str:
     """Relax logs the mean response length per step as rollout/response_lengths; some setups only
     as rollout/response_len/mean."""
     have = [set(map(str, r.steps.columns)) for r in runs]
@@ -113,14 +113,14 @@ def length_key(runs: Sequence[RunData]) -> str:
     return RESPONSE_LENGTHS
 
 
-def tokens_key(runs: Sequence[RunData]) -> str:
+def tokens_key(runs: Sequence[StoredRun]) -> str:
     """Total tokens per step where every run logged total tokens/s, else response tokens per step."""
     return logged_by_all(runs, (TOKENS_PER_STEP,)) or RESPONSE_TOKENS_PER_STEP
 
 
 def check(
-    baseline: Sequence[RunData],
-    candidate: Sequence[RunData],
+    baseline: Sequence[StoredRun],
+    candidate: Sequence[StoredRun],
     windows: Sequence[tuple[str, int, int]],
     *,
     primary: str,

@@ -18,11 +18,12 @@ from reportgen.analysis import memory, quiet
 from reportgen.analysis.check import Span
 from reportgen.analysis.evidence import UNFINISHED, Windows, segments, stats_runs
 from reportgen.analysis.gpu import summarize_gpu
-from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.inputs import argv_value, run_notes
 from reportgen.analysis.interval import arm_statistic
 from reportgen.analysis.lifecycle import run_attempts
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.specfile.model import Spec
+from reportgen.store.run import StoredRun
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
     BASELINE,
@@ -48,7 +49,7 @@ HEADLINE = (
 def arm_block(
     arm_id: str,
     spec: Spec,
-    runs: Sequence[RunData],
+    runs: Sequence[StoredRun],
     windows: Windows,
     metrics: Sequence[str],
     diffs: Mapping[str, str],
@@ -88,29 +89,29 @@ def arm_block(
     )
 
 
-def _failure_sentence(r: RunData) -> str | None:
+def _failure_sentence(r: StoredRun) -> str | None:
     e = gr.failure_event(r)
     return memory.oom_sentence(e, memory.declared_cap_mib([r])) if e is not None else None
 
 
-def _run_block(r: RunData, spec: Spec, windows: Windows, experiment: str, spans: Sequence[Span]) -> doc.RunSummary:
+def _run_block(r: StoredRun, spec: Spec, windows: Windows, experiment: str, spans: Sequence[Span]) -> doc.RunSummary:
     m = r.manifest
     disturbances, load = quiet.disturbances(r, experiment, spans, windows[0][1], windows[-1][2])
     return doc.RunSummary(
         repeat=r.repeat,
         role=r.role,
         status=r.status,
-        path=r.path,
+        path=r.rel,
         started_utc=m.started_utc,
         duration_s=m.duration_s,
         exit_code=m.exit_code,
         steps_completed=r.steps_completed,
         events=[doc.RunEvent.model_validate(e) for e in r.events],
-        gpu_available=bool(r.gpu is not None and not r.gpu.empty),
+        gpu_available=not r.gpu.empty,
         overall=arm_statistic(segments([r], spec.analysis.primary, windows)),
         failure=gr.describe_failure(r),
         failure_sentence=_failure_sentence(r),
-        notes=list(r.notes),
+        notes=run_notes(r),
         lifecycle=run_attempts(m.to_dict()),
         disturbances=disturbances,
         load=load,
@@ -202,7 +203,7 @@ def headline(spec: Spec, base: doc.ArmResult, cand: doc.ArmResult) -> list[doc.H
     return rows
 
 
-def flag_changes(spec: Spec, cand_id: str, formal: Mapping[str, Sequence[RunData]]) -> list[doc.FlagChange]:
+def flag_changes(spec: Spec, cand_id: str, formal: Mapping[str, Sequence[StoredRun]]) -> list[doc.FlagChange]:
     """Flags whose effective value differs between the baseline, the base and the candidate."""
 
     def argv(arm: str) -> dict[str, Any]:

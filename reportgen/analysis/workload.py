@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from reportgen.analysis import document as doc
 from reportgen.analysis.guardrails import expected_samples
-from reportgen.analysis.inputs import RunData, argv_value
+from reportgen.analysis.inputs import argv_value
+from reportgen.store.run import StoredRun
 from reportgen.vocab import WORKLOADS
 
 
@@ -24,7 +25,7 @@ def _int(text: str | None) -> int | None:
 
 
 def describe(
-    entrypoint: str | None, baseline: Sequence[RunData], *, steps: int | None, batch_flag: str
+    entrypoint: str | None, baseline: Sequence[StoredRun], *, steps: int | None, batch_flag: str
 ) -> doc.WorkloadInfo:
     """The workload of an experiment, read from the spec's entrypoint and the baseline's first run."""
     run = baseline[0] if baseline else None

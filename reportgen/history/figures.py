@@ -15,21 +15,20 @@ the change-point detector reads from the scatter of the series instead (docs/his
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Machine
 from reportgen.analysis.gpu import window_span
-from reportgen.analysis.inputs import RunData as AnalysisRun
 from reportgen.analysis.interval import dependence
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
-from reportgen.ingest.metrics import wide_table
-from reportgen.store.models import GitProvenance, Manifest
+from reportgen.store.models import GitProvenance
+from reportgen.store.run import StoredRun
 from reportgen.vocab import LOWER
 
 Z95 = 1.959963984540054
@@ -38,29 +37,13 @@ PEAK_METHOD = "max of the 1 Hz GPU samples in the windows' time span, over the G
 
 
 @dataclass(frozen=True)
-class RunInput:
-    """One run as stored: `metrics` in the long form of metrics.parquet (step, key, value, source)."""
-
-    arm: str
-    repeat: int
-    metrics: pd.DataFrame
-    gpu: pd.DataFrame | None = None
-    manifest: Manifest = field(default_factory=lambda: Manifest.create({}))
-    git: GitProvenance | None = None  # provenance/git.json
-
-    @property
-    def path(self) -> str:
-        return f"{self.arm}/{self.repeat}"
-
-
-@dataclass(frozen=True)
 class ExperimentInput:
-    """One experiment: its recipe (the spec's own name), the analysis document and its runs."""
+    """One experiment: its recipe (the spec's own name), the analysis document and its runs as read."""
 
     name: str
     recipe: str
     analysis: AnalysisDocument
-    runs: tuple[RunInput, ...]
+    runs: tuple[StoredRun, ...]
 
 
 @dataclass(frozen=True)
@@ -120,22 +103,20 @@ def within_run(segments: Sequence[np.ndarray]) -> Figure | None:
     return Figure(value, value - half, value + half, n)
 
 
-def _analysis_run(run: RunInput, keys: Sequence[str]) -> AnalysisRun:
-    """The run as the analysis reads it, with only `keys` (pivoting every key a run logged cost
-    most of the history's time: 60 ms a run against 4 for two keys)."""
+def _with_keys(run: StoredRun, keys: Sequence[str]) -> StoredRun:
+    """The run with only the metrics `keys` (pivoting every key a run logged cost most of the
+    history's time: 60 ms a run against 4 for two keys)."""
     m = run.metrics
-    if "key" in m:
-        m = m[m["key"].isin(list(keys))]
-    return AnalysisRun(arm=run.arm, repeat=run.repeat, path=run.path, manifest=run.manifest, steps=wide_table(m))
+    return dataclasses.replace(run, metrics=m[m["key"].isin(list(keys))]) if "key" in m else run
 
 
-def peak_memory(run: RunInput, first: int, last: int, steps: AnalysisRun | None = None) -> Figure | None:
+def peak_memory(run: StoredRun, first: int, last: int, steps: StoredRun | None = None) -> Figure | None:
     """The run's peak GPU memory (MiB) in the windows' time span, over its GPUs (`steps`: the run
     with its step times, when the caller has it already)."""
     g = run.gpu
-    if g is None or g.empty or "mem_used_mib" not in g:
+    if g.empty or "mem_used_mib" not in g:
         return None
-    span = window_span(steps or _analysis_run(run, (vocab.STEP_TIME,)), first, last)
+    span = window_span(steps or _with_keys(run, (vocab.STEP_TIME,)), first, last)
     if span is not None:
         g = g[(g["t"] >= span[0]) & (g["t"] <= span[1])]
     values = g["mem_used_mib"].to_numpy(dtype=float)
@@ -178,12 +159,12 @@ def points(exp: ExperimentInput) -> list[Point]:
         head: dict[str, object] = {
             **common,
             "arm": run.arm,
-            "run": run.path,
+            "run": run.rel,
             "commit": commit,
             "dirty": dirty,
             "started_utc": summary.started_utc,
         }
-        steps = _analysis_run(run, (primary.key, STEP_TIME))
+        steps = _with_keys(run, (primary.key, STEP_TIME))
         pm = vocab.metric(primary.key)
         timed = [(primary.key, pm.title, pm.unit, primary.direction, True)]
         if primary.key != STEP_TIME:

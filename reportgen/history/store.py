@@ -20,11 +20,10 @@ import pyarrow.parquet as pq
 from reportgen.analysis.document import SCHEMA_VERSION as ANALYSIS_SCHEMA
 from reportgen.analysis.document import parse
 from reportgen.errors import UserError
-from reportgen.history.figures import ExperimentInput, RunInput, points
+from reportgen.history.figures import ExperimentInput, points
 from reportgen.history.model import Point, from_frame, metadata, to_frame
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
-from reportgen.store.models import Manifest
 from reportgen.store.run_folder import read_run_folder
 
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
@@ -61,23 +60,13 @@ def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
     analysis = parse(_json(exp_dir / layout.ANALYSIS), str(exp_dir / layout.ANALYSIS), exp_dir.name)
     runs = []
     for arm, repeat, path in layout.iter_runs(exp_dir):
-        files = read_run_folder(path, arm, repeat)  # the store's one reader, each file through its model
-        for note in files.notes:
+        run = read_run_folder(path, arm, repeat, shown=False)  # the store's one reader, each file through its model
+        for note in run.notes:
             name, _, why = note.partition(": ")
             if name in _NEEDED:
                 raise UserError(f"{path / name}: {why}; re-run the stage that writes it")
-        if files.metrics is None:
-            continue
-        runs.append(
-            RunInput(
-                arm=arm,
-                repeat=repeat,
-                metrics=files.metrics,
-                gpu=files.gpu,
-                manifest=files.manifest or Manifest.create({}),
-                git=files.git,
-            )
-        )
+        if layout.METRICS not in run.missing:
+            runs.append(run)
     spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")
     return ExperimentInput(exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs))
 

@@ -1,8 +1,9 @@
 """Metrics store: long-form `metrics.parquet` per run, merging console and TensorBoard.
 
 Pipeline position: ingest -> **store** -> analysis. The long table keeps every source's value
-(`step`, `key`, `value`, `source`); `wide_table` picks one value per (step, key) by the declared
-source priority for the analysis. Two sources that disagree are listed, never silently merged.
+(`step`, `key`, `value`, `source`); the store's `wide_table` (store.run) picks one value per
+(step, key) by the declared source priority for its readers. Two sources that disagree are
+listed, never silently merged.
 
 Equal means: both NaN, the same infinity, or relatively within `REL_TOL` (TensorBoard keeps
 float32, the console prints float64: 31.2 comes back as 31.200000762939453).
@@ -25,9 +26,8 @@ import pyarrow.parquet as pq
 from reportgen.ingest.console import Record, flatten
 from reportgen.store import atomic
 from reportgen.store.layout import METRICS
+from reportgen.store.run import SOURCE_PRIORITY, empty_metrics, source_rank
 
-COLUMNS = ["step", "key", "value", "source"]
-PRIORITY = ("console", "tensorboard")
 REL_TOL = 1e-6
 _FLOAT = {float}
 MAX_REPLACED = 1000  # replaced values listed in events.json (all are counted)
@@ -316,12 +316,12 @@ def _dedupe(df: pd.DataFrame, source: str) -> tuple[pd.DataFrame, list[dict[str,
 
 
 def merge_sources(
-    console_df: pd.DataFrame, tb_df: pd.DataFrame | None, priority: tuple[str, ...] = PRIORITY
+    console_df: pd.DataFrame, tb_df: pd.DataFrame | None, priority: tuple[str, ...] = SOURCE_PRIORITY
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Long table of both sources (each de-duplicated) and the list of disagreements.
 
     A disagreement is `{step, key, chosen, values: {source: value}}`; `chosen` is the source
-    the priority picks (the same rule `wide_table` applies)."""
+    the priority picks (the same rule store.run's `wide_table` applies)."""
     frames, notes = [], []
     for name, df in (("console", console_df), ("tensorboard", tb_df)):
         if df is None or len(df) == 0:
@@ -330,7 +330,7 @@ def merge_sources(
         frames.append(d)
         notes.extend(n)
     if not frames:
-        return empty(), notes
+        return empty_metrics(), notes
     long_df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
     long_df = _typed(long_df)
     if len(frames) == 2:
@@ -339,7 +339,7 @@ def merge_sources(
             a, b = j["value_a"].to_numpy(float), j["value_b"].to_numpy(float)
             bad = j[~_same(a, b)]
             src_a, src_b = frames[0]["source"].iat[0], frames[1]["source"].iat[0]
-            chosen = min((src_a, src_b), key=lambda s: _rank(str(s), priority))
+            chosen = min((src_a, src_b), key=lambda s: source_rank(str(s), priority))
             for step, key, va, vb in zip(bad["step"], bad["key"], bad["value_a"], bad["value_b"], strict=False):
                 notes.append(
                     {
@@ -353,10 +353,6 @@ def merge_sources(
     return long_df.sort_values(["step", "key", "source"], kind="stable").reset_index(drop=True), notes
 
 
-def _rank(source: str, priority: tuple[str, ...]) -> int:
-    return priority.index(source) if source in priority else len(priority)
-
-
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
@@ -368,20 +364,9 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def empty() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "step": pd.Series([], dtype="int64"),
-            "key": pd.Series([], dtype=str),
-            "value": pd.Series([], dtype="float64"),
-            "source": pd.Series([], dtype=str),
-        }
-    )
-
-
 def write_metrics(run_dir: str | Path, long_df: pd.DataFrame) -> Path:
     """Write `<run_dir>/metrics.parquet` atomically."""
-    df = _typed(long_df) if len(long_df) else empty()
+    df = _typed(long_df) if len(long_df) else empty_metrics()
     return atomic.write_parquet(Path(run_dir) / METRICS, df)
 
 
@@ -389,7 +374,7 @@ def write_metrics_table(run_dir: str | Path, rows: pa.Table | _SortedRows) -> Pa
     """Write `<run_dir>/metrics.parquet` atomically from `ConsoleMetrics.long_rows()` (or an Arrow
     table of the same schema)."""
     if rows.num_rows == 0:
-        return write_metrics(run_dir, empty())
+        return write_metrics(run_dir, empty_metrics())
     if isinstance(rows, pa.Table):
         rows = _TableWriter(rows)
     return atomic.write_parquet(Path(run_dir) / METRICS, rows)
@@ -407,22 +392,6 @@ def read_metrics(run_dir: str | Path) -> pd.DataFrame:
     """The long table of a run; an empty table if the run has no metrics.parquet."""
     path = Path(run_dir) / METRICS
     if not path.is_file():
-        return empty()
+        return empty_metrics()
     df = pd.read_parquet(path)
-    return _typed(df) if len(df) else empty()
-
-
-def wide_table(long_df: pd.DataFrame, priority: tuple[str, ...] = PRIORITY) -> pd.DataFrame:
-    """One row per step (int index, sorted), one float column per key; where sources overlap the
-    first source in `priority` wins. Missing values are NaN."""
-    if len(long_df) == 0:
-        return pd.DataFrame(index=pd.Index([], dtype="int64", name="step"), dtype="float64")
-    rank = long_df["source"].map(lambda s: _rank(s, priority))
-    df = long_df.assign(_rank=rank.to_numpy()).sort_values(["step", "key", "_rank"], kind="stable")
-    df = df.drop_duplicates(["step", "key"], keep="first")
-    wide = df.pivot(index="step", columns="key", values="value").astype("float64")
-    wide = wide.sort_index().sort_index(axis=1)
-    wide.index = wide.index.astype("int64")
-    wide.index.name = "step"
-    wide.columns.name = None
-    return wide
+    return _typed(df) if len(df) else empty_metrics()

@@ -11,6 +11,7 @@ Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 
 from reportgen import vocab
 from reportgen.history import model
-from reportgen.history.figures import ExperimentInput, RunInput
+from reportgen.history.figures import ExperimentInput
 from reportgen.history.figures import points as run_points
 from reportgen.history.model import Point
 from reportgen.history.series import ChangePoint, HistoryConfig, Series, SeriesKey, Standing, build, standing
@@ -66,19 +67,8 @@ def experiment_input(exp: ExperimentData) -> ExperimentInput:
     """What the history needs of a loaded experiment (no second read of its files): of the
     metrics, only the primary metric and step time, already split by key for the pages."""
     keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
-    runs = []
-    for r in exp.formal_runs():
-        runs.append(
-            RunInput(
-                arm=r.arm,
-                repeat=r.repeat,
-                metrics=_run_metrics(exp, r.rel, keys),
-                gpu=r.gpu,
-                manifest=r.manifest,
-                git=r.git,
-            )
-        )
-    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, tuple(runs))
+    runs = tuple(dataclasses.replace(r, metrics=_run_metrics(exp, r.rel, keys)) for r in exp.formal_runs())
+    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, runs)
 
 
 def history_of(experiments: Sequence[ExperimentData], config: HistoryConfig = HistoryConfig()) -> list[Series]:

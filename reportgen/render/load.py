@@ -1,17 +1,19 @@
 """Read what the site renders for one experiment (render stage, I/O edge).
 
-Reads `analysis.json` and each run's stored tables (`metrics.parquet`, `gpu.parquet`),
-`manifest.json`, `events.json`, `recipe.patch`, `command.json` and `provenance/` files.
-Never the logs: log excerpts reach the site through events.json. Every string passes through
-the path shortener here, so nothing downstream sees a machine-specific path.
+Reads `analysis.json` and each run through the store's reader (`store.run_folder`: its stored
+tables, `manifest.json`, `events.json`, `recipe.patch`, `command.json` and `provenance/` files),
+as the store's one run type, `StoredRun`. Never the logs: log excerpts reach the site through
+events.json. Every string passes through the path shortener and the credential redaction here
+(`published`), so nothing downstream sees a machine-specific path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,41 +21,20 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison, parse
-from reportgen.capture.gpu import COLUMNS as GPU_FILE_COLUMNS
 from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
 from reportgen.store.experiment import EXPERIMENT_RECORD, load_experiment_record
 from reportgen.store.models import ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
-from reportgen.store.run_folder import GIT_JSON, read_command, read_run_folder
+from reportgen.store.run import StoredRun
+from reportgen.store.run_folder import GIT_JSON, read_run_folder
 
-METRIC_COLUMNS = ["step", "key", "value", "source"]
-GPU_COLUMNS = list(GPU_FILE_COLUMNS)  # gpu.parquet, as reportgen.capture.gpu writes it
 GpuSeriesKey = tuple[str, str, str]  # run ("A1/1"), gpu.parquet column, how bins reduce ("mean", "max")
 M = TypeVar("M", bound=StoreFile)
 # Provenance files shown as text; anything bigger than this is cut (with a note), never embedded whole.
 MAX_TEXT = 200_000
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    arm: str
-    repeat: int
-    rel: str  # "A1/1", relative to the experiment folder
-    manifest: Manifest  # its strings shortened and redacted, as every string here
-    metrics: pd.DataFrame  # step, key, value, source
-    gpu: pd.DataFrame  # columns of gpu.parquet
-    patch: str
-    command: RunCommand | None  # command.json, its environment cut to what may be published
-    git: GitProvenance | None = None  # provenance/git.json
-    provenance: dict[str, str] = field(default_factory=dict)  # file name -> text
-
-    @property
-    def role(self) -> str:
-        return vocab.run_role(self.arm, self.manifest.role)
 
 
 @dataclass(frozen=True)
@@ -170,38 +151,36 @@ def _read_json_or(path: Path, default: Any) -> Any:
 _NEEDED = (layout.MANIFEST, layout.EVENTS, layout.METRICS, layout.GPU_PARQUET)
 
 
-def _table(df: pd.DataFrame | None, columns: list[str]) -> pd.DataFrame:
-    return df if df is not None else pd.DataFrame({c: [] for c in columns})
-
-
 def load_run(
     exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()
 ) -> StoredRun:
-    """One run's stored tables, read by the store's reader (store.run_folder), and what only the
-    pages show (command.json, provenance/ as text). Its command's environment is cut to what may be
-    published (reportgen.capture.redact.published_env): a run recorded before that rule published all of it."""
-    files = read_run_folder(path, arm, repeat)
-    for note in files.notes:
+    """One run as the pages may show it (`published`), read by the store's reader
+    (store.run_folder), command.json and provenance/ included. A file a page cannot do without
+    that is there but unreadable stops the build, naming it."""
+    run = read_run_folder(path, arm, repeat)
+    for note in run.notes:
         name, _, why = note.partition(": ")
         if name in _NEEDED:
             raise UserError(f"{path / name}: {why}; re-run `reportgen ingest` for this run")
-    prov: dict[str, str] = {}
-    prov_dir = path / layout.PROVENANCE
-    if prov_dir.is_dir():
-        for f in sorted(prov_dir.iterdir()):
-            if f.is_file():
-                prov[f.name] = shorten(_read_text(f))
-    return StoredRun(
-        arm=arm,
-        repeat=repeat,
-        rel=files.rel,
-        manifest=_shortened(files.manifest, Manifest, path / layout.MANIFEST, shorten) or Manifest.create({}),
-        metrics=_table(files.metrics, METRIC_COLUMNS),
-        gpu=_table(files.gpu, GPU_COLUMNS),
-        patch=shorten(_cut(files.patch)) if files.patch is not None else "",
-        command=_published_command(read_command(path)[0], path, own_env, shorten),
-        git=_shortened(files.git, GitProvenance, path / GIT_JSON, shorten),
-        provenance=prov,
+    return published(run, shorten, own_env)
+
+
+def published(run: StoredRun, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()) -> StoredRun:
+    """The same run with every string mapped through `shorten` (the path shortener and the
+    credential redaction) and each model validated again; the patch and provenance texts cut at
+    MAX_TEXT; the command's environment cut to what may be published
+    (reportgen.capture.redact.published_env: a run recorded before that rule published all of it)."""
+    folder = run.run_dir or Path(run.rel)
+    return dataclasses.replace(
+        run,
+        manifest=_shortened(run.manifest, Manifest, folder / layout.MANIFEST, shorten) or run.manifest,
+        events=tuple(shorten(list(run.events))),
+        patch=shorten(_cut(run.patch)) if run.patch is not None else None,
+        git=_shortened(run.git, GitProvenance, folder / GIT_JSON, shorten),
+        artifacts=tuple(shorten(list(run.artifacts))),
+        command=_published_command(run.command, folder, own_env, shorten),
+        provenance={name: shorten(_cut(text)) for name, text in run.provenance.items()},
+        notes=tuple(shorten(list(run.notes))),
     )
 
 

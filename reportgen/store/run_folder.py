@@ -1,4 +1,4 @@
-"""The one reader of an experiment folder: typed run data, and the digest of exactly the bytes read.
+"""The one reader of an experiment folder: its runs as `StoredRun`s, and the digest of exactly the bytes read.
 
 `read_experiment(exp_dir)` reads what the analysis of one experiment uses: `experiment.toml`,
 `experiment.json`, `campaign.json`, and per run `manifest.json`, `metrics.parquet`, `events.json`,
@@ -11,9 +11,12 @@ they were read (relative path and SHA-256 of each): analyze stamps it into analy
 `inputs_sha256`, and the freshness check (store.freshness) compares it with a fresh read, so any
 input going stale, whichever file it is, stops the site build.
 
-A file that is missing or unreadable inside a run is not an error here: it becomes a note in the
-run's data (the analysis reports it). A file of a newer schema than this reportgen reads is
-refused (UserError, store.models). Store stage: reads files, writes nothing.
+Each run is read into the one run type, `StoredRun` (store.run); `read_run_folder` reads one run
+on its own, with what only the pages show (command.json, provenance/ as text). A file that is
+missing or unreadable inside a run is not an error here: it leaves its field empty and is named
+in the run's `missing` (an unreadable one also in its `notes`; the analysis reports both). A file
+of a newer schema than this reportgen reads is refused (UserError, store.models). Store stage:
+reads files, writes nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +34,7 @@ from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.experiment import EXPERIMENT_RECORD
 from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
-from reportgen.store.runs import parse_utc
+from reportgen.store.run import StoredRun, empty_metrics, parse_utc
 
 GIT_JSON = f"{layout.PROVENANCE}/git.json"
 
@@ -61,29 +64,6 @@ class _Reads:
 
 
 @dataclass(frozen=True)
-class RunFiles:
-    """One run folder as the analysis reads it; None where a file is missing or unreadable."""
-
-    arm: str
-    repeat: int
-    path: Path
-    manifest: Manifest | None
-    metrics: pd.DataFrame | None
-    events: Events | None
-    gpu: pd.DataFrame | None
-    host: pd.DataFrame | None
-    patch: str | None  # recipe.patch, decoded (undecodable bytes replaced)
-    git: GitProvenance | None
-    artifacts: tuple[dict[str, Any], ...]  # the manifest's list, else the files under traces/
-    traces: bytes | None = None  # traces.parquet (the profiler summary), undecoded: reportgen.traces reads it
-    notes: tuple[str, ...] = field(default_factory=tuple)  # problems met while reading
-
-    @property
-    def rel(self) -> str:
-        return f"{self.arm}/{self.repeat}"
-
-
-@dataclass(frozen=True)
 class MachineRun:
     """A run recorded under the runs folder on a machine this experiment's runs used (another
     experiment's, an archived campaign's, or this experiment's own): what the overlap check
@@ -102,7 +82,7 @@ class ExperimentFiles:
     spec_text: str
     record: ExperimentRecord | None
     campaign: Campaign | None
-    runs: tuple[RunFiles, ...]
+    runs: tuple[StoredRun, ...]
     read_sha256: dict[str, str]  # relative path -> SHA-256 of every file read
     digest: str  # one digest over read_sha256: analysis.json's inputs_sha256
     machine_runs: tuple[MachineRun, ...] = ()  # the runs on this experiment's machines while its campaign ran
@@ -159,7 +139,12 @@ def _artifacts(reads: _Reads, run_dir: Path, manifest: Manifest | None) -> tuple
     return tuple(out)
 
 
-def read_run(reads: _Reads, arm: str, repeat: int, run_dir: Path, *, tables: bool = True) -> RunFiles:
+def read_run(
+    reads: _Reads, arm: str, repeat: int, run_dir: Path, *, tables: bool = True, shown: bool = False
+) -> StoredRun:
+    """One run folder. `tables=False` hashes the Parquet files without decoding them (the freshness
+    check); `shown` also reads what only the pages show (command.json, provenance/ as text), which
+    the analysis never reads: it is not in the digest."""
     notes: list[str] = []
     manifest = _model(reads, run_dir / layout.MANIFEST, Manifest, notes)
     metrics = _parquet(reads, run_dir / layout.METRICS, notes, tables)
@@ -168,35 +153,46 @@ def read_run(reads: _Reads, arm: str, repeat: int, run_dir: Path, *, tables: boo
     host = _parquet(reads, run_dir / layout.HOST_PARQUET, notes, tables)
     patch = reads.bytes(run_dir / layout.RECIPE_PATCH)
     git = _model(reads, run_dir / GIT_JSON, GitProvenance, notes)
-    return RunFiles(
+    read: dict[str, object] = {layout.MANIFEST: manifest, layout.EVENTS: events, GIT_JSON: git}
+    if tables:
+        read |= {layout.METRICS: metrics, layout.GPU_PARQUET: gpu, layout.HOST_PARQUET: host}
+    return StoredRun(
         arm=arm,
         repeat=repeat,
-        path=run_dir,
-        manifest=manifest,
-        metrics=metrics,
-        events=events,
-        gpu=gpu,
-        host=host,
+        manifest=manifest if manifest is not None else Manifest.create({}),
+        metrics=metrics if metrics is not None else empty_metrics(),
+        events=tuple(events.events) if events is not None else (),
+        gpu=gpu if gpu is not None else pd.DataFrame(),
+        host=host if host is not None else pd.DataFrame(),
         patch=None if patch is None else patch.decode("utf-8", errors="replace"),
         git=git,
         artifacts=_artifacts(reads, run_dir, manifest),
         traces=reads.bytes(run_dir / layout.TRACES_PARQUET),
+        command=_model(reads, run_dir / layout.COMMAND, RunCommand, notes) if shown else None,
+        provenance=_texts(reads, run_dir / layout.PROVENANCE) if shown else {},
         notes=tuple(notes),
+        missing=frozenset(name for name, got in read.items() if got is None),
+        run_dir=run_dir,
     )
 
 
-def read_run_folder(run_dir: Path, arm: str, repeat: int) -> RunFiles:
-    """One run folder on its own (the site's loader reads the experiment's runs one by one)."""
-    run_dir = Path(run_dir)
-    return read_run(_Reads(run_dir), arm, repeat, run_dir)
+def _texts(reads: _Reads, folder: Path) -> dict[str, str]:
+    """Every file directly in `folder`, by name, decoded (undecodable bytes replaced)."""
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for f in sorted(folder.iterdir()):
+        data = reads.bytes(f)
+        if data is not None:
+            out[f.name] = data.decode("utf-8", errors="replace")
+    return out
 
 
-def read_command(run_dir: Path) -> tuple[RunCommand | None, tuple[str, ...]]:
-    """A run's command.json (the provenance page's; not an input of the analysis, so not in its
-    digest), with a note when it is unreadable or invalid."""
-    notes: list[str] = []
+def read_run_folder(run_dir: Path, arm: str, repeat: int, *, shown: bool = True) -> StoredRun:
+    """One run folder on its own (the site's loader and the history read an experiment's runs one
+    by one), with what only the pages show unless `shown` is False."""
     run_dir = Path(run_dir)
-    return _model(_Reads(run_dir), run_dir / layout.COMMAND, RunCommand, notes), tuple(notes)
+    return read_run(_Reads(run_dir), arm, repeat, run_dir, shown=shown)
 
 
 def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
@@ -225,22 +221,21 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     )
 
 
-def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> tuple[MachineRun, ...]:
+def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[StoredRun, ...]) -> tuple[MachineRun, ...]:
     """Every run under the runs folder (each experiment's runs and archived campaigns) recorded on a
     machine this experiment's runs used while the campaign ran. The manifests of those runs are
     inputs of the analysis (a run added beside the campaign on its machine can make a comparison
     invalid), so their bytes go into the digest, under their path from this experiment's folder
     (`../other/A1/1/manifest.json`); manifests of other machines or times are read to learn that,
     and left out of it."""
-    machines = {r.manifest.fingerprint_id for r in runs if r.manifest is not None} - {None}
+    read = [r for r in runs if layout.MANIFEST not in r.missing]
+    machines = {r.manifest.fingerprint_id for r in read} - {None}
     if not machines:
         return ()
     # Only runs that were on the machine while this campaign was (its first start to its last end;
     # no end yet: to now) can overlap one of its runs: a campaign run there later changes nothing,
     # and must not make every earlier analysis on the machine stale.
-    times = [
-        (parse_utc(r.manifest.started_utc), parse_utc(r.manifest.ended_utc)) for r in runs if r.manifest is not None
-    ]
+    times = [(parse_utc(r.manifest.started_utc), parse_utc(r.manifest.ended_utc)) for r in read]
     starts = [s for s, _ in times if s is not None]
     first = min(starts) if starts else None
     last = None if any(e is None for _, e in times) else max((e for _, e in times if e is not None), default=None)
@@ -263,7 +258,7 @@ def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[RunFiles, ...]) -> t
             found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
         for path, rel, run_dir in found:
             own = other == exp_dir and path is not None  # already read (and hashed) as this experiment's run
-            manifest = next((r.manifest for r in runs if r.path == run_dir), None) if own else None
+            manifest = next((r.manifest for r in read if r.run_dir == run_dir), None) if own else None
             if not own:
                 file = run_dir / layout.MANIFEST
                 try:

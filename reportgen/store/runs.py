@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,15 +100,5 @@ def move_aside(src: Path, exp_dir: Path, campaign_id: str, name: str) -> Path:
 
 
 def utc_now() -> str:
+    """Now, as a manifest records a time ("2026-12-01T10:00:00Z"; store.run.parse_utc reads it back)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def parse_utc(text: str | None) -> float | None:
-    """A manifest's UTC time ("2026-12-01T10:00:00Z", as utc_now writes it) in seconds; None when
-    absent or unreadable."""
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

@@ -12,25 +12,12 @@ from builder import FakeArm, make_experiment
 from typer.testing import CliRunner
 
 from reportgen.analysis.document import SCHEMA_VERSION
-from reportgen.analyze import analyze_all, analyze_experiment, is_stale, wide_table
+from reportgen.analyze import analyze_all, analyze_experiment, is_stale
 from reportgen.commands import analyze_cmd
 from reportgen.errors import UserError
 from reportgen.render.format import fmt_change
 
 GOLDEN = Path(__file__).parent / "golden" / "pr_body.md"
-
-
-def test_wide_table_prefers_console_values():
-    long = pd.DataFrame(
-        {
-            "step": [0, 0, 1],
-            "key": ["perf/step_time"] * 3,
-            "value": [2.0, 9.0, 3.0],
-            "source": ["tensorboard", "console", "tensorboard"],
-        }
-    )
-    wide = wide_table(long)
-    assert wide.loc[0, "perf/step_time"] == 9.0 and wide.loc[1, "perf/step_time"] == 3.0
 
 
 def test_end_to_end_document_with_interleaved_repeats(tmp_path):

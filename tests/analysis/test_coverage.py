@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis.coverage import Gap, RunSpan, missed_windows, spans
-from reportgen.analysis.inputs import RunData
+from reportgen.store.run import Manifest, StoredRun
 
 WINDOWS = [("W1", 6, 15), ("W2", 16, 29)]
 
@@ -45,10 +45,10 @@ def test_runs_that_share_no_step_get_no_windows() -> None:
 
 
 def test_spans_are_the_steps_with_a_primary_value() -> None:
-    steps = pd.DataFrame({"k": [np.nan, 1.0, 2.0, np.inf, np.nan]}, index=pd.Index([120, 121, 122, 123, 124]))
+    k = pd.DataFrame(
+        {"step": range(120, 125), "key": "k", "value": [np.nan, 1.0, 2.0, np.inf, np.nan], "source": "console"}
+    )
+    other = pd.DataFrame({"step": [0], "key": "other", "value": [1.0], "source": "console"})  # never logged k
     resumed = {"ingest": {"lifecycle": {"attempts": [{"resumed_from_iteration": 119, "start_step": 120}]}}}
-    runs = [
-        RunData("A1", 1, "A1/1", resumed, steps),
-        RunData("A1", 2, "A1/2", {}, pd.DataFrame({"other": [1.0]}, index=pd.Index([0]))),  # never logged k
-    ]
+    runs = [StoredRun("A1", 1, Manifest.create(resumed), k), StoredRun("A1", 2, metrics=other)]
     assert spans(runs, "k") == [RunSpan("A1/1", 121, 122, 119)]

@@ -7,9 +7,9 @@ import pandas as pd
 from builder import FakeArm, analyse, comparison, make_experiment
 
 from reportgen.analysis import memory
-from reportgen.analysis.inputs import RunData
 from reportgen.analyze import analyze_experiment
 from reportgen.render.load import load_analysis
+from reportgen.store.run import Manifest, StoredRun
 
 CAP = {"--gpu-memory-cap-gib": "5"}
 # PyTorch's message with a per-process limit set (runs/showcase-1xh200-grpo-offload-r3/A2/1/stderr.log:62)
@@ -56,11 +56,11 @@ def test_plenty_of_headroom_leaves_the_merge_step_alone(tmp_path):
 
 
 def test_without_a_cap_the_card_is_the_limit_and_the_device_peak_net_of_what_was_there(tmp_path):
-    def run(used: list[float]) -> RunData:
+    def run(used: list[float]) -> StoredRun:
         gpu = pd.DataFrame(
             {"t": range(len(used)), "index": 0, "mem_used_mib": used, "mem_total_mib": 81920.0, "util_gpu": 0.0}
         )
-        return RunData("A1", 1, "A1/1", {}, pd.DataFrame(), gpu=gpu)
+        return StoredRun("A1", 1, gpu=gpu)
 
     m = memory.use([run([615.0, 615.0, 9000.0, 60615.0, 3000.0])])
     assert m.limit == "device" and m.used_source == "device" and m.allocated_peak_mib is None
@@ -81,8 +81,10 @@ def test_an_oom_in_plain_words_from_what_pytorch_printed():
     # a message without the allocator's state: no sentence is invented
     assert memory.oom_sentence({"kind": "oom", "step": 1, "message": "CUDA out of memory."}, None) is None
     # the run that died mid-step held more than its logged peak: that is what counts against the cap
-    steps = pd.DataFrame({"perf/max_memory_allocated_gib": [4.33]}, index=[0])
-    run = RunData("A2", 1, "A2/1", {"effective_argv": CAP}, steps, events=(event,))
+    metrics = pd.DataFrame(
+        {"step": [0], "key": ["perf/max_memory_allocated_gib"], "value": [4.33], "source": "console"}
+    )
+    run = StoredRun("A2", 1, Manifest.create({"effective_argv": CAP}), metrics, events=(event,))
     m = memory.use([run])
     assert abs(m.used_mib - (4.94 + 20 / 1024) * 1024) < 0.01 and m.headroom is not None and m.headroom < 0.01
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analysis.gpu import parse_utc
 from reportgen.cli import main
 from reportgen.render.experiment_page import render
 from reportgen.render.load import load_experiment
+from reportgen.store.run import parse_utc
 from tests.conftest import env_with_repo_on_path
 from tests.execute.conftest import TRAINER, make_experiment
 

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 
 from reportgen.ingest.console import ConsoleParser
-from reportgen.ingest.metrics import console_frame, merge_sources, read_metrics, wide_table, write_metrics
+from reportgen.ingest.metrics import console_frame, merge_sources, read_metrics, write_metrics
 from reportgen.ingest.tensorboard import read_scalars
+from reportgen.store.run import wide_table
 
 from .conftest import relax_stdout, step_time
 

@@ -12,9 +12,10 @@ import pytest
 
 from reportgen import vocab
 from reportgen.cli import main
-from reportgen.ingest.metrics import read_metrics, wide_table
+from reportgen.ingest.metrics import read_metrics
 from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.ingest.status import decide_status, first_failure
+from reportgen.store.run import wide_table
 
 from . import relax_corpus as rc
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from reportgen.cli import main
-from reportgen.ingest.metrics import read_metrics, wide_table
+from reportgen.ingest.metrics import read_metrics
 from reportgen.ingest.run_dir import IngestedRun
+from reportgen.store.run import wide_table
 
 from . import relax_corpus as rc
 from .test_relax_analysis import spec_text

@@ -2,8 +2,9 @@ import json
 import os
 import random
 
-from reportgen.ingest.metrics import read_metrics, wide_table
+from reportgen.ingest.metrics import read_metrics
 from reportgen.ingest.run_dir import ingest_run
+from reportgen.store.run import wide_table
 
 from .conftest import relax_stdout, step_time
 from .test_metrics import write_tb

@@ -34,9 +34,9 @@ from reportgen.analysis.document import (
     SameWorkWindow,
 )
 from reportgen.analysis.guardrails import describe_failure
-from reportgen.analysis.inputs import RunData
 from reportgen.rounding import fmt_change_supported
 from reportgen.store.atomic import write_bytes, write_json, write_parquet, write_text
+from reportgen.store.run import Manifest, StoredRun
 
 PLANTED = "<script>alert(1)</script>"
 RECIPE = """#!/bin/bash
@@ -189,7 +189,7 @@ def build_experiment(
         ("--num-rollout", str(steps)),
     ]
     analysis_arms, series = [], {}
-    run_data: dict[str, RunData] = {}
+    run_data: dict[str, StoredRun] = {}
     clock = t0
     for arm, (title, why, base, speed, mem_peak, util) in ARMS.items():
         run = exp / arm / "1"
@@ -354,12 +354,11 @@ def build_experiment(
         )
         frame = pd.DataFrame(rows, columns=["step", "key", "value", "source"])
         manifest = json.loads((run / "manifest.json").read_text())
-        run_data[arm] = RunData(
+        run_data[arm] = StoredRun(
             arm=arm,
             repeat=1,
-            path=f"{arm}/1",
-            manifest=manifest,
-            steps=frame.pivot_table(index="step", columns="key", values="value", aggfunc="last"),
+            manifest=Manifest.create(manifest),
+            metrics=frame,
             events=tuple(events),
             gpu=pd.concat(gpu_rows, ignore_index=True),
         )
@@ -545,7 +544,7 @@ def _arm_entry(
     util,
     gpus,
     fixed,
-    data: RunData,
+    data: StoredRun,
 ) -> dict:
     win = {
         "perf/step_resp_token_per_s": _windows_of(resp, windows),
@@ -603,7 +602,7 @@ def _mean_post(x: np.ndarray, windows: list[dict]) -> float | None:
 
 
 def _comparison(
-    cand: str, series: dict, windows: list[dict], steps: int, fail_step: int, data: dict[str, RunData]
+    cand: str, series: dict, windows: list[dict], steps: int, fail_step: int, data: dict[str, StoredRun]
 ) -> dict:
     b, c = series["baseline"], series[cand]
     failed = c["n"] < steps

@@ -16,7 +16,7 @@ from reportgen.errors import UserError
 from reportgen.store import layout
 from reportgen.store.freshness import input_files, stale_reason
 from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, RunCommand
-from reportgen.store.run_folder import read_command, read_experiment
+from reportgen.store.run_folder import read_experiment, read_run_folder
 from tests.analysis.builder import FakeArm, make_experiment
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,8 +109,7 @@ def test_digest_is_of_the_bytes_read(tmp_path: Path) -> None:
     files = read_experiment(exp)
     assert read_experiment(exp, tables=False).digest == files.digest
     run = next(r for r in files.runs if r.rel == "baseline/1")
-    assert run.manifest is not None and run.manifest.status == "complete"
-    assert run.metrics is not None and not run.metrics.empty
+    assert run.manifest.status == "complete" and not run.metrics.empty and run.missing == frozenset()
     assert run.git is not None and run.git.commit_id == "abcbaseline1" and run.git.schema_version == 1
     profile = next(r for r in files.runs if r.arm == "profile-A1")
     assert [a["path"] for a in profile.artifacts] == ["traces/rank0.pt.trace.json"]
@@ -123,17 +122,20 @@ def test_committed_runs_read_and_their_analysis_is_current(exp: Path) -> None:
     files = read_experiment(exp, tables=False)
     assert files.record is not None and files.campaign is not None
     for run in files.runs:
-        assert run.notes == (), run.rel
-        assert run.manifest is not None and run.manifest.schema_version == Manifest.SCHEMA_VERSION
-        assert run.events is not None and run.git is not None
-        raw = json.loads((run.path / "provenance" / "git.json").read_text())
+        assert run.notes == () and run.missing == frozenset(), run.rel
+        assert run.manifest.schema_version == Manifest.SCHEMA_VERSION
+        assert run.run_dir is not None and run.git is not None
+        raw = json.loads((run.run_dir / "provenance" / "git.json").read_text())
         assert "schema_version" not in raw  # recorded before git.json was versioned
         assert run.git.to_dict() == {**raw, "schema_version": 1, "kind": "reportgen.git"}
         # Read and written back, a manifest is byte for byte what was read.
-        assert json.dumps(run.manifest.to_dict()) == json.dumps(json.loads((run.path / "manifest.json").read_text()))
-        # command.json (the provenance page's, not an analysis input) of schema 0, migrated.
-        command, notes = read_command(run.path)
-        raw_cmd = json.loads((run.path / layout.COMMAND).read_text())
+        assert json.dumps(run.manifest.to_dict()) == json.dumps(json.loads((run.run_dir / "manifest.json").read_text()))
+        # command.json (the provenance page's, not an analysis input, so not read for it) of
+        # schema 0, migrated, when the run folder is read on its own.
+        assert run.command is None and run.provenance == {}
+        shown = read_run_folder(run.run_dir, run.arm, run.repeat)
+        command, notes = shown.command, shown.notes
+        raw_cmd = json.loads((run.run_dir / layout.COMMAND).read_text())
         assert notes == () and command is not None and "schema_version" not in raw_cmd
         assert command.to_dict() == {**raw_cmd, "schema_version": 1, "kind": "reportgen.command"}
         assert command.command and command.env
@@ -178,7 +180,7 @@ def test_an_invalid_file_inside_a_run_is_a_note(tmp_path: Path) -> None:
     (exp / "A1" / "1" / "events.json").write_text(json.dumps({"schema_version": 1, "events": "none"}))
     (exp / "A1" / "1" / "manifest.json").write_text("{truncated")
     run = next(r for r in read_experiment(exp).runs if r.arm == "A1")
-    assert run.manifest is None and run.events is None
+    assert {"manifest.json", "events.json"} <= run.missing and run.manifest.status is None and run.events == ()
     assert run.notes == (
         "manifest.json: unreadable (JSONDecodeError)",
         "events.json: invalid (events: Input should be a valid list)",
@@ -189,9 +191,10 @@ def test_command_json_is_written_versioned_and_its_oldest_form_read(tmp_path: Pa
     cmd = RunCommand.create({"command": ["bash", "r.sh"], "cwd": "/w", "env": {"A": "1"}, "env_total": 9})
     cmd.write(tmp_path / layout.COMMAND)
     assert json.loads((tmp_path / layout.COMMAND).read_text())["kind"] == "reportgen.command"
-    assert read_command(tmp_path)[0] == cmd
+    assert read_run_folder(tmp_path, "A1", 1).command == cmd
     (tmp_path / layout.COMMAND).write_text(json.dumps({"argv": ["python", "-m", "x"], "cwd": "/w", "env": {}}))
-    old, _ = read_command(tmp_path)
+    old = read_run_folder(tmp_path, "A1", 1).command
     assert old is not None and old.command == ["python", "-m", "x"] and old.env_total is None
     (tmp_path / layout.COMMAND).write_text("{not json")
-    assert read_command(tmp_path) == (None, ("command.json: unreadable (JSONDecodeError)",))
+    run = read_run_folder(tmp_path, "A1", 1)
+    assert run.command is None and run.notes == ("command.json: unreadable (JSONDecodeError)",)

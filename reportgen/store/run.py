@@ -1,0 +1,203 @@
+"""A run as read: `StoredRun`, the one type of a run folder for every reader of runs/, and the
+little a reader needs beside it (store stage; the store's module for readers).
+
+`store.run_folder` fills a `StoredRun` from runs/<experiment>/<arm>/<repeat>/, each file through
+its model (`store.models`). The analysis, the history and the site's pages take that object as
+it is; what one of them needs differently is this same type, made by a function or derived:
+
+- the analysis' steps table (`steps`, one column per metric key) is derived from the stored long
+  table, and the analysis adds its derived metrics with `with_columns`;
+- the history takes a run with only the metrics it plots (`dataclasses.replace(run, metrics=...)`);
+- the pages take a copy with every string shortened and redacted (`render.load.published`).
+
+The analysis imports nothing else of the store (tests/test_imports.py): what it needs of a
+manifest (the `Manifest` model, `parse_utc` for its times) is exported here. Reads no file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reportgen import vocab
+from reportgen.store.models import GitProvenance, Manifest, RunCommand
+
+__all__ = [
+    "METRIC_COLUMNS",
+    "SOURCE_PRIORITY",
+    "GitProvenance",
+    "Manifest",
+    "RunCommand",
+    "StoredRun",
+    "empty_metrics",
+    "parse_utc",
+    "source_rank",
+    "wide_table",
+]
+
+METRIC_COLUMNS = ("step", "key", "value", "source")
+"""The columns of metrics.parquet, the long table: one row per value a source logged."""
+SOURCE_PRIORITY = ("console", "tensorboard")
+"""Where two sources logged a key at one step, the first of these is the value (`wide_table`)."""
+
+
+def source_rank(source: str, priority: tuple[str, ...] = SOURCE_PRIORITY) -> int:
+    """A source's place in `priority`; a source not listed comes after every listed one."""
+    return priority.index(source) if source in priority else len(priority)
+
+
+def wide_table(long_df: pd.DataFrame, priority: tuple[str, ...] = SOURCE_PRIORITY) -> pd.DataFrame:
+    """One row per step (int index, sorted), one float column per key; where sources overlap the
+    first source in `priority` wins. Missing values are NaN."""
+    if len(long_df) == 0:
+        return pd.DataFrame(index=pd.Index([], dtype="int64", name="step"), dtype="float64")
+    rank = long_df["source"].map(lambda s: source_rank(s, priority))
+    df = long_df.assign(_rank=rank.to_numpy()).sort_values(["step", "key", "_rank"], kind="stable")
+    df = df.drop_duplicates(["step", "key"], keep="first")
+    wide = df.pivot(index="step", columns="key", values="value").astype("float64")
+    wide = wide.sort_index().sort_index(axis=1)
+    wide.index = wide.index.astype("int64")
+    wide.index.name = "step"
+    wide.columns.name = None
+    return wide
+
+
+def parse_utc(text: str | None) -> float | None:
+    """A manifest's UTC time ("2026-12-01T10:00:00Z", as store.runs.utc_now writes it) in seconds;
+    None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def empty_metrics() -> pd.DataFrame:
+    """A long metrics table with no row, typed as metrics.parquet's columns."""
+    return pd.DataFrame(
+        {
+            "step": pd.Series([], dtype="int64"),
+            "key": pd.Series([], dtype=str),
+            "value": pd.Series([], dtype="float64"),
+            "source": pd.Series([], dtype=str),
+        }
+    )
+
+
+def _no_manifest() -> Manifest:
+    return Manifest.create({})
+
+
+@dataclass(frozen=True, eq=False)
+class StoredRun:
+    """One run folder as read (store.run_folder). A file that is missing or unreadable leaves its
+    field empty (an empty `Manifest`, a table without rows, None, ()), is named in `missing`, and,
+    when it was there but could not be read, in a note. Equality is identity: two runs are never
+    compared by their tables."""
+
+    arm: str
+    repeat: int
+    manifest: Manifest = field(default_factory=_no_manifest)  # empty when manifest.json is missing or unreadable
+    metrics: pd.DataFrame = field(
+        default_factory=empty_metrics
+    )  # metrics.parquet, long (METRIC_COLUMNS); `steps`: wide
+    events: tuple[dict[str, Any], ...] = ()  # events.json: oom, nan, traceback, ... in log order
+    gpu: pd.DataFrame = field(default_factory=pd.DataFrame)  # gpu.parquet (1 Hz samples); empty when absent
+    host: pd.DataFrame = field(
+        default_factory=pd.DataFrame
+    )  # host.parquet (CPU load beside the run); empty when absent
+    patch: str | None = None  # recipe.patch, decoded (undecodable bytes replaced)
+    git: GitProvenance | None = None  # provenance/git.json
+    artifacts: tuple[dict[str, Any], ...] = ()  # the manifest's list, else the files under traces/
+    traces: bytes | None = None  # traces.parquet (the profiler summary), undecoded: reportgen.traces reads it
+    # What only the pages show (read for a run folder on its own, never for the analysis: not in its digest).
+    command: RunCommand | None = None  # command.json
+    provenance: Mapping[str, str] = field(default_factory=dict)  # provenance/ file name -> text
+    notes: tuple[str, ...] = ()  # problems met while reading, "<file name>: why"
+    missing: frozenset[str] = frozenset()  # the files above that were missing or unreadable ("metrics.parquet")
+    run_dir: Path | None = None  # the folder it was read from (None: a run made in memory)
+
+    @property
+    def rel(self) -> str:
+        """The run's path under its experiment folder, "A1/1"."""
+        return f"{self.arm}/{self.repeat}"
+
+    @property
+    def role(self) -> str:
+        return vocab.run_role(self.arm, self.manifest.role)
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest.status or "unknown")
+
+    @property
+    def argv(self) -> dict[str, Any]:
+        return dict(self.manifest.effective_argv or {})
+
+    @cached_property
+    def steps(self) -> pd.DataFrame:
+        """The metrics wide: index = step (int), one column per key, one value per step and key
+        (`wide_table`: the console's where both sources logged it)."""
+        return wide_table(self.metrics)
+
+    @cached_property
+    def nonfinite(self) -> tuple[tuple[str, int, float], ...]:
+        """(key, step, value) of every NaN/inf value logged: the wide table cannot tell a NaN from
+        a key that was not logged at that step."""
+        m = self.metrics
+        if "value" not in m:
+            return ()
+        bad = m[~np.isfinite(m["value"].astype(float))]
+        return tuple((str(k), int(s), float(v)) for k, s, v in zip(bad["key"], bad["step"], bad["value"], strict=False))
+
+    def with_columns(self, columns: Mapping[str, pd.Series]) -> StoredRun:
+        """This run with per-step columns computed from its own added to `steps` (the analysis'
+        derived metrics, analysis.same_work), in order; the stored tables are unchanged."""
+        steps = self.steps.copy()
+        for key, values in columns.items():
+            steps[key] = values
+        out = dataclasses.replace(self)
+        out.__dict__["steps"] = steps  # `steps` is a cached_property: this is its value
+        return out
+
+    @property
+    def steps_completed(self) -> int:
+        """Steps that finished: those with a step time (Relax writes perf/step_time once the
+        training block of the step is done). A step whose rollout logged but whose training died
+        (an OOM in backward), or that only the rollout side logged (a fully-async rollout manager
+        running ahead), is not complete. Without that key, the steps with an actor train value
+        (its `step N` lines); without those either, steps that logged anything."""
+        if self.steps.empty:
+            return 0
+        if vocab.STEP_TIME in self.steps.columns:
+            return int(self.steps[vocab.STEP_TIME].notna().sum())
+        actor = [
+            c for c in self.steps.columns if str(c).startswith("train/") and not str(c).startswith("train/critic-")
+        ]
+        if actor:
+            return int(self.steps[actor].notna().any(axis=1).sum())
+        return int(self.steps.index.nunique())
+
+    @property
+    def steps_before(self) -> int:
+        """Steps done before this run's log starts: a run resumed from a checkpoint (`--load`)
+        starts at step S (its manifest's `ingest.lifecycle`), steps 0..S-1 were trained by the run
+        that saved it. 0 for a run that started from scratch."""
+        return self.manifest.start_step
+
+    def series(self, key: str, start: int, end: int) -> list[float]:
+        """The values of `key` for steps start..end inclusive, in step order."""
+        if key not in self.steps.columns:
+            return []
+        col = self.steps[key]
+        col = col[(col.index >= start) & (col.index <= end)].dropna()
+        return [float(v) for v in col.sort_index().to_numpy()]
