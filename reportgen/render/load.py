@@ -24,6 +24,7 @@ from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison,
 from reportgen.capture.gpu import COLUMNS as GPU_FILE_COLUMNS
 from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
+from reportgen.specfile.load import parse_spec
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
 from reportgen.store.experiment import EXPERIMENT_RECORD, load_experiment_record
@@ -175,11 +176,19 @@ def _table(df: pd.DataFrame | None, columns: list[str]) -> pd.DataFrame:
 
 
 def load_run(
-    exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()
+    exp_dir: Path,
+    arm: str,
+    repeat: int,
+    path: Path,
+    shorten: Callable[[Any], Any],
+    own_env: Iterable[str] = (),
+    spec_env: SpecEnv | None = None,
 ) -> StoredRun:
     """One run's stored tables, read by the store's reader (store.run_folder), and what only the
     pages show (command.json, provenance/ as text). Its command's environment is cut to what may be
-    published (reportgen.capture.redact.published_env): a run recorded before that rule published all of it."""
+    published by the rule of today (reportgen.capture.redact.published_env), whatever the run's age:
+    a run recorded under an older rule may hold more, or a value redacted that is no credential
+    (restored from `spec_env`, what the spec set)."""
     files = read_run_folder(path, arm, repeat)
     for note in files.notes:
         name, _, why = note.partition(": ")
@@ -199,7 +208,7 @@ def load_run(
         metrics=_table(files.metrics, METRIC_COLUMNS),
         gpu=_table(files.gpu, GPU_COLUMNS),
         patch=shorten(_cut(files.patch)) if files.patch is not None else "",
-        command=_published_command(read_command(path)[0], path, own_env, shorten),
+        command=published_command(path, arm, own_env, spec_env, shorten),
         git=_shortened(files.git, GitProvenance, path / GIT_JSON, shorten),
         provenance=prov,
     )
@@ -210,14 +219,21 @@ def _shortened(model: M | None, cls: type[M], path: Path, shorten: Callable[[Any
     return None if model is None else cls.parse(shorten(model.to_dict()), str(path))
 
 
-def _published_command(
-    command: RunCommand | None, run_dir: Path, own: Iterable[str], shorten: Callable[[Any], Any]
+def published_command(
+    run_dir: Path,
+    arm: str,
+    own: Iterable[str] = (),
+    spec_env: SpecEnv | None = None,
+    shorten: Callable[[Any], Any] = lambda x: x,
 ) -> RunCommand | None:
+    """The run's command.json as it may be published: its environment cut by `published_env` (the
+    variables the spec sets or the recipe reads count as the recipe's own), strings shortened."""
+    command = read_command(run_dir)[0]
     if command is None:
         return None
     recipe = next((run_dir / n for n in ("recipe.sh", "recipe.argv") if (run_dir / n).is_file()), None)
     names = {*own, *recipe_variables(_read_text(recipe) if recipe is not None else "")}
-    env = published_env(command.env, names)
+    env = published_env(command.env, names, set_by_spec=(spec_env or SpecEnv()).of(arm))
     total = command.env_total if command.env_total is not None else len(command.env)
     update = {"command": shorten(command.command), "cwd": shorten(command.cwd), "env": shorten(env), "env_total": total}
     return command.model_copy(update=update)
@@ -233,6 +249,30 @@ def spec_env_names(spec_text: str) -> set[str]:
     tables += [(p or {}).get("recipe") or {} for p in (doc.get("profiles") or {}).values() if isinstance(p, dict)]
     tables += [doc.get("profiler") or {}]
     return {str(k) for t in tables if isinstance(t, dict) for k in (t.get("env") or {})}
+
+
+@dataclass(frozen=True)
+class SpecEnv:
+    """The environment the spec (the experiment's stored copy, its profile applied) sets for its
+    runs: `recipe` for every arm, `profiler` over it for the profile arms (as plan.arms builds them)."""
+
+    recipe: dict[str, str] = field(default_factory=dict)
+    profiler: dict[str, str] = field(default_factory=dict)
+
+    def of(self, arm: str) -> dict[str, str]:
+        return {**self.recipe, **self.profiler} if vocab.is_profile_arm(arm) else dict(self.recipe)
+
+
+def read_spec_env(spec: Path, profile: str | None) -> SpecEnv:
+    """`SpecEnv` of the stored spec; empty when there is none or it no longer validates (the pages
+    then show what command.json holds)."""
+    if not spec.is_file():
+        return SpecEnv()
+    try:
+        parsed = parse_spec(_read_text(spec), source=spec, profile=profile, check_files=False)
+    except UserError:
+        return SpecEnv()
+    return SpecEnv(dict(parsed.recipe.env), dict(parsed.profiler.env) if parsed.profiler else {})
 
 
 def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) -> AnalysisDocument:
@@ -263,12 +303,14 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
     analysis = load_analysis(exp_dir, deep=shorten_deep)  # it redacts what it reads itself
     spec = exp_dir / layout.EXPERIMENT_SPEC
     own = spec_env_names(_read_text(spec)) if spec.is_file() else set()
-    runs = tuple(load_run(exp_dir, arm, rep, p, deep, own) for arm, rep, p in layout.iter_runs(exp_dir))
+    record = _shortened(load_experiment_record(exp_dir), ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep)
+    spec_env = read_spec_env(spec, record.profile if record is not None else None)
+    runs = tuple(load_run(exp_dir, arm, rep, p, deep, own, spec_env) for arm, rep, p in layout.iter_runs(exp_dir))
     return ExperimentData(
         name=exp_dir.name,
         path=exp_dir,
         analysis=analysis,
         runs=runs,
         spec_text=one(_read_text(spec)) if spec.is_file() else "",
-        record=_shortened(load_experiment_record(exp_dir), ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep),
+        record=record,
     )
