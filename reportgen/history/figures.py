@@ -10,7 +10,7 @@ noise, autocorrelation included: per window, the flat-top long-run variance of P
 (the analysis' `dependence`, the same estimator that sizes its bootstrap blocks), so var(mean of
 window w) = long-run variance / n_w, and the figure's variance is their sum over W^2. It says how
 precisely one run measured itself; it leaves out run-to-run and lease-to-lease variation, which
-the change-point detector reads from the scatter of the series instead (docs/history.md).
+the change-point detector reads from the scatter of the series instead (docs/performance-history.md).
 """
 
 from __future__ import annotations

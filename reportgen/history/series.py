@@ -28,7 +28,7 @@ from reportgen.vocab import gain
 
 @dataclass(frozen=True)
 class HistoryConfig:
-    """Thresholds of the history, in one place (docs/history.md)."""
+    """Thresholds of the history, in one place (docs/performance-history.md)."""
 
     detector: DetectorConfig = field(default_factory=DetectorConfig)
     last_k: int = 5  # "this baseline vs history" compares with the last K campaigns of its series

@@ -5,7 +5,7 @@ vs history" on every experiment page.
 Pipeline position: loaded experiments (analysis.json + stored tables) -> reportgen.history (points,
 series, change points: pure) -> **render** -> history/<recipe>/index.md. The history is computed
 in memory from what the site has already loaded, so the build never writes runs/ and never reads
-a history.parquet that could be older than the runs (docs/history.md says why). Charts are
+a history.parquet that could be older than the runs (docs/performance-history.md says why). Charts are
 Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair is imported.
 """
 
@@ -34,7 +34,9 @@ from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
 
 INDEX = "history/index.md"
-DOCS = "history.md"  # docs/history.md: how the history is made and read
+# docs/performance-history.md: how the history is made and read. Not docs/history.md: with directory
+# URLs that page and INDEX are both history/, and the generated one would hide it.
+DOCS = "performance-history.md"
 
 
 def recipe_slug(recipe: str) -> str:
@@ -412,7 +414,7 @@ def render_recipe(recipe: str, series: Sequence[Series], *, known: set[str], svg
         f"{'s' if len(experiments) != 1 else ''}), one point per campaign and arm in commit order, per machine "
         f"class: classes never share a series. A point is the geometric mean of the campaign's runs with a "
         f"95 % interval over them; click it for its report. Dashed red lines are change points "
-        f"({n_changes} found). How the history is made and read: [history]({'../../' + DOCS}). "
+        f"({n_changes} found). How the history is made and read: [how it works]({'../../' + DOCS}). "
         "The table behind this page: [history.parquet](history.parquet).\n",
     ]
     charts: dict[str, dict] = {}

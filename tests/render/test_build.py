@@ -111,6 +111,13 @@ def test_no_page_publishes_a_variable_outside_the_allow_list(built_site):
     assert "RAY_ADDRESS=" in page and "WANDB_API_KEY=&lt;redacted&gt;" in page
 
 
+def test_the_history_and_its_how_it_works_page_are_both_published(built_site):
+    how = (built_site / "performance-history/index.html").read_text()
+    assert "Performance history across commits" in how
+    index = (built_site / "history/index.html").read_text()
+    assert 'href="../performance-history/"' in index and "Performance history across commits" not in index
+
+
 def test_nav_lists_reports(built_site):
     html = (built_site / "reports/grpo-offload/index.html").read_text()
     for target in ("A1/", "A2/", "A3/", "rollback/", "provenance/"):
