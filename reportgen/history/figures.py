@@ -27,6 +27,7 @@ from reportgen.analysis.document import AnalysisDocument, Machine
 from reportgen.analysis.gpu import window_span
 from reportgen.analysis.inputs import RunData as AnalysisRun
 from reportgen.analysis.interval import dependence
+from reportgen.capture.fingerprint import class_id
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
 from reportgen.ingest.metrics import wide_table
 from reportgen.store.models import GitProvenance, Manifest
@@ -177,6 +178,7 @@ def points(exp: ExperimentInput) -> list[Point]:
         commit, dirty = _commit(run.git)
         head: dict[str, object] = {
             **common,
+            "class_id": class_id(run.manifest.fingerprint) if run.manifest.fingerprint else None,
             "arm": run.arm,
             "run": run.path,
             "commit": commit,

@@ -53,6 +53,13 @@ def test_r3s_baseline_is_flagged_against_r2s(series) -> None:
     assert "**This baseline vs history**" in line and "21 % below the last baseline" in line
     assert "too few for a usual range" in line and "A flag, not a verdict" in line
     assert "(../../history/grpo-offload-default/index.md)" in line
+    # r2 and r3 ran on two leases of one fingerprint class; the line names it and the mean of each figure
+    r2 = next(p for p in store.collect(RUNS) if p.experiment.endswith("-r2"))
+    assert st.key.class_id == r2.class_id and f"class {r2.class_id[:8]}" in line  # type: ignore[index]
+    assert (
+        "1660 tok/s (geometric mean of the campaign's runs, each the arithmetic mean of the run's window means)" in line
+    )
+    assert "(geometric mean 2090 tok/s;" in line
     two = standing(series, "showcase-2xh200-grpo-offload")
     assert two is not None and not two.previous and "first baseline of its series" in standing_line(two)
 
