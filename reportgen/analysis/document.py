@@ -21,7 +21,7 @@ from reportgen import vocab
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
@@ -311,9 +311,23 @@ class MemoryUse(_Model):
     device_peak_net_mib: float | None = Field(
         default=None, description="device_peak_mib - device_before_mib: the run's own footprint, MiB."
     )
-    device_total_mib: float | None = None
+    device_total_mib: float | None = Field(
+        default=None, description="The GPU's capacity (nvidia-smi memory.total of that GPU), MiB."
+    )
+    device_share: float | None = Field(
+        default=None,
+        description="device_peak_mib / device_total_mib: nvidia-smi's peak against the GPU's capacity (a fraction).",
+    )
+    beyond_allocated_mib: float | None = Field(
+        default=None,
+        description="device_peak_net_mib - allocated_peak_mib: what the run's own nvidia-smi peak holds beyond the "
+        "framework's allocated peak (the CUDA context and libraries, and what PyTorch's caching allocator reserved "
+        "but had not handed out), MiB; null without both.",
+    )
     cap_mib: float | None = Field(
-        default=None, description="The cap the workload set on its own memory (--gpu-memory-cap-gib), MiB."
+        default=None,
+        description="The cap the workload set on its own memory (--gpu-memory-cap-gib): an emulated smaller GPU that "
+        "bounds PyTorch's allocator, not the GPU's capacity, MiB.",
     )
     limit: Literal["cap", "device", "none"] = Field(
         default="none", description='"cap": the declared cap; "device": what the card had free at the start.'
@@ -774,7 +788,7 @@ class CampaignCost(_Model):
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[6] = 6
+    schema_version: Literal[7] = 7
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
