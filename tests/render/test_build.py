@@ -106,9 +106,9 @@ def test_no_page_publishes_a_variable_outside_the_allow_list(built_site):
     for path in built_site.rglob("*"):
         if path.suffix in (".html", ".json", ".md", ".txt"):
             text = path.read_text(errors="replace")
-            assert "OLDPWD" not in text and "NV_LIBCUBLAS_VERSION" not in text, path
+            assert "OLDPWD" not in text and "NV_LIBCUBLAS_VERSION=" not in text and "brand=tesla" not in text, path
     page = (built_site / "reports/grpo-offload/provenance/index.html").read_text()
-    assert "RAY_ADDRESS=" in page and "WANDB_API_KEY=&lt;redacted&gt;" in page
+    assert "RAY_ADDRESS=http://127.0.0.1:8265" in page and "WANDB_API_KEY" not in page  # a framework's kept
 
 
 def test_the_history_and_its_how_it_works_page_are_both_published(built_site):
