@@ -78,6 +78,9 @@ def test_one_history_page_holds_both_showcases_classes_apart() -> None:
     assert spec["facet"]["row"]["field"] == "metric" and "href" in spec["spec"]["layer"][-1]["encoding"]
     assert "../../reports/showcase-1xh200-grpo-offload-r2/" in spec["datasets"]["history"]
     assert "showcase-2xh200" not in spec["datasets"]["history"]  # the two-GPU class is its own chart
+    # each section names its fingerprint class and the means a point is made of
+    assert "machine class <code>8fbecfa2</code>" in md and "A point is the geometric mean of the campaign's runs" in md
+    assert "each run's figure the arithmetic mean of the run's window means" in md
 
 
 def test_the_navigation_lists_the_history_after_the_reports() -> None:
