@@ -1,4 +1,4 @@
-"""Measure change-point detectors on simulated performance histories (docs/history.md).
+"""Measure change-point detectors on simulated performance histories (docs/performance-history.md).
 
 A history here is N points in commit order, one per campaign or nightly run, each the true level
 times exp(noise x z): noise 3 % or 6 % (this project's run-to-run noise, docs/calibration.md). A/A
@@ -13,7 +13,7 @@ For each detector and cell it reports:
     the growing history first shows it) and the share found within 5 points.
 
 Detectors (each runs where its library is installed; they disagree on numpy versions, so use a
-separate virtual environment for the last two, see docs/history.md):
+separate virtual environment for the last two, see docs/performance-history.md):
   reportgen   reportgen.history.changepoints.detect (ruptures PELT + pooled t filter), as shipped
   ruptures    the same with --penalty/--alpha of your choice (a grid with --grid)
   otava       Apache Otava's compute_change_points (Hunter: windowed E-divisive + t-test merge)

@@ -12,6 +12,11 @@ So each arm gets:
 - `device_peak_mib` and `device_before_mib`: nvidia-smi's peak over the whole run and what was in
   use on that GPU at the run's first sample; `device_peak_net_mib` is the difference, this run's own
   footprint;
+- `device_total_mib` and `device_share`: the GPU's capacity and nvidia-smi's peak against it (a cap
+  emulates a smaller GPU; the pages show the peak against the real one, the cap marked as a cap);
+- `beyond_allocated_mib`: the run's own nvidia-smi peak less the framework's allocated peak, the gap a
+  reader sees when nvidia-smi's peak stands above the cap (the CUDA context and libraries, and the
+  allocator's reserve beyond what it handed out);
 - the limit and the headroom left under it, on the figure that limit bounds: under a declared cap,
   the allocator's peak (the device's net peak when the workload logs no allocator figure, an upper
   bound of it); without one, the device's net peak against what the card had free at the start.
@@ -133,6 +138,8 @@ def use(runs: Sequence[StoredRun]) -> doc.MemoryUse:
         device_before_mib=before,
         device_peak_net_mib=net,
         device_total_mib=total,
+        device_share=peak / total if peak is not None and total else None,
+        beyond_allocated_mib=net - allocated if net is not None and allocated is not None else None,
         cap_mib=cap,
         limit=limit_kind,  # type: ignore[arg-type]
         limit_mib=limit,

@@ -109,8 +109,6 @@ PUBLISHED_PREFIXES = (
     "NCCL_",
     "NVSHMEM_",
     "NVTE_",
-    "NV_",
-    "NVIDIA_",
     "TORCH_",
     "PYTORCH_",
     "TORCHINDUCTOR_",
@@ -130,8 +128,22 @@ PUBLISHED_PREFIXES = (
     "RELAX_",
     "REPORTGEN_",
 )
+# Not `NV_` nor `NVIDIA_` as prefixes: a CUDA container image sets dozens of them (NV_LIBCUBLAS_VERSION,
+# NV_CUDNN_PACKAGE_NAME, NVIDIA_REQUIRE_CUDA) that name the image's packages, not a setting of the run;
+# the versions a run used are in its pip freeze and nvidia-smi files. The container runtime's two that
+# choose what the run sees are kept by name.
 PUBLISHED_NAMES = frozenset(
-    {"PYTHONHASHSEED", "PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK"}
+    {
+        "PYTHONHASHSEED",
+        "PYTHONUNBUFFERED",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "WORLD_SIZE",
+        "RANK",
+        "LOCAL_RANK",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+    }
 )
 # reportgen's own variables that hold a machine's path, not a setting.
 UNPUBLISHED_NAMES = frozenset({"REPORTGEN_RUN_DIR", "REPORTGEN_TREE_STAMP", "REPORTGEN_CACHE", "REPORTGEN_RUNS"})
@@ -143,16 +155,38 @@ def recipe_variables(*texts: str) -> set[str]:
     return {m.group(1) for text in texts for m in _REFERENCE.finditer(text or "")}
 
 
-def published_env(env: Mapping[str, str], own: Iterable[str] = ()) -> dict[str, str]:
-    """The environment as it may be published: the framework variables (PUBLISHED_PREFIXES,
-    PUBLISHED_NAMES) and the recipe's own (`own`: those the spec sets or the recipe reads), each
-    redacted like `redact_env`; nothing else of the machine's environment."""
+def is_published(name: str, own: Iterable[str] = ()) -> bool:
+    """True when a variable of this name may be published: a framework's (PUBLISHED_PREFIXES,
+    PUBLISHED_NAMES) or the recipe's own (`own`), and not one of reportgen's paths."""
+    return name not in UNPUBLISHED_NAMES and (
+        name in own or name in PUBLISHED_NAMES or name.startswith(PUBLISHED_PREFIXES)
+    )
+
+
+def published_env(
+    env: Mapping[str, str], own: Iterable[str] = (), *, set_by_spec: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment as it may be published: the variables `is_published` keeps, each redacted
+    like `redact_env`; nothing else of the machine's environment. The one rule for every run: the
+    runner applies it when it writes command.json, the site's loader again to every run folder
+    whatever its age, so a rule made stricter (or a name no longer taken for a credential) reaches
+    the pages of old runs too.
+
+    `set_by_spec`: the values the spec set for this run. A value stored as `<redacted>` under a name
+    that is no credential by the rule of today (an older rule took `MAX_TOKENS_PER_GPU` for one) is
+    shown as the spec set it: the runner put exactly that value in the run's environment."""
     keep = set(own)
+    restored = {
+        k: str(v)
+        for k, v in (set_by_spec or {}).items()
+        if env.get(k) == REDACTED and not is_secret_name(k) and REDACTED not in str(v)
+    }
+    env = {**env, **restored}
     secrets = secret_values(env)  # of the whole environment: a kept value may embed another's secret
     return {
         k: REDACTED if is_secret_name(k) else redact_text(str(v), secrets)
         for k, v in env.items()
-        if k not in UNPUBLISHED_NAMES and (k in keep or k in PUBLISHED_NAMES or k.startswith(PUBLISHED_PREFIXES))
+        if is_published(k, keep)
     }
 
 

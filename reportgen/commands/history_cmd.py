@@ -40,7 +40,8 @@ def history(
     lines = [f"history: {path} ({len(points)} points, {len(built)} series)"]
     for s in built:
         for ch in s.changes:
-            where = f"{s.key.recipe} / {s.key.profile or 'no profile'} / {s.key.machine_class} / {s.key.arm}"
+            machine = f"{s.key.machine_class} (class {s.key.class_id[:8] or 'unknown'})"
+            where = f"{s.key.recipe} / {s.key.profile or 'no profile'} / {machine} / {s.key.arm}"
             lines.append(f"change point: {where} / {s.label}: {change_text(ch, s)}")
     if len(lines) == 1:
         lines.append("no change point")

@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
             False,
             "--baseline-only",
             help="Run the baseline alone ([run] repeats times, min_pairs for a sequential spec), no profiler: "
-            "a point for the performance history (docs/history.md).",
+            "a point for the performance history (docs/performance-history.md).",
         ),
         name: str | None = optional("--name", "NAME", "Experiment folder name under runs/ instead of the spec's name."),
         ray: str | None = optional(

@@ -50,7 +50,7 @@ class RunOptions:
     share_machine: bool = False  # run beside another campaign on this machine (no machine lock)
 
     # Only the baseline, as many runs as the design's first look: a point for the performance
-    # history (a nightly or post-merge run at a commit; docs/history.md). No profiler runs.
+    # history (a nightly or post-merge run at a commit; docs/performance-history.md). No profiler runs.
     baseline_only: bool = False
 
 

@@ -13,7 +13,7 @@ A series is one figure per campaign (or nightly run) in commit order. The detect
    with the matching t interval.
 
 `penalty`, `min_size` and `alpha` were chosen on simulated series with this project's run-to-run
-noise (scripts/changepoint_eval.py; docs/history.md has the false alarms and detection delays
+noise (scripts/changepoint_eval.py; docs/performance-history.md has the false alarms and detection delays
 that decided them, and the comparison with E-divisive as MongoDB and Apache Otava use it).
 The pooled test is Otava's choice too (Hunter's t-test merge step); with Welch's test instead the
 same detector needed a median of 4 points after a 10 % step at 3 % noise, not 2.
@@ -37,7 +37,7 @@ METHOD = (
 
 @dataclass(frozen=True)
 class DetectorConfig:
-    """The detector's thresholds, in one place (docs/history.md#the-detector)."""
+    """The detector's thresholds, in one place (docs/performance-history.md#the-detector)."""
 
     penalty: float = 3.0  # x sigma^2 x log(n) per change
     min_size: int = 2  # points a segment needs: a single odd point is never a change

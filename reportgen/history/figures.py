@@ -10,7 +10,7 @@ noise, autocorrelation included: per window, the flat-top long-run variance of P
 (the analysis' `dependence`, the same estimator that sizes its bootstrap blocks), so var(mean of
 window w) = long-run variance / n_w, and the figure's variance is their sum over W^2. It says how
 precisely one run measured itself; it leaves out run-to-run and lease-to-lease variation, which
-the change-point detector reads from the scatter of the series instead (docs/history.md).
+the change-point detector reads from the scatter of the series instead (docs/performance-history.md).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Machine
 from reportgen.analysis.gpu import window_span
 from reportgen.analysis.interval import dependence
+from reportgen.capture.fingerprint import class_id
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
 from reportgen.store.models import GitProvenance
 from reportgen.store.run import StoredRun
@@ -158,6 +159,7 @@ def points(exp: ExperimentInput) -> list[Point]:
         commit, dirty = _commit(run.git)
         head: dict[str, object] = {
             **common,
+            "class_id": class_id(run.manifest.fingerprint) if run.manifest.fingerprint else None,
             "arm": run.arm,
             "run": run.rel,
             "commit": commit,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reportgen.errors import UserError, first_problem
 from reportgen.vocab import Direction
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2  # 2: class_id (a version-1 file is rebuilt, not migrated)
 KIND: Final = "reportgen.history"
 META_KEY: Final = b"reportgen.history"  # Parquet key-value metadata: {"kind", "schema_version"}
 REBUILD = "run `reportgen history` to rebuild it from runs/"
@@ -40,6 +40,12 @@ class Point(BaseModel):
     machine_class: str = Field(
         description='GPU model and count and driver ("1 x NVIDIA H200, driver 580.159.04"), else the CPU model and '
         "cores: points of different classes never share a series."
+    )
+    class_id: str | None = Field(
+        default=None,
+        description="The machine's class by its fingerprint (reportgen.capture.fingerprint.class_id: GPU and CPU models "
+        "and counts, memory, driver, image; no host or serials): points of different classes never share a series, "
+        'and "this baseline vs history" compares only within one. Null: the run recorded no fingerprint.',
     )
     setup: str = Field(
         description='Steps and windows the figure is over ("48 steps; windows 8-20, 21-33, 34-47"): a run-level '

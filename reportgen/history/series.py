@@ -2,7 +2,14 @@
 
 A series is one arm's figure of one metric for one recipe, profile, machine class and setup
 (steps and windows), over commits. Points of different machine classes never share a series:
-a two-GPU baseline is not a one-GPU baseline that got faster.
+a two-GPU baseline is not a one-GPU baseline that got faster. The class is the fingerprint's
+(`capture.fingerprint.class_id`, the one the Ray executor uses to accept another node), so
+"this baseline vs history" compares a baseline only with campaigns on interchangeable hardware.
+
+Three means, each named where it is shown (`RUN_MEAN`, `CAMPAIGN_MEAN`, `REFERENCE_MEAN`): a run's
+figure is the arithmetic mean of its window means (peak memory: the maximum); a campaign's is the
+geometric mean of its runs' figures; the reference a baseline is compared with is the geometric
+mean of the earlier campaigns' figures.
 
 The unit a series is made of is the **campaign** (one experiment folder), not the run: runs of
 one campaign share a lease, and leases of one kind of machine differ by more than runs of one
@@ -25,10 +32,14 @@ from reportgen.history.changepoints import DetectorConfig, Shift, detect
 from reportgen.history.model import Point
 from reportgen.vocab import gain
 
+RUN_MEAN = "arithmetic mean of the run's window means"
+CAMPAIGN_MEAN = "geometric mean of the campaign's runs"
+REFERENCE_MEAN = "geometric mean"  # of the earlier campaigns' figures (each a CAMPAIGN_MEAN)
+
 
 @dataclass(frozen=True)
 class HistoryConfig:
-    """Thresholds of the history, in one place (docs/history.md)."""
+    """Thresholds of the history, in one place (docs/performance-history.md)."""
 
     detector: DetectorConfig = field(default_factory=DetectorConfig)
     last_k: int = 5  # "this baseline vs history" compares with the last K campaigns of its series
@@ -42,6 +53,7 @@ class SeriesKey:
     recipe: str
     profile: str
     machine_class: str
+    class_id: str  # capture.fingerprint.class_id; "" when the runs recorded no fingerprint
     setup: str
     arm: str
     metric: str
@@ -158,7 +170,7 @@ def build(
     commit measured late (a backfill) still sits where it was merged."""
     groups: dict[SeriesKey, dict[str, list[Point]]] = {}
     for p in points:
-        key = SeriesKey(p.recipe, p.profile or "", p.machine_class, p.setup, p.arm, p.metric)
+        key = SeriesKey(p.recipe, p.profile or "", p.machine_class, p.class_id or "", p.setup, p.arm, p.metric)
         groups.setdefault(key, {}).setdefault(p.experiment, []).append(p)
     out = []
     for key in sorted(groups, key=_series_sort):
@@ -182,7 +194,16 @@ def build(
 def _series_sort(key: SeriesKey) -> tuple:
     # Baseline first, then the other arms; within one, the primary metric, step time, memory.
     metric_rank = 2 if key.metric.startswith("gpu/") else 1 if key.metric == vocab.STEP_TIME else 0
-    return (key.recipe, key.profile, key.machine_class, key.setup, key.arm != vocab.BASELINE, key.arm, metric_rank)
+    return (
+        key.recipe,
+        key.profile,
+        key.machine_class,
+        key.class_id,
+        key.setup,
+        key.arm != vocab.BASELINE,
+        key.arm,
+        metric_rank,
+    )
 
 
 def _changes(camps: Sequence[CampaignPoint], better: str, config: DetectorConfig) -> list[ChangePoint]:
@@ -209,9 +230,11 @@ def _changes(camps: Sequence[CampaignPoint], better: str, config: DetectorConfig
 
 
 def standing(series: Sequence[Series], experiment: str, config: HistoryConfig = HistoryConfig()) -> Standing | None:
-    """This experiment's baseline (primary metric) against the last K campaigns of its series."""
+    """This experiment's baseline (primary metric) against the last K campaigns of its series: of
+    its machine class alone (a series never mixes classes). Runs that recorded no fingerprint are of
+    no known class and compared with nothing (None)."""
     for s in series:
-        if s.key.arm != vocab.BASELINE or not s.primary:
+        if s.key.arm != vocab.BASELINE or not s.primary or not s.key.class_id:
             continue
         idx = next((i for i, c in enumerate(s.points) if c.experiment == experiment), None)
         if idx is None:

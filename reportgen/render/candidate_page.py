@@ -10,7 +10,7 @@ from __future__ import annotations
 from reportgen import vocab
 from reportgen.analysis.document import Comparison, GuardrailResult, RunEvent
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds, safe, time_section
+from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds, memory_words, safe, time_section
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     answer_line,
@@ -134,16 +134,20 @@ def memory_text(exp: ExperimentData, cand: str) -> str:
     m = exp.arm(cand).memory
     parts = []
     if m.used_mib is not None and m.limit_mib is not None:
-        limit = "cap" if m.limit == "cap" else "free on the card"
+        limit = "emulated cap" if m.limit == "cap" else "free on the card"
         parts.append(
             f"At its peak the framework held {fmt_gib(m.used_mib)} of the {fmt_gib(m.limit_mib)} {limit} "
             f"({fmt_gib(max(m.headroom_mib or 0.0, 0.0))} left)"
         )
-    if m.device_peak_mib is not None:
+    gap = memory_words.gap_sentence(cand, m)
+    if gap:
+        share = memory_words.gpu_share(m)
+        parts.append(gap + (f"; that peak is {share}, the GPU's capacity" if share else ""))
+    elif m.device_peak_mib is not None:
         before = f", of which {fmt_mib(m.device_before_mib)} was in use before the run" if m.device_before_mib else ""
         parts.append(
             f"nvidia-smi showed {fmt_mib(m.device_peak_mib)} at most{before}; the rest over the framework's figure is "
-            "the CUDA context and the allocator's cache, which the cap does not bound"
+            "the CUDA context (which a cap does not bound) and the allocator's reserve"
         )
     if m.cap_mib is not None:
         parts.append(f"the cap is the workload's own ({safe.code(CAP_FLAG)} in the effective command line)")

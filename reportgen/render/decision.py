@@ -60,7 +60,9 @@ def memory_figure(mem: MemoryUse | None) -> Figure:
     head = fmt_gib(mem.used_mib)
     if mem.limit_mib is None or mem.headroom_mib is None:
         return Figure(label=MEMORY_LABEL, head=head, detail="no limit known")
-    limit = f"of {fmt_gib(mem.limit_mib)} cap" if mem.limit == "cap" else f"of {fmt_gib(mem.limit_mib)} free"
+    limit = f"of {fmt_gib(mem.limit_mib)} emulated cap" if mem.limit == "cap" else f"of {fmt_gib(mem.limit_mib)} free"
+    if mem.limit == "cap" and mem.device_total_mib:
+        limit += f" (GPU {fmt_gib(mem.device_total_mib)})"
     left = f"{fmt_share(max(mem.headroom or 0.0, 0.0))} left"
     return Figure(label=MEMORY_LABEL, head=head, detail=limit, note=left, warn=low_headroom(mem))
 

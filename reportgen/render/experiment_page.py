@@ -16,7 +16,7 @@ from reportgen import vocab
 from reportgen.analysis.document import Comparison, RunAttempt
 from reportgen.analysis.memory import LOW_HEADROOM
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, figures, kinds, reproduce, safe, time_section
+from reportgen.render import blocks, charts, decision, figures, kinds, memory_words, reproduce, safe, time_section
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     interval_cell,
@@ -392,6 +392,10 @@ def workload_line(exp: ExperimentData, docs: Sequence[tuple[str, str]] = ()) -> 
     )
 
 
+def _with_share(peak: str, share: str) -> str:
+    return f"{peak} ({share})" if share else peak
+
+
 def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
     """Peak memory of every arm against the limit it ran under (analysis.json `arms[].memory`), and
     the curves: what the framework allocated against the cap, and what nvidia-smi saw."""
@@ -401,13 +405,7 @@ def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, di
     rows = []
     for a in arms:
         m = a.memory
-        limit = (
-            f"{fmt_gib(m.limit_mib)} cap"
-            if m.limit == "cap"
-            else f"{fmt_gib(m.limit_mib)} free"
-            if m.limit_mib
-            else "n/a"
-        )
+        limit = memory_words.limit_text(m)
         left = (
             f"{fmt_gib(max(m.headroom_mib, 0.0))} ({fmt_share(max(m.headroom or 0.0, 0.0))})"
             if m.headroom_mib is not None
@@ -423,24 +421,39 @@ def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, di
                 safe.text(fmt_gib(m.allocated_peak_mib)),
                 safe.text(limit),
                 left,
-                safe.text(fmt_mib(m.device_peak_mib)),
+                safe.text(_with_share(fmt_mib(m.device_peak_mib), memory_words.gpu_share(m))),
                 safe.text(fmt_mib(m.device_before_mib)),
-                safe.text(fmt_mib(m.device_peak_net_mib)),
+                safe.text(fmt_mib(m.beyond_allocated_mib)),
             ]
         )
-    head = ["arm", "allocated peak", "limit", "left", "nvidia-smi peak", "in use before", "run's own"]
+    head = [
+        "arm",
+        "allocated peak",
+        "limit",
+        "left",
+        "nvidia-smi peak (of the GPU)",
+        "in use before",
+        "beyond allocated",
+    ]
     caps = {a.memory.cap_mib for a in arms}
     cap = caps.pop() if len(caps) == 1 else None
+    totals = {a.memory.device_total_mib for a in arms if a.memory.device_total_mib}
+    gpu = f"the GPU's capacity, {' or '.join(fmt_gib(t) for t in sorted(totals))}" if totals else "the GPU's capacity"
+    fullest = max(arms, key=lambda a: a.memory.device_peak_mib or 0.0)
+    gap = memory_words.gap_sentence(fullest.id, fullest.memory)
     md = [
         "## Memory {#memory}\n",
-        "A cap the workload set itself (`--gpu-memory-cap-gib`) bounds what PyTorch's allocator holds, so what is "
-        "left is taken on the framework's own peak allocation (allocated peak); nvidia-smi's peak also counts the "
-        "memory in use before the run, the CUDA context and the allocator's cache, and is not bounded by the cap; "
-        "the run's own is nvidia-smi's peak less what was in use before. Without a cap the limit is what the card "
-        f"had free at the start. Under {fmt_share(LOW_HEADROOM)} left is marked. "
+        f"nvidia-smi's peak is shown against {gpu} (nvidia-smi's memory total). A cap the workload set itself "
+        "(`--gpu-memory-cap-gib`) emulates a smaller GPU by bounding what PyTorch's allocator may take; it is a cap, "
+        "not the GPU, and what is left under it is taken on the framework's own peak allocation (allocated peak). "
+        "nvidia-smi's peak also counts the memory in use before the run, the CUDA context and the allocator's "
+        "reserve (beyond allocated: the run's own nvidia-smi peak less the allocated peak). Without a cap the "
+        f"limit is what the card had free at the start. Under {fmt_share(LOW_HEADROOM)} left is marked. "
         "[How memory is read](../../analysis.md#memory).\n",
         table(head, rows, align=["l", "r", "r", "r", "r", "r", "r"]) + "\n",
     ]
+    if gap:
+        md.append(safe.text(gap) + ".\n")
     specs: dict[str, dict | None] = {
         "memory-allocated": charts.memory_allocated(exp, cap_mib=cap),
         "gpu-memory": charts.gpu_metric(

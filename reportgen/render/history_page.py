@@ -5,7 +5,7 @@ vs history" on every experiment page.
 Pipeline position: loaded experiments (analysis.json + stored tables) -> reportgen.history (points,
 series, change points: pure) -> **render** -> history/<recipe>/index.md. The history is computed
 in memory from what the site has already loaded, so the build never writes runs/ and never reads
-a history.parquet that could be older than the runs (docs/history.md says why). Charts are
+a history.parquet that could be older than the runs (docs/performance-history.md says why). Charts are
 Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair is imported.
 """
 
@@ -26,7 +26,18 @@ from reportgen.history import model
 from reportgen.history.figures import ExperimentInput
 from reportgen.history.figures import points as run_points
 from reportgen.history.model import Point
-from reportgen.history.series import ChangePoint, HistoryConfig, Series, SeriesKey, Standing, build, standing
+from reportgen.history.series import (
+    CAMPAIGN_MEAN,
+    REFERENCE_MEAN,
+    RUN_MEAN,
+    ChangePoint,
+    HistoryConfig,
+    Series,
+    SeriesKey,
+    Standing,
+    build,
+    standing,
+)
 from reportgen.history.store import recipe_name
 from reportgen.render import blocks, safe
 from reportgen.render.charts import ARM_COLORS, csv_text
@@ -35,7 +46,9 @@ from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
 
 INDEX = "history/index.md"
-DOCS = "history.md"  # docs/history.md: how the history is made and read
+# docs/performance-history.md: how the history is made and read. Not docs/history.md: with directory
+# URLs that page and INDEX are both history/, and the generated one would hide it.
+DOCS = "performance-history.md"
 
 
 def recipe_slug(recipe: str) -> str:
@@ -86,12 +99,15 @@ def _value(x: float | None, unit: str) -> str:
 
 
 def standing_sentence(st: Standing) -> str:
-    """Where this baseline sits, in plain words (after "This baseline vs history (...):")."""
-    value = _value(st.value, st.unit)
+    """Where this baseline sits, in plain words (after "This baseline vs history (...):"), each
+    figure named by the mean it is (history.series: RUN_MEAN, CAMPAIGN_MEAN, REFERENCE_MEAN)."""
+    value = f"{_value(st.value, st.unit)} ({CAMPAIGN_MEAN}, each the {RUN_MEAN})"
     k = len(st.previous)
     if not k:
-        return f"{value}: the first baseline of its series; later campaigns will be compared with it"
-    ref = _value(st.reference, st.unit)
+        return (
+            f"{value}: the first baseline of its series on this machine class; later campaigns will be compared with it"
+        )
+    ref = f"{REFERENCE_MEAN} {_value(st.reference, st.unit)}"
     last = "the last baseline" if k == 1 else f"the last {k} baselines"
     off = f"{abs(st.off or 0) * 100:.0f} % {'below' if (st.off or 0) < 0 else 'above'}"
     flag = "⚑ " if st.flagged else ""
@@ -99,13 +115,15 @@ def standing_sentence(st: Standing) -> str:
         rng = f"{_value(st.low, st.unit)} to {_value(st.high, st.unit)}"
         if st.flagged:
             return f"{value}: {flag}{off} {last} on this machine class ({ref}), outside their usual range ({rng})"
-        return f"{value}: within the usual range of {last} on this machine class ({rng}; {off} their mean {ref})"
+        return f"{value}: within the usual range of {last} on this machine class ({rng}; {off} their {ref})"
     few = f"{k} earlier campaign{'s' if k > 1 else ''}: too few for a usual range"
     return f"{value}: {flag}{off} {last} on this machine class ({ref}; {few})"
 
 
 def standing_where(st: Standing) -> str:
-    return f"{st.key.machine_class}, profile {st.key.profile or 'none'}"
+    """The series compared within: the machine class (its fingerprint class, short) and the profile.
+    Campaigns of one class ran on different leases of it: that is what the comparison shows."""
+    return f"{st.key.machine_class}, class {st.key.class_id[:8]}, profile {st.key.profile or 'none'}"
 
 
 def standing_line(st: Standing | None, *, page_depth: int = 2) -> str:
@@ -126,8 +144,8 @@ def _short(commit: str | None) -> str:
     return commit[:7] if commit else "unknown"
 
 
-def _group_key(key: SeriesKey) -> tuple[str, str, str]:
-    return (key.profile, key.machine_class, key.setup)
+def _group_key(key: SeriesKey) -> tuple[str, str, str, str]:
+    return (key.profile, key.machine_class, key.class_id, key.setup)
 
 
 def _exp_link(name: str, known: set[str]) -> str:
@@ -391,7 +409,7 @@ def _parquet(series: Sequence[Series]) -> bytes:
 def render_recipe(recipe: str, series: Sequence[Series], *, known: set[str], svg: bool = True) -> Page:
     """The history page of one recipe: a section per machine class (and profile and setup)."""
     mine = [s for s in series if s.key.recipe == recipe]
-    groups: dict[tuple[str, str, str], list[Series]] = {}
+    groups: dict[tuple[str, str, str, str], list[Series]] = {}
     for s in mine:
         groups.setdefault(_group_key(s.key), []).append(s)
     experiments = {c.experiment for s in mine for c in s.points}
@@ -400,20 +418,22 @@ def render_recipe(recipe: str, series: Sequence[Series], *, known: set[str], svg
         f"# History: {safe.text(recipe)}\n",
         f"Every campaign of the spec {safe.code(recipe)} under runs/ ({len(experiments)} experiment"
         f"{'s' if len(experiments) != 1 else ''}), one point per campaign and arm in commit order, per machine "
-        f"class: classes never share a series. A point is the geometric mean of the campaign's runs with a "
-        f"95 % interval over them; click it for its report. Dashed red lines are change points "
-        f"({n_changes} found). How the history is made and read: [history]({'../../' + DOCS}). "
+        f"class (by the machines' fingerprints): classes never share a series, and a baseline is compared only "
+        f"with its own class. A point is the {CAMPAIGN_MEAN} with a 95 % interval over them, each run's figure the "
+        f"{RUN_MEAN} (peak memory: the maximum); click it for its report. Dashed red lines are change points "
+        f"({n_changes} found). How the history is made and read: [how it works]({'../../' + DOCS}). "
         "The table behind this page: [history.parquet](history.parquet).\n",
     ]
     charts: dict[str, dict] = {}
     for i, (gkey, group) in enumerate(sorted(groups.items()), start=1):
-        profile, machine, setup = gkey
+        profile, machine, cls, setup = gkey
         arms = sorted({s.key.arm for s in group}, key=lambda a: (a != vocab.BASELINE, a))
         name = f"history-{i}"
         charts[name] = _chart(group, arms)
         md += [
             f"## {safe.text(machine)} {{#class-{i}}}\n",
-            f"Profile {safe.code(profile or 'none')} · {safe.text(setup)}\n",
+            f"Profile {safe.code(profile or 'none')} · machine class {safe.code(cls[:8] or 'unknown')} · "
+            f"{safe.text(setup)}\n",
             blocks.chart(name, charts[name], title=f"History on {machine}", svg=svg),
             "### Change points\n",
             _changes_table(group, known),
@@ -441,7 +461,7 @@ def render_index(series: Sequence[Series]) -> Page:
     if not recipes:
         md.append("No experiment yet.\n")
     for recipe, ss in sorted(recipes.items()):
-        classes = sorted({s.key.machine_class for s in ss})
+        classes = sorted({f"{s.key.machine_class} (class {s.key.class_id[:8] or 'unknown'})" for s in ss})
         camps = len({c.experiment for s in ss for c in s.points})
         changes = sum(len(s.changes) for s in ss)
         md.append(

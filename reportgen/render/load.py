@@ -13,7 +13,7 @@ import dataclasses
 import json
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,9 +21,11 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison, parse
 from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
+from reportgen.specfile.load import parse_spec
 from reportgen.store import layout
 from reportgen.store.atomic import read_json
 from reportgen.store.experiment import EXPERIMENT_RECORD, load_experiment_record
@@ -152,7 +154,13 @@ _NEEDED = (layout.MANIFEST, layout.EVENTS, layout.METRICS, layout.GPU_PARQUET)
 
 
 def load_run(
-    exp_dir: Path, arm: str, repeat: int, path: Path, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()
+    exp_dir: Path,
+    arm: str,
+    repeat: int,
+    path: Path,
+    shorten: Callable[[Any], Any],
+    own_env: Iterable[str] = (),
+    spec_env: SpecEnv | None = None,
 ) -> StoredRun:
     """One run as the pages may show it (`published`), read by the store's reader
     (store.run_folder), command.json and provenance/ included. A file a page cannot do without
@@ -162,14 +170,18 @@ def load_run(
         name, _, why = note.partition(": ")
         if name in _NEEDED:
             raise UserError(f"{path / name}: {why}; re-run `reportgen ingest` for this run")
-    return published(run, shorten, own_env)
+    return published(run, shorten, own_env, spec_env)
 
 
-def published(run: StoredRun, shorten: Callable[[Any], Any], own_env: Iterable[str] = ()) -> StoredRun:
+def published(
+    run: StoredRun, shorten: Callable[[Any], Any], own_env: Iterable[str] = (), spec_env: SpecEnv | None = None
+) -> StoredRun:
     """The same run with every string mapped through `shorten` (the path shortener and the
     credential redaction) and each model validated again; the patch and provenance texts cut at
-    MAX_TEXT; the command's environment cut to what may be published
-    (reportgen.capture.redact.published_env: a run recorded before that rule published all of it)."""
+    MAX_TEXT; the command's environment cut to what may be published by the rule of today
+    (reportgen.capture.redact.published_env), whatever the run's age: a run recorded under an older
+    rule may hold more, or a value redacted that is no credential (restored from `spec_env`, what the
+    spec set)."""
     folder = run.run_dir or Path(run.rel)
     return dataclasses.replace(
         run,
@@ -178,7 +190,7 @@ def published(run: StoredRun, shorten: Callable[[Any], Any], own_env: Iterable[s
         patch=shorten(_cut(run.patch)) if run.patch is not None else None,
         git=_shortened(run.git, GitProvenance, folder / GIT_JSON, shorten),
         artifacts=tuple(shorten(list(run.artifacts))),
-        command=_published_command(run.command, folder, own_env, shorten),
+        command=published_command(run.command, folder, run.arm, own_env, spec_env, shorten),
         provenance={name: shorten(_cut(text)) for name, text in run.provenance.items()},
         notes=tuple(shorten(list(run.notes))),
     )
@@ -189,14 +201,21 @@ def _shortened(model: M | None, cls: type[M], path: Path, shorten: Callable[[Any
     return None if model is None else cls.parse(shorten(model.to_dict()), str(path))
 
 
-def _published_command(
-    command: RunCommand | None, run_dir: Path, own: Iterable[str], shorten: Callable[[Any], Any]
+def published_command(
+    command: RunCommand | None,
+    run_dir: Path,
+    arm: str,
+    own: Iterable[str] = (),
+    spec_env: SpecEnv | None = None,
+    shorten: Callable[[Any], Any] = lambda x: x,
 ) -> RunCommand | None:
+    """The run's command.json as it may be published: its environment cut by `published_env` (the
+    variables the spec sets or the recipe reads count as the recipe's own), strings shortened."""
     if command is None:
         return None
     recipe = next((run_dir / n for n in ("recipe.sh", "recipe.argv") if (run_dir / n).is_file()), None)
     names = {*own, *recipe_variables(_read_text(recipe) if recipe is not None else "")}
-    env = published_env(command.env, names)
+    env = published_env(command.env, names, set_by_spec=(spec_env or SpecEnv()).of(arm))
     total = command.env_total if command.env_total is not None else len(command.env)
     update = {"command": shorten(command.command), "cwd": shorten(command.cwd), "env": shorten(env), "env_total": total}
     return command.model_copy(update=update)
@@ -212,6 +231,30 @@ def spec_env_names(spec_text: str) -> set[str]:
     tables += [(p or {}).get("recipe") or {} for p in (doc.get("profiles") or {}).values() if isinstance(p, dict)]
     tables += [doc.get("profiler") or {}]
     return {str(k) for t in tables if isinstance(t, dict) for k in (t.get("env") or {})}
+
+
+@dataclass(frozen=True)
+class SpecEnv:
+    """The environment the spec (the experiment's stored copy, its profile applied) sets for its
+    runs: `recipe` for every arm, `profiler` over it for the profile arms (as plan.arms builds them)."""
+
+    recipe: dict[str, str] = field(default_factory=dict)
+    profiler: dict[str, str] = field(default_factory=dict)
+
+    def of(self, arm: str) -> dict[str, str]:
+        return {**self.recipe, **self.profiler} if vocab.is_profile_arm(arm) else dict(self.recipe)
+
+
+def read_spec_env(spec: Path, profile: str | None) -> SpecEnv:
+    """`SpecEnv` of the stored spec; empty when there is none or it no longer validates (the pages
+    then show what command.json holds)."""
+    if not spec.is_file():
+        return SpecEnv()
+    try:
+        parsed = parse_spec(_read_text(spec), source=spec, profile=profile, check_files=False)
+    except UserError:
+        return SpecEnv()
+    return SpecEnv(dict(parsed.recipe.env), dict(parsed.profiler.env) if parsed.profiler else {})
 
 
 def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) -> AnalysisDocument:
@@ -242,12 +285,14 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
     analysis = load_analysis(exp_dir, deep=shorten_deep)  # it redacts what it reads itself
     spec = exp_dir / layout.EXPERIMENT_SPEC
     own = spec_env_names(_read_text(spec)) if spec.is_file() else set()
-    runs = tuple(load_run(exp_dir, arm, rep, p, deep, own) for arm, rep, p in layout.iter_runs(exp_dir))
+    record = _shortened(load_experiment_record(exp_dir), ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep)
+    spec_env = read_spec_env(spec, record.profile if record is not None else None)
+    runs = tuple(load_run(exp_dir, arm, rep, p, deep, own, spec_env) for arm, rep, p in layout.iter_runs(exp_dir))
     return ExperimentData(
         name=exp_dir.name,
         path=exp_dir,
         analysis=analysis,
         runs=runs,
         spec_text=one(_read_text(spec)) if spec.is_file() else "",
-        record=_shortened(load_experiment_record(exp_dir), ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep),
+        record=record,
     )

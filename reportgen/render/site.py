@@ -144,6 +144,37 @@ def summary(
     return "".join(nav.build_literate_nav())
 
 
+def page_url(path: str) -> str:
+    """The URL MkDocs gives a Markdown page with directory URLs: `a.md`, `a/index.md` and
+    `a/README.md` are all `a/` (the home page is "")."""
+    stem = path.removesuffix(".md")
+    for tail in ("index", "README"):
+        if stem == tail:
+            return ""
+        if stem.endswith("/" + tail):
+            return stem[: -len(tail)]
+    return stem + "/"
+
+
+def refuse_hidden_docs(pages: Sequence[Page], docs_dir: Path | None, *, extends: Sequence[str] = ()) -> None:
+    """Stop the build when a generated page would take the URL of a hand-written one under docs/.
+
+    mkdocs-gen-files replaces a docs file of the same path without a word, and MkDocs' own check of
+    two pages with one URL (`history.md` and `history/index.md`) runs before the generator adds its
+    files, so such a page vanished from the site in silence (docs/history.md did, under the History
+    index). `extends`: pages made from the docs page they replace (the home page from docs/index.md)."""
+    if docs_dir is None or not Path(docs_dir).is_dir():
+        return
+    docs = {page_url(p.relative_to(docs_dir).as_posix()): p for p in sorted(Path(docs_dir).rglob("*.md"))}
+    for page in pages:
+        hidden = docs.get(page_url(page.path))
+        if hidden is not None and page.path not in extends:
+            raise UserError(
+                f"{hidden}: the generated page {page.path} would replace it (both are /{page_url(page.path)}); "
+                "rename one of them"
+            )
+
+
 def _nav_text(s: str) -> str:
     return re.sub(r"[\[\]<>&`*_\\|]", " ", " ".join(str(s).split())).strip() or "page"
 
@@ -299,7 +330,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
         experiments.append(load_experiment(exp_dir, shorten=shorten))
     written: list[Page] = []
     per_exp: list[tuple[str, list[Page]]] = []
-    # The history is computed here from what was loaded, never read from a file (docs/history.md).
+    # The history is computed here from what was loaded, never read from a file (docs/performance-history.md).
     series = history_page.history_of(experiments)
     standings = history_page.standings(series, [e.name for e in experiments])
     for exp in experiments:
@@ -313,10 +344,10 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     home = home_page.render(experiments)
     written.insert(0, home)
     index = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
-    if index is not None and index.is_file():
-        front = home_page.home(index.read_text(encoding="utf-8"), experiments)
-        if front is not None:
-            written.insert(0, front)
+    front = home_page.home(index.read_text(encoding="utf-8"), experiments) if index and index.is_file() else None
+    if front is not None:
+        written.insert(0, front)
+    refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
     svgs = render_svgs(written, cache) if options.svg_fallback else {}
     for page in written:
         write_page(page, open_file, svg=options.svg_fallback, cache=cache, svgs=svgs)

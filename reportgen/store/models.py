@@ -192,6 +192,10 @@ class Manifest(StoreFile):
     invariants: dict[str, Any] | None = Field(default=None, description="Flags checked and violations found.")
     campaign_id: str | None = Field(default=None, description="The campaign the run belongs to.")
     fingerprint_id: str | None = Field(default=None, description="The machine the run ran on.")
+    fingerprint: dict[str, Any] | None = Field(
+        default=None,
+        description="That machine's fingerprint (host, CPU, GPUs, driver), whose class_id the history keys on.",
+    )
     effective_argv: dict[str, Any] | None = Field(default=None, description="Flag -> value as the workload saw it.")
     ingest: dict[str, Any] | None = Field(default=None, description="Counts and lifecycle from ingestion.")
     process: dict[str, Any] | None = Field(

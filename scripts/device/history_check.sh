@@ -2,7 +2,7 @@
 # The performance history's real-run check (tests/history/test_real_history.py) on the GPU
 # machine's quiet CPUs: twelve baseline runs of the CPU workload at twelve commits of a throw-away
 # repository, a 10 % slowdown added at the seventh; prints the A/A noise a point, the measured drop
-# and whether the change point was found at its commit (docs/history.md#the-real-run-check).
+# and whether the change point was found at its commit (docs/performance-history.md#the-real-run-check).
 #
 #   bash scripts/device/history_check.sh     # on the GPU machine, `.whl` carried (docs/device.md)
 #   bash scripts/device/history_check.sh     # anywhere else: the checkout's environment runs it

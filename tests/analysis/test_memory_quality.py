@@ -36,6 +36,10 @@ def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp
     assert m.used_mib == m.allocated_peak_mib and abs(m.used_mib - 4.4 * 1024) < 1e-6
     assert abs(m.headroom_mib - 0.6 * 1024) < 1e-6 and abs(m.headroom - 0.12) < 1e-9
     assert m.device_peak_mib == 70000.0 and m.device_before_mib == 70000.0 and m.device_peak_net_mib == 0.0
+    # against the GPU's capacity, and what nvidia-smi's own peak holds beyond the allocator's (here less: the
+    # builder's samples are flat)
+    assert m.device_total_mib and m.device_share == 70000.0 / m.device_total_mib
+    assert m.beyond_allocated_mib == m.device_peak_net_mib - m.allocated_peak_mib
     c = comparison(doc, "A1")
     assert c.verdict.status == "accepted"
     # under 15 % left: the merge step names the memory it costs, with a link to the figures

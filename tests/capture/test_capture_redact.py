@@ -8,6 +8,7 @@ import pytest
 
 from reportgen.capture.redact import (
     REDACTED,
+    is_published,
     is_secret_name,
     published_env,
     recipe_variables,
@@ -149,3 +150,30 @@ def test_the_published_environment_is_an_allow_list():
     }
     assert out["MAX_TOKENS_PER_GPU"] == "896" and out["PRESET"] == "gpu-small"
     assert out["HF_TOKEN"] == REDACTED and "x" * 12 not in out["PYTORCH_CUDA_ALLOC_CONF"]
+
+
+def test_a_cuda_images_package_variables_are_not_published():
+    # A CUDA container image names its own packages in dozens of NV_* variables; the two the container
+    # runtime reads to choose what the run sees stay.
+    env = {
+        "NV_LIBCUBLAS_VERSION": "13.1.0.3-1",
+        "NV_CUDNN_PACKAGE_NAME": "libcudnn9-cuda-13",
+        "NVIDIA_REQUIRE_CUDA": "cuda>=13.0 brand=tesla,driver>=535",
+        "NVIDIA_PRODUCT_NAME": "CUDA",
+        "NVIDIA_VISIBLE_DEVICES": "0",
+        "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+        "NVSHMEM_DISABLE_NVLS": "1",
+    }
+    assert set(published_env(env)) == {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVSHMEM_DISABLE_NVLS"}
+    assert all(is_published(k) == (k in published_env(env)) for k in env)
+
+
+def test_a_value_an_older_rule_redacted_is_shown_as_the_spec_set_it():
+    # Recorded when the rule took MAX_TOKENS_PER_GPU for a credential (substring TOKEN): the spec's value
+    # is what the runner put in the environment. A credential stays redacted whatever the spec says.
+    env = {"MAX_TOKENS_PER_GPU": REDACTED, "HF_TOKEN": REDACTED, "PRESET": "gpu-small"}
+    spec = {"MAX_TOKENS_PER_GPU": "896", "HF_TOKEN": "hf_" + "x" * 20, "PRESET": "cpu-tiny"}
+    out = published_env(env, own=spec, set_by_spec=spec)
+    assert out == {"MAX_TOKENS_PER_GPU": "896", "HF_TOKEN": REDACTED, "PRESET": "gpu-small"}
+    # a value recorded in the clear is the run's, never overwritten by the spec
+    assert published_env({"MAX_TOKENS_PER_GPU": "640"}, own=spec, set_by_spec=spec) == {"MAX_TOKENS_PER_GPU": "640"}

@@ -22,7 +22,7 @@ def test_a_ten_percent_step_is_found_at_its_point_with_its_size() -> None:
 def test_a_flat_series_has_no_change_point() -> None:
     rng = np.random.default_rng(11)
     found = sum(bool(detect(_series(rng, 30, 0.06, 0.0, 0))) for _ in range(100))
-    assert found <= 8  # about 2 % expected (docs/history.md); 8 of 100 is far in its tail
+    assert found <= 8  # about 2 % expected (docs/performance-history.md); 8 of 100 is far in its tail
 
 
 @pytest.mark.parametrize("noise", [0.03, 0.06])

@@ -28,7 +28,9 @@ def test_history_writes_the_table_and_says_where_a_baseline_sits(tmp_path: Path,
     )
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith(f"history: {out} (") and "no change point" in text
-    assert text[-1].startswith("This baseline vs history (1 x NVIDIA H200, driver 580.159.04, profile gpu): ")
+    assert text[-1].startswith(
+        "This baseline vs history (1 x NVIDIA H200, driver 580.159.04, class 8fbecfa2, profile gpu): "
+    )
     assert "21 % below the last baseline" in text[-1] and text[-1].endswith("A flag, not a verdict.")
     pts = store.read(out)
     assert {p.experiment for p in pts} == {p.name for p in RUNS.iterdir() if (p / "analysis.json").is_file()}

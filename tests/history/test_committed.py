@@ -53,6 +53,13 @@ def test_r3s_baseline_is_flagged_against_r2s(series) -> None:
     assert "**This baseline vs history**" in line and "21 % below the last baseline" in line
     assert "too few for a usual range" in line and "A flag, not a verdict" in line
     assert "(../../history/grpo-offload-default/index.md)" in line
+    # r2 and r3 ran on two leases of one fingerprint class; the line names it and the mean of each figure
+    r2 = next(p for p in store.collect(RUNS) if p.experiment.endswith("-r2"))
+    assert st.key.class_id == r2.class_id and f"class {r2.class_id[:8]}" in line  # type: ignore[index]
+    assert (
+        "1660 tok/s (geometric mean of the campaign's runs, each the arithmetic mean of the run's window means)" in line
+    )
+    assert "(geometric mean 2090 tok/s;" in line
     two = standing(series, "showcase-2xh200-grpo-offload")
     assert two is not None and not two.previous and "first baseline of its series" in standing_line(two)
 
@@ -71,6 +78,9 @@ def test_one_history_page_holds_both_showcases_classes_apart() -> None:
     assert spec["facet"]["row"]["field"] == "metric" and "href" in spec["spec"]["layer"][-1]["encoding"]
     assert "../../reports/showcase-1xh200-grpo-offload-r2/" in spec["datasets"]["history"]
     assert "showcase-2xh200" not in spec["datasets"]["history"]  # the two-GPU class is its own chart
+    # each section names its fingerprint class and the means a point is made of
+    assert "machine class <code>8fbecfa2</code>" in md and "A point is the geometric mean of the campaign's runs" in md
+    assert "each run's figure the arithmetic mean of the run's window means" in md
 
 
 def test_the_navigation_lists_the_history_after_the_reports() -> None:

@@ -17,6 +17,7 @@ def point(**kw: object) -> Point:
         "recipe": "r",
         "profile": "gpu",
         "machine_class": "1 x NVIDIA H200, driver 580.159.04",
+        "class_id": "8fbecfa2" + "0" * 56,
         "setup": "48 steps; windows 8-20",
         "experiment": "e1",
         "arm": "baseline",

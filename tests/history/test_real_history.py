@@ -32,11 +32,11 @@ SLOWDOWN = 1 / 9  # each step (1 + 1/9) times as long: throughput x 0.9
 TIME_ORDER = [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
 # Six points a side find a 10 % step more than nine times in ten when one point's noise is at most
 # 3 % (a pooled t at 0.001 on 6 + 6 points, 10 degrees of freedom, needs the step to be 4.6 standard errors; at 3 %
-# it is 6 on average; docs/history.md). A machine busy with other work is noisier: measured here
+# it is 6 on average; docs/performance-history.md). A machine busy with other work is noisier: measured here
 # with other test suites running on the same 2 cores, 29 % a point.
 RESOLVABLE_NOISE = 0.03
 # Steps per run: 10 here (about 8 s of steps). The CPU workload's points vary 13-19 % a point at 10
-# steps, on this 2-core VM and on the GPU machine's 16 quiet cores alike (docs/history.md); longer
+# steps, on this 2-core VM and on the GPU machine's 16 quiet cores alike (docs/performance-history.md); longer
 # runs average that spread down: scripts/device/history_check.sh sets more.
 STEPS = int(os.environ.get("REPORTGEN_HISTORY_STEPS", "10"))
 HALF = (STEPS - 2) // 2
@@ -132,7 +132,7 @@ def test_history_of_real_runs_finds_the_injected_step_at_its_commit(tmp_path: Pa
     drop = math.exp(logs[STEP_AT:].mean() - logs[:STEP_AT].mean()) - 1
     noise = float(np.sqrt((logs[:STEP_AT].var(ddof=1) + logs[STEP_AT:].var(ddof=1)) / 2))
 
-    # The figures behind the verdict, for docs/history.md (printed with -s: scripts/device/history_check.sh).
+    # The figures behind the verdict, for docs/performance-history.md (printed with -s: scripts/device/history_check.sh).
     found = ", ".join(f"{ch.change:+.1%} at commit {ch.index}" for ch in primary.changes) or "none"
     values = " ".join(f"{c.value:.0f}" for c in primary.points)
     figures = (
@@ -158,7 +158,7 @@ def test_history_of_real_runs_finds_the_injected_step_at_its_commit(tmp_path: Pa
         pytest.skip(
             f"the A/A runs' noise was {noise:.1%} a point (more than the {RESOLVABLE_NOISE:.1%} a 10 % step "
             f"needs with six points a side): the CPU workload's points vary too much from run to run to test "
-            f"detection (13-19 % measured, on a quiet 16-core machine too; docs/history.md). {figures}"
+            f"detection (13-19 % measured, on a quiet 16-core machine too; docs/performance-history.md). {figures}"
         )
     assert len(primary.changes) == 1, (f"noise {noise:.1%}, drop {drop:+.1%}", [c.value for c in primary.points])
     ch = primary.changes[0]

@@ -13,7 +13,15 @@ ONE = "1 x NVIDIA H200, driver 580.159.04"
 TWO = "2 x NVIDIA H200, driver 580.159.04"
 
 
-def _campaigns(values: list[float], *, machine: str = ONE, prefix: str = "e", commits: list[str] | None = None) -> list:
+def _campaigns(
+    values: list[float],
+    *,
+    machine: str = ONE,
+    prefix: str = "e",
+    commits: list[str] | None = None,
+    class_id: str | None = "",
+) -> list:
+    """Baseline campaigns, one run each; `class_id` "" (the default): one made from `machine`."""
     out = []
     for i, v in enumerate(values):
         commit = commits[i] if commits else f"{i:02d}" + "a" * 38
@@ -25,6 +33,7 @@ def _campaigns(values: list[float], *, machine: str = ONE, prefix: str = "e", co
                 low=v * 0.99,
                 high=v * 1.01,
                 machine_class=machine,
+                class_id=(f"class of {machine}" if class_id == "" else class_id),
                 commit=commit,
                 started_utc=f"2026-12-01T{i // 60:02d}:{i % 60:02d}:00Z",
             )
@@ -104,3 +113,15 @@ def test_with_few_earlier_baselines_only_a_large_distance_is_flagged() -> None:
 
 def test_standing_of_an_unknown_experiment_is_none() -> None:
     assert standing(build(_campaigns([1.0, 2.0])), "nope") is None
+
+
+def test_a_baseline_is_compared_only_within_its_fingerprint_class() -> None:
+    # Same GPUs and driver, another class by the fingerprint (other CPUs, memory or image): two series,
+    # and the later baseline is the first of its own, not 21 % below the other's.
+    pts = _campaigns([2091.0, 2100.0, 2080.0], class_id="a" * 64) + _campaigns([1668.0], prefix="f", class_id="b" * 64)
+    series = build(pts)
+    assert [(s.key.machine_class, s.key.class_id[:1], len(s.points)) for s in series] == [(ONE, "a", 3), (ONE, "b", 1)]
+    st = standing(series, "f00")
+    assert st is not None and st.previous == () and not st.flagged
+    # a run that recorded no fingerprint is of no known class: compared with nothing
+    assert standing(build(_campaigns([2091.0, 1668.0], class_id=None)), "e01") is None

@@ -293,7 +293,14 @@ def build_experiment(
             {
                 "argv": ["bash", f"{home}/relax/scripts/training/run-qwen3-4B.sh"],
                 "cwd": f"{home}/relax",
-                "env": {"RAY_ADDRESS": "http://127.0.0.1:8265", "WANDB_API_KEY": "<redacted>"},
+                # as a run recorded before the allow-list: the machine's whole environment
+                "env": {
+                    "RAY_ADDRESS": "http://127.0.0.1:8265",
+                    "WANDB_API_KEY": "<redacted>",
+                    "OLDPWD": f"{home}/lent-machine",
+                    "NV_LIBCUBLAS_VERSION": "13.1.0.3-1",
+                    "NVIDIA_REQUIRE_CUDA": "cuda>=13.0 brand=tesla,driver>=535",
+                },
             },
         )
         prov = run / "provenance"

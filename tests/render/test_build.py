@@ -100,6 +100,24 @@ def test_published_pages_have_no_home_paths(built_site):
     assert "/home/alice" not in (built_site / "reports/grpo-offload/analysis.json").read_text()
 
 
+def test_no_page_publishes_a_variable_outside_the_allow_list(built_site):
+    # The fixture's runs hold the machine's whole environment (recorded before the allow-list); the
+    # build applies today's rule to them: nothing outside it anywhere in the site, search index included.
+    for path in built_site.rglob("*"):
+        if path.suffix in (".html", ".json", ".md", ".txt"):
+            text = path.read_text(errors="replace")
+            assert "OLDPWD" not in text and "NV_LIBCUBLAS_VERSION=" not in text and "brand=tesla" not in text, path
+    page = (built_site / "reports/grpo-offload/provenance/index.html").read_text()
+    assert "RAY_ADDRESS=http://127.0.0.1:8265" in page and "WANDB_API_KEY" not in page  # a framework's kept
+
+
+def test_the_history_and_its_how_it_works_page_are_both_published(built_site):
+    how = (built_site / "performance-history/index.html").read_text()
+    assert "Performance history across commits" in how
+    index = (built_site / "history/index.html").read_text()
+    assert 'href="../performance-history/"' in index and "Performance history across commits" not in index
+
+
 def test_nav_lists_reports(built_site):
     html = (built_site / "reports/grpo-offload/index.html").read_text()
     for target in ("A1/", "A2/", "A3/", "rollback/", "provenance/"):

@@ -120,8 +120,11 @@ def test_failed_candidate_shows_the_memory_cap(tmp_path):
     page = candidate_page.render(load_experiment(exp_dir), "A2")
     md = page.markdown
     assert md.index('!!! failure "A2 failed"') < md.index("## What happened") < md.index("### Memory up to the failure")
-    assert "At its peak the framework held 67.24 GiB of the 80.00 GiB cap (12.76 GiB left)" in md
-    assert "of which 615 MiB was in use before the run" in md
+    assert "At its peak the framework held 67.24 GiB of the 80.00 GiB emulated cap (12.76 GiB left)" in md
+    # nvidia-smi's peak, explained in numbers that add up to it
+    assert "A2's nvidia-smi peak, 80999 MiB, stands above the 81920 MiB cap" not in md  # it does not: 80999 < 81920
+    assert "A2's nvidia-smi peak, 80999 MiB, is more than the framework's 68850 MiB: 615 MiB in use" in md
+    assert "and 11534 MiB beyond that, the CUDA context" in md
     allocated = page.charts["memory-allocated"]
     limits = [layer for layer in allocated["layer"] if layer.get("mark", {}).get("type") == "rule"]
     assert [r["encoding"]["y"]["field"] for r in limits] == ["y"]

@@ -77,9 +77,23 @@ class MemoryUse(Model):
     device_peak_net_mib: float | None = Field(
         default=None, description="device_peak_mib - device_before_mib: the run's own footprint, MiB."
     )
-    device_total_mib: float | None = None
+    device_total_mib: float | None = Field(
+        default=None, description="The GPU's capacity (nvidia-smi memory.total of that GPU), MiB."
+    )
+    device_share: float | None = Field(
+        default=None,
+        description="device_peak_mib / device_total_mib: nvidia-smi's peak against the GPU's capacity (a fraction).",
+    )
+    beyond_allocated_mib: float | None = Field(
+        default=None,
+        description="device_peak_net_mib - allocated_peak_mib: what the run's own nvidia-smi peak holds beyond the "
+        "framework's allocated peak (the CUDA context and libraries, and what PyTorch's caching allocator reserved "
+        "but had not handed out), MiB; null without both.",
+    )
     cap_mib: float | None = Field(
-        default=None, description="The cap the workload set on its own memory (--gpu-memory-cap-gib), MiB."
+        default=None,
+        description="The cap the workload set on its own memory (--gpu-memory-cap-gib): an emulated smaller GPU that "
+        "bounds PyTorch's allocator, not the GPU's capacity, MiB.",
     )
     limit: Literal["cap", "device", "none"] = Field(
         default="none", description='"cap": the declared cap; "device": what the card had free at the start.'
