@@ -3,7 +3,8 @@
 Part of reportgen.analysis (pure). Every key of `runs/<experiment>/analysis.json` is declared
 here once, with its meaning in the field's description; docs/formats/analysis.md carries the
 JSON Schema generated from these classes (scripts/gen_formats.py), and a test fails when the two
-drift. Numbers are unrounded (rounding is the renderer's job) and a missing value is `null`.
+drift. Numbers keep nine significant digits (`rounding.stored`, in `to_json`: the same on every
+machine; rounding for reading is the renderer's job) and a missing value is `null`.
 
 Why a model and not a dict: the document is the contract between the analysis and every page,
 the PR body and the tests' fixtures; with a model, adding a field is one edit that a type checker
@@ -13,15 +14,15 @@ a page.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
-from reportgen import vocab
+from reportgen import rounding, vocab
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 6  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 Number = int | float
@@ -774,7 +775,7 @@ class CampaignCost(_Model):
 class AnalysisDocument(_Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[6] = 6
+    schema_version: Literal[7] = 7
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -812,8 +813,9 @@ class AnalysisDocument(_Model):
         return next((c for c in self.comparisons if c.candidate == candidate), None)
 
     def to_json(self) -> dict[str, JsonValue]:
-        """The JSON-ready form (non-finite floats become null)."""
-        return self.model_dump(mode="json")
+        """The JSON-ready form (non-finite floats become null), every float to `rounding.STORED_DIGITS`
+        significant digits so that a re-analysis elsewhere writes the same bytes."""
+        return cast(dict[str, JsonValue], rounding.stored(self.model_dump(mode="json")))
 
 
 def parse(data: object, source: str, experiment: str | None = None) -> AnalysisDocument:
