@@ -130,15 +130,20 @@ def spec_dir(source: object, repo: str | None) -> str | None:
     return os.path.dirname(os.path.relpath(source, repo)) or "."
 
 
-def analyze_experiment(exp_dir: Path, *, wait: bool = False) -> Path:
+def analyze_experiment(exp_dir: Path, *, wait: bool = False, force: bool = False) -> Path:
     """Analyse runs/<experiment>/ and write its analysis.json; returns the file's path.
 
-    Holds the campaign lock meanwhile: a campaign in progress in another process is refused
-    (UserError naming it) or, with `wait`, waited for; the runner analyses under its own lock."""
+    An analysis.json that is current (this schema, made from the very files there now: its
+    `inputs_sha256`) is left untouched unless `force`: re-analysing a committed experiment
+    must not rewrite it with a new time stamp. Holds the campaign lock meanwhile: a campaign in
+    progress in another process is refused (UserError naming it) or, with `wait`, waited for;
+    the runner analyses under its own lock."""
     exp_dir = Path(exp_dir)
     spec = read_spec(exp_dir)
     with hold_for_analysis(exp_dir, wait=wait):
         files = read_experiment(exp_dir)
+        if not force and stale_reason(exp_dir, SCHEMA_VERSION, digest=files.digest) is None:
+            return exp_dir / layout.ANALYSIS
         doc = build(spec, files.runs, _context(files))
         # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
         return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
@@ -150,9 +155,10 @@ def is_stale(exp_dir: Path) -> bool:
     return stale_reason(exp_dir, SCHEMA_VERSION) is not None
 
 
-def analyze_all(runs_root: Path, *, wait: bool = False) -> list[Path]:
-    """analysis.json for every experiment under a runs/ root. Without `wait`, a campaign in
-    progress among them refuses the whole command before anything is written."""
+def analyze_all(runs_root: Path, *, wait: bool = False, force: bool = False) -> list[Path]:
+    """analysis.json for every experiment under a runs/ root (those current left as they are,
+    unless `force`). Without `wait`, a campaign in progress among them refuses the whole command
+    before anything is written."""
     runs_root = Path(runs_root)
     if not runs_root.is_dir():
         raise UserError(f"{runs_root}: no runs folder; run `reportgen run SPEC` first or pass --runs")
@@ -165,4 +171,4 @@ def analyze_all(runs_root: Path, *, wait: bool = False) -> list[Path]:
                 f"{runs_root}: a campaign is in progress ({names}); its analysis.json is written when it ends: "
                 "pass --wait to wait for it, or name the experiments to analyse"
             )
-    return [analyze_experiment(d, wait=wait) for d in experiments]
+    return [analyze_experiment(d, wait=wait, force=force) for d in experiments]

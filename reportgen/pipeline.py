@@ -117,7 +117,10 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
             ):
                 raise UserError(refused)
             text = describe_plan(
-                plan, runs_root=request.options.runs_root, repeats=spec.run.repeats, order=spec.run.order
+                plan,
+                runs_root=request.options.runs_root,
+                profiler=request.options.profiler,
+                baseline_only=request.options.baseline_only,
             )
             Console(soft_wrap=True).print(text + "\ndry run: nothing was run or written", markup=False, highlight=False)
         return []

@@ -1,8 +1,11 @@
 """The one rounding rule of every figure reportgen shows (shared by analysis sentences and pages).
 
-analysis.json keeps every number unrounded; a figure is rounded only where it becomes text, and
-always by this module, so one figure reads the same in the answer table, a next step's cause, a
-candidate's page and the pull-request body:
+analysis.json keeps every number to `STORED_DIGITS` significant digits (`stored`), far more than
+any page shows: the last bits of a float differ between machines and BLAS/libm builds (a look's
+boundary found by a root finder differs in the 12th digit), and a document that must read the
+same wherever it was re-made cannot keep them. A figure is rounded for reading only where it
+becomes text, and always by this module, so one figure reads the same in the answer table, a next
+step's cause, a candidate's page and the pull-request body:
 
 - a change (a fraction) with an interval keeps two significant digits of the interval's
   half-width in percentage points, between 0 and 2 decimals (`change_decimals`): +100.80 % under
@@ -25,6 +28,21 @@ import math
 UNKNOWN = "n/a"
 CHANGE_MAX_DECIMALS = 2
 VALUE_MAX_DECIMALS = 4
+# Significant digits a stored float keeps: a page shows at most about six (VALUE_MAX_DECIMALS,
+# CHANGE_MAX_DECIMALS of a percentage), and jitter between machines sits in the 12th and later.
+STORED_DIGITS = 9
+
+
+def stored(value: object, *, digits: int = STORED_DIGITS) -> object:
+    """A JSON-ready value with every float rounded to `digits` significant digits (ints, strings,
+    None and non-finite floats as they are), through dicts and lists: what analysis.json keeps."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: stored(v, digits=digits) for k, v in value.items()}
+    if isinstance(value, list):
+        return [stored(v, digits=digits) for v in value]
+    return value
 
 
 def fmt_change(x: float | None, *, significant: bool | None = None, digits: int = 2) -> str:

@@ -1,5 +1,6 @@
-# Shared set-up for scripts/demo and scripts/test: a local .venv with reportgen installed.
-# Sourced, not run. Idempotent: reinstalls only when pyproject.toml or this file changed.
+# Shared set-up for scripts/demo, scripts/site and scripts/test: a local .venv with reportgen installed.
+# Sourced, not run. Idempotent: reinstalls only when pyproject.toml or this file changed, or an extra
+# is missing. REPORTGEN_VENV names another venv; REPORTGEN_ENV=none uses what is on PATH as it is.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,6 +10,12 @@ export NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true PIP_DISABLE_PIP_VERSI
 
 reportgen_env() {
   local extras="$1"
+  # The code of this checkout, whatever checkout the venv's editable install points at
+  # (REPORTGEN_VENV may name a venv another checkout set up).
+  export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+  if [ "${REPORTGEN_ENV:-}" = none ]; then
+    return  # the python and mkdocs already on PATH (tests; a venv shared with other checkouts)
+  fi
   local stamp="$VENV/.reportgen-stamp"
   local want
   want="$(cat "$REPO/pyproject.toml" "$REPO/scripts/_env.sh" | sha256sum | cut -c1-16)-$extras"
@@ -16,7 +23,7 @@ reportgen_env() {
     echo "setting up $VENV ..." >&2
     "$PY" -m venv "$VENV"
   fi
-  if [ ! -f "$stamp" ] || ! grep -qx -- "$want" "$stamp"; then
+  if ! stamp_covers "$stamp" "$want"; then
     "$VENV/bin/python" -m pip install -q --upgrade pip
     # Pin torch: an unpinned requirement pulls a multi-GB CUDA build; 2.13.0 is the CPU build.
     local torch=()
@@ -33,6 +40,19 @@ reportgen_env() {
   fi
   export PATH="$VENV/bin:$PATH"
   export VIRTUAL_ENV="$VENV"
+}
+
+stamp_covers() {
+  # True when the venv was set up from this pyproject.toml and _env.sh with at least the wanted
+  # extras: a venv scripts/test made (every extra) serves scripts/demo without a reinstall.
+  local stamp="$1" want="$2" have extra wanted
+  [ -f "$stamp" ] || return 1
+  have="$(cat "$stamp")"
+  [ "${have%%-*}" = "${want%%-*}" ] || return 1
+  IFS=, read -ra wanted <<< "${want#*-}"
+  for extra in "${wanted[@]}"; do
+    [[ ",${have#*-}," == *",$extra,"* ]] || return 1
+  done
 }
 
 need_chromium() {

@@ -10,14 +10,15 @@ from reportgen.commands.options import RunsOption, optional, runs_root
 from reportgen.errors import UserError
 
 
-def analyze(experiments: list[str], runs: Path, *, wait: bool = False) -> list[Path]:
-    """analysis.json for the named experiments under `runs`, or for all of them; a campaign in
-    progress is refused, or with `wait` waited for."""
+def analyze(experiments: list[str], runs: Path, *, wait: bool = False, force: bool = False) -> list[Path]:
+    """analysis.json for the named experiments under `runs`, or for all of them (one that is
+    current is left as it is unless `force`); a campaign in progress is refused, or with `wait`
+    waited for."""
     from reportgen.analyze import analyze_all, analyze_experiment
 
     if not experiments:
-        return analyze_all(runs, wait=wait)
-    return [analyze_experiment(_exp_dir(name, runs), wait=wait) for name in experiments]
+        return analyze_all(runs, wait=wait, force=force)
+    return [analyze_experiment(_exp_dir(name, runs), wait=wait, force=force) for name in experiments]
 
 
 def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = False) -> str:
@@ -54,9 +55,13 @@ def register(app: typer.Typer) -> None:
         wait: bool = typer.Option(
             False, "--wait", help="Wait for a campaign in progress to end instead of refusing it."
         ),
+        force: bool = typer.Option(
+            False, "--force", help="Write analysis.json again even when it is current (same inputs and schema)."
+        ),
     ) -> None:
-        """Write analysis.json (windows, interval, guardrails, verdicts) for experiments."""
-        for path in analyze(list(experiments or []), runs_root(runs), wait=wait):
+        """Write analysis.json (windows, interval, guardrails, verdicts) for experiments whose runs or
+        analysis schema changed since it was written; a current one is left as it is."""
+        for path in analyze(list(experiments or []), runs_root(runs), wait=wait, force=force):
             typer.echo(str(path))
 
     @app.command("pr-body")

@@ -56,7 +56,7 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import IngestedRun, ingest_run
-from reportgen.plan.arms import Arm, Plan, argv_text, block_order, order_runs
+from reportgen.plan.arms import Arm, Plan, argv_text, block_order, runs_to_make
 from reportgen.specfile import Spec
 from reportgen.specfile.model import campaign_amendment
 from reportgen.store import atomic, layout
@@ -154,14 +154,11 @@ def run_plan(
 def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
     """(arm, repeat, role) of every run to make, in the spec's order; profiler runs last, if wanted."""
     arms = {arm.id: arm for arm in plan.arms}
-    if options.baseline_only:
-        run = plan.spec.run
-        n = run.repeats if run.until == "fixed" else run.min_pairs
-        return [(arms[vocab.BASELINE], r, vocab.FORMAL) for r in range(1, n + 1)]
     return [
         (arms[a], r, vocab.PROFILE if arms[a].role == "profile" else vocab.FORMAL)
-        for a, r in order_runs(plan, plan.spec.run.repeats, plan.spec.run.order)
-        if options.profiler or arms[a].role != "profile"
+        for a, r in runs_to_make(
+            plan, profiler=options.profiler, baseline_only=options.baseline_only, repeats=plan.spec.run.repeats
+        )
     ]
 
 

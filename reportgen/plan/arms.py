@@ -302,3 +302,22 @@ def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:
     else:
         runs = [(a, r) for r in range(1, repeats + 1) for a in block_order(plan, r)]
     return runs + [(a.id, 1) for a in plan.profile_arms]
+
+
+def runs_to_make(
+    plan: Plan, *, profiler: bool = True, baseline_only: bool = False, repeats: int | None = None
+) -> list[tuple[str, int]]:
+    """(arm id, repeat) of every run `reportgen run` starts with these options, in its order: what
+    the runner runs and what `--dry-run` shows, from one function so the two cannot differ.
+
+    `baseline_only`: the baseline alone, as many runs as the design's first look (a point of the
+    performance history); `profiler=False` leaves the profile arms out. A sequential campaign
+    (`until = "decided"`) shows its first `min_pairs` blocks, which every comparison runs; later
+    blocks depend on the analysis after each one; `repeats` sets the formal runs per arm otherwise."""
+    run = plan.spec.run
+    first_look = run.repeats if run.until == "fixed" else run.min_pairs
+    if baseline_only:
+        return [(BASELINE, r) for r in range(1, first_look + 1)]
+    profile = {a.id for a in plan.profile_arms}
+    runs = order_runs(plan, repeats if repeats is not None else first_look, run.order)
+    return [(a, r) for a, r in runs if profiler or a not in profile]

@@ -1,7 +1,9 @@
 """Plain-text view of a plan for `reportgen run --dry-run` (plan stage; nothing runs).
 
-Lists each arm with its launch command, its effective workload command (static: arrays
-expanded, variables as written, redirections left out) and its diff, then the order of runs.
+Lists each arm a run with the same options would run with its launch command, its effective
+workload command (static: arrays expanded, variables as written, redirections left out) and its
+diff, then the order of runs: the runner's own list (`plan.arms.runs_to_make`), so `--baseline-only`
+or `--no-profiler` previews exactly the runs they start.
 Credential flag values are redacted (reportgen.capture.redact).
 """
 
@@ -11,30 +13,37 @@ import shlex
 from pathlib import Path
 
 from reportgen.capture.redact import redact_command_text
-from reportgen.plan.arms import Plan, order_runs
+from reportgen.plan.arms import Plan, runs_to_make
 from reportgen.plan.bash import effective_command
 
 
-def describe_plan(plan: Plan, *, runs_root: Path, repeats: int, order: str) -> str:
-    """The dry-run report: one block per arm, then the run order. Pure: returns text."""
+def describe_plan(plan: Plan, *, runs_root: Path, profiler: bool = True, baseline_only: bool = False) -> str:
+    """The dry-run report: one block per arm that runs, then the run order, for a `reportgen run`
+    with these options. Pure: returns text."""
     spec = plan.spec
-    sequential = spec.run.until == "decided"
+    sequential = spec.run.until == "decided" and not baseline_only
     # A sequential campaign's later blocks depend on the analysis: the order shown is its first
     # min_pairs blocks, which every comparison runs.
-    runs = order_runs(plan, spec.run.min_pairs if sequential else repeats, order)
+    runs = runs_to_make(plan, profiler=profiler, baseline_only=baseline_only)
+    running = {a for a, _ in runs}
     source = plan.recipe_path if plan.recipe_path is not None else "recipe.argv in the spec"
-    size = (
-        f"pairs of runs until decided ({spec.run.min_pairs} to {spec.run.max_pairs}, interleaved)"
-        if sequential
-        else f"{repeats} repeats ({order})"
-    )
+    if baseline_only:
+        head = f"the baseline only x {len(runs)} runs (--baseline-only: the first look's, no candidate, no profiler)"
+    else:
+        size = (
+            f"pairs of runs until decided ({spec.run.min_pairs} to {spec.run.max_pairs}, interleaved)"
+            if sequential
+            else f"{spec.run.repeats} repeats ({spec.run.order})"
+        )
+        profiles = len([a for a in plan.profile_arms if a.id in running])
+        left = "" if profiler or not plan.profile_arms else " (--no-profiler)"
+        head = f"{len(plan.formal_arms)} formal arms x {size}, {profiles} profile arms{left}"
     out = [
-        f"plan for {spec.name}: {len(plan.formal_arms)} formal arms x {size}, "
-        f"{len(plan.profile_arms)} profile arms; --dry-run: nothing runs",
+        f"plan for {spec.name}: {head}; --dry-run: nothing runs",
         f"recipe: {source} ({plan.recipe_kind}; diffs name {plan.diff_path})",
         "",
     ]
-    for arm in plan.arms:
+    for arm in (a for a in plan.arms if a.id in running):
         chain = " -> ".join(arm.chain) if arm.chain else "none"
         out.append(f"== {arm.id}: {arm.title} [{arm.role}; edits from: {chain}] ==")
         if arm.rationale:

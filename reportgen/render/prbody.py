@@ -3,8 +3,9 @@
 Pipeline position: analysis.json -> **render** (this module) -> stdout of `reportgen pr-body`.
 Pure: takes the document and returns text; never reads logs or runs/.
 
-A reviewer reads a PR description in its list of changes: the link to the full report first, then
-the answer table (the same figures, rounded the same way, as the report's answer block), one line
+A reviewer reads a PR description in its list of changes: the link to the full report first (the
+published site's, else a relative link to the built one), then the machine and the workload that
+were measured (the embedded stand-in trainer says so), then the answer table (the same figures, rounded the same way, as the report's answer block), one line
 per candidate with its next step, and everything else folded in a `<details>` block. At most
 MAX_LINES lines by default (`full=True` adds each candidate's headline table and every guardrail).
 """
@@ -12,7 +13,8 @@ MAX_LINES lines by default (`full=True` adds each candidate's headline table and
 from __future__ import annotations
 
 from reportgen.analysis.document import AnalysisDocument, Comparison
-from reportgen.render import blocks, decision, figures, reproduce
+from reportgen.render import blocks, decision, figures, kinds, reproduce
+from reportgen.render import machine as machine_info
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
 from reportgen.vocab import metric, verdict_label
@@ -54,7 +56,8 @@ def _headline_rows(doc: AnalysisDocument, comp: Comparison, primary: str) -> lis
 
 
 def report_link(doc: AnalysisDocument, site_url: str | None) -> str:
-    """The first line: where the full report is."""
+    """The first line: a link to the full report, the published site's, else the built site's
+    page relative to the repository's root (where `mkdocs build` writes site/)."""
     exp = doc.experiment
     url = site_url or doc.settings.site_url
     if url:
@@ -62,9 +65,29 @@ def report_link(doc: AnalysisDocument, site_url: str | None) -> str:
             f"**[Full report: {exp.title}]({url.rstrip('/')}/reports/{exp.name}/)** · performance evidence for this PR"
         )
     return (
-        f"**Performance evidence: {exp.title}** · full report: `mkdocs build`, then "
-        f"`site/reports/{exp.name}/index.html` (pass `--site-url` to link the published one)"
+        f"**[Full report: {exp.title}](site/reports/{exp.name}/index.html)** · performance evidence for this PR "
+        "(the site `mkdocs build` writes; pass `--site-url` to link the published one)"
     )
+
+
+def measured_on(doc: AnalysisDocument) -> str:
+    """The second line: the report's kind, the machine and the workload, before any number (a CPU
+    demo of the embedded stand-in trainer must not read as a GPU measurement of Relax)."""
+    gpus = [str(g.get("name") or "GPU") for g in machine_info.gpu_list(doc.machine, {})]
+    if gpus or machine_info.cpu_text(doc.machine, {}):
+        machine = machine_info.summary(doc.machine, {})
+        where = f"{kinds.classify(doc.experiment.name, gpus, machine).label} on {machine}"
+    else:
+        where = "Machine not recorded"
+    w = doc.workload
+    what = [w.name or (f"`{w.entrypoint}`" if w.entrypoint else "workload not recorded")]
+    if w.model:
+        what.append(w.model)
+    if w.parameters:
+        what.append(f"{w.parameters / 1e6:.1f} M parameters")
+    if w.steps:
+        what.append(f"{w.steps} steps a run")
+    return f"{where} · workload: {'; '.join(what)}"
 
 
 def render_pr_body(
@@ -80,7 +103,7 @@ def render_pr_body(
     exp = doc.experiment
     primary = doc.primary.key
     answers = ordered(decision.answers(doc, href_of={}))
-    lines = [report_link(doc, site_url), ""]
+    lines = [report_link(doc, site_url), "", measured_on(doc), ""]
     if answers:
         labels = [f.label for f in answers[0].figures]
         measured = [

@@ -13,9 +13,10 @@ from reportgen.render import safe
 from reportgen.render.blocks import table
 from reportgen.render.common import report_kind
 from reportgen.render.format import fmt_num
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import ExperimentData, StoredRun
 from reportgen.render.page import Page, experiment_base
 from reportgen.render.reproduce import quote, wrapped_words
+from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
 
 OPEN_WITH = (
     (".trace.json.gz", "Perfetto (ui.perfetto.dev, runs in the browser; the file stays local) or chrome://tracing"),
@@ -233,22 +234,55 @@ def _env_lines(env: dict) -> str:
     return "\n".join(out)
 
 
+TEMPORARY_RECIPE = ".reportgen."  # the runner's patched copy beside the recipe (plan.arms.Plan.launch_script)
+
+
+def kept_command(exp: ExperimentData, run: StoredRun) -> tuple[list[str], list[str]]:
+    """(shell lines, what was changed, in words) of a run's command as it can be run again: the
+    runner's temporary recipe (removed when the run ended) becomes the copy kept in the run folder,
+    and a working directory that was the repository's root becomes "from your checkout's root"."""
+    cmd = run.command
+    if cmd is None:
+        return [], []
+    lines: list[str] = []
+    notes: list[str] = []
+    repo = run.git.repo_path if run.git is not None else None
+    if cmd.cwd and repo and cmd.cwd.rstrip("/") == repo.rstrip("/"):
+        lines.append(f"# in the root of a checkout of this repository (it ran in its root, {cmd.cwd})")
+    elif cmd.cwd:
+        lines.append(f"cd {quote(cmd.cwd)}")
+    words = []
+    for w in (str(w) for w in cmd.command):
+        name = w.rsplit("/", 1)[-1]
+        if name.startswith(TEMPORARY_RECIPE):
+            kept = RECIPE_SCRIPT if name.endswith(".sh") else RECIPE_ARGV
+            words.append(f"runs/{exp.name}/{run.rel}/{kept}")
+            notes.append(
+                f"The runner ran its patched copy {safe.code(w)}, removed when the run ended; "
+                f"the run folder keeps that file as {safe.code(kept)}."
+            )
+        else:
+            words.append(w)
+    if words:
+        lines.append(wrapped_words(words))
+    return lines, notes
+
+
 def commands_section(exp: ExperimentData) -> list[str]:
-    """Each run's command, working directory and environment, as command.json recorded them; the
-    command wrapped so no line runs off the page (an environment value can be kilobytes)."""
+    """Each run's command, working directory and environment, as command.json recorded them, with
+    the temporary recipe it ran replaced by the copy kept in the run folder so the command runs as
+    printed; the command wrapped so no line runs off the page (an environment value can be kilobytes)."""
     out = ["## Commands\n"]
     for r in exp.formal_runs():
         cmd = r.command
         if cmd is None or not (cmd.command or cmd.cwd or cmd.env):
             continue
-        body = []
-        if cmd.cwd:
-            body.append(f"cd {quote(cmd.cwd)}")
-        if cmd.command:
-            body.append(wrapped_words([str(w) for w in cmd.command]))
+        body, notes = kept_command(exp, r)
         out.append(f'??? note "{safe.text(r.rel)}"\n')
         if body:
             out.append(safe.fence("\n".join(body), "bash", indent="    ") + "\n")
+        for note in notes:
+            out.append(f"    {note}\n")
         env = cmd.env
         if env:
             total = cmd.env_total
@@ -259,7 +293,7 @@ def commands_section(exp: ExperimentData) -> list[str]:
             )
             out.append(
                 f"    Environment: the {len(env)} variables of the frameworks (CUDA, NCCL, PyTorch, ...) and of the "
-                f"recipe{left}:\n"
+                f"recipe{left}; to make this run again, set the recipe's own as here:\n"
             )
             out.append(safe.fence(_env_lines(env), "text", indent="    ") + "\n")
     if len(out) == 1:

@@ -6,7 +6,8 @@ exactly the bytes it read for the analysis (relative path and content of each fi
 reads the folder again with the same reader, so no input the analysis uses can go stale unseen. By content, not modification time: a fresh `git clone` gives
 every file a new mtime, and a committed analysis must not count as stale just for that.
 
-Both the analysis stage (to skip work and to stamp the digest) and the site build (to refuse a
+Both the analysis stage (to skip work: a current analysis.json is left as it is, so re-analysing
+a committed experiment never rewrites it; and to stamp the digest) and the site build (to refuse a
 stale document rather than re-analyse behind the user's back) ask this module.
 """
 
@@ -30,9 +31,10 @@ def inputs_sha256(exp_dir: Path) -> str:
     return read_experiment(exp_dir, tables=False).digest
 
 
-def stale_reason(exp_dir: Path, schema_version: int) -> str | None:
+def stale_reason(exp_dir: Path, schema_version: int, *, digest: str | None = None) -> str | None:
     """Why analysis.json is not current ("missing", "schema 1, this reportgen reads 3",
-    "its runs changed since it was written"), or None when it is current."""
+    "its runs changed since it was written"), or None when it is current. `digest`: the inputs'
+    digest when the caller has just read them (analyze, under its lock); else they are read here."""
     path = Path(exp_dir) / layout.ANALYSIS
     if not path.is_file():
         return "missing"
@@ -44,6 +46,6 @@ def stale_reason(exp_dir: Path, schema_version: int) -> str | None:
         return "not an analysis document"
     if doc.get("schema_version") != schema_version:
         return f"schema {doc.get('schema_version')}, this reportgen reads {schema_version}"
-    if doc.get("inputs_sha256") != inputs_sha256(exp_dir):
+    if doc.get("inputs_sha256") != (digest if digest is not None else inputs_sha256(exp_dir)):
         return "its runs changed since it was written"
     return None

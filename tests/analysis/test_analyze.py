@@ -11,6 +11,7 @@ import typer
 from builder import FakeArm, make_experiment
 from typer.testing import CliRunner
 
+from reportgen import rounding
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.analyze import analyze_all, analyze_experiment, is_stale
 from reportgen.commands import analyze_cmd
@@ -82,6 +83,41 @@ def test_staleness(tmp_path):
     path.write_text(json.dumps(doc))
     os.utime(path, (later + 10, later + 10))
     assert is_stale(exp)
+
+
+def test_a_current_analysis_is_left_as_it_is(tmp_path):
+    # Re-analysing committed runs (scripts/site, `reportgen analyze` over runs/) must not rewrite
+    # their analysis.json with a new time stamp; changed runs, another schema or --force do.
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.1)})
+    path = analyze_experiment(exp)
+    first = path.read_bytes()
+    os.utime(path, (1, 1))
+    assert analyze_experiment(exp) == path and path.read_bytes() == first and path.stat().st_mtime == 1
+    res = _cli(["analyze", "--runs", str(tmp_path / "runs"), "--force"])
+    assert res.exit_code == 0 and path.stat().st_mtime > 1  # (changed runs: test_staleness)
+
+
+def test_stored_floats_keep_nine_significant_digits(tmp_path):
+    # The last bits of a float differ between machines (a root finder's boundary, a BLAS sum):
+    # analysis.json keeps nine significant digits, so the same inputs give the same file anywhere.
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.1)})
+    doc = json.loads(analyze_experiment(exp).read_text())
+    floats: list[float] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, float):
+            floats.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(doc)
+    assert floats and all(float(f"{x:.9g}") == x for x in floats)
+    jittered = rounding.stored({"a": [2.4851052672718983, 2.485105267272401], "n": 3, "s": "x"})
+    assert jittered == {"a": [2.48510527, 2.48510527], "n": 3, "s": "x"}
 
 
 def test_partial_and_broken_runs_never_raise(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,46 @@ def test_dry_run_prints_plan_and_writes_nothing(
     assert "== baseline" in out and "== A1" in out
     assert "-   --optimizer-cpu-offload" in out
     assert "bash" in out
+    assert not runs.exists()
+
+
+def _dry_run_order(out: str) -> list[tuple[str, int]]:
+    order = out.split("\nrun order", 1)[1]
+    return [(m[1], int(m[2])) for m in re.finditer(r"^  \d+\. (\S+)/(\d+)$", order, re.M)]
+
+
+@pytest.mark.parametrize(
+    ("flags", "options"),
+    [
+        ((), {}),
+        (("--baseline-only",), {"baseline_only": True, "profiler": False}),
+        (("--no-profiler",), {"profiler": False}),
+    ],
+)
+def test_dry_run_previews_exactly_the_runs_the_same_options_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], options: dict
+) -> None:
+    # The repository's default experiment with profiler runs (a sequential campaign: the dry run
+    # shows its first min_pairs blocks, which the runner starts before the first look).
+    from reportgen.execute.executor import RunOptions
+    from reportgen.execute.runner import _order
+    from reportgen.pipeline import load_plan
+
+    spec = Path(__file__).resolve().parents[2] / "scripts" / "recipes" / "default.toml"
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(spec), "--profile", "traces", "--runs", str(runs), "--dry-run", *flags) == 0
+    out = capsys.readouterr().out
+    plan = load_plan(spec, "traces")
+    shown = _dry_run_order(out)
+    if options.get("baseline_only"):  # what the runner runs with the same options
+        assert shown == [(a.id, r) for a, r, _ in _order(plan, RunOptions(runs_root=runs, **options))]
+    assert {a for a, _ in shown} == {line[3:].split(":")[0] for line in out.splitlines() if line.startswith("== ")}
+    profiles = {a.id for a in plan.profile_arms}
+    assert profiles and (profiles <= {a for a, _ in shown}) == (options.get("profiler", True))
+    if options.get("baseline_only"):
+        assert shown == [("baseline", r) for r in range(1, plan.spec.run.min_pairs + 1)] and "== A1" not in out
+    else:
+        assert [r for a, r in shown if a == "A1"] == list(range(1, plan.spec.run.min_pairs + 1))
     assert not runs.exists()
 
 

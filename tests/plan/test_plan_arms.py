@@ -183,8 +183,8 @@ def test_dry_run_description(tmp_path):
     from reportgen.plan.show import describe_plan
 
     plan = build_plan(load_spec(write_spec(tmp_path)))
-    text = describe_plan(plan, runs_root=tmp_path / "runs", repeats=2, order="interleaved")
-    assert text.startswith("plan for qwen3-vl-offload: 4 formal arms x 2 repeats (interleaved), 2 profile arms")
+    text = describe_plan(plan, runs_root=tmp_path / "runs")
+    assert text.startswith("plan for qwen3-vl-offload: 4 formal arms x 1 repeats (sequential), 2 profile arms")
     copy = plan.launch_script(plan.arm("A2"), 1)
     assert (
         f"launch: bash {copy}  (the patched copy beside the original; kept as {tmp_path}/runs/qwen3-vl-offload/A2/1/recipe.sh)\n"
@@ -193,7 +193,7 @@ def test_dry_run_description(tmp_path):
     assert "== A2: A1 and no recompute [candidate; edits from: A1 -> A2] ==" in text
     assert plan.arm("A2").diff.rstrip("\n") in text
     assert "diff: none (the recipe as it is)" in text
-    assert "run order:\n  1. baseline/1\n  2. A1/1\n" in text and "  10. profile-A1/1\n" in text
+    assert "run order:\n  1. baseline/1\n  2. A1/1\n" in text and "  6. profile-A1/1\n" in text
     # the static effective command expands arrays in place
     eff = effective_command(plan.arm("A3").recipe_text)
     assert eff[:3] == ["ray", "job", "submit"]

@@ -48,9 +48,28 @@ def test_the_figures_are_the_reports(doc):
     assert "GiB" in a2  # its memory against the limit, though it failed
 
 
-def test_without_a_site_url_it_says_where_the_report_is(doc):
+def test_without_a_site_url_it_links_the_built_site(doc):
     first = render_pr_body(doc).splitlines()[0]
-    assert first.startswith("**Performance evidence: ") and "site/reports/grpo-offload/index.html" in first
+    assert first.startswith("**[Full report: ") and "](site/reports/grpo-offload/index.html)**" in first
+
+
+def test_the_machine_and_the_workload_come_before_any_number(doc):
+    lines = render_pr_body(doc).splitlines()
+    assert lines[2].startswith("GPU run on 2 x NVIDIA A100-SXM4-80GB · workload: `relax.entrypoints.train`; ")
+    assert min(i for i, ln in enumerate(lines) if ln.startswith("| ")) > 2  # before the answer table
+    showcase = doc.model_copy(
+        update={
+            "machine": doc.machine.model_copy(update={"gpus": [{"name": "NVIDIA H200"}]}),
+            "workload": doc.workload.model_copy(update={"name": "the embedded stand-in GRPO trainer, not Relax"}),
+            "experiment": doc.experiment.model_copy(update={"name": "showcase-1xh200"}),
+        }
+    )
+    second = render_pr_body(showcase).splitlines()[2]
+    assert second.startswith(
+        "GPU showcase on 1 x NVIDIA H200 · workload: the embedded stand-in GRPO trainer, not Relax;"
+    )
+    unknown = doc.model_copy(update={"machine": type(doc.machine)()})
+    assert render_pr_body(unknown).splitlines()[2].startswith("Machine not recorded · ")
 
 
 def test_full_adds_every_guardrail_and_the_headline_tables(doc):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import textwrap
+from pathlib import Path
 
 import pytest
 
+from reportgen.render import provenance_page
+from reportgen.render.load import load_experiment
 from reportgen.render.reproduce import (
     ArmCommand,
     ReproduceInputs,
@@ -17,6 +22,7 @@ from reportgen.render.reproduce import (
     wrapped_command,
     wrapped_words,
 )
+from reportgen.store import layout
 
 ARGV = {
     "--preset": "gpu-small",
@@ -100,3 +106,40 @@ def test_a_home_relative_path_keeps_its_tilde():
     from reportgen.render.reproduce import quote
 
     assert quote("~/relax") == "~/relax" and quote("~/a b") == "'~/a b'" and quote("a b") == "'a b'"
+
+
+COMMITTED = sorted(p for p in (Path(__file__).resolve().parents[2] / "runs").glob("*/experiment.toml"))
+FENCE = re.compile(r"```bash\n(?P<body>.*?)\n\s*```", re.S)
+TRAINER = """#!/bin/sh
+# stands in for the trainer (a GPU run cannot run here): records how the recipe launched it
+printf '%s\\n' "$@" > "$LAUNCHED"
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("spec", COMMITTED, ids=lambda p: p.parent.name)
+def test_every_provenance_command_runs_as_printed(spec: Path, tmp_path: Path) -> None:
+    # Each run's command on the provenance page, pasted into bash in the root of a checkout: the
+    # recipe it names must exist there (the run folder's kept copy, not the runner's temporary one)
+    # and run to the trainer's launch, which a stand-in records (PYTHON is the recipe's own hook).
+    exp = load_experiment(spec.parent)
+    blocks = [
+        (section.split('"', 1)[0], FENCE.search(section))
+        for section in "\n".join(provenance_page.commands_section(exp)).split('??? note "')[1:]
+    ]
+    assert blocks and all(m is not None for _, m in blocks)
+    for rel in {rel for rel, _ in blocks}:  # the checkout holds the committed run folders
+        kept = tmp_path / "runs" / exp.name / rel / layout.RECIPE_SCRIPT
+        kept.parent.mkdir(parents=True)
+        shutil.copy(spec.parent / rel / layout.RECIPE_SCRIPT, kept)
+    trainer = tmp_path / "trainer"
+    trainer.write_text(TRAINER)
+    trainer.chmod(0o755)
+    for rel, m in blocks:
+        body = textwrap.dedent(m.group("body"))  # type: ignore[union-attr]
+        assert ".reportgen." not in body, body
+        env = {"PATH": "/usr/bin:/bin", "PYTHON": str(trainer), "LAUNCHED": str(tmp_path / "argv")}
+        res = subprocess.run(["bash", "-e", "-c", body], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert res.returncode == 0, f"{rel}: exit {res.returncode}\n{body}\n{res.stderr[-1500:]}"
+        launched = (tmp_path / "argv").read_text().split("\n")
+        assert launched[:2] == ["-m", "reportgen.workloads.grpo"] and "--tb-experiment-name" in launched, rel

@@ -3,8 +3,9 @@
 Part of reportgen.analysis (pure). Every key of `runs/<experiment>/analysis.json` is declared
 once, in one of this package's modules, with its meaning in the field's description;
 docs/formats/analysis.md carries the JSON Schema generated from these classes
-(scripts/gen_formats.py), and a test fails when the two drift. Numbers are unrounded (rounding is
-the renderer's job) and a missing value is `null`.
+(scripts/gen_formats.py), and a test fails when the two drift. Numbers keep nine significant digits
+(`rounding.stored`, in `to_json`: the same on every machine; rounding for reading is the renderer's
+job) and a missing value is `null`.
 
 Why a model and not a dict: the document is the contract between the analysis and every page,
 the PR body and the tests' fixtures; with a model, adding a field is one edit that a type checker

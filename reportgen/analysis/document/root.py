@@ -6,10 +6,11 @@ Part of reportgen.analysis.document (pure).
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from pydantic import Field, JsonValue, ValidationError
 
+from reportgen import rounding
 from reportgen.analysis.document.arms import ArmResult
 from reportgen.analysis.document.base import Model
 from reportgen.analysis.document.comparison import Comparison
@@ -111,8 +112,9 @@ class AnalysisDocument(Model):
         return next((c for c in self.comparisons if c.candidate == candidate), None)
 
     def to_json(self) -> dict[str, JsonValue]:
-        """The JSON-ready form (non-finite floats become null)."""
-        return self.model_dump(mode="json")
+        """The JSON-ready form (non-finite floats become null), every float to `rounding.STORED_DIGITS`
+        significant digits so that a re-analysis elsewhere writes the same bytes."""
+        return cast(dict[str, JsonValue], rounding.stored(self.model_dump(mode="json")))
 
 
 def parse(data: object, source: str, experiment: str | None = None) -> AnalysisDocument:
