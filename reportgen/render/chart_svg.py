@@ -2,7 +2,7 @@
 
 The report pages ship no chart library: Vega alone is about 300 KB gzipped, more than a whole page
 may weigh, and drawing in the browser took a second or more before the first chart showed. Each
-chart's spec (built in `charts`) is rendered once by `vl_convert` (Vega's own renderer, no
+chart's spec (built in charts.py and machine_charts.py) is rendered once by `vl_convert` (Vega's own renderer, no
 browser), cached by the spec's hash, and rewritten so it reads well inside a Material page:
 
 - it scales to its column, down to PHONE_MIN px (on a phone its box scrolls sideways, as a wide
@@ -15,7 +15,8 @@ browser), cached by the spec's hash, and rewritten so it reads well inside a Mat
   mark's `data-tip`, rows without a value left out (never "null" or "NaN"); docs/assets/charts.js
   shows it in a box kept inside the window, on a pointer or a tap. On a step chart the plot is cut
   into one band per step (Vega-Lite's Voronoi cells of its `nearest` selection); a band carries the
-  values of every run at its step and is shaded under the pointer, the crosshair of the old charts;
+  values of every run at its step and is shaded under the pointer, the crosshair of the old charts
+  (the hidden rules that carried those values in Vega, and other marks never shown, are left out);
 - ids are prefixed with the chart's name, so two charts of a page do not share a clip path.
 """
 
@@ -35,9 +36,8 @@ from typing import Any
 from reportgen.store import atomic
 
 WIDTH = 600  # the plot width of a chart sized to its column: with its axes it fits Material's column at 1440 px
-PHONE_MIN = (
-    480  # the narrowest a chart is drawn (px): text at least 0.75 of its size; wider than the column, it scrolls
-)
+# The narrowest a chart is drawn (px): its text at least 0.75 of its size; wider than its column, it scrolls.
+PHONE_MIN = 480
 FONT = {"labelFontSize": 12, "titleFontSize": 12}
 
 
