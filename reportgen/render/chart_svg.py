@@ -206,8 +206,10 @@ def inline(svg: str, name: str) -> str:
     svg = re.sub(r'<g class="mark-path role-mark (\S+)_voronoi"[^>]*>(.*?)</g>', bands, svg, flags=re.S)
     svg = _LABEL.sub("", svg)  # axes' and groups' descriptions: the figure is one image, named by its title
     # A mark's link (the history's points): Vega resolves it against its loader's base URL, which
-    # vl_convert sets to Vega's data sets site; the page's link is the relative one the spec holds.
-    svg = re.sub(r'xlink:href="' + re.escape(VEGA_BASE), 'href="', svg)
+    # vl_convert sets to Vega's data sets site; the page's link is the relative one the spec holds. It
+    # stays an xlink:href: Material's instant navigation rewrites every [href] of a page it loads, and an
+    # SVG link's href cannot be set (a console error on every history page reached that way).
+    svg = svg.replace(f'xlink:href="{VEGA_BASE}', 'xlink:href="')
     svg = re.sub(r'\sd="[^"]*"', _decimals, svg)
     svg = re.sub(r'\sid="([^"]+)"', lambda m: f' id="rg-{name}-{m.group(1)}"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#rg-{name}-{m.group(1)})", svg)

@@ -84,3 +84,14 @@ def test_the_html_legend_lists_the_arms_in_their_site_colours():
     assert entries == [(a, palette.arm_color(a)) for a in ARMS]
     html = chart_svg.legend_html(entries)
     assert html.count("<li>") == 2 and f"background:{palette.arm_color('A1')}" in html
+
+
+def test_a_marks_link_stays_relative_and_an_xlink():
+    """vl_convert resolves a mark's href against Vega's data sets site; the page keeps the spec's
+    relative link, as xlink:href (Material's instant navigation would try to rewrite an SVG href)."""
+    svg = (
+        '<svg class="marks" width="10" height="10"><g class="mark-symbol role-mark m_marks">'
+        f'<a xlink:href="{chart_svg.VEGA_BASE}../../reports/x/"><path aria-label="x: 1" d="M0,0"/></a></g></svg>'
+    )
+    out = chart_svg.inline(svg, "h")
+    assert 'xlink:href="../../reports/x/"' in out and "vega" not in out and 'data-tip="x: 1"' in out
