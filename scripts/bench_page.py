@@ -3,19 +3,20 @@
 For one page of each type, headless Chromium (Debian's, through Playwright) loads the page from a
 local server with an empty cache, several times. Reported per page:
 
-- weight: every resource the page requested (HTML, CSS, JS, the Vega bundle when it loads, the
-  search index, images), each gzipped at level 6 as a web server would send it, summed;
+- weight: every resource the page requested (HTML with its inline chart SVG, CSS, JS, images, the
+  search index if it loaded), each gzipped at level 6 as a web server would send it, summed;
 - first chart: milliseconds from navigation start until the first chart's SVG is in the page
-  (pages with charts only), median of the loads;
+  (pages with charts only), median of the loads; the charts are drawn at build time, so this is the
+  time to parse the page down to its first chart;
 - load: milliseconds until the load event, median.
 
-Targets (issue 14): an experiment page's first chart within 0.8 s locally; a text-only page at most
-150 KB gzipped in all. Usage:
+Targets (issues 14 and 35): a report page's first chart within 0.8 s locally and its weight at most
+250 KiB gzipped in all; a text-only page at most 150 KB gzipped in all. Usage:
 
-    PYTHONPATH=. python scripts/bench_page.py [--site SITE_DIR] [--runs 5]
+    PYTHONPATH=. python scripts/bench_page.py [--site SITE_DIR] [--runs 5] [--experiment NAME]
 
 Without --site, a site is built from the test fixture (tests/render/site_fixture.py) into a
-temporary folder first.
+temporary folder first; without --experiment, the first experiment of the site (by name) is measured.
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ from tests.render.conftest import CHROMIUM, CHROMIUM_ARGS, Server, make_project,
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Response
 
-# Records, in the page, when the first chart's SVG appears (ms since navigation start).
+# Records, in the page, when the first chart's SVG appears (ms since navigation start). Sites built before
+# the charts were drawn at build time (Vega in the browser, div.rg-vega) are measured too, for comparison.
 FIRST_CHART = """
 new MutationObserver((records, obs) => {
-  if (document.querySelector('div.rg-vega svg.marks')) {
+  if (document.querySelector('.rg-svg svg, div.rg-vega svg.marks')) {  // inline SVG; or Vega's, on a site built before
     window.__rgFirstChart = performance.now();
     obs.disconnect();
   }
@@ -49,13 +51,15 @@ new MutationObserver((records, obs) => {
 """
 
 
-def page_types(site: Path) -> dict[str, str]:
+def page_types(site: Path, experiment: str | None = None) -> dict[str, str]:
     """One page of each type: name -> URL path."""
     reports = site / "reports"
     exps = sorted(p.name for p in reports.iterdir() if (p / "index.html").is_file())
     out = {"home": "", "reports list": "reports/", "docs page (text)": "site/"}
+    if experiment is not None and experiment not in exps:
+        raise SystemExit(f"{reports / experiment}: no such report; reports: {', '.join(exps)}")
     if exps:
-        exp = exps[0]
+        exp = experiment or exps[0]
         out["experiment"] = f"reports/{exp}/"
         cands = sorted(
             p.name
@@ -100,7 +104,7 @@ def measure(browser: Browser, url: str, runs: int) -> PageCost:
         page.on("response", on_response)
         page.goto(url, wait_until="load")
         page.wait_for_load_state("networkidle")
-        if page.evaluate("() => document.querySelectorAll('div.rg-vega').length > 0"):
+        if page.evaluate("() => document.querySelectorAll('figure.rg-chart').length > 0"):
             page.wait_for_function("() => window.__rgFirstChart !== undefined", timeout=20_000)
             firsts.append(float(page.evaluate("() => window.__rgFirstChart")))
         loads.append(float(page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")))
@@ -123,6 +127,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--site", type=Path, help="a built site (default: build the test fixture's)")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--experiment", help="the report to measure (a folder of SITE/reports; default: the first)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -136,7 +141,7 @@ def main() -> None:
         with Server(site) as srv, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             print(f"{'page':<20} {'gzipped KB, all resources':>26} {'first chart ms':>15} {'load ms':>8}  by type (KB)")
-            for name, path in page_types(site).items():
+            for name, path in page_types(site, args.experiment).items():
                 r = measure(browser, f"{srv.url}/{path}", args.runs)
                 kinds = " ".join(f"{k}={v:.0f}" for k, v in sorted(r.by_type_kb.items(), key=lambda kv: -kv[1]))
                 first = f"{r.first_chart_ms:.0f}" if r.first_chart_ms is not None else "-"

@@ -3,8 +3,8 @@
 Each experiment has 4 arms x 200 steps (tests/render/site_fixture.py). For each size, a fresh
 project is built twice with `mkdocs build` (cold: empty SVG/bundle cache; warm: cache kept),
 and a project with no experiment gives MkDocs' fixed cost. Page weight is the gzipped size of
-an experiment page plus the files it loads that are not shared (SVGs are only loaded without
-JavaScript and are reported apart). Usage:
+an experiment page (its charts are inline SVG, part of the page); the charts' standalone SVG files
+(downloads, not loaded by the page) are reported apart. Usage:
 
     PYTHONPATH=. python scripts/bench_site.py [--sizes 1 10 50] [--steps 200]
 """
@@ -87,8 +87,6 @@ def main() -> None:
                 flush=True,
             )
             shutil.rmtree(project)
-        bundle = gz(empty / "site" / "assets" / "vendor" / "vega-bundle.js")
-        print(f"shared Vega bundle: {bundle / 1024:.0f} KB gzipped (loaded once, cached by the browser)")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,6 @@ sys.path.insert(0, str(REPO))
 from tests.render.conftest import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
 
 SIZES = {"wide": (1440, 900), "phone": (390, 844)}
-DRAWN = (
-    "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
-)
 
 
 def page_types(site: Path) -> dict[str, str]:
@@ -75,7 +72,6 @@ def main() -> None:
                 page = ctx.new_page()
                 for name, path in pages.items():
                     page.goto(f"{srv.url}/{path}")
-                    page.wait_for_function(DRAWN, timeout=20_000)
                     page.wait_for_timeout(200)
                     out = args.out / f"{name}-{size}-{scheme}.png"
                     page.screenshot(path=str(out), full_page=args.full)

@@ -2,12 +2,9 @@
 
 - The generated literate-nav SUMMARY.md is navigation, not a page: exclude it late, after
   literate-nav has found it.
-- Chart specs travel next to each report page as "<page>.charts.json" (written by
-  reportgen.render.site.write_page) so MkDocs never parses them: the first chart's is put back
-  into the page's final HTML here, the others are published as chart-specs.json next to the page
-  (fetched by assets/charts.js after the first chart is drawn); the sidecars are not published.
-- A page with charts loads the Vega bundle from its head (an async script); other pages never
-  name it (assets/charts.js loads it only where a chart is).
+- Charts are drawn at build time: their inline SVG travels next to each report page as
+  "<page>.charts.json" (written by reportgen.render.site.write_page) so MkDocs never parses it,
+  and is put into the page's final HTML here; the sidecars are not published.
 - Provenance pages are left out of the search index (their dumps would dominate it), and the
   index is fetched when the reader reaches for search, not with every page (LAZY_SEARCH).
 - A report page's search result is titled with its full title (front matter `title`, which names
@@ -19,7 +16,6 @@
   so a checkout without runs/ still builds.
 """
 
-import html
 import json
 import os
 import re
@@ -27,16 +23,15 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import InclusionLevel
-from mkdocs.utils import get_relative_url
 
 try:
-    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, SPEC_TOKEN, VEGA_ASSET, join_specs
+    from reportgen.render.site import CHARTS_SIDECAR, MIKE_VERSION_VAR, fill_charts
     from reportgen.store.layout import resolve_runs_root
 except ModuleNotFoundError:  # building from a checkout without installing reportgen
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from reportgen.render.site import MIKE_VERSION_VAR, SPEC_SIDECAR, SPEC_TOKEN, VEGA_ASSET, join_specs
+    from reportgen.render.site import CHARTS_SIDECAR, MIKE_VERSION_VAR, fill_charts
     from reportgen.store.layout import resolve_runs_root
 
 
@@ -52,7 +47,7 @@ def on_files(files, config):
     if f is not None:
         f.inclusion = InclusionLevel.EXCLUDED
     for f in files:
-        if f.src_uri.endswith(SPEC_SIDECAR):
+        if f.src_uri.endswith(CHARTS_SIDECAR):
             f.inclusion = InclusionLevel.EXCLUDED
     return files
 
@@ -81,8 +76,6 @@ LAZY_SEARCH = """<script>(function () {
   }, true);
 })();</script>
 """
-CHART_SPECS = "chart-specs.json"  # the specs of a page's charts after its first, next to the page
-_TOKEN = re.compile(r'data-spec="' + re.escape(SPEC_TOKEN) + r'([^"]*)"')
 _BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
 
 
@@ -105,27 +98,10 @@ def on_post_page(output, page, config):
     src = page.file.abs_src_path
     if not src or not src.endswith(".md"):
         return output
-    sidecar = Path(src[: -len(".md")] + SPEC_SIDECAR)
+    sidecar = Path(src[: -len(".md")] + CHARTS_SIDECAR)
     if not sidecar.is_file():
         return output
-    # A page with charts fetches and runs the Vega bundle while the rest of the page is parsed (an
-    # async script in its head; assets/charts.js waits for it, or loads it itself after an instant
-    # navigation from a page without charts); a page without charts never names it.
-    bundle = get_relative_url(VEGA_ASSET, page.url)
-    output = output.replace("</head>", f'<script async id="rg-vega-bundle" src="{bundle}"></script>\n</head>', 1)
-    specs = json.loads(sidecar.read_text(encoding="utf-8"))
-    # Only the first chart's spec stays in the page; the others go to CHART_SPECS next to it, which
-    # assets/charts.js fetches after drawing the first. A chart's spec is 10-100 KB: parsing them all
-    # as attributes before anything is drawn cost the experiment page about 0.2 s to its first chart.
-    order = [m.group(1) for m in _TOKEN.finditer(output) if m.group(1) in specs]
-    later = order[1:]
-    if later:
-        output = _TOKEN.sub(lambda m: f'data-spec-src="{CHART_SPECS}"' if m.group(1) in later else m.group(0), output)
-        dest = Path(page.file.abs_dest_path).parent / CHART_SPECS
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        doc = {name: json.loads(html.unescape(specs[name])) for name in later}
-        dest.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    return join_specs(output, {name: specs[name] for name in order[:1]})
+    return fill_charts(output, json.loads(sidecar.read_text(encoding="utf-8")))
 
 
 def on_post_build(config):

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reportgen.analysis.document import AnalysisDocument, Comparison, GuardrailResult, HeadlineRow, Interval
-from reportgen.render import figures, safe
+from reportgen.render import chart_svg, figures, safe
 from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
 from reportgen.vocab import Verdicts, verdict_label
 
@@ -234,18 +234,16 @@ def headline_table(
 
 
 def chart(name: str, spec: dict | None, *, title: str, svg: bool, empty: str = "") -> str:
-    """A chart: its Vega-Lite spec in a data- attribute, a static SVG for readers without JavaScript."""
+    """A chart's figure: the arms' legend in HTML and a placeholder that the build fills with the chart
+    drawn as inline SVG (render/chart_svg.py, docs/hooks/reportgen_hooks.py); `svg`: also a link to the
+    chart as a standalone SVG file next to the page."""
     if spec is None:
         return f'!!! note "{safe.text(title)}: nothing to draw"\n    {safe.text(empty or "No samples were recorded for this chart.")}\n'
-    fallback = (
-        f'<img src="{safe.attr(name)}.svg" alt="{safe.attr(title)}" loading="lazy">'
-        if svg
-        else "<p>This chart needs JavaScript.</p>"
-    )
+    download = f'<figcaption><a class="rg-meta" href="{safe.attr(name)}.svg">SVG</a></figcaption>' if svg else ""
     return (
-        f'<figure class="rg-chart" id="chart-{safe.attr(name)}">'
-        f'<div class="rg-vega" data-chart="{safe.attr(name)}" data-spec="{safe.json_attr(spec)}"></div>'
-        f"<noscript>{fallback}</noscript></figure>\n"
+        f'<figure class="rg-chart" id="chart-{safe.attr(name)}">{chart_svg.legend_html(chart_svg.arm_legend(spec))}'
+        f'<div class="rg-svg" data-chart="{safe.attr(name)}" role="img" aria-label="{safe.attr(title)}"></div>'
+        f"{download}</figure>\n"
     )
 
 

@@ -10,7 +10,18 @@ from __future__ import annotations
 from reportgen import vocab
 from reportgen.analysis.document import Comparison, GuardrailResult, RunEvent
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, figures, flagdiff, kinds, memory_words, safe, time_section
+from reportgen.render import (
+    blocks,
+    charts,
+    decision,
+    figures,
+    flagdiff,
+    kinds,
+    machine_charts,
+    memory_words,
+    safe,
+    time_section,
+)
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     answer_line,
@@ -285,8 +296,8 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
         elif not events:
             md.append("No failure event was recorded in events.json.\n")
         cap = exp.arm(cand).memory.cap_mib
-        specs["memory-allocated"] = charts.memory_allocated(exp, cap_mib=cap, arms=[BASELINE, cand])
-        specs["memory"] = charts.gpu_metric(
+        specs["memory-allocated"] = machine_charts.memory_allocated(exp, cap_mib=cap, arms=[BASELINE, cand])
+        specs["memory"] = machine_charts.gpu_metric(
             exp,
             "mem_used_mib",
             title="GPU memory used (nvidia-smi)",

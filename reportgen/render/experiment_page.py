@@ -16,7 +16,18 @@ from reportgen import vocab
 from reportgen.analysis.document import Comparison, RunAttempt
 from reportgen.analysis.memory import LOW_HEADROOM
 from reportgen.render import answer as answer_block
-from reportgen.render import blocks, charts, decision, figures, kinds, memory_words, reproduce, safe, time_section
+from reportgen.render import (
+    blocks,
+    charts,
+    decision,
+    figures,
+    kinds,
+    machine_charts,
+    memory_words,
+    reproduce,
+    safe,
+    time_section,
+)
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     interval_cell,
@@ -455,8 +466,8 @@ def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, di
     if gap:
         md.append(safe.text(gap) + ".\n")
     specs: dict[str, dict | None] = {
-        "memory-allocated": charts.memory_allocated(exp, cap_mib=cap),
-        "gpu-memory": charts.gpu_metric(
+        "memory-allocated": machine_charts.memory_allocated(exp, cap_mib=cap),
+        "gpu-memory": machine_charts.gpu_metric(
             exp, "mem_used_mib", title="GPU memory used (nvidia-smi)", unit="MiB", show_total=True, how="max"
         ),
     }
@@ -565,7 +576,7 @@ def quiet_section(exp: ExperimentData, *, svg: bool = True) -> tuple[list[str], 
     rows = [
         [
             safe.text(f"{arm}/{r.repeat}"),
-            safe.text(charts.DISTURBANCE_KINDS[d.kind][0]),
+            safe.text(machine_charts.DISTURBANCE_KINDS[d.kind][0]),
             f"{fmt_num(d.start_s, 0)}–{fmt_num(d.end_s, 0)} s",
             "yes" if d.in_window else "no",
             safe.text(d.detail),
@@ -577,7 +588,7 @@ def quiet_section(exp: ExperimentData, *, svg: bool = True) -> tuple[list[str], 
         md.append("Every run was measured on a quiet machine: nothing else was seen on it.\n")
         return md, None
     md.append(table(["run", "what", "when", "in the windows", "detail"], rows, ["l", "l", "r", "c", "l"]) + "\n")
-    spec = charts.disturbances(exp)
+    spec = machine_charts.disturbances(exp)
     md.append(blocks.chart("disturbances", spec, title="What else ran on the machine", svg=svg))
     return md, spec
 
@@ -667,7 +678,7 @@ def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
         "actor-train-time": charts.step_metric(exp, ACTOR_TRAIN_TIME, title="actor train time", unit="s"),
         "rollout-time": charts.step_metric(exp, ROLLOUT_TIME, title="rollout time", unit="s"),
         "breakdown": charts.breakdown(exp),
-        "gpu-util": charts.gpu_util(exp),
+        "gpu-util": machine_charts.gpu_util(exp),
     }
 
 

@@ -40,10 +40,11 @@ from reportgen.history.series import (
 )
 from reportgen.history.store import recipe_name
 from reportgen.render import blocks, safe
-from reportgen.render.charts import ARM_COLORS, csv_text
+from reportgen.render.chart_data import csv_text
 from reportgen.render.format import fmt_change, fmt_change_interval, fmt_value
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page
+from reportgen.render.palette import arm_color
 
 INDEX = "history/index.md"
 # docs/performance-history.md: how the history is made and read. Not docs/history.md: with directory
@@ -228,7 +229,7 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
     color = {
         "field": "arm",
         "type": "nominal",
-        "scale": {"domain": list(arms), "range": [ARM_COLORS[i % len(ARM_COLORS)] for i in range(len(arms))]},
+        "scale": {"domain": list(arms), "range": [arm_color(a, arms) for a in arms]},
         "legend": {"title": None, "orient": "top"},
     }
     xenc = {

@@ -11,8 +11,8 @@ RESERVED_PAGES = ("rollback", "provenance")
 class Page:
     """`path` is relative to the docs root, e.g. "reports/grpo-offload/A2/index.md".
 
-    `charts` maps a chart name to its Vega-Lite spec (drawn in the browser; an SVG fallback
-    `<name>.svg` is written next to the page); `files` are extra files next to the page. The
+    `charts` maps a chart name to its Vega-Lite spec (drawn as SVG at build time and put inline
+    in the page, render/chart_svg.py; with the site's `svg_fallback`, also `<name>.svg` next to it); `files` are extra files next to the page. The
     navigation shows `nav_title` (a few words); search results and the browser tab show `title`,
     which names the experiment, so three experiments' "A1" pages are told apart.
     """

@@ -4,18 +4,16 @@
 every experiment's analysis.json is current (and stops with one line naming `reportgen analyze`
 when one is not: the site build only reads runs/, see docs/site.md), loads each experiment,
 renders its pages, writes them with the given `open_file` (mkdocs_gen_files.open during a build),
-writes the vendored Vega bundle once and one static SVG per chart (cached by content hash), and
-writes the literate-nav SUMMARY.md from what exists. Nothing here knows MkDocs beyond `open_file`.
+draws every chart at build time as SVG (render/chart_svg.py: cached by content hash; the pages load
+no chart library), and writes the literate-nav SUMMARY.md from what exists. Nothing here knows MkDocs beyond `open_file`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,7 +22,8 @@ from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
 from reportgen.render import (
     candidate_page,
-    charts,
+    chart_spec,
+    chart_svg,
     experiment_page,
     history_page,
     home_page,
@@ -34,14 +33,12 @@ from reportgen.render import (
 from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
-from reportgen.store import atomic, layout
+from reportgen.store import layout
 from reportgen.store.freshness import stale_reason
 
-VEGA_ASSET = "assets/vendor/vega-bundle.js"  # fetched by assets/charts.js on pages that have a chart
 # mike sets this while it builds a version; without it the site has no versions to select
 # (docs/hooks/reportgen_hooks.py drops Material's version selector).
 MIKE_VERSION_VAR = "MIKE_DOCS_VERSION"
-SVG_WIDTH = 720
 OpenFile = Callable[..., IO]
 
 
@@ -218,104 +215,54 @@ def mentions(docs_dir: Path | None, exclude: Sequence[str], experiment: str) -> 
 _FENCED = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.M | re.S)
 
 
-def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
-    if cache is None:
-        return make()
-    path = cache / key
-    if path.is_file():
-        return path.read_bytes()
-    data = make()
-    atomic.write_bytes(path, data)
-    return data
+CHARTS_SIDECAR = ".charts.json"  # "<page>.charts.json" next to "<page>.md": its charts' SVG, read by docs/hooks
+CHART_SLOT = re.compile(r'(<div class="rg-svg" data-chart="([^"]*)"[^>]*>)</div>')
 
 
-def vega_bundle(cache: Path | None) -> bytes:
-    import vl_convert
+def fill_charts(html: str, svgs: dict[str, str]) -> str:
+    """The page's HTML with each chart's placeholder (blocks.chart) holding its SVG.
 
-    version = getattr(vl_convert, "__version__", "unknown")
-    return _cached(cache, f"vega-bundle-{version}.js", lambda: vl_convert.javascript_bundle().encode())  # type: ignore[call-arg]  # the stub marks the optional snippet as required
-
-
-def chart_svg(spec: dict, cache: Path | None) -> bytes:
-    """A static SVG of a chart (its container width made fixed), cached by the spec's hash."""
-    import vl_convert
-
-    fixed = json.loads(json.dumps(spec).replace('"width": "container"', f'"width": {SVG_WIDTH}'))
-    key = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
-    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode())
-
-
-SPEC_SIDECAR = ".charts.json"  # "<page>.charts.json" next to "<page>.md"; read back by docs/hooks
-SPEC_TOKEN = "@rg-spec:"
-_SPEC_ATTR = re.compile(r'(<div class="rg-vega" data-chart="([^"]*)") data-spec="([^"]*)"')
-
-
-def split_specs(markdown: str) -> tuple[str, dict[str, str]]:
-    """The page's Markdown with each chart's data-spec replaced by a short token, and the specs.
-
-    A chart's spec is 10-100 KB of entity-escaped JSON; Python-Markdown's raw-HTML scan,
-    Material's search indexer and Jinja would each walk it on every page. The build hook
-    (docs/hooks/reportgen_hooks.py, `on_post_page`) puts the attribute back into the final HTML,
-    so the published page is the same as without this step.
+    The SVG travels in a sidecar file and is put into the final HTML by the build hook
+    (docs/hooks/reportgen_hooks.py, `on_post_page`): a chart is 20-300 KB of markup that
+    Python-Markdown, Material's search indexer and Jinja would otherwise each walk.
     """
-    specs: dict[str, str] = {}
-
-    def token(m: re.Match) -> str:
-        specs[m.group(2)] = m.group(3)
-        return f'{m.group(1)} data-spec="{SPEC_TOKEN}{m.group(2)}"'
-
-    return _SPEC_ATTR.sub(token, markdown), specs
+    return CHART_SLOT.sub(lambda m: m.group(1) + svgs.get(m.group(2), "") + "</div>", html)
 
 
-def join_specs(html: str, specs: dict[str, str]) -> str:
-    """Inverse of `split_specs` on the rendered HTML (the attribute values are already escaped)."""
-    if not specs:
-        return html
-    return re.sub(
-        r'data-spec="' + re.escape(SPEC_TOKEN) + r'([^"]*)"',
-        lambda m: f'data-spec="{specs[m.group(1)]}"' if m.group(1) in specs else m.group(0),
-        html,
-    )
+def charts_sidecar(page_path: str) -> str:
+    return page_path[: -len(".md")] + CHARTS_SIDECAR if page_path.endswith(".md") else page_path + CHARTS_SIDECAR
 
 
-def spec_sidecar(page_path: str) -> str:
-    return page_path[: -len(".md")] + SPEC_SIDECAR if page_path.endswith(".md") else page_path + SPEC_SIDECAR
-
-
-def render_svgs(pages: Sequence[Page], cache: Path | None, workers: int | None = None) -> dict[tuple[str, str], bytes]:
-    """The static SVG of every chart of `pages`, keyed by (page path, chart name).
-
-    Cache hits are file reads; misses (about 0.1 s each in vl_convert) run on a few threads,
-    which vl_convert's native renderer lets overlap (1.3-1.5x on 2 cores).
-    """
-    jobs = [(p.path, name, spec) for p in pages for name, spec in p.charts.items()]
-    workers = workers or min(4, os.cpu_count() or 1)
-    if len(jobs) < 2 or workers < 2:
-        return {(path, name): chart_svg(spec, cache) for path, name, spec in jobs}
-    with ThreadPoolExecutor(workers) as pool:
-        done = pool.map(lambda job: chart_svg(job[2], cache), jobs)
-        return {(path, name): data for (path, name, _), data in zip(jobs, done, strict=False)}
+def render_svgs(pages: Sequence[Page], cache: Path | None) -> dict[tuple[str, str], str]:
+    """Vega's SVG of every chart of `pages`, keyed by (page path, chart name)."""
+    return chart_svg.render_all([((p.path, name), spec) for p in pages for name, spec in p.charts.items()], cache)
 
 
 def write_page(
-    page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None, svgs: dict[tuple[str, str], bytes] | None = None
+    page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None, svgs: dict[tuple[str, str], str] | None = None
 ) -> None:
+    """The page's Markdown, its charts' inline SVG (the sidecar), its files and, with `svg`, each
+    chart as a standalone SVG file next to it."""
     folder = page.path.rsplit("/", 1)[0]
-    markdown, specs = split_specs(page.markdown)
     with open_file(page.path, "w", encoding="utf-8") as fh:
         # The full title (it names the experiment) for the browser tab and search results; the
         # navigation shows the page's short nav title (SUMMARY.md).
-        fh.write(f"---\ntitle: {json.dumps(page.title, ensure_ascii=False)}\n---\n\n{markdown}")
-    if specs:
-        with open_file(spec_sidecar(page.path), "w", encoding="utf-8") as fh:
-            json.dump(specs, fh, ensure_ascii=False, separators=(",", ":"))
+        fh.write(f"---\ntitle: {json.dumps(page.title, ensure_ascii=False)}\n---\n\n{page.markdown}")
+    drawn = {
+        name: svgs[(page.path, name)] if svgs and (page.path, name) in svgs else chart_svg.render(spec, cache)
+        for name, spec in page.charts.items()
+    }
+    if drawn:
+        with open_file(charts_sidecar(page.path), "w", encoding="utf-8") as fh:
+            inline = {name: chart_svg.inline(text, name) for name, text in drawn.items()}
+            json.dump(inline, fh, ensure_ascii=False, separators=(",", ":"))
     for name, data in page.files.items():
         with open_file(f"{folder}/{name}", "wb") as fh:
             fh.write(data)
     if svg:
-        for name, spec in page.charts.items():
+        for name, text in drawn.items():
             with open_file(f"{folder}/{name}.svg", "wb") as fh:
-                fh.write(svgs[(page.path, name)] if svgs and (page.path, name) in svgs else chart_svg(spec, cache))
+                fh.write(text.encode())
 
 
 def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions()) -> list[Page]:
@@ -323,7 +270,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else default_cache_dir()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
-    charts.set_template_store(cache / "templates" if cache is not None else None)
+    chart_spec.set_template_store(cache / "templates" if cache is not None else None)
     experiments: list[ExperimentData] = []
     for exp_dir in layout.iter_experiments(runs_root):
         require_current(exp_dir, runs_root)
@@ -348,11 +295,9 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     if front is not None:
         written.insert(0, front)
     refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
-    svgs = render_svgs(written, cache) if options.svg_fallback else {}
+    svgs = render_svgs(written, cache)
     for page in written:
         write_page(page, open_file, svg=options.svg_fallback, cache=cache, svgs=svgs)
-    with open_file(VEGA_ASSET, "wb") as fh:
-        fh.write(vega_bundle(cache))
     with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
         fh.write(summary(per_exp, project_docs(options.docs_dir, options.exclude_docs), history))
     return written

@@ -25,15 +25,18 @@ from pathlib import Path
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.render import blocks, charts, figures, safe
+from reportgen.render import blocks, figures, safe
 from reportgen.render.blocks import table
+from reportgen.render.chart_data import frame_csv
+from reportgen.render.chart_spec import finish, named, template, to_dict
 from reportgen.render.format import fmt_num
 from reportgen.render.load import ExperimentData
+from reportgen.render.palette import NEUTRAL
 from reportgen.traces import categories as cats
 from reportgen.traces import model
 from reportgen.traces.stats import IDLE, PART_ORDER, PYTHON, ArmTraces, TraceDiff, table_keys
 
-# Every colour at least 3:1 against the white and the dark page (render/charts.py ARM_COLORS).
+# Every colour at least 3:1 against the white and the dark page (render/palette.py).
 PART_COLORS = (
     "#1a73e8",  # GEMM
     "#a142f4",  # attention
@@ -90,19 +93,19 @@ BARS_DATA = pd.DataFrame({"arm": ["a"], "bar": ["a · rank 0 · step 1"], "part"
 DIFF_DATA = pd.DataFrame({"part": ["GEMM"], "ms": [0.0], "sign": ["faster"]})
 
 
-# charts' template store keys a template by charts.py's text and the arguments: this file's own
+# The template store keys a template by the chart modules' text and the arguments: this file's own
 # digest goes into the arguments so an edit here is not served a stale cached template.
 _SOURCE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
-@charts._template
+@template
 def _bars_template(source: str, bars: tuple[str, ...], parts: tuple[str, ...], xtitle: str) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     colors = [PART_COLORS[PART_ORDER.index(p)] for p in parts]
     chart = (
-        alt.Chart(charts._named("main", BARS_DATA))
-        .mark_bar(stroke=charts.NEUTRAL, strokeWidth=0.3)
+        alt.Chart(named("main", BARS_DATA))
+        .mark_bar(stroke=NEUTRAL, strokeWidth=0.3)
         .encode(
             y=alt.Y(field="bar", type="nominal", sort=list(bars), title=None),
             x=alt.X(field="ms", type="quantitative", aggregate="sum", title=xtitle),
@@ -122,15 +125,15 @@ def _bars_template(source: str, bars: tuple[str, ...], parts: tuple[str, ...], x
         )
         .properties(width="container", height=26 * len(bars) + 30)
     )
-    return charts._to_dict(chart)
+    return to_dict(chart)
 
 
-@charts._template
+@template
 def _diff_template(source: str, parts: tuple[str, ...], title: str) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     chart = (
-        alt.Chart(charts._named("main", DIFF_DATA))
+        alt.Chart(named("main", DIFF_DATA))
         .mark_bar()
         .encode(
             y=alt.Y(field="part", type="nominal", sort=list(parts), title=None),
@@ -148,7 +151,7 @@ def _diff_template(source: str, parts: tuple[str, ...], title: str) -> dict:
         )
         .properties(width="container", height=22 * len(parts) + 30)
     )
-    return charts._to_dict(chart)
+    return to_dict(chart)
 
 
 def bars_chart(arms: list[ArmTraces]) -> dict | None:
@@ -164,7 +167,7 @@ def bars_chart(arms: list[ArmTraces]) -> dict | None:
     bars = tuple(dict.fromkeys(frame["bar"]))
     view = "gpu" if any(a.view == "gpu" for a in arms) else "cpu"
     xtitle = "ms (kernels, copies, idle)" if view == "gpu" else "ms (CPU operator self time)"
-    return charts._finish(_bars_template(_SOURCE, bars, parts, xtitle), {"main": charts._csv(frame)})
+    return finish(_bars_template(_SOURCE, bars, parts, xtitle), {"main": frame_csv(frame)})
 
 
 def diff_chart(d: TraceDiff) -> dict | None:
@@ -184,7 +187,7 @@ def diff_chart(d: TraceDiff) -> dict | None:
         }
     )
     title = f"{d.candidate} minus {d.baseline}, ms per step"
-    return charts._finish(_diff_template(_SOURCE, tuple(frame["part"]), title), {"main": charts._csv(frame)})
+    return finish(_diff_template(_SOURCE, tuple(frame["part"]), title), {"main": frame_csv(frame)})
 
 
 def _ms(x: float) -> str:

@@ -16,25 +16,22 @@ CHART_PAGES = {
     "reports/": 0,
     "": 0,
 }
-DRAWN = (
-    "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
-)
-MARKS = """() => Array.from(document.querySelectorAll('div.rg-vega')).map(e =>
-  e.dataset.drawn === 'yes' && e.querySelectorAll('svg.marks path, svg.marks rect, svg.marks line').length > 3)"""
-
-
-# A point on a chart's thickest drawn line (the rolling mean on step charts), in page coordinates.
-POINT_ON_LINE = """(fig) => {
-  const paths = Array.from(document.querySelectorAll(fig + ' g.mark-line path')).filter(p => p.getTotalLength() > 100);
-  paths.sort((a, b) => parseFloat(getComputedStyle(b).strokeWidth) - parseFloat(getComputedStyle(a).strokeWidth));
-  const p = paths[0], q = p.getPointAtLength(p.getTotalLength() * 0.6), m = p.getScreenCTM();
-  return {x: q.x * m.a + q.y * m.c + m.e, y: q.x * m.b + q.y * m.d + m.f};
+# Charts are SVG drawn at build time (render/chart_svg.py): in the page as soon as its HTML is.
+MARKS = """() => Array.from(document.querySelectorAll('figure.rg-chart')).map(f =>
+  f.querySelectorAll('.rg-svg svg path, .rg-svg svg rect, .rg-svg svg line').length > 3)"""
+# The centre of a chart's step band 60 % of the way along (a step charts' Voronoi cell), or of the
+# `n`-th mark with a tooltip, in window coordinates.
+BAND = """(fig) => {
+  const bands = Array.from(document.querySelectorAll(fig + ' .rg-band[data-tip]'));
+  const b = bands[Math.floor(bands.length * 0.6)].getBoundingClientRect();
+  return {x: b.x + b.width / 2, y: b.y + b.height / 2};
 }"""
-CROSSHAIR = """(fig) => Array.from(document.querySelectorAll(fig + ' g.mark-rule line'))
-  .filter(l => l.getAttribute('stroke') === '#80868b' && l.getAttribute('opacity') !== '0').length"""
-LINES_OF = """([fig, colour]) => Array.from(document.querySelectorAll(fig + ' g.mark-line path'))
-  .filter(p => p.getAttribute('stroke') === colour && p.getAttribute('opacity') !== '0').length"""
-TOOLTIP = "#vg-tooltip-element.visible"
+TIPPED = """([fig, n]) => {
+  const els = Array.from(document.querySelectorAll(fig + ' [data-tip]')).filter(e => !e.classList.contains('rg-band'));
+  const b = els[Math.min(n, els.length - 1)].getBoundingClientRect();
+  return {x: b.x + b.width / 2, y: b.y + b.height / 2};
+}"""
+TOOLTIP = ".rg-tip"
 
 
 class Watch:
@@ -61,7 +58,6 @@ def test_every_chart_draws_without_errors_or_remote_requests(browser, served):
     watch = Watch(page, served.url)
     for path, n in CHART_PAGES.items():
         page.goto(f"{served.url}/{path}")
-        page.wait_for_function(DRAWN, timeout=20_000)
         marks = page.evaluate(MARKS)
         assert len(marks) == n and all(marks), (path, marks)
     assert watch.errors == [] and watch.remote == [] and watch.dialogs == []
@@ -72,21 +68,19 @@ def test_instant_navigation_keeps_charts_working(browser, served):
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     watch = Watch(page, served.url)
     page.goto(f"{served.url}/reports/grpo-offload/")
-    page.wait_for_function(DRAWN, timeout=20_000)
     page.locator("article a[href$='A2/']").first.click()  # Material's instant navigation (no full reload)
     page.wait_for_url("**/A2/")
     page.wait_for_function(
-        f"() => document.querySelectorAll('div.rg-vega').length === {CHART_PAGES['reports/grpo-offload/A2/']}"
+        f"() => document.querySelectorAll('figure.rg-chart').length === {CHART_PAGES['reports/grpo-offload/A2/']}"
     )
-    page.wait_for_function(DRAWN, timeout=20_000)
     assert all(page.evaluate(MARKS))
     page.click("text=back to the experiment")
     page.wait_for_url("**/reports/grpo-offload/")
     page.wait_for_function(
-        f"() => document.querySelectorAll('div.rg-vega').length === {CHART_PAGES['reports/grpo-offload/']}"
+        f"() => document.querySelectorAll('figure.rg-chart').length === {CHART_PAGES['reports/grpo-offload/']}"
     )
-    page.wait_for_function(DRAWN, timeout=20_000)
     assert all(page.evaluate(MARKS))
+    assert "step" in _hover(page, "#chart-primary")  # the tooltip works on a page instant navigation brought
     assert page.evaluate("() => typeof document$ !== 'undefined'"), "Material's instant navigation is off"
     assert watch.errors == [] and watch.remote == []
     page.close()
@@ -96,7 +90,6 @@ def test_planted_script_renders_as_text(browser, served):
     page = browser.new_page()
     watch = Watch(page, served.url)
     page.goto(f"{served.url}/reports/grpo-offload/A2/")
-    page.wait_for_function(DRAWN, timeout=20_000)
     text = page.inner_text("article")
     assert "<script>alert(1)</script>" in text
     assert "[link](javascript:alert(2))" in text
@@ -115,57 +108,39 @@ def test_screenshots_of_every_page_type(browser, served, tmp_path):
         "provenance": "reports/grpo-offload/provenance/",
     }.items():
         page.goto(f"{served.url}/{path}")
-        page.wait_for_function(DRAWN, timeout=20_000)
         out = tmp_path / f"{name}.png"
         page.screenshot(path=str(out), full_page=True)
         assert out.stat().st_size > 20_000, name
     page.close()
 
 
-def _hover_line(page, fig: str) -> str:
+def _hover(page, fig: str, n: int | None = None) -> str:
+    """Moves the mouse onto a step band of `fig` (or onto its `n`-th mark with a tooltip); the tooltip's text."""
     # in the middle of the window: at its top, Material's header and back-to-top button cover the chart
     page.evaluate("(fig) => document.querySelector(fig).scrollIntoView({block: 'center'})", fig)
     page.wait_for_timeout(100)
-    pt = page.evaluate(POINT_ON_LINE, fig)
+    pt = page.evaluate(BAND, fig) if n is None else page.evaluate(TIPPED, [fig, n])
     page.mouse.move(pt["x"], pt["y"])
-    page.wait_for_selector(TOOLTIP, timeout=5_000)
+    page.wait_for_selector(TOOLTIP, state="visible", timeout=5_000)
     return page.inner_text(TOOLTIP)
 
 
-def test_tooltip_and_crosshair_when_the_pointer_is_on_a_drawn_line(browser, served):
-    """On the thick rolling-mean line (not only the 1-px raw one): a tooltip with every arm's value
-    at that step, and a vertical rule; on a GPU chart's line, the sample's arm and value."""
+def test_tooltip_and_band_when_the_pointer_is_on_a_step_chart(browser, served):
+    """Anywhere over a step chart: a tooltip with every arm's value at the step nearest the pointer, and
+    that step's band shaded; on a GPU chart's sample, the sample's arm and value."""
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     watch = Watch(page, served.url)
     page.goto(f"{served.url}/reports/grpo-offload/")
-    page.wait_for_function(DRAWN, timeout=20_000)
-    assert page.evaluate(CROSSHAIR, "#chart-primary") == 0
-    text = _hover_line(page, "#chart-primary")
+    text = _hover(page, "#chart-primary")
     assert "step" in text and all(arm in text for arm in ("baseline", "A1", "A3")), text
-    assert "NaN" not in text and "A2" not in text, text  # A2 failed at step 9: no row, not "NaN"
-    assert page.evaluate(CROSSHAIR, "#chart-primary") == 1
-    page.mouse.move(5, 5)  # off the chart: tooltip and rule go
-    page.wait_for_selector(TOOLTIP, state="detached", timeout=5_000)
-    assert page.evaluate(CROSSHAIR, "#chart-primary") == 0
-    text = _hover_line(page, "#chart-gpu-memory")
+    assert "NaN" not in text and "null" not in text and "A2" not in text, text  # A2 failed at step 9: no row
+    assert page.locator("#chart-primary .rg-band.rg-on").count() == 1
+    page.mouse.move(5, 5)  # off the chart: the tooltip goes
+    page.wait_for_selector(TOOLTIP, state="hidden", timeout=5_000)
+    assert page.locator("#chart-primary .rg-on").count() == 0
+    text = _hover(page, "#chart-gpu-memory", 40)
     assert "arm" in text and "seconds" in text and "MiB" in text, text
-    assert page.evaluate(CROSSHAIR, "#chart-gpu-memory") >= 1
     assert watch.errors == []
-    page.close()
-
-
-def test_clicking_an_arm_in_the_legend_hides_it(browser, served):
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    page.goto(f"{served.url}/reports/grpo-offload/")
-    page.wait_for_function(DRAWN, timeout=20_000)
-    a1 = "#1a73e8"  # A1's colour on every chart (charts.ARM_COLORS, second arm)
-    assert page.evaluate(LINES_OF, ["#chart-primary", a1]) == 2  # raw and rolling mean
-    legend = page.locator("#chart-primary g.role-legend-label text", has_text="A1")
-    legend.click()
-    page.wait_for_function(f"() => ({LINES_OF})(['#chart-primary', '{a1}']) === 0", timeout=5_000)
-    assert page.evaluate(LINES_OF, ["#chart-primary", "#80868b"]) == 2  # the baseline stays
-    legend.click()
-    page.wait_for_function(f"() => ({LINES_OF})(['#chart-primary', '{a1}']) === 2", timeout=5_000)
     page.close()
 
 
@@ -180,7 +155,6 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
     watch = Watch(page, served.url)
     for path in PHONE_PAGES:
         page.goto(f"{served.url}/{path}")
-        page.wait_for_function(DRAWN, timeout=20_000)
         wide = page.evaluate(
             "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth, document.body.scrollWidth]"
         )
@@ -192,13 +166,13 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
                 "t => { const w = t.closest('.md-typeset__scrollwrap'); return w ? getComputedStyle(w).overflowX : 'none' }"
             )
             assert box in ("auto", "scroll"), (path, "table outside a scrolling box")
+        # a chart is no wider than its figure (a chart drawn wider scrolls inside its own box)
         sizes = page.evaluate(
-            """() => Array.from(document.querySelectorAll('div.rg-vega svg.marks')).map(s =>
-                [+s.getAttribute('width'), s.closest('figure').clientWidth])"""
+            """() => Array.from(document.querySelectorAll('.rg-svg')).map(s =>
+                [s.getBoundingClientRect().width, s.closest('figure').clientWidth, getComputedStyle(s).overflowX])"""
         )
-        assert all(w <= fig for w, fig in sizes), (path, sizes)
+        assert all(w <= fig + 0.5 and o == "auto" for w, fig, o in sizes), (path, sizes)
     page.goto(f"{served.url}/reports/grpo-offload/")
-    page.wait_for_function(DRAWN, timeout=20_000)
     right = page.evaluate(
         """() => { const h = Array.from(document.querySelectorAll('article table th'))
             .find(th => th.offsetParent && th.textContent.trim().startsWith('change'));
@@ -215,27 +189,25 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
     page.close()
 
 
-def test_text_only_pages_load_no_vega(browser, served):
-    """The Vega bundle (about 300 KB gzipped) loads only where a chart is; instant navigation from
-    a text page to a chart page still draws the charts."""
+def test_no_page_loads_a_chart_library(browser, served):
+    """Charts are in the HTML: no page requests Vega (about 300 KB gzipped) or any chart spec, text pages
+    and chart pages alike, and instant navigation from a text page shows a chart page's charts."""
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     watch = Watch(page, served.url)
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
-    for path in ("", "reports/", "site/", "reports/grpo-offload/rollback/"):
+    for path in CHART_PAGES:
         page.goto(f"{served.url}/{path}")
         page.wait_for_load_state("networkidle")
         assert page.evaluate("() => typeof vegaEmbed") == "undefined", path
-    assert not [u for u in requested if "vega" in u], requested
+    assert not [u for u in requested if "vega" in u or u.endswith(".json")], requested
     page.goto(f"{served.url}/reports/")
     page.locator("article a[href$='grpo-offload/']").first.click()  # instant navigation
     page.wait_for_url("**/reports/grpo-offload/")
     page.wait_for_function(
-        f"() => document.querySelectorAll('div.rg-vega').length === {CHART_PAGES['reports/grpo-offload/']}"
+        f"() => document.querySelectorAll('figure.rg-chart').length === {CHART_PAGES['reports/grpo-offload/']}"
     )
-    page.wait_for_function(DRAWN, timeout=20_000)
     assert all(page.evaluate(MARKS))
-    assert [u for u in requested if u.endswith("vega-bundle.js")]
     assert watch.errors == [] and watch.remote == []
     page.close()
 
@@ -279,20 +251,14 @@ def test_search_index_loads_when_the_reader_searches(browser, served):
 
 
 def test_charts_follow_the_dark_scheme(browser, served):
-    """Switching Material's palette to dark draws the charts again with light text on the page's
-    background (not a white card), without errors."""
+    """Switching Material's palette to dark turns the charts' text light (report.css), at once."""
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     watch = Watch(page, served.url)
     page.goto(f"{served.url}/reports/grpo-offload/A2/")
-    page.wait_for_function(DRAWN, timeout=20_000)
     label = "() => getComputedStyle(document.querySelector('#chart-memory g.role-axis-label text')).fill"
-    light = page.evaluate(label)
+    assert page.evaluate(label) == "rgb(95, 99, 104)"  # palette.CHART_TEXT["light"]
     page.locator("form[data-md-component=palette] label:visible").first.click()
     page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
-    page.wait_for_function(
-        f"() => ({DRAWN})() && getComputedStyle(document.querySelector('#chart-memory g.role-axis-label text')).fill !== '{light}'",
-        timeout=20_000,
-    )
-    assert page.evaluate(label) == "rgb(189, 193, 198)"  # charts.js DARK.axis.labelColor
+    assert page.evaluate(label) == "rgb(189, 193, 198)"  # palette.CHART_TEXT["dark"]
     assert all(page.evaluate(MARKS)) and watch.errors == []
     page.close()

@@ -11,10 +11,7 @@ from tests.render.conftest import REPO, Server, make_project, mkdocs_build
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGE = "history/grpo-offload-default/"
-DRAWN = (
-    "() => Array.from(document.querySelectorAll('div.rg-vega')).every(e => ['yes','error'].includes(e.dataset.drawn))"
-)
-STATES = "() => Array.from(document.querySelectorAll('div.rg-vega')).map(e => e.dataset.drawn)"
+CHARTS = "() => document.querySelectorAll('.rg-svg svg').length"
 # Centres of the drawn points (symbols) of the first chart, in page coordinates.
 POINTS = """() => Array.from(document.querySelectorAll('#chart-history-1 g.mark-symbol path')).map(p => {
   const b = p.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2};
@@ -42,8 +39,7 @@ def test_the_history_page_draws_both_machine_classes_and_links_its_points(browse
         lambda r: r.url.startswith(server.url) or r.url.startswith(("data:", "blob:")) or remote.append(r.url),
     )
     page.goto(f"{server.url}/{PAGE}")
-    page.wait_for_function(DRAWN, timeout=30_000)
-    assert page.evaluate(STATES) == ["yes", "yes"]
+    assert page.evaluate(CHARTS) == 2  # drawn at build time, in the page
     text = page.inner_text("article")
     assert "1 x NVIDIA H200, driver 580.159.04" in text and "2 x NVIDIA H200, driver 580.159.04" in text
     assert "showcase-1xh200-grpo-offload-r2" in text and "showcase-2xh200-grpo-offload" in text

@@ -32,7 +32,6 @@ PAGES = [
 def test_pages_at_stable_urls(built_site):
     for page in PAGES:
         assert (built_site / page).is_file(), page
-    assert (built_site / "assets/vendor/vega-bundle.js").stat().st_size > 500_000
     assert (built_site / "reports/grpo-offload/rollback/rollback-A1.patch").is_file()
     assert (built_site / "reports/grpo-offload/primary.svg").read_text().startswith("<svg")
     assert not (built_site / "SUMMARY").exists() and not (built_site / "SUMMARY.md").exists()
@@ -45,29 +44,21 @@ def test_build_machinery_is_not_published(built_site):
     assert not list(built_site.rglob("*.charts.json"))
 
 
-def test_only_chart_pages_name_the_vega_bundle(built_site):
-    """A chart page loads the bundle from its head (async); a page without charts never names it."""
+def test_charts_are_inline_svg_and_no_page_loads_a_chart_library(built_site):
+    """Every chart is drawn at build time into its page (render/chart_svg.py): no Vega bundle, no spec,
+    no placeholder left empty; a chart page carries its arms' legend and tooltips without "null"."""
+    assert not (built_site / "assets/vendor").exists()
     for page in PAGES:
         html = (built_site / page).read_text()
-        has_chart = 'class="rg-vega"' in html
-        assert ("vega-bundle.js" in html) == has_chart, page
-        if has_chart:
-            assert '<script async id="rg-vega-bundle"' in html.split("</head>")[0], page
-    assert (built_site / "assets/charts.js").is_file()
-
-
-def test_first_chart_spec_in_the_page_the_others_beside_it(built_site):
-    """The experiment page carries its first chart's spec; the others are in chart-specs.json next to
-    it (fetched after the first chart is drawn), so the page parses less before drawing."""
-    import json
-
+        assert "vega" not in html.lower().replace("vega-lite", ""), page
+        assert "data-spec" not in html and '"></div></figure>' not in html, page
+        tips = re.findall(r'data-tip="([^"]*)"', html)
+        assert not [t for t in tips if re.search(r": (null|NaN|undefined)(&#10;|$)", t)], page
     html = (built_site / "reports/grpo-offload/index.html").read_text()
-    inline = re.findall(r'data-chart="([^"]+)" data-spec="\{', html)
-    later = re.findall(r'data-chart="([^"]+)" data-spec-src="chart-specs.json"', html)
-    assert len(inline) == 1 and len(later) >= 7, (inline, later)
-    doc = json.loads((built_site / "reports/grpo-offload/chart-specs.json").read_text())
-    assert sorted(doc) == sorted(later) and all("datasets" in spec for spec in doc.values())
-    assert "@rg-spec:" not in html
+    charts = re.findall(r'<div class="rg-svg" data-chart="([^"]+)" role="img" aria-label="[^"]+"><svg', html)
+    assert len(charts) >= 8, charts
+    assert html.count('class="rg-legend"') >= 8 and html.count("data-tip=") > 100
+    assert (built_site / "assets/charts.js").stat().st_size < 4000  # the tooltip, not a chart app
 
 
 def test_plain_build_has_no_version_selector(built_site):

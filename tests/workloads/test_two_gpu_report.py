@@ -7,7 +7,7 @@ import json
 import pytest
 
 from reportgen.analyze import analyze_experiment
-from reportgen.render import charts
+from reportgen.render import machine_charts
 from reportgen.render.load import load_experiment
 from tests.analysis.builder import FakeArm, make_experiment
 
@@ -30,6 +30,6 @@ def test_analysis_and_charts_hold_both_gpus(tmp_path):
         assert head[f"gpu/{i}/mem_peak_mib"]["baseline"] == 70000.0 + 10 * i
     data = load_experiment(exp)
     for column in ("util_gpu", "mem_used_mib"):
-        spec = charts.gpu_metric(data, column, title=column, unit="")
+        spec = machine_charts.gpu_metric(data, column, title=column, unit="")
         text = json.dumps(spec)
         assert "GPU 0" in text and "GPU 1" in text, column  # one panel (facet row) per GPU

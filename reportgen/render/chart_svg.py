@@ -1,0 +1,222 @@
+"""Charts drawn at build time: a Vega-Lite spec in, an SVG to put inline in the page out (render stage).
+
+The report pages ship no chart library: Vega alone is about 300 KB gzipped, more than a whole page
+may weigh, and drawing in the browser took a second or more before the first chart showed. Each
+chart's spec (built in charts.py and machine_charts.py) is rendered once by `vl_convert` (Vega's own renderer, no
+browser), cached by the spec's hash, and rewritten so it reads well inside a Material page:
+
+- it scales to its column, down to PHONE_MIN px (on a phone its box scrolls sideways, as a wide
+  table's does, rather than shrink the labels to 6 px), and takes its colours for text, axes and grid from
+  docs/assets/report.css, so the light and the dark scheme both read (the chart itself has no
+  background);
+- the arms' legend is HTML beside the chart (`legend_html`), in the site's arm colours: it wraps on
+  a phone instead of running off the chart's right edge;
+- the tooltip Vega-Lite writes for a mark (its ARIA description, "field: value; ...") becomes the
+  mark's `data-tip`, rows without a value left out (never "null" or "NaN"); docs/assets/charts.js
+  shows it in a box kept inside the window, on a pointer or a tap. On a step chart the plot is cut
+  into one band per step (Vega-Lite's Voronoi cells of its `nearest` selection); a band carries the
+  values of every run at its step and is shaded under the pointer, the crosshair of the old charts
+  (the hidden rules that carried those values in Vega, and other marks never shown, are left out);
+- ids are prefixed with the chart's name, so two charts of a page do not share a clip path.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import html
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from reportgen.store import atomic
+
+WIDTH = 600  # the plot width of a chart sized to its column: with its axes it fits Material's column at 1440 px
+# The narrowest a chart is drawn (px): its text at least 0.75 of its size; wider than its column, it scrolls.
+PHONE_MIN = 480
+FONT = {"labelFontSize": 12, "titleFontSize": 12}
+
+
+def static_spec(spec: dict) -> dict:
+    """The spec as drawn at build time: a fixed width, no background, larger text, no arm legend."""
+    out = copy.deepcopy(spec)
+    _fix_width(out)
+    config = out.setdefault("config", {})
+    config["background"] = "transparent"
+    for part in ("axis", "legend", "header"):
+        config[part] = {**config.get(part, {}), **FONT}
+    config["title"] = {**config.get("title", {}), "fontSize": 14}
+    for enc in _arm_colors(out):
+        enc["legend"] = None
+    return out
+
+
+def _fix_width(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("width") == "container":
+            node["width"] = WIDTH
+        for v in node.values():
+            _fix_width(v)
+    elif isinstance(node, list):
+        for v in node:
+            _fix_width(v)
+
+
+def _arm_colors(node: Any) -> list[dict]:
+    """Every colour encoding of the field `arm` in a spec (each layer has its own)."""
+    found: list[dict] = []
+    if isinstance(node, dict):
+        enc = node.get("color")
+        if isinstance(enc, dict) and enc.get("field") == "arm":
+            found.append(enc)
+        for k, v in node.items():
+            if k != "color":
+                found += _arm_colors(v)
+    elif isinstance(node, list):
+        for v in node:
+            found += _arm_colors(v)
+    return found
+
+
+def arm_legend(spec: dict) -> list[tuple[str, str]]:
+    """(arm, colour) of the chart's arms, in its order: what the HTML legend lists."""
+    for enc in _arm_colors(spec):
+        scale = enc.get("scale") or {}
+        domain, colours = scale.get("domain"), scale.get("range")
+        if isinstance(domain, list) and isinstance(colours, list):
+            return [(str(a), str(c)) for a, c in zip(domain, colours, strict=False)]
+    return []
+
+
+def legend_html(entries: Sequence[tuple[str, str]]) -> str:
+    """The arms' legend as a list that wraps with the text (a swatch in the arm's colour, its id)."""
+    if not entries:
+        return ""
+    items = "".join(
+        f'<li><span class="rg-swatch" style="background:{html.escape(c)}"></span>{html.escape(a)}</li>'
+        for a, c in entries
+    )
+    return f'<ul class="rg-legend" aria-label="arms">{items}</ul>'
+
+
+def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
+    if cache is None:
+        return make()
+    path = cache / key
+    if path.is_file():
+        return path.read_bytes()
+    data = make()
+    atomic.write_bytes(path, data)
+    return data
+
+
+def render(spec: dict, cache: Path | None) -> str:
+    """Vega's SVG of the chart as `static_spec` draws it, cached by the spec's hash (about 0.1-1 s a miss)."""
+    import vl_convert
+
+    fixed = static_spec(spec)
+    key = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode()).decode()
+
+
+def render_all(jobs: Sequence[tuple[Any, dict]], cache: Path | None, workers: int | None = None) -> dict[Any, str]:
+    """`render` of every (key, spec); misses run on a few threads, which vl_convert's native
+    renderer lets overlap (1.3-1.5x on 2 cores)."""
+    workers = workers or min(4, os.cpu_count() or 1)
+    if len(jobs) < 2 or workers < 2:
+        return {key: render(spec, cache) for key, spec in jobs}
+    with ThreadPoolExecutor(workers) as pool:
+        done = pool.map(lambda job: render(job[1], cache), jobs)
+        return {key: svg for (key, _), svg in zip(jobs, done, strict=True)}
+
+
+# One leaf mark group of Vega's SVG: <g class="mark-TYPE role-ROLE NAME" ...> items </g> (a leaf mark
+# holds no <g>).
+_LEAF = re.compile(r'<g class="mark-(?!group)(\w+) role-([\w-]+)(?: ([^"]*))?"([^>]*)>((?:(?!<g[ >]).)*?)</g>', re.S)
+_ITEM = re.compile(r"<(path|line|rect|text)\b([^>]*?)(/?)>")
+_LABEL = re.compile(r'\saria-label="([^"]*)"')
+_OPACITY = re.compile(r'\sopacity="([\d.]+)"')
+_TIPPED = ("symbol", "rule", "rect")  # marks whose items carry a tooltip (a line's would be its first point's)
+_MISSING = {"null", "NaN", "undefined", ""}
+VEGA_BASE = "https://vega.github.io/vega-datasets/"
+
+
+def _tip(label: str) -> str:
+    """Vega-Lite's description "a: 1; b: null" as the tooltip's lines, rows without a value left out."""
+    rows = []
+    for part in html.unescape(label).split("; "):
+        _key, sep, value = part.partition(": ")
+        if sep and value.strip() in _MISSING:
+            continue
+        rows.append(part)
+    return html.escape("\n".join(rows)).replace("\n", "&#10;")
+
+
+def _decimals(match: re.Match) -> str:
+    """Path coordinates to one decimal (a tenth of a pixel): a third of a chart's bytes."""
+    return re.sub(r"(\d+\.\d)\d+", r"\1", match.group(0))
+
+
+def inline(svg: str, name: str) -> str:
+    """Vega's SVG rewritten for the page (see the module's docstring); `name` prefixes its ids."""
+    tips: dict[str, list[str]] = {}  # a rule's tooltips by mark name, for its Voronoi bands
+
+    def items(m: re.Match) -> str:
+        mark, role, mname, rest, body = m.group(1), m.group(2), m.group(3) or "", m.group(4), m.group(5)
+        # a mark Vega draws without pointer events had no tooltip (its description only repeats its x)
+        tipped = role == "mark" and mark in _TIPPED and 'pointer-events="none"' not in rest
+        if tipped and mname.endswith("_marks"):
+            tips[mname[: -len("_marks")]] = [_tip(x.group(1)) for x in _LABEL.finditer(body)]
+            if mname[: -len("_marks")] in banded:  # hidden rules whose tooltips their bands carry: not drawn
+                return f'<g class="mark-{mark} role-{role} {mname}"{rest}></g>'
+
+        def item(i: re.Match) -> str:
+            tag, attrs, close = i.group(1), i.group(2), i.group(3)
+            label = _LABEL.search(attrs)
+            attrs = _LABEL.sub("", attrs)
+            if (not tipped or label is None) and re.search(r'\sopacity="0"', attrs) and close:
+                return ""  # never shown and says nothing (a crosshair rule of a static chart)
+            if tipped and label is not None:
+                attrs += f' data-tip="{_tip(label.group(1))}"'
+                op = _OPACITY.search(attrs)
+                if op is not None and float(op.group(1)) < 0.05:
+                    attrs += ' class="rg-hit"'
+            return f"<{tag}{attrs}{close}>"
+
+        return f'<g class="mark-{mark} role-{role}{" " + mname if mname else ""}"{rest}>{_ITEM.sub(item, body)}</g>'
+
+    svg = re.sub(r'\s(?:role|aria-roledescription|aria-hidden)="[^"]*"', "", svg)
+    banded = set(re.findall(r'<g class="mark-path role-mark (\S+)_voronoi"', svg))
+    svg = _LEAF.sub(items, svg)
+
+    def bands(m: re.Match) -> str:
+        labels = tips.get(m.group(1), [])
+        paths = iter(labels)
+
+        def band(p: re.Match) -> str:
+            tip = next(paths, "")
+            return f'<path class="rg-band"{p.group(1)}{f" data-tip={chr(34)}{tip}{chr(34)}" if tip else ""}/>'
+
+        return m.group(0)[: m.start(2) - m.start(0)] + re.sub(r"<path\b([^>]*?)/>", band, m.group(2)) + "</g>"
+
+    svg = re.sub(r'<g class="mark-path role-mark (\S+)_voronoi"[^>]*>(.*?)</g>', bands, svg, flags=re.S)
+    svg = _LABEL.sub("", svg)  # axes' and groups' descriptions: the figure is one image, named by its title
+    # A mark's link (the history's points): Vega resolves it against its loader's base URL, which
+    # vl_convert sets to Vega's data sets site; the page's link is the relative one the spec holds. It
+    # stays an xlink:href: Material's instant navigation rewrites every [href] of a page it loads, and an
+    # SVG link's href cannot be set (a console error on every history page reached that way).
+    svg = svg.replace(f'xlink:href="{VEGA_BASE}', 'xlink:href="')
+    svg = re.sub(r'\sd="[^"]*"', _decimals, svg)
+    svg = re.sub(r'\sid="([^"]+)"', lambda m: f' id="rg-{name}-{m.group(1)}"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#rg-{name}-{m.group(1)})", svg)
+    width = re.search(r'<svg[^>]*?\swidth="([\d.]+)"', svg)
+    w = float(width.group(1)) if width else float(WIDTH)
+    # At most its own width; on a phone no narrower than PHONE_MIN (its box scrolls sideways instead):
+    # scaled to a 358-px column, a chart's 12-px labels would be 6 px high.
+    size = f"max-width:{w:g}px;min-width:min({PHONE_MIN}px,{w:g}px)"
+    svg = svg.replace('class="marks"', f'class="rg-plot" style="{size}" aria-hidden="true" focusable="false"', 1)
+    return re.sub(r"<\?xml[^>]*>\s*", "", svg)

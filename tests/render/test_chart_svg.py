@@ -1,0 +1,97 @@
+"""Charts drawn at build time (render/chart_svg.py): the SVG that goes into the page carries each
+mark's tooltip without missing values, a band per step with every run's values, ids of its own, no
+background and no arm legend (the page's HTML legend lists the arms, in the site's colours)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reportgen.render import chart_svg, palette
+
+ARMS = ["baseline", "A1"]
+SPEC = {
+    "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+    "width": "container",
+    "height": 100,
+    "data": {
+        "values": [
+            {"step": s, "arm": a, "value": 1.0 + s + i, "low": None if s == 0 else 0.5}
+            for s in range(4)
+            for i, a in enumerate(ARMS)
+        ]
+    },
+    "encoding": {
+        "x": {"field": "step", "type": "quantitative"},
+        "color": {
+            "field": "arm",
+            "type": "nominal",
+            "scale": {"domain": ARMS, "range": [palette.arm_color(a, ARMS) for a in ARMS]},
+        },
+    },
+    "layer": [
+        {"mark": "line", "encoding": {"y": {"field": "value", "type": "quantitative"}}},
+        {
+            "mark": {"type": "point", "filled": True},
+            "encoding": {
+                "y": {"field": "value", "type": "quantitative"},
+                "opacity": {"value": 0},
+                "tooltip": [{"field": "arm"}, {"field": "value", "type": "quantitative"}, {"field": "low"}],
+            },
+        },
+        {
+            "mark": "rule",
+            "params": [{"name": "hover", "select": {"type": "point", "fields": ["step"], "nearest": True}}],
+            "encoding": {
+                "color": {"value": palette.NEUTRAL},
+                "opacity": {"value": 0},
+                "tooltip": [{"field": "step", "type": "quantitative"}, {"field": "value", "aggregate": "max"}],
+            },
+        },
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory) -> str:
+    return chart_svg.inline(chart_svg.render(SPEC, tmp_path_factory.mktemp("cache")), "demo")
+
+
+def test_tooltips_leave_out_missing_values(drawn):
+    tips = re.findall(r'data-tip="([^"]*)"', drawn)
+    assert len(tips) >= 8
+    assert not [t for t in tips if "null" in t or "NaN" in t]
+    assert any("low: 0.5" in t for t in tips) and any("arm: A1" in t for t in tips)
+    assert 'class="rg-hit"' in drawn  # the hidden points show under the pointer (report.css)
+
+
+def test_each_step_is_a_band_that_carries_its_tooltip(drawn):
+    bands = re.findall(r'<path class="rg-band"[^>]*data-tip="([^"]*)"', drawn)
+    assert len(bands) == 4 and all(t.startswith("step: ") for t in bands), bands
+
+
+def test_the_svg_fits_a_page(drawn):
+    assert drawn.startswith("<svg") and 'aria-hidden="true"' in drawn.split(">", 1)[0]
+    assert "aria-label" not in drawn and 'fill="white"' not in drawn
+    assert all(i.startswith("rg-demo-") for i in re.findall(r'\sid="([^"]+)"', drawn))
+    assert "role-legend" not in drawn  # the arms' legend is the page's HTML
+    assert re.search(r'style="max-width:\d+px;min-width:min\(480px,\d+px\)"', drawn)
+
+
+def test_the_html_legend_lists_the_arms_in_their_site_colours():
+    entries = chart_svg.arm_legend(SPEC)
+    assert entries == [(a, palette.arm_color(a)) for a in ARMS]
+    html = chart_svg.legend_html(entries)
+    assert html.count("<li>") == 2 and f"background:{palette.arm_color('A1')}" in html
+
+
+def test_a_marks_link_stays_relative_and_an_xlink():
+    """vl_convert resolves a mark's href against Vega's data sets site; the page keeps the spec's
+    relative link, as xlink:href (Material's instant navigation would try to rewrite an SVG href)."""
+    svg = (
+        '<svg class="marks" width="10" height="10"><g class="mark-symbol role-mark m_marks">'
+        f'<a xlink:href="{chart_svg.VEGA_BASE}../../reports/x/"><path aria-label="x: 1" d="M0,0"/></a></g></svg>'
+    )
+    out = chart_svg.inline(svg, "h")
+    assert 'xlink:href="../../reports/x/"' in out and "vega" not in out and 'data-tip="x: 1"' in out
