@@ -141,32 +141,52 @@ def load(run: StoredRun, first: int, last: int, th: Thresholds = THRESHOLDS) -> 
         hit = h["cpu_other"] >= limit
         ticks.loc[h.index, "cpu_other"] = h["cpu_other"]
         ticks.loc[h.index[hit.to_numpy()], CPU] = True
-        tops = h["top_other"] if "top_other" in h else pd.Series(None, index=h.index, dtype=object)
-        for t, cores in h["cpu_other"][hit].items():
-            top = tops.get(t)
-            named = f"; heaviest: {top}" if isinstance(top, str) and not top.startswith("not ") else ""
-            ticks.loc[t, f"{CPU}:detail"] = f"{cores:.2f} cores busy outside the run{named}"
+        hits = h.loc[hit.to_numpy()]
+        tops = hits["top_other"] if "top_other" in hits else pd.Series(None, index=hits.index, dtype=object)
+        # One assignment for all ticks, not one per tick: an hour of 1 Hz samples is thousands of them.
+        ticks.loc[hits.index, f"{CPU}:detail"] = [
+            f"{cores:.2f} cores busy outside the run{_heaviest_named(top)}"
+            for cores, top in zip(hits["cpu_other"], tops, strict=True)
+        ]
         peak = float(h["cpu_other"].max()) if len(h) else None
     if gpu is not None and has_gpu_cols:
         visible = _visible(run)
         g = gpu if visible is None else gpu[gpu["index"].isin(visible)]
         if "other_procs" in g:
             busy = g[g["other_procs"].fillna(0) > 0]
-            for t, part in busy.groupby("t"):
-                ticks.loc[t, GPU_PROCESS] = True
-                ticks.loc[t, f"{GPU_PROCESS}:detail"] = "; ".join(
-                    f"GPU {int(r['index'])}: {r.get('other_desc') or str(int(r['other_procs'])) + ' process(es)'}"
-                    for _, r in part.iterrows()
-                )
+            descs = busy["other_desc"] if "other_desc" in busy else pd.Series(None, index=busy.index, dtype=object)
+            _mark(
+                ticks,
+                GPU_PROCESS,
+                busy["t"],
+                [
+                    f"GPU {int(i)}: {d or str(int(n)) + ' process(es)'}"
+                    for i, d, n in zip(busy["index"], descs, busy["other_procs"], strict=True)
+                ],
+            )
         if "throttle" in g:
             masks = g["throttle"].fillna(0).astype("int64") & THROTTLE_MASK
-            held = g[masks > 0].assign(mask=masks[masks > 0])
-            for t, part in held.groupby("t"):
-                ticks.loc[t, THROTTLE] = True
-                ticks.loc[t, f"{THROTTLE}:detail"] = "; ".join(
-                    f"GPU {int(r['index'])}: {throttle_words(int(r['mask']))}" for _, r in part.iterrows()
-                )
+            held = g[masks > 0]
+            words = [
+                f"GPU {int(i)}: {throttle_words(int(m))}" for i, m in zip(held["index"], masks[masks > 0], strict=True)
+            ]
+            _mark(ticks, THROTTLE, held["t"], words)
     return Load(float(ts[0]), interval, ticks, sampled=host is not None or has_gpu_cols, cpu_peak=peak)
+
+
+def _heaviest_named(top: object) -> str:
+    """ "; heaviest: pid 4242 stress" from the sampler's `top_other`, or nothing when it named none."""
+    return f"; heaviest: {top}" if isinstance(top, str) and not top.startswith("not ") else ""
+
+
+def _mark(ticks: pd.DataFrame, kind: str, times: pd.Series, details: list[str]) -> None:
+    """Mark the ticks at `times` as disturbed by `kind`, each tick's detail its rows' details joined
+    in row order (one row per GPU), in one assignment."""
+    if not details:
+        return
+    joined = pd.Series(details, index=times.to_numpy()).groupby(level=0, sort=True).agg("; ".join)
+    ticks.loc[joined.index, kind] = True
+    ticks.loc[joined.index, f"{kind}:detail"] = joined.to_numpy()
 
 
 def episodes(ld: Load) -> list[doc.Disturbance]:
