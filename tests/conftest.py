@@ -2,13 +2,46 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM (a CI timeout, `scripts/test` stopped) ends the session like Ctrl-C: fixtures tear
+    down (the Ray cluster stops) instead of the process vanishing with its children left behind.
+    SIGINT gets its default handler back where the suite was started with it ignored (a background
+    job of a non-interactive shell, as `scripts/test` starts it), so tests that interrupt their
+    children get the behaviour of a terminal."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` (scripts/test), the tests of a module that share a module-scoped
+    fixture (a built site, a campaign) run on one worker, so the fixture is made once; the other
+    tests are spread one by one. An explicit `xdist_group` mark (the Ray tests share one cluster)
+    wins."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d[-1].scope == "module" for d in defs if d):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture
@@ -47,3 +80,26 @@ def logging_python(folder: Path) -> tuple[Path, Path]:
     python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
     return python, log
+
+
+def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every pytest-xdist worker of this session shares (the session's base temp folder
+    without xdist): session fixtures built there are built once per session, not once per worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """`shared_root()/name`, made by `build(folder)` by the first worker that asks, under a file lock
+    the others wait on; the folder is complete when returned (a `.built` mark is written last, so a
+    build that failed is redone, never reused half-made)."""
+    root = shared_root(tmp_path_factory)
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(folder)
+            (folder / ".built").write_text("")
+    return folder

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
+from tests.conftest import built_once  # noqa: E402
 from tests.render import site_fixture  # noqa: E402 (after REPO, which it does not need)
 
 
@@ -68,15 +71,29 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.fixture(scope="session")
-def built_project(tmp_path_factory, svg_cache) -> tuple[Path, dict[str, bytes]]:
-    """A project whose runs/ holds the four-arm fixture, built with `mkdocs build --strict`;
-    returns the project and a snapshot of runs/ taken before the build."""
-    project = make_project(tmp_path_factory.mktemp("project"))
+def _build_project(project: Path, svg_cache: Path) -> None:
+    make_project(project)
     site_fixture.build_experiment(project / "runs")
-    before = tree_snapshot(project / "runs")
+    (project / "runs-before.json").write_text(json.dumps(_digests(project / "runs")))
     mkdocs_build(project, svg_cache)
-    return project, before
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {rel: hashlib.sha256(data).hexdigest() for rel, data in tree_snapshot(root).items()}
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory, svg_cache) -> tuple[Path, dict[str, str]]:
+    """A project whose runs/ holds the four-arm fixture, built with `mkdocs build --strict` once for
+    the session (every xdist worker reads the same build: tests only read it); returns the project and
+    the digest of every file of runs/ taken before the build (`tree_digests` gives it again)."""
+    project = built_once(tmp_path_factory, "built-project", lambda p: _build_project(p, svg_cache))
+    return project, json.loads((project / "runs-before.json").read_text())
+
+
+def tree_digests(root: Path) -> dict[str, str]:
+    """`tree_snapshot` as SHA-256 digests: equal digests mean a byte-identical tree."""
+    return _digests(root)
 
 
 @pytest.fixture(scope="session")

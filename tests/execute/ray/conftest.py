@@ -199,8 +199,10 @@ def cluster(*, head_cpus: int, workers: Sequence[str], env_extra: dict[str, str]
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:
-    """The dashboard address of a fresh head + worker node on 127.0.0.1 (one CPU each)."""
+    """The dashboard address of a fresh head + worker node on 127.0.0.1 (one CPU each), one for the
+    session: the tests that use it carry `xdist_group("ray")`, so under pytest-xdist they run on one
+    worker and share it; each test's experiments and runs folders are its own."""
     with cluster(head_cpus=1, workers=["w1"]) as c:
         yield c.address

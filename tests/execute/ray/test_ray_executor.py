@@ -18,7 +18,7 @@ from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path
 from tests.execute.conftest import make_experiment
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 LOCAL_ONLY = {"gpu.jsonl"}  # identical names on both sides; see docs/ray.md for stderr.log's extra lines
 

@@ -13,7 +13,7 @@ import pytest
 from reportgen.cli import main
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 SPEC = """
 name = "ray-grpo"
