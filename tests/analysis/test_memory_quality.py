@@ -4,6 +4,7 @@ from constructed runs/ trees analysed end to end, and the pure helpers on their 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from builder import FakeArm, analyse, comparison, make_experiment
 
 from reportgen.analysis import memory
@@ -38,7 +39,9 @@ def test_headroom_is_taken_on_what_the_cap_bounds_and_named_in_the_next_step(tmp
     assert m.device_peak_mib == 70000.0 and m.device_before_mib == 70000.0 and m.device_peak_net_mib == 0.0
     # against the GPU's capacity, and what nvidia-smi's own peak holds beyond the allocator's (here less: the
     # builder's samples are flat)
-    assert m.device_total_mib and m.device_share == 70000.0 / m.device_total_mib
+    assert m.device_total_mib and m.device_share == pytest.approx(
+        70000.0 / m.device_total_mib, rel=1e-8
+    )  # stored to 9 digits
     assert m.beyond_allocated_mib == m.device_peak_net_mib - m.allocated_peak_mib
     c = comparison(doc, "A1")
     assert c.verdict.status == "accepted"
