@@ -42,6 +42,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         defs = info.name2fixturedefs.values() if info is not None else ()
         if any(d[-1].scope == "module" for d in defs if d):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    # Longest first: the workers take work in this order, so the long chains (the Ray tests on their
+    # one cluster, real workloads, site builds) start at once and the short tests fill in behind them.
+    items.sort(key=_weight)
+
+
+def _weight(item: pytest.Item) -> int:
+    marks = {m.name for m in item.iter_markers()}
+    return 0 if "ray" in marks else 1 if {"slow", "browser"} <= marks else 2 if "slow" in marks else 3
 
 
 @pytest.fixture

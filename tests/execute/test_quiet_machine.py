@@ -140,6 +140,7 @@ TIMED_TRAINER = TRAINER.replace(
 ).replace("    st = 4 * 8 / speed\n", "    st = time.perf_counter() - t_step\n")
 
 
+@pytest.mark.serial  # the hogs must be the heaviest processes the sampler sees: no other test beside it
 def test_a_cpu_hog_started_beside_a_run_is_reported_on_the_page(tmp_path: Path) -> None:
     spec = make_experiment(tmp_path / "r", name="hog", steps=10, sleep=1.0)
     assert TIMED_TRAINER != TRAINER

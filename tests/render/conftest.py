@@ -96,6 +96,18 @@ def tree_digests(root: Path) -> dict[str, str]:
     return _digests(root)
 
 
+def _build_committed(project: Path, svg_cache: Path) -> None:
+    make_project(project)
+    mkdocs_build(project, svg_cache, REPORTGEN_RUNS=str(REPO / "runs"))
+
+
+@pytest.fixture(scope="session")
+def committed_site(tmp_path_factory, svg_cache) -> Path:
+    """site/ built by `mkdocs build --strict` from the committed runs/ (the GPU showcases), once for
+    the session and every xdist worker; tests only read it."""
+    return built_once(tmp_path_factory, "committed-site", lambda p: _build_committed(p, svg_cache)) / "site"
+
+
 @pytest.fixture(scope="session")
 def built_site(built_project) -> Path:
     """site/ of `built_project`."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.render.conftest import REPO, Server, make_project, mkdocs_build
+from tests.render.conftest import Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -18,12 +18,10 @@ POINTS = """() => Array.from(document.querySelectorAll('#chart-history-1 g.mark-
 }).filter(q => q.x > 0 && q.y > 0)"""
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory, svg_cache):
-    project = make_project(tmp_path_factory.mktemp("history-project"))
-    mkdocs_build(project, svg_cache, REPORTGEN_RUNS=str(REPO / "runs"))
-    with Server(project / "site") as server:
-        yield server, project / "site"
+@pytest.fixture
+def served(committed_site):
+    with Server(committed_site) as server:
+        yield server, committed_site
 
 
 def test_the_history_page_draws_both_machine_classes_and_links_its_points(browser, served) -> None:

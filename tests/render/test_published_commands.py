@@ -52,45 +52,49 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
+# One test per committed experiment: they run side by side on the suite's workers.
+EXPERIMENTS = sorted(p.name for p in (REPO / "runs").iterdir() if (p / layout.ANALYSIS).is_file())
+
+
+@pytest.fixture
+def clone(tmp_path) -> Path:
+    """A fresh clone of this repository at HEAD (a local clone: its objects are hard links)."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and this repository's history")
-    root = tmp_path_factory.mktemp("published") / "repo"
+    root = tmp_path / "repo"
     subprocess.run(["git", "clone", "-q", str(REPO), str(root)], check=True)
     return root
 
 
-@pytest.fixture(scope="module")
-def published(clone) -> list[tuple[str, str, str]]:
-    """(experiment, what, block) of every published command, rendered by this code from the clone's
-    committed runs (analysed again first, as `reportgen analyze` leaves them)."""
+def published(clone: Path, name: str) -> list[tuple[str, str, str]]:
+    """(experiment, what, block) of every command published for experiment `name`, rendered by this
+    code from the clone's committed runs (analysed again first, as `reportgen analyze` leaves them)."""
     out: list[tuple[str, str, str]] = []
-    for exp_dir in layout.iter_experiments(clone / "runs"):
-        analyze_experiment(exp_dir)
-        exp = load_experiment(exp_dir)
-        for page in render_experiment(exp, svg=False):
-            for m in FENCE.finditer(page.markdown):
-                title = m.group("title")
-                if "next step for" in title:
-                    who = title.split("for", 1)[1].strip(' "')
-                    out.append((exp.name, f"next step ({who})", m.group("body")))
-            if page.path.endswith(f"{exp.name}/index.md"):
-                fence = FENCE.search(page.markdown.split("## Reproduce", 1)[1])
-                assert fence is not None, exp.name
-                out.append((exp.name, "reproduce", fence.group("body")))
-        roll = rollback_page.render(exp)
-        for name, data in roll.files.items():
-            cand = name.removeprefix("rollback-").removesuffix(".patch")
-            block = roll.markdown.split(f"## Undo {cand}:", 1)[1].split("### How to apply it", 1)[1]
-            forward = under(exp.arm(cand).diff, recipe_dir_where_it_ran(exp))
-            out.append(
-                (
-                    exp.name,
-                    f"rollback {cand}",
-                    json.dumps([name, data.decode(), forward, FENCE.search(block).group("body")]),
-                )
-            )  # type: ignore[union-attr]
+    exp_dir = clone / "runs" / name
+    analyze_experiment(exp_dir)
+    exp = load_experiment(exp_dir)
+    for page in render_experiment(exp, svg=False):
+        for m in FENCE.finditer(page.markdown):
+            title = m.group("title")
+            if "next step for" in title:
+                who = title.split("for", 1)[1].strip(' "')
+                out.append((exp.name, f"next step ({who})", m.group("body")))
+        if page.path.endswith(f"{exp.name}/index.md"):
+            fence = FENCE.search(page.markdown.split("## Reproduce", 1)[1])
+            assert fence is not None, exp.name
+            out.append((exp.name, "reproduce", fence.group("body")))
+    roll = rollback_page.render(exp)
+    for file_name, data in roll.files.items():
+        cand = file_name.removeprefix("rollback-").removesuffix(".patch")
+        block = roll.markdown.split(f"## Undo {cand}:", 1)[1].split("### How to apply it", 1)[1]
+        forward = under(exp.arm(cand).diff, recipe_dir_where_it_ran(exp))
+        out.append(
+            (
+                exp.name,
+                f"rollback {cand}",
+                json.dumps([file_name, data.decode(), forward, FENCE.search(block).group("body")]),
+            )
+        )  # type: ignore[union-attr]
     _git(clone, "checkout", "-q", "--", ".")
     _git(clone, "clean", "-fdxq")
     return out
@@ -117,12 +121,22 @@ def _run(clone: Path, tmp: Path, block: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_every_published_command_runs_in_a_fresh_clone(clone, published, tmp_path):
-    assert {what.split()[0] for _, what, _ in published} >= {"reproduce", "next", "rollback"}
+def test_the_committed_experiments_publish_a_rollback_too() -> None:
+    """Each experiment's test below runs its reproduce and next-step blocks; between them the committed
+    experiments publish rollbacks as well (an accepted candidate's), so all three kinds are run."""
+    assert len(EXPERIMENTS) >= 4  # the showcases and the A/A campaign
+    rollbacks = [rollback_page.render(load_experiment(REPO / "runs" / name)).files for name in EXPERIMENTS]
+    assert any(rollbacks)
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experiment):
+    commands = published(clone, experiment)
+    assert {what.split()[0] for _, what, _ in commands} >= {"reproduce", "next"}
     here = fingerprint_id(machine_fingerprint())
     head = _git(clone, "rev-parse", "HEAD").strip()  # a reproduce block checks out another commit
     failed = []
-    for exp, what, block in published:
+    for exp, what, block in commands:
         _git(clone, "checkout", "-q", "--force", head)
         _git(clone, "clean", "-fdxq")
         if what.startswith("rollback"):

@@ -86,6 +86,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.serial  # timed: the orphaned claim must notice within its polling deadline
 def test_a_claim_whose_parent_goes_away_lets_go(tmp_path: Path) -> None:
     """Its ancestors stand for the Ray job's supervisor and raylet: when one dies, the claim ends."""
     code = (
