@@ -29,6 +29,7 @@ from reportgen.analysis.evidence import (
     expected_steps,
     first_failure,
     label_of,
+    metric_change_of,
     pending_text,
     phase_keys,
     role_formal,
@@ -238,18 +239,9 @@ def _comparison(
 
 def _primary(spec: Spec, ref: doc.ArmResult, cand: doc.ArmResult, rl: doc.RunLevel) -> doc.MetricChange:
     a = spec.analysis
-    label, unit, _ = label_of(a.primary)
     r, v = ref.overall.get(a.primary), cand.overall.get(a.primary)
-    return doc.MetricChange(
-        metric=a.primary,
-        label=label,
-        unit=unit,
-        better=a.direction,
-        against=ref.id,
-        reference=r,
-        candidate=v,
-        change=change(r, v),
-        interval=rl.interval,
+    return metric_change_of(
+        a.primary, better=a.direction, against=ref.id, reference=r, candidate=v, interval=rl.interval
     )
 
 
