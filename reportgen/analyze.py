@@ -112,7 +112,6 @@ def _context(files: ExperimentFiles) -> Context:
         profiler_runs=profiler,
         trace_summaries=_summaries(files),
         spec_source=source,
-        run_name=exp_dir.name,
         spec_dir=spec_dir(source, repo),
         prior_looks=tuple(prior_looks(record)),
         spans=_spans(files),

@@ -64,7 +64,6 @@ class Context:
     # the stored profiler summary of every run that has one, in run order
     trace_summaries: tuple[RunSummary, ...] = ()
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
-    run_name: str | None = None  # --name, when the folder is not the spec's name
     spec_dir: str | None = None  # the folder the spec ran from, relative to the runs' working directory
     prior_looks: tuple[int, ...] = ()  # looks an earlier design of the campaign took (experiment.json)
     # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
@@ -343,7 +342,7 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
     rerun = Rerun(
         ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml",
         spec.profile,
-        ctx.run_name,
+        ctx.experiment,  # `reportgen run --name` it: the folder is not always the spec's name
         experiment=ctx.experiment,
         spec_dir=ctx.spec_dir,
         candidates_section=spec.section("candidates"),
