@@ -60,7 +60,7 @@ class Context:
     machine: dict[str, Any] = field(default_factory=dict)
     baseline_commit: str | None = None
     dirty: bool | None = None
-    profiler_runs: list[dict[str, Any]] = field(default_factory=list)
+    profiler_runs: list[doc.ProfilerRun] = field(default_factory=list)
     # the stored profiler summary of every run that has one, in run order
     trace_summaries: tuple[RunSummary, ...] = ()
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
@@ -410,7 +410,7 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         ],
         arms=list(arms.values()),
         comparisons=comparisons,
-        profiler_runs=[doc.ProfilerRun.model_validate(p) for p in ctx.profiler_runs],
+        profiler_runs=list(ctx.profiler_runs),
         traces=experiment_stats(ctx.trace_summaries),
         baseline_drift=drift,
         campaign=_cost(spec, design, formal, comparisons),
