@@ -15,6 +15,7 @@ from pathlib import Path
 
 from reportgen import vocab
 from reportgen.analysis.check import Span
+from reportgen.analysis.document import Artifact, ProfilerRun
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
@@ -84,7 +85,7 @@ def _context(files: ExperimentFiles) -> Context:
     }
     diffs: dict[str, str] = {}
     commit, dirty, repo = None, None, None
-    profiler = []
+    profiler: list[ProfilerRun] = []
     for r in files.runs:
         if r.arm not in diffs and r.patch is not None:
             diffs[r.arm] = r.patch
@@ -92,12 +93,12 @@ def _context(files: ExperimentFiles) -> Context:
             commit, dirty, repo = r.git.commit_id, r.git.dirty, r.git.repo_path
         if r.role == vocab.PROFILE:
             profiler.append(
-                {
-                    "arm": r.arm.removeprefix(vocab.PROFILE_PREFIX),
-                    "path": r.rel,
-                    "status": r.status,
-                    "artifacts": list(r.artifacts),
-                }
+                ProfilerRun(
+                    arm=r.arm.removeprefix(vocab.PROFILE_PREFIX),
+                    path=r.rel,
+                    status=r.status,
+                    artifacts=[Artifact.model_validate(a) for a in r.artifacts],  # the manifest's JSON
+                )
             )
     source = record.source_path if record is not None else None
     return Context(
@@ -112,7 +113,6 @@ def _context(files: ExperimentFiles) -> Context:
         profiler_runs=profiler,
         trace_summaries=_summaries(files),
         spec_source=source,
-        run_name=exp_dir.name,
         spec_dir=spec_dir(source, repo),
         prior_looks=tuple(prior_looks(record)),
         spans=_spans(files),

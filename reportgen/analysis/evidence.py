@@ -130,6 +130,32 @@ def label_of(key: str) -> tuple[str, str, doc.Direction | None]:
     return (name, "s", LOWER) if key.endswith(PHASE_SUFFIX) else (name, "", None)
 
 
+def metric_change_of(
+    key: str,
+    *,
+    better: doc.Direction | None,
+    against: str,
+    reference: float | None,
+    candidate: float | None,
+    interval: doc.Interval,
+) -> doc.MetricChange:
+    """The document's change of `key`: its label and unit from the vocabulary (label_of), the
+    change computed from the two unrounded values, so no caller states one that disagrees with them.
+    `better` is the caller's: the primary metric's is the spec's `direction`, which may override the vocabulary."""
+    label, unit, _ = label_of(key)
+    return doc.MetricChange(
+        metric=key,
+        label=label,
+        unit=unit,
+        better=better,
+        against=against,
+        reference=reference,
+        candidate=candidate,
+        change=change(reference, candidate),
+        interval=interval,
+    )
+
+
 def phase_keys(runs: Sequence[StoredRun]) -> list[str]:
     """Per-step phase timers logged by every one of `runs` (perf/*_time), step time first."""
     if not runs:
@@ -201,20 +227,10 @@ class Campaign:
         cv = arm_statistic(segments(cand, key, self.windows))
         if rv is None and cv is None:
             return None
-        label, unit, better = label_of(key)
+        better = label_of(key)[2]
         rl = self.compare(key, reference, ref, cand, higher=better != LOWER)
         iv = rl.interval if len(rl.pairs) >= 2 and rl.interval.low is not None else self.within_run(key, ref, cand)
-        return doc.MetricChange(
-            metric=key,
-            label=label,
-            unit=unit,
-            better=better,
-            against=reference,
-            reference=rv,
-            candidate=cv,
-            change=change(rv, cv),
-            interval=iv,
-        )
+        return metric_change_of(key, better=better, against=reference, reference=rv, candidate=cv, interval=iv)
 
     def changes(
         self, keys: Sequence[str], reference: str, ref: Sequence[StoredRun], cand: Sequence[StoredRun]

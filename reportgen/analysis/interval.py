@@ -32,30 +32,60 @@ METHODS = ("block-bootstrap", "batch-means")
 DEFAULT_REPLICATES = 2000
 
 
-def _interval(
-    estimate: float | None,
-    low: float | None,
-    high: float | None,
-    confidence: float,
-    method: str,
-    b: Segments,
-    c: Segments,
-    length: int | None,
-    warnings: Sequence[str],
-) -> Interval:
-    """The document's `Interval` (`significant`: it excludes 1), step counts of both arms as n."""
-    return Interval(
-        estimate=estimate,
-        low=low,
-        high=high,
-        confidence=confidence,
-        method=method,
-        n_baseline=_count(b),
-        n_candidate=_count(c),
-        block_length=length,
-        significant=low is not None and high is not None and (low > 1.0 or high < 1.0),
-        warnings=list(warnings),
-    )
+@dataclass(frozen=True)
+class _Compared:
+    """What every interval of one call shares: both arms (cleaned), the confidence and the method's
+    name, so that each way out of a method says only what it found (estimate, bounds, warnings)."""
+
+    b: list[list[np.ndarray]]
+    c: list[list[np.ndarray]]
+    confidence: float
+    method: str
+
+    def interval(
+        self,
+        estimate: float | None,
+        warnings: Sequence[str],
+        *,
+        length: int | None,
+        low: float | None = None,
+        high: float | None = None,
+    ) -> Interval:
+        """The document's `Interval` (`significant`: it excludes 1), step counts of both arms as n."""
+        return Interval(
+            estimate=estimate,
+            low=low,
+            high=high,
+            confidence=self.confidence,
+            method=self.method,
+            n_baseline=_count(self.b),
+            n_candidate=_count(self.c),
+            block_length=length,
+            significant=low is not None and high is not None and (low > 1.0 or high < 1.0),
+            warnings=list(warnings),
+        )
+
+    def t_interval(self, estimate: float, t: float, se: float, length: int, warnings: Sequence[str]) -> Interval:
+        """estimate * exp(+-t * se): both methods' interval is a t interval on the log ratio."""
+        low, high = math.exp(math.log(estimate) - t * se), math.exp(math.log(estimate) + t * se)
+        return self.interval(estimate, warnings, length=length, low=low, high=high)
+
+    def unusable(self, why: str) -> Interval:
+        """No interval: an arm has a window without a finite value."""
+        return self.interval(_ratio(arm_statistic(self.b), arm_statistic(self.c)), (why,), length=None)
+
+
+def _ratio(sb: float | None, sc: float | None) -> float | None:
+    """candidate / baseline, None where either is missing or the baseline is 0."""
+    return sc / sb if sb and sc is not None else None
+
+
+def _block_size(floor: int, shortest: int) -> int:
+    """A block (or batch) length of at least `floor` and 1.5 sqrt(n), cut to leave at least four
+    per segment. Politis-White targets mean-squared error and picks short blocks on short series;
+    the sqrt(n) floor keeps the bias correction small (measured on the calibration page)."""
+    size = max(floor, math.ceil(1.5 * math.sqrt(shortest)))
+    return max(1, min(size, shortest // 4 if shortest >= 4 else 1))
 
 
 # ---------------------------------------------------------------- block length
@@ -217,17 +247,12 @@ def bootstrap_interval(
     from scipy import stats as st
 
     b, c = _clean(baseline), _clean(candidate)
-    method = "block-bootstrap"
     if not (_usable(b) and _usable(c)):
-        return _empty(b, c, confidence, method, "no finite values in some window of an arm")
+        return _Compared(b, c, confidence, "block-bootstrap").unusable("no finite values in some window of an arm")
     segs = [s for arm in (b, c) for r in arm for s in r if s.size]
     dep = dependence(segs)
-    shortest = min(s.size for s in segs)
     if length is None:
-        # Politis-White targets mean-squared error and picks short blocks on short series; a
-        # floor of sqrt(n) keeps the bias correction below small (measured on the calibration page).
-        length = max(dep.block_length, math.ceil(1.5 * math.sqrt(shortest)))
-        length = max(1, min(length, shortest // 4 if shortest >= 4 else 1))
+        length = _block_size(dep.block_length, min(s.size for s in segs))
     rng = np.random.default_rng(seed)
     rb = _bootstrap_arm(b, length, replicates, rng)
     rc = _bootstrap_arm(c, length, replicates, rng)
@@ -236,12 +261,11 @@ def bootstrap_interval(
     logs = logs[np.isfinite(logs)]
     sb, sc = arm_statistic(b), arm_statistic(c)
     warnings = _warnings(b, c, length)
-    if len(b) >= 2 or len(c) >= 2:
-        method = "block-bootstrap (runs and blocks resampled)"
+    method = "block-bootstrap (runs and blocks resampled)" if len(b) >= 2 or len(c) >= 2 else "block-bootstrap"
+    arms = _Compared(b, c, confidence, method)
     if sb is None or sc is None or sb <= 0 or sc <= 0 or logs.size < 10:
         warnings.append("the metric is not positive: no ratio interval")
-        est = sc / sb if sb and sc is not None else None
-        return _interval(est, None, None, confidence, method, b, c, length, warnings)
+        return arms.interval(_ratio(sb, sc), warnings, length=length)
     est = sc / sb
     bias = 1.0
     if dep.spec0 > 0:
@@ -250,8 +274,7 @@ def bootstrap_interval(
     se = float(logs.std(ddof=1)) / math.sqrt(bias)
     df = max(1, sum(max(1, s.size // length) - 1 for s in segs) or 1)
     t = float(st.t.ppf(0.5 + confidence / 2, df))
-    lo, hi = math.exp(math.log(est) - t * se), math.exp(math.log(est) + t * se)
-    return _interval(float(est), lo, hi, confidence, method, b, c, length, warnings)
+    return arms.t_interval(float(est), t, se, length, warnings)
 
 
 # ---------------------------------------------------------------- batch means
@@ -286,28 +309,25 @@ def batch_means_interval(
     from scipy import stats as st
 
     b, c = _clean(baseline), _clean(candidate)
-    method = "batch-means"
+    arms = _Compared(b, c, confidence, "batch-means")
     if not (_usable(b) and _usable(c)):
-        return _empty(b, c, confidence, method, "no finite values in some window of an arm")
+        return arms.unusable("no finite values in some window of an arm")
     segs = [s for arm in (b, c) for r in arm for s in r if s.size]
     if size is None:
-        shortest = min(s.size for s in segs)
-        # At least the bootstrap block length and sqrt(n), but keep >= 4 batches per segment.
-        size = max(block_length(segs), math.ceil(1.5 * math.sqrt(shortest)))
-        size = max(1, min(size, shortest // 4 if shortest >= 4 else 1))
+        # At least the bootstrap block length: batches shorter than it would not be near independent.
+        size = _block_size(block_length(segs), min(s.size for s in segs))
     sb, vb, dfb = _batch_var(b, size)
     sc, vc, dfc = _batch_var(c, size)
     est = sc / sb
     warnings = _warnings(b, c, size)
     if not (math.isfinite(vb) and math.isfinite(vc)) or min(dfb, dfc) < 1 or sb <= 0 or sc <= 0:
         warnings.append("too few batches for a batch-means interval")
-        return _interval(est, None, None, confidence, method, b, c, size, warnings)
+        return arms.interval(est, warnings, length=size)
     rb, rc = vb / sb**2, vc / sc**2  # variances of the logs (delta method)
     se = math.sqrt(rb + rc)
     df = (rb + rc) ** 2 / ((rb**2 / dfb if rb else 0.0) + (rc**2 / dfc if rc else 0.0) or 1e-300)
     t = float(st.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
-    lo, hi = math.exp(math.log(est) - t * se), math.exp(math.log(est) + t * se)
-    return _interval(est, lo, hi, confidence, method, b, c, size, warnings)
+    return arms.t_interval(est, t, se, size, warnings)
 
 
 # ---------------------------------------------------------------- dispatch
@@ -322,12 +342,6 @@ def ratio_interval(
     if method == "batch-means":
         return batch_means_interval(baseline, candidate, confidence=confidence)
     raise ValueError(f"unknown interval method {method!r}; expected one of {', '.join(METHODS)}")
-
-
-def _empty(b: Segments, c: Segments, confidence: float, method: str, why: str) -> Interval:
-    sb, sc = arm_statistic(b), arm_statistic(c)
-    est = sc / sb if sb and sc is not None else None
-    return _interval(est, None, None, confidence, method, b, c, None, (why,))
 
 
 def _warnings(b: list[list[np.ndarray]], c: list[list[np.ndarray]], length: int) -> list[str]:

@@ -29,6 +29,7 @@ from reportgen.analysis.evidence import (
     expected_steps,
     first_failure,
     label_of,
+    metric_change_of,
     pending_text,
     phase_keys,
     role_formal,
@@ -59,11 +60,10 @@ class Context:
     machine: dict[str, Any] = field(default_factory=dict)
     baseline_commit: str | None = None
     dirty: bool | None = None
-    profiler_runs: list[dict[str, Any]] = field(default_factory=list)
+    profiler_runs: list[doc.ProfilerRun] = field(default_factory=list)
     # the stored profiler summary of every run that has one, in run order
     trace_summaries: tuple[RunSummary, ...] = ()
     spec_source: str | None = None  # the spec file `reportgen run` was given (experiment.json)
-    run_name: str | None = None  # --name, when the folder is not the spec's name
     spec_dir: str | None = None  # the folder the spec ran from, relative to the runs' working directory
     prior_looks: tuple[int, ...] = ()  # looks an earlier design of the campaign took (experiment.json)
     # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
@@ -238,18 +238,9 @@ def _comparison(
 
 def _primary(spec: Spec, ref: doc.ArmResult, cand: doc.ArmResult, rl: doc.RunLevel) -> doc.MetricChange:
     a = spec.analysis
-    label, unit, _ = label_of(a.primary)
     r, v = ref.overall.get(a.primary), cand.overall.get(a.primary)
-    return doc.MetricChange(
-        metric=a.primary,
-        label=label,
-        unit=unit,
-        better=a.direction,
-        against=ref.id,
-        reference=r,
-        candidate=v,
-        change=change(r, v),
-        interval=rl.interval,
+    return metric_change_of(
+        a.primary, better=a.direction, against=ref.id, reference=r, candidate=v, interval=rl.interval
     )
 
 
@@ -351,7 +342,7 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
     rerun = Rerun(
         ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml",
         spec.profile,
-        ctx.run_name,
+        ctx.experiment,  # `reportgen run --name` it: the folder is not always the spec's name
         experiment=ctx.experiment,
         spec_dir=ctx.spec_dir,
         candidates_section=spec.section("candidates"),
@@ -419,7 +410,7 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         ],
         arms=list(arms.values()),
         comparisons=comparisons,
-        profiler_runs=[doc.ProfilerRun.model_validate(p) for p in ctx.profiler_runs],
+        profiler_runs=list(ctx.profiler_runs),
         traces=experiment_stats(ctx.trace_summaries),
         baseline_drift=drift,
         campaign=_cost(spec, design, formal, comparisons),

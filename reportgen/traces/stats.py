@@ -366,14 +366,15 @@ def _pd(part: str, b: float, c: float) -> PartDiff:
 def diff_stats(base: ArmTraces, cand: ArmTraces) -> TraceDiff:
     """The candidate against the baseline, per profiled step."""
     b, c = base.per_step, cand.per_step
-    keys = table_keys([b, c])
-    parts = [_pd(k, b.get(k, 0.0), c.get(k, 0.0)) for k in keys if k in b or k in c]
-    copied = [
-        _pd(d, b.get(f"bytes:{d}", 0.0), c.get(f"bytes:{d}", 0.0))
-        for d in cats.MEMCPY_DIRECTIONS
-        if b.get(f"bytes:{d}") or c.get(f"bytes:{d}")
-    ]
-    copied_total = sum(c.get(f"bytes:{d}", 0.0) - b.get(f"bytes:{d}", 0.0) for d in cats.MEMCPY_DIRECTIONS)
+
+    def between(key: str, part: str | None = None) -> PartDiff:
+        """One per-step figure of both arms (0 where an arm lacks it), named `part` (else `key`)."""
+        return _pd(part or key, b.get(key, 0.0), c.get(key, 0.0))
+
+    parts = [between(k) for k in table_keys([b, c]) if k in b or k in c]
+    # a direction neither arm copied in adds nothing to the total
+    copied = [between(f"bytes:{d}", d) for d in cats.MEMCPY_DIRECTIONS if b.get(f"bytes:{d}") or c.get(f"bytes:{d}")]
+    copied_total = sum(p.difference for p in copied)
     bo = {o.name: o for o in base.top_ops}
     co = {o.name: o for o in cand.top_ops}
     names = sorted(set(bo) | set(co))
@@ -382,17 +383,14 @@ def diff_stats(base: ArmTraces, cand: ArmTraces) -> TraceDiff:
         key=lambda p: -abs(p.difference),
     )[:TOP_DIFF_OPS]
     categories = {p.part: (co.get(p.part) or bo[p.part]).category for p in ops}
-    wall = _pd("wall", b.get("wall", 0.0), c.get("wall", 0.0))
+    wall = between("wall")
     kernels = _pd(
         "kernels",
         sum(b.get(k, 0.0) for k in cats.COMPUTE_CATEGORIES),
         sum(c.get(k, 0.0) for k in cats.COMPUTE_CATEGORIES),
     )
-    host = sorted(
-        (_pd(k, b.get(k, 0.0), c.get(k, 0.0)) for k in SPAN_TITLES.values() if k in b or k in c),
-        key=lambda p: -abs(p.difference),
-    )
-    copies = sum(c.get(d, 0.0) - b.get(d, 0.0) for d in cats.MEMCPY_DIRECTIONS)
+    host = sorted((between(k) for k in SPAN_TITLES.values() if k in b or k in c), key=lambda p: -abs(p.difference))
+    copies = sum(between(d).difference for d in cats.MEMCPY_DIRECTIONS)
     d = wall.difference
     big = max(1.0, 0.05 * abs(d))  # a part that moved less than this explains nothing of the change
     # the host-side spans that moved the way the step did (a span that grew cannot explain a faster step)
@@ -410,8 +408,8 @@ def diff_stats(base: ArmTraces, cand: ArmTraces) -> TraceDiff:
         op_categories=categories,
         kernels=kernels,
         copies_ms=copies,
-        idle_ms=c.get(IDLE, 0.0) - b.get(IDLE, 0.0),
-        same_step=abs(d) < max(1.0, SAME_WITHIN * b.get("wall", 0.0)),
+        idle_ms=between(IDLE).difference,
+        same_step=abs(d) < max(1.0, SAME_WITHIN * wall.baseline),
         same_kernels=abs(kernels.difference) <= max(1.0, SAME_WITHIN * kernels.baseline),
         causes=causes,
     )
