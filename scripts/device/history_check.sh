@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The performance history's real-run check (tests/history/test_real_history.py) on the GPU
-# machine's quiet CPUs: twelve baseline runs of the CPU workload at twelve commits of a throw-away
+# The performance history's real-run check of the GRPO workload (tests/history/test_real_history.py,
+# the test the suite skips: REPORTGEN_HISTORY_STEPS set here runs it) on the GPU machine's quiet
+# CPUs: twelve baseline runs of the embedded CPU workload at twelve commits of a throw-away
 # repository, a 10 % slowdown added at the seventh; prints the A/A noise a point, the measured drop
-# and whether the change point was found at its commit (docs/performance-history.md#the-real-run-check).
+# and whether the change point was found at its commit (docs/performance-history.md#the-real-run-test).
 #
 #   bash scripts/device/history_check.sh     # on the GPU machine, `.whl` carried (docs/device.md)
 #   bash scripts/device/history_check.sh     # anywhere else: the checkout's environment runs it
@@ -19,4 +20,4 @@ fi
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] && PY=.venv/bin/python
 nproc
-REPORTGEN_HISTORY_STEPS=${STEPS:-60} "$PY" -m pytest tests/history/test_real_history.py -p no:cacheprovider -rs -s -q 2>&1 | tee "${OUT:-/tmp}/history-check.txt"
+REPORTGEN_HISTORY_STEPS=${STEPS:-60} "$PY" -m pytest tests/history/test_real_history.py -k grpo -p no:cacheprovider -rs -s -q 2>&1 | tee "${OUT:-/tmp}/history-check.txt"

@@ -69,11 +69,13 @@ def test_a_half_written_manifest_is_read_on_the_next_poll(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_the_deadline_interrupts_a_real_campaign_cleanly(tmp_path: Path) -> None:
-    spec = make_experiment(tmp_path / "r", steps=40, sleep=0.5)  # 20 s a run: cannot end in time
+    # 50 s a run: cannot end in time. The deadline comes after the first run has started even on a
+    # loaded machine (the CLI's start took over 8 s with a load of 10 on 2 cores).
+    spec = make_experiment(tmp_path / "r", steps=100, sleep=0.5)
     runs = tmp_path / "runs"
     cmd = [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze"]
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--deadline-s", "8", "--experiment", str(runs / "exp"), "--", *cmd],
+        [sys.executable, str(SCRIPT), "--deadline-s", "20", "--experiment", str(runs / "exp"), "--", *cmd],
         capture_output=True,
         text=True,
         timeout=120,

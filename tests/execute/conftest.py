@@ -20,9 +20,12 @@ TRAINER = textwrap.dedent(
     p.add_argument("--speed", type=float, default=100.0)
     p.add_argument("--optimizer-cpu-offload", action="store_true")
     p.add_argument("--noise", type=float, default=0.0)  # run-to-run: each run's speed is off by this (sd)
+    p.add_argument("--noise-per-experiment", action="store_true")  # another draw in each experiment folder
     a, _ = p.parse_known_args()
-    # The same run folder (arm/repeat) always draws the same offset: tests stay deterministic.
-    here = "/".join(os.environ.get("REPORTGEN_RUN_DIR", "x").split("/")[-2:])
+    # The same run folder (arm/repeat, or experiment/arm/repeat) always draws the same offset:
+    # tests stay deterministic.
+    depth = 3 if a.noise_per_experiment else 2
+    here = "/".join(os.environ.get("REPORTGEN_RUN_DIR", "x").split("/")[-depth:])
     offset = 1.0 + a.noise * random.Random(zlib.crc32(here.encode())).gauss(0.0, 1.0)
     print("> setting random seeds to 1234 ...", flush=True)
     for step in range(a.num_rollout):

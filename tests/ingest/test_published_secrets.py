@@ -1,16 +1,19 @@
 """A credential passed as a flag value (Relax's `--wandb-key`) never reaches anything published:
 the dry run, the manifest's effective argv, analysis.json, anything else under runs/, the built site
 (pages, search index, downloads); the run's own recipe copy keeps it, so the run stays runnable.
-Checked byte-wise."""
+Checked byte-wise. The two tests of a real run share one campaign of the stand-in trainer
+(`shared_run`, made once per session); the site test builds from a copy of it."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from reportgen.cli import main
+from tests.conftest import built_once
 from tests.execute.conftest import RECIPE, make_experiment
 
 SECRET = "sk-PLANTED-0123456789abcdef"
@@ -39,6 +42,17 @@ def run_experiment(root: Path) -> tuple[Path, Path]:
     return spec, runs
 
 
+@pytest.fixture
+def shared_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The runs/ folder of one real campaign with the planted credentials (baseline and A1, analysed),
+    made by the first test that asks; read it, or copy it before writing."""
+
+    def build(root: Path) -> None:
+        run_experiment(root)
+
+    return built_once(tmp_path_factory, "published-secrets", build) / "runs"
+
+
 def test_dry_run_redacts_flag_credentials_and_drops_redirections(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -56,8 +70,8 @@ def test_dry_run_redacts_flag_credentials_and_drops_redirections(
     assert SECRET in (tmp_path / "recipes" / "recipe.sh").read_text()
 
 
-def test_run_keeps_its_recipe_runnable_and_publishes_no_credential(tmp_path: Path) -> None:
-    _, runs = run_experiment(tmp_path)
+def test_run_keeps_its_recipe_runnable_and_publishes_no_credential(shared_run: Path) -> None:
+    runs = shared_run
     exp = runs / "exp"
     for arm in ("baseline", "A1"):
         run = exp / arm / "1"
@@ -74,11 +88,11 @@ def test_run_keeps_its_recipe_runnable_and_publishes_no_credential(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_built_site_holds_no_planted_credential(tmp_path: Path) -> None:
+def test_built_site_holds_no_planted_credential(tmp_path: Path, shared_run: Path) -> None:
     from tests.render.conftest import make_project, mkdocs_build
 
     project = make_project(tmp_path / "project")
-    run_experiment(project)
+    shutil.copytree(shared_run, project / "runs")
     # The recipe diff's context carries the key: the candidate page shows that diff.
     assert "--hf-token=<redacted>" in (project / "runs" / "exp" / "A1" / "1" / "recipe.patch").read_text()
     mkdocs_build(project, tmp_path / "cache")
