@@ -15,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # it measures the load an intruder adds: alone
 
 
 def test_quiet_check_flags_the_intruder_beside_a1(tmp_path: Path) -> None:
