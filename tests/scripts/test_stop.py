@@ -22,6 +22,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow  # a suite inside the suite: about 10 s each
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
 def test_a_stopped_suite_leaves_no_process_behind(tmp_path: Path, sig: signal.Signals) -> None:
     pid_file = tmp_path / "daemon.pid"
