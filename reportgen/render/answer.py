@@ -72,11 +72,26 @@ def figure_cell(f: Figure) -> str:
         return "n/a"
     out = f'<span class="rg-nowrap">{safe.text(f.head)}</span>'
     if f.detail:
-        out += f'<br><span class="rg-ci">{safe.text(f.detail)}</span>'
+        out += f"<br>{_detail(f.detail)}"
     if f.note:  # a warning (little memory left) reads as one
         cls = "rg-ci rg-warn" if f.warn else "rg-ci"
         out += f'<br><span class="{cls}">{safe.text(f.note)}</span>'
     return out
+
+
+def _detail(text: str) -> str:
+    """The line under a figure, never wrapped inside its interval or limit; a parenthesised tail ("of
+    68.00 GiB emulated cap (GPU 80.00 GiB)") may go to a line of its own, so a long limit does not
+    widen its column past a desktop's page (the table scrolled sideways to show the memory)."""
+    head, sep, tail = text.partition(" (")
+    if not sep:
+        return f'<span class="rg-ci">{safe.text(text)}</span>'
+    parts = (head, "(" + tail)
+    return (
+        '<span class="rg-ci rg-wrap">'
+        + " ".join(f'<span class="rg-nowrap">{safe.text(x)}</span>' for x in parts)
+        + "</span>"
+    )
 
 
 def _who(a: CandidateAnswer) -> str:

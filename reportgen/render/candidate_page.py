@@ -284,7 +284,8 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     if targets:
         body += " Evidence: " + ", ".join(f"[{safe.text(label)}]({href})" for label, href in targets) + "."
     head += maths_note(comp)
-    md.append(f'!!! {kind} "{safe.text(head)}"\n    {body}\n')
+    # prose: a flag the headline names (the maths change) reads as code, never broken at its hyphens
+    md.append(f'!!! {kind} "{safe.prose(head)}"\n    {body}\n')
     if command:
         md.append(safe.fence(command, "bash", title=f"next step for {cand}") + "\n")
     if failed:

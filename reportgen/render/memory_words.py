@@ -29,7 +29,7 @@ def gpu_share(m: MemoryUse) -> str:
 
 def gap_sentence(arm: str, m: MemoryUse) -> str:
     """Why nvidia-smi's peak is more than the framework's, in numbers that add up to it: "A1's nvidia-smi
-    peak, 6032 MiB, stands above the 5120 MiB cap without breaking it: 615 MiB in use on the GPU
+    peak, 6032 MiB, stands above the 5120 MiB (5.00 GiB) cap without breaking it: 615 MiB in use on the GPU
     before the run, the 4515 MiB the framework allocated at its peak, and 902 MiB beyond that (...)";
     "" when a figure is missing or the framework's peak is the larger (they may come from two runs)."""
     peak, alloc, beyond = m.device_peak_mib, m.allocated_peak_mib, m.beyond_allocated_mib
@@ -37,7 +37,8 @@ def gap_sentence(arm: str, m: MemoryUse) -> str:
         return ""
     if m.cap_mib is not None and peak > m.cap_mib:
         head = (
-            f"{arm}'s nvidia-smi peak, {fmt_mib(peak)}, stands above the {fmt_mib(m.cap_mib)} cap without breaking it"
+            f"{arm}'s nvidia-smi peak, {fmt_mib(peak)}, stands above the {fmt_mib(m.cap_mib)} ({fmt_gib(m.cap_mib)}) cap "
+            "without breaking it"
         )
     else:
         head = f"{arm}'s nvidia-smi peak, {fmt_mib(peak)}, is more than the framework's {fmt_mib(alloc)}"

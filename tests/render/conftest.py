@@ -71,9 +71,14 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+# The built site's runs cap PyTorch's memory (--gpu-memory-cap-gib), as the GPU showcases do: its
+# memory section shows an emulated cap beside the GPU's capacity, and nvidia-smi's peak above the cap.
+SITE_CAP_GIB = 68
+
+
 def _build_project(project: Path, svg_cache: Path) -> None:
     make_project(project)
-    site_fixture.build_experiment(project / "runs")
+    site_fixture.build_experiment(project / "runs", cap_gib=SITE_CAP_GIB)
     (project / "runs-before.json").write_text(json.dumps(_digests(project / "runs")))
     mkdocs_build(project, svg_cache)
 
@@ -84,7 +89,7 @@ def _digests(root: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def built_project(tmp_path_factory, svg_cache) -> tuple[Path, dict[str, str]]:
-    """A project whose runs/ holds the four-arm fixture, built with `mkdocs build --strict` once for
+    """A project whose runs/ holds the four-arm fixture (under SITE_CAP_GIB), built with `mkdocs build --strict` once for
     the session (every xdist worker reads the same build: tests only read it); returns the project and
     the digest of every file of runs/ taken before the build (`tree_digests` gives it again)."""
     project = built_once(tmp_path_factory, "built-project", lambda p: _build_project(p, svg_cache))

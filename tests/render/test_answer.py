@@ -126,3 +126,14 @@ def test_a_figure_nobody_measured_gets_no_column():
     a = CandidateAnswer("A1", "t", "accepted", [Figure("response tokens/s", "+20%"), memory_figure(MemoryUse())])
     md = block([a], docs_prefix="")
     assert "response tokens/s" in md and "peak memory" not in md
+
+
+def test_a_long_limit_may_wrap_before_its_parenthesis_but_an_interval_never_wraps():
+    # "of 68.00 GiB emulated cap (GPU 80.00 GiB)" widened the memory column past a desktop's page
+    cap = figure_cell(Figure("peak memory", "60.40 GiB", detail="of 68.00 GiB emulated cap (GPU 80.00 GiB)"))
+    assert (
+        '<span class="rg-ci rg-wrap"><span class="rg-nowrap">of 68.00 GiB emulated cap</span> '
+        '<span class="rg-nowrap">(GPU 80.00 GiB)</span></span>'
+    ) in cap
+    ci = figure_cell(Figure("x", "+21.4%", detail="95% CI +18.9% to +23.9%"))
+    assert '<span class="rg-ci">95% CI +18.9% to +23.9%</span>' in ci and "rg-wrap" not in ci

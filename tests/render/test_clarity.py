@@ -119,7 +119,11 @@ def test_failed_candidate_shows_the_memory_cap(tmp_path):
     exp_dir = site_fixture.build_experiment(tmp_path, cap_gib=80)
     page = candidate_page.render(load_experiment(exp_dir), "A2")
     md = page.markdown
-    assert md.index('!!! failure "A2 failed"') < md.index("## What happened") < md.index("### Memory up to the failure")
+    assert (
+        md.index('!!! failure "A2 failed; changes the maths')
+        < md.index("## What happened")
+        < md.index("### Memory up to the failure")
+    )
     assert "At its peak the framework held 67.24 GiB of the 80.00 GiB emulated cap (12.76 GiB left)" in md
     # nvidia-smi's peak, explained in numbers that add up to it
     assert "A2's nvidia-smi peak, 80999 MiB, stands above the 81920 MiB cap" not in md  # it does not: 80999 < 81920

@@ -121,7 +121,7 @@ def test_failed_candidate_leads_with_cause_and_excerpt(exp):
     md = page.markdown
     assert md.index("## What happened") < md.index("## What changed")
     # a plain sentence first, then one row per run, the log excerpt once, no parser dump
-    assert '!!! failure "A2 failed"' in md
+    assert '!!! failure "A2 failed; changes the maths' in md
     assert "**A2 failed: OOM at step 9, tried to allocate 2.46 GiB. It completed 9 of 40 steps (A2/1).**" in md
     assert (
         "<td>A2/1</td>" in md
@@ -363,7 +363,10 @@ def test_the_home_page_lists_results_in_words(exp):
     front = home_page.home("# reportgen\n\n<!-- reportgen:results -->\n", [exp])
     assert front is not None and front.path == "index.md"
     assert "- [Drop optimizer CPU offload](reports/grpo-offload/index.md) (GPU run, 2 x NVIDIA A100" in front.markdown
-    assert "<code>grpo-offload</code>): A1 accepted, response tokens/s +21.4%; A2 failed; A3 rejected" in front.markdown
+    assert (
+        "<code>grpo-offload</code>): A1 accepted, response tokens/s +21.4% (changes the maths); A2 failed (changes the "
+        "maths); A3 rejected"
+    ) in front.markdown
     assert home_page.home("# no mark\n", [exp]) is None
     listing = home_page.render([exp]).markdown
     assert "1 experiment, newest first" in listing and "experiment(s)" not in listing
