@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +17,7 @@ import pytest
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path, logging_python
 from tests.execute.conftest import RECIPE, make_experiment
+from tests.helpers import log_shows, wait_for
 
 
 def run_cli(*args: str) -> int:
@@ -241,15 +241,6 @@ def _start_runner(spec: Path, runs: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_for(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
-
-
 def _a1_running(runs: Path) -> bool:
     path = runs / "exp" / "A1" / "1" / "manifest.json"
     if not path.is_file():
@@ -263,7 +254,7 @@ def test_sigkilled_runner_resumes_redoing_only_the_interrupted_run(tmp_path: Pat
     spec = make_experiment(tmp_path / "r", steps=5, sleep=1.0)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
-    _wait_for(lambda: _a1_running(runs))
+    wait_for(lambda: _a1_running(runs), 60, "run A1 to be running")
     baseline = tree_digest(runs / "exp" / "baseline")
     orphan_pgid = json.loads((runs / "exp" / "A1" / "1" / "manifest.json").read_text())["process"]["pgid"]
     proc.send_signal(signal.SIGKILL)
@@ -283,11 +274,8 @@ def test_sigterm_stops_the_group_and_marks_interrupted(tmp_path: Path) -> None:
     spec = make_experiment(tmp_path / "r", steps=30, sleep=0.5)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
-    _wait_for(
-        lambda: (
-            (runs / "exp" / "baseline" / "1" / "stdout.log").is_file()
-            and b"perf 1:" in (runs / "exp" / "baseline" / "1" / "stdout.log").read_bytes()
-        )
+    wait_for(
+        lambda: log_shows(runs / "exp" / "baseline" / "1" / "stdout.log", b"perf 1:"), 60, "step 1 of the baseline"
     )
     pgid = json.loads((runs / "exp" / "baseline" / "1" / "manifest.json").read_text())["process"]["pgid"]
     proc.send_signal(signal.SIGTERM)
