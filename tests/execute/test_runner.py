@@ -16,7 +16,7 @@ import pytest
 
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path, logging_python
-from tests.execute.conftest import RECIPE, make_experiment
+from tests.execute.conftest import A1, RECIPE, make_experiment
 from tests.helpers import log_shows, wait_for
 
 
@@ -148,7 +148,7 @@ def test_dry_run_previews_exactly_the_runs_the_same_options_start(
 
 
 def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = make_experiment(tmp_path / "r", extra='set = {"--num-rollout" = 3}')
+    spec = make_experiment(tmp_path / "r", candidates=[{**A1, "set": {"--num-rollout": 3}}])
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs)) == 2
     err = capsys.readouterr().err.strip()
@@ -157,7 +157,7 @@ def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_edit_of_a_flag_absent_from_the_recipe_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = make_experiment(tmp_path / "r", extra='[[candidates]]\nid = "A2"\ntitle = "x"\nremove = ["--no-such-flag"]')
+    spec = make_experiment(tmp_path / "r", candidates=[A1, {"id": "A2", "title": "x", "remove": ["--no-such-flag"]}])
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs)) == 2
     assert "--no-such-flag" in capsys.readouterr().err
@@ -186,7 +186,7 @@ def test_credentials_never_reach_runs(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_failure_and_timeout_are_recorded(tmp_path: Path) -> None:
-    spec = make_experiment(tmp_path / "r", extra='[[candidates]]\nid = "A2"\ntitle = "fails"\nadd = {"--fail-at" = 2}')
+    spec = make_experiment(tmp_path / "r", candidates=[A1, {"id": "A2", "title": "fails", "add": {"--fail-at": 2}}])
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
     m = manifest(runs, "A2")

@@ -117,9 +117,15 @@ def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: P
 def test_a_sequential_campaign_runs_every_pair_on_its_one_node(tmp_path: Path, ray_cluster: str) -> None:
     # [run] until = "decided" on a cluster: the blocks come from the analysis after each block, and
     # every run of the campaign (so both runs of every pair) goes to the experiment's one node.
-    spec = make_experiment(tmp_path / "r", name="seq", steps=5, sleep=0.01)
-    text = spec.read_text().replace('order = "sequential"\nrepeats = 1', 'until = "decided"\nmax_pairs = 4')
-    spec.write_text(text)
+    spec = make_experiment(
+        tmp_path / "r",
+        name="seq",
+        steps=5,
+        sleep=0.01,
+        order=None,
+        repeats=None,
+        run={"until": "decided", "max_pairs": 4},
+    )
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs), "--no-profiler", "--ray", ray_cluster]) == 0
     exp = runs / "seq"
