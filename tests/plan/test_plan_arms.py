@@ -12,7 +12,7 @@ from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.specfile.load import load_spec
 from reportgen.specfile.model import Edits, WorkloadSpec
 from tests.helpers import write_spec
-from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
+from tests.relax_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
 A1 = {"id": "A1", "title": "no optimizer offload", "rationale": "offload costs step time", "remove": list(OFFLOAD)}
 A2 = {"id": "A2", "title": "A1 and no recompute", "base": "A1", "remove": list(RECOMPUTE)}
