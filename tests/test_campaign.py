@@ -13,25 +13,19 @@ import pytest
 from reportgen.analysis.next_step import SAME_MACHINE
 from reportgen.cli import main
 from reportgen.render.load import load_analysis
-from tests.execute.conftest import make_experiment
+from tests.execute.conftest import A1, make_experiment
 
 pytestmark = pytest.mark.slow  # real runs, about 20 s a test
 
-NOISY = """
-[[candidates]]
-id = "A2"
-title = "A no-op whose runs are noisy"
-add = {"--noise" = 0.3}
-"""
+NOISY = {"id": "A2", "title": "A no-op whose runs are noisy", "add": {"--noise": 0.3}}
 
 
-def _spec(tmp_path: Path, run: str, *, extra: str = NOISY) -> Path:
-    spec = make_experiment(tmp_path / "recipes", extra=extra, steps=5, sleep=0.01)
-    text = spec.read_text()
-    head, _, tail = text.partition("[run]\n")
-    body = "\n".join(line for line in tail.splitlines() if not line.startswith(("order", "repeats")))
-    spec.write_text(f"{head}[run]\n{run}\n{body}\n")
-    return spec
+def _spec(tmp_path: Path, run: dict[str, object], *, noisy: bool = True) -> Path:
+    """The runner's experiment with `run` as its whole [run] table (bar the time limit)."""
+    candidates = [A1, NOISY] if noisy else [A1]
+    return make_experiment(
+        tmp_path / "recipes", steps=5, sleep=0.01, order=None, repeats=None, run=run, candidates=candidates
+    )
 
 
 def _runs(exp: Path) -> dict[str, list[int]]:
@@ -46,7 +40,7 @@ def _started(exp: Path, arm: str, rep: int) -> str:
 
 
 def test_a_sequential_campaign_runs_pairs_until_each_comparison_is_decided(tmp_path: Path, capsys) -> None:
-    spec = _spec(tmp_path, 'until = "decided"\nmin_pairs = 3\nmax_pairs = 5')
+    spec = _spec(tmp_path, {"until": "decided", "min_pairs": 3, "max_pairs": 5})
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs)]) == 0
     exp = runs / "exp"
@@ -74,7 +68,7 @@ def test_a_sequential_campaign_runs_pairs_until_each_comparison_is_decided(tmp_p
 
 
 def test_the_budget_stops_a_campaign_and_the_same_command_adds_pairs(tmp_path: Path, capsys) -> None:
-    spec = _spec(tmp_path, 'until = "decided"\nmax_pairs = 6\nbudget_minutes = 0.001')
+    spec = _spec(tmp_path, {"until": "decided", "max_pairs": 6, "budget_minutes": 0.001})
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs)]) == 0
     exp = runs / "exp"
@@ -96,7 +90,7 @@ def test_the_budget_stops_a_campaign_and_the_same_command_adds_pairs(tmp_path: P
 
 
 def test_a_fixed_campaign_is_continued_when_only_its_size_changes(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "repeats = 1", extra="")
+    spec = _spec(tmp_path, {"repeats": 1}, noisy=False)
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs)]) == 0
     exp = runs / "exp"
@@ -121,7 +115,7 @@ def test_a_fixed_campaign_is_continued_when_only_its_size_changes(tmp_path: Path
 
 
 def test_a_resized_campaign_keeps_covering_the_looks_it_took(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "repeats = 3", extra=NOISY)
+    spec = _spec(tmp_path, {"repeats": 3})
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs), "--no-profiler"]) == 0
     spec.write_text(spec.read_text().replace("repeats = 3", "repeats = 4"))

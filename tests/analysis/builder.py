@@ -2,51 +2,20 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reportgen.analysis.document import AnalysisDocument, Comparison
+from tests.helpers import write_run_folder, write_spec
 
-SPEC = """\
-name = "{name}"
-title = "Offload test"
-hypothesis = "Removing optimizer offload speeds up training"
-
-[recipe]
-script = "recipe.sh"
-
-[workload]
-flags = ["--global-batch-size", "--rollout-max-response-len"]
-steps = {steps}
-
-[run]
-repeats = {repeats}
-order = "{order}"
-
-[analysis]
-warmup_steps = {warmup}
-min_effect = 0.05
-method = "{method}"
-seed = 7
-site_url = "https://example.org/report"
-windows = [{windows}]
-{analysis_extra}
-{candidates}
-"""
-
-CANDIDATE = """
-[[candidates]]
-id = "{id}"
-title = "Candidate {id}"
-base = "{base}"
-{edit}
-"""
-DEFAULT_EDIT = 'remove = ["--optimizer-cpu-offload"]'
+# The candidate's edit when a test names none: the offload flag removed.
+DEFAULT_EDIT = {"remove": ["--optimizer-cpu-offload"]}
 
 BASE_ARGV = {
     "--global-batch-size": "16",
@@ -76,7 +45,7 @@ class FakeArm:
     extra: dict = field(default_factory=dict)  # more per-step keys, e.g. {"perf/optimizer_time": 0.5}
     trend: float = 0.0  # throughput drifts by this fraction from the first step to the last
     base: str = "baseline"  # the candidate's base in the spec
-    edit: str = DEFAULT_EDIT  # the candidate's edit lines in the spec
+    edit: dict = field(default_factory=lambda: dict(DEFAULT_EDIT))  # the candidate's edit keys in the spec
     interrupt_at: int | None = None  # stopped by a signal at this step (status interrupted)
     interrupt_repeat: int | None = None  # only this repeat is interrupted (None: every repeat)
     critic_nan_at: int | None = None  # train/critic-value_loss = nan at this step (a PPO critic's keys are logged)
@@ -146,7 +115,7 @@ def write_run(
         rows.extend(
             {"step": s, "key": k, "value": v, "source": "console"} for k, v in vals.items() if k not in spec.drop_keys
         )
-    pd.DataFrame(rows, columns=["step", "key", "value", "source"]).to_parquet(run_dir / "metrics.parquet", index=False)
+    metrics = pd.DataFrame(rows, columns=["step", "key", "value", "source"])
     end = t0 + sum(step_times) + 5
     events = []
     status, code = "complete", 0
@@ -189,13 +158,8 @@ def write_run(
                 "details": {},
             }
         )
-    (run_dir / "events.json").write_text(
-        json.dumps({"schema_version": 1, "kind": "reportgen.events", "events": events})
-    )
     argv = {**BASE_ARGV, **spec.argv}
     manifest = {
-        "schema_version": 1,
-        "kind": "reportgen.run",
         "experiment": run_dir.parent.parent.name,
         "arm": arm,
         "repeat": repeat,
@@ -211,7 +175,7 @@ def write_run(
         "effective_argv": argv,
         "invariants": {"checked": list(BASE_ARGV), "values": {}, "violations": spec.violations},
     }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    gpu = host = None
     if with_gpu:
         ts = np.arange(t0, end, 1.0)
         hit = ts < t0 + spec.disturb_share * (end - t0)  # the disturbed ticks
@@ -240,9 +204,8 @@ def write_run(
                 for i in (0, 1)
             ]
         )
-        gpu.to_parquet(run_dir / "gpu.parquet", index=False)
         cpu = "cpu" in set((spec.disturb or "").split("+"))
-        pd.DataFrame(
+        host = pd.DataFrame(
             {
                 "t": ts,
                 "cpu_count": 16,
@@ -251,8 +214,9 @@ def write_run(
                 "cpu_other": np.where(hit & cpu, 2.5, 0.1),
                 "top_other": np.where(hit & cpu, "pid 4242 stress 2.50 cores", None),
             }
-        ).to_parquet(run_dir / "host.parquet", index=False)
-    (run_dir / "recipe.patch").write_text("" if arm == "baseline" else "-  --optimizer-cpu-offload\n")
+        )
+    patch = "" if arm == "baseline" else "-  --optimizer-cpu-offload\n"
+    write_run_folder(run_dir, manifest, metrics=metrics, events=events, gpu=gpu, host=host, patch=patch)
     return end
 
 
@@ -275,29 +239,38 @@ def make_experiment(
     seed: int = 1,
     windows: int = 3,
     gpu: bool = True,
-    analysis_extra: str = "",
+    analysis: Mapping[str, Any] | None = None,
     t0: float = 1_764_000_000.0,
 ) -> Path:
     """A runs/<name>/ tree with a spec, and one folder per arm and repeat: by default three
     interleaved blocks, the fewest pairs a verdict may rest on. Runs follow one another from `t0`
-    (experiments sharing a runs folder and a machine must not overlap: analysis/overlap)."""
+    (experiments sharing a runs folder and a machine must not overlap: analysis/overlap). `analysis`:
+    more keys of the spec's [analysis] table."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)
-    wins = ", ".join(f'{{name = "W{i + 1}", start = {edges[i]}, end = {edges[i + 1] - 1}}}' for i in range(windows))
-    cands = "".join(CANDIDATE.format(id=a, base=s.base, edit=s.edit) for a, s in arms.items() if a != "baseline")
-    (exp / "experiment.toml").write_text(
-        SPEC.format(
-            name=name,
-            steps=steps,
-            warmup=warmup,
-            windows=wins,
-            candidates=cands,
-            repeats=repeats,
-            order=order,
-            method=method,
-            analysis_extra=analysis_extra,
-        )
+    write_spec(
+        exp / "experiment.toml",
+        name=name,
+        title="Offload test",
+        hypothesis="Removing optimizer offload speeds up training",
+        recipe={"script": "recipe.sh"},
+        workload={"flags": ["--global-batch-size", "--rollout-max-response-len"], "steps": steps},
+        run={"repeats": repeats, "order": order},
+        analysis={
+            "warmup_steps": warmup,
+            "min_effect": 0.05,
+            "method": method,
+            "seed": 7,
+            "site_url": "https://example.org/report",
+            "windows": [
+                {"name": f"W{i + 1}", "start": int(edges[i]), "end": int(edges[i + 1] - 1)} for i in range(windows)
+            ],
+            **(analysis or {}),
+        },
+        candidates=[
+            {"id": a, "title": f"Candidate {a}", "base": s.base, **s.edit} for a, s in arms.items() if a != "baseline"
+        ],
     )
     rng = np.random.default_rng(seed)
     for rep in range(1, repeats + 1):

@@ -60,7 +60,7 @@ def test_tolerance_is_declared_in_the_spec(tmp_path):
     loose = comparison(analyse(tmp_path / "a", arms), "A1")
     assert loose.same_work.status == "pass" and loose.same_work.tolerance == 0.05
     assert loose.verdict.status == "accepted" and loose.summary.next_step.action == "merge"
-    tight = comparison(analyse(tmp_path / "b", arms, analysis_extra="same_work_tolerance = 0.02"), "A1")
+    tight = comparison(analyse(tmp_path / "b", arms, analysis={"same_work_tolerance": 0.02}), "A1")
     assert tight.same_work.status == "fail" and tight.verdict.status == "invalid"
     assert "beyond the 2% tolerance" in (tight.verdict.cause or "")
 
@@ -142,10 +142,10 @@ def test_derived_candidate_against_its_base_with_effective_values(tmp_path):
         "baseline": FakeArm(argv={"--max-tokens-per-gpu": "896"}),
         "A1": FakeArm(speed=1.3, argv={"--max-tokens-per-gpu": "896"}),
         "A3": FakeArm(
-            speed=1.6, base="A1", edit='set = {"--max-tokens-per-gpu" = 640}', argv={"--max-tokens-per-gpu": "640"}
+            speed=1.6, base="A1", edit={"set": {"--max-tokens-per-gpu": 640}}, argv={"--max-tokens-per-gpu": "640"}
         ),
     }
-    doc = analyse(tmp_path, arms, analysis_extra='pr_candidate = "A3"')
+    doc = analyse(tmp_path, arms, analysis={"pr_candidate": "A3"})
     assert doc.settings.pr_candidate == "A3"
     a1, a3 = comparison(doc, "A1"), comparison(doc, "A3")
     assert a3.summary.is_pr and not a1.summary.is_pr
@@ -235,9 +235,7 @@ def test_baseline_drift_is_flagged(tmp_path):
 
 
 def test_pr_candidate_must_be_a_candidate(tmp_path):
-    exp = make_experiment(
-        tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm()}, analysis_extra='pr_candidate = "A9"'
-    )
+    exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm()}, analysis={"pr_candidate": "A9"})
     with pytest.raises(UserError, match="pr_candidate"):
         analyze_experiment(exp)
     doc = analyse(tmp_path / "b", {"baseline": FakeArm(), "A1": FakeArm(), "A2": FakeArm()})

@@ -131,7 +131,7 @@ def test_quality_tolerance_is_the_specs(tmp_path):
     doc = analyse(
         tmp_path,
         {"baseline": FakeArm(), "A1": FakeArm(speed=1.5, extra={"train/loss": 0.07})},
-        analysis_extra="quality_tolerance = 0.5",
+        analysis={"quality_tolerance": 0.5},
     )
     assert doc.settings.quality_tolerance == 0.5
     assert next(x for x in comparison(doc, "A1").guardrails if x.id == "same_quality").status == "pass"

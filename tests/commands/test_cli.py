@@ -11,17 +11,16 @@ from typer.testing import CliRunner
 from reportgen.cli import app, main
 from reportgen.commands.ls_cmd import columns
 from reportgen.store.layout import resolve_runs_root
+from tests.helpers import write_run_folder
 
 LONG = "grpo-offload-and-recompute-on-two-h200-with-a-long-name"
 
 
 def _runs(root: Path, experiment: str = LONG) -> Path:
     run = root / experiment / "baseline" / "1"
-    run.mkdir(parents=True)
+    manifest = {"role": "formal", "status": "complete", "started_utc": "2026-11-29T08:04:49Z", "duration_s": 12.5}
+    write_run_folder(run, manifest)
     (root / experiment / "experiment.toml").write_text('name = "x"\n')
-    manifest = {"schema_version": 1, "kind": "reportgen.run", "role": "formal", "status": "complete"}
-    manifest |= {"started_utc": "2026-11-29T08:04:49Z", "duration_s": 12.5}
-    (run / "manifest.json").write_text(json.dumps(manifest))
     return root
 
 

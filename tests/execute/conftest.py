@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.helpers import write_spec
 
 TRAINER = textwrap.dedent(
     """
@@ -65,40 +69,8 @@ RECIPE = textwrap.dedent(
     """
 )
 
-SPEC = textwrap.dedent(
-    """\
-    name = "{name}"
-    title = "Runner test experiment"
-    hypothesis = "without offload the stand-in trainer is twice as fast"
-
-    [recipe]
-    script = "recipe.sh"
-    python = "{python}"
-    entrypoint = "trainer.py"
-    [recipe.env]
-    STEPS = "{steps}"
-    STEP_SLEEP = "{sleep}"
-
-    [workload]
-    flags = ["--num-rollout", "--global-batch-size"]
-    steps = {steps}
-
-    [run]
-    timeout_s = {timeout}
-    order = "{order}"
-    repeats = {repeats}
-
-    [analysis]
-    warmup_steps = 1
-    windows = [{{name = "W1", start = 1, end = 2}}, {{name = "W2", start = 3, end = 4}}]
-
-    [[candidates]]
-    id = "A1"
-    title = "Remove the offload flag"
-    remove = ["--optimizer-cpu-offload"]
-    {extra}
-    """
-)
+# The candidate every runner experiment has: the stand-in trainer is twice as fast without the flag.
+A1 = {"id": "A1", "title": "Remove the offload flag", "remove": ["--optimizer-cpu-offload"]}
 
 
 def make_experiment(
@@ -108,28 +80,37 @@ def make_experiment(
     steps: int = 5,
     sleep: float = 0.05,
     timeout: float = 120,
-    order: str = "sequential",
-    repeats: int = 1,
-    extra: str = "",
+    order: str | None = "sequential",
+    repeats: int | None = 1,
+    run: Mapping[str, Any] | None = None,
+    candidates: Sequence[Mapping[str, Any]] = (A1,),
     recipe: str = RECIPE,
 ) -> Path:
+    """recipe.sh, trainer.py and experiment.toml under `root`; returns the spec's path. The spec's
+    [run] holds `timeout`, `order` and `repeats` (None leaves one out) and the keys of `run`."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "trainer.py").write_text(TRAINER)
     (root / "recipe.sh").write_text(recipe)
-    spec = root / "experiment.toml"
-    spec.write_text(
-        SPEC.format(
-            name=name,
-            python=sys.executable,
-            steps=steps,
-            sleep=sleep,
-            timeout=timeout,
-            order=order,
-            repeats=repeats,
-            extra=extra,
-        )
+    fixed = {"order": order, "repeats": repeats}
+    return write_spec(
+        root / "experiment.toml",
+        name=name,
+        title="Runner test experiment",
+        hypothesis="without offload the stand-in trainer is twice as fast",
+        recipe={
+            "script": "recipe.sh",
+            "python": sys.executable,
+            "entrypoint": "trainer.py",
+            "env": {"STEPS": str(steps), "STEP_SLEEP": str(sleep)},
+        },
+        workload={"flags": ["--num-rollout", "--global-batch-size"], "steps": steps},
+        run={"timeout_s": timeout, **{k: v for k, v in fixed.items() if v is not None}, **(run or {})},
+        analysis={
+            "warmup_steps": 1,
+            "windows": [{"name": "W1", "start": 1, "end": 2}, {"name": "W2", "start": 3, "end": 4}],
+        },
+        candidates=candidates,
     )
-    return spec
 
 
 @pytest.fixture

@@ -67,10 +67,7 @@ def marked() -> Iterator[ExecutorKind]:
 
 
 def _spec(root: Path, executor: str | None) -> Path:
-    spec = make_experiment(root, steps=2)
-    if executor is not None:
-        spec.write_text(spec.read_text().replace("[run]\n", f'[run]\nexecutor = "{executor}"\n', 1))
-    return spec
+    return make_experiment(root, steps=2, run=None if executor is None else {"executor": executor})
 
 
 def _manifests(runs: Path) -> Sequence[Mapping[str, Any]]:

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from reportgen.render.load import load_experiment
 from reportgen.store.run import parse_utc
 from tests.conftest import env_with_repo_on_path
 from tests.execute.conftest import TRAINER, make_experiment
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -42,15 +42,6 @@ def manifest(runs: Path, exp: str, arm: str, repeat: int = 1) -> dict:
     return json.loads((runs / exp / arm / str(repeat) / "manifest.json").read_text())
 
 
-def wait_for(predicate, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
-
-
 def started(runs: Path, exp: str, arm: str) -> bool:
     return (runs / exp / arm / "1" / "manifest.json").is_file()
 
@@ -65,7 +56,7 @@ def test_a_second_run_of_a_campaign_in_progress_is_refused_and_the_first_finishe
     spec = make_experiment(tmp_path / "r", steps=6, sleep=0.4)
     runs = tmp_path / "runs"
     first = start_run(spec, runs)
-    wait_for(lambda: started(runs, "exp", "baseline"))
+    wait_for(lambda: started(runs, "exp", "baseline"), 120, "the first campaign's baseline to start")
     before = {k for k in tree(runs / "exp") if not k.startswith("baseline/1/")}  # what the first one has made
     assert main(["run", str(spec), "--runs", str(runs), "--no-profiler"]) == 2
     err = capfd.readouterr().err.strip()
@@ -90,7 +81,7 @@ def test_a_campaign_of_another_experiment_waits_for_the_machine(tmp_path: Path) 
     two = make_experiment(tmp_path / "two", name="two", steps=3, sleep=0.1)
     runs = tmp_path / "runs"
     first = start_run(one, runs, "--no-analyze")
-    wait_for(lambda: started(runs, "one", "baseline"))
+    wait_for(lambda: started(runs, "one", "baseline"), 120, "the first campaign's baseline to start")
     second = start_run(two, runs, "--no-analyze")
     out2, _ = second.communicate(timeout=240)
     out1, _ = first.communicate(timeout=60)
@@ -105,7 +96,7 @@ def test_campaigns_forced_side_by_side_are_invalid_naming_the_overlap(tmp_path: 
     two = make_experiment(tmp_path / "two", name="two", steps=6, sleep=0.5)
     runs = tmp_path / "runs"
     first = start_run(one, runs, "--share-machine", "--no-analyze")
-    wait_for(lambda: started(runs, "one", "baseline"))
+    wait_for(lambda: started(runs, "one", "baseline"), 120, "the first campaign's baseline to start")
     second = start_run(two, runs, "--share-machine", "--no-analyze")
     for proc in (first, second):
         out, _ = proc.communicate(timeout=240)
@@ -147,12 +138,12 @@ def test_a_cpu_hog_started_beside_a_run_is_reported_on_the_page(tmp_path: Path) 
     (spec.parent / "trainer.py").write_text(TIMED_TRAINER)
     runs = tmp_path / "runs"
     proc = start_run(spec, runs)
-    wait_for(lambda: started(runs, "hog", "A1"))
+    wait_for(lambda: started(runs, "hog", "A1"), 120, "run A1 to start")
     # Four hogs of one command: on a machine that other work keeps busy too (this one is shared),
     # together they take a share the heaviest-first naming cannot miss.
     hogs = [_orphan_hog() for _ in range(4)]
     try:
-        wait_for(lambda: manifest(runs, "hog", "A1")["status"] != "running", timeout=180)
+        wait_for(lambda: manifest(runs, "hog", "A1")["status"] != "running", 180, "run A1 to end")
     finally:
         for hog in hogs:
             os.kill(hog, signal.SIGKILL)

@@ -21,38 +21,12 @@ import pytest
 from reportgen.analyze import analyze_experiment
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path
+from tests.helpers import write_spec
 from tests.workloads.conftest import TINY
 
 pytestmark = pytest.mark.slow
 
 ARGS = " ".join([*TINY, "--rollout-batch-size", "2", "--n-samples-per-prompt", "4", "--optimizer-cpu-offload"])
-
-SPEC = """\
-name = "{name}"
-title = "Lifecycle of a real run"
-
-[recipe]
-script = "recipe.sh"
-python = "{python}"
-entrypoint = "reportgen.workloads.grpo"
-[recipe.env]
-{env}
-
-[workload]
-flags = ["--rollout-batch-size", "--n-samples-per-prompt"]
-
-[run]
-timeout_s = 300
-
-[analysis]
-warmup_steps = 1
-windows = [{{name = "W1", start = 1, end = 3}}]
-
-[[candidates]]
-id = "A1"
-title = "no offload flag"
-remove = ["--optimizer-cpu-offload"]
-"""
 
 # Kill the workload once its log shows step 2's first perf line (the rollout's, before the step
 # trains): a SIGKILL mid-step leaves no end line.
@@ -65,12 +39,25 @@ kill -9 $pid
 """
 
 
-def experiment(root: Path, name: str, body: str, env: str = "") -> Path:
+def experiment(root: Path, name: str, body: str, env: dict[str, str] | None = None) -> Path:
+    """recipe.sh (`body` under bash -x) and its spec: the embedded workload, A1 without the offload flag."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "recipe.sh").write_text("#!/bin/bash\nset -x\n" + body)
-    spec = root / "spec.toml"
-    spec.write_text(SPEC.format(name=name, python=sys.executable, env=env))
-    return spec
+    return write_spec(
+        root / "spec.toml",
+        name=name,
+        title="Lifecycle of a real run",
+        recipe={
+            "script": "recipe.sh",
+            "python": sys.executable,
+            "entrypoint": "reportgen.workloads.grpo",
+            **({"env": env} if env else {}),
+        },
+        workload={"flags": ["--rollout-batch-size", "--n-samples-per-prompt"]},
+        run={"timeout_s": 300},
+        analysis={"warmup_steps": 1, "windows": [{"name": "W1", "start": 1, "end": 3}]},
+        candidates=[{"id": "A1", "title": "no offload flag", "remove": ["--optimizer-cpu-offload"]}],
+    )
 
 
 def manifest(runs: Path, exp: str, arm: str, repeat: int = 1) -> dict:
@@ -148,7 +135,7 @@ def test_runs_resumed_from_a_checkpoint_and_windows_that_miss_them(tmp_path: Pat
     )
     assert made.returncode == 0, made.stderr[-2000:]
     body = '"${PYTHON}" -m reportgen.workloads.grpo ' + ARGS + ' --num-rollout 10 --load "$CKPT"\n'
-    spec = experiment(tmp_path / "r", "resumed", body, env=f'CKPT = "{ck}"')
+    spec = experiment(tmp_path / "r", "resumed", body, env={"CKPT": str(ck)})
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler"]) == 0
     for arm in ("baseline", "A1"):

@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +16,8 @@ import pytest
 
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path, logging_python
-from tests.execute.conftest import RECIPE, make_experiment
+from tests.execute.conftest import A1, RECIPE, make_experiment
+from tests.helpers import log_shows, wait_for
 
 
 def run_cli(*args: str) -> int:
@@ -148,7 +148,7 @@ def test_dry_run_previews_exactly_the_runs_the_same_options_start(
 
 
 def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = make_experiment(tmp_path / "r", extra='set = {"--num-rollout" = 3}')
+    spec = make_experiment(tmp_path / "r", candidates=[{**A1, "set": {"--num-rollout": 3}}])
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs)) == 2
     err = capsys.readouterr().err.strip()
@@ -157,7 +157,7 @@ def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_edit_of_a_flag_absent_from_the_recipe_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = make_experiment(tmp_path / "r", extra='[[candidates]]\nid = "A2"\ntitle = "x"\nremove = ["--no-such-flag"]')
+    spec = make_experiment(tmp_path / "r", candidates=[A1, {"id": "A2", "title": "x", "remove": ["--no-such-flag"]}])
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs)) == 2
     assert "--no-such-flag" in capsys.readouterr().err
@@ -186,7 +186,7 @@ def test_credentials_never_reach_runs(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_failure_and_timeout_are_recorded(tmp_path: Path) -> None:
-    spec = make_experiment(tmp_path / "r", extra='[[candidates]]\nid = "A2"\ntitle = "fails"\nadd = {"--fail-at" = 2}')
+    spec = make_experiment(tmp_path / "r", candidates=[A1, {"id": "A2", "title": "fails", "add": {"--fail-at": 2}}])
     runs = tmp_path / "runs"
     assert run_cli("run", str(spec), "--runs", str(runs), "--no-analyze") == 0
     m = manifest(runs, "A2")
@@ -241,15 +241,6 @@ def _start_runner(spec: Path, runs: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_for(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
-
-
 def _a1_running(runs: Path) -> bool:
     path = runs / "exp" / "A1" / "1" / "manifest.json"
     if not path.is_file():
@@ -263,7 +254,7 @@ def test_sigkilled_runner_resumes_redoing_only_the_interrupted_run(tmp_path: Pat
     spec = make_experiment(tmp_path / "r", steps=5, sleep=1.0)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
-    _wait_for(lambda: _a1_running(runs))
+    wait_for(lambda: _a1_running(runs), 60, "run A1 to be running")
     baseline = tree_digest(runs / "exp" / "baseline")
     orphan_pgid = json.loads((runs / "exp" / "A1" / "1" / "manifest.json").read_text())["process"]["pgid"]
     proc.send_signal(signal.SIGKILL)
@@ -283,11 +274,8 @@ def test_sigterm_stops_the_group_and_marks_interrupted(tmp_path: Path) -> None:
     spec = make_experiment(tmp_path / "r", steps=30, sleep=0.5)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
-    _wait_for(
-        lambda: (
-            (runs / "exp" / "baseline" / "1" / "stdout.log").is_file()
-            and b"perf 1:" in (runs / "exp" / "baseline" / "1" / "stdout.log").read_bytes()
-        )
+    wait_for(
+        lambda: log_shows(runs / "exp" / "baseline" / "1" / "stdout.log", b"perf 1:"), 60, "step 1 of the baseline"
     )
     pgid = json.loads((runs / "exp" / "baseline" / "1" / "manifest.json").read_text())["process"]["pgid"]
     proc.send_signal(signal.SIGTERM)

@@ -1,4 +1,4 @@
-"""Hand-written Relax-style console output for the ingest tests.
+"""Hand-written Relax-style console output for the ingest tests, and the specs of hand-made runs.
 
 Lines follow docs/ingest.md: coloured loguru-style and plain logger prefixes, Ray's
 `(Actor pid=N) ` prefixes, two `perf N` lines per step (rollout manager, then actor), bare
@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import write_spec
 
 G, C, B, R = "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
 ACTOR = "(MegatronTrainRayActor pid=1234) "
@@ -173,3 +175,30 @@ def run_dir(tmp_path: Path) -> Path:
     (d / "stdout.log").write_text(relax_stdout(), encoding="utf-8")
     (d / "stderr.log").write_text(TRACE + DUMP + "W1129 some warning\n", encoding="utf-8")
     return d
+
+
+OFFLOAD = "--optimizer-cpu-offload"
+
+
+def paste_spec(path: Path) -> Path:
+    """The least spec `reportgen ingest` takes for a pasted log: Relax's command line as the recipe."""
+    return write_spec(
+        path,
+        name="x",
+        title="t",
+        recipe={"argv": ["python3", "-m", "relax.entrypoints.train", OFFLOAD]},
+        candidates=[{"id": "A1", "title": "a", "remove": [OFFLOAD]}],
+    )
+
+
+def hand_made_spec(path: Path, *, flags: tuple[str, ...], title: str = "Drop optimizer CPU offload") -> Path:
+    """The spec of a run made by hand and ingested: experiment "offload", its recipe the script
+    recipe.sh beside it, `flags` the fixed workload, one candidate without the offload flag."""
+    return write_spec(
+        path,
+        name="offload",
+        title=title,
+        recipe={"script": "recipe.sh"},
+        workload={"flags": list(flags)},
+        candidates=[{"id": "A1", "title": "no offload", "remove": [OFFLOAD]}],
+    )

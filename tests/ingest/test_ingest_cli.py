@@ -6,24 +6,10 @@ import pytest
 from reportgen.analyze import is_stale
 from reportgen.cli import main
 
-from .conftest import TRACE, relax_stdout
+from .conftest import TRACE, hand_made_spec, relax_stdout
 from .test_metrics import write_tb
 
-SPEC = """
-name = "offload"
-title = "Drop optimizer CPU offload"
-
-[recipe]
-script = "recipe.sh"
-
-[workload]
-flags = ["--global-batch-size", "--n-samples-per-prompt"]
-
-[[candidates]]
-id = "A1"
-title = "no offload"
-remove = ["--optimizer-cpu-offload"]
-"""
+FLAGS = ("--global-batch-size", "--n-samples-per-prompt")
 
 
 @pytest.fixture
@@ -31,8 +17,7 @@ def setup(tmp_path):
     (tmp_path / "recipe.sh").write_text(
         "#!/bin/bash\nset -x\npython3 -m relax.entrypoints.train --optimizer-cpu-offload\n"
     )
-    spec = tmp_path / "exp.toml"
-    spec.write_text(SPEC)
+    spec = hand_made_spec(tmp_path / "exp.toml", flags=FLAGS)
     log = tmp_path / "hand.log"
     log.write_text(TRACE + relax_stdout(steps=9, fail=False))
     return tmp_path, spec, log
@@ -64,7 +49,7 @@ def test_ingest_end_to_end(setup, capsys):
     # the run's path, then the analysis it leaves current (the site build only reads it)
     assert capsys.readouterr().out.strip().splitlines() == [str(run), f"analysis: {runs / 'offload' / 'analysis.json'}"]
     assert not is_stale(runs / "offload")
-    assert (runs / "offload" / "experiment.toml").read_text() == SPEC
+    assert (runs / "offload" / "experiment.toml").read_text() == spec.read_text()
     assert sorted(p.name for p in run.iterdir()) == [
         "events.json",
         "manifest.json",
@@ -155,8 +140,7 @@ def test_refuses_existing_run_and_other_spec(setup, capsys):
         ["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(runs), "--repeat", "3"], capsys
     )
     assert code == 2 and "already holds" in err
-    other = tmp / "other.toml"
-    other.write_text(SPEC.replace("Drop optimizer", "Keep optimizer"))
+    other = hand_made_spec(tmp / "other.toml", flags=FLAGS, title="Keep optimizer CPU offload")
     code, err = run_err(["ingest", str(log), "--spec", str(other), "--arm", "baseline", "--runs", str(runs)], capsys)
     assert code == 2 and "differs from" in err
     assert sorted(str(p) for p in runs.rglob("*")) == before

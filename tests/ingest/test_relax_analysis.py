@@ -8,6 +8,7 @@ from pathlib import Path
 
 from reportgen.analyze import analyze_experiment
 from reportgen.cli import main
+from tests.helpers import write_spec
 
 from . import relax_corpus as rc
 from .test_relax_corpus import nan_then_oom
@@ -15,28 +16,30 @@ from .test_relax_corpus import nan_then_oom
 STEPS = 30
 
 
-def spec_text(primary: str = "perf/step_resp_token_per_s") -> str:
-    return f"""
-name = "offload"
-title = "Drop optimizer CPU offload"
+TRIO = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
+WINDOWS = ((2, 15), (16, STEPS - 1))  # (start, end) of W1, W2
 
-[recipe]
-argv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d",
-        "--use-precision-aware-optimizer"]
 
-[workload]
-flags = ["--global-batch-size", "--rollout-batch-size", "--n-samples-per-prompt"]
-
-[analysis]
-primary = "{primary}"
-warmup_steps = 2
-windows = [{{name = "W1", start = 2, end = 15}}, {{name = "W2", start = 16, end = {STEPS - 1}}}]
-
-[[candidates]]
-id = "A1"
-title = "no optimizer offload"
-remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
-"""
+def offload_spec(
+    path: Path,
+    *,
+    primary: str = "perf/step_resp_token_per_s",
+    windows: tuple[tuple[int, int], ...] = WINDOWS,
+) -> Path:
+    """The experiment of the corpus' logs: Relax's command line with the offload trio, A1 without it."""
+    return write_spec(
+        path,
+        name="offload",
+        title="Drop optimizer CPU offload",
+        recipe={"argv": ["python3", "-m", "relax.entrypoints.train", *TRIO]},
+        workload={"flags": ["--global-batch-size", "--rollout-batch-size", "--n-samples-per-prompt"]},
+        analysis={
+            "primary": primary,
+            "warmup_steps": 2,
+            "windows": [{"name": f"W{i}", "start": s, "end": e} for i, (s, e) in enumerate(windows, 1)],
+        },
+        candidates=[{"id": "A1", "title": "no optimizer offload", "remove": TRIO}],
+    )
 
 
 Runs = list[list[rc.Line]]
@@ -49,8 +52,7 @@ def three(make: Callable[[int], list[rc.Line]]) -> Runs:
 
 def analyze(tmp_path: Path, logs: dict[str, list[rc.Line] | Runs], primary: str = "perf/step_resp_token_per_s") -> dict:
     tmp_path.mkdir(exist_ok=True)
-    spec = tmp_path / "offload.toml"
-    spec.write_text(spec_text(primary))
+    spec = offload_spec(tmp_path / "offload.toml", primary=primary)
     runs = tmp_path / "runs"
     for arm, given in logs.items():
         each = given if given and isinstance(given[0], list) else [given]
@@ -216,16 +218,9 @@ def test_status_reason_and_verdict_cause_name_the_same_event(tmp_path: Path) -> 
 # -- lifecycles (issue 22): what a verdict says about cut, resumed, retried and restarted runs ------
 
 
-def analyze_logs(tmp_path: Path, logs: dict[str, str], windows: str | None = None) -> dict:
+def analyze_logs(tmp_path: Path, logs: dict[str, str], windows: tuple[tuple[int, int], ...] = WINDOWS) -> dict:
     """`reportgen ingest` each arm's log, then `analyze`; the comparison of A1."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    spec = tmp_path / "offload.toml"
-    text = spec_text()
-    if windows is not None:
-        text = text.replace(
-            'windows = [{name = "W1", start = 2, end = 15}, {name = "W2", start = 16, end = 29}]', windows
-        )
-    spec.write_text(text)
+    spec = offload_spec(tmp_path / "offload.toml", windows=windows)
     runs = tmp_path / "runs"
     for arm, log_text in logs.items():
         log = tmp_path / f"{arm}.log"
@@ -254,7 +249,7 @@ def test_cut_log_through_ingest_and_analyze_is_no_result(tmp_path: Path) -> None
 
 def test_windows_that_miss_a_resumed_run_say_so_and_offer_windows(tmp_path: Path) -> None:
     logs = {"baseline": rc.text(rc.resumed(seed=1)), "A1": rc.text(rc.resumed(seed=2, speed=1.5))}
-    early = 'windows = [{name = "W1", start = 6, end = 15}, {name = "W2", start = 16, end = 29}]'
+    early = ((6, 15), (16, 29))
     got = analyze_logs(tmp_path / "early", logs, early)
     cmp = got["cmp"]
     cause = (
@@ -280,7 +275,7 @@ def test_windows_that_miss_a_resumed_run_say_so_and_offer_windows(tmp_path: Path
     assert [(a["attempt"], a["start_step"], a["steps"]) for a in run["lifecycle"]] == [(1, 120, [120, 149])]
     # The same logs with the windows where the steps are: the windows no longer decide, the pairs do
     # (one pair per arm here: too few for a verdict, and the cause says so, not the windows).
-    late = 'windows = [{name = "W1", start = 126, end = 137}, {name = "W2", start = 138, end = 149}]'
+    late = ((126, 137), (138, 149))
     v = analyze_logs(tmp_path / "late", logs, late)["cmp"]["verdict"]
     assert (v["status"], v["basis"], v["pairs"]) == ("inconclusive", "too_few_pairs", 1)
 

@@ -18,6 +18,7 @@ from reportgen.ingest.status import decide_status, first_failure
 from reportgen.store.run import wide_table
 
 from . import relax_corpus as rc
+from .conftest import paste_spec
 
 SOURCES = Path(__file__).with_name("relax_sources.md")
 FIXTURES = {
@@ -399,11 +400,7 @@ def nan_then_oom() -> list[rc.Line]:
 def test_reportgen_ingest_of_binary_junk_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = tmp_path / "exp.toml"
-    spec.write_text(
-        'name = "x"\ntitle = "t"\n[recipe]\nargv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload"]\n'
-        '[[candidates]]\nid = "A1"\ntitle = "a"\nremove = ["--optimizer-cpu-offload"]\n'
-    )
+    spec = paste_spec(tmp_path / "exp.toml")
     junk = tmp_path / "core"
     junk.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(8192)).replace(b"\n", b" "))
     assert main(["ingest", str(junk), "--spec", str(spec), "--arm", "baseline", "--runs", str(tmp_path / "runs")]) == 2
@@ -458,11 +455,7 @@ def test_a_run_that_died_before_its_first_step_is_ingested_as_failed(tmp_path: P
             ),
         )
     ]
-    spec = tmp_path / "exp.toml"
-    spec.write_text(
-        'name = "x"\ntitle = "t"\n[recipe]\nargv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload"]\n'
-        '[[candidates]]\nid = "A1"\ntitle = "a"\nremove = ["--optimizer-cpu-offload"]\n'
-    )
+    spec = paste_spec(tmp_path / "exp.toml")
     log = tmp_path / "init-oom.log"
     log.write_text(rc.text(lines))
     assert main(["ingest", str(log), "--spec", str(spec), "--arm", "baseline", "--runs", str(tmp_path / "runs")]) == 0

@@ -18,7 +18,8 @@ from reportgen.ingest.run_dir import IngestedRun
 from reportgen.store.run import wide_table
 
 from . import relax_corpus as rc
-from .test_relax_analysis import spec_text
+from .conftest import paste_spec
+from .test_relax_analysis import offload_spec
 from .test_relax_corpus import ingest_text, printed
 
 
@@ -136,8 +137,7 @@ def test_a_retried_job_is_complete_with_the_first_attempts_failure_recovered(tmp
 
 
 def test_a_retried_jobs_time_is_its_jobs_own(tmp_path: Path) -> None:
-    spec = tmp_path / "x.toml"
-    spec.write_text(spec_text())
+    spec = offload_spec(tmp_path / "x.toml")
     log = tmp_path / "retried.log"
     log.write_text(rc.text(rc.retried(fail_at=7, total=30)))
     assert (
@@ -219,8 +219,7 @@ def test_rollouts_ahead_of_a_dead_actor_are_not_steps(tmp_path: Path) -> None:
 
 
 def test_ls_shows_the_steps_the_actor_trained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = tmp_path / "x.toml"
-    spec.write_text(spec_text())
+    spec = offload_spec(tmp_path / "x.toml")
     log = tmp_path / "async.log"
     log.write_text(rc.text(rc.fully_async(30)))
     runs = tmp_path / "runs"
@@ -248,15 +247,8 @@ def test_handled_tracebacks_sit_on_their_steps_and_stay_apart(tmp_path: Path) ->
 # -- failures pasted in whatever shape ----------------------------------------------------------------
 
 
-SPEC = (
-    'name = "x"\ntitle = "t"\n[recipe]\nargv = ["python3", "-m", "relax.entrypoints.train", "--optimizer-cpu-offload"]\n'
-    '[[candidates]]\nid = "A1"\ntitle = "a"\nremove = ["--optimizer-cpu-offload"]\n'
-)
-
-
 def ingest_paste(tmp_path: Path, text: str) -> tuple[int, dict | None]:
-    spec = tmp_path / "exp.toml"
-    spec.write_text(SPEC)
+    spec = paste_spec(tmp_path / "exp.toml")
     log = tmp_path / "paste.log"
     log.write_text(text)
     runs = tmp_path / "runs"

@@ -11,58 +11,37 @@ from reportgen.plan.arms import argv_text, block_order, build_plan, order_runs
 from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.specfile.load import load_spec
 from reportgen.specfile.model import Edits, WorkloadSpec
-from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
+from tests.helpers import write_spec
+from tests.relax_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
-SPEC = """
-name = "qwen3-vl-offload"
-title = "Drop optimizer CPU offload"
-
-[recipe]
-script = "relax/scripts/run.sh"
-env = { NUM_GPUS = "2" }
-
-[provenance]
-recipe_repo = "relax"
-
-[workload]
-flags = ["--num-rollout", "--rollout-batch-size", "--global-batch-size"]
-
-[[candidates]]
-id = "A1"
-title = "no optimizer offload"
-rationale = "offload costs step time"
-remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
-
-[[candidates]]
-id = "A2"
-title = "A1 and no recompute"
-base = "A1"
-remove = ["--recompute-granularity", "--recompute-method", "--recompute-num-layers"]
-
-[[candidates]]
-id = "A3"
-title = "A1 and a smaller token budget"
-base = "A1"
-set = { "--max-tokens-per-gpu" = 8192 }
-
-[profiler]
-arms = ["baseline", "A1"]
-add = { "--use-pytorch-profiler" = true, "--profile-step-start" = 2 }
-env = { PROFILE = "1" }
-"""
+A1 = {"id": "A1", "title": "no optimizer offload", "rationale": "offload costs step time", "remove": list(OFFLOAD)}
+A2 = {"id": "A2", "title": "A1 and no recompute", "base": "A1", "remove": list(RECOMPUTE)}
+A3 = {"id": "A3", "title": "A1 and a smaller token budget", "base": "A1", "set": {"--max-tokens-per-gpu": 8192}}
 
 
-def write_spec(tmp_path: Path, text: str = SPEC, recipe: str = RECIPE) -> Path:
+def write_experiment(tmp_path: Path, candidates: list[dict] | None = None) -> Path:
+    """The recipe at relax/scripts/run.sh and a spec of three chained candidates that profiles two arms."""
     script = tmp_path / "relax" / "scripts" / "run.sh"
     script.parent.mkdir(parents=True)
-    script.write_text(recipe)
-    path = tmp_path / "experiment.toml"
-    path.write_text(text)
-    return path
+    script.write_text(RECIPE)
+    return write_spec(
+        tmp_path / "experiment.toml",
+        name="qwen3-vl-offload",
+        title="Drop optimizer CPU offload",
+        recipe={"script": "relax/scripts/run.sh", "env": {"NUM_GPUS": "2"}},
+        provenance={"recipe_repo": "relax"},
+        workload={"flags": ["--num-rollout", "--rollout-batch-size", "--global-batch-size"]},
+        profiler={
+            "arms": ["baseline", "A1"],
+            "add": {"--use-pytorch-profiler": True, "--profile-step-start": 2},
+            "env": {"PROFILE": "1"},
+        },
+        candidates=[A1, A2, A3] if candidates is None else candidates,
+    )
 
 
 def test_arms_in_order_with_chains_diffs_and_commands(tmp_path):
-    plan = build_plan(load_spec(write_spec(tmp_path)))
+    plan = build_plan(load_spec(write_experiment(tmp_path)))
     assert [a.id for a in plan.arms] == ["baseline", "A1", "A2", "A3", "profile-baseline", "profile-A1"]
     assert [a.role for a in plan.arms] == ["baseline", "candidate", "candidate", "candidate", "profile", "profile"]
     assert plan.diff_path == "scripts/run.sh"  # relative to provenance.recipe_repo
@@ -95,7 +74,7 @@ def test_arms_in_order_with_chains_diffs_and_commands(tmp_path):
 
 
 def test_order_runs(tmp_path):
-    plan = build_plan(load_spec(write_spec(tmp_path)))
+    plan = build_plan(load_spec(write_experiment(tmp_path)))
     assert order_runs(plan, 2, "sequential") == [
         ("baseline", 1),
         ("baseline", 2),
@@ -127,7 +106,7 @@ def test_order_runs(tmp_path):
 
 
 def test_candidate_through_its_base_touching_a_fixed_flag_is_refused(tmp_path):
-    spec = load_spec(write_spec(tmp_path))
+    spec = load_spec(write_experiment(tmp_path))
     # The spec validator refuses this already; plan refuses it again (defence in depth).
     bad = spec.model_copy(update={"workload": WorkloadSpec(flags=["--num-rollout", "--optimizer-cpu-offload"])})
     with pytest.raises(UserError) as info:
@@ -144,30 +123,30 @@ def test_candidate_through_its_base_touching_a_fixed_flag_is_refused(tmp_path):
 
 
 def test_missing_flag_names_the_candidate_and_recipe(tmp_path):
-    text = SPEC.replace('"--recompute-method", "--recompute-num-layers"', '"--recompute-methd"')
+    typo = {**A2, "remove": ["--recompute-granularity", "--recompute-methd"]}
     with pytest.raises(UserError) as info:
-        build_plan(load_spec(write_spec(tmp_path, text)))
+        build_plan(load_spec(write_experiment(tmp_path, [A1, typo, A3])))
     assert str(info.value) == "candidate A2: --recompute-methd not found in recipe scripts/run.sh"
 
 
 def test_argv_recipe(tmp_path):
-    text = """
-name = "argv"
-title = "argv recipe"
-[recipe]
-argv = ["python3", "-m", "wl", "--num-rollout", "20", "--offload", "--lr=1e-6", "--tp", "2"]
-[workload]
-flags = ["--num-rollout"]
-[[candidates]]
-id = "A1"
-title = "x"
-remove = ["--offload"]
-set = { "--lr" = "2e-6" }
-add = { "--flash" = true }
-add_after = "--num-rollout"
-"""
-    path = tmp_path / "e.toml"
-    path.write_text(text)
+    path = write_spec(
+        tmp_path / "e.toml",
+        name="argv",
+        title="argv recipe",
+        recipe={"argv": ["python3", "-m", "wl", "--num-rollout", "20", "--offload", "--lr=1e-6", "--tp", "2"]},
+        workload={"flags": ["--num-rollout"]},
+        candidates=[
+            {
+                "id": "A1",
+                "title": "x",
+                "remove": ["--offload"],
+                "set": {"--lr": "2e-6"},
+                "add": {"--flash": True},
+                "add_after": "--num-rollout",
+            }
+        ],
+    )
     plan = build_plan(load_spec(path))
     base, a1 = plan.arms
     assert base.argv == ("python3", "-m", "wl", "--num-rollout", "20", "--offload", "--lr=1e-6", "--tp", "2")
@@ -182,7 +161,7 @@ def test_dry_run_description(tmp_path):
     from reportgen.plan.bash import effective_command
     from reportgen.plan.show import describe_plan
 
-    plan = build_plan(load_spec(write_spec(tmp_path)))
+    plan = build_plan(load_spec(write_experiment(tmp_path)))
     text = describe_plan(plan, runs_root=tmp_path / "runs")
     assert text.startswith("plan for qwen3-vl-offload: 4 formal arms x 1 repeats (sequential), 2 profile arms")
     copy = plan.launch_script(plan.arm("A2"), 1)

@@ -10,7 +10,7 @@ from reportgen.errors import UserError
 from reportgen.plan.bash import flag_occurrences, scan, tokenize
 from reportgen.plan.recipe import edit_script
 from reportgen.specfile.model import Edits
-from tests.plan.plan_fixture_recipe import RECIPE
+from tests.relax_recipe import RECIPE
 
 
 def occ(text):

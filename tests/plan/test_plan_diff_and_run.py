@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.plan.recipe import edit_script, unified_diff
 from reportgen.specfile.model import Edits
-from tests.plan.plan_fixture_recipe import BASELINE_ARGV, OFFLOAD, PRINTF, RECIPE, RECOMPUTE, recipe
+from tests.relax_recipe import BASELINE_ARGV, OFFLOAD, PRINTF, RECIPE, RECOMPUTE, recipe
 
 REL = "scripts/training/run-qwen3-vl-4B-2xgpu.sh"
 

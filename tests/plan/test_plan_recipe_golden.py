@@ -8,7 +8,7 @@ import pytest
 
 from reportgen.plan.recipe import edit_script
 from reportgen.specfile.model import Edits
-from tests.plan.plan_fixture_recipe import OFFLOAD, RECIPE, RECOMPUTE
+from tests.relax_recipe import OFFLOAD, RECIPE, RECOMPUTE
 
 HEAD = r"""#!/bin/bash
 

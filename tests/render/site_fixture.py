@@ -40,8 +40,9 @@ from reportgen.analysis.guardrails import describe_failure
 from reportgen.analysis.inputs import argv_value
 from reportgen.analysis.tables import maths_changes
 from reportgen.rounding import fmt_change_supported
-from reportgen.store.atomic import write_bytes, write_json, write_parquet, write_text
-from reportgen.store.run import Manifest, StoredRun
+from reportgen.store.atomic import write_bytes, write_json, write_text
+from reportgen.store.run import StoredRun
+from tests.helpers import write_run_folder
 
 PLANTED = "<script>alert(1)</script>"
 RECIPE = """#!/bin/bash
@@ -230,7 +231,7 @@ def build_experiment(
             }
             rows += [(s, k, float(v), "console") for k, v in vals.items()]
             lengths.append(vals["rollout/response_len/mean"])
-        write_parquet(run / "metrics.parquet", pd.DataFrame(rows, columns=["step", "key", "value", "source"]))
+        frame = pd.DataFrame(rows, columns=["step", "key", "value", "source"])
         duration = float(step_time.sum())
         n_samples = int(duration)
         t = clock + np.arange(n_samples, dtype=float)
@@ -256,7 +257,7 @@ def build_experiment(
                     }
                 )
             )
-        write_parquet(run / "gpu.parquet", pd.concat(gpu_rows, ignore_index=True))
+        gpu = pd.concat(gpu_rows, ignore_index=True)
         failed = arm == "A2"
         events = []
         if failed:
@@ -289,9 +290,7 @@ def build_experiment(
                     "details": {"exit_code": 1},
                 },
             ]
-        write_json(run / "events.json", {"schema_version": 1, "kind": "reportgen.events", "events": events})
         diff = _diff(arm)
-        write_text(run / "recipe.patch", diff)
         write_text(run / "recipe.sh", _recipe_for(arm))
         write_json(
             run / "command.json",
@@ -338,11 +337,9 @@ def build_experiment(
             },
         )
         write_json(prov / "data-hashes.json", {f"{home}/data/open-r1-8k.parquet": _sha(b"data")})
-        write_json(
-            run / "manifest.json",
+        manifest = write_run_folder(
+            run,
             {
-                "schema_version": 1,
-                "kind": "reportgen.run",
                 "experiment": name,
                 "arm": arm,
                 "repeat": 1,
@@ -377,17 +374,12 @@ def build_experiment(
                     "cuda": "12.9",
                 },
             },
-        )
-        frame = pd.DataFrame(rows, columns=["step", "key", "value", "source"])
-        manifest = json.loads((run / "manifest.json").read_text())
-        run_data[arm] = StoredRun(
-            arm=arm,
-            repeat=1,
-            manifest=Manifest.create(manifest),
             metrics=frame,
-            events=tuple(events),
-            gpu=pd.concat(gpu_rows, ignore_index=True),
+            events=events,
+            gpu=gpu,
+            patch=diff,
         )
+        run_data[arm] = StoredRun(arm=arm, repeat=1, manifest=manifest, metrics=frame, events=tuple(events), gpu=gpu)
         series[arm] = {
             "resp": resp_rate,
             "tok": resp_rate * 1.72,
@@ -430,11 +422,9 @@ def build_experiment(
         snap = b"\x80\x04K\x01." * 100
         write_bytes(prun / "traces" / "train_trace" / "actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz", trace)
         write_bytes(prun / "traces" / "memory_snapshot" / "memory_snapshot_time1_rank0_snapshot.pickle", snap)
-        write_json(
-            prun / "manifest.json",
+        write_run_folder(
+            prun,
             {
-                "schema_version": 1,
-                "kind": "reportgen.run",
                 "experiment": name,
                 "arm": "profile-baseline",
                 "repeat": 1,

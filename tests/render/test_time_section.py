@@ -11,6 +11,7 @@ from pathlib import Path
 from reportgen.render import time_section
 from reportgen.render.load import ExperimentData, load_experiment
 from reportgen.traces import model, stats, store
+from tests.helpers import write_run_folder
 from tests.render import site_fixture
 from tests.traces.synth import offload_trace
 from tests.traces.test_snapshot import snap
@@ -30,9 +31,8 @@ def _run(exp: Path, arm: str, *, offload: bool, oom: bool = False) -> None:
         for p in sorted((run / "traces").rglob("*"))
         if p.is_file()
     ]
-    manifest = {"schema_version": 1, "kind": "reportgen.run", "experiment": "e", "arm": f"profile-{arm}",
-                "repeat": 1, "role": "profile", "status": "complete", "artifacts": artifacts}  # fmt: skip
-    (run / "manifest.json").write_text(json.dumps(manifest))
+    manifest = {"experiment": "e", "arm": f"profile-{arm}", "repeat": 1, "role": "profile", "status": "complete"}
+    write_run_folder(run, {**manifest, "artifacts": artifacts})
 
 
 def _load(exp: Path) -> ExperimentData:

@@ -7,32 +7,15 @@ import pickle
 
 from reportgen.cli import main
 from reportgen.traces import model
-from tests.ingest.conftest import TRACE, relax_stdout
+from tests.ingest.conftest import TRACE, hand_made_spec, relax_stdout
 
 from .synth import offload_trace
 from .test_snapshot import Hostile, snap
 
-SPEC = """
-name = "offload"
-title = "Drop optimizer CPU offload"
-
-[recipe]
-script = "recipe.sh"
-
-[workload]
-flags = ["--global-batch-size"]
-
-[[candidates]]
-id = "A1"
-title = "no offload"
-remove = ["--optimizer-cpu-offload"]
-"""
-
 
 def _setup(tmp_path):
     (tmp_path / "recipe.sh").write_text("#!/bin/bash\nset -x\npython3 -m relax.entrypoints.train\n")
-    spec = tmp_path / "exp.toml"
-    spec.write_text(SPEC)
+    spec = hand_made_spec(tmp_path / "exp.toml", flags=("--global-batch-size",))
     log = tmp_path / "hand.log"
     log.write_text(TRACE + relax_stdout(steps=5, fail=False))
     traces = tmp_path / "traces"

@@ -21,6 +21,7 @@ import pytest
 from reportgen.cli import main as cli_main
 from reportgen.workloads.grpo.args import WorkloadArgError, build_parser, finalize
 from reportgen.workloads.grpo.distributed import env_of, launch, worker_env
+from tests.helpers import write_spec
 from tests.workloads.conftest import TINY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,35 +116,6 @@ LOG_ARGS=(
 "${PYTHON}" -m reportgen.workloads.grpo TINY_FLAGS ${DISTRIBUTED_ARGS[@]} ${ROLLOUT_ARGS[@]} ${LOG_ARGS[@]}
 """
 
-SPEC = """\
-name = "dp2"
-title = "Two data-parallel CPU ranks"
-hypothesis = "TensorBoard costs nothing"
-
-[recipe]
-script = "recipe.sh"
-python = "{python}"
-entrypoint = "reportgen.workloads.grpo"
-env = {{ NUM_GPUS = "2", PYTHONPATH = "{repo}" }}
-
-[workload]
-steps = 3
-flags = ["--num-rollout", "--rollout-batch-size", "--n-samples-per-prompt", "--global-batch-size",
-         "--actor-num-gpus-per-node"]
-
-[run]
-timeout_s = 240
-
-[analysis]
-warmup_steps = 1
-windows = [{{ name = "W1", start = 1, end = 2 }}]
-
-[[candidates]]
-id = "A1"
-title = "No TensorBoard"
-remove = ["--use-tensorboard"]
-"""
-
 
 def _metric_lines(stdout: str) -> list[tuple[str, int, dict]]:
     out = []
@@ -164,8 +136,31 @@ def test_two_ranks_through_reportgen_run(tmp_path):
     recipes = tmp_path / "recipes"
     recipes.mkdir()
     (recipes / "recipe.sh").write_text(RECIPE.replace("TINY_FLAGS", " ".join(TINY)))
-    spec = recipes / "experiment.toml"
-    spec.write_text(SPEC.format(python=sys.executable, repo=REPO))
+    spec = write_spec(
+        recipes / "experiment.toml",
+        name="dp2",
+        title="Two data-parallel CPU ranks",
+        hypothesis="TensorBoard costs nothing",
+        recipe={
+            "script": "recipe.sh",
+            "python": sys.executable,
+            "entrypoint": "reportgen.workloads.grpo",
+            "env": {"NUM_GPUS": "2", "PYTHONPATH": str(REPO)},
+        },
+        workload={
+            "steps": 3,
+            "flags": [
+                "--num-rollout",
+                "--rollout-batch-size",
+                "--n-samples-per-prompt",
+                "--global-batch-size",
+                "--actor-num-gpus-per-node",
+            ],
+        },
+        run={"timeout_s": 240},
+        analysis={"warmup_steps": 1, "windows": [{"name": "W1", "start": 1, "end": 2}]},
+        candidates=[{"id": "A1", "title": "No TensorBoard", "remove": ["--use-tensorboard"]}],
+    )
     runs = tmp_path / "runs"
     assert cli_main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler"]) == 0
     lines = {}

@@ -8,15 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import pytest
 
 from reportgen.execute import ray_node
 from reportgen.execute.ray_log import unpack_result
 from reportgen.store import lock
 from tests.conftest import env_with_repo_on_path
+from tests.helpers import wait_for
 
 
 def _claim(tmp_path: Path, *, machine: bool = True, job_id: str = "reportgen-hold-e1-1") -> subprocess.Popen[str]:
@@ -104,10 +102,8 @@ def test_a_claim_whose_parent_goes_away_lets_go(tmp_path: Path) -> None:
     _answer(parent)
     parent.kill()
     parent.wait()
-    for _ in range(300):  # it notices within a second or two; a busy 2-core machine may take longer
-        if not _alive(child):
-            break
-        time.sleep(0.1)
-    else:
+    try:  # it notices within a second or two; a busy 2-core machine may take longer
+        wait_for(lambda: not _alive(child), 30, "the orphaned claim to end")
+    except AssertionError:
         os.kill(child, signal.SIGKILL)
-        pytest.fail("the orphaned claim did not end")
+        raise

@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +16,7 @@ import pytest
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path
 from tests.execute.conftest import make_experiment
+from tests.helpers import log_shows, wait_for
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
@@ -75,15 +75,6 @@ def test_two_experiments_run_in_parallel_each_pinned_to_one_node(tmp_path: Path,
     assert speed.loc[speed.key == "perf/step_resp_token_per_s", "value"].tolist() == [100.0] * 3
 
 
-def _wait_for(predicate, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError("condition not reached in time")
-
-
 def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: Path, ray_cluster: str) -> None:
     from ray.job_submission import JobSubmissionClient
 
@@ -105,7 +96,7 @@ def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: P
     proc = subprocess.Popen(args, env=env_with_repo_on_path(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     stdout = runs / "slow" / "baseline" / "1" / "stdout.log"
     # The log streams in while the job runs: step 1 arrives before the job has ended.
-    _wait_for(lambda: stdout.is_file() and b"perf 1:" in stdout.read_bytes())
+    wait_for(lambda: log_shows(stdout, b"perf 1:"), 90, "step 1 in the baseline's stdout.log", poll=0.2)
     job_id = manifest(runs, "slow", "baseline")["process"]["job_id"]
     assert str(JobSubmissionClient(ray_cluster).get_job_status(job_id)) == "RUNNING"
     proc.send_signal(signal.SIGINT)
@@ -126,9 +117,15 @@ def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: P
 def test_a_sequential_campaign_runs_every_pair_on_its_one_node(tmp_path: Path, ray_cluster: str) -> None:
     # [run] until = "decided" on a cluster: the blocks come from the analysis after each block, and
     # every run of the campaign (so both runs of every pair) goes to the experiment's one node.
-    spec = make_experiment(tmp_path / "r", name="seq", steps=5, sleep=0.01)
-    text = spec.read_text().replace('order = "sequential"\nrepeats = 1', 'until = "decided"\nmax_pairs = 4')
-    spec.write_text(text)
+    spec = make_experiment(
+        tmp_path / "r",
+        name="seq",
+        steps=5,
+        sleep=0.01,
+        order=None,
+        repeats=None,
+        run={"until": "decided", "max_pairs": 4},
+    )
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs), "--no-profiler", "--ray", ray_cluster]) == 0
     exp = runs / "seq"
@@ -166,7 +163,7 @@ def test_separate_runners_never_share_a_node(tmp_path: Path, ray_cluster: str) -
     runs = tmp_path / "runs"
     first = _start(e1, runs, ray_cluster, "--share-machine")
     stdout = runs / "e1" / "baseline" / "1" / "stdout.log"
-    _wait_for(lambda: stdout.is_file() and b"perf 1:" in stdout.read_bytes())
+    wait_for(lambda: log_shows(stdout, b"perf 1:"), 90, "step 1 in the baseline's stdout.log", poll=0.2)
     second = _start(e2, runs, ray_cluster, "--share-machine")
     for proc in (second, first):
         out, _ = proc.communicate(timeout=240)
@@ -184,7 +181,7 @@ def test_a_second_runner_waits_for_the_machine_its_node_shares(tmp_path: Path, r
     runs = tmp_path / "runs"
     first = _start(e1, runs, ray_cluster)
     stdout = runs / "e1" / "baseline" / "1" / "stdout.log"
-    _wait_for(lambda: stdout.is_file() and b"perf 1:" in stdout.read_bytes())
+    wait_for(lambda: log_shows(stdout, b"perf 1:"), 90, "step 1 in the baseline's stdout.log", poll=0.2)
     second = _start(e2, runs, ray_cluster)
     out2, _ = second.communicate(timeout=300)
     out1, _ = first.communicate(timeout=60)

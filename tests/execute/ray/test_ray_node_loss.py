@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from tests.conftest import env_with_repo_on_path
 from tests.execute.conftest import make_experiment
 from tests.execute.ray.conftest import Cluster, cluster
+from tests.helpers import log_shows, wait_for
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -38,15 +38,6 @@ def _manifest(path: Path) -> dict:
     return json.loads((path / "manifest.json").read_text())
 
 
-def _wait_for(predicate, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError("condition not reached in time")
-
-
 def test_a_killed_worker_node_leaves_the_run_interrupted_and_the_campaign_resumes_elsewhere(
     tmp_path: Path, two_workers: Cluster
 ) -> None:
@@ -61,7 +52,7 @@ def test_a_killed_worker_node_leaves_the_run_interrupted_and_the_campaign_resume
         args, env=env_with_repo_on_path(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     stdout = exp / "baseline" / "1" / "stdout.log"
-    _wait_for(lambda: stdout.is_file() and b"perf 2:" in stdout.read_bytes())
+    wait_for(lambda: log_shows(stdout, b"perf 2:"), 120, "the baseline's step 2 in its stdout.log", poll=0.2)
     first = json.loads((exp / "campaign.json").read_text())["executor"]["node_id"]
     label = two_workers.label_of(first)
     two_workers.kill_raylet(label)

@@ -12,33 +12,28 @@ import pytest
 
 from reportgen.cli import main
 from tests.conftest import REPO
+from tests.helpers import write_spec
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
-SPEC = """
-name = "ray-grpo"
-title = "Embedded workload on Ray"
-[recipe]
-script = "{recipe}"
-workdir = "{repo}"
-entrypoint = "reportgen.workloads.grpo"
-env = {{ NUM_ROLLOUT = "3", PRESET = "cpu-tiny", DEVICE = "cpu" }}
-[workload]
-steps = 3
-flags = ["--num-rollout", "--global-batch-size"]
-[analysis]
-warmup_steps = 1
-windows = [{{ name = "W1", start = 1, end = 2 }}]
-[[candidates]]
-id = "A1"
-title = "Remove the optimizer offload trio"
-remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
-"""
+OFFLOAD_TRIO = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
 
 
 def test_embedded_workload_runs_as_ray_jobs(tmp_path: Path, ray_cluster: str) -> None:
-    spec = tmp_path / "ray-grpo.toml"
-    spec.write_text(SPEC.format(recipe=REPO / "scripts" / "recipes" / "grpo-recipe.sh", repo=REPO))
+    spec = write_spec(
+        tmp_path / "ray-grpo.toml",
+        name="ray-grpo",
+        title="Embedded workload on Ray",
+        recipe={
+            "script": REPO / "scripts" / "recipes" / "grpo-recipe.sh",
+            "workdir": REPO,
+            "entrypoint": "reportgen.workloads.grpo",
+            "env": {"NUM_ROLLOUT": "3", "PRESET": "cpu-tiny", "DEVICE": "cpu"},
+        },
+        workload={"steps": 3, "flags": ["--num-rollout", "--global-batch-size"]},
+        analysis={"warmup_steps": 1, "windows": [{"name": "W1", "start": 1, "end": 2}]},
+        candidates=[{"id": "A1", "title": "Remove the optimizer offload trio", "remove": OFFLOAD_TRIO}],
+    )
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs), "--ray", ray_cluster]) == 0
     exp = runs / "ray-grpo"

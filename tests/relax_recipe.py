@@ -1,4 +1,8 @@
-"""A recipe written in Relax's style, shared by the plan tests (arrays, comments, continuations)."""
+"""The one recipe in Relax's style the tests edit and read: flag arrays with comments, blank lines
+and a value of two words, continuation lines, quoted and unquoted array expansions, and one
+`ray job submit ... -- python3 -m relax.entrypoints.train` line, as Relax's own scripts have
+(tests/ingest/relax_sources.md, `recipe-2gpu`). The plan tests compare its edits byte for byte
+(tests/plan/test_plan_recipe_golden.py); the Relax example stands it in for the real script."""
 
 # `{launch}` is the command the recipe ends with: Relax's `ray job submit ... -- python3 -m ...`
 # for the byte-for-byte tests, or `printf '%s\n'` to print the effective argv when run.
@@ -54,8 +58,11 @@ RAY = "ray job submit"
 PRINTF = "printf '%s\\n'"
 
 
-def recipe(launch: str = RAY) -> str:
-    return TEMPLATE.replace("{launch}", launch)
+def recipe(launch: str = RAY, *, tee: str | None = None) -> str:
+    """The recipe ending in `launch`; with `tee`, its output also goes to that log file, as Relax's
+    scripts end (`... 2>&1 | tee log/run.log`)."""
+    text = TEMPLATE.replace("{launch}", launch)
+    return text if tee is None else text.replace("   --seed 1234\n", f"   --seed 1234 2>&1 | tee {tee}\n")
 
 
 RECIPE = recipe()
