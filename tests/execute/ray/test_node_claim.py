@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from reportgen.execute import ray_node
 from reportgen.execute.ray_log import unpack_result
 from reportgen.store import lock
