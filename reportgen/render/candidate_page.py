@@ -415,7 +415,10 @@ def _upper_first(text: str) -> str:
 def guardrails(comp: Comparison, *, failed: bool) -> list[str]:
     """The guardrails as a list; for a failed candidate the checks it passed on the little it ran
     are folded under one line (a tick beside a 1-step run reads as an endorsement)."""
-    md = ["## Guardrails\n", f"{safe.text(_upper_first(comp.guardrail_tally.text()))}.\n"]
+    tally = _upper_first(comp.guardrail_tally.text())
+    if comp.maths_changes:  # every check passed is still no licence: it trains a different model
+        tally += "; but it changes the maths: " + "; ".join(m.text() for m in comp.maths_changes)
+    md = ["## Guardrails\n", f"{safe.prose(tally)}.\n"]
 
     def line(g: GuardrailResult) -> str:
         ev = f" (evidence: {safe.code(g.evidence)})" if g.evidence else ""

@@ -107,7 +107,9 @@ def test_the_whole_truth_at_a_glance(browser, served, size, tmp_path):
     page.goto(f"{url}/{EXPERIMENT}A3/")
     guard = page.evaluate(SECTION, "guardrails")
     total = counts["A3"][1]
-    assert counts["A3"] == (total, total) and f"All {total} guardrails passed." in guard, (counts, guard)
+    # every guardrail passed, and the section says so, but never without the maths A3 changes (it is built on A1)
+    assert counts["A3"] == (total, total) and f"All {total} guardrails passed; but it changes the maths" in guard
+    assert "--use-precision-aware-optimizer" in guard, guard
     _shoot(page, shots, f"item3-candidate-A3-{size}")
 
     for path in (RECIPE_HISTORY, HISTORY):

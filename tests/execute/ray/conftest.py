@@ -202,7 +202,8 @@ def cluster(*, head_cpus: int, workers: Sequence[str], env_extra: dict[str, str]
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:
     """The dashboard address of a fresh head + worker node on 127.0.0.1 (one CPU each), one for the
-    session: the tests that use it carry `xdist_group("ray")`, so under pytest-xdist they run on one
-    worker and share it; each test's experiments and runs folders are its own."""
+    session's worker: the tests that use it carry `xdist_group("ray")` or `xdist_group("ray-2")`, so
+    under pytest-xdist they run as two chains of tests, each chain on one worker sharing its cluster
+    (two chains: one would be the suite's longest); each test's experiments and runs folders are its own."""
     with cluster(head_cpus=1, workers=["w1"]) as c:
         yield c.address

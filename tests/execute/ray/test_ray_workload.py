@@ -14,7 +14,7 @@ from reportgen.cli import main
 from tests.conftest import REPO
 from tests.helpers import write_spec
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray-2")]
 
 OFFLOAD_TRIO = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
 
