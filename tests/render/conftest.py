@@ -18,7 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
-from tests.conftest import built_once  # noqa: E402
+from tests.conftest import built_once, shared_root  # noqa: E402
 from tests.render import site_fixture  # noqa: E402 (after REPO, which it does not need)
 
 
@@ -63,7 +63,11 @@ def mkdocs_build(project: Path, cache: Path, *args: str, **env: str) -> subproce
 
 @pytest.fixture(scope="session")
 def svg_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("svg-cache")
+    """REPORTGEN_CACHE of the site builds: one for the session's workers (a chart drawn once is read
+    by every later build of the same chart; its files are written atomically)."""
+    cache = shared_root(tmp_path_factory) / "svg-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 def tree_snapshot(root: Path) -> dict[str, bytes]:

@@ -100,7 +100,7 @@ def published(clone: Path, name: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _run(clone: Path, tmp: Path, block: str) -> subprocess.CompletedProcess:
+def _run(clone: Path, tmp: Path, block: str, cache: Path) -> subprocess.CompletedProcess:
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
     shim = bin_dir / "reportgen"
@@ -113,7 +113,7 @@ def _run(clone: Path, tmp: Path, block: str) -> subprocess.CompletedProcess:
         "TMPDIR": str(tmp),
         "NO_MKDOCS_2_WARNING": "1",
         "DISABLE_MKDOCS_2_WARNING": "true",
-        "REPORTGEN_CACHE": str(tmp / "cache"),
+        "REPORTGEN_CACHE": str(cache),  # the session's chart cache: the same committed charts, drawn once
         "LANG": "C.UTF-8",
     }
     return subprocess.run(
@@ -130,7 +130,7 @@ def test_the_committed_experiments_publish_a_rollback_too() -> None:
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experiment):
+def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experiment, svg_cache):
     commands = published(clone, experiment)
     assert {what.split()[0] for _, what, _ in commands} >= {"reproduce", "next"}
     here = fingerprint_id(machine_fingerprint())
@@ -148,7 +148,7 @@ def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experime
             campaign = clone / "runs" / exp / layout.CAMPAIGN
             doc = json.loads(campaign.read_text())
             campaign.write_text(json.dumps({**doc, "fingerprint_id": here}))  # run where it says: that machine
-        res = _run(clone, tmp_path, block)
+        res = _run(clone, tmp_path, block, svg_cache)
         if res.returncode != 0:
             failed.append(f"{exp} {what}: exit {res.returncode}\n{block}\n{res.stderr[-2000:]}")
     assert not failed, "\n\n".join(failed)
