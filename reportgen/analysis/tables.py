@@ -211,9 +211,15 @@ def flag_changes(spec: Spec, cand_id: str, formal: Mapping[str, Sequence[StoredR
         return runs[0].argv if runs else {}
 
     base_id = spec.candidate(cand_id).base
-    cols = [argv(BASELINE), argv(base_id), argv(cand_id)]
-    if not cols[2]:
+    if not argv(cand_id):
         return []
+    return flag_changes_of(argv(BASELINE), argv(base_id), argv(cand_id))
+
+
+def flag_changes_of(baseline: dict[str, Any], base: dict[str, Any], candidate: dict[str, Any]) -> list[doc.FlagChange]:
+    """The flags whose value differs between three effective command lines, in the order they first
+    appear (the test fixtures build their documents with it too)."""
+    cols = [baseline, base, candidate]
     order: list[str] = []
     for col in cols:
         order += [f for f in col if f not in order]

@@ -37,8 +37,7 @@ from reportgen.analysis.document import (
     SameWorkWindow,
 )
 from reportgen.analysis.guardrails import describe_failure
-from reportgen.analysis.inputs import argv_value
-from reportgen.analysis.tables import maths_changes
+from reportgen.analysis.tables import flag_changes_of, maths_changes
 from reportgen.rounding import fmt_change_supported
 from reportgen.store.atomic import write_bytes, write_json, write_text
 from reportgen.store.run import StoredRun
@@ -853,16 +852,7 @@ def _flag_changes(cand: str) -> list[FlagChange]:
     """The flags whose effective value differs between the baseline, the candidate's base and the
     candidate, as the analysis finds them (analysis/tables.flag_changes) from each arm's command line."""
     base = ARMS[cand][2] or "baseline"
-    cols = [_effective_argv("baseline"), _effective_argv(base), _effective_argv(cand)]
-    order: list[str] = []
-    for col in cols:
-        order += [f for f in col if f not in order]
-    out = []
-    for flag in order:
-        vals = [argv_value(col, flag) for col in cols]
-        if len(set(vals)) > 1:
-            out.append(FlagChange(flag=flag, baseline=vals[0], base=vals[1], candidate=vals[2]))
-    return out
+    return flag_changes_of(_effective_argv("baseline"), _effective_argv(base), _effective_argv(cand))
 
 
 def _caveats(counted: GuardrailTally, guard: list[dict], maths: list[MathsChange]) -> str:
