@@ -97,6 +97,15 @@ def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+@pytest.fixture(scope="session")
+def committed_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs/ folder with copies of the experiments the repository commits (not the demo's campaign
+    a working copy may hold beside them), made once per session; tests only read it."""
+    from tests.helpers import copy_committed_runs
+
+    return built_once(tmp_path_factory, "committed-runs", lambda p: copy_committed_runs(p / "runs")) / "runs"
+
+
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
     """`shared_root()/name`, made by `build(folder)` by the first worker that asks, under a file lock
     the others wait on; the folder is complete when returned (a `.built` mark is written last, so a

@@ -7,6 +7,8 @@ what a test calls."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -15,8 +17,40 @@ from typing import Any
 import pandas as pd
 
 from reportgen.store.atomic import write_parquet, write_text
-from reportgen.store.layout import EVENTS, GPU_PARQUET, HOST_PARQUET, MANIFEST, METRICS, RECIPE_PATCH
+from reportgen.store.layout import EVENTS, EXPERIMENT_SPEC, GPU_PARQUET, HOST_PARQUET, MANIFEST, METRICS, RECIPE_PATCH
 from reportgen.store.models import Events, Manifest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def committed_experiments(repo: Path = REPO) -> list[Path]:
+    """The experiment folders under runs/ that the repository commits (their experiment.toml is
+    tracked), sorted. `scripts/demo` leaves its own campaign beside them in a working copy; tests
+    that check what the repository ships (the GPU showcases, their history, their published
+    commands) must not take the demo's runs for committed ones. Outside a git checkout (an
+    exported tree), every experiment folder counts."""
+    runs = repo / "runs"
+    found = sorted(p for p in runs.iterdir() if (p / EXPERIMENT_SPEC).is_file())
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(repo), "ls-files", "--", f"runs/*/{EXPERIMENT_SPEC}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return found
+    tracked = {Path(line).parent.name for line in listed}
+    return [p for p in found if p.name in tracked]
+
+
+def copy_committed_runs(dest: Path, repo: Path = REPO) -> Path:
+    """A runs/ folder at `dest` holding copies of the committed experiments only (see
+    committed_experiments), for builds that read a whole runs/ tree; returns `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for exp in committed_experiments(repo):
+        shutil.copytree(exp, dest / exp.name, symlinks=True)
+    return dest
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str, *, poll: float = 0.1) -> None:

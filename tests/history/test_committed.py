@@ -12,6 +12,7 @@ from reportgen.history.model import PEAK_MEMORY, STEP_TIME
 from reportgen.history.series import build, standing
 from reportgen.render.history_page import history_of, render_all, standing_line
 from reportgen.render.load import load_experiment
+from tests.helpers import committed_experiments
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
 ONE = "1 x NVIDIA H200, driver 580.159.04"
@@ -19,8 +20,8 @@ TWO = "2 x NVIDIA H200, driver 580.159.04"
 
 
 @pytest.fixture(scope="module")
-def series():
-    return build(store.collect(RUNS))
+def series(committed_runs):
+    return build(store.collect(committed_runs))
 
 
 def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
@@ -38,15 +39,15 @@ def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
     assert not any(s.changes for s in mine)  # two campaigns a series: too few to find a change
 
 
-def test_the_primary_point_is_what_the_analysis_stored(series) -> None:
+def test_the_primary_point_is_what_the_analysis_stored(series, committed_runs) -> None:
     doc = load_experiment(RUNS / "showcase-1xh200-grpo-offload-r3").analysis
     stored = {r.path: r.overall for r in doc.arms[0].runs}
-    pts = [p for p in store.collect(RUNS) if p.experiment.endswith("-r3") and p.primary and p.arm == "baseline"]
+    pts = [p for p in store.collect(committed_runs) if p.experiment.endswith("-r3") and p.primary and p.arm == "baseline"]
     assert {p.run: p.value for p in pts} == stored
     assert all(p.low is not None and p.low < p.value < p.high for p in pts)  # type: ignore[operator]
 
 
-def test_r3s_baseline_is_flagged_against_r2s(series) -> None:
+def test_r3s_baseline_is_flagged_against_r2s(series, committed_runs) -> None:
     st = standing(series, "showcase-1xh200-grpo-offload-r3")
     assert st is not None and st.flagged and st.key.machine_class == ONE
     line = standing_line(st)
@@ -54,7 +55,7 @@ def test_r3s_baseline_is_flagged_against_r2s(series) -> None:
     assert "too few for a usual range" in line and "A flag, not a verdict" in line
     assert "(../../history/grpo-offload-default/index.md)" in line
     # r2 and r3 ran on two leases of one fingerprint class; the line names it and the mean of each figure
-    r2 = next(p for p in store.collect(RUNS) if p.experiment.endswith("-r2"))
+    r2 = next(p for p in store.collect(committed_runs) if p.experiment.endswith("-r2"))
     assert st.key.class_id == r2.class_id and f"class {r2.class_id[:8]}" in line  # type: ignore[index]
     assert (
         "1660 tok/s (geometric mean of the campaign's runs, each the arithmetic mean of the run's window means)" in line
@@ -65,7 +66,7 @@ def test_r3s_baseline_is_flagged_against_r2s(series) -> None:
 
 
 def test_one_history_page_holds_both_showcases_classes_apart() -> None:
-    exps = [load_experiment(p) for p in sorted(RUNS.iterdir()) if (p / "analysis.json").is_file()]
+    exps = [load_experiment(p) for p in committed_experiments() if (p / "analysis.json").is_file()]
     pages = {p.path: p for p in render_all(history_of(exps), known={e.name for e in exps}, svg=False)}
     assert set(pages) == {"history/index.md", "history/grpo-offload-default/index.md", "history/aa-grpo/index.md"}
     page = pages["history/grpo-offload-default/index.md"]
@@ -99,5 +100,5 @@ def test_the_navigation_lists_the_history_after_the_reports() -> None:
 
 def test_the_site_and_the_command_compute_the_same_history(series) -> None:
     # The site builds it from what its pages loaded, the command from disk: one history either way.
-    exps = [load_experiment(p) for p in sorted(RUNS.iterdir()) if (p / "analysis.json").is_file()]
+    exps = [load_experiment(p) for p in committed_experiments() if (p / "analysis.json").is_file()]
     assert history_of(exps) == series

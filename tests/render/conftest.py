@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
 from tests.conftest import built_once, shared_root  # noqa: E402
+from tests.helpers import copy_committed_runs  # noqa: E402
 from tests.render import site_fixture  # noqa: E402 (after REPO, which it does not need)
 
 
@@ -107,7 +108,8 @@ def tree_digests(root: Path) -> dict[str, str]:
 
 def _build_committed(project: Path, svg_cache: Path) -> None:
     make_project(project)
-    mkdocs_build(project, svg_cache, REPORTGEN_RUNS=str(REPO / "runs"))
+    runs = copy_committed_runs(project.parent / f"{project.name}-runs")  # not the demo's campaign beside them
+    mkdocs_build(project, svg_cache, REPORTGEN_RUNS=str(runs))
 
 
 @pytest.fixture(scope="session")

@@ -13,9 +13,9 @@ from reportgen.render.load import published_command, read_spec_env, spec_env_nam
 from reportgen.store import layout
 from reportgen.store.experiment import load_experiment_record
 from reportgen.store.run_folder import read_run_folder
+from tests.helpers import committed_experiments
 
-RUNS = Path(__file__).resolve().parents[2] / "runs"
-EXPERIMENTS = sorted(p for p in RUNS.iterdir() if (p / layout.ANALYSIS).is_file())
+EXPERIMENTS = [p for p in committed_experiments() if (p / layout.ANALYSIS).is_file()]
 
 
 @pytest.mark.parametrize("exp_dir", EXPERIMENTS, ids=lambda p: p.name)

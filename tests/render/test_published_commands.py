@@ -37,6 +37,7 @@ from reportgen.render.load import load_experiment
 from reportgen.render.patch import under
 from reportgen.render.site import render_experiment
 from reportgen.store import layout
+from tests.helpers import committed_experiments
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 # One test per committed experiment: they run side by side on the suite's workers.
-EXPERIMENTS = sorted(p.name for p in (REPO / "runs").iterdir() if (p / layout.ANALYSIS).is_file())
+EXPERIMENTS = [p.name for p in committed_experiments() if (p / layout.ANALYSIS).is_file()]
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from reportgen.store.freshness import input_files, stale_reason
 from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProvenance, Manifest, RunCommand
 from reportgen.store.run_folder import read_experiment, read_run_folder
 from tests.analysis.builder import FakeArm, make_experiment
+from tests.helpers import committed_experiments
 
-REPO = Path(__file__).resolve().parents[2]
-COMMITTED = sorted(p for p in (REPO / "runs").iterdir() if (p / layout.EXPERIMENT_SPEC).is_file())
+COMMITTED = committed_experiments()
 
 
 def _experiment(tmp_path: Path) -> Path:
