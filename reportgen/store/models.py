@@ -182,7 +182,8 @@ class Campaign(StoreFile):
     campaign_id: str = Field(description="UTC time the campaign started, e.g. `20261129T071500Z`; archive/ uses it.")
     fingerprint_id: str | None = Field(default=None, description="The machine that started the campaign.")
     fingerprint: dict[str, Any] = Field(
-        default_factory=dict, description="That machine's fingerprint: host, CPU, GPUs, driver; its class is the campaign's."
+        default_factory=dict,
+        description="That machine's fingerprint: host, CPU, GPUs, driver; its class is the campaign's.",
     )
     class_id: str | None = Field(
         default=None,
