@@ -289,8 +289,10 @@ def _prepare_experiment(
     else:
         if amend:
             amend_experiment(exp_dir, spec, source_bytes, changed=amend, looks_taken=looks, utc=utc_now())
-        unrecorded = any(m.get("blocks") is None for m in campaign.get("machines") or [])
-        legacy = blocks.ended_blocks(exp_dir, campaign.get("fingerprint_id")) if unrecorded else None
+        machines = campaign.get("machines") or []
+        joins = not any(m.get("fingerprint_id") == fp_id for m in machines)
+        unrecorded = any(m.get("blocks") is None for m in machines)  # a version-1 file's machine
+        legacy = blocks.ended_blocks(exp_dir, campaign.get("fingerprint_id")) if joins and unrecorded else None
         campaign = join_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id, legacy_blocks=legacy)
     return campaign
 

@@ -111,9 +111,13 @@ def _update_campaign(exp_dir: Path, change: Any) -> dict[str, Any]:
 def join_campaign(
     exp_dir: Path, *, fingerprint: dict[str, Any], fingerprint_id: str, legacy_blocks: list[int] | None = None
 ) -> dict[str, Any]:
-    """The campaign with the machine `fingerprint_id` in its `machines` (added, first seen now, when
-    new). `legacy_blocks`: the finished blocks of machines whose blocks were not recorded (a
-    version-1 file), as the runner read them from the runs: recorded now, before any block is added."""
+    """The campaign with the machine `fingerprint_id` in its `machines`: added, first seen now, when
+    new (the file is written); else the campaign as it is (nothing written, a version-1 file stays
+    one). `legacy_blocks`: the finished blocks of a machine whose blocks were not recorded (a
+    version-1 file), as the runner read them from the runs: recorded when another machine joins."""
+    campaign = load_campaign(exp_dir)
+    if campaign is not None and campaign.machine(fingerprint_id) is not None:
+        return campaign.to_dict()
 
     def change(doc: dict[str, Any]) -> dict[str, Any]:
         machines = [dict(m) for m in doc.get("machines") or []]
@@ -128,13 +132,18 @@ def join_campaign(
 
 
 def record_block(exp_dir: Path, *, fingerprint_id: str, block: int) -> dict[str, Any]:
-    """The campaign with `block` recorded as finished by the machine `fingerprint_id` (which joined)."""
+    """The campaign with `block` recorded as finished by the machine `fingerprint_id` (which joined).
+    Written only when that changes it."""
+    campaign = load_campaign(exp_dir)
+    me = campaign.machine(fingerprint_id) if campaign is not None else None
+    if campaign is not None and (me is None or me.blocks is None or block in me.blocks):
+        return campaign.to_dict()
 
     def change(doc: dict[str, Any]) -> dict[str, Any]:
         machines = [dict(m) for m in doc.get("machines") or []]
-        for m in machines:
-            if m["fingerprint_id"] == fingerprint_id and block not in (m.get("blocks") or []):
-                m["blocks"] = [*(m.get("blocks") or []), block]
+        for m in machines:  # a machine whose blocks were not recorded (version 1) keeps them so
+            if m["fingerprint_id"] == fingerprint_id and m.get("blocks") is not None and block not in m["blocks"]:
+                m["blocks"] = [*m["blocks"], block]
         return {**doc, "machines": machines}
 
     return _update_campaign(exp_dir, change)
