@@ -118,6 +118,26 @@ def set_aside_unfinished(exp_dir: Path, campaign: Mapping[str, Any], machine: st
     return said
 
 
+def rerun_refusal(exp_dir: Path, rerun: Sequence[str], machine: str) -> str | None:
+    """Why `--rerun` of the arms `rerun` may not run on `machine`, or None: a block whose other runs
+    were made on another machine would pair runs of two machines."""
+    for block, runs in sorted(formal_blocks(exp_dir).items()):
+        if not any(arm in rerun for arm, _ in runs):
+            continue
+        others = {
+            str(m.fingerprint_id)
+            for arm, path in runs
+            if arm not in rerun and (m := load_manifest(path)) is not None and m.fingerprint_id != machine
+        }
+        if others:
+            return (
+                f"--rerun {', '.join(rerun)}: block {block}'s other runs were made on machine "
+                f"{', '.join(sorted(o[:12] for o in others))}, and a block never pairs runs of two machines; rerun "
+                "on that machine, or pass --new-campaign"
+            )
+    return None
+
+
 def block_is_whole(exp_dir: Path, block: int, machine: str) -> bool:
     """Whether every formal run of `block` ended (complete or failed) on `machine`: the block is finished."""
     runs = formal_blocks(exp_dir).get(block, [])

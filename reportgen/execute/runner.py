@@ -270,6 +270,9 @@ def _prepare_experiment(
     looks: list[int] = []
     if campaign is not None:
         reasons, amend, looks = _campaign_check(spec, exp_dir, campaign, fp, source_bytes)
+        rerun = options.rerun and not reasons and not options.new_campaign
+        if rerun and (why := blocks.rerun_refusal(exp_dir, options.rerun, fp_id)) is not None:
+            raise UserError(f"{exp_dir}: {why}")
         if reasons:
             if not options.new_campaign:
                 raise UserError(

@@ -138,3 +138,22 @@ def test_a_block_left_unfinished_on_one_machine_is_redone_whole_on_another(tmp_p
     assert sorted(archived) == ["A1-2", "baseline-2"]
     assert (archived["A1-2"] / "manifest.json").read_bytes() == a1_2  # the finished run of A, set aside whole
     assert json.loads((archived["baseline-2"] / "manifest.json").read_text())["fingerprint_id"] == a
+
+
+def test_a_rerun_that_would_pair_two_machines_is_refused_with_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = make_experiment(tmp_path / "r", order="interleaved")
+    runs = tmp_path / "runs"
+    monkeypatch.setenv(HOSTNAME_ENV, "node-a")
+    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze"]) == 0
+    campaign = (runs / "exp" / "campaign.json").read_bytes()
+    monkeypatch.setenv(HOSTNAME_ENV, "node-b")
+    capsys.readouterr()
+    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--rerun", "A1"]) == 2
+    err = capsys.readouterr().err
+    assert "block 1's other runs were made on machine" in err and "never pairs runs of two machines" in err
+    assert (runs / "exp" / "campaign.json").read_bytes() == campaign and not (runs / "exp" / "archive").exists()
+    monkeypatch.setenv(HOSTNAME_ENV, "node-a")  # the machine that made the block reruns it
+    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--rerun", "A1"]) == 0
+    assert len(list((runs / "exp" / "archive").glob("*/A1-1"))) == 1
