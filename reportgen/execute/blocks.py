@@ -145,13 +145,3 @@ def block_is_whole(exp_dir: Path, block: int, machine: str) -> bool:
     return bool(manifests) and all(
         m is not None and m.status in FINAL_STATUSES and m.fingerprint_id == machine for m in manifests
     )
-
-
-def machines_text(campaign: Mapping[str, Any]) -> Sequence[str]:
-    """ "host-a (89f82cfeba0a): blocks 1, 2" for each machine that joined, for a log line."""
-    model = Campaign.parse(dict(campaign), "campaign.json")
-    return [
-        f"{m.hostname or '?'} ({m.fingerprint_id[:12]}): "
-        + (f"blocks {', '.join(map(str, m.blocks))}" if m.blocks else "no block yet")
-        for m in model.machines
-    ]
