@@ -43,6 +43,7 @@ from reportgen.store import lock as locks
 from reportgen.store.runs import load_manifest, move_aside
 from reportgen.vocab import FINAL_STATUSES
 
+MAX_REDOS = 2  # a block that ends unfinished on a live node is redone at most this often
 IN_FLIGHT = ".blocks"  # <experiment>/.blocks/<block>/: the runs of a block still being made
 
 
@@ -132,6 +133,8 @@ class _Scheduler:
         self.ended: queue.Queue[_Done | BaseException] = queue.Queue()
         self.outcomes: list[RunOutcome] = []
         self.handing = True
+        self.redos: dict[int, int] = {}
+        self.unfinished = False  # a block given up on (MAX_REDOS)
 
     def run(self) -> ExperimentOutcome:
         cid = str(self.base.campaign["campaign_id"])
@@ -160,7 +163,9 @@ class _Scheduler:
                 t.join()
             if self.options.profiler and not self.stop.is_set() and self.free:
                 self._profile(self.free[0])
-        interrupted = self.stop.is_set() or bool(self.redo)  # a lost block with no node left to redo it
+        interrupted = (
+            self.stop.is_set() or bool(self.redo) or self.unfinished
+        )  # a lost block with no node left to redo it
         return ExperimentOutcome(self.plan.spec.name, self.exp_dir, tuple(self.outcomes), interrupted=interrupted)
 
     def _start(self, block: int, arms: Sequence[str], slot: Slot) -> threading.Thread:
@@ -216,9 +221,16 @@ class _Scheduler:
             )
             self.redo.append((done.block, arms))  # the lost node's slot is not given back
         elif not self.stop.is_set():
-            # Every run ended but one was not finished (it cannot be kept): redo the block here.
+            # A run ended unfinished on a node still there (it cannot be kept): redo the block, at most
+            # MAX_REDOS times; after that no block is handed out and the campaign stops interrupted.
             _set_aside(self.exp_dir, done.block, cid)
-            self.redo.append((done.block, arms))
+            self.redos[done.block] = self.redos.get(done.block, 0) + 1
+            if self.redos[done.block] > MAX_REDOS:
+                self.display.log(f"block {done.block} ended unfinished {self.redos[done.block]} times: no more blocks")
+                self.handing = False
+                self.unfinished = True
+            else:
+                self.redo.append((done.block, arms))
             self.free.append(done.slot)
 
     def _profile(self, slot: Slot) -> None:

@@ -7,6 +7,10 @@ nodes; one waits while all fitting nodes are taken. If the node dies mid-run, th
 marked interrupted and `run_experiments` reruns every arm of that experiment together on
 another node as a new campaign (the old one is archived, never mixed).
 
+A sequential campaign (`[run] until = "decided"`) runs in blocks instead (reportgen.execute.blocks):
+the claimed node and every other free node of its class each run one block at a time, and a node
+lost mid-block has only that block redone, whole, on another node.
+
 The parts: the cluster (ray_cluster.py), claiming a node (ray_claim.py), the executor and its
 jobs (ray_jobs.py), the job log (ray_log.py) and the wrapper on the node (ray_node.py). `RAY`
 is the executor kind registered as "ray" (reportgen.execute.executor.BUILT_IN).
