@@ -2,7 +2,8 @@
 this machine's local executor, and the campaign's `ahead` before any block is complete: blocks run
 two at a time, each slot one run at a time in the block's interleaved order; a block's runs join
 the experiment only once all have ended, so a look never sees a block in flight; every block
-handed out is kept; max_pairs counts the blocks in flight."""
+handed out is kept; a block a stopped runner left in flight is archived whole and redone; max_pairs
+counts the blocks in flight."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.pipeline import load_plan
 from reportgen.store import layout
 from tests.execute.conftest import make_experiment
+from tests.helpers import wait_for
 
 
 class _Looks:
@@ -91,3 +93,47 @@ def test_the_campaign_hands_out_no_block_beyond_max_pairs_counting_blocks_in_fli
         "campaign: pair 2 for A1; 1 other block(s) running",
         "campaign: pair 3 for A1; 2 other block(s) running",
     ]
+
+
+@pytest.mark.slow  # real runs, one stopped: about 10 s
+def test_a_block_left_in_flight_by_a_stopped_runner_is_archived_whole_and_redone(tmp_path: Path) -> None:
+    spec = make_experiment(tmp_path / "r", name="stp", steps=6, sleep=0.5, order=None, repeats=None)
+    plan = load_plan(spec, None)
+    options = RunOptions(runs_root=tmp_path / "runs", profiler=False, poll_s=0.05, stop_grace_s=2.0)
+    exp_dir = options.runs_root / "stp"
+    stop = threading.Event()
+    first: list = []
+    runner = threading.Thread(
+        target=lambda: first.append(
+            run_blocks(
+                plan,
+                options,
+                [Slot(LocalExecutor(), {}, "here")],
+                _Looks(exp_dir, 1),
+                display=ProgressDisplay(live=False),
+                stop=stop,
+            )
+        )
+    )
+    runner.start()
+    wait_for(lambda: (exp_dir / IN_FLIGHT / "1" / "baseline" / "1" / "stdout.log").is_file(), 60, "block 1 running")
+    stop.set()
+    runner.join(timeout=60)
+    assert first[0].interrupted and not layout.iter_runs(exp_dir)  # nothing half-made in the experiment
+    assert (exp_dir / IN_FLIGHT / "1").is_dir()
+
+    again = run_blocks(
+        plan,
+        options,
+        [Slot(LocalExecutor(), {}, "here")],
+        _Looks(exp_dir, 1),
+        display=ProgressDisplay(live=False),
+        stop=threading.Event(),
+    )
+    assert not again.interrupted and not (exp_dir / IN_FLIGHT).exists()
+    [archived] = list((exp_dir / "archive").glob("*/baseline-1"))
+    assert json.loads((archived / "manifest.json").read_text())["status"] == "interrupted"
+    made = {
+        (arm, rep): json.loads((p / "manifest.json").read_text())["status"] for arm, rep, p in layout.iter_runs(exp_dir)
+    }
+    assert made == {("baseline", 1): "complete", ("A1", 1): "complete"}
