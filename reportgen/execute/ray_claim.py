@@ -186,6 +186,9 @@ class NodePool:
         self.client = client
         self.busy: set[str] = set()
         self.cond = threading.Condition()
+        # Experiments of this `reportgen run` still waiting for their first node: `claim_more`
+        # leaves that many free nodes to them.
+        self.first_claims_pending = 0
 
     def acquire(
         self,
@@ -257,11 +260,16 @@ class NodePool:
         spec = plan.spec
         client = self.client or connect(self.address)
         got: list[NodeClaim] = []
-        for node in alive_nodes(self.address):
+        nodes = [
+            n
+            for n in alive_nodes(self.address)
+            if n.node_id not in excluded and fits(n, spec.run.num_cpus, spec.run.num_gpus)
+        ]
+        with self.cond:
+            most = min(most, sum(n.node_id not in self.busy for n in nodes) - self.first_claims_pending)
+        for node in nodes:
             if len(got) >= most:
                 break
-            if node.node_id in excluded or not fits(node, spec.run.num_cpus, spec.run.num_gpus):
-                continue
             with self.cond:
                 if node.node_id in self.busy:
                     continue
@@ -279,6 +287,11 @@ class NodePool:
             if isinstance(claim, NodeClaim):
                 release_claim(client, claim)
         return got
+
+    def first_claim_done(self) -> None:
+        """An experiment got its first node (or gave up waiting): one fewer to leave a node for."""
+        with self.cond:
+            self.first_claims_pending = max(0, self.first_claims_pending - 1)
 
     def release(self, node: Node) -> None:
         with self.cond:

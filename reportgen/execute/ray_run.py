@@ -183,6 +183,7 @@ def run_experiments(
     stop = stop or threading.Event()
     address = resolve_address(plans[0], address)
     pool = NodePool(address, connect(address))
+    pool.first_claims_pending = len(plans)  # extra nodes for blocks leave one free for each of these
     outcomes: list[ExperimentOutcome | None] = [None] * len(plans)
     errors: list[BaseException] = []
 
@@ -190,19 +191,25 @@ def run_experiments(
         excluded: set[str] = set()
         opts = options
         blocks = _in_blocks(plan, options, next_block_for)
+        first = True
         try:
             for _ in range(MAX_NODE_ATTEMPTS):
-                executor, info, moved = ray_executor(
-                    plan,
-                    address=address,
-                    runs_root=options.runs_root,
-                    pool=pool,
-                    excluded=excluded,
-                    stop=stop,
-                    options=opts,
-                    node_lost=bool(excluded),
-                    blocks=blocks,
-                )
+                try:
+                    executor, info, moved = ray_executor(
+                        plan,
+                        address=address,
+                        runs_root=options.runs_root,
+                        pool=pool,
+                        excluded=excluded,
+                        stop=stop,
+                        options=opts,
+                        node_lost=bool(excluded),
+                        blocks=blocks,
+                    )
+                finally:
+                    if first:
+                        pool.first_claim_done()
+                        first = False
                 if executor is None:
                     return
                 if blocks:
