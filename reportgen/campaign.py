@@ -70,7 +70,7 @@ class Sequential:
 
     def ahead(self, block: int, in_flight: Mapping[int, Sequence[str]]) -> Sequence[str] | None:
         """The arms of new block `block` while the blocks `in_flight` (number -> arms) still run on
-        other nodes, or None: hand out no more blocks (reportgen.execute.blocks, several nodes).
+        other nodes, or None: hand out no more blocks (reportgen.execute.parallel, several nodes).
 
         Chosen from the analysis of the blocks complete so far (runs/ holds only those: a block's
         runs join the experiment when its last run ends): each open comparison gets the block,

@@ -2,11 +2,11 @@
 
 Each cluster is started here (a head without CPUs and N one-CPU workers on 127.0.0.1, each worker
 a machine of its own as reportgen sees it: tests/execute/ray/conftest.py `cluster(own_machines=True)`,
-which needs `unshare --uts`, i.e. root). The campaign is a real `reportgen run` of a spec with
-`[run] until = "decided"` and the embedded CPU stand-in trainer (tests/execute/conftest.py
+its own hostname through $REPORTGEN_HOSTNAME and, as root, `unshare --uts`). The campaign is a real
+`reportgen run` of a spec with `[run] until = "decided"` and the embedded CPU stand-in trainer (tests/execute/conftest.py
 make_experiment): the candidate removes the offload flag and is twice as fast, so the campaign is
 decided at its first look (`--min-pairs`). With 2 nodes, blocks run two at a time
-(reportgen.execute.blocks; docs/ray.md).
+(reportgen.execute.parallel; docs/ray.md).
 
 Prints, for each cluster size: the command's wall time (start to exit: claims, the blocks, the
 analysis), the blocks made, how the campaign stopped and the verdict. Measure on a quiet machine
@@ -80,7 +80,7 @@ def main() -> None:
     if not RAY.is_file():
         raise SystemExit("the ray extra is not installed (pip install 'reportgen[ray]')")
     if not can_name_hosts():
-        raise SystemExit("each loopback node needs a hostname of its own: run as root (`unshare --uts`)")
+        print("note: not root, so the nodes' hostnames come from $REPORTGEN_HOSTNAME alone (no `unshare --uts`)")
     with tempfile.TemporaryDirectory(prefix="rg-bench-blocks-") as tmp:
         rows = [one(n, args, Path(tmp)) for n in (1, 2)]
     print(

@@ -159,7 +159,7 @@ def placement(
     The campaign's machine (same fingerprint: its node, or a loopback cluster's twin) resumes it;
     another node of the same class takes it over only once its node has left the cluster, as a new
     campaign (runs of two machines are never compared); any other node is refused. A campaign run
-    in blocks (`blocks`: a sequential one, reportgen.execute.blocks) pairs runs within a block only,
+    in blocks (`blocks`: a sequential one, reportgen.execute.parallel) pairs runs within a block only,
     so any node of its class adds blocks to it: nothing moves."""
     if not campaign or not campaign.get("fingerprint"):
         return None, False

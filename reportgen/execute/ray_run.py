@@ -7,7 +7,7 @@ nodes; one waits while all fitting nodes are taken. If the node dies mid-run, th
 marked interrupted and `run_experiments` reruns every arm of that experiment together on
 another node as a new campaign (the old one is archived, never mixed).
 
-A sequential campaign (`[run] until = "decided"`) runs in blocks instead (reportgen.execute.blocks):
+A sequential campaign (`[run] until = "decided"`) runs in blocks instead (reportgen.execute.parallel):
 the claimed node and every other free node of its class each run one block at a time, and a node
 lost mid-block has only that block redone, whole, on another node.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.capture.fingerprint import class_id
-from reportgen.execute.blocks import BlockSource, Slot, run_blocks
 from reportgen.execute.executor import ExecutorKind, ExperimentOutcome, NextBlock, RunOptions
+from reportgen.execute.parallel import BlockSource, Slot, run_blocks
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.ray_claim import NodeClaim, NodePool, placement, release_claim
 from reportgen.execute.ray_cluster import connect, node_alive, resolve_address
@@ -119,7 +119,7 @@ def _run_in_blocks(
     excluded: set[str],
 ) -> tuple[ExperimentOutcome, set[str]]:
     """A sequential campaign on the claimed node and every other free node of its class (at most
-    max_pairs nodes), a block per node at a time (reportgen.execute.blocks); every claim released
+    max_pairs nodes), a block per node at a time (reportgen.execute.parallel); every claim released
     at the end. Returns the outcome and the nodes lost on the way."""
     wanted = class_id(first.fingerprint or {})
 

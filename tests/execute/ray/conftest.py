@@ -165,12 +165,12 @@ def cluster(
     """A fresh head and one node per worker label (one CPU each) on 127.0.0.1, stopped by pid afterwards.
 
     `own_machines`: each worker is a machine of its own as reportgen sees it, of one class: its own
-    hostname `rg-<label>` (a UTS namespace), hence its own machine fingerprint, and its own machine
+    hostname `rg-<label>` ($REPORTGEN_HOSTNAME in its environment, and a UTS namespace of that name
+    where this process may make one: root), hence its own machine fingerprint, and its own machine
     lock. They still share this machine's cores: what runs on them at once competes for them."""
     if not RAY.is_file():
         pytest.skip("the ray extra is not installed (pip install 'reportgen[ray]')")
-    if own_machines and not can_name_hosts():
-        pytest.skip("naming each node's host needs `unshare --uts` (root)")
+    uts = own_machines and can_name_hosts()
     temp_dir = tempfile.mkdtemp(prefix="rg-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{RAY.parent}{os.pathsep}{env.get('PATH', '')}")
@@ -201,7 +201,11 @@ def cluster(
         started = {}
         for label in workers:
             resources = json.dumps({f"rg_{label}": 1})
-            own = dict(env, REPORTGEN_MACHINE_LOCK=str(Path(temp_dir) / f"machine-{label}.lock"))
+            own = dict(
+                env,
+                REPORTGEN_MACHINE_LOCK=str(Path(temp_dir) / f"machine-{label}.lock"),
+                REPORTGEN_HOSTNAME=f"rg-{label}",
+            )
             started[label] = _ray(
                 [
                     "start",
@@ -213,7 +217,7 @@ def cluster(
                 ],
                 own if own_machines else env,
                 sessions,
-                hostname=f"rg-{label}" if own_machines else None,
+                hostname=f"rg-{label}" if uts else None,
             )
         address = f"http://127.0.0.1:{dashboard}"
         from ray.util.state import list_nodes

@@ -1,4 +1,4 @@
-"""The block scheduler (reportgen.execute.blocks) with real runs of the CPU stand-in on two slots of
+"""The block scheduler (reportgen.execute.parallel) with real runs of the CPU stand-in on two slots of
 this machine's local executor, and the campaign's `ahead` before any block is complete: blocks run
 two at a time, each slot one run at a time in the block's interleaved order; a block's runs join
 the experiment only once all have ended, so a look never sees a block in flight; every block
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from reportgen.campaign import Sequential
-from reportgen.execute.blocks import IN_FLIGHT, Slot, run_blocks
 from reportgen.execute.executor import RunOptions
+from reportgen.execute.parallel import IN_FLIGHT, Slot, run_blocks
 from reportgen.execute.process import LocalExecutor
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.pipeline import load_plan
