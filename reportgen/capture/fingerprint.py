@@ -2,7 +2,13 @@
 
 `machine_fingerprint` gathers hardware and software facts; `fingerprint_id` hashes only the
 fields that identify the machine and stay put between runs (hostname, CPU, memory in GiB,
-GPUs, driver, image digest). The protocol compares arms only within one fingerprint id.
+GPUs, driver, image digest); `class_id` the same less the hostname and the GPUs' UUIDs: machines
+that are interchangeable hardware. A campaign's blocks may come from several machines of one class;
+each pair of runs is compared within one machine (one fingerprint id).
+
+`$REPORTGEN_HOSTNAME` replaces the hostname the fingerprint records: the machine's identity only,
+never its class. For containers that share a host (each its own identity) and for tests that play
+two machines on one host; a real second machine differs by its hostname and GPU UUIDs anyway.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from reportgen.capture.nvml import static_info
 
 # Environment variables that may carry the container image digest, first one set wins.
 IMAGE_DIGEST_ENV = ("REPORTGEN_IMAGE_DIGEST", "CONTAINER_IMAGE_DIGEST", "IMAGE_DIGEST")
+# The hostname a fingerprint records, when set (the machine's identity, not its class: module docstring).
+HOSTNAME_ENV = "REPORTGEN_HOSTNAME"
 _GIB = 1024**3
 
 
@@ -89,7 +97,7 @@ def machine_fingerprint(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     digest_var = next((name for name in IMAGE_DIGEST_ENV if env.get(name)), None)
     uname = platform.uname()
     return {
-        "hostname": socket.gethostname(),
+        "hostname": env.get(HOSTNAME_ENV) or socket.gethostname(),
         "os": uname.system,
         "kernel": uname.release,
         "arch": uname.machine,
@@ -126,12 +134,17 @@ def fingerprint_id(fp: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def class_id(fp: Mapping[str, Any]) -> str:
-    """SHA-256 of what makes machines interchangeable hardware: the identity fields less the
-    hostname, with GPUs by name only (no UUIDs). Two nodes of one cluster class share it; a campaign
-    whose node died may move to another node of its class (docs/ray.md)."""
+def class_fields(fp: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes machines interchangeable hardware: the identity fields less the hostname, with
+    GPUs by name only (no UUIDs)."""
     fields = identity_fields(fp)
     fields.pop("hostname")
     fields["gpus"] = sorted(name for _, name in fields["gpus"])
-    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return fields
+
+
+def class_id(fp: Mapping[str, Any]) -> str:
+    """SHA-256 of `class_fields(fp)`. Two nodes of one cluster class share it, and so do two leases
+    of one machine type: a campaign's blocks may come from any machine of its class (docs/device.md)."""
+    canonical = json.dumps(class_fields(fp), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -25,7 +25,7 @@ from typing import Any, ParamSpec
 
 from reportgen import vocab
 from reportgen.capture.artifacts import list_artifacts
-from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
+from reportgen.capture.fingerprint import class_id, fingerprint_id, machine_fingerprint
 from reportgen.capture.gpu import GpuSampler, GpuStatus, compact
 from reportgen.capture.host import compact_host
 from reportgen.capture.provenance import CampaignProbes, capture_provenance
@@ -38,6 +38,7 @@ from reportgen.capture.redact import (
     secret_values,
 )
 from reportgen.errors import UserError
+from reportgen.execute import blocks
 from reportgen.execute.executor import (
     CaptureRequest,
     Executor,
@@ -70,9 +71,11 @@ from reportgen.store.experiment import (
 )
 from reportgen.store.models import RunCommand
 from reportgen.store.runs import (
+    join_campaign,
     load_manifest,
     move_aside,
     read_campaign,
+    record_block,
     utc_now,
     write_campaign,
     write_manifest,
@@ -128,7 +131,9 @@ def run_plan(
     executor = executor or LocalExecutor()
     exp_dir = Path(options.runs_root) / spec.name
     info = dict(executor_info or {})
-    campaign = _prepare_experiment(spec, exp_dir, options, machine=executor.fingerprint, executor=info or None)
+    # The machine the runs execute on: this one, or the executor's node.
+    fp = dict(executor.fingerprint) if executor.fingerprint else machine_fingerprint()
+    campaign = _prepare_experiment(spec, exp_dir, options, machine=fp, executor=info or None)
     exp = _Experiment(
         plan=plan,
         exp_dir=exp_dir,
@@ -138,45 +143,88 @@ def run_plan(
         executor=executor,
         executor_info=info,
         stop=stop_event if stop_event is not None else threading.Event(),
+        machine_id=fingerprint_id(fp),
     )
     outcomes: list[RunOutcome] = []
     with stop_on_signals(exp.stop), exp.display:
-        for arm, repeat, role in _runs(plan, options, next_block):
+        for line in _join_blocks(exp):
+            exp.display.log(line)
+        finished = blocks.finished_blocks(exp_dir, exp.campaign) if _in_blocks(spec) else {}
+        for arm, repeat, role, ends_block in _runs(plan, options, next_block, finished):
             if exp.stop.is_set():
                 break
             outcomes.append(_run_one(arm, repeat, role, exp))
             if executor.lost:  # its machine is gone: no later run may go elsewhere
                 break
+            if ends_block and not exp.stop.is_set():
+                _close_block(exp, repeat)
     interrupted = exp.stop.is_set() or bool(executor.lost)
     return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=interrupted)
 
 
-def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
-    """(arm, repeat, role) of every run to make, in the spec's order; profiler runs last, if wanted."""
+def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole, bool]]:
+    """(arm, repeat, role, ends its block) of every run to make, in the spec's order; profiler runs
+    last, if wanted. A block ends with the last formal run of its repeat, in interleaved order only."""
     arms = {arm.id: arm for arm in plan.arms}
-    return [
+    todo = [
         (arms[a], r, vocab.PROFILE if arms[a].role == "profile" else vocab.FORMAL)
         for a, r in runs_to_make(
             plan, profiler=options.profiler, baseline_only=options.baseline_only, repeats=plan.spec.run.repeats
         )
     ]
+    last = {r: i for i, (_, r, role) in enumerate(todo) if role == vocab.FORMAL}
+    in_blocks = _in_blocks(plan.spec) and not options.baseline_only
+    return [(a, r, role, in_blocks and role == vocab.FORMAL and last[r] == i) for i, (a, r, role) in enumerate(todo)]
 
 
-def _runs(plan: Plan, options: RunOptions, next_block: NextBlock | None) -> Iterator[tuple[Arm, int, RunRole]]:
-    """The runs in order. A generator: a sequential campaign's next block is chosen only after
-    the block before it has run (the loop that consumes this runs each run before asking again)."""
+def _runs(
+    plan: Plan, options: RunOptions, next_block: NextBlock | None, finished: Mapping[int, Sequence[str]]
+) -> Iterator[tuple[Arm, int, RunRole, bool]]:
+    """The runs in order, each with whether it ends its block. A generator: a sequential campaign's
+    next block is chosen only after the block before it has run (the loop that consumes this runs
+    each run before asking again). A block already finished (`finished`: block -> its arms, perhaps
+    made on another machine) is kept as it is, never asked for again: nothing is added to it."""
     if next_block is None or options.baseline_only:
         yield from _order(plan, options)
         return
     arms = {arm.id: arm for arm in plan.arms}
     block = 1
-    while (chosen := next_block(block)) is not None:
-        for a in block_order(plan, block, chosen):
-            yield arms[a], block, vocab.FORMAL
+    while True:
+        chosen = finished.get(block)
+        if chosen is None and (chosen := next_block(block)) is None:
+            break
+        ids = block_order(plan, block, chosen)
+        for i, a in enumerate(ids):
+            yield arms[a], block, vocab.FORMAL, i == len(ids) - 1
         block += 1
     if options.profiler:
         for arm in plan.profile_arms:
-            yield arm, 1, vocab.PROFILE
+            yield arm, 1, vocab.PROFILE, False
+
+
+def _in_blocks(spec: Spec) -> bool:
+    """Whether the runs are made in blocks, each a pair on one machine: interleaved order (a
+    sequential campaign always is). In the sequential order a pair's runs are far apart, and the
+    campaign stays on the machine that started it."""
+    return spec.run.order == "interleaved"
+
+
+def _join_blocks(exp: _Experiment) -> list[str]:
+    """What joining the campaign did, in words: this machine's arrival (when it gave no block yet)
+    and each unfinished block another machine left, set aside to be redone whole here."""
+    said = []
+    me = next((m for m in exp.campaign.get("machines") or [] if m.get("fingerprint_id") == exp.machine_id), None)
+    if me is not None and not me.get("blocks") and len(exp.campaign.get("machines") or []) > 1:
+        said.append(f"campaign: machine {exp.machine_id[:12]} ({me.get('hostname')}) adds blocks (same machine class)")
+    if _in_blocks(exp.spec):
+        said += blocks.set_aside_unfinished(exp.exp_dir, exp.campaign, exp.machine_id)
+    return said
+
+
+def _close_block(exp: _Experiment, block: int) -> None:
+    """Record `block` in campaign.json as given by this machine when each of its runs ended here."""
+    if blocks.block_is_whole(exp.exp_dir, block, exp.machine_id):
+        record_block(exp.exp_dir, fingerprint_id=exp.machine_id, block=block)
 
 
 @dataclass(frozen=True)
@@ -191,6 +239,7 @@ class _Experiment:
     executor: Executor
     executor_info: Mapping[str, Any]
     stop: threading.Event  # set by SIGINT/SIGTERM: the run in progress stops, nothing further starts
+    machine_id: str = ""  # the fingerprint id of the machine the runs execute on (each manifest records it)
     # What provenance asks once for all the runs made here (the Python's version and packages).
     probes: CampaignProbes = field(default_factory=CampaignProbes)
 
@@ -210,15 +259,20 @@ def _prepare_experiment(
     machine: Mapping[str, Any] | None = None,
     executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The campaign in `exp_dir` this machine adds runs to: a new one (pinned to this machine's
+    class), or the one there, which this machine joins (campaign.json's `machines`)."""
     source_bytes = Path(spec.source_path).read_bytes()
-    # The campaign pins the machine the runs execute on: this one, or the executor's node.
+    # The campaign pins the class of the machines the runs execute on: this one, or the executor's node.
     fp = dict(machine) if machine else machine_fingerprint()
     fp_id = fingerprint_id(fp)
     campaign = read_campaign(exp_dir)
     amend: dict[str, tuple[object, object]] = {}
     looks: list[int] = []
     if campaign is not None:
-        reasons, amend, looks = _campaign_check(spec, exp_dir, campaign, fp_id, source_bytes)
+        reasons, amend, looks = _campaign_check(spec, exp_dir, campaign, fp, source_bytes)
+        rerun = options.rerun and not reasons and not options.new_campaign
+        if rerun and (why := blocks.rerun_refusal(exp_dir, options.rerun, fp_id)) is not None:
+            raise UserError(f"{exp_dir}: {why}")
         if reasons:
             if not options.new_campaign:
                 raise UserError(
@@ -232,23 +286,29 @@ def _prepare_experiment(
     exp_dir.mkdir(parents=True, exist_ok=True)
     if campaign is None:
         write_experiment(exp_dir, spec, source_bytes)
-        campaign = write_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id, executor=executor)
-    elif amend:
-        amend_experiment(exp_dir, spec, source_bytes, changed=amend, looks_taken=looks, utc=utc_now())
+        campaign = write_campaign(
+            exp_dir, fingerprint=fp, fingerprint_id=fp_id, class_id=class_id(fp), executor=executor
+        )
+    else:
+        if amend:
+            amend_experiment(exp_dir, spec, source_bytes, changed=amend, looks_taken=looks, utc=utc_now())
+        machines = campaign.get("machines") or []
+        joins = not any(m.get("fingerprint_id") == fp_id for m in machines)
+        unrecorded = any(m.get("blocks") is None for m in machines)  # a version-1 file's machine
+        legacy = blocks.ended_blocks(exp_dir, campaign.get("fingerprint_id")) if joins and unrecorded else None
+        campaign = join_campaign(exp_dir, fingerprint=fp, fingerprint_id=fp_id, legacy_blocks=legacy)
     return campaign
 
 
 def _campaign_check(
-    spec: Spec, exp_dir: Path, campaign: Mapping[str, Any], fp_id: str, source_bytes: bytes
+    spec: Spec, exp_dir: Path, campaign: Mapping[str, Any], fingerprint: Mapping[str, Any], source_bytes: bytes
 ) -> tuple[list[str], dict[str, tuple[object, object]], list[int]]:
-    """Why `spec` may not add runs to the campaign in `exp_dir` on the machine `fp_id` (reasons; empty:
-    it may), the amendment it makes to the campaign's design, and the looks already taken."""
+    """Why `spec` may not add runs to the campaign in `exp_dir` on the machine `fingerprint` (reasons;
+    empty: it may), the amendment it makes to the campaign's design, and the looks already taken.
+    The machine's part is `blocks.machine_refusal`: another machine class is refused."""
     reasons: list[str] = []
-    if campaign.get("fingerprint_id") != fp_id:
-        reasons.append(
-            f"its runs were made on another machine (fingerprint {campaign.get('fingerprint_id', '?')[:12]}, "
-            f"this machine {fp_id[:12]}); arms compared must run on one machine"
-        )
+    if (why := blocks.machine_refusal(campaign, fingerprint, pinned=not _in_blocks(spec))) is not None:
+        reasons.append(why)
     record = load_experiment_record(exp_dir)
     want = spec_record(spec, source_bytes)
     amend: dict[str, tuple[object, object]] = {}
@@ -271,8 +331,7 @@ def campaign_refusal(spec: Spec, exp_dir: Path) -> str | None:
     campaign = read_campaign(exp_dir)
     if campaign is None:
         return None
-    fp_id = fingerprint_id(machine_fingerprint())
-    reasons = _campaign_check(spec, exp_dir, campaign, fp_id, Path(spec.source_path).read_bytes())[0]
+    reasons = _campaign_check(spec, exp_dir, campaign, machine_fingerprint(), Path(spec.source_path).read_bytes())[0]
     if not reasons:
         return None
     return (
@@ -344,7 +403,7 @@ def _run_one(arm: Arm, repeat: int, role: RunRole, exp: _Experiment) -> RunOutco
             cache_path=Path(exp.options.runs_root) / ".cache" / "hashes.json",
             probes=exp.probes,
         )
-        _record_provenance(run.manifest, prov, exp.campaign)
+        _record_provenance(run.manifest, prov, exp.machine_id)
     ended = _execute(run, exp)
     return _record_end(run, ended, exp)
 
@@ -427,7 +486,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
         "campaign_id": exp.campaign["campaign_id"],
-        "fingerprint_id": exp.campaign["fingerprint_id"],
+        "fingerprint_id": exp.machine_id,  # the machine it runs on (the campaign's may be another of its class)
         "executor": {"kind": exp.executor.kind, **exp.executor_info},
     }
     write_manifest(run_dir, manifest)
@@ -517,7 +576,7 @@ def _execute(run: _Run, exp: _Experiment) -> _Ended:
     duration = time.monotonic() - t0
     node = workload.capture_result()
     if node is not None:
-        _record_provenance(run.manifest, node.provenance, exp.campaign)
+        _record_provenance(run.manifest, node.provenance, exp.machine_id)
         gpu = node.gpu
     if executor.lost:
         # The machine went away: the run is unfinished, and no later run may go elsewhere.
@@ -579,15 +638,15 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     return RunOutcome(run.arm.id, run.repeat, status, run_dir, detail=detail)
 
 
-def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], campaign: Mapping[str, Any]) -> None:
+def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], machine_id: str) -> None:
     manifest.update(
         fingerprint=prov.get("fingerprint"),
         hashes=prov.get("hashes"),
         git=prov.get("git"),
         python_version=prov.get("python_version"),
     )
-    if prov.get("fingerprint_id") and prov["fingerprint_id"] != campaign["fingerprint_id"]:
-        manifest.setdefault("warnings", []).append("machine fingerprint changed during the campaign")
+    if prov.get("fingerprint_id") and prov["fingerprint_id"] != machine_id:
+        manifest.setdefault("warnings", []).append("machine fingerprint changed during the run's set-up")
 
 
 def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:

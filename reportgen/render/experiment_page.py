@@ -40,6 +40,7 @@ from reportgen.render.common import (
 )
 from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share, fmt_value
 from reportgen.render.load import ExperimentData
+from reportgen.render.machines_table import machines_section
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
@@ -826,7 +827,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Se
         "Flags no candidate may change; the value each arm ran with, read from its effective command line.\n",
         workload_table(exp) + "\n",
         "## Runs\n",
-        runs_table(exp) + "\n",
+        runs_table(exp) + "\n" + machines_section(exp),
         "## Reproduce\n",
         reproduce_section(exp),
     ]

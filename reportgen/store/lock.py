@@ -14,7 +14,9 @@ Both are `flock(2)` locks, taken without blocking and polled while waiting. The 
 lock when its process dies, however it dies (SIGKILL included), so a lock is never held by a
 process that is gone. The file also carries a JSON record of its holder (pid, host, start, command),
 read to name the holder in a refusal and cleared on release: a record found when the lock is taken
-was left by a process that died holding it, and is taken over with a note. The file is removed on
+was left by a process that died holding it, and is taken over with a note. A runs folder carried to
+another machine (a CI artifact, a device command's output) may hold such a record naming the other
+host: no process here holds its `flock`, so it is taken over the same way, never waited for. The file is removed on
 release (a `runs/` tree keeps no lock files); a process that opened it just before gets the lock of
 a removed file, sees that the path no longer names it, and opens the path again.
 
@@ -247,7 +249,10 @@ class FileLock:
             _HELD[self.key] = _Held(fd, 1, created)
             note = None
             if previous is not None:
-                note = f"took over the lock left by {previous.describe()}: that process is gone"
+                gone = (
+                    "that process is gone" if previous.host == holder.host else "a lock is never held across machines"
+                )
+                note = f"took over the lock left by {previous.describe()}: {gone}"
             return Attempt(True, note=note)
 
     def release(self) -> None:

@@ -4,7 +4,7 @@ Every JSON file a run folder holds is read and written through its model here:
 
 | file | model | kind | schema |
 |---|---|---|---|
-| `<exp>/campaign.json` | `Campaign` | `reportgen.campaign` | 1 |
+| `<exp>/campaign.json` | `Campaign` | `reportgen.campaign` | 2 (1: one machine, no `machines`) |
 | `<exp>/experiment.json` | `ExperimentRecord` | `reportgen.experiment` | 1 |
 | `<run>/manifest.json` | `Manifest` | `reportgen.run` | 1 |
 | `<run>/events.json` | `Events` | `reportgen.events` | 1 |
@@ -133,18 +133,77 @@ class StoreFile(BaseModel):
         return atomic.write_json(Path(path), self.to_dict())
 
 
+class CampaignMachine(BaseModel):
+    """One machine that gave blocks to a campaign (campaign.json's `machines`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    fingerprint_id: str = Field(description="The machine (capture.fingerprint.fingerprint_id).")
+    hostname: str | None = Field(default=None, description="Its hostname, as its fingerprint recorded it.")
+    first_seen_utc: str | None = Field(default=None, description="When it joined the campaign (UTC, ISO 8601).")
+    blocks: list[int] | None = Field(
+        default=None,
+        description="The blocks (pair numbers) it finished, in order: every run of the block ended on it. "
+        "null: not recorded (a version-1 campaign, made before campaigns spanned machines).",
+    )
+
+
+def _campaign_from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 pinned one machine (`fingerprint_id`); version 2 lists the machines that joined.
+    The one machine of a version-1 file joined when the campaign started; which blocks it finished
+    was not recorded (`blocks` null: the runner reads them from its runs)."""
+    out = {**data, "schema_version": 2}
+    raw = data.get("fingerprint")
+    fp: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if "machines" not in out:
+        out["machines"] = (
+            [
+                {
+                    "fingerprint_id": data["fingerprint_id"],
+                    "hostname": fp.get("hostname"),
+                    "first_seen_utc": data.get("started_utc"),
+                    "blocks": None,
+                }
+            ]
+            if isinstance(data.get("fingerprint_id"), str)
+            else []
+        )
+    return out
+
+
 class Campaign(StoreFile):
-    """runs/<experiment>/campaign.json: the machine a campaign is pinned to."""
+    """runs/<experiment>/campaign.json: the machine class a campaign is pinned to, and the machines
+    of that class that gave it blocks (a block: one pair of runs, made on one machine)."""
 
     KIND: ClassVar[str] = "reportgen.campaign"
+    SCHEMA_VERSION: ClassVar[int] = 2
+    UPGRADES: ClassVar[Mapping[int, Upgrade]] = {1: _campaign_from_v1}
 
     campaign_id: str = Field(description="UTC time the campaign started, e.g. `20261129T071500Z`; archive/ uses it.")
-    fingerprint_id: str | None = Field(default=None, description="Hash of the machine fingerprint.")
-    fingerprint: dict[str, Any] = Field(default_factory=dict, description="The machine: host, CPU, GPUs, driver.")
+    fingerprint_id: str | None = Field(default=None, description="The machine that started the campaign.")
+    fingerprint: dict[str, Any] = Field(
+        default_factory=dict,
+        description="That machine's fingerprint: host, CPU, GPUs, driver; its class is the campaign's.",
+    )
+    class_id: str | None = Field(
+        default=None,
+        description="The machine class (capture.fingerprint.class_id: GPU model and count, driver, CPU model and "
+        "count, memory, image); null in a version-1 file (then the class of `fingerprint`).",
+    )
     started_utc: str | None = Field(default=None, description="When the campaign started (UTC, ISO 8601).")
     executor: dict[str, Any] | None = Field(
         default=None, description="Where the runs execute when not on this machine (a Ray node)."
     )
+    machines: list[CampaignMachine] = Field(
+        default_factory=list, description="The machines that joined, in the order they did, with the blocks each gave."
+    )
+
+    def machine(self, fingerprint_id: str) -> CampaignMachine | None:
+        return next((m for m in self.machines if m.fingerprint_id == fingerprint_id), None)
+
+    def blocks_of(self) -> dict[int, str]:
+        """Finished block -> the machine that made it (blocks recorded; a version-1 machine's are not)."""
+        return {b: m.fingerprint_id for m in self.machines for b in m.blocks or ()}
 
 
 class Amendment(BaseModel):

@@ -140,6 +140,19 @@ class StoredRun:
         return str(self.manifest.status or "unknown")
 
     @property
+    def machine(self) -> str | None:
+        """The machine the run ran on (its fingerprint id); the runs of one block (one `repeat` of
+        the formal arms, a pair) share it, and a campaign's blocks may come from several machines
+        of one class. None when the manifest recorded none."""
+        return self.manifest.fingerprint_id
+
+    @property
+    def machine_host(self) -> str | None:
+        """That machine's hostname, as its fingerprint recorded it (None when not recorded)."""
+        host = (self.manifest.fingerprint or {}).get("hostname")
+        return str(host) if host else None
+
+    @property
     def argv(self) -> dict[str, Any]:
         return dict(self.manifest.effective_argv or {})
 

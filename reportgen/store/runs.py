@@ -66,19 +66,87 @@ def write_campaign(
     *,
     fingerprint: dict[str, Any],
     fingerprint_id: str,
+    class_id: str | None = None,
     executor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """A new campaign, started by the machine `fingerprint_id` (its first machine), pinned to its class."""
+    now = utc_now()
     doc: dict[str, Any] = {
         "campaign_id": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
         "fingerprint_id": fingerprint_id,
         "fingerprint": fingerprint,
-        "started_utc": utc_now(),
+        "class_id": class_id,
+        "started_utc": now,
     }
     if executor:  # where the campaign's runs execute when it is not this machine (a Ray node)
         doc["executor"] = executor
+    doc["machines"] = [_machine_entry(fingerprint, fingerprint_id, now, [])]
     campaign = Campaign.create(doc)
     campaign.write(Path(exp_dir) / CAMPAIGN)
     return campaign.to_dict()
+
+
+def _machine_entry(fingerprint: dict[str, Any], fingerprint_id: str, utc: str, blocks: list[int]) -> dict[str, Any]:
+    return {
+        "fingerprint_id": fingerprint_id,
+        "hostname": fingerprint.get("hostname"),
+        "first_seen_utc": utc,
+        "blocks": blocks,
+    }
+
+
+def _update_campaign(exp_dir: Path, change: Any) -> dict[str, Any]:
+    """Read campaign.json, apply `change` to its dict, write it back (atomically; the runner holds the
+    campaign's lock). A version-1 file is written back as the current version."""
+    campaign = load_campaign(exp_dir)
+    if campaign is None:
+        raise UserError(f"{Path(exp_dir) / CAMPAIGN}: missing; the campaign's record is gone")
+    doc = change(campaign.to_dict())
+    doc["schema_version"] = Campaign.SCHEMA_VERSION
+    out = Campaign.create(doc, str(Path(exp_dir) / CAMPAIGN))
+    out.write(Path(exp_dir) / CAMPAIGN)
+    return out.to_dict()
+
+
+def join_campaign(
+    exp_dir: Path, *, fingerprint: dict[str, Any], fingerprint_id: str, legacy_blocks: list[int] | None = None
+) -> dict[str, Any]:
+    """The campaign with the machine `fingerprint_id` in its `machines`: added, first seen now, when
+    new (the file is written); else the campaign as it is (nothing written, a version-1 file stays
+    one). `legacy_blocks`: the finished blocks of a machine whose blocks were not recorded (a
+    version-1 file), as the runner read them from the runs: recorded when another machine joins."""
+    campaign = load_campaign(exp_dir)
+    if campaign is not None and campaign.machine(fingerprint_id) is not None:
+        return campaign.to_dict()
+
+    def change(doc: dict[str, Any]) -> dict[str, Any]:
+        machines = [dict(m) for m in doc.get("machines") or []]
+        for m in machines:
+            if m.get("blocks") is None:
+                m["blocks"] = list(legacy_blocks or [])
+        if not any(m["fingerprint_id"] == fingerprint_id for m in machines):
+            machines.append(_machine_entry(fingerprint, fingerprint_id, utc_now(), []))
+        return {**doc, "machines": machines}
+
+    return _update_campaign(exp_dir, change)
+
+
+def record_block(exp_dir: Path, *, fingerprint_id: str, block: int) -> dict[str, Any]:
+    """The campaign with `block` recorded as finished by the machine `fingerprint_id` (which joined).
+    Written only when that changes it."""
+    campaign = load_campaign(exp_dir)
+    me = campaign.machine(fingerprint_id) if campaign is not None else None
+    if campaign is not None and (me is None or me.blocks is None or block in me.blocks):
+        return campaign.to_dict()
+
+    def change(doc: dict[str, Any]) -> dict[str, Any]:
+        machines = [dict(m) for m in doc.get("machines") or []]
+        for m in machines:  # a machine whose blocks were not recorded (version 1) keeps them so
+            if m["fingerprint_id"] == fingerprint_id and m.get("blocks") is not None and block not in m["blocks"]:
+                m["blocks"] = [*m["blocks"], block]
+        return {**doc, "machines": machines}
+
+    return _update_campaign(exp_dir, change)
 
 
 def archive_path(exp_dir: Path, campaign_id: str, name: str) -> Path:

@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
 # One device command of a GPU showcase: install the carried wheels, check the tree against its
-# stamp, run (or resume) the campaign until a deadline, pack the experiment folder into $OUT.
+# stamp, start or continue the campaign until a deadline, say where it stands, pack the experiment
+# folder into $OUT.
 #
-#   bash scripts/device/showcase.sh PROFILE NAME        # e.g. gpu showcase-1xh200-grpo-offload-r2
+#   bash scripts/device/showcase.sh PROFILE NAME        # e.g. gpu showcase-1xh200-grpo-offload-r3
 #
 # PROFILE is a profile of scripts/recipes/default.toml (gpu, gpu2), or - for none (the CPU demo,
 # which needs no GPU: how the script itself is tested).
 #
 # Run on the GPU machine from the repository root, with `.whl` and `.tree-stamp.json` carried
-# (docs/device.md says how to make both). The same command again on the same machine resumes the
-# campaign: finished runs are kept, an interrupted one is redone. A fresh machine is another
-# fingerprint: its runs cannot join the campaign (reportgen refuses), so keep one machine lease.
+# (docs/device.md says how to make both). To continue a campaign on the next command, whatever
+# lease it lands on, bring its folder back: unpack the NAME.tar.gz an earlier command left in $OUT
+# into runs/ of the checkout that is sent (a runs/showcase-* folder travels with the tree), or name
+# the file in FROM. Any machine of the campaign's class (GPU model and count, driver, CPU model and
+# count, memory, image) adds blocks; finished blocks are kept, a block another machine left
+# unfinished is redone whole; a machine of another class is refused (exit 2).
 #
 # Environment: BUDGET_S (default 560): seconds this command may take in all; the campaign gets
-# what is left after set-up, less PACK_S (default 30) for packing. ALLOW_DIRTY=1 runs even if
-# the tree does not match its stamp (the runs then say "dirty"). SPEC: another spec than
-# scripts/recipes/default.toml (e.g. scripts/recipes/aa.toml). A sequential campaign also gets
-# --budget-minutes from what is left, less the longest run (so it stops between pairs by itself,
-# before run_until.py would have to interrupt a run).
+# what is left after set-up, less PACK_S (default 30) for the state line and packing. FROM: the
+# experiment folder of an earlier command, as NAME.tar.gz (unpacked into runs/) or a folder
+# (copied); refused when runs/NAME is there too. ALLOW_DIRTY=1 runs even if the tree does not
+# match its stamp (the runs then say "dirty"). SPEC: another spec than scripts/recipes/default.toml
+# (e.g. scripts/recipes/aa.toml). A sequential campaign also gets --budget-minutes: CAMPAIGN_MINUTES
+# when set, else what is left less 150 s (so it stops between pairs by itself, before run_until.py
+# would have to interrupt a run).
+#
+# The last lines say where the campaign stands (scripts/device/campaign_state.py): "undecided after
+# N pairs: run again to add pairs", "decided after N pairs: ...", or for a fixed design "campaign
+# finished: every run is done", then the machines and the blocks each gave. Exit code: reportgen
+# run's (0; 130 stopped at the deadline; 2 refused, e.g. another machine class), 3 when the tree
+# does not match its stamp, 4 when FROM cannot be used.
 set -euo pipefail
 
 PROFILE=${1:?usage: showcase.sh PROFILE NAME}
@@ -53,7 +65,32 @@ fi
 # provenance takes the commit from the stamp, verified file by file, whatever git says there.
 if [ -f .tree-stamp.json ]; then export REPORTGEN_TREE_STAMP=$PWD/.tree-stamp.json; fi
 
-# 3. What the runs rely on, checked in one short process (fails in seconds, not minutes).
+# 3. The campaign's folder from an earlier command, when FROM names it (a runs/NAME folder carried
+#    with the tree is used as it is).
+if [ -n "${FROM:-}" ]; then
+  if [ -e "runs/$NAME" ]; then
+    say "FROM=$FROM and runs/$NAME both there: keep one (the folder carried with the tree, or FROM)"
+    exit 4
+  fi
+  mkdir -p runs
+  if [ -d "$FROM" ]; then
+    cp -a "$FROM" "runs/$NAME"
+  elif [ -f "$FROM" ]; then
+    tar -C runs -xzf "$FROM"
+  else
+    say "FROM=$FROM: no such file or folder"
+    exit 4
+  fi
+  if [ ! -f "runs/$NAME/campaign.json" ]; then
+    say "FROM=$FROM holds no runs/$NAME/campaign.json (packed under another NAME?)"
+    exit 4
+  fi
+fi
+if [ -f "runs/$NAME/campaign.json" ]; then
+  say "continuing the campaign in runs/$NAME: $(find "runs/$NAME" -mindepth 3 -maxdepth 3 -name manifest.json -not -path '*/archive/*' | wc -l) runs there"
+fi
+
+# 4. What the runs rely on, checked in one short process (fails in seconds, not minutes).
 python3 - "$PROFILE" <<'EOF'
 import importlib.metadata as md, importlib.util, os, sys
 import torch
@@ -76,8 +113,8 @@ if n < need or "MISSING" in have.values() or (need and importlib.util.find_spec(
     sys.exit(f"need {need} GPU(s) and the packages above (carry .whl: docs/device.md)")
 EOF
 
-# 4. The campaign, stopped cleanly before the deadline (SIGINT: the run in progress is marked
-#    interrupted and redone by the next command). Analysis happens later, off the device.
+# 5. The campaign, stopped cleanly before the deadline (SIGINT: the run in progress is marked
+#    interrupted and redone by the next command). The full analysis and the site happen off the device.
 LEFT=$((BUDGET_S - ($(date +%s) - T0) - PACK_S))
 say "campaign runs/$NAME, profile $PROFILE, ${LEFT} s"
 set +e
@@ -87,14 +124,19 @@ SPEC_ARGS=()
 if [ -n "${SPEC:-}" ]; then SPEC_ARGS=("$SPEC"); fi
 # Minutes for the formal runs: what is left less about two GPU-profile runs (profiler runs and the
 # last run's end come after the budget's last check).
-BUDGET_MIN=$(python3 -c "print(max(0.5, ($LEFT - 150) / 60))")
+BUDGET_MIN=${CAMPAIGN_MINUTES:-$(python3 -c "print(max(0.5, ($LEFT - 150) / 60))")}
 python3 scripts/device/run_until.py --deadline-s "$LEFT" --experiment "runs/$NAME" -- \
   python3 -m reportgen run "${SPEC_ARGS[@]}" "${PROFILE_ARGS[@]}" --name "$NAME" --no-analyze \
   --budget-minutes "$BUDGET_MIN"
 CODE=$?
+# Where the campaign stands, from its analysis (a current analysis.json is kept as it is).
+STATE=""
+if [ "$CODE" != 2 ] && [ -f "runs/$NAME/campaign.json" ]; then
+  STATE=$(python3 scripts/device/campaign_state.py "runs/$NAME" --exit-code "$CODE")
+fi
 set -e
 
-# 5. The experiment folder as two tar.gz files: the runs without their profiler traces (small, always
+# 6. The experiment folder as two tar.gz files: the runs without their profiler traces (small, always
 #    comes back), then the traces alone, in 15 MiB parts if larger (at most 8 files come back).
 pack() {  # pack FILE TAR-ARGS...: write $OUT/FILE, split into FILE.partNN when over 16 MiB
   local file=$1; shift
@@ -116,9 +158,7 @@ if [ -d "runs/$NAME" ]; then
     pack "$NAME-traces.tar.gz" $TRACES
   fi
 fi
-case $CODE in
-  0) say "campaign finished: every run is done" ;;
-  130) say "campaign interrupted at the deadline: run the same command again on this machine to resume" ;;
-  *) say "reportgen exited $CODE" ;;
-esac
+if [ "$CODE" = 130 ]; then say "stopped at the deadline (exit 130)"; fi
+if [ "$CODE" != 0 ] && [ "$CODE" != 130 ]; then say "reportgen exited $CODE"; fi
+if [ -n "$STATE" ]; then echo "$STATE"; fi  # on stdout, unprefixed: the first line is the one to act on
 exit $CODE

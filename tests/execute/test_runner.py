@@ -44,7 +44,7 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
     exp = runs / "exp"
     assert (exp / "experiment.toml").read_bytes() == experiment.read_bytes()
     campaign = json.loads((exp / "campaign.json").read_text())
-    assert campaign["schema_version"] == 1 and len(campaign["fingerprint_id"]) >= 12
+    assert campaign["schema_version"] == 2 and len(campaign["fingerprint_id"]) >= 12
     for arm in ("baseline", "A1"):
         run_dir = exp / arm / "1"
         m = manifest(runs, arm)
@@ -136,7 +136,7 @@ def test_dry_run_previews_exactly_the_runs_the_same_options_start(
     plan = load_plan(spec, "traces")
     shown = _dry_run_order(out)
     if options.get("baseline_only"):  # what the runner runs with the same options
-        assert shown == [(a.id, r) for a, r, _ in _order(plan, RunOptions(runs_root=runs, **options))]
+        assert shown == [(a.id, r) for a, r, *_ in _order(plan, RunOptions(runs_root=runs, **options))]
     assert {a for a, _ in shown} == {line[3:].split(":")[0] for line in out.splitlines() if line.startswith("== ")}
     profiles = {a.id for a in plan.profile_arms}
     assert profiles and (profiles <= {a for a, _ in shown}) == (options.get("profiler", True))

@@ -66,9 +66,9 @@ def test_history_is_listed_in_the_help(capsys) -> None:
 def test_baseline_only_runs_the_baseline_as_often_as_the_first_look_needs(tmp_path: Path) -> None:
     plan = build_plan(load_spec(REPO / "scripts" / "recipes" / "default.toml"))  # sequential, min_pairs 3
     runs = _order(plan, RunOptions(baseline_only=True, profiler=False))
-    assert [(a.id, r, role) for a, r, role in runs] == [("baseline", r, "formal") for r in (1, 2, 3)]
+    assert [(a.id, r, role) for a, r, role, _ in runs] == [("baseline", r, "formal") for r in (1, 2, 3)]
     fixed = build_plan(load_spec(make_experiment(tmp_path, repeats=2)))  # a fixed design of 2 repeats
-    assert [(a.id, r) for a, r, _ in _order(fixed, RunOptions(baseline_only=True))] == [
+    assert [(a.id, r) for a, r, *_ in _order(fixed, RunOptions(baseline_only=True))] == [
         ("baseline", 1),
         ("baseline", 2),
     ]

@@ -86,6 +86,22 @@ def test_a_lock_left_by_a_killed_process_is_taken_over_with_a_note(tmp_path: Pat
         lock.FileLock(path).release()
 
 
+def test_a_lock_carried_from_another_machine_is_taken_over(tmp_path: Path) -> None:
+    """A runs folder copied off a machine whose command was killed keeps its lock file and record; on
+    the next machine nobody holds its flock: taken at once, with a note naming the other host."""
+    path = tmp_path / "exp" / lock.CAMPAIGN_LOCK
+    path.parent.mkdir()
+    other = lock.Holder(pid=os.getpid(), host="gpu-lease-1", started_utc="2026-12-01T10:00:00Z", purpose=lock.RUN)
+    path.write_text(json.dumps(other.to_json()))  # even a pid alive here: the kernel lock is what counts
+    attempt = lock.FileLock(path).try_acquire(lock.Holder.here(lock.RUN))
+    try:
+        assert attempt.taken
+        assert attempt.note is not None and "on gpu-lease-1" in attempt.note and "across machines" in attempt.note
+    finally:
+        lock.FileLock(path).release()
+    assert not path.exists()
+
+
 def test_a_second_run_of_a_campaign_is_refused_in_one_line(tmp_path: Path) -> None:
     exp = tmp_path / "runs" / "exp"
     proc = holder_process(exp / lock.CAMPAIGN_LOCK)
