@@ -179,13 +179,7 @@ class _Scheduler:
         """One block on one node, run after run (in the thread of that node)."""
         try:
             by_id = {a.id: a for a in self.plan.arms}
-            exp = replace(
-                self.base,
-                exp_dir=staging_dir(self.exp_dir, block),
-                executor=slot.executor,
-                executor_info=dict(slot.info),
-                display=self.displays[id(slot)],
-            )
+            exp = self._for_slot(slot, staging_dir(self.exp_dir, block))
             runs: list[RunOutcome] = []
             for arm in block_order(self.plan, block, arms):
                 if self.stop.is_set() or slot.executor.lost:
@@ -233,8 +227,19 @@ class _Scheduler:
                 self.redo.append((done.block, arms))
             self.free.append(done.slot)
 
+    def _for_slot(self, slot: Slot, exp_dir: Path) -> _Experiment:
+        """The experiment as the runs of one slot see it: its node's executor, its display, and the
+        folder its runs go in (a block's in-flight folder, or the experiment's)."""
+        return replace(
+            self.base,
+            exp_dir=exp_dir,
+            executor=slot.executor,
+            executor_info=dict(slot.info),
+            display=self.displays[id(slot)],
+        )
+
     def _profile(self, slot: Slot) -> None:
-        exp = replace(self.base, executor=slot.executor, executor_info=dict(slot.info))
+        exp = self._for_slot(slot, self.exp_dir)
         for arm in self.plan.profile_arms:
             if self.stop.is_set() or slot.executor.lost:
                 return
