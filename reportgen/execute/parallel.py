@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from reportgen import vocab
+from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.execute.executor import Executor, ExperimentOutcome, RunOptions, RunOutcome
 from reportgen.execute.progress import ProgressDisplay
-from reportgen.execute.runner import _Experiment, _prepare_experiment, _run_one
+from reportgen.execute.runner import _close_block, _Experiment, _prepare_experiment, _run_one
 from reportgen.plan.arms import Plan, block_order
 from reportgen.store import layout
 from reportgen.store import lock as locks
-from reportgen.store.runs import load_manifest, move_aside
+from reportgen.store.runs import join_campaign, load_manifest, move_aside
 from reportgen.vocab import FINAL_STATUSES
 
 MAX_REDOS = 2  # a block that ends unfinished on a live node is redone at most this often
@@ -113,9 +114,13 @@ class _Scheduler:
         self.plan, self.options, self.source, self.display, self.stop = plan, options, source, display, stop
         self.exp_dir = Path(options.runs_root) / plan.spec.name
         first = slots[0]
+        self.machines = {id(s): dict(s.executor.fingerprint or machine_fingerprint()) for s in slots}
         campaign = _prepare_experiment(
-            plan.spec, self.exp_dir, options, machine=first.executor.fingerprint, executor=dict(first.info) or None
+            plan.spec, self.exp_dir, options, machine=self.machines[id(first)], executor=dict(first.info) or None
         )
+        for s in slots[1:]:  # every node's machine joins the campaign (of its class: the executor chose them)
+            fp = self.machines[id(s)]
+            campaign = join_campaign(self.exp_dir, fingerprint=fp, fingerprint_id=fingerprint_id(fp))
         self.base = _Experiment(
             plan=plan,
             exp_dir=self.exp_dir,
@@ -205,6 +210,7 @@ class _Scheduler:
         cid = str(self.base.campaign["campaign_id"])
         if done.complete:
             self.outcomes.extend(_join(self.exp_dir, done.block, done.runs))
+            _close_block(self._for_slot(done.slot, self.exp_dir), done.block)  # campaign.json: the machine's blocks
             self.free.append(done.slot)
             self.display.log(f"block {done.block} done on node {done.slot.name}")
         elif done.slot.executor.lost:
@@ -236,6 +242,7 @@ class _Scheduler:
             executor=slot.executor,
             executor_info=dict(slot.info),
             display=self.displays[id(slot)],
+            machine_id=fingerprint_id(self.machines[id(slot)]),
         )
 
     def _profile(self, slot: Slot) -> None:

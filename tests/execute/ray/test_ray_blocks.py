@@ -111,7 +111,12 @@ def test_blocks_run_on_two_nodes_at_once_until_the_campaign_is_decided(tmp_path:
     (a1,) = doc["comparisons"]
     print(f"{len(blocks)} blocks; A1: {a1['verdict']}")
     assert doc["campaign"]["stopped"] == "decided" and not a1["needs_pairs"], a1["verdict"]
+    assert a1["verdict"]["status"] == "accepted", a1["verdict"]  # twice as fast: decided at the first look
     assert len(a1["run_level"]["pairs"]) == len(blocks), a1["run_level"]
+    # Each node is a machine of the campaign: campaign.json lists both, with the blocks each gave.
+    machines = json.loads((exp / "campaign.json").read_text())["machines"]
+    assert sorted(m["hostname"] for m in machines) == ["rg-w1", "rg-w2"], machines
+    assert sorted(k for m in machines for k in m["blocks"]) == sorted(blocks), machines
 
 
 def test_a_node_lost_mid_block_has_that_block_redone_whole_on_the_other(tmp_path: Path, two_machines: Cluster) -> None:
