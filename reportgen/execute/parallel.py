@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from reportgen import vocab
+from reportgen.errors import UserError
 from reportgen.execute.executor import Executor, ExperimentOutcome, RunOptions, RunOutcome
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import _Experiment, _prepare_experiment, _run_one
@@ -91,6 +92,12 @@ def run_blocks(
     Holds the campaign's lock (another `reportgen run` of it is refused); the nodes' machines are
     the executor's to hold (their claims)."""
     exp_dir = Path(options.runs_root) / plan.spec.name
+    if options.rerun:  # a finished block is kept whole or archived whole, never remade in part
+        raise UserError(
+            f"--rerun {', '.join(options.rerun)}: a sequential campaign on a Ray cluster adds new blocks and keeps "
+            "every finished one; drop --rerun (new pairs come by themselves while the campaign is open), or pass "
+            "--new-campaign to start it afresh"
+        )
     with locks.hold_campaigns([exp_dir], machine=False, stop=stop, log=display.log) as held:
         if not held:
             return ExperimentOutcome(plan.spec.name, exp_dir, (), interrupted=True)
