@@ -170,9 +170,8 @@ class _Scheduler:
                 t.join()
             if self.options.profiler and not self.stop.is_set() and self.free:
                 self._profile(self.free[0])
-        interrupted = (
-            self.stop.is_set() or bool(self.redo) or self.unfinished
-        )  # a lost block with no node left to redo it
+        # Stopped, a lost block with no node left to redo it, or a block given up on.
+        interrupted = self.stop.is_set() or bool(self.redo) or self.unfinished
         return ExperimentOutcome(self.plan.spec.name, self.exp_dir, tuple(self.outcomes), interrupted=interrupted)
 
     def _start(self, block: int, arms: Sequence[str], slot: Slot) -> threading.Thread:
