@@ -35,6 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from reportgen import vocab
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
+from reportgen.errors import UserError
 from reportgen.execute.executor import Executor, ExperimentOutcome, RunOptions, RunOutcome
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import _close_block, _Experiment, _prepare_experiment, _run_one
@@ -92,6 +93,12 @@ def run_blocks(
     Holds the campaign's lock (another `reportgen run` of it is refused); the nodes' machines are
     the executor's to hold (their claims)."""
     exp_dir = Path(options.runs_root) / plan.spec.name
+    if options.rerun:  # a finished block is kept whole or archived whole, never remade in part
+        raise UserError(
+            f"--rerun {', '.join(options.rerun)}: a sequential campaign on a Ray cluster adds new blocks and keeps "
+            "every finished one; drop --rerun (new pairs come by themselves while the campaign is open), or pass "
+            "--new-campaign to start it afresh"
+        )
     with locks.hold_campaigns([exp_dir], machine=False, stop=stop, log=display.log) as held:
         if not held:
             return ExperimentOutcome(plan.spec.name, exp_dir, (), interrupted=True)
@@ -168,9 +175,8 @@ class _Scheduler:
                 t.join()
             if self.options.profiler and not self.stop.is_set() and self.free:
                 self._profile(self.free[0])
-        interrupted = (
-            self.stop.is_set() or bool(self.redo) or self.unfinished
-        )  # a lost block with no node left to redo it
+        # Stopped, a lost block with no node left to redo it, or a block given up on.
+        interrupted = self.stop.is_set() or bool(self.redo) or self.unfinished
         return ExperimentOutcome(self.plan.spec.name, self.exp_dir, tuple(self.outcomes), interrupted=interrupted)
 
     def _start(self, block: int, arms: Sequence[str], slot: Slot) -> threading.Thread:

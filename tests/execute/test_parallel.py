@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.campaign import Sequential
+from reportgen.errors import UserError
 from reportgen.execute.executor import RunOptions
 from reportgen.execute.parallel import IN_FLIGHT, Slot, run_blocks
 from reportgen.execute.process import LocalExecutor
@@ -137,3 +138,18 @@ def test_a_block_left_in_flight_by_a_stopped_runner_is_archived_whole_and_redone
         (arm, rep): json.loads((p / "manifest.json").read_text())["status"] for arm, rep, p in layout.iter_runs(exp_dir)
     }
     assert made == {("baseline", 1): "complete", ("A1", 1): "complete"}
+
+
+def test_rerun_is_refused_for_a_campaign_in_blocks_before_anything_is_written(tmp_path: Path) -> None:
+    spec = make_experiment(tmp_path / "r", name="rr", order=None, repeats=None, run={"until": "decided"})
+    options = RunOptions(runs_root=tmp_path / "runs", rerun=("A1",))
+    with pytest.raises(UserError, match="--rerun A1: a sequential campaign on a Ray cluster"):
+        run_blocks(
+            load_plan(spec, None),
+            options,
+            [Slot(LocalExecutor(), {}, "here")],
+            _Looks(tmp_path / "runs" / "rr", 1),
+            display=ProgressDisplay(live=False),
+            stop=threading.Event(),
+        )
+    assert not (tmp_path / "runs").exists()
