@@ -23,7 +23,7 @@ from tests.execute.ray.conftest import Cluster, cluster
 from tests.execute.ray.test_ray_node_loss import FAST_HEALTH_CHECKS
 from tests.helpers import wait_for
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray-blocks")]
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
