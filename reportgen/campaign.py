@@ -16,7 +16,7 @@ on from the analysis of everything so far: no run is thrown away, and the repeat
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +67,56 @@ class Sequential:
         self.blocks_made += 1
         self.log(f"campaign: pair {block} for {', '.join(open_)}" + (" (still undecided)" if block > 1 else ""))
         return arms
+
+    def ahead(self, block: int, in_flight: Mapping[int, Sequence[str]]) -> Sequence[str] | None:
+        """The arms of new block `block` while the blocks `in_flight` (number -> arms) still run on
+        other nodes, or None: hand out no more blocks (reportgen.execute.parallel, several nodes).
+
+        Chosen from the analysis of the blocks complete so far (runs/ holds only those: a block's
+        runs join the experiment when its last run ends): each open comparison gets the block,
+        unless its complete pairs plus the blocks in flight that hold it already reach max_pairs.
+        Before any block is complete every comparison is open. None is final: once the campaign
+        is decided (or out of pairs or budget) no block is handed out again, and the blocks in
+        flight are finished and kept."""
+        if self.stopped_by is not None:
+            return None
+        formal = [a.id for a in self.plan.formal_arms]
+        candidates = [a for a in formal if a != vocab.BASELINE]
+        most = self.plan.spec.run.max_pairs
+        pairs = self._complete_pairs()
+        doc = self.analyze(self.exp_dir) if pairs else None
+        wanted = {c.candidate: c.verdict.against for c in doc.comparisons if c.needs_pairs} if doc else {}
+        open_ = [
+            c
+            for c in candidates
+            if (doc is None or c in wanted) and pairs.get(c, 0) + sum(c in arms for arms in in_flight.values()) < most
+        ]
+        if not open_:
+            if doc is not None and not wanted:
+                self._stop(self._why_stopped(doc))
+                return None
+            running = f", {len(in_flight)} of them still running" if in_flight else ""
+            self._stop(f"the design's last look ({most} pairs) is reached counting every block started{running}")
+            return None
+        need = set(open_) | {wanted.get(c, vocab.BASELINE) for c in open_}
+        arms = [a for a in formal if a in need]
+        if self.blocks_made and (over := self._over_budget(arms)) is not None:
+            self._stop(over)
+            return None
+        self.blocks_made += 1
+        still = " (still undecided)" if doc is not None else ""
+        running = f"; {len(in_flight)} other block(s) running" if in_flight else ""
+        self.log(f"campaign: pair {block} for {', '.join(open_)}{still}{running}")
+        return arms
+
+    def _complete_pairs(self) -> dict[str, int]:
+        """Each formal arm's finished runs in the experiment folder: its complete blocks."""
+        out: dict[str, int] = {}
+        for arm, _, path in layout.iter_runs(self.exp_dir):
+            m = load_manifest(path)
+            if m and m.status in FINAL_STATUSES and not vocab.is_profile_arm(arm):
+                out[arm] = out.get(arm, 0) + 1
+        return out
 
     def _stop(self, why: str) -> None:
         self.stopped_by = why

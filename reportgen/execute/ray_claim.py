@@ -148,18 +148,26 @@ def release_claim(client: JobSubmissionClient, claim: NodeClaim, *, wait: bool =
 
 
 def placement(
-    campaign: Mapping[str, Any] | None, probe: Mapping[str, Any], *, campaign_node_gone: bool
+    campaign: Mapping[str, Any] | None,
+    probe: Mapping[str, Any],
+    *,
+    campaign_node_gone: bool,
+    blocks: bool = False,
 ) -> tuple[str | None, bool]:
     """(why this node cannot take the campaign, or None; whether the campaign moves to it).
 
     The campaign's machine (same fingerprint: its node, or a loopback cluster's twin) resumes it;
     another node of the same class takes it over only once its node has left the cluster, as a new
-    campaign (runs of two machines are never compared); any other node is refused."""
+    campaign (runs of two machines are never compared); any other node is refused. A campaign run
+    in blocks (`blocks`: a sequential one, reportgen.execute.parallel) pairs runs within a block only,
+    so any node of its class adds blocks to it: nothing moves."""
     if not campaign or not campaign.get("fingerprint"):
         return None, False
     if probe.get("fingerprint_id") == campaign.get("fingerprint_id"):
         return None, False
     same_class = class_id(probe.get("fingerprint") or {}) == class_id(campaign["fingerprint"])
+    if same_class and blocks:
+        return None, False
     if same_class and campaign_node_gone:
         return None, True
     if same_class:
@@ -178,6 +186,9 @@ class NodePool:
         self.client = client
         self.busy: set[str] = set()
         self.cond = threading.Condition()
+        # Experiments of this `reportgen run` still waiting for their first node: `claim_more`
+        # leaves that many free nodes to them.
+        self.first_claims_pending = 0
 
     def acquire(
         self,
@@ -234,6 +245,53 @@ class NodePool:
             with self.cond:
                 self.cond.wait(timeout=CLAIM_RETRY_S)
         return None
+
+    def claim_more(
+        self,
+        plan: Plan,
+        *,
+        excluded: set[str],
+        accept: Callable[[NodeClaim], str | None],
+        machine: bool,
+        most: int,
+    ) -> list[NodeClaim]:
+        """Up to `most` more claimed nodes for `plan`'s blocks, without waiting: each alive fitting
+        node that is free now, claimable and accepted (`accept`: of the campaign's class)."""
+        spec = plan.spec
+        client = self.client or connect(self.address)
+        got: list[NodeClaim] = []
+        nodes = [
+            n
+            for n in alive_nodes(self.address)
+            if n.node_id not in excluded and fits(n, spec.run.num_cpus, spec.run.num_gpus)
+        ]
+        with self.cond:
+            most = min(most, sum(n.node_id not in self.busy for n in nodes) - self.first_claims_pending)
+        for node in nodes:
+            if len(got) >= most:
+                break
+            with self.cond:
+                if node.node_id in self.busy:
+                    continue
+                self.busy.add(node.node_id)
+            try:
+                claim = claim_node(client, node, plan, machine=machine)
+                why = accept(claim) if isinstance(claim, NodeClaim) else "held by another runner"
+            except BaseException:
+                self.release(node)
+                raise
+            if isinstance(claim, NodeClaim) and why is None:
+                got.append(claim)
+                continue
+            self.release(node)
+            if isinstance(claim, NodeClaim):
+                release_claim(client, claim)
+        return got
+
+    def first_claim_done(self) -> None:
+        """An experiment got its first node (or gave up waiting): one fewer to leave a node for."""
+        with self.cond:
+            self.first_claims_pending = max(0, self.first_claims_pending - 1)
 
     def release(self, node: Node) -> None:
         with self.cond:

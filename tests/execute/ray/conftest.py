@@ -65,10 +65,18 @@ def _stop_cluster(temp_dir: str, sessions: set[int]) -> None:
             time.sleep(0.2)
 
 
-def _ray(args: list[str], env: dict[str, str], sessions: set[int]) -> int:
+def _ray(args: list[str], env: dict[str, str], sessions: set[int], hostname: str | None = None) -> int:
     # A new session per `ray start`: every daemon it leaves behind is found by it at teardown.
+    # `hostname`: the node and everything it starts run in a UTS namespace of their own under that
+    # name (unshare execs in place: the pid, hence the session, stays the one recorded).
+    prefix = ["unshare", "--uts", "--", "sh", "-c", f'hostname {hostname} && exec "$@"', "sh"] if hostname else []
     proc = subprocess.Popen(
-        [str(RAY), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        [*prefix, str(RAY), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     sessions.add(proc.pid)
     out, err = proc.communicate(timeout=120)
@@ -137,11 +145,32 @@ def _comm(pid: int) -> str:
         return ""
 
 
+def can_name_hosts() -> bool:
+    """Whether this process may start a node under a hostname of its own (`unshare --uts`: root)."""
+    try:
+        done = subprocess.run(["unshare", "--uts", "--", "hostname", "rg-probe"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
 @contextlib.contextmanager
-def cluster(*, head_cpus: int, workers: Sequence[str], env_extra: dict[str, str] | None = None) -> Iterator[Cluster]:
-    """A fresh head and one node per worker label (one CPU each) on 127.0.0.1, stopped by pid afterwards."""
+def cluster(
+    *,
+    head_cpus: int,
+    workers: Sequence[str],
+    env_extra: dict[str, str] | None = None,
+    own_machines: bool = False,
+) -> Iterator[Cluster]:
+    """A fresh head and one node per worker label (one CPU each) on 127.0.0.1, stopped by pid afterwards.
+
+    `own_machines`: each worker is a machine of its own as reportgen sees it, of one class: its own
+    hostname `rg-<label>` ($REPORTGEN_HOSTNAME in its environment, and a UTS namespace of that name
+    where this process may make one: root), hence its own machine fingerprint, and its own machine
+    lock. They still share this machine's cores: what runs on them at once competes for them."""
     if not RAY.is_file():
         pytest.skip("the ray extra is not installed (pip install 'reportgen[ray]')")
+    uts = own_machines and can_name_hosts()
     temp_dir = tempfile.mkdtemp(prefix="rg-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{RAY.parent}{os.pathsep}{env.get('PATH', '')}")
@@ -172,6 +201,11 @@ def cluster(*, head_cpus: int, workers: Sequence[str], env_extra: dict[str, str]
         started = {}
         for label in workers:
             resources = json.dumps({f"rg_{label}": 1})
+            own = dict(
+                env,
+                REPORTGEN_MACHINE_LOCK=str(Path(temp_dir) / f"machine-{label}.lock"),
+                REPORTGEN_HOSTNAME=f"rg-{label}",
+            )
             started[label] = _ray(
                 [
                     "start",
@@ -181,8 +215,9 @@ def cluster(*, head_cpus: int, workers: Sequence[str], env_extra: dict[str, str]
                     *_agent_ports(),
                     *common,
                 ],
-                env,
+                own if own_machines else env,
                 sessions,
+                hostname=f"rg-{label}" if uts else None,
             )
         address = f"http://127.0.0.1:{dashboard}"
         from ray.util.state import list_nodes

@@ -1,5 +1,6 @@
 """Where a campaign may go when its Ray node is gone: its own machine resumes it, another node of
-the same class takes it over as a new campaign, any other node is refused (no cluster needed)."""
+the same class takes it over as a new campaign, any other node is refused; a campaign run in blocks
+takes any node of its class (no cluster needed)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,12 @@ def test_placement_of_a_campaign() -> None:
     assert not moved and why is not None and "still alive" in why  # wait for its own node instead
     why, moved = placement(campaign, probe(other), campaign_node_gone=True)
     assert not moved and why is not None and "not of the campaign's class" in why
+
+
+def test_a_campaign_in_blocks_takes_any_node_of_its_class_and_never_moves() -> None:
+    a, b, other = fp("node-a", "GPU-1"), fp("node-b", "GPU-2"), fp("node-c", "GPU-3", gpu="NVIDIA H100")
+    campaign = {"fingerprint": a, "fingerprint_id": fingerprint_id(a)}
+    for gone in (False, True):  # whether or not its first node is still there
+        assert placement(campaign, probe(b), campaign_node_gone=gone, blocks=True) == (None, False)
+        why, moved = placement(campaign, probe(other), campaign_node_gone=gone, blocks=True)
+        assert not moved and why is not None and "not of the campaign's class" in why
