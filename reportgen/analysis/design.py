@@ -114,12 +114,12 @@ def look_tail(constant: float) -> float:
 
 
 @lru_cache(maxsize=64)
-def t_look_tail(looks: tuple[int, ...], alpha: float) -> float:
+def t_look_tail(looks: tuple[int, ...], alpha: float, paths: int = T_PATHS) -> float:
     """The two-sided tail p of each look's t interval such that the chance that some look's interval
     misses the true mean is `alpha`, for t statistics on n - 1 degrees of freedom at a look of n
     pairs (a pair's log ratio normal; the law of the t statistics is free of its mean and spread).
     One look: `alpha` itself. Found as the `alpha` quantile of the smallest per-look p-value over
-    T_PATHS simulated campaigns (common seed: deterministic)."""
+    `paths` simulated campaigns (common seed: deterministic; fewer only for planning)."""
     from scipy.stats import t
 
     looks = tuple(sorted({n for n in looks if n >= 2}))
@@ -128,7 +128,7 @@ def t_look_tail(looks: tuple[int, ...], alpha: float) -> float:
     rng = np.random.default_rng(T_SEED)
     last = looks[-1]
     chunks = []
-    left = T_PATHS
+    left = paths
     while left > 0:
         m = min(left, 50_000)
         left -= m
@@ -179,12 +179,13 @@ def make(
     interleaved: bool,
     budget_minutes: float | None = None,
     prior_looks: Sequence[int] = (),
+    paths: int = T_PATHS,
 ) -> doc.Design:
     """The design of a campaign: which looks may decide and at what level. `prior_looks`: pair
     counts at which an earlier design of the same campaign could decide (before it was resized):
     the repeated interval covers them too."""
     looks = sorted({*looks, *(n for n in prior_looks if n >= min_pairs)})
-    tail = t_look_tail(tuple(looks), round(1.0 - confidence, 12))
+    tail = t_look_tail(tuple(looks), round(1.0 - confidence, 12), paths)
     return doc.Design(
         mode="sequential" if sequential else "fixed",
         min_pairs=min_pairs,
