@@ -345,7 +345,7 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
         )
         return doc.NextStep(action="repeat", text=text, command=rerun.command(before=SAME_MACHINE))
     run = rerun.run_section
-    if n >= design.looks[0]:
+    if n >= max(design.min_pairs, design.looks[0]):
         # The fixed design took its one look: it spent its whole error rate there (no resize after a look).
         text = (
             f'{hold} Its one planned look is spent: a new campaign with until = "decided" in the spec\'s {run} '

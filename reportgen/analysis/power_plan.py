@@ -202,7 +202,10 @@ class Plan:
             f"design: sequential from 3 pairs, {self.confidence:.0%} confidence, min_effect {self.min_effect:.1%}, "
             f"power {self.target:.0%} to accept +{self.effect:.1%} and to reject -{self.effect:.1%}",
         ]
-        for label, n in (("at the estimated spread", self.pairs), (f"at its {UPPER:.0%} upper bound", self.pairs_upper)):
+        for label, n in (
+            ("at the estimated spread", self.pairs),
+            (f"at its {UPPER:.0%} upper bound", self.pairs_upper),
+        ):
             out.append(
                 f"max_pairs {label}: {n}"
                 if n is not None

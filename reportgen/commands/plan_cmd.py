@@ -13,13 +13,21 @@ from reportgen.commands.options import RunsOption, optional, runs_root
 
 def plan_power(
     experiment: str = typer.Argument(
-        ..., metavar="EXPERIMENT", help="A past campaign or A/A experiment of the machine class (name under --runs, or a folder)."
+        ...,
+        metavar="EXPERIMENT",
+        help="A past campaign or A/A experiment of the machine class (name under --runs, or a folder).",
     ),
     runs: RunsOption = None,
-    min_effect: float | None = optional("--min-effect", "X", "The design's minimum effect (default: the experiment's)."),
-    effect: float | None = optional("--effect", "X", "The change to accept or reject (default: twice the minimum effect)."),
+    min_effect: float | None = optional(
+        "--min-effect", "X", "The design's minimum effect (default: the experiment's)."
+    ),
+    effect: float | None = optional(
+        "--effect", "X", "The change to accept or reject (default: twice the minimum effect)."
+    ),
     budget_minutes: float | None = optional(
-        "--budget-minutes", "M", "GPU minutes (minutes on a CPU) one candidate may spend: the smallest change they can see."
+        "--budget-minutes",
+        "M",
+        "GPU minutes (minutes on a CPU) one candidate may spend: the smallest change they can see.",
     ),
     power: float = typer.Option(0.90, "--power", metavar="P", help="Power wanted, both ways (default 0.90)."),
 ) -> None:

@@ -60,7 +60,12 @@ def test_bad_input_is_one_line_and_exit_2(capsys, args, said):
 def test_an_experiment_without_two_pairs_is_refused(tmp_path):
     doc = load_analysis(AA)
     lone = doc.model_copy(
-        update={"comparisons": [c.model_copy(update={"run_level": c.run_level.model_copy(update={"pairs": c.run_level.pairs[:1]})}) for c in doc.comparisons]}
+        update={
+            "comparisons": [
+                c.model_copy(update={"run_level": c.run_level.model_copy(update={"pairs": c.run_level.pairs[:1]})})
+                for c in doc.comparisons
+            ]
+        }
     )
     with pytest.raises(UserError, match="no comparison has two pairs"):
         power_plan.spread_of(lone, "x")

@@ -43,7 +43,9 @@ def _outcome(logs, design=None):
     design = design or _design()
     s = runlevel.look_stats(np.array([logs]))
     b = runlevel.bounds(s, design)
-    o = runlevel.outcome(s, b, design, higher=True, windows_better=np.array([logs[0] > 0]), windows_worse=np.array([logs[0] < 0]))
+    o = runlevel.outcome(
+        s, b, design, higher=True, windows_better=np.array([logs[0] > 0]), windows_worse=np.array([logs[0] < 0])
+    )
     return runlevel.OUTCOME_NAMES[int(o[0])]
 
 
@@ -105,8 +107,14 @@ def test_machines_with_the_same_ratio_are_not_flagged():
     machines = ["m1", "m2", "m3"] * 2
     gains = [1.10, 1.12, 1.11, 1.12, 1.10, 1.11]
     offsets = [1.0, 1.3, 0.8] * 2  # each machine scales both arms: cancelled within the pair
-    ref = {k: RunFigure("baseline", k, f"baseline/{k}", 100 * o, (100 * o,), None, machine=m) for k, (o, m) in enumerate(zip(offsets, machines, strict=True), 1)}
-    cand = {k: RunFigure("A1", k, f"A1/{k}", 100 * o * g, (100 * o * g,), None, machine=m) for k, (o, g, m) in enumerate(zip(offsets, gains, machines, strict=True), 1)}
+    ref = {
+        k: RunFigure("baseline", k, f"baseline/{k}", 100 * o, (100 * o,), None, machine=m)
+        for k, (o, m) in enumerate(zip(offsets, machines, strict=True), 1)
+    }
+    cand = {
+        k: RunFigure("A1", k, f"A1/{k}", 100 * o * g, (100 * o * g,), None, machine=m)
+        for k, (o, g, m) in enumerate(zip(offsets, gains, machines, strict=True), 1)
+    }
     rl = _compare(ref, cand)
     assert rl.machine_effect is not None and not rl.machine_effect.flagged
     assert rl.outcome == "accepted"

@@ -14,6 +14,7 @@ from reportgen.analysis.decision import Evidence, Failure, decide
 from reportgen.analysis.guardrails import guardrail
 from reportgen.analysis.tables import maths_changes
 from reportgen.analyze import analyze_experiment
+from reportgen.errors import UserError
 from reportgen.vocab import MATHS_FLAGS
 
 
@@ -70,15 +71,16 @@ def test_verdicts_from_real_trees(tmp_path):
 
 def test_a_noisy_arm_keeps_its_own_variance_and_stays_undecided(tmp_path):
     doc = _analyse(
-        tmp_path,
-        {"baseline": FakeArm(), "quiet": FakeArm(speed=1.2), "calm": FakeArm(), "noisy": FakeArm(run_cv=0.3)},
-        analysis={"pool": True},
+        tmp_path, {"baseline": FakeArm(), "quiet": FakeArm(speed=1.2), "calm": FakeArm(), "noisy": FakeArm(run_cv=0.3)}
     )
     noisy = _comp(doc, "noisy")
-    assert noisy["run_level"]["variance"] == "pairs" and "vary more" in noisy["run_level"]["variance_note"]
-    assert noisy["verdict"]["status"] == "inconclusive"
-    # it does not narrow the others' interval either: theirs combine the pool with their own pairs
-    assert _comp(doc, "calm")["run_level"]["variance"] == "pooled"
+    assert noisy["run_level"]["variance"] == "pairs" and noisy["verdict"]["status"] == "inconclusive"
+    # every comparison stands on its own pairs: the noisy arm neither narrows nor widens the others'
+    assert _comp(doc, "calm")["run_level"]["variance"] == "pairs"
+    assert _comp(doc, "quiet")["verdict"]["status"] == "accepted"
+    # the pool is no longer offered: asking for it is refused, naming why
+    with pytest.raises(UserError, match="pool = true is no longer offered"):
+        _analyse(tmp_path / "pool", {"baseline": FakeArm(), "A1": FakeArm()}, analysis={"pool": True})
     # one pair alone never decides, whatever its size
     one = _analyse(tmp_path / "one", {"baseline": FakeArm(), "A1": FakeArm(speed=2.0)}, repeats=1)
     v = _comp(one, "A1")["verdict"]

@@ -127,9 +127,7 @@ def parse(data: object, source: str, experiment: str | None = None) -> AnalysisD
         raise UserError(f"{source}: not an analysis.json (kind {KIND!r} missing); {redo}")
     version = data.get("schema_version")
     if version not in READABLE:
-        raise UserError(
-            f"{source} has schema {version}, this reportgen reads {', '.join(map(str, READABLE))}: {redo}"
-        )
+        raise UserError(f"{source} has schema {version}, this reportgen reads {', '.join(map(str, READABLE))}: {redo}")
     try:
         return AnalysisDocument.model_validate(data)
     except ValidationError as exc:
