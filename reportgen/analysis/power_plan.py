@@ -211,22 +211,22 @@ class Plan:
                 if n is not None
                 else f"max_pairs {label}: more than {MAX_PAIRS} (the effect is too small for this machine class)"
             )
+        unit = "GPU minutes" if s.on_gpu else "minutes"
         if s.pair_minutes is not None:
             per = s.pair_minutes * s.gpus
-            unit = "GPU minutes" if s.on_gpu else "minutes"
             out.append(f"one pair (a baseline run and a candidate run): {per:.1f} {unit}")
             if self.pairs is not None:
                 out.append(f"at most {self.pairs * per:.0f} {unit} per candidate for {self.pairs} pairs")
         if self.budget_minutes is not None:
             if self.budget_pairs is None or self.budget_effect is None:
                 out.append(
-                    f"budget {self.budget_minutes:g} minutes: {self.budget_pairs or 0} pair(s), fewer than the 3 a "
+                    f"budget {self.budget_minutes:g} {unit}: {self.budget_pairs or 0} pair(s), fewer than the 3 a "
                     "verdict needs"
                 )
             else:
                 capped = f" (the planner stops at {MAX_PAIRS})" if self.budget_pairs >= MAX_PAIRS else ""
                 out.append(
-                    f"budget {self.budget_minutes:g} minutes: {self.budget_pairs} pairs per candidate{capped}; the smallest change "
+                    f"budget {self.budget_minutes:g} {unit}: {self.budget_pairs} pairs per candidate{capped}; the smallest change "
                     f"decided with {self.target:.0%} power: {self.budget_effect:.1%} (set min_effect "
                     f"{self.budget_effect / 2:.1%})"
                 )

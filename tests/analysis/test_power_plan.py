@@ -36,11 +36,16 @@ def test_more_noise_needs_more_pairs_and_a_bigger_budget_sees_smaller_changes():
     assert power_plan.effect_within(0.06, 2) is None  # below min_pairs
 
 
-def test_plan_power_prints_the_plan(capsys):
-    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(RUNS), "--effect", "0.2", "--budget-minutes", "12"]) == 0
+def test_the_documented_commands_print_the_documented_plan(capsys):
+    """docs/analysis.md#planning-a-campaign-reportgen-plan-power quotes these two commands and figures."""
+    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(RUNS)]) == 0
     out = capsys.readouterr().out
-    assert "spread of one pair's log ratio" in out and "max_pairs at the estimated spread:" in out
-    assert "budget 12 minutes:" in out and "GPU minutes" in out
+    assert "spread of one pair's log ratio: 0.0778 (8 pairs of AA1, AA2, 6 degrees of freedom" in out
+    assert "max_pairs at the estimated spread: 14" in out and "max_pairs at its 80% upper bound: 24" in out
+    assert "one pair (a baseline run and a candidate run): 1.5 GPU minutes" in out
+    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(RUNS), "--effect", "0.2", "--budget-minutes", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "accept +20.0% and to reject -20.0%" in out and "budget 30 GPU minutes: 20 pairs per candidate" in out
 
 
 @pytest.mark.parametrize(
