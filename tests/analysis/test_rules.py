@@ -118,3 +118,34 @@ def test_machines_with_the_same_ratio_are_not_flagged():
     rl = _compare(ref, cand)
     assert rl.machine_effect is not None and not rl.machine_effect.flagged
     assert rl.outcome == "accepted"
+
+
+def _verdict(ratios):
+    from reportgen.analysis import decision
+
+    figs = {i + 1: RunFigure("A1", i + 1, f"A1/{i + 1}", 100 * r, (100 * r,), None) for i, r in enumerate(ratios)}
+    base = {i + 1: RunFigure("baseline", i + 1, f"baseline/{i + 1}", 100.0, (100.0,), None) for i in range(len(ratios))}
+    rl = _compare(base, figs)
+    e = decision.Evidence(
+        candidate="A1",
+        guardrails=[],
+        same_work=("pass", ""),
+        vs_baseline=rl,
+        design=_design(),
+        direction="higher",
+        metric_label="response tokens/s",
+    )
+    return decision.decide(e)
+
+
+def test_the_verdicts_read_right_for_each_outcome():
+    v = _verdict([0.66 * math.exp(e) for e in (0.02, -0.02, 0.01, -0.01)])
+    assert v.status == "rejected" and v.summary.startswith("Rejected: worse by -34.0%")
+    v = _verdict([0.66 * math.exp(e) for e in (0.25, -0.25, 0.0)])
+    assert v.basis == "open" and "out of reach" not in v.summary and "too wide to decide" in v.summary
+    v = _verdict([1.02, 0.98, 1.015, 0.985])
+    assert v.basis == "futility"
+    assert "neither a gain nor a loss of the 5% minimum effect is within reach" in v.summary
+    assert "the change lies between -1.7% and +1.7%" in v.summary
+    v = _verdict([1.004, 0.994, 1.002, 0.999, 1.003])
+    assert v.status == "no_change" and "inside ±5%" in v.summary
