@@ -1,14 +1,26 @@
 """Calibration of the shipped decision designs by simulation (docs/calibration.md).
 
-    PYTHONPATH=. python scripts/calibrate.py                      # the tables of docs/calibration.md
-    PYTHONPATH=. python scripts/calibrate.py --sims 500 --quick   # a smaller grid, for a look
-    PYTHONPATH=. python scripts/calibrate.py --write-equivalents  # also reportgen/analysis/fixed_equivalents.json
+    PYTHONPATH=. nice -n 10 python scripts/calibrate.py --sims 4000 --fixed-equivalents   # the tables of the docs
+    PYTHONPATH=. python scripts/calibrate.py --quick                                     # a small grid, for a look
 
-Every campaign is simulated through the analysis' own rules (reportgen.analysis.calibration).
-Prints Markdown tables: the A/A false-decisive rate (accepted or rejected) of every design in every
-cell (AR(1) rho, run offset, drift across the campaign), the power to accept +5, +10 and +20 %
-with the expected pairs, and the sequential design's pairs against the fixed design with the same
-error rates. `--out FILE` writes every figure as JSON.
+Every campaign is simulated through the analysis' own rules (reportgen.analysis.calibration calls
+runlevel.look_stats / machine_stats / bounds / outcome and design.py's levels, batched over
+simulations). Prints Markdown tables:
+
+1. the A/A false-decision rate (accepted or rejected when nothing changed) of every design in every
+   cell of the grid: AR(1) rho 0 / 0.5 / 0.8 x run offsets 0 / 3 / 6 %; a candidate three times
+   noisier than the baseline; heavy-tailed (t, 3 df) run offsets; 1, 2 and 3 candidates; drift over
+   the campaign; blocks from 2-4 machines with their own offsets and noise levels. Designs: fixed 3
+   and 6 pairs, the GPU design (sequential 3-12) on the GPU profile's runs, the CPU demo's design
+   (sequential 3-5) on the demo's own runs (16 steps, windows 4-9 / 10-15, two candidates), and the
+   GPU design with the opt-in pool (gate 0.5) and with the old gate (0.10);
+2. resized campaigns under the old rule (the union of the looks), which `reportgen run` now refuses;
+3. the power table: accept +5 / +10 / +20 %, reject -10 / -20 %, expected pairs;
+4. a candidate whose gain differs by machine (the machine effect carried into the interval or not);
+5. the sequential designs against the fixed design of the same power and error rates
+   (`--fixed-equivalents` writes reportgen/analysis/fixed_equivalents.json, which the report reads).
+
+`--out FILE` writes every figure as JSON.
 """
 
 from __future__ import annotations
@@ -17,153 +29,246 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reportgen.analysis import design as dz
+from reportgen.analysis import document as doc
+from reportgen.analysis import runlevel
 from reportgen.analysis.calibration import (
+    CPU_STEPS,
+    CPU_WINDOWS,
     Result,
     Scenario,
     fixed_design,
     fixed_equivalent,
-    label,
     sequential_design,
     simulate,
 )
 
-EFFECTS = (0.0, 0.05, 0.10, 0.20)
-SHIPPED_OTHER = ((3, 5),)  # sequential designs shipped besides 3-12: the CPU demo (scripts/recipes/default.toml)
+REF = Scenario(rho=0.5, offset=0.03, candidates=3)  # the reference cell: the GPU showcase's spec has 3 candidates
+CPU = {"steps": CPU_STEPS, "windows": CPU_WINDOWS, "candidates": 2}  # the demo: baseline, A1, A3 in 16-step runs
+GPU_DESIGN = (3, 12)  # scripts/recipes/default.toml, profiles gpu and gpu2
+CPU_DESIGN = (3, 5)  # the CPU demo (the default profile)
 
 
-def _cells(quick: bool) -> list[tuple[str, dict[str, float]]]:
-    rhos = (0.0, 0.5, 0.8)
-    offsets = (0.0, 0.03, 0.06)
-    cells = [(f"rho {r}, offset {o:.0%}", {"rho": r, "offset": o}) for r in rhos for o in offsets]
-    cells += [
-        ("rho 0.5, offset 3%, drift -10%", {"rho": 0.5, "offset": 0.03, "trend": -0.10}),
-        ("rho 0.5, offset 3%, drift +10%", {"rho": 0.5, "offset": 0.03, "trend": 0.10}),
+def cells(quick: bool) -> list[tuple[str, Scenario]]:
+    """The grid of item 1 of issue 32 (and issue 33's machine cells)."""
+    out = [
+        (f"rho {r}, offset {o:.0%}", replace(REF, rho=r, offset=o)) for r in (0.0, 0.5, 0.8) for o in (0, 0.03, 0.06)
+    ]
+    out += [
+        ("candidate x3 noisier", replace(REF, spread=3.0)),
+        ("candidate x3 noisier, rho 0.8, offset 6%", replace(REF, spread=3.0, rho=0.8, offset=0.06)),
+        ("t3 run offsets", replace(REF, tails="t3")),
+        ("t3 run offsets, offset 6%", replace(REF, tails="t3", offset=0.06)),
+        ("t3 and x3 noisier", replace(REF, tails="t3", spread=3.0)),
+        ("1 candidate", replace(REF, candidates=1)),
+        ("2 candidates", replace(REF, candidates=2)),
+        ("drift -10%", replace(REF, trend=-0.10)),
+        ("2 machines, offsets 10%, noise x1-x2", replace(REF, machines=2, machine_offset=0.10, machine_noise=2.0)),
+        ("3 machines, offsets 10%, noise x1-x3", replace(REF, machines=3, machine_offset=0.10, machine_noise=3.0)),
+        ("4 machines, offsets 10%, noise x1-x3", replace(REF, machines=4, machine_offset=0.10, machine_noise=3.0)),
     ]
     if quick:
-        cells = [c for c in cells if c[1]["rho"] == 0.5 or c[1].get("offset") == 0.06]
-    return cells
+        keep = {"rho 0.5, offset 3%", "rho 0.8, offset 6%", "candidate x3 noisier", "t3 run offsets"}
+        keep |= {"2 machines, offsets 10%, noise x1-x2"}
+        out = [c for c in out if c[0] in keep]
+    return out
 
 
 def _pct(x: float) -> str:
     return f"{x * 100:.1f}%"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--sims", type=int, default=2000)
+    ap.add_argument("--sims", type=int, default=None, help="campaigns per cell (default 4000; 300 with --quick)")
     ap.add_argument("--seed", type=int, default=20261201)
-    ap.add_argument("--candidates", type=int, default=3, help="candidates per campaign (the default spec has 3)")
-    ap.add_argument("--quick", action="store_true", help="fewer cells")
+    ap.add_argument("--quick", action="store_true", help="fewer cells and campaigns: a look, and the test's run")
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--write-equivalents", action="store_true")
-    a = ap.parse_args()
+    ap.add_argument("--fixed-equivalents", "--write-equivalents", dest="equivalents", action="store_true")
+    a = ap.parse_args(argv)
+    sims = a.sims or (300 if a.quick else 4000)
     t0 = time.perf_counter()
-    seq = sequential_design()
-    others = [sequential_design(lo, hi) for lo, hi in SHIPPED_OTHER]
-    designs = [fixed_design(n) for n in (2, 3, 4, 6, 8)] + [fixed_design(2, min_pairs=2), *others, seq]
-    names = [label(d) if not (d.mode == "fixed" and d.min_pairs == 2) else "fixed 2 (if allowed)" for d in designs]
-    results: list[dict] = []
+    results: list[dict[str, object]] = []
 
-    def run(design, cell: dict[str, float], effect: float) -> Result:
-        sc = Scenario(**{**cell, "effect": effect, "candidates": a.candidates})  # type: ignore[arg-type]
-        r = simulate(design, sc, sims=a.sims, seed=a.seed)
+    def run(design: doc.Design, sc: Scenario, name: str, **kw: object) -> Result:
+        r = simulate(design, sc, sims=sims, seed=a.seed, **kw)  # type: ignore[arg-type]
         results.append(
             {
-                "design": label(design),
-                "min_pairs": design.min_pairs,
+                "design": name,
                 "scenario": asdict(sc),
                 "counts": r.counts,
                 "sims": r.sims,
                 "mean_pairs": r.mean_pairs,
                 "mean_runs": r.mean_runs,
+                **({"options": {k: str(v) for k, v in kw.items()}} if kw else {}),
             }
         )
         return r
 
+    gpu = sequential_design(*GPU_DESIGN)
+    cpu = sequential_design(*CPU_DESIGN)
+    gpu_pool = sequential_design(*GPU_DESIGN, pool=True)
+
+    pooled_cells = {"rho 0.5, offset 3%", "rho 0.8, offset 6%", "candidate x3 noisier", "t3 and x3 noisier"}
+    pooled_cells |= {"candidate x3 noisier, rho 0.8, offset 6%", "1 candidate", "2 candidates"}
+
+    def pooled_at(gate: float) -> Callable[[Scenario], Result | None]:
+        def go(sc: Scenario) -> Result | None:
+            if title_of[sc] not in pooled_cells:  # the pool's fit is slow: only the cells that tell
+                return None
+            old = runlevel.HETEROGENEITY
+            runlevel.HETEROGENEITY = gate
+            try:
+                return run(gpu_pool, sc, f"sequential 3-12, pool, gate {gate}")
+            finally:
+                runlevel.HETEROGENEITY = old
+
+        return go
+
+    title_of = {sc: t for t, sc in cells(a.quick)}
+    columns: list[tuple[str, Callable[[Scenario], Result | None]]] = [
+        ("fixed 3", lambda sc: run(fixed_design(3), sc, "fixed 3")),
+        ("fixed 6", lambda sc: run(fixed_design(6), sc, "fixed 6")),
+        ("**GPU: sequential 3-12**", lambda sc: run(gpu, sc, "sequential 3-12")),
+        ("CPU demo: sequential 3-5, its runs", lambda sc: run(cpu, replace(sc, **CPU), "sequential 3-5 (CPU runs)")),  # type: ignore[arg-type]
+        ("3-12 + pool, gate 0.5", pooled_at(0.5)),
+        ("3-12 + pool, old gate 0.10", pooled_at(0.10)),
+    ]
     print(
-        f"{a.sims} simulated campaigns per cell, {a.candidates} candidate(s) against the baseline, CV 10 %, "
-        f"48 steps, windows 8-20 / 21-33 / 34-47, seed {a.seed}; sequential: pairs 3-12, boundary "
-        f"{seq.boundary:.3f} ({seq.look_confidence:.2%} per look), futility {seq.futility:.0%}\n"
+        f"{sims} simulated campaigns per cell, seed {a.seed}. Reference cell: CV 10 %, rho 0.5, run offset 3 %, "
+        f"3 candidates, 48-step runs, windows 8-20 / 21-33 / 34-47. GPU design: pairs 3-12 at "
+        f"{gpu.look_confidence:.2%} per look (exact t level), futility {gpu.futility:.0%}; CPU demo: pairs 3-5 at "
+        f"{cpu.look_confidence:.2%}, 16-step runs, windows 4-9 / 10-15, 2 candidates.\n"
     )
-    print("### A/A false-decisive rate (accepted or rejected; at most 5 % wanted)\n")
-    print("| cell | " + " | ".join(names) + " |")
-    print("|---" * (len(names) + 1) + "|")
-    cells = _cells(a.quick)
-    for title, cell in cells:
+    print("### A/A false decisions (accepted or rejected; at most 5 % wanted; ± Monte Carlo standard error)\n")
+    print("| cell | " + " | ".join(c[0] for c in columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    worst: dict[str, tuple[float, str]] = {}
+    for title, sc in cells(a.quick):
         row = []
-        for d in designs:
-            r = run(d, cell, 0.0)
-            row.append(f"{_pct(r.false_decisive)} ± {_pct(r.mc_se('accepted', 'rejected'))}")
+        for name, go in columns:
+            r = go(sc)
+            if r is None:
+                row.append("")
+                continue
+            fd = r.false_decisive
+            row.append(f"{_pct(fd)} ± {_pct(r.mc_se('accepted', 'rejected'))}")
+            if fd > worst.get(name, (-1.0, ""))[0]:
+                worst[name] = (fd, title)
         print(f"| {title} | " + " | ".join(row) + " |")
-    print("\n### Power to accept, and expected pairs of the first candidate (sequential 3-12)\n")
-    print("| cell | accept +5 % | accept +10 % | accept +20 % | pairs at 0 / +5 / +10 / +20 % |")
-    print("|---|---|---|---|---|")
-    seq_pairs: dict[str, list[float]] = {}
-    for title, cell in cells:
-        rs = [run(seq, cell, e) for e in EFFECTS]
-        seq_pairs[title] = [r.mean_pairs for r in rs]
+    print("\nWorst cell per design: " + "; ".join(f"{n.strip('*')} {_pct(v)} ({t})" for n, (v, t) in worst.items()))
+
+    print("\n### Resized campaigns under the old rule (the union of the looks), now refused by `reportgen run`\n")
+    print("| resize | reference cell | rho 0.8, offset 6% |")
+    print("|---|---|---|")
+    resizes = [
+        ("fixed 3, then until = decided (3-12)", fixed_design(3), list(range(3, 13)), True),
+        ("fixed 3, then repeats = 6", fixed_design(3), [6], False),
+        ("sequential 3-5, then max_pairs = 12", sequential_design(3, 5), list(range(3, 13)), True),
+    ]
+    for title, old, looks, seq in resizes:
+        union = dz.make(
+            sequential=seq,
+            looks=looks,
+            min_pairs=3,
+            confidence=0.95,
+            min_effect=0.05,
+            pool=False,
+            interleaved=True,
+            prior_looks=old.looks,
+        )
+        rs = [run(union, sc, f"resized: {title}", before=old) for sc in (REF, replace(REF, rho=0.8, offset=0.06))]
         print(
-            f"| {title} | {_pct(rs[1].power)} | {_pct(rs[2].power)} | {_pct(rs[3].power)} | "
-            + " / ".join(f"{r.mean_pairs:.1f}" for r in rs)
+            f"| {title} | "
+            + " | ".join(f"{_pct(r.false_decisive)} ± {_pct(r.mc_se('accepted', 'rejected'))}" for r in rs)
             + " |"
         )
-    print("\n### Power of the other designs to accept +5 / +10 / +20 % (rho 0.5, offset 3 %)\n")
-    print("| design | +5 % | +10 % | +20 % |")
-    print("|---|---|---|---|")
-    ref = {"rho": 0.5, "offset": 0.03}
-    for d, name in zip(designs[:-1], names[:-1], strict=True):
-        rs = [run(d, ref, e) for e in EFFECTS[1:]]
-        print(f"| {name} | " + " | ".join(_pct(r.power) for r in rs) + " |")
-    reference = Scenario(rho=0.5, offset=0.03, candidates=a.candidates)
-    n_fixed, s_res, f_res = fixed_equivalent(seq, reference, sims=a.sims, seed=a.seed)
-    ref_pairs = seq_pairs.get("rho 0.5, offset 3%") or [run(seq, ref, e).mean_pairs for e in EFFECTS]
+
+    print("\n### Power: accept a gain, reject a loss (first candidate), and expected pairs\n")
     print(
-        f"\n### Pairs against the fixed design with the same error rates (rho 0.5, offset 3 %)\n\n"
-        f"The sequential design accepts +10 % in {_pct(s_res.power)} of campaigns; the fewest fixed pairs that "
-        f"match it: **{n_fixed}** ({_pct(f_res.power)}).\n"
+        "| design, cell | accept +5 % | accept +10 % | reject -10 % | accept +20 % | reject -20 % | pairs at 0 / +10 / -10 / +20 % |"
     )
-    print("| true effect | 0 | +5 % | +10 % | +20 % | mean |")
+    print("|---|---|---|---|---|---|---|")
+    power_rows = [
+        ("GPU 3-12, **reference cell**", gpu, REF),
+        ("GPU 3-12, rho 0.8, offset 6%", gpu, replace(REF, rho=0.8, offset=0.06)),
+        ("GPU 3-12, candidate x3 noisier", gpu, replace(REF, spread=3.0)),
+        ("GPU 3-12, t3 run offsets", gpu, replace(REF, tails="t3")),
+        ("GPU 3-12, t3 run offsets, offset 6%", gpu, replace(REF, tails="t3", offset=0.06)),
+        ("GPU 3-12, 1 candidate", gpu, replace(REF, candidates=1)),
+        (
+            "GPU 3-12, 2 machines, gain varies 5% by machine",
+            gpu,
+            replace(REF, machines=2, machine_offset=0.1, interaction=0.05),
+        ),
+        ("3-16, rho 0.8, offset 6%", sequential_design(3, 16), replace(REF, rho=0.8, offset=0.06)),
+        ("3-16, rho 0.8, offset 6%, t3", sequential_design(3, 16), replace(REF, rho=0.8, offset=0.06, tails="t3")),
+        ("CPU demo 3-5, its runs", cpu, replace(REF, **CPU)),  # type: ignore[arg-type]
+        ("CPU demo 3-5, its runs, x3 noisier", cpu, replace(REF, spread=3.0, **CPU)),  # type: ignore[arg-type]
+        ("3-8 on the CPU demo's runs", sequential_design(3, 8), replace(REF, **CPU)),  # type: ignore[arg-type]
+        ("3-12 on the CPU demo's runs", gpu, replace(REF, **CPU)),  # type: ignore[arg-type]
+        ("fixed 3", fixed_design(3), REF),
+        ("fixed 6", fixed_design(6), REF),
+    ]
+    if a.quick:
+        power_rows = power_rows[:3] + power_rows[9:10]
+    for title, d, sc in power_rows:
+        r = {e: run(d, replace(sc, effect=e), title) for e in (0.0, 0.05, 0.10, -0.10, 0.20, -0.20)}
+        print(
+            f"| {title} | {_pct(r[0.05].power)} | {_pct(r[0.10].power)} | {_pct(r[-0.10].reject_power)} | "
+            f"{_pct(r[0.20].power)} | {_pct(r[-0.20].reject_power)} | "
+            + " / ".join(f"{r[e].mean_pairs:.1f}" for e in (0.0, 0.10, -0.10, 0.20))
+            + " |"
+        )
+
+    print("\n### A gain that differs by machine, none on average (sd 5 % from machine to machine; GPU 3-12)\n")
+    print("| machines | machine effect in the interval | plain paired t |")
+    print("|---|---|---|")
+    for m in (2, 3, 4) if not a.quick else (2,):
+        sc = replace(REF, machines=m, machine_offset=0.10, interaction=0.05)
+        on = run(gpu, sc, "interaction, machine model")
+        off = run(gpu, sc, "interaction, plain t", machine_model=False)
+        print(f"| {m} | {_pct(on.false_decisive)} | {_pct(off.false_decisive)} |")
+
+    print("\n### Pairs against the fixed design of the same power and error rates (reference cell)\n")
+    print(
+        "| design | power at twice min_effect | fixed pairs, same power | expected pairs at 0 / +5 / +10 / +20 % | mean | sequential / fixed |"
+    )
     print("|---|---|---|---|---|---|")
-    mean = sum(ref_pairs) / len(ref_pairs)
-    print("| sequential, expected pairs | " + " | ".join(f"{p:.2f}" for p in ref_pairs) + f" | {mean:.2f} |")
-    print(f"| fixed design | {n_fixed} | {n_fixed} | {n_fixed} | {n_fixed} | {n_fixed} |")
-    print(
-        "| sequential / fixed | " + " | ".join(f"{p / n_fixed:.0%}" for p in ref_pairs) + f" | {mean / n_fixed:.0%} |"
-    )
+    equivalents: dict[str, dict[str, float | int]] = {}
+    for name, d, sc in (("GPU 3-12", gpu, REF), ("CPU demo 3-5, its runs", cpu, replace(REF, **CPU))):  # type: ignore[arg-type]
+        n_fixed, s_res, f_res = fixed_equivalent(d, sc, sims=sims, seed=a.seed)
+        pairs = [run(d, replace(sc, effect=e), f"{name} pairs").mean_pairs for e in (0.0, 0.05, 0.10, 0.20)]
+        mean = sum(pairs) / len(pairs)
+        print(
+            f"| {name} | {_pct(s_res.power)} | {n_fixed} ({_pct(f_res.power)}) | "
+            + " / ".join(f"{p:.2f}" for p in pairs)
+            + f" | {mean:.2f} | {' / '.join(f'{p / n_fixed:.0%}' for p in pairs)}; mean {mean / n_fixed:.0%} |"
+        )
+        equivalents[dz.design_key(d)] = {
+            "fixed_pairs": n_fixed,
+            "sequential_power_at_twice_min_effect": s_res.power,
+            "fixed_power_at_twice_min_effect": f_res.power,
+            "sequential_mean_pairs": mean,
+        }
     elapsed = time.perf_counter() - t0
     print(f"\n({elapsed:.0f} s)")
-    if a.write_equivalents:
-        designs = {
-            dz.design_key(seq): {
-                "fixed_pairs": n_fixed,
-                "sequential_power_at_twice_min_effect": s_res.power,
-                "fixed_power_at_twice_min_effect": f_res.power,
-            }
-        }
-        for lo, hi in SHIPPED_OTHER:  # the CPU demo's shorter design
-            other = sequential_design(lo, hi)
-            n, s2, f2 = fixed_equivalent(other, reference, sims=a.sims, seed=a.seed)
-            designs[dz.design_key(other)] = {
-                "fixed_pairs": n,
-                "sequential_power_at_twice_min_effect": s2.power,
-                "fixed_power_at_twice_min_effect": f2.power,
-            }
-            print(f"sequential {lo}-{hi}: the fixed design with the same error rates has {n} pairs")
+    if a.equivalents:
         path = dz.FIXED_EQUIVALENTS
         path.write_text(
             json.dumps(
                 {
-                    "made_by": "scripts/calibrate.py --write-equivalents",
-                    "sims": a.sims,
+                    "made_by": "scripts/calibrate.py --fixed-equivalents",
+                    "sims": sims,
                     "seed": a.seed,
-                    "reference": asdict(reference),
-                    "designs": designs,
+                    "reference": asdict(REF),
+                    "designs": equivalents,
                 },
                 indent=2,
             )
@@ -172,7 +277,8 @@ def main() -> None:
         print(f"wrote {path}")
     if a.out:
         a.out.write_text(json.dumps({"seconds": elapsed, "results": results}, indent=2) + "\n")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

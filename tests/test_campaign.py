@@ -116,15 +116,15 @@ def test_a_fixed_campaign_is_continued_when_only_its_size_changes(tmp_path: Path
     assert sorted(p.name for p in exp.iterdir()) == before
 
 
-def test_a_resized_campaign_keeps_covering_the_looks_it_took(tmp_path: Path) -> None:
+def test_a_campaign_is_not_resized_after_a_look(tmp_path: Path) -> None:
+    """Fixed 3 pairs looked at 3: repeats 3 -> 4 would decide falsely more often than 5 %
+    (docs/calibration.md, resized campaigns): refused with one line, nothing written."""
     spec = _spec(tmp_path, {"repeats": 3})
     runs = tmp_path / "runs"
     assert main(["run", str(spec), "--runs", str(runs), "--no-profiler"]) == 0
-    spec.write_text(spec.read_text().replace("repeats = 3", "repeats = 4"))
-    assert main(["run", str(spec), "--runs", str(runs), "--no-profiler"]) == 0
     exp = runs / "exp"
-    record = json.loads((exp / "experiment.json").read_text())
-    assert record["amendments"][0]["looks_taken"] == [3]
-    design = load_analysis(exp).settings.design
-    # looked at 3 pairs, then at 4: two looks, so each is wider than a single 95 % look
-    assert design.looks == [3, 4] and design.look_confidence > 0.96
+    before = sorted(p.name for p in exp.iterdir())
+    spec.write_text(spec.read_text().replace("repeats = 3", "repeats = 4"))
+    assert main(["run", str(spec), "--runs", str(runs), "--no-profiler"]) == 2
+    assert sorted(p.name for p in exp.iterdir()) == before
+    assert "amendments" not in json.loads((exp / "experiment.json").read_text())

@@ -10,9 +10,18 @@ The model of one run, as measured on H200 leases: per-step throughput is AR(1),
 x_t = mu (1 + cv e_t), e_t = rho e_(t-1) + sqrt(1 - rho^2) z_t, the whole run is scaled by a
 run offset (1 + offset z), and the machine may drift linearly over the campaign (`trend`: the
 relative change from the first run of a full-length campaign to its last). A run's figure is the
-mean of its window means (the GPU profile's 48 steps and windows 8-20, 21-33, 34-47 by default).
+mean of its window means (the GPU profile's 48 steps and windows 8-20, 21-33, 34-47 by default;
+the CPU demo's 16 steps and windows 4-9, 10-15 with `CPU_STEPS`/`CPU_WINDOWS`).
 The campaign runs as reportgen's runner does: interleaved blocks in alternating order, and in a
 sequential design only the baseline and the still-open candidates run another block.
+
+Conditions users meet besides the reference cell: candidates noisier than the baseline (`spread`:
+their step noise and run offsets times that factor), heavy-tailed run offsets (`tails = "t3"`:
+Student t with 3 degrees of freedom scaled to the same standard deviation), and blocks from several
+machines of one class (`machines`: block b runs on machine b mod machines; every machine scales both
+arms by its own offset, `machine_offset`, and its run noise by its own factor, spread evenly from 1
+to `machine_noise`; `interaction`: the standard deviation of a candidate's gain from machine to
+machine).
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from reportgen.analysis import runlevel
 from reportgen.vocab import Verdicts
 
 GPU_WINDOWS = ((8, 20), (21, 33), (34, 47))
+CPU_STEPS = 16  # the CPU demo's runs (scripts/recipes/default.toml): 16 steps, windows 4-9 and 10-15
+CPU_WINDOWS = ((4, 9), (10, 15))
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,12 @@ class Scenario:
     candidates: int = 1  # candidates against the baseline (the shipped default spec has 3)
     steps: int = 48
     windows: tuple[tuple[int, int], ...] = GPU_WINDOWS
+    spread: float = 1.0  # the first candidate's run noise (steps and offsets) relative to the other arms'
+    tails: str = "normal"  # run offsets: "normal" or "t3" (heavy-tailed, same standard deviation)
+    machines: int = 1  # machines the blocks come from, in turn
+    machine_offset: float = 0.0  # sd of a machine's multiplicative offset on every arm
+    machine_noise: float = 1.0  # the noisiest machine's run noise relative to the quietest's
+    interaction: float = 0.0  # sd of a candidate's gain from machine to machine (log scale)
 
 
 @dataclass(frozen=True)
@@ -72,6 +89,10 @@ class Result:
     def power(self) -> float:
         return self.rate(Verdicts.ACCEPTED)
 
+    @property
+    def reject_power(self) -> float:
+        return self.rate(Verdicts.REJECTED)
+
 
 def ar1(rng: np.random.Generator, shape: tuple[int, ...], *, rho: float) -> np.ndarray:
     """Unit-variance AR(1) series along the last axis, started in the stationary distribution."""
@@ -88,10 +109,26 @@ def campaign_data(rng: np.random.Generator, sc: Scenario, sims: int, blocks: int
     """(log run figures, window means) of every arm and block: shapes (sims, arms, blocks) and
     (sims, arms, blocks, windows). Arm 0 is the baseline."""
     arms = sc.candidates + 1
-    x = 1.0 + sc.cv * ar1(rng, (sims, arms, blocks, sc.steps), rho=sc.rho)
+    machine = np.arange(blocks) % max(sc.machines, 1)
+    noise = np.ones((arms, blocks))
+    noise[1] *= sc.spread  # the counted candidate only: the others stay as quiet as the baseline
+    if sc.machines > 1:
+        noise *= np.linspace(1.0, sc.machine_noise, sc.machines)[machine][None, :]
+    x = 1.0 + sc.cv * noise[None, :, :, None] * ar1(rng, (sims, arms, blocks, sc.steps), rho=sc.rho)
     mu = np.full(arms, 1.0 + sc.effect)
     mu[0] = 1.0
-    offset = 1.0 + sc.offset * rng.standard_normal((sims, arms, blocks))
+    if sc.tails == "t3":
+        z = rng.standard_t(3, (sims, arms, blocks)) / math.sqrt(3.0)
+    else:
+        z = rng.standard_normal((sims, arms, blocks))
+    offset = np.maximum(1.0 + sc.offset * noise[None] * z, 0.05)
+    if sc.machines > 1:
+        m_off = 1.0 + sc.machine_offset * rng.standard_normal((sims, sc.machines))
+        offset = offset * np.maximum(m_off, 0.05)[:, None, machine]
+        if sc.interaction > 0:
+            inter = np.exp(sc.interaction * rng.standard_normal((sims, arms, sc.machines)))
+            inter[:, 0] = 1.0
+            offset = offset * inter[:, :, machine]
     # The runner's order: block b runs the arms forward when b is odd, backward when even.
     pos = np.zeros((arms, blocks))
     for b in range(blocks):
@@ -104,20 +141,32 @@ def campaign_data(rng: np.random.Generator, sc: Scenario, sims: int, blocks: int
     return np.log(wm.mean(axis=-1)), wm
 
 
-def simulate(design: doc.Design, sc: Scenario, *, sims: int = 2000, seed: int = 20261201) -> Result:
+def simulate(
+    design: doc.Design,
+    sc: Scenario,
+    *,
+    sims: int = 2000,
+    seed: int = 20261201,
+    before: doc.Design | None = None,
+    machine_model: bool = True,
+) -> Result:
     """Run `sims` campaigns of `design` under `sc` through the analysis' rules; the first
-    candidate's comparison is counted (the others only shape the pool and the runs made)."""
+    candidate's comparison is counted (the others only shape the pool and the runs made).
+    `before`: a resized campaign: the looks up to before.max_pairs are taken under `before` (its
+    level, its outcomes stop a comparison), the later ones under `design`. `machine_model`: carry
+    a flagged machine effect into the interval (runlevel.with_machines), as the analysis does;
+    False shows what the plain paired t interval would do."""
     rng = np.random.default_rng(seed)
     blocks = design.max_pairs
     logs, wm = campaign_data(rng, sc, sims, blocks)
     arms = sc.candidates + 1
-    sequential = design.mode == "sequential"
-    first = runlevel.first_look(design)
     final = np.full((sims, arms), -1, dtype=int)  # decided outcome per candidate (-1: open)
     stop = np.full((sims, arms), blocks, dtype=int)  # blocks each arm ran
     higher = True
     for n in range(1, blocks + 1):
-        at_look = n >= first and (sequential or n == design.looks[-1])
+        dsg = before if (before is not None and n <= before.max_pairs) else design
+        sequential = dsg.mode == "sequential"
+        at_look = n >= runlevel.first_look(dsg) and (sequential or n == dsg.looks[-1]) and n in dsg.looks
         if not at_look:
             continue
         for j in range(1, arms):
@@ -127,16 +176,19 @@ def simulate(design: doc.Design, sc: Scenario, *, sims: int = 2000, seed: int = 
             d = logs[:, j, :n] - logs[:, 0, :n]
             pool_v = pool_df = None
             others = [k for k in range(1, arms) if k != j]
-            if design.pool and len(others) >= 2:
+            if dsg.pool and len(others) >= 2:
                 present = np.arange(n)[None, None, :] < stop[:, others][:, :, None]
                 pool_v, pool_df = runlevel.pooled_variance(logs[:, others, :n], present)
             s = runlevel.look_stats(d, pool_v, pool_df)
-            b = runlevel.bounds(s, design)
+            if sc.machines > 1 and machine_model:
+                s, _ = runlevel.with_machines(s, runlevel.machine_stats(d, np.arange(n) % sc.machines))
+            look_design = dz.at_look(dsg, n)
+            b = runlevel.bounds(s, look_design)
             ch = wm[:, j, :n].mean(axis=1) / wm[:, 0, :n].mean(axis=1) - 1.0
             o = runlevel.outcome(
                 s,
                 b,
-                design,
+                look_design,
                 higher=higher,
                 windows_better=(ch > 0).all(axis=1),
                 windows_worse=(ch < 0).all(axis=1),
@@ -144,7 +196,7 @@ def simulate(design: doc.Design, sc: Scenario, *, sims: int = 2000, seed: int = 
             decided = np.isin(o, runlevel.DECIDED) | (n == design.looks[-1])
             newly = open_ & decided
             final[newly, j] = o[newly]
-            if sequential:
+            if design.mode == "sequential":
                 stop[newly, j] = n
     still = final[:, 1] < 0
     final[still, 1] = runlevel.OPEN
@@ -171,7 +223,7 @@ def label(design: doc.Design) -> str:
 
 
 def fixed_design(
-    pairs: int, *, min_pairs: int = dz.MIN_PAIRS, min_effect: float = 0.05, pool: bool = True, confidence: float = 0.95
+    pairs: int, *, min_pairs: int = dz.MIN_PAIRS, min_effect: float = 0.05, pool: bool = False, confidence: float = 0.95
 ) -> doc.Design:
     return dz.make(
         sequential=False,
@@ -185,7 +237,7 @@ def fixed_design(
 
 
 def sequential_design(
-    min_pairs: int = 3, max_pairs: int = 12, *, min_effect: float = 0.05, pool: bool = True, confidence: float = 0.95
+    min_pairs: int = 3, max_pairs: int = 12, *, min_effect: float = 0.05, pool: bool = False, confidence: float = 0.95
 ) -> doc.Design:
     return dz.make(
         sequential=True,

@@ -275,11 +275,20 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
         return _verdict(Verdicts.NO_CHANGE, "interval", summary, why, against=against, pairs=n)
     if rl.outcome == "futility":
         look = rl.looks[-1] if rl.looks else None
-        bound = gain(look.futility_high, e.direction) - 1 if look and look.futility_high is not None else None
-        at_most = f"at most {_pct(bound)} ({d.futility or 0.9:.0%} one-sided bound)" if bound is not None else ""
+        ends = [
+            gain(r, e.direction) - 1
+            for r in ((look.futility_low, look.futility_high) if look is not None else ())
+            if r is not None
+        ]
+        bounds = (
+            f"; with {d.futility or 0.9:.0%} one-sided bounds the change lies between {_pct(min(ends))} and "
+            f"{_pct(max(ends))}"
+            if len(ends) == 2
+            else ""
+        )
         cause = (
-            f"the {d.min_effect:.0%} minimum effect is out of reach{vs}: {_pct(est)}, {at_most} after {pairs_word}; "
-            f"whether it is slower is not settled ({level} {span})"
+            f"neither a gain nor a loss of the {d.min_effect:.0%} minimum effect is within reach{vs}: {_pct(est)} "
+            f"after {pairs_word}{bounds} ({level} {span})"
         )
         return _verdict(Verdicts.INCONCLUSIVE, "futility", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
     if rl.outcome == "windows":

@@ -95,7 +95,10 @@ def run_figure(r: StoredRun, key: str, windows: Windows) -> runlevel.RunFigure |
     value = float(np.mean([m for m in means if m is not None]))
     if not np.isfinite(value) or value <= 0:
         return None
-    return runlevel.RunFigure(r.arm, r.repeat, r.rel, value, tuple(means), r.manifest.started_utc)
+    fp = r.manifest.fingerprint_id
+    return runlevel.RunFigure(
+        r.arm, r.repeat, r.rel, value, tuple(means), r.manifest.started_utc, machine=fp[:12] if fp else None
+    )
 
 
 def figures(runs: Sequence[StoredRun], key: str, windows: Windows) -> dict[int, runlevel.RunFigure]:

@@ -302,8 +302,8 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
         )
     if v.basis in ("futility", "base"):
         text = (
-            f"Do not merge {cand} for speed: the {design.min_effect:.0%} minimum effect in {metric_label} is out of "
-            "reach; more pairs would not change that."
+            f"Do not merge {cand} for speed: neither a gain nor a loss of {design.min_effect:.0%} in {metric_label} is "
+            "within reach; more pairs would not change that."
             if v.basis == "futility"
             else f"Do not merge {cand}: with {v.against} it is not better than the baseline."
         )
@@ -318,8 +318,9 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
     if v.basis == "max_pairs":
         text = (
             f"Do not merge {cand} on this evidence: {design.max_pairs} pairs did not show the "
-            f"{design.min_effect:.0%} minimum effect either way. A larger max_pairs ({rerun.run_section}) continues "
-            "the same campaign; its interval widens to cover the extra looks."
+            f"{design.min_effect:.0%} minimum effect either way. Seeing a smaller effect takes a new campaign with "
+            f"a larger max_pairs ({rerun.run_section}, `reportgen run --new-campaign`; `reportgen plan-power` says how "
+            "many): this one spent its error rate on the looks it took."
         )
         return doc.NextStep(action="reject", text=text, command=None), v.cause, links
     return _more_pairs(comp, rerun, design), v.cause, links
@@ -344,9 +345,20 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
         )
         return doc.NextStep(action="repeat", text=text, command=rerun.command(before=SAME_MACHINE))
     run = rerun.run_section
+    if n >= max(design.min_pairs, design.looks[0]):
+        # The fixed design took its one look: it spent its whole error rate there (no resize after a look).
+        text = (
+            f'{hold} Its one planned look is spent: a new campaign with until = "decided" in the spec\'s {run} '
+            "(`reportgen run --new-campaign`) adds pairs until the interval decides; `reportgen plan-power` says "
+            "how many it may take."
+        )
+        command = rerun.command(
+            "--new-campaign", before=SAME_MACHINE, note=f'# in {rerun.spec()[1]}, set until = "decided" in {run}; then:'
+        )
+        return doc.NextStep(action="repeat", text=text, command=command)
     text = (
         f'{hold} Add pairs to this campaign: set until = "decided" (or repeats = {n + more}) in the spec\'s {run} and run '
-        "it again; its runs are kept and the verdict is made when the interval decides."
+        "it again; its runs are kept and the verdict is made when the interval decides (no look was taken yet)."
     )
     command = rerun.command(before=SAME_MACHINE, note=f'# in {rerun.spec()[1]}, set until = "decided" in {run}; then:')
     return doc.NextStep(action="repeat", text=text, command=command)

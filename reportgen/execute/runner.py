@@ -317,11 +317,12 @@ def _campaign_check(
         reasons.append("the spec changed since its runs were made")
     elif record is not None and record.spec_sha256 != want["spec_sha256"]:
         old = read_spec(exp_dir)
-        amend, why = campaign_amendment(old, spec)
+        taken = _looks_taken(old, exp_dir)
+        amend, why = campaign_amendment(old, spec, taken)  # no change of looks once one was taken
         if why:
             reasons.append(why)
         elif amend:
-            looks = _looks_taken(old, exp_dir)
+            looks = taken
     return reasons, amend, looks
 
 

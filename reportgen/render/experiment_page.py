@@ -217,7 +217,7 @@ def design_text(exp: ExperimentData, metric_label: str) -> str:
             f"A sequential campaign: a pair of runs at a time, looking after every pair from {d.min_pairs} to "
             f"{d.max_pairs}; each look's interval is at {fmt_num(d.look_confidence * 100, 1)}% so that all "
             f"looks together hold {conf}% (a repeated interval), and a comparison stops when it is decided or "
-            f"the {effect} minimum effect is out of reach."
+            f"neither a gain nor a loss of the {effect} minimum effect is within reach."
         )
     else:
         plan = (
@@ -274,7 +274,7 @@ def campaign_text(exp: ExperimentData) -> str:
         parts.append(why)
     if c.fixed_pairs is not None and c.fixed_minutes is not None:
         parts.append(
-            f"The fixed design with the same error rates ({fmt_count(c.fixed_pairs, 'pair')} of every arm, "
+            f"The fixed design with the same power and error rates ({fmt_count(c.fixed_pairs, 'pair')} of every arm, "
             f"[calibration](../../calibration.md)) would have taken about {fmt_num(c.fixed_minutes, 1)} {unit}."
         )
     return " ".join(parts)  # reportgen's own words and numbers: nothing to escape

@@ -94,13 +94,14 @@ def test_inconclusive_says_which_window_disagreed_and_how_to_repeat(tmp_path):
     assert [e.id for e in c.summary.evidence] == ["windows"]
     assert c.verdict.basis == "windows"
     step = c.summary.next_step
-    # more pairs in the same campaign, not a new one: its runs are kept
-    assert step.action == "repeat" and 'set until = "decided"' in step.text and "runs are kept" in step.text
+    # the fixed design took its one look (3 pairs): more pairs take a new campaign, the same one would
+    # decide falsely more often than 5 % (docs/calibration.md, resized campaigns)
+    assert step.action == "repeat" and 'until = "decided"' in step.text and "--new-campaign" in step.text
     assert "the spec's [run]" in step.text and step.text.startswith("Do not merge A1 yet: its windows disagree.")
     assert step.command == (
         "# on the machine that ran the campaign (a campaign's runs stay on one machine):\n"
         '# in runs/exp/experiment.toml, set until = "decided" in [run]; then:\n'
-        "reportgen run runs/exp/experiment.toml --name exp"
+        "reportgen run runs/exp/experiment.toml --name exp --new-campaign"
     )
 
 

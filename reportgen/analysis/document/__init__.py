@@ -44,7 +44,7 @@ from reportgen.analysis.document.experiment import (
     Window,
     WorkloadInfo,
 )
-from reportgen.analysis.document.intervals import Interval, Look, MetricChange, Pair, RunLevel
+from reportgen.analysis.document.intervals import Interval, Look, MachineEffect, MetricChange, Pair, RunLevel
 from reportgen.analysis.document.root import (
     KIND,
     SCHEMA_VERSION,
@@ -95,6 +95,7 @@ __all__ = [
     "Interval",
     "Look",
     "Machine",
+    "MachineEffect",
     "MathsChange",
     "MemoryUse",
     "MetricChange",

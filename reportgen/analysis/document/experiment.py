@@ -81,17 +81,22 @@ class Design(Model):
     max_pairs: int = Field(description="The last look of the design.")
     looks: list[int] = Field(description="Pair counts at which the design may decide.")
     confidence: float = Field(description="Probability that the interval covers the truth at every look at once.")
-    boundary: float = Field(description="Normal-scale constant of the repeated interval (Pocock): 1.96 for one look.")
-    look_confidence: float = Field(description="Two-sided level of each look's interval.")
+    boundary: float = Field(
+        description="Normal-scale equivalent of the per-look level (1.96 for one look; 2.56 for looks 3-12)."
+    )
+    look_confidence: float = Field(
+        description="Two-sided level of each look's t interval, exact for the t statistics used (98.95 % for looks "
+        "3-12)."
+    )
     futility: float | None = Field(
         default=None,
-        description="One-sided level of the futility bound: a sequential comparison stops when this bound of the "
-        "gain is below the minimum effect. null for a fixed design.",
+        description="One-sided level of the futility bounds: a sequential comparison stops when both bounds of the "
+        "gain lie inside the minimum effect (neither a gain nor a loss within reach). null for a fixed design.",
     )
     min_effect: float = Field(description="Smallest relative gain that counts, and loss that rejects (0.05 = 5 %).")
     pool: bool = Field(
-        description="Run-to-run variance borrowed from the campaign's other arms (two-way arms x blocks model) "
-        "unless the comparison's own pairs disagree with it."
+        description="Run-to-run variance borrowed from the campaign's other arms: no longer offered (false; true "
+        "only in documents of earlier versions, docs/calibration.md)."
     )
     interleaved: bool = Field(description="Runs were made in blocks, each arm once per block: pairs are adjacent.")
     budget_minutes: float | None = Field(default=None, description="[run] budget_minutes of one `reportgen run`.")

@@ -51,6 +51,24 @@ class Pair(Model):
     candidate_first: bool | None = Field(
         default=None, description="The candidate run started before the reference run; null: not recorded."
     )
+    machine: str | None = Field(
+        default=None,
+        description="The machine the block ran on (the runs' fingerprint id); null: not recorded, or the two runs "
+        "name different machines.",
+    )
+
+
+class MachineEffect(Model):
+    """Whether a comparison's ratio differs between the machines its pairs came from (schema 8)."""
+
+    pairs_per_machine: dict[str, int] = Field(description="Machine (fingerprint id) -> pairs it gave.")
+    f: float | None = Field(default=None, description="One-way ANOVA F statistic of the log ratios by machine.")
+    p_value: float | None = Field(default=None, description="Its p-value; null when no machine gave two pairs.")
+    flagged: bool = Field(
+        default=False,
+        description="p_value below 0.10: the interval treats the machine as a random effect where that is wider.",
+    )
+    note: str = ""
 
 
 class Look(Model):
@@ -61,7 +79,13 @@ class Look(Model):
     low: float | None = None
     high: float | None = None
     futility_high: float | None = Field(
-        default=None, description="The one-sided futility bound of the ratio (sequential designs)."
+        default=None,
+        description="The one-sided futility bound of the ratio on the better side (the most the candidate may "
+        "still gain, at the design's futility level).",
+    )
+    futility_low: float | None = Field(
+        default=None,
+        description="The one-sided futility bound on the worse side (the most it may still lose); schema 8.",
     )
     outcome: vocab.IntervalOutcome = Field(description="What this look's interval says under the design's rules.")
 
@@ -91,6 +115,9 @@ class RunLevel(Model):
         default=None,
         description="If the estimate and spread stay as seen, the pairs still needed for the interval to decide; "
         "null when it is decided, or no projection within the design's maximum.",
+    )
+    machine_effect: MachineEffect | None = Field(
+        default=None, description="The test of a machine effect, when the pairs come from two machines or more."
     )
 
 

@@ -18,7 +18,10 @@ from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machin
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 8  # also the Literal of AnalysisDocument.schema_version
+# Older schemas still read (every field they lack has a default); named when read. 8 added the pairs'
+# machine and a comparison's machine effect (run_level.machine_effect).
+READABLE: Final = (7, 8)
 KIND: Final = "reportgen.analysis"
 
 
@@ -74,7 +77,7 @@ class CampaignCost(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7] = 7
+    schema_version: Literal[7, 8] = 8
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -123,8 +126,8 @@ def parse(data: object, source: str, experiment: str | None = None) -> AnalysisD
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise UserError(f"{source}: not an analysis.json (kind {KIND!r} missing); {redo}")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise UserError(f"{source} has schema {version}, this reportgen reads {SCHEMA_VERSION}: {redo}")
+    if version not in READABLE:
+        raise UserError(f"{source} has schema {version}, this reportgen reads {', '.join(map(str, READABLE))}: {redo}")
     try:
         return AnalysisDocument.model_validate(data)
     except ValidationError as exc:
