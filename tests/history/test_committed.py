@@ -42,7 +42,9 @@ def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
 def test_the_primary_point_is_what_the_analysis_stored(series, committed_runs) -> None:
     doc = load_experiment(RUNS / "showcase-1xh200-grpo-offload-r3").analysis
     stored = {r.path: r.overall for r in doc.arms[0].runs}
-    pts = [p for p in store.collect(committed_runs) if p.experiment.endswith("-r3") and p.primary and p.arm == "baseline"]
+    pts = [
+        p for p in store.collect(committed_runs) if p.experiment.endswith("-r3") and p.primary and p.arm == "baseline"
+    ]
     assert {p.run: p.value for p in pts} == stored
     assert all(p.low is not None and p.low < p.value < p.high for p in pts)  # type: ignore[operator]
 
