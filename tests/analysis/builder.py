@@ -56,6 +56,7 @@ class FakeArm:
     # otherwise say quiet.
     disturb: str | None = None
     disturb_share: float = 1.0
+    disturb_repeats: tuple[int, ...] | None = None  # only these repeats are disturbed (None: every repeat)
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -179,6 +180,8 @@ def write_run(
     if with_gpu:
         ts = np.arange(t0, end, 1.0)
         hit = ts < t0 + spec.disturb_share * (end - t0)  # the disturbed ticks
+        if spec.disturb_repeats is not None and repeat not in spec.disturb_repeats:
+            hit = np.zeros_like(hit)
         kinds = set((spec.disturb or "").split("+"))
         intruder = "gpu_process" in kinds
         gpu = pd.DataFrame(
@@ -241,11 +244,12 @@ def make_experiment(
     gpu: bool = True,
     analysis: Mapping[str, Any] | None = None,
     t0: float = 1_764_000_000.0,
+    run: Mapping[str, Any] | None = None,
 ) -> Path:
     """A runs/<name>/ tree with a spec, and one folder per arm and repeat: by default three
     interleaved blocks, the fewest pairs a verdict may rest on. Runs follow one another from `t0`
     (experiments sharing a runs folder and a machine must not overlap: analysis/overlap). `analysis`:
-    more keys of the spec's [analysis] table."""
+    more keys of the spec's [analysis] table; `run`, of its [run] table."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)
@@ -256,7 +260,7 @@ def make_experiment(
         hypothesis="Removing optimizer offload speeds up training",
         recipe={"script": "recipe.sh"},
         workload={"flags": ["--global-batch-size", "--rollout-max-response-len"], "steps": steps},
-        run={"repeats": repeats, "order": order},
+        run={"repeats": repeats, "order": order, **(run or {})},
         analysis={
             "warmup_steps": warmup,
             "min_effect": 0.05,

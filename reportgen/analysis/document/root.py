@@ -18,7 +18,10 @@ from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machin
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 8  # also the Literal of AnalysisDocument.schema_version
+# Schemas `parse` still reads: every field added since has a default (8 added comparisons[].set_aside).
+# A reader meeting an older one names it (`older_schema`); the site build still asks for the current one.
+READABLE_SCHEMAS: Final = (7, 8)
 KIND: Final = "reportgen.analysis"
 
 
@@ -74,7 +77,7 @@ class CampaignCost(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7] = 7
+    schema_version: Literal[7, 8] = 8
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -111,6 +114,13 @@ class AnalysisDocument(Model):
     def comparison(self, candidate: str) -> Comparison | None:
         return next((c for c in self.comparisons if c.candidate == candidate), None)
 
+    def older_schema(self) -> str | None:
+        """ "schema 7, this reportgen writes 8" when the document was written by an older reportgen
+        (read, but missing what was added since); None when it is current."""
+        if self.schema_version == SCHEMA_VERSION:
+            return None
+        return f"schema {self.schema_version}, this reportgen writes {SCHEMA_VERSION}"
+
     def to_json(self) -> dict[str, JsonValue]:
         """The JSON-ready form (non-finite floats become null), every float to `rounding.STORED_DIGITS`
         significant digits so that a re-analysis elsewhere writes the same bytes."""
@@ -123,8 +133,9 @@ def parse(data: object, source: str, experiment: str | None = None) -> AnalysisD
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise UserError(f"{source}: not an analysis.json (kind {KIND!r} missing); {redo}")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise UserError(f"{source} has schema {version}, this reportgen reads {SCHEMA_VERSION}: {redo}")
+    if version not in READABLE_SCHEMAS:
+        readable = ", ".join(map(str, READABLE_SCHEMAS))
+        raise UserError(f"{source} has schema {version}, this reportgen reads {readable}: {redo}")
     try:
         return AnalysisDocument.model_validate(data)
     except ValidationError as exc:
