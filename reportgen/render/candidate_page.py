@@ -33,7 +33,7 @@ from reportgen.render.common import (
     spec_path_for_reader,
 )
 from reportgen.render.evidence import evidence_href
-from reportgen.render.format import fmt_change, fmt_gib, fmt_mib, fmt_num
+from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS, Status, Verdicts, verdict_label
@@ -338,6 +338,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     md += measured(exp, cand, failed=failed, primary=primary, ptitle=ptitle)
     md += against_base_table(exp, cand)
     md += guardrails(comp, failed=failed)
+    md += set_aside_section(comp)
     if not failed and events:
         md += ["## Events\n", *event_blocks(events)]
     reached = any(w.candidate is not None for w in comp.windows)
@@ -410,6 +411,26 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
 
 def _upper_first(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def set_aside_section(comp: Comparison) -> list[str]:
+    """The pairs left out because the machine was not quiet while they ran, each with the check's
+    reason and its load samples (analysis/set_aside.py); nothing when none was."""
+    if not comp.set_aside:
+        return []
+    md = [
+        "## Pairs set aside {#set-aside}\n",
+        f"{fmt_count(len(comp.set_aside), 'pair')} of runs failed the quiet-machine check on their own (one run "
+        "disturbed far more than the other): kept on disk, left out of the comparison, and in a sequential campaign "
+        "redone by a new block ([disturbed pairs](../../../analysis.md#disturbed-pairs)).\n",
+    ]
+    for p in comp.set_aside:
+        ev = f" (evidence: {safe.code(p.evidence)})" if p.evidence else ""
+        md.append(
+            f"- pair {p.repeat}, {safe.code(p.reference_run)} and {safe.code(p.candidate_run)}: {safe.prose(p.reason)}{ev}"
+        )
+    md.append("")
+    return md
 
 
 def guardrails(comp: Comparison, *, failed: bool) -> list[str]:

@@ -271,6 +271,15 @@ def campaign_text(exp: ExperimentData) -> str:
     }[c.stopped]
     if why:
         parts.append(why)
+    aside = [f"{x.candidate} pair {p.repeat}" for x in exp.analysis.comparisons for p in x.set_aside]
+    if aside:
+        redo = ", and a new block ran in its place" if d.mode == "sequential" else ""
+        parts.append(
+            safe.text(
+                f"Set aside because the machine was not quiet while they ran (kept, not counted{redo}): "
+                f"{', '.join(aside)}; each candidate's page says why."
+            )
+        )
     if c.fixed_pairs is not None and c.fixed_minutes is not None:
         parts.append(
             f"The fixed design with the same error rates ({fmt_count(c.fixed_pairs, 'pair')} of every arm, "
@@ -284,8 +293,10 @@ def _pairs_cell(c: Comparison) -> str:
     rl = c.deciding()
     n = len(rl.pairs)
     if n == 0:
-        return "none"
+        return f"none ({len(c.set_aside)} set aside)" if c.set_aside else "none"
     how = {"pooled": "variance pooled over the arms", "pairs": "variance of these pairs"}.get(rl.variance, "")
+    if c.set_aside:
+        how = f"{len(c.set_aside)} set aside" + (f", {how}" if how else "")
     return f"{n}" + (f'<br><span class="rg-ci">{safe.text(how)}</span>' if how else "")
 
 
