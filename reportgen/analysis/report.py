@@ -18,7 +18,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import check, coverage, next_step, quality, quiet, same_work, set_aside, tables, workload
+from reportgen.analysis import (
+    check,
+    coverage,
+    interleaving,
+    next_step,
+    quality,
+    quiet,
+    same_work,
+    set_aside,
+    tables,
+    workload,
+)
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
@@ -378,6 +389,8 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
             f"different times are not interchangeable; {remedy}"
         )
     warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
+    if design.interleaved:
+        warnings += interleaving.warnings(spec.arm_ids(), all_formal)
     base_runs = formal.get(BASELINE, [])
     starts = sorted(m for m in (r.manifest.started_utc for r in runs) if m)
     document = doc.AnalysisDocument(

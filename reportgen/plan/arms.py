@@ -281,8 +281,14 @@ def block_order(plan: Plan, block: int, arms: Sequence[str] | None = None) -> li
     order in odd blocks and reversed in even ones: baseline A1 | A1 baseline | ... A drift that is
     linear in time then moves a pair's two runs by the same amount on average over two blocks,
     instead of always favouring the arm that runs first."""
-    ids = [a.id for a in plan.formal_arms if arms is None or a.id in arms]
-    return ids if block % 2 == 1 else ids[::-1]
+    return interleaved([a.id for a in plan.formal_arms if arms is None or a.id in arms], block)
+
+
+def interleaved(ids: Sequence[str], block: int) -> list[str]:
+    """`ids` (the formal arms in the plan's order) as block `block` runs them: as given in odd
+    blocks, reversed in even ones. The analysis checks the runs' recorded start times against it
+    (reportgen.analysis.interleaving)."""
+    return list(ids) if block % 2 == 1 else list(ids)[::-1]
 
 
 def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:

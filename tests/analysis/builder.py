@@ -277,13 +277,28 @@ def make_experiment(
         ],
     )
     rng = np.random.default_rng(seed)
+    ids = list(arms)
     for rep in range(1, repeats + 1):
+        # Each run in its own 4000 s slot, the slots in the design's order (interleaved: reversed in
+        # even blocks, as the runner makes them); the arms drawn in the dict's order all the same.
+        slots = ids if order_of(order, rep) else ids[::-1]
+        start = t0
         for arm, spec in arms.items():
+            at = start + SLOT_S * slots.index(arm)
             end = write_run(
-                exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0, with_gpu=gpu
+                exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=at, with_gpu=gpu
             )
-            t0 = max(t0 + 4000, end + 60)  # one after another, as the runner makes them
+            assert end + 60 <= start + SLOT_S * (slots.index(arm) + 1), "a run longer than its slot"
+        t0 = start + SLOT_S * len(ids)
     return exp
+
+
+SLOT_S = 4000.0  # seconds between two runs' starts in a built experiment
+
+
+def order_of(order: str, rep: int) -> bool:
+    """True when block `rep` runs the arms in the spec's order (always, unless interleaved and even)."""
+    return order != "interleaved" or rep % 2 == 1
 
 
 def analyse(tmp_path: Path, arms: dict[str, FakeArm], **kw: object) -> AnalysisDocument:
