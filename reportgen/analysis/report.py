@@ -28,6 +28,7 @@ from reportgen.analysis import (
     same_work,
     set_aside,
     tables,
+    warmup,
     workload,
 )
 from reportgen.analysis import design as dz
@@ -373,8 +374,15 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         analysis_section=spec.section("analysis"),
         fixed_flags=tuple(spec.workload.flags),
     )
+    # Where each arm's warm-up ends, from its complete formal runs' steps (warmup.py).
+    settled = {arm: warmup.settled_at(campaign.complete(arm), a.primary) for arm in arm_ids}
+    arms = {arm: block.model_copy(update={"settled_at": settled.get(arm)}) for arm, block in arms.items()}
     comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
-    drift = tables.drift(spec, arms[BASELINE]) if BASELINE in arms else None
+    drift = (
+        warmup.steady_drift(a.primary, campaign.complete(BASELINE), windows, settled.get(BASELINE), a.min_effect)
+        if BASELINE in arms
+        else None
+    )
     warnings = []
     if drift is not None and drift.flagged and drift.change is not None:
         # Interleaving is advised only to a campaign that did not interleave, in the section that ran.
@@ -383,11 +391,13 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
             if design.interleaved
             else f'interleaved repeats (order = "interleaved" in {spec.section("run")}) spread it over both arms'
         )
+        steady = f" (its steady steps, from step {drift.from_step})" if drift.from_step is not None else ""
         warnings.append(
-            f"the baseline's {label_of(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window} to "
-            f"{drift.last_window}: the machine or the workload changed during the campaign, so arms measured at "
+            f"the baseline's {label_of(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window}{steady} to "
+            f"{drift.last_window}, in every one of its runs: the machine or the workload changed during the campaign, so arms measured at "
             f"different times are not interchangeable; {remedy}"
         )
+    warnings += warmup.inside(windows, {arm: settled.get(arm) for arm in spec.arm_ids()})
     warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
     if design.interleaved:
         warnings += interleaving.warnings(spec.arm_ids(), all_formal)

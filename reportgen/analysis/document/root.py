@@ -44,10 +44,25 @@ class BaselineDrift(Model):
     metric: str
     first_window: str
     last_window: str
-    first: float | None = Field(default=None, description="The baseline's mean in the first window (arms[].windows).")
+    first: float | None = Field(
+        default=None,
+        description="The baseline's mean over the steady-state steps of the first window (from `from_step` when "
+        "the window starts inside its warm-up; arms[].windows otherwise).",
+    )
     last: float | None = Field(default=None, description="Its mean in the last window.")
     change: float | None = Field(default=None, description="last/first - 1 (a fraction).")
-    flagged: bool = Field(description="|change| exceeds settings.min_effect.")
+    flagged: bool = Field(
+        description="|change| exceeds settings.min_effect and every run of the baseline moved the same way."
+    )
+    from_step: int | None = Field(
+        default=None,
+        description="The first step counted when the first window starts inside the baseline's warm-up "
+        "(arms[].settled_at) and was cut there, or a later window replaced it (schema 8); null: the window as declared.",
+    )
+    runs_agree: bool | None = Field(
+        default=None,
+        description="Every baseline run changed the same way from the first window to the last (schema 8).",
+    )
 
 
 class CampaignCost(Model):
