@@ -396,6 +396,7 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
         md.append("")
     elif comp.windows:
         md.append(f"{safe.text(cand)} reached none of the {len(comp.windows)} windows: no interval.\n")
+    md += warmup_lines(exp, cand)
     if any(m.candidate is not None for m in comp.secondary):
         md += [
             "### Step time and its phases\n",
@@ -407,6 +408,25 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
             + "\n",
         ]
     return md
+
+
+def warmup_lines(exp: ExperimentData, cand: str) -> list[str]:
+    """Where the candidate's and its reference's warm-up ends (arms[].settled_at), and whether the
+    first window starts before: then its window means hold warm-up steps."""
+    comp = exp.comparison(cand)
+    arms = [a for a in (exp.arm(comp.verdict.against), exp.arm(cand)) if a is not None and a.settled_at is not None]
+    if not arms:
+        return []
+    wins = exp.analysis.settings.windows
+    steps = ", ".join(f"{a.id} at step {a.settled_at}" for a in arms)
+    late = [a.id for a in arms if wins and a.settled_at is not None and wins[0].start < a.settled_at]
+    said = safe.text(f"Warm-up ends: {steps}.")
+    if late:
+        said += " " + safe.text(
+            f"{wins[0].name} starts at step {wins[0].start}, "
+            f"inside the warm-up of {', '.join(late)}: its means hold warm-up steps."
+        )
+    return [said + " [How it is found](../../../analysis.md#warm-up).\n"]
 
 
 def _upper_first(text: str) -> str:

@@ -96,6 +96,22 @@ def windows_table(exp: ExperimentData, key: str) -> str:
     return "\n".join(out)
 
 
+def warmup_line(exp: ExperimentData) -> str:
+    """Where each arm's warm-up ends, found from its steps (arms[].settled_at), against the first
+    window's start: a window that starts earlier averages warm-up steps in."""
+    found = [(a.id, a.settled_at) for a in exp.analysis.arms if a.settled_at is not None]
+    if not found:
+        return ""
+    first = exp.analysis.settings.windows[0].start if exp.analysis.settings.windows else None
+    steps = ", ".join(f"{arm} at step {s}" for arm, s in found)
+    inside = [arm for arm, s in found if first is not None and first < s]
+    said = safe.text(f"{steps}.")
+    if inside:
+        said += " " + safe.text(f"The first window starts at step {first}, inside the warm-up of {', '.join(inside)}.")
+    how = "[how it is found](../../analysis.md#warm-up)"
+    return f"Warm-up ends (the steady state found from each arm's steps, {how}): {said}\n"
+
+
 def window_change_table(exp: ExperimentData) -> str:
     """Each window's mean against the baseline's, the change rounded as its candidate's interval allows;
     a candidate that reached no window gets one "not reached" cell, not one per window."""
@@ -788,6 +804,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Se
     md += [
         "## Windows {#windows}\n",
         warnings_block(exp),
+        warmup_line(exp),
         f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n",
         windows_table(exp, primary) + "\n",
         "Change of each window's mean against the baseline's same window:\n",

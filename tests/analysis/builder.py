@@ -44,6 +44,7 @@ class FakeArm:
     resp_len_from: tuple | None = None  # (step, length): the policy's response length changes from that step on
     extra: dict = field(default_factory=dict)  # more per-step keys, e.g. {"perf/optimizer_time": 0.5}
     trend: float = 0.0  # throughput drifts by this fraction from the first step to the last
+    ramp_steps: int = 0  # warm-up: throughput rises linearly from half its level to it over these first steps
     base: str = "baseline"  # the candidate's base in the spec
     edit: dict = field(default_factory=lambda: dict(DEFAULT_EDIT))  # the candidate's edit keys in the spec
     interrupt_at: int | None = None  # stopped by a signal at this step (status interrupted)
@@ -94,6 +95,8 @@ def write_run(
         length = spec.resp_len_from[1] if spec.resp_len_from and s >= spec.resp_len_from[0] else resp_len
         # Step time grows with the work (generated tokens) above a fixed part, as in RL training.
         st = 30.0 / spec.speed / noise[s] * (0.5 + 0.5 * length / resp_len) / (1.0 + spec.trend * s / steps)
+        if s < spec.ramp_steps:
+            st /= 0.5 + 0.5 * s / spec.ramp_steps
         step_times.append(st)
         tokens = length * spec.samples
         vals = {
