@@ -76,3 +76,22 @@ def test_the_design_order_is_the_runners() -> None:
 
     assert interleaved(["baseline", "A1", "A2"], 1) == ["baseline", "A1", "A2"]
     assert interleaved(["baseline", "A1", "A2"], 2) == ["A2", "A1", "baseline"]
+
+
+def test_the_committed_two_gpu_showcase_ran_block_2_in_block_1s_order() -> None:
+    """Made before the runner alternated the blocks: its whole-second start times are far apart, so
+    the check can tell, and says so."""
+    root = Path(__file__).resolve().parents[2] / "runs" / "showcase-2xh200-grpo-offload"
+    [w] = interleaving.warnings(["baseline", "A1", "A2", "A3"], _runs(root))
+    assert w.startswith("block 2 ran baseline, A1, A2, A3 by the runs' recorded start times")
+
+
+def test_new_runs_record_their_start_to_the_millisecond() -> None:
+    import re
+
+    from reportgen.store.run import parse_utc
+    from reportgen.store.runs import utc_now
+
+    now = utc_now()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", now), now
+    assert parse_utc("2026-12-01T10:00:00.250Z") == parse_utc("2026-12-01T10:00:00Z") + 0.25  # type: ignore[operator]
