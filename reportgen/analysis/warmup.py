@@ -19,6 +19,10 @@ is within `BAND` (5 %) of the level it kept. On pure noise that is step 0; on th
 showcase it leaves A3 at step 23; on the CPU demo, whose single slow steps come every few steps, it
 is step 1-3 where MSER alone said 5-6.
 
+When MSER's choice is the end of its search (half the steps), the steps trend through the whole
+run: that is drift, not warm-up, and nothing is found (None), so the drift check below sees the
+declared windows.
+
 It is applied to an arm's *profile*: each run's per-step metric divided by that run's median over
 its second half (run-to-run offsets removed), then the median over the arm's runs at each step (one
 noisy run moves it little). The arm settles at the first kept step (`settled_at`). Fewer than
@@ -93,11 +97,15 @@ def steady_start(values: Sequence[float] | np.ndarray, band: float = BAND) -> in
 
 
 def settled_at(runs: Sequence[StoredRun], key: str) -> int | None:
-    """The first step of the arm's steady state by `METHOD`; None with fewer than `MIN_STEPS` steps."""
+    """The first step of the arm's steady state by `METHOD`; None with fewer than `MIN_STEPS` steps,
+    or when the steps trend through the run (MSER at the end of its search)."""
     p = profile(runs, key)
     if len(p) < MIN_STEPS:
         return None
-    return int(p.index[steady_start(p.to_numpy(dtype=float))])
+    y = p.to_numpy(dtype=float)
+    if mser(y) >= len(y) // 2:  # no steady state in the first half: a trend through the run, drift not warm-up
+        return None
+    return int(p.index[steady_start(y)])
 
 
 def inside(windows: Sequence[tuple[str, int, int]], settled: dict[str, int | None]) -> list[str]:

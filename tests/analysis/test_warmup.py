@@ -84,3 +84,11 @@ def test_warm_up_is_not_read_as_drift(tmp_path: Path) -> None:
     assert drift is not None and drift.from_step == base.settled_at and not drift.flagged, drift
     assert not any("drifted" in w for w in doc.warnings)
     assert any(w.startswith("W1 (steps 6-23) starts inside the warm-up") for w in doc.warnings), doc.warnings
+
+
+def test_a_trend_through_the_run_is_drift_not_warm_up(tmp_path: Path) -> None:
+    doc = analyse(tmp_path, {"baseline": FakeArm(trend=-0.2, cv=0.01), "A1": FakeArm(speed=1.2)})
+    base = doc.arm("baseline")
+    assert base is not None and base.settled_at is None
+    d = doc.baseline_drift
+    assert d is not None and d.flagged and d.from_step is None and (d.first_window, d.last_window) == ("W1", "W3")
