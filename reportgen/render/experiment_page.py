@@ -804,7 +804,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Se
     md += [
         "## Windows {#windows}\n",
         warnings_block(exp),
-        warmup_line(exp),
+        *([line] if (line := warmup_line(exp)) else []),
         f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n",
         windows_table(exp, primary) + "\n",
         "Change of each window's mean against the baseline's same window:\n",
