@@ -1,7 +1,7 @@
 """Did the runs start in the order the design says? (part of reportgen.analysis, pure)
 
 An interleaved campaign runs one run of each arm per block, in the plan's order in odd blocks and
-reversed in even ones (reportgen.plan.arms.interleaved), so that a drift linear in time moves both
+reversed in even ones (reportgen.specfile.model.interleaved, which the runner follows), so that a drift linear in time moves both
 runs of a pair alike over two blocks. The pairs' statistics assume it; nothing else checks that it
 happened. This module reads each formal run's recorded start (manifest `started_utc`: to the
 millisecond in runs this reportgen makes, whole seconds in older ones) and says, in a warning, where the order
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.plan.arms import interleaved
+from reportgen.specfile.model import interleaved
 from reportgen.store.run import StoredRun, parse_utc
 
 

@@ -21,7 +21,7 @@ from typing import Literal
 from reportgen.errors import UserError
 from reportgen.plan.bash import Occurrence
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
-from reportgen.specfile.model import Edits, Spec, normalise_value
+from reportgen.specfile.model import Edits, Spec, interleaved, normalise_value
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
 from reportgen.vocab import BASELINE, ArmRole, profile_arm
 
@@ -282,13 +282,6 @@ def block_order(plan: Plan, block: int, arms: Sequence[str] | None = None) -> li
     linear in time then moves a pair's two runs by the same amount on average over two blocks,
     instead of always favouring the arm that runs first."""
     return interleaved([a.id for a in plan.formal_arms if arms is None or a.id in arms], block)
-
-
-def interleaved(ids: Sequence[str], block: int) -> list[str]:
-    """`ids` (the formal arms in the plan's order) as block `block` runs them: as given in odd
-    blocks, reversed in even ones. The analysis checks the runs' recorded start times against it
-    (reportgen.analysis.interleaving)."""
-    return list(ids) if block % 2 == 1 else list(ids)[::-1]
 
 
 def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:

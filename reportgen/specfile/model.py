@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -117,6 +118,14 @@ class WorkloadSpec(_Model):
         if len(set(v)) != len(v):
             raise ValueError("flags are listed twice")
         return v
+
+
+def interleaved(ids: Sequence[str], block: int) -> list[str]:
+    """`ids` (the formal arms in the plan's order: the baseline, then the candidates) as interleaved
+    block `block` runs them: as given in odd blocks, reversed in even ones. The runner's order
+    (reportgen.plan.arms.block_order) and the analysis's check of the runs' recorded start times
+    (reportgen.analysis.interleaving) both read it here, below both."""
+    return list(ids) if block % 2 == 1 else list(ids)[::-1]
 
 
 class RunSpec(_Model):

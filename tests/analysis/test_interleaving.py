@@ -71,8 +71,8 @@ def test_sub_second_starts_are_told_apart_and_whole_seconds_within_one_second_ar
     assert interleaving.warnings(["baseline", "A1"], _runs(exp)) == []
 
 
-def test_the_design_order_is_the_runners() -> None:
-    from reportgen.plan.arms import interleaved
+def test_the_design_order_alternates_by_block() -> None:
+    from reportgen.specfile.model import interleaved
 
     assert interleaved(["baseline", "A1", "A2"], 1) == ["baseline", "A1", "A2"]
     assert interleaved(["baseline", "A1", "A2"], 2) == ["A2", "A1", "baseline"]

@@ -23,7 +23,11 @@ def test_a_set_aside_pair_is_named_with_its_reason_on_the_pages_and_in_the_pr_bo
     page = candidate_page.render(exp, "A1", svg=False).markdown
     assert "## Pairs set aside {#set-aside}" in page
     line = next(x for x in page.splitlines() if x.startswith("- pair 1, "))
-    assert "<code>baseline/1</code> and <code>A1/1</code>" in line and "baseline was disturbed" in line and "baseline/1/host.parquet" in line
+    assert (
+        "<code>baseline/1</code> and <code>A1/1</code>" in line
+        and "baseline was disturbed" in line
+        and "baseline/1/host.parquet" in line
+    )
     overview = experiment_page.render(exp, svg=False).markdown
     assert "Set aside because the machine was not quiet while they ran" in overview and "A1 pair 1" in overview
     assert "1 set aside" in overview  # the verdict table's pairs cell
