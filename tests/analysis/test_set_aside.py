@@ -53,11 +53,12 @@ def test_a_sequential_campaign_still_needs_a_pair_in_place_of_one_set_aside(tmp_
         tmp_path,
         {"baseline": FakeArm(), "A1": FakeArm(speed=1.3, disturb="cpu", disturb_repeats=(1,))},
         repeats=3,
-        run=SEQUENTIAL,
+        run={**SEQUENTIAL, "max_pairs": 3},
     )
     comp = comparison(doc, "A1")
     assert [p.repeat for p in comp.set_aside] == [1]
     assert len(comp.run_level.pairs) == 2 and comp.verdict.basis == "too_few_pairs"
+    # Three blocks ran, as many as max_pairs, but only two valid pairs: the campaign goes on.
     assert comp.needs_pairs and doc.campaign.stopped == "open"
 
 
