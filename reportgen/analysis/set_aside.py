@@ -24,6 +24,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import quiet
 from reportgen.analysis.check import FAIL, GuardrailInput, guardrail
 from reportgen.store.run import StoredRun
+from reportgen.vocab import Status
 
 MAX_SET_ASIDE = 2  # pairs of one comparison; one more makes the comparison invalid (persistent disturbance)
 
@@ -41,10 +42,11 @@ class Split:
 
 
 def disturbed_pairs(gi: GuardrailInput) -> list[doc.SetAsidePair]:
-    """Every block whose two runs (reference and candidate, both finished) fail the quiet-machine
-    check when judged alone, with the check's reason."""
-    ref = {r.repeat: r for r in gi.baseline}
-    cand = {r.repeat: r for r in gi.candidate}
+    """Every block whose two runs (reference and candidate, both complete) fail the quiet-machine
+    check when judged alone, with the check's reason. A failed run is never set aside: its failure
+    is the candidate's, whatever else ran beside it."""
+    ref = {r.repeat: r for r in gi.baseline if r.status == Status.COMPLETE}
+    cand = {r.repeat: r for r in gi.candidate if r.status == Status.COMPLETE}
     out = []
     for rep in sorted(set(ref) & set(cand)):
         g = quiet.check(replace(gi, baseline=[ref[rep]], candidate=[cand[rep]]))

@@ -119,3 +119,15 @@ def test_a_pair_disturbed_against_the_base_is_set_aside_for_the_candidate_built_
     assert [x.repeat for x in a3.run_level.pairs] == [1, 3, 4]
     assert a3.base_run_level is not None and [x.repeat for x in a3.base_run_level.pairs] == [1, 3, 4]
     assert comparison(doc, "A1").set_aside == []
+
+
+def test_a_failed_run_is_never_set_aside(tmp_path: Path) -> None:
+    doc = analyse(
+        tmp_path,
+        {"baseline": FakeArm(disturb="cpu", disturb_repeats=(1,)), "A1": FakeArm(speed=1.3, fail_at=20)},
+        repeats=3,
+        run=SEQUENTIAL,
+    )
+    comp = comparison(doc, "A1")
+    # Not set aside, so not hidden: the disturbance and the failure are both judged (invalid comes first).
+    assert comp.set_aside == [] and comp.verdict.status in ("failed", "invalid"), comp.verdict.summary
