@@ -131,8 +131,10 @@ def _comparison(
     base_id = spec.candidate(cand_id).base
     base_done = c.complete(base_id) if base_id != BASELINE else []
     # Pairs the machine disturbed are set aside before anything is judged (set_aside.py): a
-    # sequential campaign redoes them; more than its limit fail quiet_machine instead.
-    parted = set_aside.split([gi, *([replace(gi, baseline=base_done)] if base_done else [])])
+    # sequential campaign redoes them; more than its limit fail quiet_machine instead. A fixed
+    # campaign, which nothing would redo them in, judges every pair as before.
+    refs = [gi, *([replace(gi, baseline=base_done)] if base_done else [])]
+    parted = set_aside.split(refs) if c.design.mode == "sequential" else set_aside.Split([])
     if out := parted.repeats():
         b_runs, c_runs, base_done = (set_aside.keep(x, out) for x in (b_runs, c_runs, base_done))
         gi = replace(gi, baseline=b_runs, candidate=c_runs)

@@ -3,8 +3,10 @@
 A pair (one block's run of the reference arm and of the candidate) in which one run was disturbed
 far more than the other (the `quiet_machine` rule of quiet.py, applied to that pair alone) is set
 aside: its runs stay on disk and in the arms' tables, marked, but the comparison is made from the
-other pairs, before runlevel.compare sees them. A sequential campaign then still needs a pair
-(`needs_pairs`) and runs a new block in its place; a fixed campaign decides on the pairs left.
+other pairs, before runlevel.compare sees them. The sequential campaign then still needs a pair
+(`needs_pairs`) and runs a new block in its place. Sequential campaigns only: in a fixed campaign
+nothing would run a pair in its place, so its pairs are all judged as before (one arm disturbed far
+more than the other makes the comparison invalid, and the next step reruns it on a quiet machine).
 
 Up to `MAX_SET_ASIDE` pairs of one comparison may be set aside. A machine that disturbs more pairs
 than that is not a passing accident but the machine the campaign runs on: no pair is set aside

@@ -39,13 +39,14 @@ def test_a_pair_disturbed_on_one_side_is_set_aside_and_the_rest_decide(tmp_path:
     assert base.runs[0].load is not None and base.runs[0].load.flagged == ["cpu_load"]
 
 
-def test_a_fixed_campaign_with_a_pair_set_aside_is_short_of_its_planned_pairs(tmp_path: Path) -> None:
+def test_a_fixed_campaign_sets_nothing_aside_and_a_disturbed_pair_still_invalidates(tmp_path: Path) -> None:
+    """Nothing would run a pair in its place: every pair is judged, as before set-aside existed."""
     doc = analyse(
         tmp_path, {"baseline": FakeArm(disturb="cpu", disturb_repeats=(1,)), "A1": FakeArm(speed=1.3)}, repeats=4
     )
     comp = comparison(doc, "A1")
-    assert [p.repeat for p in comp.set_aside] == [1] and comp.verdict.basis == "too_few_pairs"
-    assert "3 pairs of runs of the 4 planned" in comp.verdict.summary and not comp.needs_pairs
+    assert comp.set_aside == [] and len(comp.run_level.pairs) == 4
+    assert _guard(comp, "quiet_machine").status == "fail" and comp.verdict.basis == "disturbed"
 
 
 def test_a_sequential_campaign_still_needs_a_pair_in_place_of_one_set_aside(tmp_path: Path) -> None:
@@ -99,6 +100,7 @@ def test_both_sides_disturbed_alike_is_not_set_aside(tmp_path: Path) -> None:
             "A1": FakeArm(speed=1.3, disturb="cpu", disturb_repeats=(2,)),
         },
         repeats=3,
+        run=SEQUENTIAL,
     )
     comp = comparison(doc, "A1")
     assert comp.set_aside == [] and len(comp.run_level.pairs) == 3
@@ -113,6 +115,7 @@ def test_a_pair_disturbed_against_the_base_is_set_aside_for_the_candidate_built_
             "A3": FakeArm(speed=1.4, base="A1", disturb="cpu", disturb_repeats=(2,)),
         },
         repeats=4,
+        run=SEQUENTIAL,
     )
     a3 = comparison(doc, "A3")
     assert [p.repeat for p in a3.set_aside] == [2]

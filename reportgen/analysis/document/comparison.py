@@ -97,7 +97,8 @@ class Comparison(Model):
     )
     set_aside: list[SetAsidePair] = Field(
         default_factory=list,
-        description="Pairs left out of this comparison because the machine was not quiet while they ran (schema 8); "
+        description="Pairs left out of this comparison because the machine was not quiet while they ran (sequential "
+        "campaigns; schema 8); "
         "their runs are kept. More than analysis/set_aside.py MAX_SET_ASIDE of them fail quiet_machine instead.",
     )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
