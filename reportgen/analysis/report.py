@@ -197,6 +197,7 @@ def _comparison(
             windows_gap=gap.cause if gap is not None else None,
             tally=tally,
             maths=maths,
+            set_aside=len(parted.set_aside),
         )
     )
     # The document's parts.

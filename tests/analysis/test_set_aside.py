@@ -72,6 +72,7 @@ def test_the_only_pair_set_aside_still_needs_pairs(tmp_path: Path) -> None:
     )
     comp = comparison(doc, "A1")
     assert [p.repeat for p in comp.set_aside] == [1] and comp.verdict.basis == "no_pairs"
+    assert comp.verdict.cause == "every pair was set aside (1: the machine was not quiet): a verdict needs at least 3"
     assert comp.needs_pairs
 
 
