@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -130,7 +131,9 @@ def spec_dir(source: object, repo: str | None) -> str | None:
     return os.path.dirname(os.path.relpath(source, repo)) or "."
 
 
-def analyze_experiment(exp_dir: Path, *, wait: bool = False, force: bool = False) -> Path:
+def analyze_experiment(
+    exp_dir: Path, *, wait: bool = False, force: bool = False, log: Callable[[str], None] | None = None
+) -> Path:
     """Analyse runs/<experiment>/ and write its analysis.json; returns the file's path.
 
     An analysis.json that is current (this schema, made from the very files there now: its
@@ -142,8 +145,12 @@ def analyze_experiment(exp_dir: Path, *, wait: bool = False, force: bool = False
     spec = read_spec(exp_dir)
     with hold_for_analysis(exp_dir, wait=wait):
         files = read_experiment(exp_dir)
-        if not force and stale_reason(exp_dir, SCHEMA_VERSION, digest=files.digest) is None:
+        why = stale_reason(exp_dir, SCHEMA_VERSION, digest=files.digest)
+        if not force and why is None:
             return exp_dir / layout.ANALYSIS
+        if log is not None and why is not None and why.startswith("schema "):
+            # An older document is named, not silently replaced: what it lacked is what changed.
+            log(f"{exp_dir / layout.ANALYSIS}: {why} (docs/formats/analysis.md#versions); analysed again")
         doc = build(spec, files.runs, _context(files))
         # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
         return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
@@ -155,7 +162,9 @@ def is_stale(exp_dir: Path) -> bool:
     return stale_reason(exp_dir, SCHEMA_VERSION) is not None
 
 
-def analyze_all(runs_root: Path, *, wait: bool = False, force: bool = False) -> list[Path]:
+def analyze_all(
+    runs_root: Path, *, wait: bool = False, force: bool = False, log: Callable[[str], None] | None = None
+) -> list[Path]:
     """analysis.json for every experiment under a runs/ root (those current left as they are,
     unless `force`). Without `wait`, a campaign in progress among them refuses the whole command
     before anything is written."""
@@ -171,4 +180,4 @@ def analyze_all(runs_root: Path, *, wait: bool = False, force: bool = False) -> 
                 f"{runs_root}: a campaign is in progress ({names}); its analysis.json is written when it ends: "
                 "pass --wait to wait for it, or name the experiments to analyse"
             )
-    return [analyze_experiment(d, wait=wait, force=force) for d in experiments]
+    return [analyze_experiment(d, wait=wait, force=force, log=log) for d in experiments]

@@ -5,8 +5,9 @@ pipeline.py: it joins execute and analyze, which know nothing of each other).
 `[run] until = "decided"`: block 1 runs every formal arm; before each later block the analysis
 (analysis.json, written each time) says which comparisons are still open (`needs_pairs`), and the
 block runs those candidates and the arm each is decided against (the baseline, or its base). The
-campaign stops when no comparison needs a pair, when the design's `max_pairs` is reached (the
-analysis then says so), when the next block would overrun `[run] budget_minutes` of this
+campaign stops when no comparison needs a pair, when the design's `max_pairs` valid pairs are
+reached (the analysis then says so; a pair the machine disturbed is set aside and does not count, so
+a block replaces it: analysis/set_aside.py), when the next block would overrun `[run] budget_minutes` of this
 invocation (each `reportgen run` makes at least one new block, so a resumed campaign always moves
 on), or on Ctrl-C. Resuming (the same command) finishes any block left unfinished and goes
 on from the analysis of everything so far: no run is thrown away, and the repeated interval
@@ -65,7 +66,7 @@ class Sequential:
             self._stop(over)
             return None
         self.blocks_made += 1
-        self.log(f"campaign: pair {block} for {', '.join(open_)}" + (" (still undecided)" if block > 1 else ""))
+        self.log(f"campaign: block {block} for {', '.join(open_)}" + (self._why_more(doc) if block > 1 else ""))
         return arms
 
     def ahead(self, block: int, in_flight: Mapping[int, Sequence[str]]) -> Sequence[str] | None:
@@ -135,6 +136,13 @@ class Sequential:
             if c.needs_pairs:
                 out |= {c.candidate, c.verdict.against}
         return out
+
+    @staticmethod
+    def _why_more(doc: AnalysisDocument) -> str:
+        """ " (still undecided; set aside, redone: A1 pair 1)": blocks count runs made, pairs only
+        the valid ones (analysis/set_aside.py), so a block that replaces a set-aside pair is named."""
+        aside = [f"{c.candidate} pair {p.repeat}" for c in doc.comparisons if c.needs_pairs for p in c.set_aside]
+        return " (still undecided" + (f"; set aside, redone: {', '.join(aside)})" if aside else ")")
 
     @staticmethod
     def _why_stopped(doc: AnalysisDocument) -> str:

@@ -66,7 +66,7 @@ def test_a_sequential_campaign_runs_pairs_until_each_comparison_is_decided(tmp_p
     cost = doc.campaign
     assert cost.stopped in ("decided", "max_pairs") and cost.pairs_run == {a: len(r) for a, r in made.items()}
     assert cost.run_minutes > 0 and cost.gpu_minutes is None  # no GPU held
-    assert "campaign: pair 4 for A2 (still undecided)" in err and "[A1 pair 3]" in err
+    assert "campaign: block 4 for A2 (still undecided)" in err and "[A1 pair 3]" in err
 
 
 def test_the_budget_stops_a_campaign_and_the_same_command_adds_pairs(tmp_path: Path, capsys) -> None:

@@ -81,6 +81,7 @@ class Evidence:
     # edits that change the maths: an accepted verdict's sentence says both as the pages do.
     tally: doc.GuardrailTally | None = None
     maths: Sequence[doc.MathsChange] = ()
+    set_aside: int = 0  # pairs left out because the machine was not quiet (set_aside.py)
 
 
 def missing_metric_cause(key: str, arms: dict[str, Sequence[StoredRun]]) -> str | None:
@@ -222,6 +223,8 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
             f"no pair of finished runs{vs} with a value of the primary metric in every window: a verdict needs at "
             f"least {d.min_pairs} pairs"
         )
+        if e.set_aside:  # the only pairs were disturbed: say so, not that the metric is missing
+            cause = f"every pair{vs} was set aside ({e.set_aside}: the machine was not quiet): a verdict needs at least {d.min_pairs}"
         return _verdict(Verdicts.INCONCLUSIVE, "no_pairs", f"Inconclusive: {cause}.", cause, against=against)
     est = gain(iv.estimate, e.direction) - 1 if iv.estimate is not None else None
     pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs"

@@ -14,11 +14,23 @@ descriptive tables, next_step.py for what to do next).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import check, coverage, next_step, quality, quiet, same_work, tables, workload
+from reportgen.analysis import (
+    check,
+    coverage,
+    interleaving,
+    next_step,
+    quality,
+    quiet,
+    same_work,
+    set_aside,
+    tables,
+    warmup,
+    workload,
+)
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
@@ -105,20 +117,35 @@ def _comparison(
     pending = pending_text(unfinished, expected) if unfinished else None
     if pending is not None and not c_runs and not c_open:
         pending += f"; no run of {cand_id} yet"
-    guards = gr.check_all(
-        gr.GuardrailInput(
-            baseline=b_runs,
-            candidate=c_runs,
-            expected_steps=expected,
-            batch_flag=spec.workload.batch_flag,
-            fixed_flags=spec.workload.flags,
-            windows=windows,
-            quality_tolerance=a.quality_tolerance,
-            experiment=ctx.experiment,
-            spans=ctx.spans,
-        ),
-        pending=pending,
+    gi = gr.GuardrailInput(
+        baseline=b_runs,
+        candidate=c_runs,
+        expected_steps=expected,
+        batch_flag=spec.workload.batch_flag,
+        fixed_flags=spec.workload.flags,
+        windows=windows,
+        quality_tolerance=a.quality_tolerance,
+        experiment=ctx.experiment,
+        spans=ctx.spans,
     )
+    base_id = spec.candidate(cand_id).base
+    base_done = c.complete(base_id) if base_id != BASELINE else []
+    # Pairs the machine disturbed are set aside before anything is judged (set_aside.py): a
+    # sequential campaign redoes them; more than its limit fail quiet_machine instead. A fixed
+    # campaign, which nothing would redo them in, judges every pair as before.
+    refs = [gi, *([replace(gi, baseline=base_done)] if base_done else [])]
+    parted = set_aside.split(refs) if c.design.mode == "sequential" else set_aside.Split([])
+    if out := parted.repeats():
+        b_runs, c_runs, base_done = (set_aside.keep(x, out) for x in (b_runs, c_runs, base_done))
+        gi = replace(gi, baseline=b_runs, candidate=c_runs)
+        mine = {BASELINE, cand_id, base_id}
+        c = replace(c, formal={arm: rs if arm not in mine else set_aside.keep(rs, out) for arm, rs in c.formal.items()})
+    guards = gr.check_all(gi, pending=pending)
+    if out and not (b_runs and c_runs):  # every pair set aside: nothing left to judge until a new block runs
+        said = f"not judged: every pair was set aside ({', '.join(str(k) for k in sorted(out))})"
+        guards = [gr.guardrail(g.id, g.title, gr.NA, said) for g in guards]
+    if parted.persistent is not None:
+        guards = [parted.persistent if g.id == quiet.ID else g for g in guards]
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
     trains = quality.compare(b_runs, c_runs, windows, tolerance=a.quality_tolerance) if b_runs and c_runs else None
     work = same_work.check(
@@ -130,8 +157,6 @@ def _comparison(
         if judged
         else gr.guardrail(same_work.ID, same_work.TITLE, gr.NA, f"not judged yet: {pending}")
     )
-    base_id = spec.candidate(cand_id).base
-    base_done = c.complete(base_id) if base_id != BASELINE else []
     base_open = split_finished(c.formal.get(base_id, []))[1] if base_id != BASELINE else []
     base_work = (
         same_work.check(
@@ -167,11 +192,12 @@ def _comparison(
             finished_both=bool(b_runs and c_runs),
             base_pending=pending_text(base_open, expected) if base_open else None,
             missing_metric=missing,
-            no_runs=not c_runs and not unfinished,
+            no_runs=not c_runs and not unfinished and not out,
             windows=[name for name, _, _ in windows],
             windows_gap=gap.cause if gap is not None else None,
             tally=tally,
             maths=maths,
+            set_aside=len(parted.set_aside),
         )
     )
     # The document's parts.
@@ -202,7 +228,7 @@ def _comparison(
     needs = (
         c.design.mode == "sequential"
         and verdict.status == Verdicts.INCONCLUSIVE
-        and verdict.basis in ("too_few_pairs", "open", "windows")
+        and (verdict.basis in ("too_few_pairs", "open", "windows") or (verdict.basis == "no_pairs" and bool(out)))
         and len(deciding.pairs) < c.design.max_pairs
     )
     fields: dict[str, Any] = {
@@ -215,6 +241,7 @@ def _comparison(
         "run_level": vs_baseline,
         "base_run_level": vs_base_rl,
         "needs_pairs": needs,
+        "set_aside": parted.set_aside,
         "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
         "consistent_direction": consistent,
         "guardrails": all_guards,
@@ -350,8 +377,15 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         analysis_section=spec.section("analysis"),
         fixed_flags=tuple(spec.workload.flags),
     )
+    # Where each arm's warm-up ends, from its complete formal runs' steps (warmup.py).
+    settled = {arm: warmup.settled_at(campaign.complete(arm), a.primary) for arm in arm_ids}
+    arms = {arm: block.model_copy(update={"settled_at": settled.get(arm)}) for arm, block in arms.items()}
     comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
-    drift = tables.drift(spec, arms[BASELINE]) if BASELINE in arms else None
+    drift = (
+        warmup.steady_drift(a.primary, campaign.complete(BASELINE), windows, settled.get(BASELINE), a.min_effect)
+        if BASELINE in arms
+        else None
+    )
     warnings = []
     if drift is not None and drift.flagged and drift.change is not None:
         # Interleaving is advised only to a campaign that did not interleave, in the section that ran.
@@ -360,12 +394,16 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
             if design.interleaved
             else f'interleaved repeats (order = "interleaved" in {spec.section("run")}) spread it over both arms'
         )
+        steady = f" (its steady steps, from step {drift.from_step})" if drift.from_step is not None else ""
         warnings.append(
-            f"the baseline's {label_of(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window} to "
-            f"{drift.last_window}: the machine or the workload changed during the campaign, so arms measured at "
+            f"the baseline's {label_of(a.primary)[0]} drifted {drift.change:+.1%} from {drift.first_window}{steady} to "
+            f"{drift.last_window}, in every one of its runs: the machine or the workload changed during the campaign, so arms measured at "
             f"different times are not interchangeable; {remedy}"
         )
+    warnings += warmup.inside(windows, {arm: settled.get(arm) for arm in spec.arm_ids()})
     warnings += quiet.warnings(all_formal, windows[0][1], windows[-1][2])
+    if design.interleaved:
+        warnings += interleaving.warnings(spec.arm_ids(), all_formal)
     base_runs = formal.get(BASELINE, [])
     starts = sorted(m for m in (r.manifest.started_utc for r in runs) if m)
     document = doc.AnalysisDocument(

@@ -17,8 +17,13 @@ def analyze(experiments: list[str], runs: Path, *, wait: bool = False, force: bo
     from reportgen.analyze import analyze_all, analyze_experiment
 
     if not experiments:
-        return analyze_all(runs, wait=wait, force=force)
-    return [analyze_experiment(_exp_dir(name, runs), wait=wait, force=force) for name in experiments]
+        return analyze_all(runs, wait=wait, force=force, log=_say)
+    return [analyze_experiment(_exp_dir(name, runs), wait=wait, force=force, log=_say) for name in experiments]
+
+
+def _say(line: str) -> None:
+    """A note on stderr (stdout lists the files written): e.g. an older analysis schema met."""
+    typer.echo(line, err=True)
 
 
 def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = False) -> str:
@@ -29,7 +34,7 @@ def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = F
 
     exp = _exp_dir(experiment, runs)
     if is_stale(exp):
-        analyze_experiment(exp)
+        analyze_experiment(exp, log=_say)
     data = load_experiment(exp)
     return render_pr_body(
         data.analysis, site_url=site_url, runs_dir=str(runs), recipe_dir=recipe_dir_where_it_ran(data), full=full

@@ -53,4 +53,20 @@ def register(app: typer.Typer) -> None:
         from reportgen.store.listing import list_runs
 
         root = runs_root(runs)
-        typer.echo(ls_text(list_runs(root), root), nl=False)
+        rows = list_runs(root)
+        typer.echo(ls_text(rows, root), nl=False)
+        for note in schema_notes(root, sorted({r.experiment for r in rows})):
+            typer.echo(note, err=True)
+
+
+def schema_notes(root: Path, experiments: Sequence[str]) -> list[str]:
+    """One line per experiment whose analysis.json an older (or newer) reportgen wrote, naming its
+    schema: its pages and verdicts are not this reportgen's until `reportgen analyze` runs again."""
+    from reportgen.analysis.document import SCHEMA_VERSION
+    from reportgen.store.freshness import older_schema
+
+    out = []
+    for name in experiments:
+        if (why := older_schema(root / name, SCHEMA_VERSION)) is not None:
+            out.append(f"{root / name / 'analysis.json'}: {why}; run `reportgen analyze {name}`")
+    return out

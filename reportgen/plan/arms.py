@@ -21,7 +21,7 @@ from typing import Literal
 from reportgen.errors import UserError
 from reportgen.plan.bash import Occurrence
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
-from reportgen.specfile.model import Edits, Spec, normalise_value
+from reportgen.specfile.model import Edits, Spec, interleaved, normalise_value
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
 from reportgen.vocab import BASELINE, ArmRole, profile_arm
 
@@ -281,8 +281,7 @@ def block_order(plan: Plan, block: int, arms: Sequence[str] | None = None) -> li
     order in odd blocks and reversed in even ones: baseline A1 | A1 baseline | ... A drift that is
     linear in time then moves a pair's two runs by the same amount on average over two blocks,
     instead of always favouring the arm that runs first."""
-    ids = [a.id for a in plan.formal_arms if arms is None or a.id in arms]
-    return ids if block % 2 == 1 else ids[::-1]
+    return interleaved([a.id for a in plan.formal_arms if arms is None or a.id in arms], block)
 
 
 def order_runs(plan: Plan, repeats: int, order: str) -> list[tuple[str, int]]:

@@ -33,7 +33,7 @@ from reportgen.render.common import (
     spec_path_for_reader,
 )
 from reportgen.render.evidence import evidence_href
-from reportgen.render.format import fmt_change, fmt_gib, fmt_mib, fmt_num
+from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num
 from reportgen.render.load import ExperimentData
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS, Status, Verdicts, verdict_label
@@ -338,6 +338,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     md += measured(exp, cand, failed=failed, primary=primary, ptitle=ptitle)
     md += against_base_table(exp, cand)
     md += guardrails(comp, failed=failed)
+    md += set_aside_section(comp)
     if not failed and events:
         md += ["## Events\n", *event_blocks(events)]
     reached = any(w.candidate is not None for w in comp.windows)
@@ -395,6 +396,7 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
         md.append("")
     elif comp.windows:
         md.append(f"{safe.text(cand)} reached none of the {len(comp.windows)} windows: no interval.\n")
+    md += warmup_lines(exp, cand)
     if any(m.candidate is not None for m in comp.secondary):
         md += [
             "### Step time and its phases\n",
@@ -408,8 +410,47 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
     return md
 
 
+def warmup_lines(exp: ExperimentData, cand: str) -> list[str]:
+    """Where the candidate's and its reference's warm-up ends (arms[].settled_at), and whether the
+    first window starts before: then its window means hold warm-up steps."""
+    comp = exp.comparison(cand)
+    arms = [a for a in (exp.arm(comp.verdict.against), exp.arm(cand)) if a is not None and a.settled_at is not None]
+    if not arms:
+        return []
+    wins = exp.analysis.settings.windows
+    steps = ", ".join(f"{a.id} at step {a.settled_at}" for a in arms)
+    late = [a.id for a in arms if wins and a.settled_at is not None and wins[0].start < a.settled_at]
+    said = safe.text(f"Warm-up ends: {steps}.")
+    if late:
+        said += " " + safe.text(
+            f"{wins[0].name} starts at step {wins[0].start}, "
+            f"inside the warm-up of {', '.join(late)}: its means hold warm-up steps."
+        )
+    return [said + " [How it is found](../../../analysis.md#warm-up).\n"]
+
+
 def _upper_first(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def set_aside_section(comp: Comparison) -> list[str]:
+    """The pairs left out because the machine was not quiet while they ran, each with the check's
+    reason and its load samples (analysis/set_aside.py); nothing when none was."""
+    if not comp.set_aside:
+        return []
+    md = [
+        "## Pairs set aside {#set-aside}\n",
+        f"{fmt_count(len(comp.set_aside), 'pair')} of runs failed the quiet-machine check on their own (one run "
+        "disturbed far more than the other): kept on disk, left out of the comparison, and in a sequential campaign "
+        "redone by a new block ([disturbed pairs](../../../analysis.md#disturbed-pairs)).\n",
+    ]
+    for p in comp.set_aside:
+        ev = f" (evidence: {safe.code(p.evidence)})" if p.evidence else ""
+        md.append(
+            f"- pair {p.repeat}, {safe.code(p.reference_run)} and {safe.code(p.candidate_run)}: {safe.prose(p.reason)}{ev}"
+        )
+    md.append("")
+    return md
 
 
 def guardrails(comp: Comparison, *, failed: bool) -> list[str]:

@@ -97,6 +97,22 @@ def windows_table(exp: ExperimentData, key: str) -> str:
     return "\n".join(out)
 
 
+def warmup_line(exp: ExperimentData) -> str:
+    """Where each arm's warm-up ends, found from its steps (arms[].settled_at), against the first
+    window's start: a window that starts earlier averages warm-up steps in."""
+    found = [(a.id, a.settled_at) for a in exp.analysis.arms if a.settled_at is not None]
+    if not found:
+        return ""
+    first = exp.analysis.settings.windows[0].start if exp.analysis.settings.windows else None
+    steps = ", ".join(f"{arm} at step {s}" for arm, s in found)
+    inside = [arm for arm, s in found if first is not None and first < s]
+    said = safe.text(f"{steps}.")
+    if inside:
+        said += " " + safe.text(f"The first window starts at step {first}, inside the warm-up of {', '.join(inside)}.")
+    how = "[how it is found](../../analysis.md#warm-up)"
+    return f"Warm-up ends (the steady state found from each arm's steps, {how}): {said}\n"
+
+
 def window_change_table(exp: ExperimentData) -> str:
     """Each window's mean against the baseline's, the change rounded as its candidate's interval allows;
     a candidate that reached no window gets one "not reached" cell, not one per window."""
@@ -272,6 +288,15 @@ def campaign_text(exp: ExperimentData) -> str:
     }[c.stopped]
     if why:
         parts.append(why)
+    aside = [f"{x.candidate} pair {p.repeat}" for x in exp.analysis.comparisons for p in x.set_aside]
+    if aside:
+        redo = ", and a new block ran in its place" if d.mode == "sequential" else ""
+        parts.append(
+            safe.text(
+                f"Set aside because the machine was not quiet while they ran (kept, not counted{redo}): "
+                f"{', '.join(aside)}; each candidate's page says why."
+            )
+        )
     if c.fixed_pairs is not None and c.fixed_minutes is not None:
         parts.append(
             f"The fixed design with the same power and error rates ({fmt_count(c.fixed_pairs, 'pair')} of every arm, "
@@ -285,8 +310,10 @@ def _pairs_cell(c: Comparison) -> str:
     rl = c.deciding()
     n = len(rl.pairs)
     if n == 0:
-        return "none"
+        return f"none ({len(c.set_aside)} set aside)" if c.set_aside else "none"
     how = {"pooled": "variance pooled over the arms", "pairs": "variance of these pairs"}.get(rl.variance, "")
+    if c.set_aside:
+        how = f"{len(c.set_aside)} set aside" + (f", {how}" if how else "")
     return f"{n}" + (f'<br><span class="rg-ci">{safe.text(how)}</span>' if how else "")
 
 
@@ -778,6 +805,7 @@ def render(exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Se
     md += [
         "## Windows {#windows}\n",
         warnings_block(exp),
+        *([line] if (line := warmup_line(exp)) else []),
         f"{safe.text(t)} per pre-declared window ({safe.code(primary)}):\n",
         windows_table(exp, primary) + "\n",
         "Change of each window's mean against the baseline's same window:\n",

@@ -175,6 +175,10 @@ def _details(doc: AnalysisDocument, primary: str, *, full: bool) -> list[str]:
             + (f" ({pairs})" if pairs else "")
             + f"; {c.guardrail_tally.text()}."
         )
+        for p in c.set_aside:
+            out.append(
+                f"- set aside (machine not quiet): pair {p.repeat}, `{p.reference_run}` and `{p.candidate_run}`: {p.reason}"
+            )
         noted = [g for g in c.guardrails if full or g.status in ("fail", "warn")]
         for g in noted:
             ev = f" (`{g.evidence}`)" if g.evidence else ""

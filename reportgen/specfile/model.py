@@ -120,6 +120,14 @@ class WorkloadSpec(_Model):
         return v
 
 
+def interleaved(ids: Sequence[str], block: int) -> list[str]:
+    """`ids` (the formal arms in the plan's order: the baseline, then the candidates) as interleaved
+    block `block` runs them: as given in odd blocks, reversed in even ones. The runner's order
+    (reportgen.plan.arms.block_order) and the analysis's check of the runs' recorded start times
+    (reportgen.analysis.interleaving) both read it here, below both."""
+    return list(ids) if block % 2 == 1 else list(ids)[::-1]
+
+
 class RunSpec(_Model):
     """How the campaign runs. `until = "fixed"`: `repeats` pairs (each arm `repeats` times);
     `until = "decided"`: interleaved blocks, one pair at a time, until every comparison is decided

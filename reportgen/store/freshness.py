@@ -49,3 +49,17 @@ def stale_reason(exp_dir: Path, schema_version: int, *, digest: str | None = Non
     if doc.get("inputs_sha256") != (digest if digest is not None else inputs_sha256(exp_dir)):
         return "its runs changed since it was written"
     return None
+
+
+def older_schema(exp_dir: Path, schema_version: int) -> str | None:
+    """ "schema 7, this reportgen reads 8" when analysis.json exists with another schema than
+    `schema_version`; None otherwise. Reads the one file only (for listings: no digest of the runs)."""
+    path = Path(exp_dir) / layout.ANALYSIS
+    if not path.is_file():
+        return None
+    try:
+        doc = atomic.read_json(path)
+    except (OSError, ValueError):
+        return None
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    return None if version == schema_version else f"schema {version}, this reportgen reads {schema_version}"

@@ -239,8 +239,12 @@ class Manifest(StoreFile):
     role: str | None = Field(default=None, description="formal or profile.")
     status: str | None = Field(default=None, description="running, complete, failed or interrupted.")
     status_reason: str | None = Field(default=None, description="The evidence for failed / interrupted.")
-    started_utc: str | None = Field(default=None, description="When the workload started (UTC).")
-    ended_utc: str | None = Field(default=None, description="When it ended (UTC).")
+    started_utc: str | None = Field(
+        default=None,
+        description='When the workload started (UTC, ISO 8601): to the millisecond ("2026-12-01T10:00:00.123Z") in '
+        "runs made since the interleaving check, whole seconds in older ones (both read).",
+    )
+    ended_utc: str | None = Field(default=None, description="When it ended (UTC), as started_utc.")
     duration_s: Number | None = Field(default=None, description="Wall-clock seconds of the workload.")
     exit_code: int | None = Field(default=None, description="The process' exit code.")
     signal: str | None = Field(default=None, description="The signal that ended it (`SIGKILL`), if one did.")

@@ -168,5 +168,8 @@ def move_aside(src: Path, exp_dir: Path, campaign_id: str, name: str) -> Path:
 
 
 def utc_now() -> str:
-    """Now, as a manifest records a time ("2026-12-01T10:00:00Z"; store.run.parse_utc reads it back)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """Now, as a manifest records a time, to the millisecond ("2026-12-01T10:00:00.123Z";
+    store.run.parse_utc reads it back, and whole seconds, as older runs hold them): two runs started
+    within one second stay ordered, which the interleaving check (analysis/interleaving.py) needs."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"

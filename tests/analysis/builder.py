@@ -44,6 +44,7 @@ class FakeArm:
     resp_len_from: tuple | None = None  # (step, length): the policy's response length changes from that step on
     extra: dict = field(default_factory=dict)  # more per-step keys, e.g. {"perf/optimizer_time": 0.5}
     trend: float = 0.0  # throughput drifts by this fraction from the first step to the last
+    ramp_steps: int = 0  # warm-up: throughput rises linearly from half its level to it over these first steps
     base: str = "baseline"  # the candidate's base in the spec
     edit: dict = field(default_factory=lambda: dict(DEFAULT_EDIT))  # the candidate's edit keys in the spec
     interrupt_at: int | None = None  # stopped by a signal at this step (status interrupted)
@@ -56,6 +57,7 @@ class FakeArm:
     # otherwise say quiet.
     disturb: str | None = None
     disturb_share: float = 1.0
+    disturb_repeats: tuple[int, ...] | None = None  # only these repeats are disturbed (None: every repeat)
 
 
 def ar1(rng, n, rho=0.5, cv=0.05):
@@ -93,6 +95,8 @@ def write_run(
         length = spec.resp_len_from[1] if spec.resp_len_from and s >= spec.resp_len_from[0] else resp_len
         # Step time grows with the work (generated tokens) above a fixed part, as in RL training.
         st = 30.0 / spec.speed / noise[s] * (0.5 + 0.5 * length / resp_len) / (1.0 + spec.trend * s / steps)
+        if s < spec.ramp_steps:
+            st /= 0.5 + 0.5 * s / spec.ramp_steps
         step_times.append(st)
         tokens = length * spec.samples
         vals = {
@@ -179,6 +183,8 @@ def write_run(
     if with_gpu:
         ts = np.arange(t0, end, 1.0)
         hit = ts < t0 + spec.disturb_share * (end - t0)  # the disturbed ticks
+        if spec.disturb_repeats is not None and repeat not in spec.disturb_repeats:
+            hit = np.zeros_like(hit)
         kinds = set((spec.disturb or "").split("+"))
         intruder = "gpu_process" in kinds
         gpu = pd.DataFrame(
@@ -241,11 +247,12 @@ def make_experiment(
     gpu: bool = True,
     analysis: Mapping[str, Any] | None = None,
     t0: float = 1_764_000_000.0,
+    run: Mapping[str, Any] | None = None,
 ) -> Path:
     """A runs/<name>/ tree with a spec, and one folder per arm and repeat: by default three
     interleaved blocks, the fewest pairs a verdict may rest on. Runs follow one another from `t0`
     (experiments sharing a runs folder and a machine must not overlap: analysis/overlap). `analysis`:
-    more keys of the spec's [analysis] table."""
+    more keys of the spec's [analysis] table; `run`, of its [run] table."""
     exp = root / name
     exp.mkdir(parents=True)
     edges = np.linspace(warmup, steps, windows + 1).astype(int)
@@ -256,7 +263,7 @@ def make_experiment(
         hypothesis="Removing optimizer offload speeds up training",
         recipe={"script": "recipe.sh"},
         workload={"flags": ["--global-batch-size", "--rollout-max-response-len"], "steps": steps},
-        run={"repeats": repeats, "order": order},
+        run={"repeats": repeats, "order": order, **(run or {})},
         analysis={
             "warmup_steps": warmup,
             "min_effect": 0.05,
@@ -273,13 +280,28 @@ def make_experiment(
         ],
     )
     rng = np.random.default_rng(seed)
+    ids = list(arms)
     for rep in range(1, repeats + 1):
+        # Each run in its own 4000 s slot, the slots in the design's order (interleaved: reversed in
+        # even blocks, as the runner makes them); the arms drawn in the dict's order all the same.
+        slots = ids if order_of(order, rep) else ids[::-1]
+        start = t0
         for arm, spec in arms.items():
+            at = start + SLOT_S * slots.index(arm)
             end = write_run(
-                exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=t0, with_gpu=gpu
+                exp / arm / str(rep), arm=arm, repeat=rep, spec=spec, steps=steps, rng=rng, t0=at, with_gpu=gpu
             )
-            t0 = max(t0 + 4000, end + 60)  # one after another, as the runner makes them
+            assert end + 60 <= start + SLOT_S * (slots.index(arm) + 1), "a run longer than its slot"
+        t0 = start + SLOT_S * len(ids)
     return exp
+
+
+SLOT_S = 4000.0  # seconds between two runs' starts in a built experiment
+
+
+def order_of(order: str, rep: int) -> bool:
+    """True when block `rep` runs the arms in the spec's order (always, unless interleaved and even)."""
+    return order != "interleaved" or rep % 2 == 1
 
 
 def analyse(tmp_path: Path, arms: dict[str, FakeArm], **kw: object) -> AnalysisDocument:

@@ -11,12 +11,11 @@ import pytest
 
 from reportgen.analysis import schema_doc
 from reportgen.analysis.document import SCHEMA_VERSION, AnalysisDocument, parse
-from reportgen.analysis.document.root import READABLE
+from reportgen.analysis.document.root import READABLE_SCHEMAS
 from reportgen.errors import UserError
 from reportgen.render.load import load_analysis
 from reportgen.store.atomic import write_json
 
-READS = ", ".join(map(str, READABLE))
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "formats" / "analysis.md"
 SHOWCASE = Path(__file__).resolve().parents[2] / "runs" / "showcase-1xh200-grpo-offload-r2"
@@ -66,7 +65,7 @@ def test_committed_showcase_is_current_schema():
     assert doc.experiment.name == SHOWCASE.name and doc.comparisons
 
 
-@pytest.mark.parametrize("version", [SCHEMA_VERSION - 2, SCHEMA_VERSION + 1, None])
+@pytest.mark.parametrize("version", [min(READABLE_SCHEMAS) - 1, SCHEMA_VERSION + 1, None])
 def test_other_schema_version_is_one_line(tmp_path, version):
     exp = tmp_path / "grpo-offload"
     data = {**_example(), "schema_version": version}
@@ -75,7 +74,20 @@ def test_other_schema_version_is_one_line(tmp_path, version):
         load_analysis(exp)
     msg = str(err.value)
     assert "\n" not in msg
-    assert f"has schema {version}, this reportgen reads {READS}: run `reportgen analyze grpo-offload`" in msg
+    readable = ", ".join(map(str, READABLE_SCHEMAS))
+    assert f"has schema {version}, this reportgen reads {readable}: run `reportgen analyze grpo-offload`" in msg
+
+
+def test_an_older_readable_schema_is_read_and_named(tmp_path):
+    exp = tmp_path / "grpo-offload"
+    data = _example()
+    for c in data["comparisons"]:
+        c.pop("set_aside", None)  # what schema 8 added
+    write_json(exp / "analysis.json", {**data, "schema_version": 7})
+    doc = load_analysis(exp)
+    assert doc.schema_version == 7 and doc.comparisons[0].set_aside == []
+    assert doc.older_schema() == f"schema 7, this reportgen writes {SCHEMA_VERSION}"
+    assert parse(_example(), "x").older_schema() is None
 
 
 def test_the_previous_schema_still_reads():

@@ -18,7 +18,7 @@ from reportgen.cli import main
 from reportgen.render.experiment_page import render
 from reportgen.render.load import load_experiment
 from reportgen.store.run import parse_utc
-from tests.conftest import env_with_repo_on_path
+from tests.conftest import REPO, env_with_repo_on_path
 from tests.execute.conftest import TRAINER, make_experiment
 from tests.helpers import wait_for
 
@@ -168,6 +168,43 @@ def test_a_cpu_hog_started_beside_a_run_is_reported_on_the_page(tmp_path: Path) 
 
     svg = vl_convert.vegalite_to_svg(chart)
     assert "What else ran on the machine" in svg and "seconds since the run started" in svg
+
+
+DEMO = REPO / "scripts" / "recipes" / "default.toml"
+
+
+@pytest.mark.serial  # the hogs must be what disturbs the first pair, and nothing the later ones
+def test_the_demo_campaign_sets_aside_a_pair_a_cpu_hog_disturbed_and_redoes_it(tmp_path: Path) -> None:
+    """The CPU demo (the embedded GRPO stand-in, a sequential campaign) with CPU hogs beside its
+    first baseline run: that pair is set aside, kept on disk, a new block runs in its place, and the
+    campaign ends with verdicts, not "invalid" (issue 32: a download beside the first pair used to
+    end the demo after one pair)."""
+    runs = tmp_path / "runs"
+    proc = start_run(DEMO, runs, "--budget-minutes", "30")
+    exp = "grpo-offload-default"
+    wait_for(lambda: (runs / exp / "baseline" / "1" / "manifest.json").is_file(), 180, "baseline/1 to start")
+    hogs = [_orphan_hog() for _ in range(4)]
+    try:
+        wait_for(lambda: manifest(runs, exp, "baseline")["status"] != "running", 240, "baseline/1 to end")
+    finally:
+        for hog in hogs:
+            os.kill(hog, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    assert "(still undecided; set aside, redone: A1 pair 1" in " ".join(out.split()), out
+    doc = json.loads((runs / exp / "analysis.json").read_text())
+    a1 = next(c for c in doc["comparisons"] if c["candidate"] == "A1")
+    first = next(p for p in a1["set_aside"] if p["repeat"] == 1)
+    assert (first["reference_run"], first["candidate_run"]) == ("baseline/1", "A1/1")
+    assert "baseline was disturbed" in first["reason"] and "rg-test-hog" in first["reason"], first
+    assert 1 not in [p["repeat"] for p in a1["run_level"]["pairs"]]
+    assert (runs / exp / "baseline" / "1" / "metrics.parquet").is_file()  # kept on disk
+    for c in doc["comparisons"]:
+        assert c["verdict"]["status"] not in ("invalid", "incomplete", "failed"), c["verdict"]
+        assert not c["needs_pairs"]
+    assert doc["campaign"]["stopped"] in ("decided", "max_pairs"), doc["campaign"]
+    page = render(load_experiment(runs / exp), svg=False).markdown
+    assert "Set aside because the machine was not quiet while they ran" in page and "A1 pair 1" in page
 
 
 @pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["from-a-terminal", "as-a-background-job"])

@@ -33,7 +33,7 @@ from reportgen.analysis.document.checks import (
     SameWork,
     SameWorkWindow,
 )
-from reportgen.analysis.document.comparison import Comparison, FlagChange, HeadlineRow, WindowChange
+from reportgen.analysis.document.comparison import Comparison, FlagChange, HeadlineRow, SetAsidePair, WindowChange
 from reportgen.analysis.document.experiment import (
     Design,
     Experiment,
@@ -113,6 +113,7 @@ __all__ = [
     "RunSummary",
     "SameWork",
     "SameWorkWindow",
+    "SetAsidePair",
     "Settings",
     "Verdict",
     "VerdictStatus",

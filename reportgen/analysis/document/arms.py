@@ -127,6 +127,12 @@ class ArmResult(Model):
         default_factory=dict, description="Effective values of the fixed, batch and length-limit flags."
     )
     memory: MemoryUse = Field(default=MemoryUse(), description="Peak GPU memory against the limit it ran under.")
+    settled_at: int | None = Field(
+        default=None,
+        description="The first step of the arm's steady state in the primary metric, found from its complete formal "
+        "runs' steps (analysis/warmup.py: MSER on the arm's per-step median profile); null with fewer than 8 steps "
+        "(schema 8).",
+    )
 
     def formal_runs(self) -> list[RunSummary]:
         return [r for r in self.runs if r.role == "formal"]

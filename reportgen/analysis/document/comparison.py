@@ -53,6 +53,20 @@ class FlagChange(Model):
     candidate: str | None = None
 
 
+class SetAsidePair(Model):
+    """A block whose two runs failed the quiet-machine check judged alone: set aside (kept on disk,
+    left out of the comparison) and, in a sequential campaign, redone by a new block
+    (analysis/set_aside.py, docs/analysis.md#disturbed-pairs)."""
+
+    repeat: int = Field(description="The block (repeat number) of both runs.")
+    reference_run: str = Field(description='The run of the reference arm, e.g. "baseline/1".')
+    candidate_run: str = Field(description='The run of the candidate, e.g. "A1/1".')
+    reason: str = Field(description="The quiet-machine check's reason for this pair alone: who was disturbed, by what.")
+    evidence: str | None = Field(
+        default=None, description='The load samples that show it, e.g. "baseline/1/host.parquet".'
+    )
+
+
 class Comparison(Model):
     """One candidate against the baseline."""
 
@@ -80,6 +94,12 @@ class Comparison(Model):
         default=False,
         description="A sequential campaign would run another pair for this candidate: its deciding comparison is "
         "open and below the design's maximum.",
+    )
+    set_aside: list[SetAsidePair] = Field(
+        default_factory=list,
+        description="Pairs left out of this comparison because the machine was not quiet while they ran (sequential "
+        "campaigns; schema 8); "
+        "their runs are kept. More than analysis/set_aside.py MAX_SET_ASIDE of them fail quiet_machine instead.",
     )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)

@@ -19,9 +19,10 @@ from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
 SCHEMA_VERSION: Final = 8  # also the Literal of AnalysisDocument.schema_version
-# Older schemas still read (every field they lack has a default); named when read. 8 added the pairs'
-# machine and a comparison's machine effect (run_level.machine_effect).
-READABLE: Final = (7, 8)
+# Schemas `parse` still reads: every field added since has a default (8 added the pairs' machine, a
+# comparison's machine effect and comparisons[].set_aside). A reader meeting an older one names it
+# (`older_schema`); the site build still asks for the current one.
+READABLE_SCHEMAS: Final = (7, 8)
 KIND: Final = "reportgen.analysis"
 
 
@@ -44,10 +45,25 @@ class BaselineDrift(Model):
     metric: str
     first_window: str
     last_window: str
-    first: float | None = Field(default=None, description="The baseline's mean in the first window (arms[].windows).")
+    first: float | None = Field(
+        default=None,
+        description="The baseline's mean over the steady-state steps of the first window (from `from_step` when "
+        "the window starts inside its warm-up; arms[].windows otherwise).",
+    )
     last: float | None = Field(default=None, description="Its mean in the last window.")
     change: float | None = Field(default=None, description="last/first - 1 (a fraction).")
-    flagged: bool = Field(description="|change| exceeds settings.min_effect.")
+    flagged: bool = Field(
+        description="|change| exceeds settings.min_effect and every run of the baseline moved the same way."
+    )
+    from_step: int | None = Field(
+        default=None,
+        description="The first step counted when the first window starts inside the baseline's warm-up "
+        "(arms[].settled_at) and was cut there, or a later window replaced it (schema 8); null: the window as declared.",
+    )
+    runs_agree: bool | None = Field(
+        default=None,
+        description="Every baseline run changed the same way from the first window to the last (schema 8).",
+    )
 
 
 class CampaignCost(Model):
@@ -114,6 +130,13 @@ class AnalysisDocument(Model):
     def comparison(self, candidate: str) -> Comparison | None:
         return next((c for c in self.comparisons if c.candidate == candidate), None)
 
+    def older_schema(self) -> str | None:
+        """ "schema 7, this reportgen writes 8" when the document was written by an older reportgen
+        (read, but missing what was added since); None when it is current."""
+        if self.schema_version == SCHEMA_VERSION:
+            return None
+        return f"schema {self.schema_version}, this reportgen writes {SCHEMA_VERSION}"
+
     def to_json(self) -> dict[str, JsonValue]:
         """The JSON-ready form (non-finite floats become null), every float to `rounding.STORED_DIGITS`
         significant digits so that a re-analysis elsewhere writes the same bytes."""
@@ -126,8 +149,9 @@ def parse(data: object, source: str, experiment: str | None = None) -> AnalysisD
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise UserError(f"{source}: not an analysis.json (kind {KIND!r} missing); {redo}")
     version = data.get("schema_version")
-    if version not in READABLE:
-        raise UserError(f"{source} has schema {version}, this reportgen reads {', '.join(map(str, READABLE))}: {redo}")
+    if version not in READABLE_SCHEMAS:
+        readable = ", ".join(map(str, READABLE_SCHEMAS))
+        raise UserError(f"{source} has schema {version}, this reportgen reads {readable}: {redo}")
     try:
         return AnalysisDocument.model_validate(data)
     except ValidationError as exc:
