@@ -16,7 +16,6 @@ from reportgen.errors import UserError
 from reportgen.render.load import load_analysis
 from reportgen.store.atomic import write_json
 
-
 DOC = Path(__file__).resolve().parents[2] / "docs" / "formats" / "analysis.md"
 SHOWCASE = Path(__file__).resolve().parents[2] / "runs" / "showcase-1xh200-grpo-offload-r2"
 
