@@ -113,3 +113,16 @@ def test_an_import_from_elsewhere_than_the_checkout_is_refused(tmp_path):
     plan = load_plan(spec, None, cache=tmp_path / "cache")
     with pytest.raises(UserError, match="not the checkout"):
         prepare_checkouts(plan, log=lambda _line: None)
+
+
+def test_on_a_ray_node_the_workload_imports_its_checkout_alone(tmp_path, monkeypatch):
+    """Ray's runtime environment puts the job's own reportgen (py_modules) first on PYTHONPATH; the
+    node gives the workload of an arm at a revision its checkout's PYTHONPATH instead."""
+    from reportgen.execute.ray_node import _node_env
+
+    monkeypatch.setenv("PYTHONPATH", "/ray/runtime_resources/py_modules/reportgen:/cache/checkouts/abc")
+    scratch = tmp_path / "scratch"
+    assert _node_env({"run_dir": "/runs/x/1", "pythonpath": "/cache/checkouts/abc"}, scratch)["PYTHONPATH"] == (
+        "/cache/checkouts/abc"
+    )
+    assert _node_env({"run_dir": "/runs/x/1"}, scratch)["PYTHONPATH"].startswith("/ray/")
