@@ -68,7 +68,8 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path):
     fast = fast.replace('until = "decided"\nmin_pairs = 3\nmax_pairs = 5\nbudget_minutes = 3', "repeats = 1")
     fast = fast.replace("warmup_steps = 4", "warmup_steps = 1")
     fast = fast.replace(
-        '  { name = "W1", start = 4, end = 9 },\n  { name = "W2", start = 10, end = 15 },', '  { name = "W1", start = 1, end = 3 },'
+        '  { name = "W1", start = 4, end = 9 },\n  { name = "W2", start = 10, end = 15 },',
+        '  { name = "W1", start = 1, end = 3 },',
     )
     (clone / "scripts" / "recipes" / "fast.toml").write_text(fast)  # untracked: read from the working tree
     env = {**os.environ, "REPORTGEN_ENV": "none", "REPORTGEN_CACHE": str(tmp_path / "cache")}
@@ -76,7 +77,17 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path):
     env.pop("REPORTGEN_RUNS", None)
     cli = [sys.executable, "-m", "reportgen"]
     run = subprocess.run(
-        [*cli, "run", "scripts/recipes/fast.toml", "--baseline-ref", "HEAD~1", "--candidate-ref", "HEAD", "--name", "pr"],
+        [
+            *cli,
+            "run",
+            "scripts/recipes/fast.toml",
+            "--baseline-ref",
+            "HEAD~1",
+            "--candidate-ref",
+            "HEAD",
+            "--name",
+            "pr",
+        ],
         cwd=clone,
         env=env,
         capture_output=True,
