@@ -135,3 +135,12 @@ def test_a_revision_whose_recipe_changes_a_fixed_flag_is_refused(tmp_path):
     commit(repo, "another seed", {"recipe.sh": text})
     with pytest.raises(UserError, match="fixed-workload flag"):
         build_plan(load_spec(tmp_path / "spec.toml"), cache=tmp_path / "c")
+
+
+def test_the_dry_run_names_each_arms_commit_and_checkout(tmp_path):
+    from reportgen.plan.show import describe_plan
+
+    _repo, first, slow, spec = _spec(tmp_path, extra='ref = "HEAD~1"')
+    text = describe_plan(build_plan(spec, cache=tmp_path / "c"), runs_root=tmp_path / "runs")
+    assert f"revision: HEAD~1 = {first} (a clean checkout: {tmp_path / 'c' / 'checkouts' / first})" in text
+    assert f"revision: main = {slow}" in text and "arms at git revisions of" in text

@@ -45,3 +45,13 @@ def test_the_rollback_reverts_the_range_and_the_pr_body_has_one_line():
         f"- `candidate` code: `{A[:12]}` → `{B[:12]}` (merge base `{M[:12]}`), 2 files, +3 -1 ([compare]({CODE.link}))"
     )
     assert code_change.pr_line("A1", _comp(None)) is None
+
+
+def test_reproduce_names_the_commits_the_arms_ran_at():
+    from reportgen.render import reproduce
+
+    _, notes = reproduce.run_commands(
+        reproduce.ReproduceInputs(experiment="pr", commit=A, revisions=(("baseline", A), ("candidate", B)))
+    )
+    assert f"baseline at {A[:12]}, candidate at {B[:12]}" in " ".join(notes)
+    assert not [n for n in reproduce.run_commands(reproduce.ReproduceInputs(experiment="x"))[1] if "revisions" in n]
