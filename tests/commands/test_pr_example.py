@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
-from reportgen.cli import app
+from reportgen.cli import app, main
+from tests.git_repos import workload_repo
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "pr-report.yml"
 
@@ -53,3 +56,22 @@ def test_it_measures_from_the_merge_base_and_updates_one_marked_comment():
     assert deploy[:4] == ["mike", "deploy", "--push", "--update-aliases"] and deploy[-1] == "pr-$PR"
     assert 'MARKER="<!-- reportgen:performance-report -->"' in text
     assert "-X PATCH" in text and "-X POST" in text and 'startswith(\\"$MARKER\\")' in text
+
+
+def test_pr_mode_refuses_one_ref_alone_and_an_unknown_ref_in_one_line(tmp_path, capsys, monkeypatch):
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    monkeypatch.setenv("REPORTGEN_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    first = workload_repo(repo)
+    spec = str(repo / "spec.toml")
+    runs = ["--runs", str(tmp_path / "runs")]
+    assert main(["run", spec, "--baseline-ref", "main", *runs]) == 2
+    assert "--baseline-ref and --candidate-ref go together" in capsys.readouterr().err
+    assert main(["run", spec, "--baseline-ref", "nope", "--candidate-ref", "main", *runs]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "revision 'nope' is not a commit of" in err
+    assert main(["run", spec, "--baseline-ref", "main", "--candidate-ref", "main", "--dry-run", *runs]) == 0
+    out = capsys.readouterr().out
+    assert f"plan for slow-step-{first[:7]}-{first[:7]}" in out and f"revision: {first}" in out
+    assert not (tmp_path / "runs").exists()
