@@ -39,6 +39,7 @@ from reportgen.capture.redact import (
 )
 from reportgen.errors import UserError
 from reportgen.execute import blocks
+from reportgen.execute.checkouts import prepare_checkouts, record_revisions
 from reportgen.execute.executor import (
     CaptureRequest,
     Executor,
@@ -133,7 +134,9 @@ def run_plan(
     info = dict(executor_info or {})
     # The machine the runs execute on: this one, or the executor's node.
     fp = dict(executor.fingerprint) if executor.fingerprint else machine_fingerprint()
+    _prepare_revisions(plan, display)
     campaign = _prepare_experiment(spec, exp_dir, options, machine=fp, executor=info or None)
+    record_revisions(plan, exp_dir)
     exp = _Experiment(
         plan=plan,
         exp_dir=exp_dir,
@@ -160,6 +163,13 @@ def run_plan(
                 _close_block(exp, repeat)
     interrupted = exp.stop.is_set() or bool(executor.lost)
     return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=interrupted)
+
+
+def _prepare_revisions(plan: Plan, display: ProgressDisplay | None) -> None:
+    """Arms at git revisions: each commit's clean export and import check, before anything of the
+    campaign is written (reportgen.execute.checkouts; nothing for arms in the working tree)."""
+    if plan.repo is not None:
+        prepare_checkouts(plan, log=display.log if display is not None else print)
 
 
 def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole, bool]]:
@@ -455,7 +465,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     recipe = (arm.recipe_text or "") if arm.recipe_kind == "script" else argv_text(list(arm.argv or ()))
     # Credentials passed as flag values (`--wandb-key sk-...`) are scrubbed like the environment's.
     secrets = sorted({*secret_values(env), *flag_secret_values(recipe)}, key=lambda s: (-len(s), s))
-    workdir = (Path(spec.source_dir) / spec.recipe.workdir).resolve()
+    workdir = arm.workdir or (Path(spec.source_dir) / spec.recipe.workdir).resolve()
     command = plan.command(arm, repeat)
     atomic.write_text(run_dir / arm.recipe_file, recipe)
     atomic.write_text(run_dir / layout.RECIPE_PATCH, redact_command_text(arm.diff))
@@ -486,6 +496,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "cwd": str(workdir),
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
+        **({"revision": {"ref": arm.ref, "sha": arm.revision}} if arm.revision else {}),
         "campaign_id": exp.campaign["campaign_id"],
         "fingerprint_id": exp.machine_id,  # the machine it runs on (the campaign's may be another of its class)
         "executor": {"kind": exp.executor.kind, **exp.executor_info},
@@ -503,7 +514,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         env,
         secrets,
         sibling,
-        _provenance_args(spec),
+        _arm_provenance_args(spec, arm),
         manifest,
     )
 
@@ -528,6 +539,15 @@ def _provenance_args(spec: Spec) -> dict[str, Any]:
             if p
         ],
     }
+
+
+def _arm_provenance_args(spec: Spec, arm: Arm) -> dict[str, Any]:
+    """`_provenance_args`, with the code an arm at a git revision runs: its checkout (whose tree
+    stamp names the commit) instead of the working tree."""
+    args = _provenance_args(spec)
+    if arm.checkout is not None:
+        args["recipe_repo"] = arm.checkout
+    return args
 
 
 def _execute(run: _Run, exp: _Experiment) -> _Ended:

@@ -133,6 +133,15 @@ class ArmResult(Model):
         "runs' steps (analysis/warmup.py: MSER on the arm's per-step median profile); null with fewer than 8 steps "
         "(schema 8).",
     )
+    revision: str | None = Field(
+        default=None,
+        description="The commit the arm ran at (arms at git revisions, revisions.json); null: the working tree.",
+    )
+    fingerprint: dict[str, list[float]] = Field(
+        default_factory=dict,
+        description="Behavioural fingerprint: metric key (train/loss, train/grad_norm) -> its mean over the arm's "
+        "runs in each of the first steps (analysis/behaviour.py).",
+    )
 
     def formal_runs(self) -> list[RunSummary]:
         return [r for r in self.runs if r.role == "formal"]
