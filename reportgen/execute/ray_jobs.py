@@ -218,14 +218,11 @@ class RayJob:
     def _finish(self, *, wait_s: float = 0.0, default: ExitInfo | None = None) -> ExitInfo:
         if wait_s:
             cluster.wait_terminal(self.client, self.job_id, wait_s)
-        if self._tail is not None:
-            self._tail.join(timeout=15.0)
-        try:  # whatever the tail missed (a dropped websocket) is still in the full log
-            full = self.client.get_job_logs(self.job_id)
-            if len(full) > self.demux.consumed:
-                self.demux.feed(full[self.demux.consumed :])
-        except Exception:
-            pass
+        try:  # the full log holds whatever the live tail has not fed yet (or missed: a dropped websocket)
+            self.demux.catch_up(self.client.get_job_logs(self.job_id))
+        except Exception:  # no full log: the tail's own end is all there is
+            if self._tail is not None:
+                self._tail.join(timeout=15.0)
         self.demux.close()
         unpacked = unpack_result(self.demux.result)
         if unpacked is not None:

@@ -29,16 +29,31 @@ class LogDemux:
         self.consumed = 0  # characters of the job log fed so far
         self.result: list[str] = []
         self.lock = threading.Lock()
+        self.caught_up = False  # the whole log was taken from the job's full log: later chunks are repeats
 
     def feed(self, text: str) -> None:
         with self.lock:
-            self.consumed += len(text)
-            self.pending += text
-            *lines, self.pending = self.pending.split("\n")
-            for line in lines:
-                self._line(line)
-            self.out.flush()
-            self.err.flush()
+            if self.caught_up:
+                return
+            self._feed(text)
+
+    def catch_up(self, full: str) -> None:
+        """Feed what of the job's full log (fetched once it ended) was not fed yet, and ignore the
+        live tail from then on: the tail's websocket closes seconds after the job ends (about 4 s
+        on a loopback cluster), so waiting for it would add those seconds to every run."""
+        with self.lock:
+            if len(full) > self.consumed:
+                self._feed(full[self.consumed :])
+            self.caught_up = True
+
+    def _feed(self, text: str) -> None:  # under self.lock
+        self.consumed += len(text)
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            self._line(line)
+        self.out.flush()
+        self.err.flush()
 
     def _line(self, line: str) -> None:
         tag, body = line[:2], line[2:]
