@@ -102,7 +102,8 @@ def bisect(good: str, bad: str, commits: Sequence[str], compare: Callable[[str],
     steps: list[Step] = []
     first = compare(bad)
     bad_log = math.log(first.ratio) if first.ratio > 0 else 0.0
-    call, decided = ("differs" if first.differs else "same"), first.differs is not None
+    call: Call = "differs" if first.differs else "same"
+    decided = first.differs is not None
     low, high = -1, len(commits) - 1
     steps.append(Step(high, first, call, decided, low, high))
     if call == "same":

@@ -230,7 +230,9 @@ def _lineage(point: ChainedPoint, anchors: set[str]) -> tuple[tuple[str, ...], f
     return point.via, bridges
 
 
-def _across_bridge(s: Shift, chained: Sequence[ChainedPoint], anchors: set[str], config: DetectorConfig) -> Shift | None:
+def _across_bridge(
+    s: Shift, chained: Sequence[ChainedPoint], anchors: set[str], config: DetectorConfig
+) -> Shift | None:
     """A change between points of different lineages (across a bridge to a new anchor) is tested
     again with the bridge's variance added to the segments': a bridge's error moves every point
     after it alike, which the segments' scatter cannot see (scripts/paired_history_eval.py
@@ -277,15 +279,22 @@ def build(
         chained.sort(key=lambda c: _order(c, commit_order))
         alarms = []
         ratios = [c.ratio for c in chained]
-        for s in detect(ratios, config):
-            s = _across_bridge(s, chained, {p.anchor for p in group}, config)
+        for found in detect(ratios, config):
+            s = _across_bridge(found, chained, {p.anchor for p in group}, config)
             if s is None:
                 continue
             worse = (s.ratio < 1.0) == (first.better == "higher")
             alarms.append(Alarm(s.index, chained[s.index - 1], chained[s.index], s, worse, config.method()))
         out.append(
             PairedSeries(
-                key, first.label, first.unit, first.better, first.anchor, tuple(chained), tuple(alarms), tuple(unreached)
+                key,
+                first.label,
+                first.unit,
+                first.better,
+                first.anchor,
+                tuple(chained),
+                tuple(alarms),
+                tuple(unreached),
             )
         )
     return out

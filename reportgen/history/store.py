@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from reportgen.analysis.document import SCHEMA_VERSION as ANALYSIS_SCHEMA
 from reportgen.analysis.document import parse
 from reportgen.errors import UserError
+from reportgen.history import paired, paired_model
 from reportgen.history.figures import ExperimentInput, points
 from reportgen.history.model import Point, from_frame, metadata, to_frame
 from reportgen.store import atomic, layout
@@ -71,6 +72,21 @@ def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
     return ExperimentInput(exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs))
 
 
+def collect_both(runs_root: Path) -> tuple[list[Point], list[paired_model.PairedPoint]]:
+    """Every run's absolute points (the machine's health) and every paired campaign's point
+    (a commit against an anchor: the paired history), read once per experiment."""
+    runs_root = Path(runs_root)
+    if not runs_root.is_dir():
+        raise UserError(f"{runs_root}: no runs folder; run `reportgen run SPEC` first or pass --runs")
+    health: list[Point] = []
+    pairs: list[paired_model.PairedPoint] = []
+    for exp_dir in layout.iter_experiments(runs_root):
+        exp = read_experiment(exp_dir, runs_root)
+        health += points(exp)
+        pairs += paired.points(exp)
+    return health, pairs
+
+
 def collect(runs_root: Path) -> list[Point]:
     """Every point under a runs/ root (every experiment, every complete formal run)."""
     runs_root = Path(runs_root)
@@ -118,3 +134,24 @@ def read(path: Path) -> list[Point]:
     except Exception as exc:
         raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
     return from_frame(table.to_pandas(), table.schema.metadata, str(path))
+
+
+def write_paired(path: Path, pts: list[paired_model.PairedPoint]) -> Path:
+    """paired-history.parquet, atomically, with its kind and schema version in the metadata."""
+    table = pa.Table.from_pandas(paired_model.to_frame(pts), preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **paired_model.metadata()})
+    with atomic.replacing(Path(path)) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def read_paired(path: Path) -> list[paired_model.PairedPoint]:
+    """A paired-history.parquet, validated (kind, schema version, every row)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: missing; run `reportgen history` to build it from runs/")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
+    return paired_model.from_frame(table.to_pandas(), table.schema.metadata, str(path))
