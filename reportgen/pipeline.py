@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -21,6 +21,7 @@ from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.signals import stop_on_signals
 from reportgen.plan.arms import Plan, build_plan
 from reportgen.specfile import Spec, load_spec
+from reportgen.store import atomic
 from reportgen.store.atomic import read_json
 from reportgen.store.lock import hold_campaigns
 from reportgen.vocab import ID_PATTERN
@@ -39,6 +40,11 @@ class RunRequest:
     address: str | None = None  # where that executor submits (a Ray dashboard); None: its default
     more_specs: tuple[Path, ...] = ()  # further experiments; an executor with `parallel` runs them at once
     name: str | None = None  # experiment folder name instead of the spec's (one spec only)
+    # PR mode (docs/revisions.md): the spec's baseline recipe at these two revisions of its
+    # repository, as one campaign of a baseline and one candidate; no spec written for it.
+    baseline_ref: str | None = None
+    candidate_ref: str | None = None
+    cache: Path | None = None  # checkouts and per-arm caches of arms at revisions (default_cache())
 
 
 def resolve_spec_path(path: Path | None) -> Path:
@@ -52,12 +58,133 @@ def resolve_spec_path(path: Path | None) -> Path:
     )
 
 
-def load_plan(spec_path: Path | None, profile: str | None, name: str | None = None) -> Plan:
+def load_plan(
+    spec_path: Path | None,
+    profile: str | None,
+    name: str | None = None,
+    *,
+    runs_root: Path | None = None,
+    new_campaign: bool = False,
+    cache: Path | None = None,
+) -> Plan:
+    """The plan of a spec. Arms at git revisions keep the commits their campaign in `runs_root`
+    was planned with (revisions.json) while the spec names the same refs, unless `new_campaign`."""
     spec: Spec = load_spec(resolve_spec_path(spec_path), profile=profile)
     if name is not None:
         spec = rename(spec, name)
     executor_kind(spec.run.executor, where=f"{spec.source_path}: [run] executor")  # a registered one
-    return build_plan(spec)
+    pinned = {}
+    if spec.uses_revisions() and runs_root is not None and not new_campaign:
+        from reportgen.execute.checkouts import stored_revisions
+
+        pinned = stored_revisions(Path(runs_root) / spec.name)
+    return build_plan(spec, pinned=pinned, cache=cache)
+
+
+def revision_request(request: RunRequest) -> RunRequest:
+    """PR mode: the request with its spec replaced by one derived for the two revisions (its baseline
+    recipe at `baseline_ref`, one candidate at `candidate_ref`; reportgen.specfile.derive), written
+    under the cache; the experiment is named after the spec and both commits unless --name says."""
+    base_ref, cand_ref = request.baseline_ref, request.candidate_ref
+    if base_ref is None or cand_ref is None:
+        raise UserError("--baseline-ref and --candidate-ref go together: give both revisions to compare")
+    if request.more_specs:
+        raise UserError("--baseline-ref/--candidate-ref compare two revisions of one spec; give one spec")
+    path = derive_revision_spec(
+        resolve_spec_path(request.spec_path),
+        request.profile,
+        base_ref,
+        cand_ref,
+        name=request.name,
+        cache=request.cache,
+    )
+    return replace(request, spec_path=path, profile=None, name=None, baseline_ref=None, candidate_ref=None)
+
+
+def derive_revision_spec(
+    spec_path: Path,
+    profile: str | None,
+    base_ref: str,
+    cand_ref: str,
+    *,
+    name: str | None = None,
+    repo: Path | None = None,
+    pairs: int | None = None,
+    sequential: bool = False,
+    cache: Path | None = None,
+) -> Path:
+    """Write the spec comparing `spec_path`'s baseline recipe at two revisions (derive.revision_spec)
+    and return its path. `repo`: the recipe's repository (default: the spec's `[recipe] repo`, else
+    the git repository holding the spec)."""
+    import tomllib
+
+    from reportgen.plan.revisions import default_cache, repo_root, resolve
+    from reportgen.specfile.derive import revision_spec, toml_text
+    from reportgen.specfile.load import apply_profile, expand_paths
+
+    spec = load_spec(spec_path, profile=profile)  # validated as the user wrote it
+    source_dir = Path(spec.source_dir)
+    repo = repo_root(Path(repo) if repo is not None else source_dir / (spec.recipe.repo or "."))
+    base_sha, cand_sha = resolve(repo, base_ref), resolve(repo, cand_ref)
+    name = name or f"{spec.name}-{base_sha[:7]}-{cand_sha[:7]}"
+    if not ID_PATTERN.match(name):
+        raise UserError(f"--name {name!r}: expected letters, digits, '.', '_' or '-' (at most 64)")
+    raw = expand_paths(apply_profile(tomllib.loads(Path(spec_path).read_text("utf-8")), profile, spec_path), spec_path)
+    derived = revision_spec(
+        raw,
+        source_dir=source_dir,
+        repo=repo,
+        baseline_ref=base_sha,
+        candidate_ref=cand_sha,
+        name=name,
+        candidate_title=f"{cand_ref} ({cand_sha[:12]}) against {base_ref} ({base_sha[:12]})",
+        pairs=pairs,
+        sequential=sequential,
+    )
+    text = f"# Derived by reportgen from {Path(spec_path).resolve()}: {base_ref} vs {cand_ref}.\n" + toml_text(derived)
+    out = (Path(cache) if cache is not None else default_cache()) / "specs" / f"{name}.toml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.is_file() or out.read_text("utf-8") != text:
+        atomic.write_text(out, text)
+    load_spec(out)  # the derived spec must load as any spec does
+    return out
+
+
+def run_revisions(
+    repo: Path,
+    base_sha: str,
+    cand_sha: str,
+    spec: Path | None = None,
+    *,
+    runs_root: Path,
+    pairs: int,
+    name: str,
+    sequential: bool = False,
+    profile: str | None = None,
+    cache: Path | None = None,
+    console: Console | None = None,
+) -> Path:
+    """Measure `spec`'s baseline recipe (default: the repository's scripts/recipes/default.toml) at two
+    revisions of `repo` as one paired campaign of `pairs` interleaved pairs (`sequential`: up to
+    `pairs`, stopping when decided), in runs_root/name, analysed; returns that experiment folder.
+    Its analysis.json holds the comparison: the candidate is `derive.CANDIDATE` ("candidate"), the
+    baseline `base_sha`. Resumes a campaign of the same name and revisions; UserError for a bad
+    revision or a checkout that cannot import."""
+    repo = Path(repo)
+    spec_path = Path(spec) if spec is not None else repo / DEFAULT_SPEC
+    path = derive_revision_spec(
+        spec_path, profile, base_sha, cand_sha, name=name, repo=repo, pairs=pairs, sequential=sequential, cache=cache
+    )
+    request = RunRequest(
+        spec_path=path,
+        options=RunOptions(runs_root=Path(runs_root), profiler=False),
+        cache=cache,
+    )
+    outcomes = run_all(request, console=console)
+    exp_dir = Path(runs_root) / name
+    if not outcomes or outcomes[0].interrupted:
+        raise UserError(f"{exp_dir}: the campaign of {base_sha[:12]} vs {cand_sha[:12]} was interrupted")
+    return exp_dir
 
 
 def rename(spec: Spec, name: str) -> Spec:
@@ -94,10 +221,23 @@ def run_all(request: RunRequest, *, console: Console | None = None) -> list[Expe
     in the registry of reportgen.execute.executor): one after another here, or in parallel on a Ray
     cluster."""
     console = console or Console(stderr=True)
+    if request.baseline_ref is not None or request.candidate_ref is not None:
+        request = revision_request(request)
     paths = [request.spec_path, *request.more_specs]
     if request.name is not None and request.more_specs:
         raise UserError("--name renames one experiment; give one spec with it")
-    plans = [load_plan(p, request.profile, request.name) for p in paths]
+    opts = request.options
+    plans = [
+        load_plan(
+            p,
+            request.profile,
+            request.name,
+            runs_root=opts.runs_root,
+            new_campaign=opts.new_campaign,
+            cache=request.cache,
+        )
+        for p in paths
+    ]
     names = [p.spec.name for p in plans]
     if len(set(names)) != len(names):
         raise UserError(

@@ -55,6 +55,17 @@ def register(app: typer.Typer) -> None:
             help='Sequential campaigns (until = "decided"): no new pair once this many minutes of runs are spent now; '
             "overrides [run] budget_minutes. The same command later resumes and adds pairs.",
         ),
+        baseline_ref: str | None = optional(
+            "--baseline-ref",
+            "REV",
+            "PR mode: the spec's baseline recipe at this revision of its repository (a branch, tag or SHA) is the "
+            "baseline ... (docs/revisions.md)",
+        ),
+        candidate_ref: str | None = optional(
+            "--candidate-ref",
+            "REV",
+            "... and at this revision the one candidate: one campaign of the two revisions, no spec to write.",
+        ),
         share_machine: bool = typer.Option(
             False,
             "--share-machine",
@@ -90,6 +101,8 @@ def register(app: typer.Typer) -> None:
                 executor=executor,
                 address=address,
                 name=name,
+                baseline_ref=baseline_ref,
+                candidate_ref=candidate_ref,
             )
         )
         if any(o.interrupted for o in outcomes):

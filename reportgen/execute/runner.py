@@ -38,6 +38,7 @@ from reportgen.capture.redact import (
     secret_values,
 )
 from reportgen.errors import UserError
+from reportgen.execute.checkouts import prepare_checkouts, record_revisions
 from reportgen.execute.executor import (
     CaptureRequest,
     Executor,
@@ -128,7 +129,9 @@ def run_plan(
     executor = executor or LocalExecutor()
     exp_dir = Path(options.runs_root) / spec.name
     info = dict(executor_info or {})
+    _prepare_revisions(plan, display)
     campaign = _prepare_experiment(spec, exp_dir, options, machine=executor.fingerprint, executor=info or None)
+    record_revisions(plan, exp_dir)
     exp = _Experiment(
         plan=plan,
         exp_dir=exp_dir,
@@ -149,6 +152,13 @@ def run_plan(
                 break
     interrupted = exp.stop.is_set() or bool(executor.lost)
     return ExperimentOutcome(spec.name, exp_dir, tuple(outcomes), interrupted=interrupted)
+
+
+def _prepare_revisions(plan: Plan, display: ProgressDisplay | None) -> None:
+    """Arms at git revisions: each commit's clean export and import check, before anything of the
+    campaign is written (reportgen.execute.checkouts; nothing for arms in the working tree)."""
+    if plan.repo is not None:
+        prepare_checkouts(plan, log=display.log if display is not None else print)
 
 
 def _order(plan: Plan, options: RunOptions) -> list[tuple[Arm, int, RunRole]]:
@@ -395,7 +405,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
     recipe = (arm.recipe_text or "") if arm.recipe_kind == "script" else argv_text(list(arm.argv or ()))
     # Credentials passed as flag values (`--wandb-key sk-...`) are scrubbed like the environment's.
     secrets = sorted({*secret_values(env), *flag_secret_values(recipe)}, key=lambda s: (-len(s), s))
-    workdir = (Path(spec.source_dir) / spec.recipe.workdir).resolve()
+    workdir = arm.workdir or (Path(spec.source_dir) / spec.recipe.workdir).resolve()
     command = plan.command(arm, repeat)
     atomic.write_text(run_dir / arm.recipe_file, recipe)
     atomic.write_text(run_dir / layout.RECIPE_PATCH, redact_command_text(arm.diff))
@@ -426,6 +436,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "cwd": str(workdir),
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
+        **({"revision": {"ref": arm.ref, "sha": arm.revision}} if arm.revision else {}),
         "campaign_id": exp.campaign["campaign_id"],
         "fingerprint_id": exp.campaign["fingerprint_id"],
         "executor": {"kind": exp.executor.kind, **exp.executor_info},
@@ -443,7 +454,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         env,
         secrets,
         sibling,
-        _provenance_args(spec),
+        _arm_provenance_args(spec, arm),
         manifest,
     )
 
@@ -468,6 +479,15 @@ def _provenance_args(spec: Spec) -> dict[str, Any]:
             if p
         ],
     }
+
+
+def _arm_provenance_args(spec: Spec, arm: Arm) -> dict[str, Any]:
+    """`_provenance_args`, with the code an arm at a git revision runs: its checkout (whose tree
+    stamp names the commit) instead of the working tree."""
+    args = _provenance_args(spec)
+    if arm.checkout is not None:
+        args["recipe_repo"] = arm.checkout
+    return args
 
 
 def _execute(run: _Run, exp: _Experiment) -> _Ended:

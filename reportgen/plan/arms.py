@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -21,6 +21,7 @@ from typing import Literal
 from reportgen.errors import UserError
 from reportgen.plan.bash import Occurrence
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
+from reportgen.plan.revisions import at_revisions as _at_revisions
 from reportgen.specfile.model import Edits, Spec, normalise_value
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
 from reportgen.vocab import BASELINE, ArmRole, profile_arm
@@ -50,6 +51,12 @@ class Arm:
     diff: str
     shell: str = "bash"
     env: dict[str, str] = field(default_factory=dict, hash=False)
+    # At a git revision (docs/revisions.md): the ref as the spec wrote it, the commit it resolved to,
+    # the clean export it runs from, and its working folder inside that export. None: the working tree.
+    ref: str | None = None
+    revision: str | None = None
+    checkout: Path | None = None
+    workdir: Path | None = None
 
     @property
     def formal(self) -> bool:
@@ -78,6 +85,14 @@ class Plan:
     diff_path: str  # the path named in diff headers, relative to the recipe's repository
     original_text: str | None
     original_argv: tuple[str, ...] | None
+    # Arms at revisions: the recipe's repository and the recipe's path inside it (None otherwise).
+    repo: Path | None = None
+    recipe_rel: str | None = None
+
+    @property
+    def revisions(self) -> dict[str, str]:
+        """arm id -> the full SHA it runs at (formal and profile arms); empty without revisions."""
+        return {a.id: a.revision for a in self.arms if a.revision is not None}
 
     def arm(self, arm_id: str) -> Arm:
         for a in self.arms:
@@ -100,6 +115,8 @@ class Plan:
         if arm.recipe_kind != "script" or self.recipe_path is None:
             return None
         original = self.recipe_path
+        if arm.checkout is not None and self.recipe_rel is not None:
+            original = arm.checkout / self.recipe_rel  # beside the recipe of the arm's own revision
         return original.parent / f".reportgen.{self.spec.name}.{arm.id}.{repeat}.{original.name}"
 
     def command(self, arm: Arm, repeat: int) -> list[str]:
@@ -168,26 +185,34 @@ def _profiler_edits(spec: Spec) -> Edits:
     )
 
 
-def build_plan(spec: Spec) -> Plan:
+def build_plan(spec: Spec, *, pinned: Mapping[str, tuple[str, str]] | None = None, cache: Path | None = None) -> Plan:
     """Arms of `spec`: baseline, candidates in spec order, then profile arms.
 
-    Reads the recipe script from `Path(spec.source_dir) / spec.recipe.script`. Raises
-    UserError when an edit cannot be applied or a candidate touches a fixed-workload flag.
+    Reads the recipe script from `Path(spec.source_dir) / spec.recipe.script`, or, for arms at git
+    revisions, from each arm's commit (docs/revisions.md): `pinned` (arm id -> (ref, sha), a
+    campaign's stored revisions) keeps a resumed campaign at the commits it started with while the
+    spec names the same refs; `cache` is where the checkouts go (revisions.default_cache()). Raises
+    UserError when an edit cannot be applied, a revision is unknown, or a candidate touches a
+    fixed-workload flag.
     """
     recipe = spec.recipe
     kind: Literal["script", "argv"] = "script" if recipe.script is not None else "argv"
-    diff_path = diff_path_for(spec)
+    at_revisions = _at_revisions(spec, pinned or {}, cache) if spec.uses_revisions() else None
+    diff_path = diff_path_for(spec) if at_revisions is None else at_revisions.diff_path(kind)
     recipe_path: Path | None = None
     original_text: str | None = None
     original_argv: tuple[str, ...] | None = None
     if kind == "script":
         recipe_path = Path(spec.source_dir or ".") / str(recipe.script)
-        try:
-            original_text = recipe_path.read_bytes().decode("utf-8")
-        except OSError as exc:
-            raise UserError(f"recipe.script: cannot read {recipe_path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise UserError(f"recipe.script: {recipe_path} is not UTF-8 text") from None
+        if at_revisions is not None:
+            original_text = at_revisions.recipe_text(BASELINE)
+        else:
+            try:
+                original_text = recipe_path.read_bytes().decode("utf-8")
+            except OSError as exc:
+                raise UserError(f"recipe.script: cannot read {recipe_path}: {exc.strerror}") from None
+            except UnicodeDecodeError:
+                raise UserError(f"recipe.script: {recipe_path} is not UTF-8 text") from None
         original_static = flag_occurrences(original_text)
     else:
         original_argv = tuple(recipe.argv or ())
@@ -206,10 +231,13 @@ def build_plan(spec: Spec) -> Plan:
     ) -> Arm:
         text: str | None = None
         argv: tuple[str, ...] | None = None
+        revision = at_revisions.arm(arm_id if role != "profile" else str(base)) if at_revisions else None
         if kind == "script":
-            assert original_text is not None
-            text = edit_script(original_text, edits, labels=labels, path=diff_path)
-            diff = unified_diff(original_text, text, diff_path)
+            # At revisions each arm's flags are edited in the recipe of its own commit.
+            own = at_revisions.recipe_text(revision.arm) if at_revisions and revision else original_text
+            assert own is not None
+            text = edit_script(own, edits, labels=labels, path=diff_path)
+            diff = unified_diff(own, text, diff_path)
             static = flag_occurrences(text)
         else:
             argv = tuple(edit_argv(original_argv or (), edits, labels=labels, path=diff_path))
@@ -217,6 +245,8 @@ def build_plan(spec: Spec) -> Plan:
             static = argv_occurrences(argv)
         if role == "candidate":
             _check_fixed_unchanged(spec, arm_id, original_static, static)
+        if revision is not None:
+            env = {**env, **revision.env(spec.name, arm_id)}
         return Arm(
             id=arm_id,
             title=title,
@@ -231,6 +261,10 @@ def build_plan(spec: Spec) -> Plan:
             diff=diff,
             shell=recipe.shell,
             env=dict(env),
+            ref=revision.ref if revision else None,
+            revision=revision.sha if revision else None,
+            checkout=revision.checkout if revision else None,
+            workdir=revision.workdir if revision else None,
         )
 
     arms: list[Arm] = [
@@ -273,6 +307,8 @@ def build_plan(spec: Spec) -> Plan:
         diff_path=diff_path,
         original_text=original_text,
         original_argv=original_argv,
+        repo=at_revisions.repo if at_revisions else None,
+        recipe_rel=at_revisions.recipe_rel if at_revisions else None,
     )
 
 

@@ -79,6 +79,14 @@ class RecipeSpec(_Model):
         default=None,
         description="substring identifying the workload command in `set -x` trace lines",
     )
+    # Arms at git revisions (docs/revisions.md): the baseline's revision of the recipe's repository
+    # (a branch, tag or SHA; None: the working tree as it is, unless a candidate names one, then HEAD),
+    # that repository (relative to the spec's folder; default: the git repository holding the spec),
+    # and the module whose import each revision's checkout must pass before its first measured run
+    # (default: `entrypoint` when it is a dotted module name).
+    ref: str | None = None
+    repo: str | None = None
+    import_check: str | None = None
 
     def interpreter(self) -> str:
         """The workload's Python: as given, else the one running reportgen (its venv has the
@@ -222,6 +230,9 @@ class Candidate(_Model):
     set: dict[str, FlagValue] = Field(default_factory=dict)
     add: dict[str, FlagValue] = Field(default_factory=dict)
     add_after: str | None = None
+    # A revision of the recipe's repository this candidate runs at (docs/revisions.md); None: its
+    # base's revision (the baseline's `[recipe] ref`, or the working tree).
+    ref: str | None = None
 
     @field_validator("id")
     @classmethod
@@ -245,8 +256,8 @@ class Candidate(_Model):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Candidate:
-        if not (self.remove or self.set or self.add):
-            raise ValueError(f"candidate {self.id} changes nothing: give 'remove', 'set' or 'add'")
+        if not (self.remove or self.set or self.add or self.ref):
+            raise ValueError(f"candidate {self.id} changes nothing: give 'ref', 'remove', 'set' or 'add'")
         touched = [*self.remove, *self.set, *self.add]
         dup = sorted({f for f in touched if touched.count(f) > 1})
         if dup:
@@ -351,6 +362,24 @@ class Spec(_Model):
     def pr_candidate(self) -> str:
         """The candidate the pull request proposes: `[analysis] pr_candidate`, else the first one."""
         return self.analysis.pr_candidate or self.candidates[0].id
+
+    def ref_of(self, arm_id: str) -> str | None:
+        """The revision `arm_id` runs at, as the spec writes it: its own `ref`, else its base's, down
+        to the baseline's `[recipe] ref`; when any arm names a revision the baseline's default is
+        "HEAD" (every arm then runs from a checkout); None: no arm names one (the working tree)."""
+        arm = arm_id
+        while arm != BASELINE:
+            cand = self.candidate(arm)
+            if cand.ref is not None:
+                return cand.ref
+            arm = cand.base
+        if self.recipe.ref is not None:
+            return self.recipe.ref
+        return "HEAD" if self.uses_revisions() else None
+
+    def uses_revisions(self) -> bool:
+        """Whether the arms run at git revisions (a `ref` in [recipe] or in a candidate)."""
+        return self.recipe.ref is not None or any(c.ref is not None for c in self.candidates)
 
     def bases(self, arm_id: str) -> list[str]:
         """The candidates whose edits `arm_id`'s patch is applied on top of, nearest first

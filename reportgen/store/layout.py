@@ -3,6 +3,7 @@
 runs/<experiment>/experiment.toml         the spec as run (bytes of the source file)
 runs/<experiment>/campaign.json           machine fingerprint the campaign is pinned to
 runs/<experiment>/analysis.json           written by `reportgen analyze`
+runs/<experiment>/revisions.json          arms at git revisions: each arm's commit, the code diffs
 runs/<experiment>/.campaign.lock          held while a `reportgen run` (or analyze) works on it
 runs/<experiment>/archive/<campaign>/     earlier campaigns, moved aside, never deleted
 runs/<experiment>/<arm>/<repeat>/         one run (arm = baseline | candidate id | profile-<arm>)
@@ -27,6 +28,7 @@ RUNS_ENV = "REPORTGEN_RUNS"
 EXPERIMENT_SPEC = "experiment.toml"
 CAMPAIGN = "campaign.json"
 ANALYSIS = "analysis.json"
+REVISIONS = "revisions.json"
 CAMPAIGN_LOCK = ".campaign.lock"  # reportgen.store.lock; removed when released
 ARCHIVE = "archive"
 

@@ -6,6 +6,7 @@ Every JSON file a run folder holds is read and written through its model here:
 |---|---|---|---|
 | `<exp>/campaign.json` | `Campaign` | `reportgen.campaign` | 1 |
 | `<exp>/experiment.json` | `ExperimentRecord` | `reportgen.experiment` | 1 |
+| `<exp>/revisions.json` | `Revisions` | `reportgen.revisions` | 1 |
 | `<run>/manifest.json` | `Manifest` | `reportgen.run` | 1 |
 | `<run>/events.json` | `Events` | `reportgen.events` | 1 |
 | `<run>/provenance/git.json` | `GitProvenance` | `reportgen.git` | 1 (0: written without a version) |
@@ -167,6 +168,53 @@ class ExperimentRecord(StoreFile):
     recipe_dir: str | None = Field(default=None, description="The folder recipe paths are relative to.")
     spec_sha256: str | None = Field(default=None, description="SHA-256 of experiment.toml's bytes.")
     amendments: list[Amendment] = Field(default_factory=list, description="Resizes of the campaign, in order.")
+
+
+class RevisionArm(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    ref: str = Field(description="The revision as the spec names it (`main`, a tag, a SHA).")
+    sha: str = Field(description="The full SHA it resolved to when the campaign was planned.")
+
+
+class ChangedFile(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    path: str
+    added: int | None = Field(default=None, description="Lines added (null: a binary file).")
+    deleted: int | None = Field(default=None, description="Lines deleted (null: a binary file).")
+
+
+class CodeChangeRecord(BaseModel):
+    """The code a candidate at a revision changes against the baseline's revision."""
+
+    model_config = ConfigDict(extra="allow")
+
+    base_sha: str = Field(description="The baseline's commit.")
+    sha: str = Field(description="The candidate's commit.")
+    merge_base: str | None = Field(default=None, description="Their best common ancestor (null: no shared history).")
+    files: list[ChangedFile] = Field(default_factory=list, description="`git diff --numstat` from base_sha to sha.")
+    link: str | None = Field(default=None, description="A compare page when the repository's origin is on GitHub.")
+    revert: str = Field(default="", description="The rollback: the command that reverts the range.")
+
+
+class Revisions(StoreFile):
+    """runs/<experiment>/revisions.json: the commit each arm ran at (arms at git revisions,
+    docs/revisions.md), resolved once when the campaign was planned, and each candidate's code diff."""
+
+    KIND: ClassVar[str] = "reportgen.revisions"
+
+    repo: str = Field(description="The recipe's repository on the machine that planned the campaign.")
+    origin: str | None = Field(default=None, description="Its `origin` remote.")
+    recipe: str | None = Field(default=None, description="The recipe script's path inside the repository.")
+    arms: dict[str, RevisionArm] = Field(default_factory=dict, description="Arm id -> its ref and commit.")
+    changes: dict[str, CodeChangeRecord] = Field(
+        default_factory=dict, description="Candidate id -> its code diff against the baseline's commit."
+    )
+
+    def pinned(self) -> dict[str, tuple[str, str]]:
+        """arm id -> (ref, sha): what a resumed campaign keeps while the spec names the same refs."""
+        return {arm: (r.ref, r.sha) for arm, r in self.arms.items()}
 
 
 class Manifest(StoreFile):
