@@ -7,7 +7,8 @@ pure is what lets it be tested on every shape of history in milliseconds, and th
 prove only the measuring.
 
 The rule, as Chromium's Pinpoint and `git bisect` use it: BAD is measured first (if it does not
-differ from GOOD there is nothing to find); then the range (GOOD, BAD] is halved, each midpoint
+differ from GOOD there is nothing to find; if its campaign could not decide, the search goes on as
+the user asked, and the result says so); then the range (GOOD, BAD] is halved, each midpoint
 measured against GOOD: "differs" moves the upper end down to it, "same" moves the lower end up.
 A midpoint the campaign could not decide (its most pairs spent, the interval still open) is
 classified by where its estimate lies: nearer BAD's change than no change is "differs", else
@@ -102,13 +103,14 @@ def bisect(good: str, bad: str, commits: Sequence[str], compare: Callable[[str],
     steps: list[Step] = []
     first = compare(bad)
     bad_log = math.log(first.ratio) if first.ratio > 0 else 0.0
-    call: Call = "differs" if first.differs else "same"
+    # BAD undecided: the user called it bad, so the search goes on, and says it was not shown.
+    call: Call = "same" if first.differs is False else "differs"
     decided = first.differs is not None
     low, high = -1, len(commits) - 1
     steps.append(Step(high, first, call, decided, low, high))
     if call == "same":
-        note = "BAD does not differ from GOOD" + ("" if decided else " (undecided: its campaign ran out of pairs)")
-        return BisectResult(good, bad, commits, tuple(steps), None, decided, (note,))
+        return BisectResult(good, bad, commits, tuple(steps), None, True, ("BAD does not differ from GOOD",))
+    extra = () if decided else ("BAD's difference from GOOD was not decided by its campaign: searched as if it were",)
     while high - low > 1:
         mid = (low + high) // 2
         out = compare(commits[mid])
@@ -120,5 +122,7 @@ def bisect(good: str, bad: str, commits: Sequence[str], compare: Callable[[str],
         steps.append(Step(mid, out, call, decided, low, high))
     bounding = [s for s in steps if s.index in (low, high)]
     certain = all(s.decided for s in bounding)
-    notes = () if certain else ("a step that bounds the culprit was undecided: re-measure it with more pairs",)
+    notes = extra + (
+        () if certain else ("a step that bounds the culprit was undecided: re-measure it with more pairs",)
+    )
     return BisectResult(good, bad, commits, tuple(steps), commits[high], certain, notes)

@@ -66,7 +66,8 @@ def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[
     """The paired points of one experiment: one per candidate whose revision differs from the
     baseline's, with a run-level interval of at least two pairs. `shas` (arm -> SHA) defaults to
     the commits the arms' runs name."""
-    shas = dict(shas) if shas is not None else arm_commits(exp)
+    if shas is None:
+        shas = exp.shas if exp.shas is not None else arm_commits(exp)
     doc = exp.analysis
     anchor = shas.get(BASELINE)
     if anchor is None:

@@ -25,6 +25,7 @@ from reportgen.history.figures import ExperimentInput, points
 from reportgen.history.model import Point, from_frame, metadata, to_frame
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
+from reportgen.store.models import Revisions
 from reportgen.store.run_folder import read_run_folder
 
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
@@ -69,7 +70,15 @@ def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
         if layout.METRICS not in run.missing:
             runs.append(run)
     spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")
-    return ExperimentInput(exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs))
+    return ExperimentInput(
+        exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs), revision_shas(exp_dir)
+    )
+
+
+def revision_shas(exp_dir: Path) -> dict[str, str] | None:
+    """arm -> the commit it ran at, from runs/<experiment>/revisions.json; None: arms not at revisions."""
+    record = Revisions.read(Path(exp_dir) / layout.REVISIONS)
+    return {arm: r.sha for arm, r in record.arms.items()} if record is not None else None
 
 
 def collect_both(runs_root: Path) -> tuple[list[Point], list[paired_model.PairedPoint]]:

@@ -47,7 +47,7 @@ from reportgen.history.series import (
     SeriesKey,
     build,
 )
-from reportgen.history.store import recipe_name
+from reportgen.history.store import recipe_name, revision_shas
 from reportgen.render import blocks, safe
 from reportgen.render.chart_data import csv_text
 from reportgen.render.format import fmt_change, fmt_change_interval, fmt_value
@@ -91,7 +91,7 @@ def experiment_input(exp: ExperimentData) -> ExperimentInput:
     metrics, only the primary metric and step time, already split by key for the pages."""
     keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
     runs = tuple(dataclasses.replace(r, metrics=_run_metrics(exp, r.rel, keys)) for r in exp.formal_runs())
-    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, runs)
+    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, runs, revision_shas(exp.path))
 
 
 def history_of(experiments: Sequence[ExperimentData], config: HistoryConfig = HistoryConfig()) -> list[Series]:

@@ -63,3 +63,10 @@ def test_bad_range_is_a_user_error() -> None:
         bisect("a", "b", [], lambda s: Outcome(s, True, 0.9))
     with pytest.raises(UserError, match="must end at BAD"):
         bisect("a", "b", ["c"], lambda s: Outcome(s, True, 0.9))
+
+
+def test_an_undecided_bad_is_searched_and_named() -> None:
+    commits, compare, _ = _table(8, culprit=4, undecided=frozenset({7}))
+    res = bisect("0" * 40, commits[-1], commits, compare)
+    assert res.culprit == commits[4] and not res.certain
+    assert "BAD's difference from GOOD was not decided" in res.notes[0]
