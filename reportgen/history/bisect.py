@@ -121,7 +121,7 @@ def bisect(good: str, bad: str, commits: Sequence[str], compare: Callable[[str],
             low = mid
         steps.append(Step(mid, out, call, decided, low, high))
     bounding = [s for s in steps if s.index in (low, high)]
-    certain = all(s.decided for s in bounding)
+    certain = all(s.decided for s in bounding) and steps[0].decided
     notes = extra + (
         () if certain else ("a step that bounds the culprit was undecided: re-measure it with more pairs",)
     )

@@ -155,7 +155,7 @@ def test_bisection_names_the_commit_that_slowed_every_step(made: Path) -> None:
     culprit = c["shas"][SLOW_AT]
     assert out["culprit"] == culprit, out
     # BAD first, then the halves of six commits: 3 campaigns, each stopped at its decision (3 pairs at most).
-    assert [s["sha"] for s in out["steps"]][0] == c["shas"][-1] and len(out["steps"]) <= 4
+    assert out["steps"][0]["sha"] == c["shas"][-1] and len(out["steps"]) <= 4
     assert all(2 <= s["pairs"] <= 3 for s in out["steps"])
     slow = next(s for s in out["steps"] if s["sha"] == culprit)
     assert slow["call"] == "differs" and slow["ratio"] < 0.85
