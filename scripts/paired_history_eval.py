@@ -34,11 +34,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reportgen.analysis.document import parse  # noqa: E402
-from reportgen.history.figures import machine_class  # noqa: E402
-from reportgen.history.paired import build  # noqa: E402
-from reportgen.history.paired_model import PairedPoint  # noqa: E402
-from reportgen.store import atomic, layout  # noqa: E402
+from reportgen.analysis.document import parse
+from reportgen.history.figures import machine_class
+from reportgen.history.paired import build
+from reportgen.history.paired_model import PairedPoint
+from reportgen.store import atomic, layout
 
 
 def residuals(roots: Sequence[Path]) -> dict[str, list[float]]:

@@ -533,9 +533,11 @@ def vs_history_sentence(v: VsHistory) -> str:
     return text
 
 
-def vs_history_line(v: VsHistory, *, page_depth: int = 2) -> str:
-    """The experiment page's "vs history" paragraph (Markdown) from the paired history."""
-    link = f" ([history]({'../' * page_depth}{recipe_path(v.series.key.recipe)}))" if v.series is not None else ""
+def vs_history_line(v: VsHistory, *, recipe: str | None = None, page_depth: int = 2) -> str:
+    """The experiment page's "vs history" paragraph (Markdown) from the paired history, linking the
+    recipe's history page (the series' recipe, else `recipe`)."""
+    name = v.series.key.recipe if v.series is not None else recipe
+    link = f" ([history]({'../' * page_depth}{recipe_path(name)}))" if name else ""
     rest = vs_history_sentence(v).removeprefix("vs history")
     return f"**vs history**{safe.text(rest)}{link}.\n"
 
@@ -544,8 +546,9 @@ def vs_history_lines(paired: Sequence[PairedSeries], experiments: Sequence[Exper
     """Every experiment's "vs history" line."""
     out = {}
     for exp in experiments:
-        commit = arm_commits(experiment_input(exp)).get(vocab.BASELINE)
-        out[exp.name] = vs_history_line(vs_history(paired, exp.name, commit))
+        exp_in = experiment_input(exp)
+        commit = arm_commits(exp_in).get(vocab.BASELINE)
+        out[exp.name] = vs_history_line(vs_history(paired, exp.name, commit), recipe=exp_in.recipe)
     return out
 
 

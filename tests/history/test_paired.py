@@ -145,3 +145,14 @@ def test_the_recipe_page_shows_the_paired_series_first() -> None:
     assert f"`reportgen bisect {5:040x} {6:040x}`" in md and "[e00](../../reports/e00/index.md)" in md
     spec = page.charts["paired-1"]
     assert "alarm" in spec["datasets"]["paired"] and "href" in spec["layer"][-1]["encoding"]
+
+
+def test_the_format_page_lists_every_column_with_the_models_meaning() -> None:
+    from reportgen.history.paired_model import COLUMNS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "paired-history.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == list(COLUMNS)
+    for r in rows:
+        name = r.split("`")[1]
+        assert r.rstrip(" |").endswith(PairedPoint.model_fields[name].description or ""), name
