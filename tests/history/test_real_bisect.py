@@ -14,115 +14,28 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import reportgen
 from reportgen.cli import main
 from reportgen.history import paired, store
 from reportgen.history.bisect_model import BisectRecord
 from tests.conftest import built_once
+from tests.history.workload_repo import PACKAGE, make_repo
 
 pytestmark = pytest.mark.slow  # 3 bisection campaigns of 3 pairs and 3 of 2: about 30 short CPU runs
 
-PACKAGE = Path(reportgen.__file__).resolve().parent
-RECIPE = PACKAGE.parent / "scripts" / "recipes" / "grpo-recipe.sh"
-ARGS = Path("reportgen/workloads/grpo/args.py")
-TRAIN = Path("reportgen/workloads/grpo/train.py")
-STEP_LINE = "        rollout, perf = self.train(rollout_id, batch, verdicts)\n"  # inside Trainer.step's timed block
-SLEEP_S = 2.0
 SLOW_AT = 3  # position of the slow commit in the range after GOOD (0-based): the 4th of 6
 COMMITS = 6
-STEPS = 6
-SPEC = """\
-schema_version = 1
-name = "bisect-demo"
-title = "The embedded workload at revisions of its own repository"
-
-[recipe]
-script = "recipe.sh"
-workdir = "."
-entrypoint = "reportgen.workloads.grpo"
-env = {{ NUM_ROLLOUT = "{steps}", ROLLOUT_BATCH_SIZE = "2", GLOBAL_BATCH_SIZE = "16", PRESET = "cpu-tiny", DEVICE = "cpu" }}
-
-[workload]
-steps = {steps}
-flags = ["--num-rollout", "--rollout-batch-size", "--n-samples-per-prompt", "--global-batch-size", "--seed", "--rollout-seed", "--preset", "--device"]
-
-[run]
-timeout_s = 240
-
-[analysis]
-warmup_steps = 2
-windows = [{{ name = "W1", start = 2, end = {last} }}]
-
-[[candidates]]
-id = "A1"
-title = "Remove the optimizer offload trio (never run here: revisions only)"
-remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
-"""
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def _git(repo: Path, *args: str) -> str:
-    res = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
-    )
-    return res.stdout.strip()
-
-
-def _commit(repo: Path, message: str) -> str:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
-
-
-def make_repo(repo: Path) -> tuple[str, list[str]]:
-    """GOOD (the workload, its recipe and spec.toml) and six commits that change the workload's code,
-    the fourth slowing every training step by half its time. Returns GOOD and the six SHAs."""
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    for rel in ("__init__.py", "workloads/__init__.py"):
-        (repo / "reportgen" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(PACKAGE / rel, repo / "reportgen" / rel)
-    shutil.copytree(
-        PACKAGE / "workloads" / "grpo",
-        repo / "reportgen" / "workloads" / "grpo",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    shutil.copyfile(RECIPE, repo / "recipe.sh")
-    (repo / "spec.toml").write_text(SPEC.format(steps=STEPS, last=STEPS - 1), encoding="utf-8")
-    good = _commit(repo, "the embedded workload")
-    shas = []
-    for i in range(COMMITS):
-        path = repo / (TRAIN if i == SLOW_AT else ARGS)
-        text = path.read_text(encoding="utf-8")
-        if i == SLOW_AT:
-            assert STEP_LINE in text, "Trainer.step changed: update STEP_LINE"
-            text = text.replace(STEP_LINE, STEP_LINE + f"        time.sleep({SLEEP_S})  # a slower step\n", 1)
-            message = f"train: every step sleeps {SLEEP_S} s"
-        else:
-            text += f"\n# refactor {i}: no change in what runs\n"
-            message = f"args: refactor {i}"
-        path.write_text(text, encoding="utf-8")
-        shas.append(_commit(repo, message))
-    return good, shas
+SLEEP_S = 2.0
 
 
 def _build(folder: Path) -> None:
     repo, runs, cache = folder / "repo", folder / "runs", folder / "cache"
-    good, shas = make_repo(repo)
+    good, shas = make_repo(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S)
     env = {
         **os.environ,
         "REPORTGEN_CACHE": str(cache),
