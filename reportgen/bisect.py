@@ -48,7 +48,11 @@ def git(repo: Path, *args: str) -> str:
 
 
 def resolve(repo: Path, ref: str) -> str:
-    return git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    """The full SHA of `ref` in `repo`; "" when it names no commit there."""
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    except UserError:
+        return ""
 
 
 def commit_range(repo: Path, good: str, bad: str) -> list[str]:

@@ -1,12 +1,16 @@
 """The report page of a bisection (render stage): the steps with their evidence, the culprit, its
 diff, and where the time went before and after it. Rendered from runs/<bisection>/bisect.json
-(`BisectRecord`), never from logs; `reportgen bisect` writes it beside the record as report.md.
+(`BisectRecord`), never from logs; `reportgen bisect` writes it beside the record as report.md, and
+the site publishes it under History (history/bisect/<name>/).
 """
 
 from __future__ import annotations
 
-from reportgen.history.bisect_model import BisectRecord
+from pathlib import Path
+
+from reportgen.history.bisect_model import FILE, BisectRecord
 from reportgen.render import blocks, safe
+from reportgen.render.page import Page
 from reportgen.rounding import fmt_change
 
 
@@ -78,3 +82,23 @@ def report_markdown(record: BisectRecord) -> str:
     if record.notes:
         md += ["## Notes\n", "\n".join(f"- {safe.text(n)}" for n in record.notes) + "\n"]
     return "\n".join(md)
+
+
+def pages(runs_root: Path) -> list[Page]:
+    """A page per bisection under a runs/ root (each folder holding a bisect.json), under History."""
+    out = []
+    root = Path(runs_root)
+    for folder in sorted(p for p in root.iterdir() if (p / FILE).is_file()) if root.is_dir() else []:
+        record = BisectRecord.read(folder / FILE)
+        if record is None:
+            continue
+        title = f"Bisection {record.good[:7]}..{record.bad[:7]}"
+        out.append(
+            Page(
+                path=f"history/bisect/{folder.name}/index.md",
+                title=title,
+                markdown=report_markdown(record),
+                nav_title=title,
+            )
+        )
+    return out

@@ -21,6 +21,7 @@ from typing import IO, Any
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
 from reportgen.render import (
+    bisect_page,
     candidate_page,
     chart_spec,
     chart_svg,
@@ -289,7 +290,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
         written += pages
     history = history_page.render_all(
         series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
-    )
+    ) + bisect_page.pages(runs_root)
     written += history
     home = home_page.render(experiments)
     written.insert(0, home)
