@@ -4,7 +4,10 @@
 # scripts/paired_history_eval.py on its pairs' log ratios: the pair-level noise, the false-alarm
 # rate of A/A paired histories and the detection of a 10 % step (docs/performance-history.md#the-paired-history).
 #
-#   bash scripts/device/paired_history_check.sh            # on the GPU machine: PROFILE=gpu (default there)
+#   bash scripts/device/paired_history_check.sh            # on the GPU machine: PROFILE=gpu (default there):
+#       aa.toml's GPU profile, 24-step runs, sequential (A/A candidates stop at about 4-5 pairs), within BUDGET_S
+#   device tool: run(kind="nvidia-h200", timeout_s=600, carry=[".whl"],
+#                    command="bash scripts/device/paired_history_check.sh")
 #   PROFILE=cpu-pairs bash scripts/device/paired_history_check.sh   # the CPU workload on quiet CPUs
 #
 # `.whl` carried (docs/device.md). About 5-8 minutes. Leaves the campaign as $OUT/NAME.tar.gz and the
@@ -32,8 +35,11 @@ nproc
 timeout "${BUDGET_S:-480}" "$PY" -m reportgen run scripts/recipes/aa.toml --profile "$PROFILE" --runs "$RUNS" \
   --name "$NAME" --no-profiler || true
 "$PY" -m reportgen analyze "$NAME" --runs "$RUNS" || true
-"$PY" scripts/paired_history_eval.py --runs "$RUNS" --sims "${SIMS:-400}"
+echo "== this machine's campaign alone =="
+"$PY" scripts/paired_history_eval.py --runs "$RUNS" --sims "${SIMS:-1000}"
+echo "== pooled with the committed runs/ (same machine class string) =="
+"$PY" scripts/paired_history_eval.py --runs "$RUNS" runs --sims "${SIMS:-1000}"
 if [ -n "${OUT:-}" ]; then
-  "$PY" scripts/paired_history_eval.py --runs "$RUNS" --sims "${SIMS:-400}" --json > "$OUT/paired-history.json"
+  "$PY" scripts/paired_history_eval.py --runs "$RUNS" runs --sims "${SIMS:-1000}" --json > "$OUT/paired-history.json"
   tar --exclude=traces -czf "$OUT/$NAME.tar.gz" -C "$RUNS" "$NAME"
 fi
