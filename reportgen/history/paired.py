@@ -64,7 +64,7 @@ def _anchor_value(doc: AnalysisDocument) -> float | None:
 
 def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[PairedPoint]:
     """The paired points of one experiment: one per candidate whose revision differs from the
-    baseline's, with a run-level interval of at least two pairs. `shas` (arm -> SHA) defaults to
+    baseline's and that edits no flag, with a run-level interval of at least two pairs. `shas` (arm -> SHA) defaults to
     the commits the arms' runs name."""
     if shas is None:
         shas = exp.shas if exp.shas is not None else arm_commits(exp)
@@ -84,6 +84,8 @@ def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[
         if commit is None or commit == anchor or iv.estimate is None or iv.low is None or iv.high is None:
             continue
         if iv.df is None or iv.pairs is None or iv.pairs < 2:
+            continue
+        if comp.changed_flags:  # flag edits on top of the revision: not the commit's code alone
             continue
         se = standard_error(iv.low, iv.high, iv.df, iv.look_confidence or iv.confidence)
         if not math.isfinite(se):
