@@ -15,7 +15,7 @@ from pathlib import Path
 
 from reportgen import vocab
 from reportgen.analysis.check import Span
-from reportgen.analysis.document import Artifact, ProfilerRun
+from reportgen.analysis.document import Artifact, ChangedFile, CodeChange, ProfilerRun
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
@@ -23,7 +23,7 @@ from reportgen.store import atomic, layout
 from reportgen.store.experiment import prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
-from reportgen.store.models import Manifest
+from reportgen.store.models import Manifest, Revisions
 from reportgen.store.run import parse_utc
 from reportgen.store.run_folder import ExperimentFiles, read_experiment
 from reportgen.traces import model as trace_model
@@ -116,7 +116,27 @@ def _context(files: ExperimentFiles) -> Context:
         spec_dir=spec_dir(source, repo),
         prior_looks=tuple(prior_looks(record)),
         spans=_spans(files),
+        code_changes=_code_changes(exp_dir),
     )
+
+
+def _code_changes(exp_dir: Path) -> dict[str, CodeChange]:
+    """Each candidate's code change against the baseline's commit, from revisions.json (arms at git
+    revisions, docs/revisions.md); empty for arms that ran from the working tree."""
+    record = Revisions.read(exp_dir / layout.REVISIONS)
+    if record is None:
+        return {}
+    return {
+        arm: CodeChange(
+            baseline_sha=c.base_sha,
+            candidate_sha=c.sha,
+            merge_base=c.merge_base,
+            files=[ChangedFile(path=f.path, added=f.added, deleted=f.deleted) for f in c.files],
+            link=c.link,
+            revert=c.revert,
+        )
+        for arm, c in record.changes.items()
+    }
 
 
 def spec_dir(source: object, repo: str | None) -> str | None:

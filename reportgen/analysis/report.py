@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reportgen import __version__
-from reportgen.analysis import check, coverage, next_step, quality, quiet, same_work, tables, workload
+from reportgen.analysis import behaviour, check, coverage, next_step, quality, quiet, same_work, tables, workload
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
@@ -68,6 +68,8 @@ class Context:
     prior_looks: tuple[int, ...] = ()  # looks an earlier design of the campaign took (experiment.json)
     # Every run recorded under the runs folder on the machines of this experiment's runs (overlap checks).
     spans: tuple[Span, ...] = ()
+    # Arms at git revisions (revisions.json): each candidate's code change against the baseline's commit.
+    code_changes: dict[str, doc.CodeChange] = field(default_factory=dict)
 
 
 def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
@@ -145,7 +147,8 @@ def _comparison(
     vs_base_rl = c.compare(a.primary, base_id, base_done, c_runs, higher=higher) if base_done else None
     missing = missing_metric_cause(a.primary, {BASELINE: b_used, cand_id: c_used})
     gap = coverage.missed_windows(coverage.spans([*b_used, *c_used], a.primary), windows, a.warmup_steps)
-    all_guards = [*guards, work_guard]
+    maths_guard = behaviour.check(b_runs, c_runs) if judged else None
+    all_guards = [*guards, work_guard, *([maths_guard] if maths_guard is not None else [])]
     tally = check.tally(all_guards)
     flags = tables.flag_changes(spec, cand_id, c.formal)
     maths = tables.maths_changes(flags)
@@ -228,6 +231,7 @@ def _comparison(
         "depends_on": spec.bases(cand_id),
         "vs_base": vs_base,
         "changed_flags": flags,
+        "code_change": ctx.code_changes.get(cand_id),
     }
     # The summary reads the comparison it summarises: a draft without it (not validated) first.
     draft = doc.Comparison.model_construct(**fields)
@@ -338,6 +342,12 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         )
         for arm in arm_ids
     }
+    for arm in arm_ids:  # the code each arm ran (arms at git revisions) and its behavioural fingerprint
+        ran = formal.get(arm, [])
+        revs = sorted({rev for r in ran if (rev := behaviour.revision(r)) is not None})
+        arms[arm] = arms[arm].model_copy(
+            update={"revision": revs[0] if len(revs) == 1 else None, "fingerprint": behaviour.fingerprint(ran)}
+        )
     campaign = Campaign(spec=spec, windows=windows, design=design, formal=formal)
     rerun = Rerun(
         ctx.spec_source or f"runs/{ctx.experiment}/experiment.toml",

@@ -117,7 +117,8 @@ def check_import(arm: Arm, module: str, python: str) -> None:
     assert arm.checkout is not None and arm.revision is not None
     env = {**os.environ, **arm.env}
     code = f"import importlib, os; m = importlib.import_module({module!r}); print(os.path.realpath(m.__file__ or ''))"
-    where = f"revision {arm.revision} ({arm.ref}) of arm {arm.id}"
+    named = "" if arm.ref == arm.revision else f" ({arm.ref})"
+    where = f"revision {arm.revision}{named} of arm {arm.id}"
     try:
         proc = subprocess.run(
             [python, "-c", code],

@@ -139,6 +139,8 @@ class RayJob:
             "provenance": prov,
             "gpu_interval_s": self.capture.gpu_interval_s,
             "files": files,
+            # An arm at a git revision (docs/revisions.md): the workload's PYTHONPATH is its checkout alone.
+            **({"pythonpath": self.env["PYTHONPATH"]} if self.env.get("REPORTGEN_REVISION") else {}),
         }
 
     def start(self) -> None:

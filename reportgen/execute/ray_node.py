@@ -102,6 +102,10 @@ def _node_env(job: Mapping[str, Any], scratch: Path) -> dict[str, str]:
                 env[key] = str(scratch) + value[len(local) :]
     env["REPORTGEN_RUN_DIR"] = str(scratch)
     env["TENSORBOARD_DIR"] = str(scratch / "tensorboard")
+    if job.get("pythonpath"):
+        # An arm at a git revision imports its own checkout only: Ray's runtime environment put this
+        # job's own reportgen (py_modules) first on PYTHONPATH, which would shadow the checkout's.
+        env["PYTHONPATH"] = str(job["pythonpath"])
     return env
 
 

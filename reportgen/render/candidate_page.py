@@ -13,6 +13,7 @@ from reportgen.render import answer as answer_block
 from reportgen.render import (
     blocks,
     charts,
+    code_change,
     decision,
     figures,
     flagdiff,
@@ -176,7 +177,7 @@ def what_changed(exp: ExperimentData, cand: str) -> list[str]:
     arm = exp.arm(cand)
     comp = exp.comparison(cand)
     base_word = safe.code(comp.base or vocab.BASELINE)
-    out = ["## What changed\n"]
+    out = ["## What changed\n", *code_change.section(comp, cand)]
     if comp.changed_flags:
         header = ["flag", "baseline", *([f"{safe.text(comp.base)} (its base)"] if comp.base else []), safe.text(cand)]
         rows = []

@@ -8,8 +8,8 @@ import textwrap
 from collections import OrderedDict
 from typing import Any
 
+from reportgen.render import code_change, safe
 from reportgen.render import machine as machine_info
-from reportgen.render import safe
 from reportgen.render.blocks import table
 from reportgen.render.common import report_kind
 from reportgen.render.format import fmt_num
@@ -160,6 +160,11 @@ def code_section(exp: ExperimentData) -> list[str]:
         + (", with **uncommitted changes** in the working tree" if info.dirty else ", clean working tree")
         + ".\n",
     ]
+    revisions = [(c.candidate, c.code_change) for c in exp.analysis.comparisons if c.code_change is not None]
+    if revisions:
+        out.append("The arms ran at git revisions, each from a clean checkout of its commit:\n")
+        out += [f"- {safe.text(cand)}: {code_change.summary(code)}" for cand, code in revisions]
+        out.append("")
     if rows:
         out.append(table(["runs", "commit", "branch", "state", "git status"], rows, align=["l"] * 5) + "\n")
     return out

@@ -4,7 +4,7 @@ it, and when (a risk table derived from the measured evidence)."""
 from __future__ import annotations
 
 from reportgen.analysis.document import ArmResult
-from reportgen.render import blocks, decision, flagdiff, safe
+from reportgen.render import blocks, code_change, decision, flagdiff, safe
 from reportgen.render.blocks import table
 from reportgen.render.common import recipe_dir_where_it_ran, report_kind
 from reportgen.render.format import fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share
@@ -145,6 +145,7 @@ def render(exp: ExperimentData) -> Page:
             md += ["The trainer's effective values it brings back (now → after the rollback):\n"]
             md += [f"- {line}" for line in back]
             md.append("")
+        md += code_change.revert(comp)
         md += [
             "### The reverse patch\n",
             safe.fence(rev or "(the candidate's diff is empty)", "diff", title=fname) + "\n",

@@ -252,6 +252,9 @@ class Manifest(StoreFile):
     artifacts: list[dict[str, Any]] | None = Field(
         default=None, description="Profiler artifacts (path, bytes, sha256), listed when the run ended."
     )
+    revision: RevisionArm | None = Field(
+        default=None, description="The git revision the run's code came from (arms at revisions), else absent."
+    )
 
     @property
     def complete(self) -> bool:

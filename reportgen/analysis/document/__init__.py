@@ -33,7 +33,14 @@ from reportgen.analysis.document.checks import (
     SameWork,
     SameWorkWindow,
 )
-from reportgen.analysis.document.comparison import Comparison, FlagChange, HeadlineRow, WindowChange
+from reportgen.analysis.document.comparison import (
+    ChangedFile,
+    CodeChange,
+    Comparison,
+    FlagChange,
+    HeadlineRow,
+    WindowChange,
+)
 from reportgen.analysis.document.experiment import (
     Design,
     Experiment,
@@ -76,6 +83,8 @@ __all__ = [
     "Basis",
     "CampaignCost",
     "CandidateSummary",
+    "ChangedFile",
+    "CodeChange",
     "Comparison",
     "Design",
     "Direction",

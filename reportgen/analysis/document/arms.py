@@ -127,6 +127,15 @@ class ArmResult(Model):
         default_factory=dict, description="Effective values of the fixed, batch and length-limit flags."
     )
     memory: MemoryUse = Field(default=MemoryUse(), description="Peak GPU memory against the limit it ran under.")
+    revision: str | None = Field(
+        default=None,
+        description="The commit the arm ran at (arms at git revisions, revisions.json); null: the working tree.",
+    )
+    fingerprint: dict[str, list[float]] = Field(
+        default_factory=dict,
+        description="Behavioural fingerprint: metric key (train/loss, train/grad_norm) -> its mean over the arm's "
+        "runs in each of the first steps (analysis/behaviour.py).",
+    )
 
     def formal_runs(self) -> list[RunSummary]:
         return [r for r in self.runs if r.role == "formal"]

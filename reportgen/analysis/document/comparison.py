@@ -53,6 +53,36 @@ class FlagChange(Model):
     candidate: str | None = None
 
 
+class ChangedFile(Model):
+    path: str
+    added: int | None = Field(default=None, description="Lines added (null: binary).")
+    deleted: int | None = Field(default=None, description="Lines deleted (null: binary).")
+
+
+class CodeChange(Model):
+    """The code a candidate at a git revision changes against the baseline's revision (revisions.json)."""
+
+    baseline_sha: str
+    candidate_sha: str
+    merge_base: str | None = Field(default=None, description="Their best common ancestor; null: no shared history.")
+    files: list[ChangedFile] = Field(default_factory=list, description="Files changed, with lines added and deleted.")
+    link: str | None = Field(default=None, description="The compare page when the repository is on GitHub.")
+    revert: str = Field(default="", description="The rollback: the command that reverts the range.")
+
+    @property
+    def added(self) -> int:
+        return sum(f.added or 0 for f in self.files)
+
+    @property
+    def deleted(self) -> int:
+        return sum(f.deleted or 0 for f in self.files)
+
+    def stat(self) -> str:
+        """ "3 files, +12 -4"."""
+        n = len(self.files)
+        return f"{n} file{'s' if n != 1 else ''}, +{self.added} -{self.deleted}"
+
+
 class Comparison(Model):
     """One candidate against the baseline."""
 
@@ -110,6 +140,9 @@ class Comparison(Model):
         default_factory=list, description="Primary metric and step time against the base (empty without a base)."
     )
     changed_flags: list[FlagChange] = Field(default_factory=list)
+    code_change: CodeChange | None = Field(
+        default=None, description="Arms at git revisions: the code the candidate changes (null: same code)."
+    )
 
     def deciding(self) -> RunLevel:
         """The run-level comparison the verdict was decided on: against the base when the verdict

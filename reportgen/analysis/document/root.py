@@ -18,7 +18,7 @@ from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machin
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 7  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 8  # also the Literal of AnalysisDocument.schema_version
 KIND: Final = "reportgen.analysis"
 
 
@@ -74,7 +74,7 @@ class CampaignCost(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7] = 7
+    schema_version: Literal[8] = 8
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""

@@ -1,0 +1,95 @@
+"""Arms at git revisions on the embedded GRPO workload (issue 34): real training runs.
+
+1. In a throw-away repository holding a copy of the workload's code, a second commit sleeps 1 s in
+   every training step (two to three times the step time of the CPU-tiny model): one campaign of the
+   two revisions (`pipeline.run_revisions`, 3 interleaved pairs of 6-step runs) rejects it, with the
+   same work and the same maths on both sides, and names both commits and the code diff.
+2. A fresh clone of reportgen's own repository runs `reportgen run --baseline-ref HEAD~1
+   --candidate-ref HEAD` (one pair of 4-step runs: it works, it does not decide) and
+   `reportgen pr-body` reports it with its code line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportgen.analysis.document import parse
+from reportgen.pipeline import run_revisions
+from reportgen.store.atomic import read_json
+from tests.git_repos import slow_down, workload_repo
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_commit_that_slows_every_step_is_rejected_against_its_parent(tmp_path):
+    repo = tmp_path / "repo"
+    good = workload_repo(repo, steps=6, warmup=2)
+    slow = slow_down(repo, 1.0)
+    exp = run_revisions(
+        repo,
+        good,
+        slow,
+        repo / "spec.toml",
+        runs_root=tmp_path / "runs",
+        pairs=3,
+        name="slow-step",
+        cache=tmp_path / "cache",
+    )
+    doc = parse(read_json(exp / "analysis.json"), "analysis.json")
+    comp = doc.comparison("candidate")
+    assert comp is not None
+    assert comp.verdict.status == "rejected", comp.verdict.model_dump()
+    assert comp.run_level.interval.high is not None and comp.run_level.interval.high < 0.9
+    status = {g.id: g.status for g in comp.guardrails}
+    assert status["same_work"] == "pass" and status["same_maths"] == "pass", comp.guardrails
+    assert comp.code_change is not None and comp.code_change.merge_base == good
+    assert [(f.path, f.added, f.deleted) for f in comp.code_change.files] == [
+        ("reportgen/workloads/grpo/train.py", 1, 0)
+    ]
+    assert {a.id: a.revision for a in doc.arms} == {"baseline": good, "candidate": slow}
+
+
+def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path):
+    if not (REPO / ".git").exists():
+        pytest.skip("needs this repository's history (not a git checkout)")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    default = (clone / "scripts" / "recipes" / "default.toml").read_text()
+    # The default experiment in short: 4 steps of the CPU-tiny model, one pair of runs.
+    fast = default.split("[profiles.traces]")[0]
+    fast = fast.replace('NUM_ROLLOUT = "16"', 'NUM_ROLLOUT = "4"').replace("steps = 16", "steps = 4")
+    fast = fast.replace('until = "decided"\nmin_pairs = 3\nmax_pairs = 5\nbudget_minutes = 3', "repeats = 1")
+    fast = fast.replace("warmup_steps = 4", "warmup_steps = 1")
+    fast = fast.replace(
+        '  { name = "W1", start = 4, end = 9 },\n  { name = "W2", start = 10, end = 15 },', '  { name = "W1", start = 1, end = 3 },'
+    )
+    (clone / "scripts" / "recipes" / "fast.toml").write_text(fast)  # untracked: read from the working tree
+    env = {**os.environ, "REPORTGEN_ENV": "none", "REPORTGEN_CACHE": str(tmp_path / "cache")}
+    env.pop("PYTHONPATH", None)
+    env.pop("REPORTGEN_RUNS", None)
+    cli = [sys.executable, "-m", "reportgen"]
+    run = subprocess.run(
+        [*cli, "run", "scripts/recipes/fast.toml", "--baseline-ref", "HEAD~1", "--candidate-ref", "HEAD", "--name", "pr"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = parse(read_json(clone / "runs" / "pr" / "analysis.json"), "analysis.json")
+    comp = doc.comparison("candidate")
+    head = subprocess.run(["git", "rev-parse", "HEAD", "HEAD~1"], cwd=clone, capture_output=True, text=True).stdout
+    cand_sha, base_sha = head.split()
+    assert comp is not None and comp.code_change is not None
+    assert (comp.code_change.baseline_sha, comp.code_change.candidate_sha) == (base_sha, cand_sha)
+    body = subprocess.run([*cli, "pr-body", "pr"], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+    assert body.returncode == 0, body.stderr[-2000:]
+    assert f"`candidate` code: `{base_sha[:12]}` → `{cand_sha[:12]}`" in body.stdout

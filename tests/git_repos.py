@@ -1,0 +1,122 @@
+"""Throw-away git repositories for tests of arms at revisions (docs/revisions.md): plain functions.
+
+`workload_repo` makes a repository holding a copy of the embedded GRPO workload's code (the
+`reportgen.workloads.grpo` package and the recipe script), a spec for it, and one commit;
+`slow_down` commits a change that sleeps in every training step, `commit` anything else."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import reportgen
+
+PACKAGE = Path(reportgen.__file__).resolve().parent
+RECIPE = PACKAGE.parent / "scripts" / "recipes" / "grpo-recipe.sh"
+TRAIN = Path("reportgen/workloads/grpo/train.py")
+# The line of Trainer.step after which a slowed-down commit sleeps: inside the step's timed block.
+STEP_ANCHOR = "        rollout, perf = self.train(rollout_id, batch, verdicts)\n"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "reportgen tests",
+    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
+    "GIT_COMMITTER_NAME": "reportgen tests",
+    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
+
+
+def init(repo: Path) -> Path:
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+def commit(repo: Path, message: str, files: dict[str, str] | None = None) -> str:
+    """Write `files` (path -> text), commit everything, return the new commit's full SHA."""
+    for rel, text in (files or {}).items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+SPEC = """\
+schema_version = 1
+name = "slow-step"
+title = "The embedded workload at two revisions"
+
+[recipe]
+script = "recipe.sh"
+workdir = "."
+entrypoint = "reportgen.workloads.grpo"
+env = {{ NUM_ROLLOUT = "{steps}", ROLLOUT_BATCH_SIZE = "2", GLOBAL_BATCH_SIZE = "16", PRESET = "cpu-tiny", DEVICE = "cpu" }}
+
+[workload]
+steps = {steps}
+flags = ["--num-rollout", "--rollout-batch-size", "--n-samples-per-prompt", "--global-batch-size", "--seed", "--rollout-seed", "--preset", "--device"]
+
+[run]
+timeout_s = 240
+
+[analysis]
+warmup_steps = {warmup}
+windows = [{{ name = "W1", start = {warmup}, end = {last} }}]
+
+[[candidates]]
+id = "A1"
+title = "Remove the optimizer offload trio"
+remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
+"""
+
+
+def workload_repo(repo: Path, *, steps: int = 6, warmup: int = 2) -> str:
+    """A repository with the embedded workload's code, its recipe and a spec (`spec.toml`) of `steps`
+    CPU-tiny steps; returns its first commit."""
+    init(repo)
+    for rel in ("__init__.py", "workloads/__init__.py"):
+        (repo / "reportgen" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PACKAGE / rel, repo / "reportgen" / rel)
+    shutil.copytree(
+        PACKAGE / "workloads" / "grpo", repo / "reportgen" / "workloads" / "grpo", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copyfile(RECIPE, repo / "recipe.sh")
+    (repo / "spec.toml").write_text(SPEC.format(steps=steps, warmup=warmup, last=steps - 1), encoding="utf-8")
+    return commit(repo, "the embedded workload")
+
+
+def slow_down(repo: Path, seconds: float) -> str:
+    """Commit a change that sleeps `seconds` in every training step (inside the step's timed block)."""
+    path = repo / TRAIN
+    text = path.read_text(encoding="utf-8")
+    assert STEP_ANCHOR in text, "Trainer.step changed: update tests/git_repos.py STEP_ANCHOR"
+    text = text.replace(STEP_ANCHOR, STEP_ANCHOR + f"        time.sleep({seconds!r})  # a slower step\n", 1)
+    return commit(repo, f"sleep {seconds} s in every step", {str(TRAIN): text})
+
+
+def break_import(repo: Path) -> str:
+    """Commit a syntax error into the workload's package: its checkout cannot import."""
+    init_py = repo / "reportgen" / "workloads" / "grpo" / "__init__.py"
+    return commit(repo, "break the import", {str(init_py.relative_to(repo)): "this is not python\n"})
+
+
+def readme_repo(repo: Path) -> list[str]:
+    """A small repository of three commits (a file, a change to it, a second file): their SHAs."""
+    init(repo)
+    shas = [commit(repo, "one", {"a.py": "x = 1\n"})]
+    shas.append(commit(repo, "two", {"a.py": "x = 2\ny = 3\n"}))
+    shas.append(commit(repo, "three", {"b/c.txt": textwrap.dedent("hello\n")}))
+    return shas
