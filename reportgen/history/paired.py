@@ -66,9 +66,10 @@ def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[
     """The paired points of one experiment: one per candidate whose revision differs from the
     baseline's and that edits no flag, with a run-level interval of at least two pairs. `shas` (arm -> SHA) defaults to
     the commits the arms' runs name."""
-    if shas is None:
-        shas = exp.shas if exp.shas is not None else arm_commits(exp)
     doc = exp.analysis
+    if shas is None:
+        recorded = {a.id: a.revision for a in doc.arms if a.revision}
+        shas = recorded or (exp.shas if exp.shas is not None else arm_commits(exp))
     anchor = shas.get(BASELINE)
     if anchor is None:
         return []
