@@ -42,14 +42,14 @@ def report_markdown(record: BisectRecord) -> str:
         rows.append(
             [
                 str(i),
-                f"`{short.get(s.sha, s.sha[:7])}` {safe.text(s.subject)}",
+                f"{safe.code(short.get(s.sha, s.sha[:7]))} {safe.text(s.subject)}",
                 _pct(s.ratio),
                 interval,
                 str(s.pairs),
                 safe.text(s.outcome or "?") + ("" if s.decided else " (undecided: by its estimate)"),
                 safe.text(s.verdict),
                 f"**{s.call}**",
-                f"`{safe.text(s.experiment)}`",
+                safe.code(s.experiment),
             ]
         )
     md += [
