@@ -224,34 +224,40 @@ def _order(point: ChainedPoint, commit_order: Mapping[str, int] | None) -> tuple
     return (commit_order.get(point.commit, len(commit_order)), started)
 
 
-def _lineage(point: ChainedPoint, anchors: set[str]) -> tuple[tuple[str, ...], float]:
-    """The anchors whose measurement error a point shares with the points after it (its bridges,
-    and itself when it is an anchor), and that shared variance."""
-    own = _combine(point.measured)[1] ** 2
-    bridges = max(point.se**2 - own, 0.0)
-    if point.commit in anchors:
-        return (*point.via, point.commit), bridges + own
-    return point.via, bridges
+def _bridges(chained: Sequence[ChainedPoint], anchors: set[str]) -> dict[str, float]:
+    """Every bridge of the series (an anchor other than the root, measured as a point) and the
+    variance of its measurement: the error every point chained through it shares."""
+    return {c.commit: _combine(c.measured)[1] ** 2 for c in chained if c.commit in anchors}
+
+
+def _through(point: ChainedPoint, bridge: str) -> bool:
+    return bridge == point.commit or bridge in point.via
 
 
 def _across_bridge(
     s: Shift, chained: Sequence[ChainedPoint], anchors: set[str], config: DetectorConfig
 ) -> Shift | None:
-    """A change between points of different lineages (across a bridge to a new anchor) is tested
-    again with the bridge's variance added to the segments': a bridge's error moves every point
-    after it alike, which the segments' scatter cannot see (scripts/paired_history_eval.py
-    --bridge-at measured the false alarms this removes). None: within what the bridge explains."""
-    (la, va), (lb, vb) = _lineage(chained[s.index - 1], anchors), _lineage(chained[s.index], anchors)
-    extra = abs(vb - va)
-    if la == lb or extra <= 0:
+    """A change whose segments hold different shares of points chained through a bridge is tested
+    again with that bridge's variance added: a bridge's error moves every point after it alike,
+    which the segments' scatter cannot see. For the difference of the segments' means it adds
+    (share after - share before)^2 x the bridge's variance, summed over the bridges.
+    (scripts/paired_history_eval.py --bridge-at measures the false alarms left.) None: the change
+    is within what the bridges explain."""
+    before = chained[s.index - s.n_before : s.index]
+    after = chained[s.index : s.index + s.n_after]
+    extra = 0.0
+    for bridge, var in _bridges(chained, anchors).items():
+        f_before = sum(_through(c, bridge) for c in before) / len(before)
+        f_after = sum(_through(c, bridge) for c in after) / len(after)
+        extra += (f_after - f_before) ** 2 * var
+    if extra <= 0:
         return s
     from scipy import stats
 
     df = s.n_before + s.n_after - 2
     q = float(stats.t.ppf(0.5 + s.confidence / 2, df))
     d = math.log(s.ratio)
-    se2 = ((math.log(s.high) - math.log(s.low)) / (2 * q)) ** 2 + extra
-    se = math.sqrt(se2)
+    se = math.sqrt(((math.log(s.high) - math.log(s.low)) / (2 * q)) ** 2 + extra)
     p = float(2 * stats.t.sf(abs(d) / se, df))
     if p >= config.alpha:
         return None
