@@ -40,11 +40,11 @@ class PhaseTime(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str
-    label: str
-    unit: str = ""
-    before: float | None = None
-    after: float | None = None
+    metric: str = Field(description='The metric\'s key ("perf/step_time", "perf/train_time", ...).')
+    label: str = Field(description="Its short name.")
+    unit: str = Field(default="", description="Its unit.")
+    before: float | None = Field(default=None, description="GOOD's mean of window means.")
+    after: float | None = Field(default=None, description="The culprit's.")
     change: float | None = Field(default=None, description="after/before - 1.")
 
 
