@@ -59,7 +59,9 @@ def test_the_record_report_and_json_name_the_culprit(tmp_path: Path) -> None:
     assert record.culprit_subject == "change 5" and "+SLEEP = 0.5" in record.culprit_diff
     assert BisectRecord.read(out_dir / "bisect.json") == record
     report = (out_dir / "report.md").read_text()
-    assert f"**Culprit: `{shas[5]}`**" in report and "e-" + shas[5][:7] + "</code>" in report and "+SLEEP = 0.5" in report
+    assert (
+        f"**Culprit: `{shas[5]}`**" in report and "e-" + shas[5][:7] + "</code>" in report and "+SLEEP = 0.5" in report
+    )
     js = summary(record, out_dir)
     assert js["culprit"] == shas[5] and js["runs"] == 24 and js["minutes"] == 6.0
     (page,) = pages(tmp_path / "runs")
