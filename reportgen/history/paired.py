@@ -64,8 +64,9 @@ def _anchor_value(doc: AnalysisDocument) -> float | None:
 
 def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[PairedPoint]:
     """The paired points of one experiment: one per candidate whose revision differs from the
-    baseline's and that edits no flag, with a run-level interval of at least two pairs. `shas` (arm -> SHA) defaults to
-    the commits the arms' runs name."""
+    baseline's and that edits no flag, with a run-level interval of at least two pairs. `shas`
+    (arm -> SHA) defaults to the revisions the arms ran at (analysis.json `arms[].revision`, else
+    revisions.json), else the commits the arms' runs name."""
     doc = exp.analysis
     if shas is None:
         recorded = {a.id: a.revision for a in doc.arms if a.revision}
