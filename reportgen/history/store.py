@@ -9,6 +9,7 @@ what the analysis stored, so a stale one is refused with the command that refres
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tomllib
 from pathlib import Path
@@ -31,8 +32,16 @@ from reportgen.store.run_folder import read_run_folder
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
 
 
+DERIVED = re.compile(r"^# Derived by reportgen from .* \(spec ([A-Za-z0-9._-]+)\):")
+
+
 def recipe_name(spec_text: str, fallback: str) -> str:
-    """The spec's own `name` (a `--name` renames the folder only), else the folder name."""
+    """The spec's own `name` (a `--name` renames the folder only), else the folder name. A spec
+    derived for a campaign of two revisions (pipeline.derive_revision_spec) is named after its
+    campaign; its header names the spec it came from, and that is its recipe."""
+    derived = DERIVED.match(spec_text)
+    if derived:
+        return derived.group(1)
     try:
         name = tomllib.loads(spec_text).get("name")
     except tomllib.TOMLDecodeError:

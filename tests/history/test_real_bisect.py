@@ -1,6 +1,6 @@
 """Bisection and the paired history on real runs of the embedded CPU workload, in a throw-away git
 repository whose commits change the workload's code: six commits after GOOD, the fourth of which
-makes every training step sleep 1 s inside its timed block. A fixed sleep, not a share of the step's
+makes every training step sleep 2 s inside its timed block. A fixed sleep, not a share of the step's
 own time: on two cores shared with other test workers a run's step time moves 2-3x with the load,
 and the slowdown has to stand out of that for a test that must decide every time.
 
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # 3 bisection campaigns of 3 pairs and 3 of 2: ab
 
 SLOW_AT = 3  # position of the slow commit in the range after GOOD (0-based): the 4th of 6
 COMMITS = 6
-SLEEP_S = 1.0
+SLEEP_S = 2.0
 
 
 def _build(folder: Path) -> None:
