@@ -47,7 +47,9 @@ def _build(folder: Path) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
     assert res.returncode == 0, res.stderr[-3000:]
     (folder / "bisect.json").write_text(res.stdout)
-    measured = {s["sha"] for s in json.loads(res.stdout)["steps"]}
+    # A step stops at its first pair when the analysis finds the machine disturbed (an invalid verdict
+    # is final): the search classes it by its estimate, but one pair is no history point.
+    measured = {s["sha"] for s in json.loads(res.stdout)["steps"] if s["pairs"] >= 2}
     # The paired history: every other commit against GOOD, two pairs each (what a nightly job adds).
     from reportgen.pipeline import run_revisions
 
@@ -73,7 +75,7 @@ def test_bisection_names_the_commit_that_slowed_every_step(made: Path) -> None:
     assert out["culprit"] == culprit, out
     # BAD first, then the halves of six commits: 3 campaigns, each stopped at its decision (3 pairs at most).
     assert out["steps"][0]["sha"] == c["shas"][-1] and len(out["steps"]) <= 4
-    assert all(2 <= s["pairs"] <= 3 for s in out["steps"])
+    assert all(1 <= s["pairs"] <= 3 for s in out["steps"])  # 1: stopped as disturbed (invalid), see _build
     slow = next(s for s in out["steps"] if s["sha"] == culprit)
     assert slow["call"] == "differs" and slow["ratio"] < 0.7
     assert out["runs"] == sum(2 * s["pairs"] for s in out["steps"]) and out["minutes"] > 0
