@@ -168,13 +168,16 @@ def run_revisions(
     profile: str | None = None,
     cache: Path | None = None,
     console: Console | None = None,
+    executor: str | None = None,
+    address: str | None = None,
 ) -> Path:
     """Measure `spec`'s baseline recipe (default: the repository's scripts/recipes/default.toml) at two
     revisions of `repo` as one paired campaign of `pairs` interleaved pairs (`sequential`: up to
     `pairs`, stopping when decided), in runs_root/name, analysed; returns that experiment folder.
     Its analysis.json holds the comparison: the candidate is `derive.CANDIDATE` ("candidate"), the
     baseline `base_sha`. Resumes a campaign of the same name and revisions; UserError for a bad
-    revision or a checkout that cannot import."""
+    revision or a checkout that cannot import. `executor`/`address`: another registered executor than
+    the spec's (e.g. "ray" and a dashboard address), as `reportgen run --executor/--address`."""
     repo = Path(repo)
     spec_path = Path(spec) if spec is not None else repo / DEFAULT_SPEC
     path = derive_revision_spec(
@@ -184,6 +187,8 @@ def run_revisions(
         spec_path=path,
         options=RunOptions(runs_root=Path(runs_root), profiler=False),
         cache=cache,
+        executor=executor,
+        address=address,
     )
     outcomes = run_all(request, console=console)
     exp_dir = Path(runs_root) / name

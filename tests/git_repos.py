@@ -91,7 +91,9 @@ def workload_repo(repo: Path, *, steps: int = 6, warmup: int = 2) -> str:
         (repo / "reportgen" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PACKAGE / rel, repo / "reportgen" / rel)
     shutil.copytree(
-        PACKAGE / "workloads" / "grpo", repo / "reportgen" / "workloads" / "grpo", ignore=shutil.ignore_patterns("__pycache__")
+        PACKAGE / "workloads" / "grpo",
+        repo / "reportgen" / "workloads" / "grpo",
+        ignore=shutil.ignore_patterns("__pycache__"),
     )
     shutil.copyfile(RECIPE, repo / "recipe.sh")
     (repo / "spec.toml").write_text(SPEC.format(steps=steps, warmup=warmup, last=steps - 1), encoding="utf-8")

@@ -94,9 +94,17 @@ def ensure_checkout(repo: Path, sha: str, dest: Path) -> Path:
             files=_digests(tmp),
         )
         atomic.write_json(tmp / STAMP_NAME, stamp.to_json())
-        if dest.exists():  # an export that no longer matches its stamp (or was left half made)
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
+        if _usable(dest, sha):  # another campaign made it meanwhile: use theirs
+            return dest
+        if dest.exists():  # an export that no longer matches its stamp: set aside, then removed
+            stale = dest.parent / f".{dest.name}.{uuid.uuid4().hex[:8]}.stale"
+            os.replace(dest, stale)
+            shutil.rmtree(stale, ignore_errors=True)
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            if not _usable(dest, sha):  # lost a race to an export that is no good either
+                raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -41,6 +41,7 @@ def describe_plan(plan: Plan, *, runs_root: Path, profiler: bool = True, baselin
     out = [
         f"plan for {spec.name}: {head}; --dry-run: nothing runs",
         f"recipe: {source} ({plan.recipe_kind}; diffs name {plan.diff_path})",
+        *([f"arms at git revisions of {plan.repo}: each runs its own commit's recipe and code"] if plan.repo else []),
         "",
     ]
     for arm in (a for a in plan.arms if a.id in running):
@@ -48,6 +49,9 @@ def describe_plan(plan: Plan, *, runs_root: Path, profiler: bool = True, baselin
         out.append(f"== {arm.id}: {arm.title} [{arm.role}; edits from: {chain}] ==")
         if arm.rationale:
             out.append(f"rationale: {arm.rationale}")
+        if arm.revision is not None:
+            named = "" if arm.ref == arm.revision else f"{arm.ref} = "
+            out.append(f"revision: {named}{arm.revision} (a clean checkout: {arm.checkout})")
         out.append(
             f"launch: {shlex.join(plan.command(arm, 1))}  (the patched copy beside the original;"
             f" kept as {Path(runs_root) / spec.name / arm.id / '1' / arm.recipe_file})"

@@ -654,6 +654,7 @@ def reproduce_section(exp: ExperimentData) -> str:
         profile=info.profile,
         recipe_dir=recipe_dir_where_it_ran(exp),
         entrypoint=entrypoint(exp.spec_text),
+        revisions=tuple((a.id, a.revision) for a in exp.analysis.arms if a.revision),
     )
     return reproduce.section(inp, arms)
 

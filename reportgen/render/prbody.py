@@ -138,6 +138,7 @@ def render_pr_body(
             dirty=exp.dirty,
             profile=exp.profile,
             recipe_dir=recipe_dir,
+            revisions=tuple((a.id, a.revision) for a in doc.arms if a.revision),
         )
     )
     rerun = ["Reproduce:", "```bash", *run, "```", " ".join(notes), ""]

@@ -41,6 +41,7 @@ class ReproduceInputs:
     recipe_dir: str | None = None  # where the spec ran from (its recipe paths are relative to it)
     entrypoint: str | None = None  # the trainer's Python module, e.g. "reportgen.workloads.grpo"
     python: str = "python3"
+    revisions: tuple[tuple[str, str], ...] = ()  # (arm, commit) of arms at git revisions (docs/revisions.md)
 
 
 def repo_relative(path: str | None) -> str | None:
@@ -160,6 +161,13 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
     else:
         run = wrapped_words(["reportgen", "run", saved, *profile, "--name", rerun], raw=frozenset({2}))
     lines += [run, "mkdocs build"]
+    if inp.revisions:
+        ran = ", ".join(f"{arm} at {sha[:12]}" for arm, sha in inp.revisions)
+        notes.append(
+            f"The arms ran at git revisions ({ran}), each from a clean checkout of its commit that the re-run "
+            "makes again; a ref the spec names by branch is resolved anew, so give those commits to measure the "
+            "same code."
+        )
     notes.append(
         f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are) and appears beside "
         "this report (git checkout - returns to where you were)."

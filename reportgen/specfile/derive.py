@@ -38,6 +38,13 @@ def revision_spec(
     (`sequential`: up to that many, stopping when decided), else the spec's own [run] design."""
     out: dict[str, Any] = {k: v for k, v in raw.items() if k not in ("profiles", "profiler", "candidates")}
     out["name"] = name
+    recipe_of = str(raw.get("title") or raw.get("name") or "the spec")
+    # The spec's own title and hypothesis are about its flag candidates, which are dropped here.
+    out["title"] = f"Code change: {candidate_title}"
+    out["hypothesis"] = (
+        f"The baseline recipe of {recipe_of!r} runs faster with the code at {candidate_ref} than at {baseline_ref}, "
+        "doing the same work."
+    )
     recipe = dict(out.get("recipe") or {})
     for key in ("script", "workdir"):
         if isinstance(recipe.get(key), str) or key == "workdir":

@@ -15,7 +15,9 @@ def _run(arm: str, repeat: int, sha: str | None, loss: list[float], grad: list[f
     rows = [(s, LOSS, v, "console") for s, v in enumerate(loss)]
     rows += [(s, GRAD_NORM, v, "console") for s, v in enumerate(grad or [])]
     metrics = pd.DataFrame(rows, columns=["step", "key", "value", "source"])
-    manifest = Manifest.create({"arm": arm, "repeat": repeat, **({"revision": {"ref": "x", "sha": sha}} if sha else {})})
+    manifest = Manifest.create(
+        {"arm": arm, "repeat": repeat, **({"revision": {"ref": "x", "sha": sha}} if sha else {})}
+    )
     return StoredRun(arm=arm, repeat=repeat, manifest=manifest, metrics=metrics)
 
 

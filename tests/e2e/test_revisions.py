@@ -64,19 +64,35 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path):
     default = (clone / "scripts" / "recipes" / "default.toml").read_text()
     # The default experiment in short: 4 steps of the CPU-tiny model, one pair of runs.
     fast = default.split("[profiles.traces]")[0]
-    fast = fast.replace('NUM_ROLLOUT = "16"', 'NUM_ROLLOUT = "4"').replace("steps = 16", "steps = 4")
-    fast = fast.replace('until = "decided"\nmin_pairs = 3\nmax_pairs = 5\nbudget_minutes = 3', "repeats = 1")
-    fast = fast.replace("warmup_steps = 4", "warmup_steps = 1")
-    fast = fast.replace(
-        '  { name = "W1", start = 4, end = 9 },\n  { name = "W2", start = 10, end = 15 },', '  { name = "W1", start = 1, end = 3 },'
-    )
+    for was, now in (
+        ('NUM_ROLLOUT = "16"', 'NUM_ROLLOUT = "4"'),
+        ("steps = 16", "steps = 4"),
+        ('until = "decided"\nmin_pairs = 3\nmax_pairs = 5\nbudget_minutes = 3', "repeats = 1"),
+        ("warmup_steps = 4", "warmup_steps = 1"),
+        (
+            '  { name = "W1", start = 4, end = 9 },\n  { name = "W2", start = 10, end = 15 },',
+            '  { name = "W1", start = 1, end = 3 },',
+        ),
+    ):
+        assert was in fast, f"scripts/recipes/default.toml changed: update this test's short version ({was!r})"
+        fast = fast.replace(was, now)
     (clone / "scripts" / "recipes" / "fast.toml").write_text(fast)  # untracked: read from the working tree
     env = {**os.environ, "REPORTGEN_ENV": "none", "REPORTGEN_CACHE": str(tmp_path / "cache")}
     env.pop("PYTHONPATH", None)
     env.pop("REPORTGEN_RUNS", None)
     cli = [sys.executable, "-m", "reportgen"]
     run = subprocess.run(
-        [*cli, "run", "scripts/recipes/fast.toml", "--baseline-ref", "HEAD~1", "--candidate-ref", "HEAD", "--name", "pr"],
+        [
+            *cli,
+            "run",
+            "scripts/recipes/fast.toml",
+            "--baseline-ref",
+            "HEAD~1",
+            "--candidate-ref",
+            "HEAD",
+            "--name",
+            "pr",
+        ],
         cwd=clone,
         env=env,
         capture_output=True,

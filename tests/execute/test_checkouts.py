@@ -104,11 +104,11 @@ def test_a_revision_that_cannot_import_is_named_before_anything_is_written(tmp_p
 
 
 def test_an_import_from_elsewhere_than_the_checkout_is_refused(tmp_path):
-    repo, spec, first, second = _repo(tmp_path)
+    repo, spec, _first, _second = _repo(tmp_path)
     text = spec.read_text().replace('import_check = "stand_in"', 'import_check = "json"')
     spec.write_text(text)
     commit(repo, "check json")
-    text = spec.read_text().replace('[recipe]', '[recipe]\nref = "HEAD"')
+    text = spec.read_text().replace("[recipe]", '[recipe]\nref = "HEAD"')
     spec.write_text(text)
     plan = load_plan(spec, None, cache=tmp_path / "cache")
     with pytest.raises(UserError, match="not the checkout"):

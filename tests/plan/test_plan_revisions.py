@@ -74,9 +74,11 @@ def _spec(tmp_path, extra: str = "", candidate: str = 'ref = "main"'):
     text = (repo / "spec.toml").read_text()
     text = text.replace('entrypoint = "reportgen.workloads.grpo"', f'entrypoint = "reportgen.workloads.grpo"\n{extra}')
     text = text.replace('id = "A1"', f'id = "A1"\n{candidate}')
-    (tmp_path / "spec.toml").write_text(text.replace('script = "recipe.sh"', 'script = "repo/recipe.sh"').replace(
-        'workdir = "."', 'workdir = "repo"\nrepo = "repo"'
-    ))
+    (tmp_path / "spec.toml").write_text(
+        text.replace('script = "recipe.sh"', 'script = "repo/recipe.sh"').replace(
+            'workdir = "."', 'workdir = "repo"\nrepo = "repo"'
+        )
+    )
     return repo, first, slow, load_spec(tmp_path / "spec.toml")
 
 
@@ -100,7 +102,7 @@ def test_build_plan_puts_each_arm_at_its_commit_with_its_own_paths_and_caches(tm
 
 
 def test_a_candidate_inherits_its_base_revision_and_the_baseline_defaults_to_head(tmp_path):
-    repo, first, slow, spec = _spec(tmp_path, candidate='ref = "HEAD~1"')
+    _repo, first, slow, spec = _spec(tmp_path, candidate='ref = "HEAD~1"')
     assert spec.uses_revisions()
     assert spec.ref_of(BASELINE) == "HEAD" and spec.ref_of("A1") == "HEAD~1"
     plan = build_plan(spec, cache=tmp_path / "cache")
@@ -108,7 +110,7 @@ def test_a_candidate_inherits_its_base_revision_and_the_baseline_defaults_to_hea
 
 
 def test_pinned_revisions_are_kept_while_the_spec_names_the_same_ref(tmp_path):
-    repo, first, slow, spec = _spec(tmp_path)
+    repo, _first, slow, spec = _spec(tmp_path)
     later = commit(repo, "later", {"x.txt": "moved on\n"})
     plan = build_plan(spec, pinned={"A1": ("main", slow), BASELINE: ("HEAD", slow)}, cache=tmp_path / "c")
     assert plan.arm("A1").revision == slow  # main moved to `later`; the campaign keeps its commit
@@ -119,7 +121,7 @@ def test_pinned_revisions_are_kept_while_the_spec_names_the_same_ref(tmp_path):
 
 
 def test_a_recipe_outside_the_repository_is_refused(tmp_path):
-    repo, *_ = _spec(tmp_path)
+    _repo, *_ = _spec(tmp_path)
     (tmp_path / "elsewhere.sh").write_text("python3 -m x --seed 1\n")
     text = (tmp_path / "spec.toml").read_text().replace('script = "repo/recipe.sh"', 'script = "elsewhere.sh"')
     (tmp_path / "spec.toml").write_text(text)
@@ -133,3 +135,12 @@ def test_a_revision_whose_recipe_changes_a_fixed_flag_is_refused(tmp_path):
     commit(repo, "another seed", {"recipe.sh": text})
     with pytest.raises(UserError, match="fixed-workload flag"):
         build_plan(load_spec(tmp_path / "spec.toml"), cache=tmp_path / "c")
+
+
+def test_the_dry_run_names_each_arms_commit_and_checkout(tmp_path):
+    from reportgen.plan.show import describe_plan
+
+    _repo, first, slow, spec = _spec(tmp_path, extra='ref = "HEAD~1"')
+    text = describe_plan(build_plan(spec, cache=tmp_path / "c"), runs_root=tmp_path / "runs")
+    assert f"revision: HEAD~1 = {first} (a clean checkout: {tmp_path / 'c' / 'checkouts' / first})" in text
+    assert f"revision: main = {slow}" in text and "arms at git revisions of" in text

@@ -47,6 +47,7 @@ def test_the_default_experiment_at_two_revisions_loads_as_a_spec(tmp_path, pairs
     path = tmp_path / "pr.toml"
     path.write_text(toml_text(derived))
     spec = load_spec(path)
+    assert spec.title == "Code change: HEAD against main" and "b" * 40 in spec.hypothesis
     assert spec.name == "pr-1" and spec.profiler is None and [c.id for c in spec.candidates] == [CANDIDATE]
     assert (spec.recipe.ref, spec.candidates[0].ref) == ("a" * 40, "b" * 40)
     assert Path(spec.recipe.script or "").is_absolute() and spec.recipe.env["PRESET"] == "gpu-small"
