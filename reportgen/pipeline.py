@@ -141,7 +141,12 @@ def derive_revision_spec(
         pairs=pairs,
         sequential=sequential,
     )
-    text = f"# Derived by reportgen from {Path(spec_path).resolve()}: {base_ref} vs {cand_ref}.\n" + toml_text(derived)
+    # The source spec's own name in the header: the history files the campaign under that recipe
+    # (history.store.recipe_name), while `name` is the campaign's folder.
+    text = (
+        f"# Derived by reportgen from {Path(spec_path).resolve()} (spec {spec.name}): {base_ref} vs {cand_ref}.\n"
+        + toml_text(derived)
+    )
     out = (Path(cache) if cache is not None else default_cache()) / "specs" / f"{name}.toml"
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.is_file() or out.read_text("utf-8") != text:

@@ -54,6 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyze", "campaign", "history"),  # the analysis's I/O edge, the sequential schedule, the history
     ("render",),  # pages from analysis.json and stored tables
     ("pipeline",),  # `reportgen run` as one function
+    ("bisect",),  # `reportgen bisect`: paired campaigns (pipeline) around the pure search (history)
     ("commands",),  # thin commands
     ("cli",),
     ("__main__",),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ class ExperimentInput:
     recipe: str
     analysis: AnalysisDocument
     runs: tuple[StoredRun, ...]
+    shas: Mapping[str, str] | None = None  # arm -> the commit it ran at (revisions.json), when arms ran at revisions
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,17 @@
-"""Series, change points and "this baseline vs history" (pure; part of reportgen.history).
+"""The machine's health: series of the runs' absolute figures and their shifts (pure; part of
+reportgen.history). The absolute figure is not compared across machines or leases any more (the
+paired history, paired.py, is what alarms and what "vs history" reads); it shows whether a machine
+class measures as it used to.
 
 A series is one arm's figure of one metric for one recipe, profile, machine class and setup
 (steps and windows), over commits. Points of different machine classes never share a series:
 a two-GPU baseline is not a one-GPU baseline that got faster. The class is the fingerprint's
 (`capture.fingerprint.class_id`, the one the Ray executor uses to accept another node), so
-"this baseline vs history" compares a baseline only with campaigns on interchangeable hardware.
+a series holds only campaigns on interchangeable hardware.
 
-Three means, each named where it is shown (`RUN_MEAN`, `CAMPAIGN_MEAN`, `REFERENCE_MEAN`): a run's
+Two means, each named where it is shown (`RUN_MEAN`, `CAMPAIGN_MEAN`): a run's
 figure is the arithmetic mean of its window means (peak memory: the maximum); a campaign's is the
-geometric mean of its runs' figures; the reference a baseline is compared with is the geometric
-mean of the earlier campaigns' figures.
+geometric mean of its runs' figures.
 
 The unit a series is made of is the **campaign** (one experiment folder), not the run: runs of
 one campaign share a lease, and leases of one kind of machine differ by more than runs of one
@@ -34,7 +36,6 @@ from reportgen.vocab import gain
 
 RUN_MEAN = "arithmetic mean of the run's window means"
 CAMPAIGN_MEAN = "geometric mean of the campaign's runs"
-REFERENCE_MEAN = "geometric mean"  # of the earlier campaigns' figures (each a CAMPAIGN_MEAN)
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,7 @@ class HistoryConfig:
     """Thresholds of the history, in one place (docs/performance-history.md)."""
 
     detector: DetectorConfig = field(default_factory=DetectorConfig)
-    last_k: int = 5  # "this baseline vs history" compares with the last K campaigns of its series
-    min_k: int = 3  # fewer earlier campaigns: no usual range, only the distance to their mean
-    tolerance: float = 0.10  # with fewer than min_k, a baseline further off than this is flagged
-    confidence: float = 0.95  # of the usual range (a prediction interval) and of campaign intervals
+    confidence: float = 0.95  # of campaign intervals
 
 
 @dataclass(frozen=True, order=True)
@@ -113,24 +111,6 @@ class Series:
     primary: bool
     points: tuple[CampaignPoint, ...]
     changes: tuple[ChangePoint, ...]
-
-
-@dataclass(frozen=True)
-class Standing:
-    """Where one experiment's baseline sits against the campaigns before it in its series: a
-    flag for the reader, not a verdict (the verdict is the experiment's, from its own pairs)."""
-
-    key: SeriesKey
-    experiment: str
-    value: float
-    unit: str
-    previous: tuple[CampaignPoint, ...]  # the last K campaigns before it, oldest first
-    reference: float | None  # their geometric mean
-    off: float | None  # value / reference - 1
-    low: float | None  # the usual range: a prediction interval from `previous` (K >= min_k)
-    high: float | None
-    flagged: bool
-    confidence: float
 
 
 def _campaign(runs: Sequence[Point], confidence: float) -> CampaignPoint:
@@ -227,35 +207,3 @@ def _changes(camps: Sequence[CampaignPoint], better: str, config: DetectorConfig
             )
         )
     return out
-
-
-def standing(series: Sequence[Series], experiment: str, config: HistoryConfig = HistoryConfig()) -> Standing | None:
-    """This experiment's baseline (primary metric) against the last K campaigns of its series: of
-    its machine class alone (a series never mixes classes). Runs that recorded no fingerprint are of
-    no known class and compared with nothing (None)."""
-    for s in series:
-        if s.key.arm != vocab.BASELINE or not s.primary or not s.key.class_id:
-            continue
-        idx = next((i for i, c in enumerate(s.points) if c.experiment == experiment), None)
-        if idx is None:
-            continue
-        here = s.points[idx]
-        previous = tuple(s.points[max(0, idx - config.last_k) : idx])
-        if not previous:
-            return Standing(s.key, experiment, here.value, s.unit, (), None, None, None, None, False, config.confidence)
-        logs = np.log([c.value for c in previous])
-        reference = float(np.exp(logs.mean()))
-        off = here.value / reference - 1.0
-        low = high = None
-        if len(previous) >= config.min_k:
-            sd = float(logs.std(ddof=1))
-            q = float(stats.t.ppf(0.5 + config.confidence / 2, len(previous) - 1))
-            half = q * sd * math.sqrt(1.0 + 1.0 / len(previous))
-            low, high = float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half))
-            flagged = not (low <= here.value <= high)
-        else:
-            flagged = abs(off) > config.tolerance
-        return Standing(
-            s.key, experiment, here.value, s.unit, previous, reference, off, low, high, flagged, config.confidence
-        )
-    return None

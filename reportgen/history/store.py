@@ -9,6 +9,7 @@ what the analysis stored, so a stale one is refused with the command that refres
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tomllib
 from pathlib import Path
@@ -20,17 +21,27 @@ import pyarrow.parquet as pq
 from reportgen.analysis.document import SCHEMA_VERSION as ANALYSIS_SCHEMA
 from reportgen.analysis.document import parse
 from reportgen.errors import UserError
+from reportgen.history import paired, paired_model
 from reportgen.history.figures import ExperimentInput, points
 from reportgen.history.model import Point, from_frame, metadata, to_frame
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
+from reportgen.store.models import Revisions
 from reportgen.store.run_folder import read_run_folder
 
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
 
 
+DERIVED = re.compile(r"^# Derived by reportgen from .* \(spec ([A-Za-z0-9._-]+)\):")
+
+
 def recipe_name(spec_text: str, fallback: str) -> str:
-    """The spec's own `name` (a `--name` renames the folder only), else the folder name."""
+    """The spec's own `name` (a `--name` renames the folder only), else the folder name. A spec
+    derived for a campaign of two revisions (pipeline.derive_revision_spec) is named after its
+    campaign; its header names the spec it came from, and that is its recipe."""
+    derived = DERIVED.match(spec_text)
+    if derived:
+        return derived.group(1)
     try:
         name = tomllib.loads(spec_text).get("name")
     except tomllib.TOMLDecodeError:
@@ -68,7 +79,30 @@ def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
         if layout.METRICS not in run.missing:
             runs.append(run)
     spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")
-    return ExperimentInput(exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs))
+    return ExperimentInput(
+        exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs), revision_shas(exp_dir)
+    )
+
+
+def revision_shas(exp_dir: Path) -> dict[str, str] | None:
+    """arm -> the commit it ran at, from runs/<experiment>/revisions.json; None: arms not at revisions."""
+    record = Revisions.read(Path(exp_dir) / layout.REVISIONS)
+    return {arm: r.sha for arm, r in record.arms.items()} if record is not None else None
+
+
+def collect_both(runs_root: Path) -> tuple[list[Point], list[paired_model.PairedPoint]]:
+    """Every run's absolute points (the machine's health) and every paired campaign's point
+    (a commit against an anchor: the paired history), read once per experiment."""
+    runs_root = Path(runs_root)
+    if not runs_root.is_dir():
+        raise UserError(f"{runs_root}: no runs folder; run `reportgen run SPEC` first or pass --runs")
+    health: list[Point] = []
+    pairs: list[paired_model.PairedPoint] = []
+    for exp_dir in layout.iter_experiments(runs_root):
+        exp = read_experiment(exp_dir, runs_root)
+        health += points(exp)
+        pairs += paired.points(exp)
+    return health, pairs
 
 
 def collect(runs_root: Path) -> list[Point]:
@@ -118,3 +152,24 @@ def read(path: Path) -> list[Point]:
     except Exception as exc:
         raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
     return from_frame(table.to_pandas(), table.schema.metadata, str(path))
+
+
+def write_paired(path: Path, pts: list[paired_model.PairedPoint]) -> Path:
+    """paired-history.parquet, atomically, with its kind and schema version in the metadata."""
+    table = pa.Table.from_pandas(paired_model.to_frame(pts), preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **paired_model.metadata()})
+    with atomic.replacing(Path(path)) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def read_paired(path: Path) -> list[paired_model.PairedPoint]:
+    """A paired-history.parquet, validated (kind, schema version, every row)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: missing; run `reportgen history` to build it from runs/")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
+    return paired_model.from_frame(table.to_pandas(), table.schema.metadata, str(path))

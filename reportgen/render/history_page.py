@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -26,19 +27,27 @@ from reportgen.history import model
 from reportgen.history.figures import ExperimentInput
 from reportgen.history.figures import points as run_points
 from reportgen.history.model import Point
+from reportgen.history.paired import (
+    DETECTOR,
+    Alarm,
+    ChainedPoint,
+    PairedSeries,
+    VsHistory,
+    arm_commits,
+    vs_history,
+)
+from reportgen.history.paired import build as build_paired
+from reportgen.history.paired import points as paired_points
 from reportgen.history.series import (
     CAMPAIGN_MEAN,
-    REFERENCE_MEAN,
     RUN_MEAN,
     ChangePoint,
     HistoryConfig,
     Series,
     SeriesKey,
-    Standing,
     build,
-    standing,
 )
-from reportgen.history.store import recipe_name
+from reportgen.history.store import recipe_name, revision_shas
 from reportgen.render import blocks, safe
 from reportgen.render.chart_data import csv_text
 from reportgen.render.format import fmt_change, fmt_change_interval, fmt_value
@@ -82,7 +91,7 @@ def experiment_input(exp: ExperimentData) -> ExperimentInput:
     metrics, only the primary metric and step time, already split by key for the pages."""
     keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
     runs = tuple(dataclasses.replace(r, metrics=_run_metrics(exp, r.rel, keys)) for r in exp.formal_runs())
-    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, runs)
+    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, runs, revision_shas(exp.path))
 
 
 def history_of(experiments: Sequence[ExperimentData], config: HistoryConfig = HistoryConfig()) -> list[Series]:
@@ -90,52 +99,6 @@ def history_of(experiments: Sequence[ExperimentData], config: HistoryConfig = Hi
     for exp in experiments:
         pts += run_points(experiment_input(exp))
     return build(pts, config)
-
-
-# ---------------------------------------------------------------- the experiment page's line
-
-
-def _value(x: float | None, unit: str) -> str:
-    return fmt_value(x, unit=unit)
-
-
-def standing_sentence(st: Standing) -> str:
-    """Where this baseline sits, in plain words (after "This baseline vs history (...):"), each
-    figure named by the mean it is (history.series: RUN_MEAN, CAMPAIGN_MEAN, REFERENCE_MEAN)."""
-    value = f"{_value(st.value, st.unit)} ({CAMPAIGN_MEAN}, each the {RUN_MEAN})"
-    k = len(st.previous)
-    if not k:
-        return (
-            f"{value}: the first baseline of its series on this machine class; later campaigns will be compared with it"
-        )
-    ref = f"{REFERENCE_MEAN} {_value(st.reference, st.unit)}"
-    last = "the last baseline" if k == 1 else f"the last {k} baselines"
-    off = f"{abs(st.off or 0) * 100:.0f} % {'below' if (st.off or 0) < 0 else 'above'}"
-    flag = "⚑ " if st.flagged else ""
-    if st.low is not None and st.high is not None:
-        rng = f"{_value(st.low, st.unit)} to {_value(st.high, st.unit)}"
-        if st.flagged:
-            return f"{value}: {flag}{off} {last} on this machine class ({ref}), outside their usual range ({rng})"
-        return f"{value}: within the usual range of {last} on this machine class ({rng}; {off} their {ref})"
-    few = f"{k} earlier campaign{'s' if k > 1 else ''}: too few for a usual range"
-    return f"{value}: {flag}{off} {last} on this machine class ({ref}; {few})"
-
-
-def standing_where(st: Standing) -> str:
-    """The series compared within: the machine class (its fingerprint class, short) and the profile.
-    Campaigns of one class ran on different leases of it: that is what the comparison shows."""
-    return f"{st.key.machine_class}, class {st.key.class_id[:8]}, profile {st.key.profile or 'none'}"
-
-
-def standing_line(st: Standing | None, *, page_depth: int = 2) -> str:
-    """ "This baseline vs history (...): ..." in one paragraph of Markdown; a flag, not a verdict."""
-    if st is None:
-        return ""
-    link = f"[history]({'../' * page_depth}{recipe_path(st.key.recipe)})"
-    return (
-        f"**This baseline vs history** ({safe.text(standing_where(st))}): {safe.text(standing_sentence(st))}. "
-        f"A flag, not a verdict ({link}).\n"
-    )
 
 
 # ---------------------------------------------------------------- the recipe page
@@ -407,38 +370,63 @@ def _parquet(series: Sequence[Series]) -> bytes:
     return buf.getvalue()
 
 
-def render_recipe(recipe: str, series: Sequence[Series], *, known: set[str], svg: bool = True) -> Page:
-    """The history page of one recipe: a section per machine class (and profile and setup)."""
+def render_recipe(
+    recipe: str,
+    series: Sequence[Series],
+    *,
+    known: set[str],
+    svg: bool = True,
+    paired: Sequence[PairedSeries] = (),
+) -> Page:
+    """The history page of one recipe: its paired series first (the alarms), then, per machine
+    class, the runs' absolute figures as a health check of the machines."""
     mine = [s for s in series if s.key.recipe == recipe]
+    mine_paired = [s for s in paired if s.key.recipe == recipe]
     groups: dict[tuple[str, str, str, str], list[Series]] = {}
     for s in mine:
         groups.setdefault(_group_key(s.key), []).append(s)
     experiments = {c.experiment for s in mine for c in s.points}
     n_changes = sum(len(s.changes) for s in mine)
+    n_alarms = sum(len(s.alarms) for s in mine_paired)
     md = [
         f"# History: {safe.text(recipe)}\n",
-        f"Every campaign of the spec {safe.code(recipe)} under runs/ ({len(experiments)} experiment"
-        f"{'s' if len(experiments) != 1 else ''}), one point per campaign and arm in commit order, per machine "
-        f"class (by the machines' fingerprints): classes never share a series, and a baseline is compared only "
-        f"with its own class. A point is the {CAMPAIGN_MEAN} with a 95 % interval over them, each run's figure the "
-        f"{RUN_MEAN} (peak memory: the maximum); click it for its report. Dashed red lines are change points "
-        f"({n_changes} found). How the history is made and read: [how it works]({'../../' + DOCS}). "
-        "The table behind this page: [history.parquet](history.parquet).\n",
+        f"The **paired history** of the spec {safe.code(recipe)}: each commit measured against an anchor commit "
+        f"in a small paired campaign on one machine class ({len(mine_paired)} series, {n_alarms} alarm"
+        f"{'s' if n_alarms != 1 else ''}). How it is made and read: [how it works]({'../../' + DOCS}).\n",
     ]
     charts: dict[str, dict] = {}
+    for i, ps in enumerate(mine_paired, start=1):
+        text, chart = _paired_section(i, ps, known, svg)
+        md.append(text)
+        charts.update(chart)
+    if not mine_paired:
+        md.append(
+            "No paired campaign yet: `reportgen run --baseline-ref ANCHOR --candidate-ref COMMIT` measures a commit "
+            "against an anchor (docs: [how it works](" + "../../" + DOCS + ")).\n"
+        )
+    md.append(
+        f"## Machine health: absolute figures\n\n"
+        f"Every campaign of {safe.code(recipe)} under runs/ ({len(experiments)} experiment"
+        f"{'s' if len(experiments) != 1 else ''}), one point per campaign and arm, per machine class. The absolute "
+        f"figure moves between runs and leases by more than a commit usually changes it, so it is a health check "
+        f"of the machines, never compared across them: a point is the {CAMPAIGN_MEAN} with a 95 % interval over "
+        f"them, each run's figure the {RUN_MEAN} (peak memory: the maximum). Dashed red lines are shifts of the "
+        f"level ({n_changes} found): look at the machine, not the code. The table behind this part: "
+        "[history.parquet](history.parquet).\n"
+    )
     for i, (gkey, group) in enumerate(sorted(groups.items()), start=1):
         profile, machine, cls, setup = gkey
         arms = sorted({s.key.arm for s in group}, key=lambda a: (a != vocab.BASELINE, a))
         name = f"history-{i}"
         charts[name] = _chart(group, arms)
         md += [
-            f"## {safe.text(machine)} {{#class-{i}}}\n",
+            f"### Health on {safe.text(machine)} {{#class-{i}}}\n",
             f"Profile {safe.code(profile or 'none')} · machine class {safe.code(cls[:8] or 'unknown')} · "
             f"{safe.text(setup)}\n",
             blocks.chart(name, charts[name], title=f"History on {machine}", svg=svg),
-            "### Change points\n",
+            "### Shifts of the absolute figure\n",
             _changes_table(group, known),
-            "### Campaigns\n",
+            "#### Campaigns\n",
             _points_table(group, known),
         ]
     return Page(
@@ -450,36 +438,257 @@ def render_recipe(recipe: str, series: Sequence[Series], *, known: set[str], svg
     )
 
 
-def render_index(series: Sequence[Series]) -> Page:
+def render_index(series: Sequence[Series], paired: Sequence[PairedSeries] = ()) -> Page:
     recipes: dict[str, list[Series]] = {}
     for s in series:
         recipes.setdefault(s.key.recipe, []).append(s)
+    for ps in paired:
+        recipes.setdefault(ps.key.recipe, [])
     md = [
         "# History\n",
-        "Every baseline and candidate figure under runs/, per recipe, over commits, with change points "
-        f"([how it works](../{DOCS})).\n",
+        "Per recipe: the paired history (commits against an anchor, with alarms) and the machines' health "
+        f"(absolute figures) ([how it works](../{DOCS})).\n",
     ]
     if not recipes:
         md.append("No experiment yet.\n")
     for recipe, ss in sorted(recipes.items()):
         classes = sorted({f"{s.key.machine_class} (class {s.key.class_id[:8] or 'unknown'})" for s in ss})
         camps = len({c.experiment for s in ss for c in s.points})
-        changes = sum(len(s.changes) for s in ss)
+        mine = [p for p in paired if p.key.recipe == recipe]
+        commits = sum(len(p.points) for p in mine)
+        alarms = sum(len(p.alarms) for p in mine)
         md.append(
-            f"- [{safe.text(recipe)}]({recipe_slug(recipe)}/index.md): {camps} campaign{'s' if camps != 1 else ''} "
-            f"on {len(classes)} machine class{'es' if len(classes) != 1 else ''} "
-            f"({'; '.join(safe.text(c) for c in classes)}), {changes} change point{'s' if changes != 1 else ''}"
+            f"- [{safe.text(recipe)}]({recipe_slug(recipe)}/index.md): paired history of {commits} commit"
+            f"{'s' if commits != 1 else ''}, {alarms} alarm{'s' if alarms != 1 else ''}; {camps} campaign"
+            f"{'s' if camps != 1 else ''} on {len(classes)} machine class{'es' if len(classes) != 1 else ''} "
+            f"({'; '.join(safe.text(c) for c in classes)})"
         )
     return Page(path=INDEX, title="History", markdown="\n".join(md) + "\n")
 
 
-def render_all(series: Sequence[Series], *, known: set[str], svg: bool = True) -> list[Page]:
+def render_all(
+    series: Sequence[Series], *, known: set[str], svg: bool = True, paired: Sequence[PairedSeries] = ()
+) -> list[Page]:
     """The history index and one page per recipe."""
-    recipes = sorted({s.key.recipe for s in series})
-    return [render_index(series), *(render_recipe(r, series, known=known, svg=svg) for r in recipes)]
+    recipes = sorted({s.key.recipe for s in series} | {p.key.recipe for p in paired})
+    return [
+        render_index(series, paired),
+        *(render_recipe(r, series, known=known, svg=svg, paired=paired) for r in recipes),
+    ]
 
 
-def standings(
-    series: Sequence[Series], experiments: Sequence[str], config: HistoryConfig = HistoryConfig()
-) -> Mapping[str, Standing | None]:
-    return {e: standing(series, e, config) for e in experiments}
+# ---------------------------------------------------------------- the paired history
+
+
+def paired_of(experiments: Sequence[ExperimentData]) -> list[PairedSeries]:
+    """The paired series of the loaded experiments (each campaign of one commit against an anchor)."""
+    pts = []
+    for exp in experiments:
+        pts += paired_points(experiment_input(exp))
+    return build_paired(pts)
+
+
+def alarm_text(a: Alarm, s: PairedSeries) -> str:
+    """ "-9.8 % (95 % CI -13 % to -7 %), a regression, after 4773b89 up to 81f7f03" (plain text)."""
+    sh = a.shift
+    size = fmt_change_interval(sh.ratio - 1, sh.low - 1, sh.high - 1, confidence=sh.confidence)
+    kind = "a regression" if a.worse else "an improvement"
+    return f"{size}, {kind}, after {_short(a.before.commit)} up to {_short(a.after.commit)}"
+
+
+def _point_text(c: ChainedPoint, root: str) -> str:
+    half = 1.96 * c.se
+    return (
+        f"{fmt_change(c.ratio - 1, digits=1)} against anchor {_short(root)} "
+        f"(95 % CI {fmt_change(math.exp(c.log_ratio - half) - 1, digits=1)} to "
+        f"{fmt_change(math.exp(c.log_ratio + half) - 1, digits=1)}, "
+        f"{sum(m.pairs for m in c.measured)} pairs"
+        + (f", through {len(c.via) - 1} bridge{'s' if len(c.via) > 2 else ''}" if len(c.via) > 1 else "")
+        + ")"
+    )
+
+
+def vs_history_sentence(v: VsHistory) -> str:
+    """Where an experiment stands in the paired history, in plain words (one line of the CLI)."""
+    if v.series is None:
+        commit = f"its baseline's commit {_short(v.commit)}" if v.commit else "its baseline (no clean commit)"
+        return (
+            f"vs history: {commit} has no paired history point; `reportgen run --baseline-ref ANCHOR "
+            f"--candidate-ref {_short(v.commit) if v.commit else 'COMMIT'}` measures one"
+        )
+    s = v.series
+    where = f"paired history of {s.key.recipe} on {s.key.machine_class}, {len(s.points)} commits"
+    if v.point is None:
+        return f"vs history ({where}): its baseline's commit {_short(v.commit)} is the series' anchor"
+    who = "this campaign measured" if v.own else "its baseline's commit"
+    text = f"vs history ({where}): {who} {_short(v.point.commit)} at {_point_text(v.point, s.root)}"
+    later = [a for a in s.alarms if a.index > s.points.index(v.point)]
+    here = [a for a in s.alarms if a.after.commit == v.point.commit]
+    if here:
+        text += f"; an alarm at this commit: {alarm_text(here[0], s)}"
+    elif s.alarms:
+        text += f"; {len(s.alarms)} alarm{'s' if len(s.alarms) > 1 else ''} in the series ({len(later)} after it)"
+    else:
+        text += "; no alarm in the series"
+    return text
+
+
+def vs_history_line(v: VsHistory, *, recipe: str | None = None, page_depth: int = 2) -> str:
+    """The experiment page's "vs history" paragraph (Markdown) from the paired history, linking the
+    recipe's history page (the series' recipe, else `recipe`)."""
+    name = v.series.key.recipe if v.series is not None else recipe
+    link = f" ([history]({'../' * page_depth}{recipe_path(name)}))" if name else ""
+    rest = vs_history_sentence(v).removeprefix("vs history")
+    return f"**vs history**{safe.text(rest)}{link}.\n"
+
+
+def vs_history_lines(paired: Sequence[PairedSeries], experiments: Sequence[ExperimentData]) -> dict[str, str]:
+    """Every experiment's "vs history" line."""
+    out = {}
+    for exp in experiments:
+        exp_in = experiment_input(exp)
+        commit = arm_commits(exp_in).get(vocab.BASELINE)
+        out[exp.name] = vs_history_line(vs_history(paired, exp.name, commit), recipe=exp_in.recipe)
+    return out
+
+
+def _paired_chart(s: PairedSeries) -> dict:
+    cols: dict[str, list] = {
+        k: [] for k in ("kind", "x", "value", "low", "high", "commit", "experiment", "href", "change")
+    }
+    for i, c in enumerate(s.points):
+        half = 1.96 * c.se
+        for k, v in (
+            ("kind", "point"),
+            ("x", i),
+            ("value", (c.ratio - 1) * 100),
+            ("low", (math.exp(c.log_ratio - half) - 1) * 100),
+            ("high", (math.exp(c.log_ratio + half) - 1) * 100),
+            ("commit", _short(c.commit)),
+            ("experiment", c.experiment),
+            ("href", f"../../reports/{c.experiment}/"),
+            ("change", ""),
+        ):
+            cols[k].append(v)
+    for a in s.alarms:
+        for k, v in (
+            ("kind", "alarm"),
+            ("x", a.index - 0.5),
+            ("value", float("nan")),
+            ("low", float("nan")),
+            ("high", float("nan")),
+            ("commit", f"{_short(a.before.commit)}..{_short(a.after.commit)}"),
+            ("experiment", ""),
+            ("href", ""),
+            ("change", fmt_change(a.shift.ratio - 1, digits=1)),
+        ):
+            cols[k].append(v)
+    labels = json.dumps({str(i): _short(c.commit) for i, c in enumerate(s.points)})
+    xenc = {
+        "field": "x",
+        "type": "quantitative",
+        "title": f"commits in order (against anchor {_short(s.root)})",
+        "scale": {"domain": [-0.5, max(len(s.points) - 0.5, 0.5)], "nice": False, "zero": False},
+        "axis": {
+            "values": list(range(len(s.points))),
+            "labelExpr": f"({labels})[format(datum.value, 'd')] || ''",
+            "grid": False,
+        },
+    }
+    point = {"filter": "datum.kind === 'point'"}
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {
+            "name": "paired",
+            "format": {"type": "csv", "parse": {"x": "number", "value": "number", "low": "number", "high": "number"}},
+        },
+        "datasets": {"paired": csv_text(cols)},
+        "width": 640,
+        "height": 180,
+        "layer": [
+            {
+                "transform": [{"filter": "datum.kind === 'alarm'"}],
+                "mark": {"type": "rule", "strokeDash": [5, 3], "color": "#d93025", "strokeWidth": 2},
+                "encoding": {
+                    "x": xenc,
+                    "tooltip": [{"field": "change", "title": "alarm"}, {"field": "commit", "title": "commits"}],
+                },
+            },
+            {
+                "transform": [point],
+                "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.6},
+                "encoding": {"x": xenc, "y": {"field": "low", "type": "quantitative"}, "y2": {"field": "high"}},
+            },
+            {
+                "transform": [point],
+                "mark": {"type": "point", "filled": True, "size": 70, "cursor": "pointer"},
+                "encoding": {
+                    "x": xenc,
+                    "y": {"field": "value", "type": "quantitative", "title": f"% vs anchor {_short(s.root)}"},
+                    "href": {"field": "href"},
+                    "tooltip": [
+                        {"field": "commit", "type": "nominal"},
+                        {"field": "experiment", "type": "nominal"},
+                        {"field": "value", "type": "quantitative", "format": ".1f", "title": "% vs anchor"},
+                    ],
+                },
+            },
+        ],
+        "config": {"view": {"stroke": None}, "font": "system-ui, sans-serif"},
+    }
+
+
+def _paired_section(i: int, s: PairedSeries, known: set[str], svg: bool) -> tuple[str, dict]:
+    name = f"paired-{i}"
+    chart = _paired_chart(s)
+    rows = []
+    for c in s.points:
+        m = c.measured[-1]
+        health = fmt_value(m.anchor_value, unit=m.unit) if m.anchor_value is not None else ""
+        rows.append(
+            [
+                safe.code(_short(c.commit)),
+                _exp_link(c.experiment, known),
+                safe.text(_point_text(c, s.root)),
+                safe.code(_short(m.anchor)),
+                safe.text(m.verdict),
+                safe.text(health),
+            ]
+        )
+    table = blocks.table(
+        [
+            "commit",
+            "campaign",
+            f"{s.label} vs the series' anchor",
+            "measured against",
+            "verdict",
+            "anchor's figure (health)",
+        ],
+        rows,
+        ["l", "l", "r", "l", "l", "r"],
+    )
+    alarms = [f"- ⚑ {safe.text(alarm_text(a, s))}: find the commit with `{a.bisect_command()}`" for a in s.alarms] or [
+        f"No alarm in {len(s.points)} commits (the detector needs at least {DETECTOR.min_points})."
+    ]
+    unreached = [
+        f"- {safe.code(u.experiment)} measured {safe.code(_short(u.commit))} against {safe.code(_short(u.anchor))}, "
+        f"which no bridge links to the anchor: `reportgen run --baseline-ref {_short(s.root)} --candidate-ref "
+        f"{_short(u.anchor)}` adds the bridge"
+        for u in s.unreached
+    ]
+    md = "\n".join(
+        [
+            f"## Paired history: {safe.text(s.key.machine_class)} {{#paired-{i}}}\n",
+            f"Profile {safe.code(s.key.profile or 'none')} · machine class {safe.code(s.key.class_id[:8] or 'unknown')} · "
+            f"{safe.text(s.key.setup)}. Each point is a paired campaign of its commit against an anchor on one "
+            f"machine, chained to the anchor {safe.code(_short(s.root))} through bridging campaigns; the bar is its "
+            f"95 % interval. Dashed red lines are alarms.\n",
+            blocks.chart(name, chart, title=f"Paired history on {s.key.machine_class}", svg=svg),
+            "### Alarms\n",
+            "\n".join(alarms) + "\n",
+            *(["### Campaigns against another anchor\n", "\n".join(unreached) + "\n"] if unreached else []),
+            "### Commits\n",
+            table + "\n",
+        ]
+    )
+    return md, {name: chart}

@@ -21,6 +21,7 @@ from typing import IO, Any
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
 from reportgen.render import (
+    bisect_page,
     candidate_page,
     chart_spec,
     chart_svg,
@@ -93,7 +94,7 @@ def render_experiment(
     exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()
 ) -> list[Page]:
     """All pages of one experiment: overview, one write-up per candidate, rollback, provenance.
-    `history` is the experiment page's "this baseline vs history" line (history_page.standing_line);
+    `history` is the experiment page's "vs history" line (history_page.vs_history_line, from the paired history);
     `docs`: (path, title) of the documentation pages that describe this experiment."""
     pages = [experiment_page.render(exp, svg=svg, history=history, docs=docs)]
     for c in exp.analysis.comparisons:
@@ -279,14 +280,17 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     per_exp: list[tuple[str, list[Page]]] = []
     # The history is computed here from what was loaded, never read from a file (docs/performance-history.md).
     series = history_page.history_of(experiments)
-    standings = history_page.standings(series, [e.name for e in experiments])
+    paired = history_page.paired_of(experiments)
+    vs_lines = history_page.vs_history_lines(paired, experiments)
     for exp in experiments:
-        line = history_page.standing_line(standings.get(exp.name))
+        line = vs_lines.get(exp.name, "")
         about = mentions(options.docs_dir, options.exclude_docs, exp.name)
         pages = render_experiment(exp, svg=options.svg_fallback, history=line, docs=about)
         per_exp.append((exp.name, pages))
         written += pages
-    history = history_page.render_all(series, known={e.name for e in experiments}, svg=options.svg_fallback)
+    history = history_page.render_all(
+        series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
+    ) + bisect_page.pages(runs_root)
     written += history
     home = home_page.render(experiments)
     written.insert(0, home)

@@ -20,18 +20,21 @@ REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "runs"
 
 
-def test_history_writes_the_table_and_says_where_a_baseline_sits(tmp_path: Path, capsys) -> None:
+def test_history_writes_both_tables_and_says_where_a_baseline_sits(tmp_path: Path, capsys) -> None:
     out = tmp_path / "h.parquet"
     assert (
         main(["history", "--runs", str(RUNS), "--out", str(out), "--experiment", "showcase-1xh200-grpo-offload-r3"])
         == 0
     )
     text = capsys.readouterr().out.splitlines()
-    assert text[0].startswith(f"history: {out} (") and "no change point" in text
-    assert text[-1].startswith(
-        "This baseline vs history (1 x NVIDIA H200, driver 580.159.04, class 8fbecfa2, profile gpu): "
-    )
-    assert "21 % below the last baseline" in text[-1] and text[-1].endswith("A flag, not a verdict.")
+    # The committed campaigns are all of one commit (no revision arms): no paired point, no alarm, and the
+    # absolute figures only as the machines' health; the line says how to add a paired point.
+    paired_out = tmp_path / "paired-history.parquet"
+    assert text[0] == f"paired history: {paired_out} (0 campaigns, 0 series)" and "no alarm" in text
+    assert text[1].startswith(f"machine health: {out} (")
+    assert text[-1].startswith("vs history: its baseline's commit ") and "--candidate-ref" in text[-1]
+    assert "below the last baseline" not in "\n".join(text)  # the absolute flag across leases is gone
+    assert store.read_paired(paired_out) == []
     pts = store.read(out)
     assert {p.experiment for p in pts} == {p.name for p in RUNS.iterdir() if (p / "analysis.json").is_file()}
     assert not (RUNS / store.HISTORY_FILE).exists() or (RUNS / store.HISTORY_FILE).stat().st_mtime < out.stat().st_mtime
@@ -83,7 +86,7 @@ def test_the_workloads_injected_slowdown_is_a_checked_flag(capsys) -> None:
 
 
 def test_a_baseline_only_campaign_is_a_history_point_and_renders(tmp_path: Path, capsys) -> None:
-    from reportgen.render.history_page import history_of, standing_line, standings
+    from reportgen.render.history_page import history_of, paired_of, vs_history_lines
     from reportgen.render.load import load_experiment
     from reportgen.render.site import render_experiment
 
@@ -98,7 +101,7 @@ def test_a_baseline_only_campaign_is_a_history_point_and_renders(tmp_path: Path,
     series = history_of([exp])
     base = next(s for s in series if s.primary)
     assert base.key.arm == "baseline" and base.points[0].n_runs == 2
-    line = standing_line(standings(series, ["exp"])["exp"])
-    assert "the first baseline of its series" in line
+    line = vs_history_lines(paired_of([exp]), [exp])["exp"]
+    assert "has no paired history point" in line
     pages = render_experiment(exp, svg=False, history=line)
-    assert "This baseline vs history" in pages[0].markdown
+    assert "**vs history**" in pages[0].markdown

@@ -42,5 +42,5 @@ def test_the_chart_draws_the_change_as_a_dashed_rule_and_links_the_points() -> N
 
 def test_the_index_lists_every_recipe() -> None:
     page = render_index(_stepped())
-    assert "[r](r/index.md): 12 campaigns on 1 machine class" in page.markdown and "1 change point" in page.markdown
+    assert "[r](r/index.md): paired history of 0 commits, 0 alarms; 12 campaigns on 1 machine class" in page.markdown
     assert "No experiment yet" in render_index([]).markdown

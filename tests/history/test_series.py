@@ -1,4 +1,4 @@
-"""Series from points: campaigns, machine classes apart, order, change points, standing."""
+"""Series from points: campaigns, machine classes apart, order, change points (the machine's health)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from reportgen.history.series import HistoryConfig, build, standing
+from reportgen.history.series import build
 from tests.history.test_model import point
 
 ONE = "1 x NVIDIA H200, driver 580.159.04"
@@ -87,41 +87,8 @@ def test_commit_order_puts_a_backfill_where_it_was_merged() -> None:
     assert [c.commit for c in t.points] == ["c", "a", "b"]  # without it: the order they ran in
 
 
-def test_standing_within_the_usual_range_or_flagged() -> None:
-    values = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
-    usual = standing(build(_campaigns([*values, 1002.0])), "e05")
-    assert usual is not None and not usual.flagged and len(usual.previous) == 5
-    assert usual.low is not None and usual.high is not None and usual.low < 1002.0 < usual.high
-    off = standing(build(_campaigns([*values, 800.0])), "e05")
-    assert (
-        off is not None
-        and off.flagged
-        and off.off is not None
-        and math.isclose(off.off, 800 / 999.99 - 1, rel_tol=1e-3)
-    )
-    first = standing(build(_campaigns(values)), "e00")
-    assert first is not None and not first.previous and not first.flagged
-
-
-def test_with_few_earlier_baselines_only_a_large_distance_is_flagged() -> None:
-    config = HistoryConfig(tolerance=0.10)
-    near = standing(build(_campaigns([1000.0, 950.0])), "e01", config)
-    far = standing(build(_campaigns([2091.0, 1668.0])), "e01", config)
-    assert near is not None and not near.flagged and near.low is None
-    assert far is not None and far.flagged and far.off is not None and round(far.off, 3) == -0.202
-
-
-def test_standing_of_an_unknown_experiment_is_none() -> None:
-    assert standing(build(_campaigns([1.0, 2.0])), "nope") is None
-
-
-def test_a_baseline_is_compared_only_within_its_fingerprint_class() -> None:
-    # Same GPUs and driver, another class by the fingerprint (other CPUs, memory or image): two series,
-    # and the later baseline is the first of its own, not 21 % below the other's.
+def test_a_series_holds_only_one_fingerprint_class() -> None:
+    # Same GPUs and driver, another class by the fingerprint (other CPUs, memory or image): two series.
     pts = _campaigns([2091.0, 2100.0, 2080.0], class_id="a" * 64) + _campaigns([1668.0], prefix="f", class_id="b" * 64)
     series = build(pts)
     assert [(s.key.machine_class, s.key.class_id[:1], len(s.points)) for s in series] == [(ONE, "a", 3), (ONE, "b", 1)]
-    st = standing(series, "f00")
-    assert st is not None and st.previous == () and not st.flagged
-    # a run that recorded no fingerprint is of no known class: compared with nothing
-    assert standing(build(_campaigns([2091.0, 1668.0], class_id=None)), "e01") is None

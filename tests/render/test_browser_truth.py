@@ -189,12 +189,12 @@ def _memory(page) -> None:
 
 
 def _history_line(page):
-    """Item 5 on the experiment page: the baseline against its history names the mean it is, and the
-    machine class it is compared within; returns the line's paragraph."""
-    para = page.locator("p", has_text="This baseline vs history")
+    """Item 5 on the experiment page: where it stands in the paired history (the site fixture's
+    campaign runs in the working tree: no paired point, and the command that would add one);
+    returns the line's paragraph."""
+    para = page.locator("p", has_text="vs history")
     line = para.inner_text()
-    assert "(geometric mean of the campaign's runs, each the arithmetic mean of the run's window means)" in line
-    assert "on this machine class" in line and "2 x NVIDIA A100-SXM4-80GB" in line, line
+    assert "has no paired history point" in line and "--candidate-ref" in line, line
     return para
 
 
