@@ -9,19 +9,15 @@ migration is offered.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
 from typing import Final
 
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from reportgen.errors import UserError, first_problem
+from reportgen.history.table import TableFormat
 from reportgen.vocab import Direction
 
 SCHEMA_VERSION: Final = 2  # 2: class_id (a version-1 file is rebuilt, not migrated)
 KIND: Final = "reportgen.history"
-META_KEY: Final = b"reportgen.history"  # Parquet key-value metadata: {"kind", "schema_version"}
 REBUILD = "run `reportgen history` to rebuild it from runs/"
 
 # The metrics a history keeps for every arm: the spec's primary metric (the key varies), step time
@@ -73,42 +69,16 @@ class Point(BaseModel):
 COLUMNS: Final = tuple(Point.model_fields)
 
 
-def to_frame(points: Sequence[Point]) -> pd.DataFrame:
-    """The table as a DataFrame with one column per field, in the model's order (empty: typed columns)."""
-    rows = [p.model_dump() for p in points]
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    for name in ("value", "low", "high", "confidence"):
-        frame[name] = frame[name].astype("float64")
-    frame["n"] = frame["n"].astype("int64")
-    frame["primary"] = frame["primary"].astype("bool")
-    return frame
-
-
-def metadata() -> dict[bytes, bytes]:
-    return {META_KEY: json.dumps({"kind": KIND, "schema_version": SCHEMA_VERSION}).encode()}
-
-
-def from_frame(frame: pd.DataFrame, meta: Mapping[bytes, bytes] | None, source: str) -> list[Point]:
-    """Validate a table read back from Parquet: kind, schema version, then every row."""
-    raw = (meta or {}).get(META_KEY)
-    try:
-        head = json.loads(raw) if raw else None
-    except ValueError:
-        head = None
-    if not isinstance(head, dict) or head.get("kind") != KIND:
-        raise UserError(f"{source}: not a reportgen history table (no {KIND!r} metadata); {REBUILD}")
-    if head.get("schema_version") != SCHEMA_VERSION:
-        raise UserError(
-            f"{source} has schema {head.get('schema_version')}, this reportgen reads {SCHEMA_VERSION}; {REBUILD}"
-        )
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise UserError(f"{source}: column(s) {', '.join(missing)} missing; {REBUILD}")
-    points = []
-    for i, row in enumerate(frame[list(COLUMNS)].to_dict("records")):
-        clean = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}  # NaN -> null
-        try:
-            points.append(Point.model_validate(clean))
-        except ValidationError as exc:
-            raise UserError(f"{source}: row {i}: {first_problem(exc, 'the row')}; {REBUILD}") from None
-    return points
+FORMAT: Final = TableFormat(
+    Point,
+    kind=KIND,
+    schema_version=SCHEMA_VERSION,
+    what="a reportgen history table",
+    rebuild=REBUILD,
+    floats=("value", "low", "high", "confidence"),
+    ints=("n",),
+    bools=("primary",),
+)
+to_frame = FORMAT.to_frame
+metadata = FORMAT.metadata
+from_frame = FORMAT.from_frame

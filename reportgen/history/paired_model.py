@@ -13,19 +13,15 @@ docs/formats/paired-history.md is the reference.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
 from typing import Final
 
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from reportgen.errors import UserError, first_problem
+from reportgen.history.table import TableFormat
 from reportgen.vocab import Direction
 
 SCHEMA_VERSION: Final = 1
 KIND: Final = "reportgen.paired_history"
-META_KEY: Final = b"reportgen.paired_history"  # Parquet key-value metadata: {"kind", "schema_version"}
 FILE: Final = "paired-history.parquet"  # runs/paired-history.parquet, beside history.parquet
 REBUILD = "run `reportgen history` to rebuild it from runs/"
 
@@ -69,39 +65,15 @@ class PairedPoint(BaseModel):
 COLUMNS: Final = tuple(PairedPoint.model_fields)
 
 
-def to_frame(points: Sequence[PairedPoint]) -> pd.DataFrame:
-    frame = pd.DataFrame([p.model_dump() for p in points], columns=list(COLUMNS))
-    for name in ("log_ratio", "se", "df", "anchor_value"):
-        frame[name] = frame[name].astype("float64")
-    frame["pairs"] = frame["pairs"].astype("int64")
-    return frame
-
-
-def metadata() -> dict[bytes, bytes]:
-    return {META_KEY: json.dumps({"kind": KIND, "schema_version": SCHEMA_VERSION}).encode()}
-
-
-def from_frame(frame: pd.DataFrame, meta: Mapping[bytes, bytes] | None, source: str) -> list[PairedPoint]:
-    """Validate a table read back from Parquet: kind, schema version, then every row."""
-    raw = (meta or {}).get(META_KEY)
-    try:
-        head = json.loads(raw) if raw else None
-    except ValueError:
-        head = None
-    if not isinstance(head, dict) or head.get("kind") != KIND:
-        raise UserError(f"{source}: not a reportgen paired history table (no {KIND!r} metadata); {REBUILD}")
-    if head.get("schema_version") != SCHEMA_VERSION:
-        raise UserError(
-            f"{source} has schema {head.get('schema_version')}, this reportgen reads {SCHEMA_VERSION}; {REBUILD}"
-        )
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise UserError(f"{source}: column(s) {', '.join(missing)} missing; {REBUILD}")
-    out = []
-    for i, row in enumerate(frame[list(COLUMNS)].to_dict("records")):
-        clean = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-        try:
-            out.append(PairedPoint.model_validate(clean))
-        except ValidationError as exc:
-            raise UserError(f"{source}: row {i}: {first_problem(exc, 'the row')}; {REBUILD}") from None
-    return out
+FORMAT: Final = TableFormat(
+    PairedPoint,
+    kind=KIND,
+    schema_version=SCHEMA_VERSION,
+    what="a reportgen paired history table",
+    rebuild=REBUILD,
+    floats=("log_ratio", "se", "df", "anchor_value"),
+    ints=("pairs",),
+)
+to_frame = FORMAT.to_frame
+metadata = FORMAT.metadata
+from_frame = FORMAT.from_frame

@@ -12,18 +12,17 @@ from __future__ import annotations
 import re
 import subprocess
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from reportgen.analysis.document import SCHEMA_VERSION as ANALYSIS_SCHEMA
 from reportgen.analysis.document import parse
 from reportgen.errors import UserError
-from reportgen.history import paired, paired_model
+from reportgen.history import model, paired, paired_model
 from reportgen.history.figures import ExperimentInput, points
-from reportgen.history.model import Point, from_frame, metadata, to_frame
+from reportgen.history.model import Point
+from reportgen.history.table import Row, TableFormat
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
 from reportgen.store.models import Revisions
@@ -133,43 +132,34 @@ def commit_order(repo: Path) -> dict[str, int]:
     return {line: i for i, line in enumerate(res.stdout.split())}
 
 
+def _write(path: Path, fmt: TableFormat[Row], rows: Sequence[Row]) -> Path:
+    with atomic.replacing(Path(path)) as tmp:
+        tmp.write_bytes(fmt.to_parquet(rows))
+    return Path(path)
+
+
+def _read(path: Path, fmt: TableFormat[Row]) -> list[Row]:
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: missing; run `reportgen history` to build it from runs/")
+    return fmt.from_parquet(path.read_bytes(), str(path))
+
+
 def write(path: Path, pts: list[Point]) -> Path:
     """history.parquet, atomically, with its kind and schema version in the file's metadata."""
-    table = pa.Table.from_pandas(to_frame(pts), preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata()})
-    with atomic.replacing(Path(path)) as tmp:
-        pq.write_table(table, tmp)
-    return Path(path)
+    return _write(path, model.FORMAT, pts)
 
 
 def read(path: Path) -> list[Point]:
     """A history.parquet, validated (kind, schema version, every row)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: missing; run `reportgen history` to build it from runs/")
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:
-        raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
-    return from_frame(table.to_pandas(), table.schema.metadata, str(path))
+    return _read(path, model.FORMAT)
 
 
 def write_paired(path: Path, pts: list[paired_model.PairedPoint]) -> Path:
     """paired-history.parquet, atomically, with its kind and schema version in the metadata."""
-    table = pa.Table.from_pandas(paired_model.to_frame(pts), preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **paired_model.metadata()})
-    with atomic.replacing(Path(path)) as tmp:
-        pq.write_table(table, tmp)
-    return Path(path)
+    return _write(path, paired_model.FORMAT, pts)
 
 
 def read_paired(path: Path) -> list[paired_model.PairedPoint]:
     """A paired-history.parquet, validated (kind, schema version, every row)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: missing; run `reportgen history` to build it from runs/")
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:
-        raise UserError(f"{path}: not a Parquet file ({exc.__class__.__name__}); run `reportgen history`") from None
-    return paired_model.from_frame(table.to_pandas(), table.schema.metadata, str(path))
+    return _read(path, paired_model.FORMAT)

@@ -12,15 +12,12 @@ Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import math
 import re
 from collections.abc import Sequence
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from reportgen import vocab
 from reportgen.history import model
@@ -362,12 +359,7 @@ def _points_table(group: Sequence[Series], known: set[str]) -> str:
 
 
 def _parquet(series: Sequence[Series]) -> bytes:
-    pts = [p for s in series for c in s.points for p in c.runs]
-    table = pa.Table.from_pandas(model.to_frame(pts), preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **model.metadata()})
-    buf = io.BytesIO()
-    pq.write_table(table, buf)
-    return buf.getvalue()
+    return model.FORMAT.to_parquet([p for s in series for c in s.points for p in c.runs])
 
 
 def render_recipe(
