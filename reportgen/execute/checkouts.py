@@ -187,15 +187,7 @@ def revisions_record(plan: Plan) -> Revisions | None:
     for arm in plan.formal_arms:
         if arm.id == BASELINE or arm.revision is None:
             continue
-        diff = code_diff(plan.repo, base, arm.revision)
-        changes[arm.id] = {
-            "base_sha": base,
-            "sha": arm.revision,
-            "merge_base": diff.merge_base,
-            "files": [{"path": f.path, "added": f.added, "deleted": f.deleted} for f in diff.files],
-            "link": diff.link,
-            "revert": diff.revert_command() if diff.files else "",
-        }
+        changes[arm.id] = code_diff(plan.repo, base, arm.revision).model_dump()
     return Revisions.create(
         {
             "repo": str(plan.repo),

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from reportgen.errors import UserError
 from reportgen.specfile.model import Spec
+from reportgen.store.models import ChangedFile, CodeChangeRecord
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _GITHUB = re.compile(r"^(?:https?://|ssh://)?(?:[^@/]+@)?github\.com[:/](?P<repo>[^/]+/[^/]+?)(?:\.git)?/?$")
@@ -93,44 +94,18 @@ def github_slug(url: str | None) -> str | None:
     return m.group("repo") if m else None
 
 
-@dataclass(frozen=True)
-class FileChange:
-    """One file of a code diff: lines added and deleted (None for a binary file)."""
-
-    path: str
-    added: int | None
-    deleted: int | None
-
-
-@dataclass(frozen=True)
-class CodeDiff:
-    """What changed in the code from one commit to another."""
-
-    base: str
-    head: str
-    merge_base: str | None
-    files: tuple[FileChange, ...]
-    link: str | None  # a GitHub compare page when the remote is GitHub
-
-    @property
-    def added(self) -> int:
-        return sum(f.added or 0 for f in self.files)
-
-    @property
-    def deleted(self) -> int:
-        return sum(f.deleted or 0 for f in self.files)
-
-    def revert_command(self) -> str:
-        """The rollback: revert every commit the candidate adds to the history it shares with the
-        baseline (merge base..candidate), newest first; without a shared history, the reverse diff."""
-        if self.merge_base is not None:
-            return f"git revert --no-edit {self.merge_base[:12]}..{self.head[:12]}"
-        return f"git diff {self.head[:12]} {self.base[:12]} | git apply"
+def revert_command(base: str, head: str, merge: str | None) -> str:
+    """The rollback: revert every commit the candidate adds to the history it shares with the
+    baseline (merge base..candidate), newest first; without a shared history, the reverse diff."""
+    if merge is not None:
+        return f"git revert --no-edit {merge[:12]}..{head[:12]}"
+    return f"git diff {head[:12]} {base[:12]} | git apply"
 
 
-def code_diff(repo: Path, base: str, head: str) -> CodeDiff:
-    """Files and lines changed from `base` to `head` (`git diff --numstat`), their merge base, and a
-    compare link when the repository's origin is on GitHub."""
+def code_diff(repo: Path, base: str, head: str) -> CodeChangeRecord:
+    """Files and lines changed from `base` to `head` (`git diff --numstat`), their merge base, a
+    compare link when the repository's origin is on GitHub, and the revert of the range: the
+    record revisions.json keeps for a candidate at a revision."""
     out = _git(repo, "diff", "--numstat", "--no-renames", base, head).stdout
     files = []
     for line in out.splitlines():
@@ -138,10 +113,18 @@ def code_diff(repo: Path, base: str, head: str) -> CodeDiff:
         if len(parts) != 3:
             continue
         a, d, path = parts
-        files.append(FileChange(path, None if a == "-" else int(a), None if d == "-" else int(d)))
+        files.append(ChangedFile(path=path, added=None if a == "-" else int(a), deleted=None if d == "-" else int(d)))
     slug = github_slug(origin_url(repo))
     link = f"https://github.com/{slug}/compare/{base}...{head}" if slug else None
-    return CodeDiff(base, head, merge_base(repo, base, head), tuple(files), link)
+    merge = merge_base(repo, base, head)
+    return CodeChangeRecord(
+        base_sha=base,
+        sha=head,
+        merge_base=merge,
+        files=files,
+        link=link,
+        revert=revert_command(base, head, merge) if files else "",
+    )
 
 
 def patch_text(repo: Path, base: str, head: str) -> str:

@@ -35,8 +35,8 @@ def test_code_diff_counts_files_and_lines_and_links_github(tmp_path):
     repo = tmp_path / "r"
     diff = revisions.code_diff(repo, shas[0], shas[2])
     assert {(f.path, f.added, f.deleted) for f in diff.files} == {("a.py", 2, 1), ("b/c.txt", 1, 0)}
-    assert (diff.added, diff.deleted, diff.merge_base, diff.link) == (3, 1, shas[0], None)
-    assert diff.revert_command() == f"git revert --no-edit {shas[0][:12]}..{shas[2][:12]}"
+    assert (diff.base_sha, diff.sha, diff.merge_base, diff.link) == (shas[0], shas[2], shas[0], None)
+    assert diff.revert == f"git revert --no-edit {shas[0][:12]}..{shas[2][:12]}"
     git(repo, "remote", "add", "origin", "git@github.com:redai-infra/Relax.git")
     linked = revisions.code_diff(repo, shas[0], shas[1])
     assert linked.link == f"https://github.com/redai-infra/Relax/compare/{shas[0]}...{shas[1]}"
@@ -64,7 +64,7 @@ def test_revert_of_diverged_branches_reverts_from_the_merge_base(tmp_path):
     feature = commit(repo, "feature", {"a.py": "x = 3\n"})
     diff = revisions.code_diff(repo, shas[2], feature)
     assert diff.merge_base == shas[1]
-    assert diff.revert_command() == f"git revert --no-edit {shas[1][:12]}..{feature[:12]}"
+    assert diff.revert == f"git revert --no-edit {shas[1][:12]}..{feature[:12]}"
 
 
 def _spec(tmp_path, extra: str = "", candidate: str = 'ref = "main"'):
