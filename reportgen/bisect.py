@@ -30,9 +30,10 @@ from reportgen.history.bisect import BisectResult, Outcome, bisect
 from reportgen.history.bisect_model import FILE, REPORT, BisectRecord, BisectStep, PhaseTime
 from reportgen.specfile.derive import CANDIDATE
 from reportgen.store import atomic
+from reportgen.vocab import Verdicts
 
-DIFFERS = ("accepted", "rejected")
-SAME = ("no_change", "futility")
+DIFFERS = (Verdicts.ACCEPTED, Verdicts.REJECTED)
+SAME = (Verdicts.NO_CHANGE, "futility")
 DIFF_LIMIT = 20_000  # characters of the culprit's diff kept in bisect.json
 
 

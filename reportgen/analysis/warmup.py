@@ -78,7 +78,8 @@ def profile(runs: Sequence[StoredRun], key: str) -> pd.Series:
             cols.append((s / level).rename(r.rel))
     if not cols:
         return pd.Series(dtype=float)
-    return pd.concat(cols, axis=1).median(axis=1).sort_index()
+    profile: pd.Series = pd.concat(cols, axis=1).median(axis=1).sort_index()
+    return profile
 
 
 def steady_start(values: Sequence[float] | np.ndarray, band: float = BAND) -> int:

@@ -294,7 +294,7 @@ def build(
             s = _across_bridge(found, chained, {p.anchor for p in group}, config)
             if s is None:
                 continue
-            worse = (s.ratio < 1.0) == (first.better == "higher")
+            worse = (s.ratio < 1.0) == (first.better == vocab.HIGHER)
             alarms.append(Alarm(s.index, chained[s.index - 1], chained[s.index], s, worse, config.method()))
         out.append(
             PairedSeries(

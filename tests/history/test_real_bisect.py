@@ -20,13 +20,17 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.analysis.document import parse
 from reportgen.cli import main
 from reportgen.history import paired, store
 from reportgen.history.bisect_model import BisectRecord
+from reportgen.store.atomic import read_json
 from tests.conftest import built_once
 from tests.history.workload_repo import PACKAGE, make_repo
 
-pytestmark = pytest.mark.slow  # 3 bisection campaigns of 3 pairs and 3 of 2: about 30 short CPU runs
+# 3 bisection campaigns of 3 pairs and 3 of 2: about 30 short CPU runs, made once by the worker that
+# runs all three tests (another worker waiting on the build would sit idle for minutes).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-bisect")]
 
 SLOW_AT = 3  # position of the slow commit in the range after GOOD (0-based): the 4th of 6
 COMMITS = 6
@@ -87,6 +91,26 @@ def test_bisection_names_the_commit_that_slowed_every_step(made: Path) -> None:
         f"**Culprit: `{culprit}`**" in report and "## Steps" in report and f"+        time.sleep({SLEEP_S})" in report
     )
     assert "## Where the time went" in report  # step time and phases, GOOD against the culprit
+
+
+def test_the_campaign_of_good_and_the_slow_commit_rejects_it(made: Path) -> None:
+    """Issue 34's first real-run check, on the bisection's own campaign of GOOD against the slow
+    commit: one campaign of two revisions rejects the slower one, with the same work and the same
+    maths on both sides, and names both commits and the code between them."""
+    c = json.loads((made / "commits.json").read_text())
+    out = json.loads((made / "bisect.json").read_text())
+    culprit = c["shas"][SLOW_AT]
+    step = next(s for s in out["steps"] if s["sha"] == culprit)
+    doc = parse(read_json(made / "runs" / step["experiment"] / "analysis.json"), "analysis.json")
+    comp = doc.comparison("candidate")
+    assert comp is not None and comp.verdict.status == "rejected", comp.verdict.model_dump() if comp else None
+    assert comp.run_level.interval.high is not None and comp.run_level.interval.high < 0.9
+    status = {g.id: g.status for g in comp.guardrails}
+    assert status["same_work"] == "pass" and status["same_maths"] == "pass", comp.guardrails
+    assert comp.code_change is not None and comp.code_change.merge_base == c["good"]
+    changed = {f.path: (f.added, f.deleted) for f in comp.code_change.files}
+    assert changed["reportgen/workloads/grpo/train.py"] == (1, 0)  # the sleep; the refactors touch args.py
+    assert {a.id: a.revision for a in doc.arms} == {"baseline": c["good"], "candidate": culprit}
 
 
 def test_paired_history_alarms_at_the_slow_commit_and_not_in_the_aa_stretches(made: Path) -> None:

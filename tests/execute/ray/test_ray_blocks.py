@@ -37,7 +37,7 @@ def _args(spec: Path, runs: Path, address: str) -> list[str]:
 
 
 def _t(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def _blocks(exp: Path) -> dict[int, dict[str, dict]]:
