@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.history.workload_repo import make_repo  # noqa: E402
+from tests.git_repos import code_history  # noqa: E402
 
 
 def main() -> int:
@@ -36,7 +36,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         repo = folder / "repo"
-        good, shas = make_repo(repo, commits=args.commits, slow_at=args.slow_at, sleep_s=args.sleep)
+        good, shas = code_history(repo, commits=args.commits, slow_at=args.slow_at, sleep_s=args.sleep)
         env = {**os.environ, "REPORTGEN_CACHE": str(folder / "cache"), "PYTHONPATH": str(ROOT)}
         cmd = [sys.executable, "-m", "reportgen", "bisect", good, shas[-1], str(repo / "spec.toml")]
         cmd += ["--repo", str(repo), "--runs", str(folder / "runs"), "--pairs", str(args.pairs), "--json"]

@@ -17,6 +17,7 @@ import reportgen
 PACKAGE = Path(reportgen.__file__).resolve().parent
 RECIPE = PACKAGE.parent / "scripts" / "recipes" / "grpo-recipe.sh"
 TRAIN = Path("reportgen/workloads/grpo/train.py")
+ARGS = Path("reportgen/workloads/grpo/args.py")
 # The line of Trainer.step after which a slowed-down commit sleeps: inside the step's timed block.
 STEP_ANCHOR = "        rollout, perf = self.train(rollout_id, batch, verdicts)\n"
 
@@ -100,13 +101,29 @@ def workload_repo(repo: Path, *, steps: int = 6, warmup: int = 2) -> str:
     return commit(repo, "the embedded workload")
 
 
-def slow_down(repo: Path, seconds: float) -> str:
+def slow_down(repo: Path, seconds: float, message: str | None = None) -> str:
     """Commit a change that sleeps `seconds` in every training step (inside the step's timed block)."""
     path = repo / TRAIN
     text = path.read_text(encoding="utf-8")
     assert STEP_ANCHOR in text, "Trainer.step changed: update tests/git_repos.py STEP_ANCHOR"
     text = text.replace(STEP_ANCHOR, STEP_ANCHOR + f"        time.sleep({seconds!r})  # a slower step\n", 1)
-    return commit(repo, f"sleep {seconds} s in every step", {str(TRAIN): text})
+    return commit(repo, message or f"sleep {seconds} s in every step", {str(TRAIN): text})
+
+
+def code_history(repo: Path, *, commits: int, slow_at: int, sleep_s: float, steps: int = 6) -> tuple[str, list[str]]:
+    """GOOD (`workload_repo`) and `commits` commits that change the workload's code, the one at
+    `slow_at` (0-based) sleeping `sleep_s` in every training step, the others a comment in its
+    argument parser (no change in what runs): the bisection's and the paired history's real-run test
+    (tests/history/test_real_bisect.py) and scripts/bisect_cost.py. Returns GOOD and the commits."""
+    good = workload_repo(repo, steps=steps)
+    shas = []
+    for i in range(commits):
+        if i == slow_at:
+            shas.append(slow_down(repo, sleep_s, f"train: every step sleeps {sleep_s} s"))
+            continue
+        text = (repo / ARGS).read_text(encoding="utf-8") + f"\n# refactor {i}: no change in what runs\n"
+        shas.append(commit(repo, f"args: refactor {i}", {str(ARGS): text}))
+    return good, shas
 
 
 def break_import(repo: Path) -> str:

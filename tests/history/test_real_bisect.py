@@ -26,7 +26,7 @@ from reportgen.history import paired, store
 from reportgen.history.bisect_model import BisectRecord
 from reportgen.store.atomic import read_json
 from tests.conftest import built_once
-from tests.history.workload_repo import PACKAGE, make_repo
+from tests.git_repos import PACKAGE, code_history
 
 # 3 bisection campaigns of 3 pairs and 3 of 2: about 30 short CPU runs, made once by the worker that
 # runs all three tests (another worker waiting on the build would sit idle for minutes).
@@ -39,7 +39,7 @@ SLEEP_S = 2.0
 
 def _build(folder: Path) -> None:
     repo, runs, cache = folder / "repo", folder / "runs", folder / "cache"
-    good, shas = make_repo(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S)
+    good, shas = code_history(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S)
     env = {
         **os.environ,
         "REPORTGEN_CACHE": str(cache),
