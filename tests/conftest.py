@@ -42,9 +42,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         defs = info.name2fixturedefs.values() if info is not None else ()
         if any(d[-1].scope == "module" for d in defs if d):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    _group_node_ids(config, items)
     # Longest first: the workers take work in this order, so the long chains (the Ray tests on their
     # one cluster, real workloads, site builds) start at once and the short tests fill in behind them.
     items.sort(key=_weight)
+
+
+def _group_node_ids(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each grouped test the node id suffix `@group` that pytest-xdist's loadgroup scheduler
+    groups by. xdist 3.8 writes it into `item._nodeid`, which pytest 9.2's structured node ids no
+    longer read (pytest-dev/pytest-xdist#1386): every `xdist_group` was silently ignored, so a Ray
+    chain's tests each started a cluster on whichever worker took them, and a shared build had
+    workers waiting on each other. Done here, in the worker, where xdist does it; a no-op where
+    xdist's own suffix took effect (older pytest)."""
+    if not config.getoption("loadgroup", default=False):
+        return
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        names = sorted(
+            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        )
+        if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
 
 
 def _weight(item: pytest.Item) -> int:
