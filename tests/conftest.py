@@ -60,11 +60,10 @@ def _group_node_ids(config: pytest.Config, items: list[pytest.Item]) -> None:
     from _pytest.nodeid import coerce_node_id
 
     for item in items:
-        names = sorted(
-            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
-        )
-        if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
-            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
+        mark = item.get_closest_marker("xdist_group")  # the test's own group wins over its module's
+        if mark is not None and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            name = mark.args[0] if mark.args else mark.kwargs.get("name", "default")
+            item._id = coerce_node_id(f"{item.nodeid}@{name}")  # type: ignore[attr-defined]
 
 
 def _weight(item: pytest.Item) -> int:

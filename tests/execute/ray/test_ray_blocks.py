@@ -49,6 +49,10 @@ def _blocks(exp: Path) -> dict[int, dict[str, dict]]:
     return out
 
 
+# Serial: the loopback "machines" share this host's cores, and the verdict rests on the quiet-machine
+# check of each pair; beside the parallel tests' load the two nodes' runs were disturbed unevenly
+# (A1 invalid as persistently disturbed), which is what that check is for.
+@pytest.mark.serial
 def test_blocks_run_on_two_nodes_at_once_until_the_campaign_is_decided(tmp_path: Path, two_machines: Cluster) -> None:
     spec = make_experiment(
         tmp_path / "r",
