@@ -36,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 from reportgen import vocab
 from reportgen.capture.fingerprint import fingerprint_id, machine_fingerprint
 from reportgen.errors import UserError
+from reportgen.execute import blocks
 from reportgen.execute.executor import Executor, ExperimentOutcome, RunOptions, RunOutcome
 from reportgen.execute.progress import ProgressDisplay
 from reportgen.execute.runner import _close_block, _Experiment, _prepare_experiment, _run_one
@@ -302,19 +303,12 @@ def set_aside_unfinished(
                 where = _set_aside(exp_dir, int(block_dir.name), campaign_id)
                 log(f"block {block_dir.name} was left unfinished: its runs are moved to {where}; it is redone")
         shutil.rmtree(staged, ignore_errors=True)
-    unfinished: dict[int, list[Path]] = {}
-    by_block: dict[int, list[Path]] = {}
-    for arm, rep, run_dir in layout.iter_runs(exp_dir):
-        if vocab.is_profile_arm(arm):
+    for rep, runs in sorted(blocks.formal_blocks(exp_dir).items()):
+        if all((m := load_manifest(run_dir)) is not None and m.status in FINAL_STATUSES for _, run_dir in runs):
             continue
-        by_block.setdefault(rep, []).append(run_dir)
-        m = load_manifest(run_dir)
-        if m is None or m.status not in FINAL_STATUSES:
-            unfinished.setdefault(rep, []).append(run_dir)
-    for rep in sorted(unfinished):
-        for run_dir in by_block[rep]:
+        for arm, run_dir in runs:
             _stop_if_running(run_dir, stop_orphan)
-            move_aside(run_dir, exp_dir, campaign_id, f"{run_dir.parent.name}-{rep}")
+            move_aside(run_dir, exp_dir, campaign_id, f"{arm}-{rep}")
         log(f"block {rep} was left unfinished: its runs are moved under archive/; it is redone")
 
 
