@@ -44,14 +44,14 @@ def build_config(args: argparse.Namespace) -> Qwen3Config:
         pad_token_id=PAD_ID,
         bos_token_id=BOS_ID,
         eos_token_id=EOS_ID,
-        attn_implementation="sdpa",  # type: ignore[call-arg]  # a PretrainedConfig keyword the stub omits
+        attn_implementation="sdpa",
     )
 
 
 def build_policy(args: argparse.Namespace, device: torch.device, dtype: torch.dtype) -> Qwen3ForCausalLM:
     """Seeded random init (the caller seeds torch), then moved to device/dtype."""
     model = Qwen3ForCausalLM(build_config(args))
-    return model.to(device=device, dtype=dtype)  # type: ignore[call-arg]  # transformers wraps `to`
+    return model.to(device=device, dtype=dtype)
 
 
 def frozen_copy(model: M) -> M:
