@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -43,9 +44,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if any(d[-1].scope == "module" for d in defs if d):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     _group_node_ids(config, items)
-    # Longest first: the workers take work in this order, so the long chains (the Ray tests on their
-    # one cluster, real workloads, site builds) start at once and the short tests fill in behind them.
-    items.sort(key=_weight)
+    _longest_first(items)
 
 
 def _group_node_ids(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -66,9 +65,74 @@ def _group_node_ids(config: pytest.Config, items: list[pytest.Item]) -> None:
             item._id = coerce_node_id(f"{item.nodeid}@{name}")  # type: ignore[attr-defined]
 
 
-def _weight(item: pytest.Item) -> int:
+DURATIONS = REPO / "tests" / "durations.json"
+# A test not in tests/durations.json yet (new, renamed) is expected to take this long, by its marks.
+GUESS_S = {"ray": 60.0, "slow": 20.0, "browser": 10.0}
+
+
+def base_node_id(nodeid: str) -> str:
+    """A node id without the `@group` suffix `--dist loadgroup` adds (tests/durations.json's key)."""
+    head, sep, tail = nodeid.rpartition("]")
+    return head + sep + tail.split("@", 1)[0]
+
+
+def _expected_s(item: pytest.Item, durations: dict[str, float]) -> float:
+    known = durations.get(base_node_id(item.nodeid))
+    if known is not None:
+        return known
     marks = {m.name for m in item.iter_markers()}
-    return 0 if "ray" in marks else 1 if {"slow", "browser"} <= marks else 2 if "slow" in marks else 3
+    return max((s for m, s in GUESS_S.items() if m in marks), default=0.5)
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """Order the work longest first, a work unit being what one worker takes whole (an xdist group,
+    or a test alone): the workers take units in this order, so the long chains start at once and
+    the short tests fill in behind them (longest-processing-time-first, which keeps the last worker
+    to finish close to the others). Each test's time is the last measured one, recorded in
+    tests/durations.json by `scripts/test --record-durations` (docs/testing.md); a test not there
+    is guessed from its marks. `scripts/test` passes `--no-loadscope-reorder`, without which
+    pytest-xdist would reorder the units by their number of tests instead."""
+    durations: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    unit_s: dict[str, float] = {}
+    keys = []
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        key = f"@{mark.args[0] if mark.args else mark.kwargs.get('name', 'default')}" if mark else item.nodeid
+        keys.append(key)
+        unit_s[key] = unit_s.get(key, 0.0) + _expected_s(item, durations)
+    order = {id(item): (-unit_s[key], key, i) for i, (item, key) in enumerate(zip(items, keys, strict=True))}
+    items.sort(key=lambda item: order[id(item)])
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        metavar="FILE",
+        help="write each test's time (setup, call and teardown, in seconds) into FILE (JSON), "
+        "merged with what it holds: tests/durations.json orders the suite's work longest first",
+    )
+
+
+_RECORDED: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each phase's time, added up per test (in the controller under xdist: the workers' reports
+    come to it)."""
+    node = base_node_id(report.nodeid)
+    _RECORDED[node] = _RECORDED.get(node, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    target = session.config.getoption("record_durations", default=None)
+    if not target or hasattr(session.config, "workerinput") or not _RECORDED:
+        return
+    path = Path(target)
+    merged: dict[str, float] = json.loads(path.read_text()) if path.is_file() else {}
+    merged.update({k: round(v, 1) for k, v in _RECORDED.items()})
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n")
+    tmp.replace(path)
 
 
 @pytest.fixture
