@@ -27,7 +27,7 @@ from reportgen.analysis.document import AnalysisDocument, Machine
 from reportgen.analysis.gpu import window_span
 from reportgen.analysis.interval import dependence
 from reportgen.capture.fingerprint import class_id
-from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point
+from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point, SeriesBase
 from reportgen.store.models import GitProvenance
 from reportgen.store.run import StoredRun
 from reportgen.vocab import LOWER
@@ -128,6 +128,19 @@ def peak_memory(run: StoredRun, first: int, last: int, steps: StoredRun | None =
     return Figure(float(values.max()), None, None, int(values.size))
 
 
+def series_of(exp: ExperimentInput, machine_id: str | None) -> SeriesBase:
+    """The series part of every history row of `exp` (history.parquet's points and the paired
+    points alike): its recipe, profile, machine class and setup, with `machine_id` as its class_id."""
+    doc = exp.analysis
+    return SeriesBase(
+        recipe=exp.recipe,
+        profile=doc.experiment.profile,
+        machine_class=machine_class(doc.machine),
+        class_id=machine_id,
+        setup=setup(doc),
+    )
+
+
 def _commit(git: GitProvenance | None) -> tuple[str | None, bool | None]:
     return (git.commit_id, git.dirty) if git is not None else (None, None)
 
@@ -144,13 +157,7 @@ def points(exp: ExperimentInput) -> list[Point]:
         return []
     first, last = windows[0][1], windows[-1][2]
     stored = {(a.id, r.repeat): r for a in doc.arms for r in a.runs}
-    common = {
-        "recipe": exp.recipe,
-        "profile": doc.experiment.profile,
-        "machine_class": machine_class(doc.machine),
-        "setup": setup(doc),
-        "experiment": exp.name,
-    }
+    series = series_of(exp, None)
     primary = doc.settings.primary
     out: list[Point] = []
     for run in exp.runs:
@@ -159,8 +166,9 @@ def points(exp: ExperimentInput) -> list[Point]:
             continue
         commit, dirty = _commit(run.git)
         head: dict[str, object] = {
-            **common,
+            **series.model_dump(),
             "class_id": class_id(run.manifest.fingerprint) if run.manifest.fingerprint else None,
+            "experiment": exp.name,
             "arm": run.arm,
             "run": run.rel,
             "commit": commit,

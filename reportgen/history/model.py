@@ -26,13 +26,15 @@ STEP_TIME = "perf/step_time"
 PEAK_MEMORY = "gpu/mem_peak_mib"
 
 
-class Point(BaseModel):
-    """One run's figure of one metric: a row of history.parquet."""
+class SeriesBase(BaseModel):
+    """Where a figure was measured: the recipe, profile, machine class and setup that place a row of
+    either history table (`Point`, paired_model.PairedPoint) in its series. Its fields come first in
+    both tables; history/figures.series_of fills them from one experiment."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     recipe: str = Field(description="The spec's `name` in experiment.toml (a `--name` renames the folder, not this).")
-    profile: str | None = Field(default=None, description="The spec profile the run was made with.")
+    profile: str | None = Field(default=None, description="The spec profile the runs were made with.")
     machine_class: str = Field(
         description='GPU model and count and driver ("1 x NVIDIA H200, driver 580.159.04"), else the CPU model and '
         "cores: points of different classes never share a series."
@@ -41,12 +43,17 @@ class Point(BaseModel):
         default=None,
         description="The machine's class by its fingerprint (reportgen.capture.fingerprint.class_id: GPU and CPU models "
         "and counts, memory, driver, image; no host or serials): points of different classes never share a series, "
-        'and "this baseline vs history" compares only within one. Null: the run recorded no fingerprint.',
+        'and "this baseline vs history" compares only within one. Null: no fingerprint was recorded.',
     )
     setup: str = Field(
-        description='Steps and windows the figure is over ("48 steps; windows 8-20, 21-33, 34-47"): a run-level '
-        "figure over other windows is another quantity."
+        description='Steps and windows the run-level figures are over ("48 steps; windows 8-20, 21-33, 34-47"): '
+        "figures over other windows are another quantity, another series."
     )
+
+
+class Point(SeriesBase):
+    """One run's figure of one metric: a row of history.parquet."""
+
     experiment: str = Field(description="Folder under runs/.")
     arm: str = Field(description='"baseline" or a candidate id.')
     run: str = Field(description='The run, relative to the experiment folder ("baseline/2").')

@@ -29,7 +29,7 @@ from reportgen.analysis import design as dz
 from reportgen.analysis.document import AnalysisDocument
 from reportgen.capture.fingerprint import class_id
 from reportgen.history.changepoints import DetectorConfig, Shift, detect
-from reportgen.history.figures import ExperimentInput, machine_class, setup
+from reportgen.history.figures import ExperimentInput, series_of
 from reportgen.history.paired_model import PairedPoint
 from reportgen.vocab import BASELINE, FORMAL, Status
 
@@ -78,7 +78,7 @@ def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[
     metric = vocab.metric(primary.key)
     started = min((r.started_utc for a in doc.arms for r in a.runs if r.started_utc), default=None)
     fingerprints = [r.manifest.fingerprint for r in exp.runs if r.manifest.fingerprint]
-    cid = class_id(fingerprints[0]) if fingerprints else None
+    series = series_of(exp, class_id(fingerprints[0]) if fingerprints else None)
     out = []
     for comp in doc.comparisons:
         commit = shas.get(comp.candidate)
@@ -94,11 +94,7 @@ def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[
             continue
         out.append(
             PairedPoint(
-                recipe=exp.recipe,
-                profile=doc.experiment.profile,
-                machine_class=machine_class(doc.machine),
-                class_id=cid,
-                setup=setup(doc),
+                **series.model_dump(),
                 metric=primary.key,
                 label=metric.title,
                 better=primary.direction,

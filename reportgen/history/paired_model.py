@@ -15,31 +15,20 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from reportgen.history.model import REBUILD, SeriesBase  # one command rebuilds both tables
 from reportgen.history.table import TableFormat
 from reportgen.vocab import Direction
 
 SCHEMA_VERSION: Final = 1
 KIND: Final = "reportgen.paired_history"
 FILE: Final = "paired-history.parquet"  # runs/paired-history.parquet, beside history.parquet
-REBUILD = "run `reportgen history` to rebuild it from runs/"
 
 
-class PairedPoint(BaseModel):
+class PairedPoint(SeriesBase):
     """One paired campaign of `commit` against `anchor`: a row of paired-history.parquet."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    recipe: str = Field(description="The spec's `name` in experiment.toml.")
-    profile: str | None = Field(default=None, description="The spec profile the campaign was made with.")
-    machine_class: str = Field(description="GPU model and count and driver, else the CPU model and cores (in words).")
-    class_id: str | None = Field(
-        default=None,
-        description="The machine's fingerprint class (reportgen.capture.fingerprint.class_id); points of "
-        "different classes never share a series. Null: the runs recorded no fingerprint.",
-    )
-    setup: str = Field(description="Steps and windows the run figures are over: another setup is another series.")
     metric: str = Field(description="The primary metric's key.")
     label: str = Field(description='Short name ("response tokens/s").')
     better: Direction = Field(description="Which direction of the metric is better.")

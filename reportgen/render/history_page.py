@@ -128,6 +128,28 @@ def _campaign_order(group: Sequence[Series]) -> list[str]:
     return order
 
 
+def _change_rule(kind: str, title: str, xenc: dict) -> dict:
+    """The layer that marks a change on a history chart (a change point of the absolute history, an
+    alarm of the paired one), drawn the same on both: a red dashed rule at the rows of `kind`."""
+    return {
+        "transform": [{"filter": f"datum.kind === '{kind}'"}],
+        "mark": {"type": "rule", "strokeDash": [5, 3], "color": "#d93025", "strokeWidth": 2},
+        "encoding": {
+            "x": xenc,
+            "tooltip": [{"field": "change", "title": title}, {"field": "commit", "title": "commits"}],
+        },
+    }
+
+
+def _interval_rule(points: dict, xenc: dict, color: dict | None = None) -> dict:
+    """The layer that draws each point's interval (columns `low` to `high`) as a rule, on both history
+    charts; `color` splits it by arm where the chart does."""
+    encoding: dict = {"x": xenc, "y": {"field": "low", "type": "quantitative"}, "y2": {"field": "high"}}
+    if color is not None:
+        encoding["color"] = color
+    return {"transform": [points], "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.6}, "encoding": encoding}
+
+
 def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
     order = _campaign_order(group)
     pos = {e: i for i, e in enumerate(order)}
@@ -232,27 +254,8 @@ def _chart(group: Sequence[Series], arms: Sequence[str]) -> dict:
             "width": 640,
             "height": 150,
             "layer": [
-                {
-                    "transform": [{"filter": "datum.kind === 'change'"}],
-                    "mark": {"type": "rule", "strokeDash": [5, 3], "color": "#d93025", "strokeWidth": 2},
-                    "encoding": {
-                        "x": xenc,
-                        "tooltip": [
-                            {"field": "change", "title": "change point"},
-                            {"field": "commit", "title": "commits"},
-                        ],
-                    },
-                },
-                {
-                    "transform": [point_filter],
-                    "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.6},
-                    "encoding": {
-                        "x": xenc,
-                        "y": {"field": "low", "type": "quantitative"},
-                        "y2": {"field": "high"},
-                        "color": color,
-                    },
-                },
+                _change_rule("change", "change point", xenc),
+                _interval_rule(point_filter, xenc, color=color),
                 {
                     "transform": [point_filter],
                     "mark": {"type": "line", "opacity": 0.4},
@@ -598,19 +601,8 @@ def _paired_chart(s: PairedSeries) -> dict:
         "width": 640,
         "height": 180,
         "layer": [
-            {
-                "transform": [{"filter": "datum.kind === 'alarm'"}],
-                "mark": {"type": "rule", "strokeDash": [5, 3], "color": "#d93025", "strokeWidth": 2},
-                "encoding": {
-                    "x": xenc,
-                    "tooltip": [{"field": "change", "title": "alarm"}, {"field": "commit", "title": "commits"}],
-                },
-            },
-            {
-                "transform": [point],
-                "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.6},
-                "encoding": {"x": xenc, "y": {"field": "low", "type": "quantitative"}, "y2": {"field": "high"}},
-            },
+            _change_rule("alarm", "alarm", xenc),
+            _interval_rule(point, xenc),
             {
                 "transform": [point],
                 "mark": {"type": "point", "filled": True, "size": 70, "cursor": "pointer"},

@@ -52,7 +52,15 @@ from reportgen.analysis.document.experiment import (
     Window,
     WorkloadInfo,
 )
-from reportgen.analysis.document.intervals import Interval, Look, MachineEffect, MetricChange, Pair, RunLevel
+from reportgen.analysis.document.intervals import (
+    BlockPair,
+    Interval,
+    Look,
+    MachineEffect,
+    MetricChange,
+    Pair,
+    RunLevel,
+)
 from reportgen.analysis.document.root import (
     KIND,
     SCHEMA_VERSION,
@@ -82,6 +90,7 @@ __all__ = [
     "Artifact",
     "BaselineDrift",
     "Basis",
+    "BlockPair",
     "CampaignCost",
     "CandidateSummary",
     "ChangedFile",

@@ -11,7 +11,7 @@ from pydantic import Field
 from reportgen.analysis.document.base import Direction, Model, Number
 from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, QualityCheck, SameWork
 from reportgen.analysis.document.experiment import Window
-from reportgen.analysis.document.intervals import Interval, MetricChange, RunLevel
+from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel
 from reportgen.analysis.document.verdict import CandidateSummary, Verdict
 
 
@@ -53,14 +53,11 @@ class FlagChange(Model):
     candidate: str | None = None
 
 
-class SetAsidePair(Model):
+class SetAsidePair(BlockPair):
     """A block whose two runs failed the quiet-machine check judged alone: set aside (kept on disk,
     left out of the comparison) and, in a sequential campaign, redone by a new block
     (analysis/set_aside.py, docs/analysis.md#disturbed-pairs)."""
 
-    repeat: int = Field(description="The block (repeat number) of both runs.")
-    reference_run: str = Field(description='The run of the reference arm, e.g. "baseline/1".')
-    candidate_run: str = Field(description='The run of the candidate, e.g. "A1/1".')
     reason: str = Field(description="The quiet-machine check's reason for this pair alone: who was disturbed, by what.")
     evidence: str | None = Field(
         default=None, description='The load samples that show it, e.g. "baseline/1/host.parquet".'

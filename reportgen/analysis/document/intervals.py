@@ -39,12 +39,18 @@ class Interval(Model):
     warnings: list[str] = Field(default_factory=list)
 
 
-class Pair(Model):
-    """One block's reference run and candidate run, and the ratio of their run-level figures."""
+class BlockPair(Model):
+    """One block's two runs: the reference arm's and the candidate's (the fields every pair of runs
+    in analysis.json starts with: `Pair`, `SetAsidePair`)."""
 
     repeat: int = Field(description="The block (repeat number) both runs belong to.")
-    reference_run: str = Field(description='e.g. "baseline/2".')
-    candidate_run: str = Field(description='e.g. "A1/2".')
+    reference_run: str = Field(description='The run of the reference arm, e.g. "baseline/2".')
+    candidate_run: str = Field(description='The run of the candidate, e.g. "A1/2".')
+
+
+class Pair(BlockPair):
+    """One block's reference run and candidate run, and the ratio of their run-level figures."""
+
     reference: float = Field(description="The reference run's figure: mean of its window means.")
     candidate: float = Field(description="The candidate run's figure.")
     ratio: float = Field(description="candidate / reference.")
