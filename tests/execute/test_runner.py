@@ -253,7 +253,8 @@ def _a1_running(runs: Path) -> bool:
 
 @pytest.mark.slow
 def test_sigkilled_runner_resumes_redoing_only_the_interrupted_run(tmp_path: Path) -> None:
-    spec = make_experiment(tmp_path / "r", steps=5, sleep=1.0)
+    # A1 runs 2.5 s: the poll (every 0.1 s) sees it running long before it could end.
+    spec = make_experiment(tmp_path / "r", steps=5, sleep=0.5)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
     wait_for(lambda: _a1_running(runs), 60, "run A1 to be running")
