@@ -157,16 +157,21 @@ def hog_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     (spec.parent / "trainer.py").write_text(TIMED_TRAINER)
     runs = root / "runs"
     proc = start_run(spec, runs)
-    wait_for(lambda: started(runs, "hog", "baseline"), 120, "baseline/1 to start")
-    # Four hogs of one command: on a machine that other work keeps busy too (this one is shared),
-    # together they take a share the heaviest-first naming cannot miss.
-    hogs = [_orphan_hog() for _ in range(4)]
     try:
-        wait_for(lambda: manifest(runs, "hog", "baseline")["status"] != "running", 180, "baseline/1 to end")
+        wait_for(lambda: started(runs, "hog", "baseline"), 120, "baseline/1 to start")
+        # Four hogs of one command: on a machine that other work keeps busy too (this one is shared),
+        # together they take a share the heaviest-first naming cannot miss.
+        hogs = [_orphan_hog() for _ in range(4)]
+        try:
+            wait_for(lambda: manifest(runs, "hog", "baseline")["status"] != "running", 180, "baseline/1 to end")
+        finally:
+            for hog in hogs:
+                os.kill(hog, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=300)
     finally:
-        for hog in hogs:
-            os.kill(hog, signal.SIGKILL)
-    out, _ = proc.communicate(timeout=300)
+        if proc.poll() is None:  # a wait that failed leaves no campaign running
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 0, out
     return runs, out
 
