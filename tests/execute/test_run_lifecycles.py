@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,9 +19,9 @@ import pytest
 
 from reportgen.analyze import analyze_experiment
 from reportgen.cli import main
-from tests.conftest import env_with_repo_on_path
 from tests.helpers import write_spec
 from tests.workloads.conftest import TINY
+from tests.workloads.profiled import profiled_run
 
 pytestmark = pytest.mark.slow
 
@@ -122,20 +121,14 @@ def test_a_killed_job_retried_from_its_checkpoint_in_the_same_log(tmp_path: Path
         assert m["ingest"]["steps"] == 8
 
 
-def test_runs_resumed_from_a_checkpoint_and_windows_that_miss_them(tmp_path: Path) -> None:
-    ck = tmp_path / "ck"
-    env = env_with_repo_on_path()
-    env.pop("OMP_NUM_THREADS", None)
-    made = subprocess.run(
-        [sys.executable, "-m", "reportgen.workloads.grpo", *ARGS.split(), "--num-rollout", "4", "--save", str(ck)]
-        + ["--save-interval", "4"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def test_runs_resumed_from_a_checkpoint_and_windows_that_miss_them(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # The checkpoint of iteration 3 that the session's profiled run of the same tiny model saved
+    # (tests/workloads/profiled.py): both arms load it, read-only.
+    made, run_dir = profiled_run(tmp_path_factory)
     assert made.returncode == 0, made.stderr[-2000:]
+    ck = run_dir / "ck"
     body = '"${PYTHON}" -m reportgen.workloads.grpo ' + ARGS + ' --num-rollout 10 --load "$CKPT"\n'
     spec = experiment(tmp_path / "r", "resumed", body, env={"CKPT": str(ck)})
     runs = tmp_path / "runs"

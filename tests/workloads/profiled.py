@@ -1,7 +1,8 @@
 """One real `python -m reportgen.workloads.grpo` process with every output on (console lines,
-TensorBoard, a profiler trace of steps 1-2, a memory snapshot), made once per test session and read
-by the tests of what it writes: tests/workloads/test_console_outputs.py (the formats) and
-tests/traces/test_workload_trace.py (its trace, summarised). Each real run costs ~5 CPU-s of
+TensorBoard, a profiler trace of steps 1-2, a memory snapshot, a checkpoint of iteration 3 in
+`ck/`), made once per test session and read by the tests of what it writes:
+tests/workloads/test_console_outputs.py (the formats), tests/traces/test_workload_trace.py (its
+trace, summarised) and tests/execute/test_run_lifecycles.py (runs resumed from its checkpoint). Each real run costs ~5 CPU-s of
 start-up (torch + transformers), whatever its steps: one run, not one per test."""
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ def env(**extra: str) -> dict[str, str]:
 
 def _build(folder: Path) -> None:
     run_dir = folder / "run"
+    save = ["--save", str(run_dir / "ck"), "--save-interval", str(STEPS)]  # iteration STEPS - 1
     proc = subprocess.run(
-        [sys.executable, "-m", "reportgen.workloads.grpo", *ARGV],
+        [sys.executable, "-m", "reportgen.workloads.grpo", *ARGV, *save],
         cwd=folder,
         env=env(TENSORBOARD_DIR=str(run_dir / "tensorboard"), REPORTGEN_RUN_DIR=str(run_dir)),
         capture_output=True,
