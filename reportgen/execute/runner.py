@@ -455,6 +455,10 @@ class _Ended:
     interrupted: bool
     duration_s: float
     gpu: GpuStatus
+    # When the workload ended: the manifest's ended_utc, from which the analysis places the measured
+    # windows in time (walking back by the logged step times), so not when the folder was finished
+    # (compacting, ingesting and redacting after the end take seconds on a loaded machine).
+    ended_utc: str
 
 
 def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Path, exp: _Experiment) -> _Run:
@@ -594,7 +598,7 @@ def _execute(run: _Run, exp: _Experiment) -> _Ended:
             gpu = sampler.stop()
         if run.sibling is not None and run.sibling.exists():
             run.sibling.unlink()
-    duration = time.monotonic() - t0
+    duration, ended_utc = time.monotonic() - t0, utc_now()
     node = workload.capture_result()
     if node is not None:
         _record_provenance(run.manifest, node.provenance, exp.machine_id)
@@ -605,7 +609,7 @@ def _execute(run: _Run, exp: _Experiment) -> _Ended:
         run.manifest.setdefault("warnings", []).append(str(executor.lost))
     if gpu is None:
         gpu = GpuStatus(available=False, reason=f"the {executor.kind} executor returned no GPU status")
-    return _Ended(info, timed_out, interrupted, duration, gpu)
+    return _Ended(info, timed_out, interrupted, duration, gpu, ended_utc)
 
 
 def _wait(workload: Workload, tail: _Tail, exp: _Experiment, t0: float) -> tuple[ExitInfo, bool, bool]:
@@ -646,7 +650,7 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     gpu = ended.gpu
     manifest.update(
         status=status,
-        ended_utc=utc_now(),
+        ended_utc=ended.ended_utc,
         duration_s=round(ended.duration_s, 3),
         exit_code=info.exit_code,
         signal=info.signal,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,9 +19,9 @@ import pytest
 
 from reportgen.analyze import analyze_experiment
 from reportgen.cli import main
-from tests.conftest import env_with_repo_on_path
 from tests.helpers import write_spec
 from tests.workloads.conftest import TINY
+from tests.workloads.profiled import profiled_run
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +75,9 @@ def ingest_again(runs: Path, spec: Path, exp: str) -> dict:
 def test_a_run_killed_mid_step(tmp_path: Path) -> None:
     spec = experiment(tmp_path / "r", "killed", KILL.format(args=ARGS, save="") + "wait $pid\nexit $?\n")
     runs = tmp_path / "runs"
-    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler"]) == 0
+    # The baseline alone: what is checked is one run's lifecycle (A1 would be the same, killed again).
+    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--baseline-only"]) == 0
+    assert not (runs / "killed" / "A1").exists()
     ran = manifest(runs, "killed", "baseline")
     # The runner saw the exit: the recipe's `wait` returned 128 + SIGKILL.
     assert (ran["status"], ran["exit_code"], ran["status_reason"]) == (
@@ -103,7 +104,7 @@ def test_a_killed_job_retried_from_its_checkpoint_in_the_same_log(tmp_path: Path
     )
     spec = experiment(tmp_path / "r", "retried", body)
     runs = tmp_path / "runs"
-    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler"]) == 0
+    assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--baseline-only"]) == 0
     for m in (manifest(runs, "retried", "baseline"), ingest_again(runs, spec, "retried")):
         # Ran or ingested alike: the last job ended clean, so the run is complete.
         assert (m["status"], m["status_reason"]) == ("complete", None)
@@ -120,20 +121,14 @@ def test_a_killed_job_retried_from_its_checkpoint_in_the_same_log(tmp_path: Path
         assert m["ingest"]["steps"] == 8
 
 
-def test_runs_resumed_from_a_checkpoint_and_windows_that_miss_them(tmp_path: Path) -> None:
-    ck = tmp_path / "ck"
-    env = env_with_repo_on_path()
-    env.pop("OMP_NUM_THREADS", None)
-    made = subprocess.run(
-        [sys.executable, "-m", "reportgen.workloads.grpo", *ARGS.split(), "--num-rollout", "4", "--save", str(ck)]
-        + ["--save-interval", "4"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def test_runs_resumed_from_a_checkpoint_and_windows_that_miss_them(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # The checkpoint of iteration 3 that the session's profiled run of the same tiny model saved
+    # (tests/workloads/profiled.py): both arms load it, read-only.
+    made, run_dir = profiled_run(tmp_path_factory)
     assert made.returncode == 0, made.stderr[-2000:]
+    ck = run_dir / "ck"
     body = '"${PYTHON}" -m reportgen.workloads.grpo ' + ARGS + ' --num-rollout 10 --load "$CKPT"\n'
     spec = experiment(tmp_path / "r", "resumed", body, env={"CKPT": str(ck)})
     runs = tmp_path / "runs"

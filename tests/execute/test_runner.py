@@ -9,12 +9,14 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from reportgen.cli import main
+from reportgen.store.run import parse_utc
 from tests.conftest import env_with_repo_on_path, logging_python
 from tests.execute.conftest import A1, RECIPE, make_experiment
 from tests.helpers import log_shows, wait_for
@@ -251,7 +253,8 @@ def _a1_running(runs: Path) -> bool:
 
 @pytest.mark.slow
 def test_sigkilled_runner_resumes_redoing_only_the_interrupted_run(tmp_path: Path) -> None:
-    spec = make_experiment(tmp_path / "r", steps=5, sleep=1.0)
+    # A1 runs 2.5 s: the poll (every 0.1 s) sees it running long before it could end.
+    spec = make_experiment(tmp_path / "r", steps=5, sleep=0.5)
     runs = tmp_path / "runs"
     proc = _start_runner(spec, runs)
     wait_for(lambda: _a1_running(runs), 60, "run A1 to be running")
@@ -311,3 +314,30 @@ def test_interleaved_order_runs_repeats_in_turn(tmp_path: Path) -> None:
         for m in sorted(starts, key=lambda s: (runs / "exp" / s[2] / str(s[3]) / "manifest.json").stat().st_mtime)
     ]
     assert order == [("baseline", 1), ("A1", 1), ("A1", 2), ("baseline", 2)]  # blocks alternate direction
+
+
+def test_a_run_ends_when_its_workload_ends_not_when_its_folder_is_finished(
+    tmp_path: Path, experiment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ended_utc is when the workload ended: the analysis walks back from it by the logged step times
+    to place the measured windows among the load samples, so the seconds spent after the end
+    (compacting, redacting, ingesting: slow on a loaded machine) must not shift it."""
+    from reportgen.execute import runner
+
+    called: list[float] = []
+    real = runner.ingest_run
+
+    def slow_ingest(*args, **kwargs):  # the real ingest, after a wait as a loaded machine makes one
+        called.append(time.time())
+        time.sleep(1.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "ingest_run", slow_ingest)
+    runs = tmp_path / "runs"
+    assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze", "--no-profiler") == 0
+    assert len(called) == 2
+    for arm, ingested_at in zip(("baseline", "A1"), called, strict=True):
+        m = manifest(runs, arm)
+        ended = parse_utc(m["ended_utc"])
+        assert ended is not None and ended <= ingested_at + 0.002, (m["ended_utc"], ingested_at)
+        assert ended >= (parse_utc(m["started_utc"]) or 0) + m["duration_s"] - 0.002

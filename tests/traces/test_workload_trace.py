@@ -1,34 +1,30 @@
 """The embedded workload's own profiler run, summarised: its trace is split by step and shows the
-optimizer step span, as a Relax trace would be (a real process, CPU)."""
+optimizer step span, as a Relax trace would be (a real process, CPU: the session's one profiled run
+of tests/workloads/profiled.py, which the console-format test reads too)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
 
 from reportgen.traces import model, store
-from tests.workloads.conftest import TINY
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.workloads.profiled import profiled_run
 
 
 @pytest.mark.slow
-def test_workload_trace_is_split_by_step(tmp_path):
-    env = dict(os.environ, REPORTGEN_RUN_DIR=str(tmp_path))
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    argv = [*TINY, "--num-rollout", "4", "--rollout-batch-size", "2", "--n-samples-per-prompt", "4",
-            "--global-batch-size", "8", "--tb-experiment-name", "exp", "--optimizer-cpu-offload",
-            "--use-pytorch-profiler", "--profile-step-start", "1", "--profile-step-end", "2"]  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "reportgen.workloads.grpo", *argv], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
+def test_workload_trace_is_split_by_step(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    done, shared = profiled_run(tmp_path_factory)
     assert done.returncode == 0, done.stderr[-2000:]
-    store.summarize_run(tmp_path)
-    rows = model.read(tmp_path / model.FILENAME)
+    run_dir = tmp_path / "run"
+    shutil.copytree(shared, run_dir)  # the summary is written into the run folder: a copy of the shared one
+    store.summarize_run(run_dir)
+    every = model.read(run_dir / model.FILENAME)
+    # The run records a memory snapshot too: its rows are of no step (model.WHOLE_TRACE); the
+    # profiler trace's rows are what is split by step.
+    assert {r.step for r in every if r.source == "memory"} == {model.WHOLE_TRACE}
+    rows = [r for r in every if r.source != "memory"]
     assert {r.step for r in rows} == {1, 2}
     assert {r.view for r in rows} == {"cpu"}
     for step in (1, 2):

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.workloads.profiled import STEPS, profiled_run
+
 REPO = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"(perf|rollout|step|eval|passrate)\s+(\d+):\s+(\{.*\})")
 BARE = re.compile(r"(?<![\w'])(-?inf|nan)(?![\w'])")
@@ -36,41 +38,9 @@ def _parse(line: str) -> tuple[str, int, dict]:
 
 
 @pytest.mark.slow
-def test_process_writes_relax_formats(tmp_path, tiny_argv):
-    run_dir = tmp_path / "run"
+def test_process_writes_relax_formats(tmp_path_factory: pytest.TempPathFactory) -> None:
+    proc, run_dir = profiled_run(tmp_path_factory)  # the session's one run with every output on
     tb = run_dir / "tensorboard"
-    argv = tiny_argv + [
-        "--num-rollout",
-        "3",
-        "--rollout-batch-size",
-        "2",
-        "--n-samples-per-prompt",
-        "4",
-        "--use-dynamic-batch-size",
-        "--max-tokens-per-gpu",
-        "64",
-        "--use-kl-loss",
-        "--kl-loss-coef",
-        "0.01",
-        "--use-tensorboard",
-        "--tb-experiment-name",
-        "exp1",
-        "--use-pytorch-profiler",
-        "--profile-step-start",
-        "1",
-        "--profile-step-end",
-        "1",
-        "--record-memory-history",
-        "--optimizer-cpu-offload",
-    ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "reportgen.workloads.grpo", *argv],
-        cwd=tmp_path,
-        env=_env(TENSORBOARD_DIR=str(tb), REPORTGEN_RUN_DIR=str(run_dir)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "------------------------ arguments ------------------------" in out
@@ -84,7 +54,7 @@ def test_process_writes_relax_formats(tmp_path, tiny_argv):
     metric_lines = [ln for ln in out.splitlines() if LINE.search(ln)]
     assert all(re.match(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \w+\.py:\d+ - ", ln) for ln in metric_lines)
     parsed = [_parse(ln) for ln in metric_lines]
-    for step in range(3):
+    for step in range(STEPS):
         perf = [d for k, s, d in parsed if k == "perf" and s == step]
         assert len(perf) == 2  # rollout manager + actor, as Relax prints
         merged = {k: v for d in perf for k, v in d.items()}
@@ -122,7 +92,7 @@ def test_process_writes_relax_formats(tmp_path, tiny_argv):
     from tbparse import SummaryReader
 
     scalars = SummaryReader(str(tb)).scalars
-    assert set(scalars[scalars.tag == "perf/step_time"].step) == {0, 1, 2}
+    assert set(scalars[scalars.tag == "perf/step_time"].step) == set(range(STEPS))
     assert "rollout/raw_reward" in set(scalars.tag)
     traces = list(
         (run_dir / "traces" / "exp1" / "train_trace").glob("train_actor_rank0_dp0_tp0_pp0.*.pt.trace.json.gz")
