@@ -142,7 +142,7 @@ def derive_revision_spec(
         sequential=sequential,
     )
     # The source spec's own name in the header: the history files the campaign under that recipe
-    # (history.store.recipe_name), while `name` is the campaign's folder.
+    # (history.experiment.recipe_name), while `name` is the campaign's folder.
     text = (
         f"# Derived by reportgen from {Path(spec_path).resolve()} (spec {spec.name}): {base_ref} vs {cand_ref}.\n"
         + toml_text(derived)

@@ -1,8 +1,8 @@
 """Each run's history points: its figures of the primary metric, step time and peak memory, with
 within-run intervals (pure; part of reportgen.history).
 
-Input is what the I/O edge (store.py) or the site has already read: the typed analysis document
-and, per run, its stored metrics (long form, as metrics.parquet holds them), GPU samples,
+Input is an experiment as read (`history.experiment.LoadedExperiment`, by the history's store or
+the site's loader): the typed analysis document and, per run, its stored metrics (long form, as metrics.parquet holds them), GPU samples,
 manifest and git record. Never logs.
 
 The within-run interval of a run's figure (the mean of its window means) uses the steps' own
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +27,7 @@ from reportgen.analysis.document import AnalysisDocument, Machine
 from reportgen.analysis.gpu import window_span
 from reportgen.analysis.interval import dependence
 from reportgen.capture.fingerprint import class_id
+from reportgen.history.experiment import LoadedExperiment
 from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point, SeriesBase
 from reportgen.store.models import GitProvenance
 from reportgen.store.run import StoredRun
@@ -35,17 +36,6 @@ from reportgen.vocab import LOWER
 Z95 = 1.959963984540054
 WITHIN_METHOD = "mean of window means; 95 % interval from each window's flat-top long-run variance (within the run)"
 PEAK_METHOD = "max of the 1 Hz GPU samples in the windows' time span, over the GPUs (no interval: a maximum)"
-
-
-@dataclass(frozen=True)
-class ExperimentInput:
-    """One experiment: its recipe (the spec's own name), the analysis document and its runs as read."""
-
-    name: str
-    recipe: str
-    analysis: AnalysisDocument
-    runs: tuple[StoredRun, ...]
-    shas: Mapping[str, str] | None = None  # arm -> the commit it ran at (revisions.json), when arms ran at revisions
 
 
 @dataclass(frozen=True)
@@ -128,7 +118,7 @@ def peak_memory(run: StoredRun, first: int, last: int, steps: StoredRun | None =
     return Figure(float(values.max()), None, None, int(values.size))
 
 
-def series_of(exp: ExperimentInput, machine_id: str | None) -> SeriesBase:
+def series_of(exp: LoadedExperiment, machine_id: str | None) -> SeriesBase:
     """The series part of every history row of `exp` (history.parquet's points and the paired
     points alike): its recipe, profile, machine class and setup, with `machine_id` as its class_id."""
     doc = exp.analysis
@@ -145,7 +135,7 @@ def _commit(git: GitProvenance | None) -> tuple[str | None, bool | None]:
     return (git.commit_id, git.dirty) if git is not None else (None, None)
 
 
-def points(exp: ExperimentInput) -> list[Point]:
+def points(exp: LoadedExperiment) -> list[Point]:
     """Every complete formal run's points: the primary metric, step time and peak memory.
 
     The primary figure is the one analysis.json stores for the run (`runs[].overall`); its
@@ -160,7 +150,7 @@ def points(exp: ExperimentInput) -> list[Point]:
     series = series_of(exp, None)
     primary = doc.settings.primary
     out: list[Point] = []
-    for run in exp.runs:
+    for run in exp.measured_runs():
         summary = stored.get((run.arm, run.repeat))
         if summary is None or summary.role != vocab.FORMAL or summary.status != vocab.Status.COMPLETE:
             continue

@@ -29,18 +29,19 @@ from reportgen.analysis import design as dz
 from reportgen.analysis.document import AnalysisDocument
 from reportgen.capture.fingerprint import class_id
 from reportgen.history.changepoints import DetectorConfig, Shift, detect
-from reportgen.history.figures import ExperimentInput, series_of
+from reportgen.history.experiment import LoadedExperiment
+from reportgen.history.figures import series_of
 from reportgen.history.paired_model import PairedPoint
 from reportgen.vocab import BASELINE, FORMAL, Status
 
 METHOD = "run-level interval of analysis.json (paired t on the pairs' log ratios); se = ln(high/low) / (2 t)"
 
 
-def arm_commits(exp: ExperimentInput) -> dict[str, str]:
+def arm_commits(exp: LoadedExperiment) -> dict[str, str]:
     """arm -> the one commit every complete formal run of it names (provenance/git.json), when
     clean; arms whose runs name several commits, none, or a dirty tree are left out."""
     seen: dict[str, set[str | None]] = {}
-    for run in exp.runs:
+    for run in exp.measured_runs():
         git = run.git
         commit = git.commit_id if git is not None and not git.dirty else None
         seen.setdefault(run.arm, set()).add(commit)
@@ -62,7 +63,7 @@ def _anchor_value(doc: AnalysisDocument) -> float | None:
     return math.exp(sum(math.log(f) for f in figs) / len(figs)) if figs else None
 
 
-def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[PairedPoint]:
+def points(exp: LoadedExperiment, shas: Mapping[str, str] | None = None) -> list[PairedPoint]:
     """The paired points of one experiment: one per candidate whose revision differs from the
     baseline's and that edits no flag, with a run-level interval of at least two pairs. `shas`
     (arm -> SHA) defaults to the revisions the arms ran at (analysis.json `arms[].revision`, else
@@ -77,7 +78,7 @@ def points(exp: ExperimentInput, shas: Mapping[str, str] | None = None) -> list[
     primary = doc.settings.primary
     metric = vocab.metric(primary.key)
     started = min((r.started_utc for a in doc.arms for r in a.runs if r.started_utc), default=None)
-    fingerprints = [r.manifest.fingerprint for r in exp.runs if r.manifest.fingerprint]
+    fingerprints = [r.manifest.fingerprint for r in exp.measured_runs() if r.manifest.fingerprint]
     series = series_of(exp, class_id(fingerprints[0]) if fingerprints else None)
     out = []
     for comp in doc.comparisons:

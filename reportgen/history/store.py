@@ -1,92 +1,45 @@
 """The history's I/O edge: read a runs/ root into points, write and read history.parquet.
 
 Pipeline position: runs/<experiment>/analysis.json + each run's stored tables -> **history (I/O)**
--> runs/history.parquet. Reads the typed analysis document (`reportgen.analysis.document.parse`),
-each run's metrics.parquet, gpu.parquet, manifest.json and provenance/git.json; never logs. Every
+-> runs/history.parquet. Reads each experiment through `history.experiment.read_experiment` (the
+reader the site shares: the typed analysis document, each run's metrics.parquet, gpu.parquet,
+manifest.json and provenance/git.json, the spec's text, revisions.json); never logs. Every
 experiment must have a current analysis.json (the same rule as the site: the history is made from
 what the analysis stored, so a stale one is refused with the command that refreshes it).
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from reportgen.analysis.document import SCHEMA_VERSION as ANALYSIS_SCHEMA
-from reportgen.analysis.document import parse
 from reportgen.errors import UserError
-from reportgen.history import model, paired, paired_model
-from reportgen.history.figures import ExperimentInput, points
+from reportgen.history import experiment, model, paired, paired_model
+from reportgen.history.experiment import LoadedExperiment
+from reportgen.history.figures import points
 from reportgen.history.model import Point
 from reportgen.history.table import Row, TableFormat
 from reportgen.store import atomic, layout
 from reportgen.store.freshness import stale_reason
-from reportgen.store.models import Revisions
-from reportgen.store.run_folder import read_run_folder
 
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
-
-
-DERIVED = re.compile(r"^# Derived by reportgen from .* \(spec ([A-Za-z0-9._-]+)\):")
-
-
-def recipe_name(spec_text: str, fallback: str) -> str:
-    """The spec's own `name` (a `--name` renames the folder only), else the folder name. A spec
-    derived for a campaign of two revisions (pipeline.derive_revision_spec) is named after its
-    campaign; its header names the spec it came from, and that is its recipe."""
-    derived = DERIVED.match(spec_text)
-    if derived:
-        return derived.group(1)
-    try:
-        name = tomllib.loads(spec_text).get("name")
-    except tomllib.TOMLDecodeError:
-        return fallback
-    return str(name) if isinstance(name, str) and name else fallback
-
-
-def _json(path: Path) -> Any:
-    if not path.is_file():
-        return {}
-    try:
-        return atomic.read_json(path)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: unreadable ({exc.__class__.__name__}); re-run the stage that writes it") from None
 
 
 # Files a history point is made from: one the store's reader could not read stops the command.
 _NEEDED = (layout.METRICS, layout.GPU_PARQUET, layout.MANIFEST, "git.json")
 
 
-def read_experiment(exp_dir: Path, runs_root: Path) -> ExperimentInput:
+def read_experiment(exp_dir: Path, runs_root: Path) -> LoadedExperiment:
+    """One experiment as the history reads it (the shared reader, without what only the pages
+    show of a run); a stale or missing analysis.json is refused with the command that refreshes it."""
     exp_dir = Path(exp_dir)
     why = stale_reason(exp_dir, ANALYSIS_SCHEMA)
     if why is not None:
         runs_opt = "" if Path(runs_root).resolve() == Path("runs").resolve() else f" --runs {runs_root}"
         raise UserError(f"{exp_dir / layout.ANALYSIS}: {why}; run `reportgen analyze {exp_dir.name}{runs_opt}` first")
-    analysis = parse(_json(exp_dir / layout.ANALYSIS), str(exp_dir / layout.ANALYSIS), exp_dir.name)
-    runs = []
-    for arm, repeat, path in layout.iter_runs(exp_dir):
-        run = read_run_folder(path, arm, repeat, shown=False)  # the store's one reader, each file through its model
-        for note in run.notes:
-            name, _, why = note.partition(": ")
-            if name in _NEEDED:
-                raise UserError(f"{path / name}: {why}; re-run the stage that writes it")
-        if layout.METRICS not in run.missing:
-            runs.append(run)
-    spec_text = (exp_dir / layout.EXPERIMENT_SPEC).read_text(encoding="utf-8", errors="replace")
-    return ExperimentInput(
-        exp_dir.name, recipe_name(spec_text, exp_dir.name), analysis, tuple(runs), revision_shas(exp_dir)
-    )
-
-
-def revision_shas(exp_dir: Path) -> dict[str, str] | None:
-    """arm -> the commit it ran at, from runs/<experiment>/revisions.json; None: arms not at revisions."""
-    record = Revisions.read(Path(exp_dir) / layout.REVISIONS)
-    return {arm: r.sha for arm, r in record.arms.items()} if record is not None else None
+    return experiment.read_experiment(exp_dir, needed=_NEEDED, fix="re-run the stage that writes it", shown=False)
 
 
 def collect_both(runs_root: Path) -> tuple[list[Point], list[paired_model.PairedPoint]]:

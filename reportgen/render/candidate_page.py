@@ -35,13 +35,13 @@ from reportgen.render.common import (
 )
 from reportgen.render.evidence import evidence_href
 from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import BASELINE, FAILURE_DISPLAY_ORDER, FAILURE_KINDS, Status, Verdicts, verdict_label
 from reportgen.vocab import MEMORY_CAP_FLAG as CAP_FLAG
 
 
-def _events(exp: ExperimentData, cand: str) -> list[tuple[str, RunEvent]]:
+def _events(exp: PublishedExperiment, cand: str) -> list[tuple[str, RunEvent]]:
     """The candidate's formal runs' events as analysis.json holds them (its copy of each run's
     events.json), failures first."""
     out = [(f"{cand}/{r.repeat}", e) for r in exp.arm(cand).formal_runs() for e in r.events]
@@ -104,7 +104,9 @@ def excerpt_blocks(events: list[tuple[str, RunEvent]]) -> tuple[list[str], dict[
     return blocks_md, anchors
 
 
-def failure_rows(exp: ExperimentData, cand: str, events: list[tuple[str, RunEvent]], anchors: dict[str, str]) -> str:
+def failure_rows(
+    exp: PublishedExperiment, cand: str, events: list[tuple[str, RunEvent]], anchors: dict[str, str]
+) -> str:
     """One row per run of the candidate: steps completed, what failed (in words), where in the logs."""
     arm = exp.arm(cand)
     expected = exp.analysis.settings.steps_expected
@@ -140,7 +142,7 @@ def event_blocks(events: list[tuple[str, RunEvent]]) -> list[str]:
     return ["\n".join(out) + "\n", *blocks_md]
 
 
-def memory_text(exp: ExperimentData, cand: str) -> str:
+def memory_text(exp: PublishedExperiment, cand: str) -> str:
     """Memory before the failure in words: what the framework held against the cap, and nvidia-smi's
     figure with what it adds (analysis.json `arms[].memory`)."""
     m = exp.arm(cand).memory
@@ -170,7 +172,7 @@ def _flag_value(value: str | None) -> str:
     return flagdiff.value_text(None if value is None else True if value == "true" else value)
 
 
-def what_changed(exp: ExperimentData, cand: str) -> list[str]:
+def what_changed(exp: PublishedExperiment, cand: str) -> list[str]:
     """The effective values the trainer ran with, old -> new (baseline, the base, this candidate;
     analysis.json `changed_flags`), then the recipe diff collapsed: the diff shows the script's
     text (`${MAX_TOKENS_PER_GPU}`), not values."""
@@ -208,12 +210,12 @@ def what_changed(exp: ExperimentData, cand: str) -> list[str]:
     return out
 
 
-def effective_argv(exp: ExperimentData, arm_id: str) -> dict:
+def effective_argv(exp: PublishedExperiment, arm_id: str) -> dict:
     """The first formal run's effective flag -> value mapping ({} when ingest recorded none)."""
     return next((run.manifest.effective_argv for run in exp.formal_runs(arm_id) if run.manifest.effective_argv), {})
 
 
-def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
+def against_base_table(exp: PublishedExperiment, cand: str) -> list[str]:
     """A candidate built on another one against that base, with intervals (analysis.json `vs_base`)."""
     comp = exp.comparison(cand)
     if not comp.base or not any(m.candidate is not None for m in comp.vs_base):
@@ -229,7 +231,7 @@ def against_base_table(exp: ExperimentData, cand: str) -> list[str]:
     ]
 
 
-def plain_sentence(exp: ExperimentData, cand: str) -> str | None:
+def plain_sentence(exp: PublishedExperiment, cand: str) -> str | None:
     """A failed candidate's failure in one plain sentence: its first failed run's (analysis.json
     `runs[].failure_sentence`), "A2 ran out of GPU memory at step 1: PyTorch already held 4.94 of the
     5.00 GiB allowed ... when it asked for 20.00 MiB more", with how far it got."""
@@ -247,7 +249,7 @@ def plain_sentence(exp: ExperimentData, cand: str) -> str | None:
     return f"{cand} {said}.{tail}"
 
 
-def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
+def render(exp: PublishedExperiment, cand: str, *, svg: bool = True) -> Page:
     comp = exp.comparison(cand)
     arm = exp.arm(cand)
     verdict = comp.verdict
@@ -362,7 +364,7 @@ def render(exp: ExperimentData, cand: str, *, svg: bool = True) -> Page:
     )
 
 
-def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptitle: str) -> list[str]:
+def measured(exp: PublishedExperiment, cand: str, *, failed: bool, primary: str, ptitle: str) -> list[str]:
     """What was measured: the headline rows the candidate has values for, the windows it reached, the
     interval, step time and its phases; for a failed candidate only what it measured before failing."""
     comp = exp.comparison(cand)
@@ -411,7 +413,7 @@ def measured(exp: ExperimentData, cand: str, *, failed: bool, primary: str, ptit
     return md
 
 
-def warmup_lines(exp: ExperimentData, cand: str) -> list[str]:
+def warmup_lines(exp: PublishedExperiment, cand: str) -> list[str]:
     """Where the candidate's and its reference's warm-up ends (arms[].settled_at), and whether the
     first window starts before: then its window means hold warm-up steps."""
     comp = exp.comparison(cand)

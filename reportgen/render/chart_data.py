@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.render.load import ExperimentData, StoredRun
+from reportgen.render.load import PublishedExperiment, StoredRun
 from reportgen.render.palette import arm_color
 
 MAX_POINTS = 300
@@ -61,7 +61,7 @@ def frame_csv(frame: pd.DataFrame) -> str:
     return csv_text({c: frame[c].to_numpy() for c in frame.columns})
 
 
-def metric_frame(exp: ExperimentData, keys: Sequence[str], arms: Sequence[str] | None = None) -> pd.DataFrame:
+def metric_frame(exp: PublishedExperiment, keys: Sequence[str], arms: Sequence[str] | None = None) -> pd.DataFrame:
     """Long table arm, run, step, key, value for the given metric keys and arms."""
     m = exp.metrics_long
     mask = m["key"].isin(list(keys)).to_numpy().copy()
@@ -70,10 +70,10 @@ def metric_frame(exp: ExperimentData, keys: Sequence[str], arms: Sequence[str] |
     return m[mask]
 
 
-def metric_columns(exp: ExperimentData, key: str, arms: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+def metric_columns(exp: PublishedExperiment, key: str, arms: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """arm, run, step, value of one metric key (finite values only), as arrays, in (run, step) order.
 
-    Built from `ExperimentData.metrics_by_key` (the long table split by key once per
+    Built from `PublishedExperiment.metrics_by_key` (the long table split by key once per
     experiment) so each chart costs a mask, not a scan of every metric of every run.
     """
     cols = exp.metrics_by_key.get(key)
@@ -90,7 +90,7 @@ def metric_columns(exp: ExperimentData, key: str, arms: Sequence[str] | None = N
     return {k: v[mask] for k, v in cols.items()}
 
 
-def arm_domain(exp: ExperimentData, present: Iterable[object]) -> tuple[str, ...]:
+def arm_domain(exp: PublishedExperiment, present: Iterable[object]) -> tuple[str, ...]:
     """Arms present, in the experiment's order, each with its colour on every page ("A1=#1a73e8",
     `palette.arm_color`): the colour encoding's domain and range travel as one template argument."""
     have = {str(a) for a in present}
@@ -98,14 +98,14 @@ def arm_domain(exp: ExperimentData, present: Iterable[object]) -> tuple[str, ...
     return tuple(f"{a}={arm_color(a, every)}" for a in every if a in have)
 
 
-def run_order(exp: ExperimentData, cols: dict[str, np.ndarray]) -> tuple[str, ...]:
+def run_order(exp: PublishedExperiment, cols: dict[str, np.ndarray]) -> tuple[str, ...]:
     """Runs present ("A1/1"), arms in the experiment's order, repeats in order."""
     order = {a: i for i, a in enumerate(exp.arm_ids())}
     pairs = {(str(a), str(r)) for a, r in zip(cols["arm"], cols["run"], strict=False)}
     return tuple(r for _a, r in sorted(pairs, key=lambda p: (order.get(p[0], len(order)), p[0], p[1])))
 
 
-def windows_frame(exp: ExperimentData) -> pd.DataFrame:
+def windows_frame(exp: PublishedExperiment) -> pd.DataFrame:
     windows = exp.analysis.settings.windows
     return pd.DataFrame(
         {
@@ -120,7 +120,7 @@ def windows_frame(exp: ExperimentData) -> pd.DataFrame:
 CUT_WHEN = 1.5
 
 
-def axis_top(exp: ExperimentData, cols: dict[str, np.ndarray]) -> float | None:
+def axis_top(exp: PublishedExperiment, cols: dict[str, np.ndarray]) -> float | None:
     """The top of a step chart's axis when warm-up would squeeze the windows' steps: a little above
     the highest value inside the windows; None (the data's own range) otherwise."""
     windows = exp.analysis.settings.windows
@@ -180,7 +180,9 @@ def gpu_run_columns(run: StoredRun, column: str, how: str) -> dict[str, np.ndarr
     }
 
 
-def gpu_columns(exp: ExperimentData, runs: Sequence[StoredRun], column: str, how: str) -> dict[str, np.ndarray] | None:
+def gpu_columns(
+    exp: PublishedExperiment, runs: Sequence[StoredRun], column: str, how: str
+) -> dict[str, np.ndarray] | None:
     cache = exp.gpu_series
     parts = []
     for r in runs:
@@ -208,7 +210,7 @@ def memory_total_drawn(peak: float | None, cap: float | None, total: float | Non
     return top > 0 and total <= TOTAL_DRAWN_WITHIN * top
 
 
-def breakdown_frame(exp: ExperimentData) -> pd.DataFrame:
+def breakdown_frame(exp: PublishedExperiment) -> pd.DataFrame:
     """Mean seconds per step and arm for each of PARTS (window steps only when windows are set)."""
     frame = metric_frame(exp, vocab.STEP_PARTS)
     windows = exp.analysis.settings.windows

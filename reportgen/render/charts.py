@@ -42,7 +42,7 @@ from reportgen.render.chart_spec import (
     with_repeat,
 )
 from reportgen.render.format import fmt_change
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.palette import NEUTRAL, PART_COLORS
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _step_template(
 
 
 def step_metric(
-    exp: ExperimentData,
+    exp: PublishedExperiment,
     key: str,
     *,
     title: str,
@@ -215,7 +215,7 @@ def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...], repeats: int
     return to_dict(chart)
 
 
-def quality(exp: ExperimentData) -> dict | None:
+def quality(exp: PublishedExperiment) -> dict | None:
     """Training-quality curves as small multiples (one panel per metric, own y scale)."""
     present = {k for alts in QUALITY_KEYS for k in alts if len(metric_columns(exp, k)["value"])}
     chosen = tuple(next(k for k in alts if k in present) for alts in QUALITY_KEYS if any(k in present for k in alts))
@@ -271,7 +271,7 @@ def _breakdown_template(arms: tuple[str, ...]) -> dict:
     return to_dict(chart)
 
 
-def breakdown(exp: ExperimentData) -> dict | None:
+def breakdown(exp: PublishedExperiment) -> dict | None:
     """A per-arm stacked bar of the mean step time (rollout, wait, log-probs, actor, optimizer, train)."""
     frame = breakdown_frame(exp)
     if frame.empty or float(frame["seconds"].sum()) == 0.0:
@@ -364,7 +364,7 @@ def look_interval(low: float | None, high: float | None, *, early: bool) -> str:
     return f"{fmt_change(low - 1, digits=1)} to {fmt_change(high - 1, digits=1)}"
 
 
-def looks(exp: ExperimentData) -> dict | None:
+def looks(exp: PublishedExperiment) -> dict | None:
     """The interval after each pair of runs, per candidate (of the comparison that decides it),
     with no change and the minimum effect marked: how the verdict came about, look by look."""
     settings = exp.analysis.settings

@@ -15,7 +15,7 @@ from reportgen.render import blocks, figures, kinds, reproduce, safe
 from reportgen.render import machine as machine_info
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_change, fmt_value
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.vocab import BROKEN, verdict_label
 
 
@@ -34,7 +34,7 @@ def interval_cell(interval: Interval) -> str:
     return f'<span class="rg-nowrap">{safe.text(head)}</span><br><span class="rg-nowrap">({safe.text(ci)}</span>'
 
 
-def answer_line(exp: ExperimentData, comparison: Comparison) -> str:
+def answer_line(exp: PublishedExperiment, comparison: Comparison) -> str:
     """'A1 accepted: response tokens/s +20.68% (95% CI ...)' or the failure cause."""
     label = metric_title(exp.analysis.primary.key)[0]
     verdict = comparison.verdict
@@ -103,7 +103,7 @@ def same_work_body(doc: AnalysisDocument, c: Comparison) -> list[str]:
     return md
 
 
-def report_kind(exp: ExperimentData) -> kinds.ReportKind:
+def report_kind(exp: PublishedExperiment) -> kinds.ReportKind:
     """The experiment's report kind from its folder name and the GPUs its machine recorded: the
     one rule for its pages and its block on the reports home."""
     machine = exp.analysis.machine
@@ -112,7 +112,7 @@ def report_kind(exp: ExperimentData) -> kinds.ReportKind:
     return kinds.classify(exp.name, gpus, machine_info.summary(machine, fp))
 
 
-def spec_where_it_ran(exp: ExperimentData) -> str | None:
+def spec_where_it_ran(exp: PublishedExperiment) -> str | None:
     """The spec's path as it ran, relative to the runs' working directory (the repository root for
     the default experiment), from experiment.json; None when not recorded."""
     source = exp.record.source_path if exp.record is not None else None
@@ -124,7 +124,7 @@ def spec_where_it_ran(exp: ExperimentData) -> str | None:
     return reproduce.repo_relative(source)
 
 
-def spec_path_for_reader(exp: ExperimentData, word: str) -> str:
+def spec_path_for_reader(exp: PublishedExperiment, word: str) -> str:
     """A command word that is the spec's recorded path (absolute, machine-specific) as a reader's
     checkout has it; any other word unchanged."""
     if word and exp.record is not None and word == exp.record.source_path:
@@ -132,6 +132,6 @@ def spec_path_for_reader(exp: ExperimentData, word: str) -> str:
     return word
 
 
-def recipe_dir_where_it_ran(exp: ExperimentData) -> str | None:
+def recipe_dir_where_it_ran(exp: PublishedExperiment) -> str | None:
     spec = spec_where_it_ran(exp)
     return os.path.dirname(spec) or "." if spec else None

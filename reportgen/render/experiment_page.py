@@ -39,7 +39,7 @@ from reportgen.render.common import (
     spec_path_for_reader,
 )
 from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share, fmt_value
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.machines_table import machines_section
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.vocab import (
@@ -50,19 +50,19 @@ from reportgen.vocab import (
 )
 
 
-def answer(exp: ExperimentData) -> str:
+def answer(exp: PublishedExperiment) -> str:
     """The answer block: one row per candidate (the PR's first), next steps, causes, evidence."""
     href = {c.candidate: f"{candidate_slug(c.candidate)}/index.md" for c in exp.analysis.comparisons}
     rows = decision.answers(exp.analysis, href_of=href, spec_path=lambda w: spec_path_for_reader(exp, w))
     return answer_block.block(rows, docs_prefix="../../")
 
 
-def standard_error(exp: ExperimentData, arm_id: str, key: str, window: str) -> float | None:
+def standard_error(exp: PublishedExperiment, arm_id: str, key: str, window: str) -> float | None:
     """The standard error of one window's mean (std / sqrt(n)): the precision its mean is shown at."""
     return figures.standard_error(exp.analysis, arm_id, key, window)
 
 
-def windows_table(exp: ExperimentData, key: str) -> str:
+def windows_table(exp: PublishedExperiment, key: str) -> str:
     """Per arm (one content tab each): W1/W2/W3 and pooled rows, then the mean of window means.
     A window mean is rounded to its standard error; spread statistics keep three digits."""
     unit = vocab.metric(key).unit
@@ -97,7 +97,7 @@ def windows_table(exp: ExperimentData, key: str) -> str:
     return "\n".join(out)
 
 
-def warmup_line(exp: ExperimentData) -> str:
+def warmup_line(exp: PublishedExperiment) -> str:
     """Where each arm's warm-up ends, found from its steps (arms[].settled_at), against the first
     window's start: a window that starts earlier averages warm-up steps in."""
     found = [(a.id, a.settled_at) for a in exp.analysis.arms if a.settled_at is not None]
@@ -113,7 +113,7 @@ def warmup_line(exp: ExperimentData) -> str:
     return f"Warm-up ends (the steady state found from each arm's steps, {how}): {said}\n"
 
 
-def window_change_table(exp: ExperimentData) -> str:
+def window_change_table(exp: PublishedExperiment) -> str:
     """Each window's mean against the baseline's, the change rounded as its candidate's interval allows;
     a candidate that reached no window gets one "not reached" cell, not one per window."""
     comps = exp.analysis.comparisons
@@ -143,7 +143,7 @@ def window_change_table(exp: ExperimentData) -> str:
     return out
 
 
-def warnings_block(exp: ExperimentData) -> str:
+def warnings_block(exp: PublishedExperiment) -> str:
     """Findings about the whole experiment (analysis.json `warnings`, e.g. the baseline drifting
     between its first and last window), one admonition each."""
     out = []
@@ -165,7 +165,7 @@ def indented(text: str) -> str:
     return "\n".join(("    " + line) if line else "" for line in text.split("\n"))
 
 
-def secondary_tabs(exp: ExperimentData) -> list[str]:
+def secondary_tabs(exp: PublishedExperiment) -> list[str]:
     """Step time, actor train time and every per-phase time, with intervals, one tab per candidate,
     collapsed under one line (the answer shows step time; each write-up shows its own in full)."""
     comps = [c for c in exp.analysis.comparisons if any(m.candidate is not None for m in c.secondary)]
@@ -184,7 +184,7 @@ def secondary_tabs(exp: ExperimentData) -> list[str]:
     return md
 
 
-def same_work_section(exp: ExperimentData) -> list[str]:
+def same_work_section(exp: PublishedExperiment) -> list[str]:
     """Did the arms generate comparable work? Per candidate (a tab each): the finding, the windows,
     and the figures that do not depend on how much was generated (so a reader sees what did change)."""
     comps = [c for c in exp.analysis.comparisons if c.same_work.applies]
@@ -222,7 +222,7 @@ def warning_notes(comparisons: list[Comparison]) -> tuple[dict[str, list[int]], 
     return marks, notes
 
 
-def design_text(exp: ExperimentData, metric_label: str) -> str:
+def design_text(exp: PublishedExperiment, metric_label: str) -> str:
     """What the intervals are and how the campaign was designed to decide, in two sentences."""
     settings = exp.analysis.settings
     d = settings.design
@@ -249,7 +249,7 @@ def design_text(exp: ExperimentData, metric_label: str) -> str:
     )
 
 
-def looks_note(exp: ExperimentData) -> str:
+def looks_note(exp: PublishedExperiment) -> str:
     """What the chart of the interval after each pair draws: the first decisive look, and which
     candidates are drawn against their base."""
     d = exp.analysis.settings.design
@@ -268,7 +268,7 @@ def looks_note(exp: ExperimentData) -> str:
     return safe.text(note.strip()) + "\n" if note else ""
 
 
-def campaign_text(exp: ExperimentData) -> str:
+def campaign_text(exp: PublishedExperiment) -> str:
     """What the formal runs cost, why the campaign stopped, and what the fixed design would have cost."""
     c = exp.analysis.campaign
     d = exp.analysis.settings.design
@@ -324,7 +324,7 @@ def _direction_cell(c: Comparison) -> str:
     return "yes" if c.consistent_direction else "no"
 
 
-def verdict_table(exp: ExperimentData) -> str:
+def verdict_table(exp: PublishedExperiment) -> str:
     """Candidate, verdict, the run-level change that decided it with its interval (labelled with the
     arm it is against when not the baseline, the baseline's change after it as context), the pairs of
     runs it rests on, window agreement; warnings below as footnotes."""
@@ -363,7 +363,7 @@ def verdict_table(exp: ExperimentData) -> str:
     return out
 
 
-def guardrail_table(exp: ExperimentData) -> str:
+def guardrail_table(exp: PublishedExperiment) -> str:
     """Guardrails with a failure or a check that could not be made, one row each; the ones every
     candidate passed collapsed under one line (they matter as a count, not as rows to read)."""
     comps = exp.analysis.comparisons
@@ -395,7 +395,7 @@ def guardrail_table(exp: ExperimentData) -> str:
     return "\n".join(out) if out else "No guardrail was checked.\n"
 
 
-def workload_line(exp: ExperimentData, docs: Sequence[tuple[str, str]] = ()) -> str:
+def workload_line(exp: PublishedExperiment, docs: Sequence[tuple[str, str]] = ()) -> str:
     """What ran, before any number: the trainer, its model and size, steps and batch, with links to the
     page about the trainer and to any documentation page about this experiment (`docs`: path, title)."""
     w = exp.analysis.workload
@@ -435,7 +435,7 @@ def _with_share(peak: str, share: str) -> str:
     return f"{peak} ({share})" if share else peak
 
 
-def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
+def memory_section(exp: PublishedExperiment, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
     """Peak memory of every arm against the limit it ran under (analysis.json `arms[].memory`), and
     the curves: what the framework allocated against the cap, and what nvidia-smi saw."""
     arms = [a for a in exp.analysis.arms if a.memory.used_mib is not None or a.memory.device_peak_mib is not None]
@@ -519,7 +519,7 @@ def memory_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, di
     return "\n".join(md), specs
 
 
-def quality_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
+def quality_section(exp: PublishedExperiment, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
     """Does each candidate train like the baseline? The same_quality guardrail's figures per window
     (a warning, never a verdict) and the quality curves."""
     comps = [c for c in exp.analysis.comparisons if c.quality is not None]
@@ -560,7 +560,7 @@ def quality_section(exp: ExperimentData, *, svg: bool) -> tuple[str, dict[str, d
     return "\n".join(md), {"quality": spec}
 
 
-def workload_table(exp: ExperimentData) -> str:
+def workload_table(exp: PublishedExperiment) -> str:
     """The flags that differ between arms in full; the ones every arm ran the same collapsed (a
     reviewer needs to know they were checked, not to read 19 identical rows)."""
     arms = exp.analysis.arms
@@ -594,7 +594,7 @@ QUIET_INTRO = (
 )
 
 
-def quiet_section(exp: ExperimentData, *, svg: bool = True) -> tuple[list[str], dict | None]:
+def quiet_section(exp: PublishedExperiment, *, svg: bool = True) -> tuple[list[str], dict | None]:
     """What disturbed which run, and when: a table and the chart on the runs' time axis (only for
     experiments whose analysis has load samples or found a disturbance); returns the chart's spec too."""
     runs = [(a.id, r) for a in exp.analysis.arms for r in a.formal_runs()]
@@ -621,7 +621,7 @@ def quiet_section(exp: ExperimentData, *, svg: bool = True) -> tuple[list[str], 
     return md, spec
 
 
-def runs_table(exp: ExperimentData) -> str:
+def runs_table(exp: PublishedExperiment) -> str:
     rows = []
     for arm in exp.analysis.arms:
         for r in arm.runs:
@@ -657,7 +657,7 @@ def attempt_line(a: RunAttempt) -> str:
     return f"attempt {a.attempt}, {a.kind} ({how}): {steps}; {end}{replaced}"
 
 
-def lifecycle_lines(exp: ExperimentData) -> str:
+def lifecycle_lines(exp: PublishedExperiment) -> str:
     """Under the runs table, one line per attempt of each run whose log shows more than one plain
     start at step 0 (a retried job, an in-run restart, a resume from a checkpoint)."""
     out = []
@@ -669,7 +669,7 @@ def lifecycle_lines(exp: ExperimentData) -> str:
     return "\n\n" + "\n".join(out) + "\n" if out else ""
 
 
-def reproduce_section(exp: ExperimentData) -> str:
+def reproduce_section(exp: PublishedExperiment) -> str:
     info = exp.analysis.experiment
     arms = []
     for run in exp.formal_runs():
@@ -697,7 +697,7 @@ def entrypoint(spec_text: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def experiment_charts(exp: ExperimentData) -> dict[str, dict | None]:
+def experiment_charts(exp: PublishedExperiment) -> dict[str, dict | None]:
     """The Curves section's charts (memory and training quality have their own sections)."""
     primary = exp.analysis.primary.key
     t, u = metric_title(primary)
@@ -724,7 +724,7 @@ CHART_TITLES = {
 }
 
 
-def meta_line(exp: ExperimentData, kind: kinds.ReportKind) -> str:
+def meta_line(exp: PublishedExperiment, kind: kinds.ReportKind) -> str:
     info = exp.analysis.experiment
     when = (info.created_utc or "date unknown").replace("T", " ").replace("Z", " UTC")
     commit = info.baseline_commit
@@ -736,7 +736,7 @@ def meta_line(exp: ExperimentData, kind: kinds.ReportKind) -> str:
     )
 
 
-def headline_tabs(exp: ExperimentData) -> list[str]:
+def headline_tabs(exp: PublishedExperiment) -> list[str]:
     """One tab per candidate: its headline table against the baseline and, for a candidate built
     on another, its change against that base too."""
     md = []
@@ -753,7 +753,7 @@ def headline_tabs(exp: ExperimentData) -> list[str]:
     return md
 
 
-def against_base(exp: ExperimentData, cand: str) -> str:
+def against_base(exp: PublishedExperiment, cand: str) -> str:
     """A derived candidate against its base (with intervals), as a small table, else ""."""
     comp = exp.analysis.comparison(cand)
     if comp is None or not comp.base or not any(m.candidate is not None for m in comp.vs_base):
@@ -766,7 +766,9 @@ def against_base(exp: ExperimentData, cand: str) -> str:
     return f"**Against its base {safe.text(comp.base)}:**\n\n" + tbl
 
 
-def render(exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()) -> Page:
+def render(
+    exp: PublishedExperiment, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()
+) -> Page:
     """The experiment page; `history` is its "this baseline vs history" line (render/history_page.py),
     `docs` lists (path, title) of documentation pages about this experiment."""
     info = exp.analysis.experiment

@@ -11,17 +11,13 @@ Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
 from collections.abc import Sequence
 
-import pandas as pd
-
 from reportgen import vocab
 from reportgen.history import model
-from reportgen.history.figures import ExperimentInput
 from reportgen.history.figures import points as run_points
 from reportgen.history.model import Point
 from reportgen.history.paired import (
@@ -44,11 +40,10 @@ from reportgen.history.series import (
     SeriesKey,
     build,
 )
-from reportgen.history.store import recipe_name, revision_shas
 from reportgen.render import blocks, safe
 from reportgen.render.chart_data import csv_text
 from reportgen.render.format import fmt_change, fmt_change_interval, fmt_value
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.page import Page
 from reportgen.render.palette import arm_color
 
@@ -66,35 +61,10 @@ def recipe_path(recipe: str) -> str:
     return f"history/{recipe_slug(recipe)}/index.md"
 
 
-def _run_metrics(exp: ExperimentData, run: str, keys: Sequence[str]) -> pd.DataFrame:
-    """One run's values of `keys` in the long form, from the experiment's metrics split by key
-    (computed once per experiment and shared with its pages)."""
-    parts = []
-    for key in keys:
-        cols = exp.metrics_by_key.get(key)
-        if cols is None:
-            continue
-        mask = cols["run"] == run
-        parts.append(
-            pd.DataFrame({"step": cols["step"][mask], "key": key, "value": cols["value"][mask], "source": "console"})
-        )
-    if not parts:
-        return pd.DataFrame({"step": [], "key": [], "value": [], "source": []})
-    return pd.concat(parts, ignore_index=True)
-
-
-def experiment_input(exp: ExperimentData) -> ExperimentInput:
-    """What the history needs of a loaded experiment (no second read of its files): of the
-    metrics, only the primary metric and step time, already split by key for the pages."""
-    keys = (exp.analysis.settings.primary.key, vocab.STEP_TIME)
-    runs = tuple(dataclasses.replace(r, metrics=_run_metrics(exp, r.rel, keys)) for r in exp.formal_runs())
-    return ExperimentInput(exp.name, recipe_name(exp.spec_text, exp.name), exp.analysis, runs, revision_shas(exp.path))
-
-
-def history_of(experiments: Sequence[ExperimentData], config: HistoryConfig = HistoryConfig()) -> list[Series]:
+def history_of(experiments: Sequence[PublishedExperiment], config: HistoryConfig = HistoryConfig()) -> list[Series]:
     pts: list[Point] = []
     for exp in experiments:
-        pts += run_points(experiment_input(exp))
+        pts += run_points(exp)
     return build(pts, config)
 
 
@@ -475,11 +445,11 @@ def render_all(
 # ---------------------------------------------------------------- the paired history
 
 
-def paired_of(experiments: Sequence[ExperimentData]) -> list[PairedSeries]:
+def paired_of(experiments: Sequence[PublishedExperiment]) -> list[PairedSeries]:
     """The paired series of the loaded experiments (each campaign of one commit against an anchor)."""
     pts = []
     for exp in experiments:
-        pts += paired_points(experiment_input(exp))
+        pts += paired_points(exp)
     return build_paired(pts)
 
 
@@ -537,13 +507,12 @@ def vs_history_line(v: VsHistory, *, recipe: str | None = None, page_depth: int 
     return f"**vs history**{safe.text(rest)}{link}.\n"
 
 
-def vs_history_lines(paired: Sequence[PairedSeries], experiments: Sequence[ExperimentData]) -> dict[str, str]:
+def vs_history_lines(paired: Sequence[PairedSeries], experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
     """Every experiment's "vs history" line."""
     out = {}
     for exp in experiments:
-        exp_in = experiment_input(exp)
-        commit = arm_commits(exp_in).get(vocab.BASELINE)
-        out[exp.name] = vs_history_line(vs_history(paired, exp.name, commit), recipe=exp_in.recipe)
+        commit = arm_commits(exp).get(vocab.BASELINE)
+        out[exp.name] = vs_history_line(vs_history(paired, exp.name, commit), recipe=exp.recipe)
     return out
 
 

@@ -16,7 +16,7 @@ from reportgen.render import figures, kinds, safe
 from reportgen.render.blocks import badge, interval_text
 from reportgen.render.common import report_kind
 from reportgen.render.format import fmt_count
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.page import Page
 from reportgen.vocab import BROKEN, DECIDED, metric, verdict_label
 
@@ -46,7 +46,7 @@ def _candidate_line(c: Comparison) -> str:
     return f"- {badge(c.verdict.status)} **{safe.text(c.candidate)}** {verdict_words(c)}"
 
 
-def _block(exp: ExperimentData) -> str:
+def _block(exp: PublishedExperiment) -> str:
     info = exp.analysis.experiment
     kind = report_kind(exp)
     title = safe.text(info.title or exp.name)
@@ -74,10 +74,10 @@ def _block(exp: ExperimentData) -> str:
     )
 
 
-def ordered(experiments: Sequence[ExperimentData]) -> list[ExperimentData]:
+def ordered(experiments: Sequence[PublishedExperiment]) -> list[PublishedExperiment]:
     """Newest day first; within a day, showcases and GPU runs before CPU demos, then the newest."""
 
-    def key(e: ExperimentData) -> tuple:
+    def key(e: PublishedExperiment) -> tuple:
         when = e.analysis.experiment.created_utc or ""
         return (_neg(when[:10]), KIND_ORDER.get(report_kind(e).key, 9), _neg(when), e.name)
 
@@ -89,7 +89,7 @@ def _neg(text: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in text) + (0,)
 
 
-def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str, str]] = ()) -> Page:
+def render(experiments: Sequence[PublishedExperiment], *, errors: Sequence[tuple[str, str]] = ()) -> Page:
     md = ["# Reports\n"]
     if experiments:
         md.append(
@@ -111,7 +111,7 @@ def render(experiments: Sequence[ExperimentData], *, errors: Sequence[tuple[str,
 RESULTS_MARK = "<!-- reportgen:results -->"  # where the site's home page (docs/index.md) lists the results
 
 
-def results(experiments: Sequence[ExperimentData]) -> str:
+def results(experiments: Sequence[PublishedExperiment]) -> str:
     """The home page's results, newest first, one line per experiment: what was tried on which
     machine and what came of each candidate, in words and linked (paths relative to the home)."""
     if not experiments:
@@ -138,7 +138,7 @@ def results(experiments: Sequence[ExperimentData]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def home(index_markdown: str, experiments: Sequence[ExperimentData]) -> Page | None:
+def home(index_markdown: str, experiments: Sequence[PublishedExperiment]) -> Page | None:
     """The site's home page: the hand-written docs/index.md with the results where it marks them
     (RESULTS_MARK); None when it has no mark."""
     if RESULTS_MARK not in index_markdown:

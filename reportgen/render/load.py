@@ -1,16 +1,16 @@
 """Read what the site renders for one experiment (render stage, I/O edge).
 
-Reads `analysis.json` and each run through the store's reader (`store.run_folder`: its stored
-tables, `manifest.json`, `events.json`, `recipe.patch`, `command.json` and `provenance/` files),
-as the store's one run type, `StoredRun`. Never the logs: log excerpts reach the site through
-events.json. Every string passes through the path shortener and the credential redaction here
-(`published`), so nothing downstream sees a machine-specific path.
+Reads an experiment folder through the reader the history shares (`history.experiment`:
+`analysis.json`, the stored spec, `experiment.json`, and each run through the store's reader,
+`store.run_folder`, with its stored tables, `manifest.json`, `events.json`, `recipe.patch`,
+`command.json` and `provenance/` files, as the store's one run type, `StoredRun`). Never the logs:
+log excerpts reach the site through events.json. Every string passes through the path shortener
+and the credential redaction here (`published`), so nothing downstream sees a machine-specific path.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,16 +22,16 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison, parse
+from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison
 from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
+from reportgen.history.experiment import LoadedExperiment, read_analysis, read_experiment
 from reportgen.specfile.load import parse_spec
 from reportgen.store import layout
-from reportgen.store.atomic import read_json
-from reportgen.store.experiment import EXPERIMENT_RECORD, load_experiment_record
+from reportgen.store.experiment import EXPERIMENT_RECORD
 from reportgen.store.models import ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
 from reportgen.store.run import StoredRun
-from reportgen.store.run_folder import GIT_JSON, read_run_folder
+from reportgen.store.run_folder import GIT_JSON
 
 GpuSeriesKey = tuple[str, str, str]  # run ("A1/1"), gpu.parquet column, how bins reduce ("mean", "max")
 M = TypeVar("M", bound=StoreFile)
@@ -39,14 +39,10 @@ M = TypeVar("M", bound=StoreFile)
 MAX_TEXT = 200_000
 
 
-@dataclass(frozen=True)
-class ExperimentData:
-    name: str
-    path: Path
-    analysis: AnalysisDocument
-    runs: tuple[StoredRun, ...]
-    spec_text: str
-    record: ExperimentRecord | None = None  # experiment.json: where the spec ran from (source_path, recipe_dir)
+class PublishedExperiment(LoadedExperiment):
+    """An experiment as the pages may publish it (`load_experiment`: every string shortened and
+    redacted), with what only the pages ask of it: an arm or a comparison that must be there, and
+    tables computed once and shared by the pages."""
 
     def arm_ids(self) -> list[str]:
         return self.analysis.arm_ids()
@@ -65,9 +61,6 @@ class ExperimentData:
                 f"{self.path / layout.ANALYSIS}: no comparison for {candidate!r}; re-run `reportgen analyze {self.name}`"
             )
         return comp
-
-    def formal_runs(self, arm_id: str | None = None) -> list[StoredRun]:
-        return [r for r in self.runs if r.role == "formal" and (arm_id is None or r.arm == arm_id)]
 
     @cached_property
     def metrics_long(self) -> pd.DataFrame:
@@ -140,37 +133,8 @@ def _cut(text: str) -> str:
     return cut + f"\n[... cut at {MAX_TEXT} bytes; the full file is {len(data)} bytes]"
 
 
-def _read_json_or(path: Path, default: Any) -> Any:
-    if not path.is_file():
-        return default
-    try:
-        return read_json(path)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON (line {exc.lineno}); re-run the stage that writes it") from exc
-
-
 # Files a page cannot do without: one the store's reader could not read stops the build, naming it.
 _NEEDED = (layout.MANIFEST, layout.EVENTS, layout.METRICS, layout.GPU_PARQUET)
-
-
-def load_run(
-    exp_dir: Path,
-    arm: str,
-    repeat: int,
-    path: Path,
-    shorten: Callable[[Any], Any],
-    own_env: Iterable[str] = (),
-    spec_env: SpecEnv | None = None,
-) -> StoredRun:
-    """One run as the pages may show it (`published`), read by the store's reader
-    (store.run_folder), command.json and provenance/ included. A file a page cannot do without
-    that is there but unreadable stops the build, naming it."""
-    run = read_run_folder(path, arm, repeat)
-    for note in run.notes:
-        name, _, why = note.partition(": ")
-        if name in _NEEDED:
-            raise UserError(f"{path / name}: {why}; re-run `reportgen ingest` for this run")
-    return published(run, shorten, own_env, spec_env)
 
 
 def published(
@@ -258,19 +222,16 @@ def read_spec_env(spec: Path, profile: str | None) -> SpecEnv:
 
 
 def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) -> AnalysisDocument:
-    """runs/<experiment>/analysis.json, validated; a missing, foreign or other-schema file is one
-    UserError line naming `reportgen analyze`. `deep` maps every string (the path shortener)."""
-    exp_dir = Path(exp_dir)
-    analysis_path = exp_dir / layout.ANALYSIS
-    if not analysis_path.is_file():
-        raise UserError(f"{analysis_path}: missing; run `reportgen analyze {exp_dir.name}` (or `reportgen run`) first")
-    data = _read_json_or(analysis_path, {})
+    """runs/<experiment>/analysis.json, validated, as the pages may publish it (the history's
+    reader, `history.experiment.read_analysis`); `deep` maps every string (the path shortener)."""
     # Credentials passed as flag values never reach a page (reportgen.capture.redact).
-    return parse(redact_published(deep(data) if deep else data), str(analysis_path), exp_dir.name)
+    return read_analysis(exp_dir, strings=lambda data: redact_published(deep(data) if deep else data))
 
 
-def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None) -> ExperimentData:
-    """Everything the pages of one experiment need; `shorten` maps strings (default: identity)."""
+def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None) -> PublishedExperiment:
+    """Everything the pages of one experiment need, read by the history's reader
+    (`history.experiment.read_experiment`, each run through the store's) and published: every
+    string mapped by `shorten` (default: identity) and redacted, each run by `published`."""
     exp_dir = Path(exp_dir)
     shorten_deep = getattr(shorten, "deep", None) or (lambda x: x)
     shorten_one = shorten or (lambda x: x)
@@ -279,20 +240,22 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
     def deep(x: Any) -> Any:
         return redact_published(shorten_deep(x))
 
-    def one(s: str) -> str:
-        return redact_command_text(shorten_one(s))
-
-    analysis = load_analysis(exp_dir, deep=shorten_deep)  # it redacts what it reads itself
+    read = read_experiment(
+        exp_dir,
+        needed=_NEEDED,
+        fix="re-run `reportgen ingest` for this run",
+        strings=deep,
+    )
+    record = _shortened(read.record, ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep)
     spec = exp_dir / layout.EXPERIMENT_SPEC
-    own = spec_env_names(_read_text(spec)) if spec.is_file() else set()
-    record = _shortened(load_experiment_record(exp_dir), ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep)
+    own = spec_env_names(read.spec_text)
     spec_env = read_spec_env(spec, record.profile if record is not None else None)
-    runs = tuple(load_run(exp_dir, arm, rep, p, deep, own, spec_env) for arm, rep, p in layout.iter_runs(exp_dir))
-    return ExperimentData(
-        name=exp_dir.name,
-        path=exp_dir,
-        analysis=analysis,
-        runs=runs,
-        spec_text=one(_read_text(spec)) if spec.is_file() else "",
+    return PublishedExperiment(
+        name=read.name,
+        path=read.path,
+        analysis=read.analysis,
+        runs=tuple(published(r, deep, own, spec_env) for r in read.runs),
+        spec_text=redact_command_text(shorten_one(_cut(read.spec_text))),
         record=record,
+        shas=read.shas,
     )

@@ -11,10 +11,10 @@ import json
 from collections import Counter
 
 from reportgen.analysis.document import Machine
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 
 
-def fingerprint(exp: ExperimentData) -> dict:
+def fingerprint(exp: PublishedExperiment) -> dict:
     """The first formal run's provenance/fingerprint.json, or {} when none was recorded or readable."""
     for run in exp.formal_runs():
         text = run.provenance.get("fingerprint.json")

@@ -36,7 +36,7 @@ from reportgen.render.chart_spec import (
     to_dict,
     with_repeat,
 )
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.palette import LIMIT_COLOR, NEUTRAL
 
 GPU_DATA = pd.DataFrame({"sec": [0.0], "value": [0.0], "total": [0.0], "arm": ["a"], "run": ["a/1"], "gpu": ["GPU 0"]})
@@ -96,7 +96,7 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
 
 
 def gpu_metric(
-    exp: ExperimentData,
+    exp: PublishedExperiment,
     column: str,
     *,
     title: str,
@@ -158,7 +158,7 @@ def _util_template(arms: tuple[str, ...]) -> dict:
     return to_dict(chart)
 
 
-def gpu_util(exp: ExperimentData) -> dict | None:
+def gpu_util(exp: PublishedExperiment) -> dict | None:
     """GPU utilization per arm: the mean over its formal runs and GPUs in 5-second bins since each
     run's start, one line per arm (8 overlapping 1 Hz step lines read as noise)."""
     rows: dict[tuple[str, float], list[float]] = {}
@@ -237,7 +237,9 @@ def _allocated_template(arms: tuple[str, ...], runs: tuple[str, ...], limit: boo
     return to_dict(alt.layer(*layers).properties(width="container", height=220))
 
 
-def memory_allocated(exp: ExperimentData, *, cap_mib: float | None, arms: Sequence[str] | None = None) -> dict | None:
+def memory_allocated(
+    exp: PublishedExperiment, *, cap_mib: float | None, arms: Sequence[str] | None = None
+) -> dict | None:
     """The framework's peak allocation per step (`perf/max_memory_allocated_gib`, in MiB) of every run,
     against the cap the workload set: the figure the cap bounds, so the line is drawn where it applies.
     A run that ran out of memory ends at what PyTorch held plus the failing request (analysis.json
@@ -328,7 +330,7 @@ def _disturbance_template(runs: tuple[str, ...]) -> dict:
     return to_dict(chart)
 
 
-def disturbances(exp: ExperimentData) -> dict | None:
+def disturbances(exp: PublishedExperiment) -> dict | None:
     """Each formal run as a grey bar over its duration, with what disturbed it on top, when: from the
     analysis (runs[].disturbances); None when nothing disturbed any run."""
     rows, spans = [], []

@@ -11,14 +11,14 @@ from reportgen.analysis.machines import machine_blocks
 from reportgen.render import safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_count
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 
 
 def _blocks_text(blocks: tuple[int, ...]) -> str:
     return ", ".join(str(b) for b in blocks)
 
 
-def machines_section(exp: ExperimentData) -> str:
+def machines_section(exp: PublishedExperiment) -> str:
     """A table of the machines (fingerprint, host, blocks given, formal runs), or "" for one machine."""
     shares = machine_blocks(exp.runs)
     if len(shares) < 2:

@@ -13,7 +13,7 @@ from reportgen.render import machine as machine_info
 from reportgen.render.blocks import table
 from reportgen.render.common import report_kind
 from reportgen.render.format import fmt_num
-from reportgen.render.load import ExperimentData, StoredRun
+from reportgen.render.load import PublishedExperiment, StoredRun
 from reportgen.render.page import Page, experiment_base
 from reportgen.render.reproduce import quote, wrapped_words
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
@@ -64,7 +64,7 @@ def _open_with(path: str) -> str:
     return "any viewer for its type"
 
 
-def machine_section(exp: ExperimentData) -> list[str]:
+def machine_section(exp: PublishedExperiment) -> list[str]:
     m = exp.analysis.machine
     rows = [
         ["host", safe.text(m.hostname)],
@@ -93,7 +93,7 @@ def machine_section(exp: ExperimentData) -> list[str]:
     return ["## Machine\n", table(["item", "value"], rows, align=["l", "l"]) + "\n"]
 
 
-def packages_section(exp: ExperimentData) -> list[str]:
+def packages_section(exp: PublishedExperiment) -> list[str]:
     freezes = OrderedDict(
         (r.rel, _freeze(r.provenance["pip-freeze.txt"])) for r in exp.formal_runs() if "pip-freeze.txt" in r.provenance
     )
@@ -131,7 +131,7 @@ def packages_section(exp: ExperimentData) -> list[str]:
     return out
 
 
-def code_section(exp: ExperimentData) -> list[str]:
+def code_section(exp: PublishedExperiment) -> list[str]:
     """Commit and state of each run's code; runs in the same state share one row."""
     info = exp.analysis.experiment
     groups: dict[tuple[str, str, str, str], list[str]] = {}
@@ -170,7 +170,7 @@ def code_section(exp: ExperimentData) -> list[str]:
     return out
 
 
-def model_data_section(exp: ExperimentData) -> list[str]:
+def model_data_section(exp: PublishedExperiment) -> list[str]:
     """Model files and data files with their hashes; "none declared" when the spec named none (an
     empty manifest is not a table)."""
     runs = exp.formal_runs()
@@ -214,7 +214,7 @@ def model_data_section(exp: ExperimentData) -> list[str]:
     return out
 
 
-def nvidia_smi_section(exp: ExperimentData) -> list[str]:
+def nvidia_smi_section(exp: PublishedExperiment) -> list[str]:
     out = ["## nvidia-smi -q\n"]
     found = False
     for r in exp.formal_runs():
@@ -242,7 +242,7 @@ def _env_lines(env: dict) -> str:
 TEMPORARY_RECIPE = ".reportgen."  # the runner's patched copy beside the recipe (plan.arms.Plan.launch_script)
 
 
-def kept_command(exp: ExperimentData, run: StoredRun) -> tuple[list[str], list[str]]:
+def kept_command(exp: PublishedExperiment, run: StoredRun) -> tuple[list[str], list[str]]:
     """(shell lines, what was changed, in words) of a run's command as it can be run again: the
     runner's temporary recipe (removed when the run ended) becomes the copy kept in the run folder,
     and a working directory that was the repository's root becomes "from your checkout's root"."""
@@ -273,7 +273,7 @@ def kept_command(exp: ExperimentData, run: StoredRun) -> tuple[list[str], list[s
     return lines, notes
 
 
-def commands_section(exp: ExperimentData) -> list[str]:
+def commands_section(exp: PublishedExperiment) -> list[str]:
     """Each run's command, working directory and environment, as command.json recorded them, with
     the temporary recipe it ran replaced by the copy kept in the run folder so the command runs as
     printed; the command wrapped so no line runs off the page (an environment value can be kilobytes)."""
@@ -306,7 +306,7 @@ def commands_section(exp: ExperimentData) -> list[str]:
     return out
 
 
-def artifacts_section(exp: ExperimentData) -> list[str]:
+def artifacts_section(exp: PublishedExperiment) -> list[str]:
     out = [
         "## Artifacts\n",
         "Profiler output comes from separate short runs (never the formal measurements). "
@@ -331,7 +331,7 @@ def artifacts_section(exp: ExperimentData) -> list[str]:
     return out
 
 
-def render(exp: ExperimentData) -> Page:
+def render(exp: PublishedExperiment) -> Page:
     md = [
         "# Provenance\n",
         "[← back to the experiment](../index.md)\n",

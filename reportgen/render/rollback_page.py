@@ -8,7 +8,7 @@ from reportgen.render import blocks, code_change, decision, flagdiff, safe
 from reportgen.render.blocks import table
 from reportgen.render.common import recipe_dir_where_it_ran, report_kind
 from reportgen.render.format import fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.render.patch import reverse_patch, under
 from reportgen.vocab import Verdicts
@@ -18,13 +18,13 @@ def _peak(arm: ArmResult) -> tuple[float | None, float | None]:
     return arm.gpu.peak_mib(), arm.gpu.total_mib()
 
 
-def chain(exp: ExperimentData, cand: str) -> list[str]:
+def chain(exp: PublishedExperiment, cand: str) -> list[str]:
     """The candidates whose edits `cand`'s patch needs, nearest first (analysis.json `depends_on`)."""
     comp = exp.analysis.comparison(cand)
     return list(comp.depends_on) if comp else []
 
 
-def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
+def risks(exp: PublishedExperiment, cand: str) -> list[list[str]]:
     """Rows (risk, evidence, when to roll back) for one accepted candidate."""
     rows = []
     m = exp.arm(cand).memory
@@ -89,7 +89,7 @@ def risks(exp: ExperimentData, cand: str) -> list[list[str]]:
     return rows
 
 
-def restores(exp: ExperimentData, cand: str) -> list[str]:
+def restores(exp: PublishedExperiment, cand: str) -> list[str]:
     """What applying the rollback changes in the trainer's effective values, now -> after
     (analysis.json `changed_flags`: the candidate's value back to the baseline's)."""
     comp = exp.analysis.comparison(cand)
@@ -110,7 +110,7 @@ def _where(folder: str | None) -> str:
     )
 
 
-def render(exp: ExperimentData) -> Page:
+def render(exp: PublishedExperiment) -> Page:
     accepted = [c.candidate for c in exp.analysis.comparisons if c.verdict.status == Verdicts.ACCEPTED]
     md = ["# Rollback\n", "[← back to the experiment](../index.md)\n"]
     files: dict[str, bytes] = {}

@@ -31,7 +31,7 @@ from reportgen.render import (
     provenance_page,
     rollback_page,
 )
-from reportgen.render.load import ExperimentData, load_experiment
+from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
 from reportgen.store import layout
@@ -91,7 +91,7 @@ def require_current(exp_dir: Path, runs_root: Path) -> None:
 
 
 def render_experiment(
-    exp: ExperimentData, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()
+    exp: PublishedExperiment, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()
 ) -> list[Page]:
     """All pages of one experiment: overview, one write-up per candidate, rollback, provenance.
     `history` is the experiment page's "vs history" line (history_page.vs_history_line, from the paired history);
@@ -272,7 +272,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     cache = options.cache_dir if options.cache_dir is not None else default_cache_dir()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
     chart_spec.set_template_store(cache / "templates" if cache is not None else None)
-    experiments: list[ExperimentData] = []
+    experiments: list[PublishedExperiment] = []
     for exp_dir in layout.iter_experiments(runs_root):
         require_current(exp_dir, runs_root)
         experiments.append(load_experiment(exp_dir, shorten=shorten))

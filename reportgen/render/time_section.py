@@ -30,7 +30,7 @@ from reportgen.render.blocks import table
 from reportgen.render.chart_data import frame_csv
 from reportgen.render.chart_spec import finish, named, template, to_dict
 from reportgen.render.format import fmt_num
-from reportgen.render.load import ExperimentData
+from reportgen.render.load import PublishedExperiment
 from reportgen.render.palette import NEUTRAL
 from reportgen.traces import categories as cats
 from reportgen.traces import model
@@ -61,13 +61,13 @@ class Section:
     files: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
-def load(exp: ExperimentData) -> dict[str, ArmTraces]:
+def load(exp: PublishedExperiment) -> dict[str, ArmTraces]:
     """Every arm's stored figures (analysis.json's `traces`), by arm, in run order."""
     stats = exp.analysis.traces
     return {a.arm: a for a in stats.arms} if stats is not None else {}
 
 
-def _diff(exp: ExperimentData, cand: str) -> TraceDiff | None:
+def _diff(exp: PublishedExperiment, cand: str) -> TraceDiff | None:
     stats = exp.analysis.traces
     return stats.diff(cand) if stats is not None else None
 
@@ -435,7 +435,7 @@ def _no_profile(arm: str) -> str:
     )
 
 
-def _view_note(arms: list[ArmTraces], exp: ExperimentData | None = None) -> str:
+def _view_note(arms: list[ArmTraces], exp: PublishedExperiment | None = None) -> str:
     steps = ", ".join(f"{a.arm} {_steps(a)}" for a in arms)
     caveat = (
         f" Profiled steps ({steps}) are few and carry no interval: the measured runs say whether a change is "
@@ -444,7 +444,7 @@ def _view_note(arms: list[ArmTraces], exp: ExperimentData | None = None) -> str:
     return _view_text(arms).rstrip("\n") + caveat + "\n" + (measured_note(exp, arms) if exp is not None else "")
 
 
-def measured_note(exp: ExperimentData, arms: list[ArmTraces]) -> str:
+def measured_note(exp: PublishedExperiment, arms: list[ArmTraces]) -> str:
     """Profiled steps are slower than measured ones (the profiler's own cost, and they are early
     steps): the two figures side by side, so nobody reads one as the other."""
     pairs = []
@@ -527,7 +527,7 @@ def _trace_files(
     return (["### Trace files\n", listing] if listing else []), files
 
 
-def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool = False) -> Section:
+def candidate_section(exp: PublishedExperiment, cand: str, *, svg: bool, failed: bool = False) -> Section:
     """The full section for a candidate page (links to trace copies on the experiment page)."""
     data = load(exp)
     if not data:  # no profiler summaries in this experiment at all: no section
@@ -574,7 +574,7 @@ def candidate_section(exp: ExperimentData, cand: str, *, svg: bool, failed: bool
     return Section("\n".join(md), specs)
 
 
-def experiment_section(exp: ExperimentData, *, svg: bool) -> Section:
+def experiment_section(exp: PublishedExperiment, *, svg: bool) -> Section:
     """The compact section for the experiment page: a per-arm table, the bars, the downloads."""
     data = load(exp)
     if not data:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from reportgen.render import time_section
-from reportgen.render.load import ExperimentData, load_experiment
+from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.traces import model, stats, store
 from tests.helpers import write_run_folder
 from tests.render import site_fixture
@@ -35,13 +35,13 @@ def _run(exp: Path, arm: str, *, offload: bool, oom: bool = False) -> None:
     write_run_folder(run, {**manifest, "artifacts": artifacts})
 
 
-def _load(exp: Path) -> ExperimentData:
+def _load(exp: Path) -> PublishedExperiment:
     """The experiment as the pages read it, its figures from the summaries (analysis.json's `traces`)."""
     site_fixture.restat_traces(exp)
     return load_experiment(exp)
 
 
-def _exp(tmp_path: Path, *, oom: bool = False) -> ExperimentData:
+def _exp(tmp_path: Path, *, oom: bool = False) -> PublishedExperiment:
     """The render tests' experiment (baseline, A1-A3) with GPU-style profiler runs of baseline and A1."""
     exp = site_fixture.build_experiment(tmp_path, name="e", with_profile=False)
     _run(exp, "baseline", offload=True)

@@ -1,0 +1,38 @@
+"""One experiment as loaded is one type, read by one function: the history's store and the site's
+loader both read a folder through `history.experiment.read_experiment`, and what the site publishes
+makes the same history points as what the history reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.errors import UserError
+from reportgen.history import experiment, store
+from reportgen.history.figures import points
+from reportgen.history.paired import arm_commits
+from reportgen.render.load import PublishedExperiment, load_experiment
+
+RUNS = Path(__file__).resolve().parents[2] / "runs"
+EXP = RUNS / "aa-1xh200-grpo"
+
+
+def test_the_history_and_the_site_read_one_type_and_make_the_same_points() -> None:
+    read = store.read_experiment(EXP, RUNS)
+    shown = load_experiment(EXP)
+    assert type(read) is experiment.LoadedExperiment
+    assert isinstance(shown, PublishedExperiment) and isinstance(shown, experiment.LoadedExperiment)
+    assert (read.name, read.recipe, read.shas) == (shown.name, shown.recipe, shown.shas)
+    assert [r.rel for r in read.runs] == [r.rel for r in shown.runs]
+    # The history leaves out what only the pages show of a run; the pages read it.
+    assert all(r.command is None for r in read.runs) and any(r.command is not None for r in shown.runs)
+    assert points(read) == points(shown) != []
+    assert arm_commits(read) == arm_commits(shown)
+
+
+def test_a_missing_analysis_is_one_line_naming_the_command(tmp_path: Path) -> None:
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    with pytest.raises(UserError, match=r"analysis.json: missing; run `reportgen analyze exp` \(or `reportgen run`\)"):
+        experiment.read_experiment(exp, needed=(), fix="")
