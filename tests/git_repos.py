@@ -2,7 +2,9 @@
 
 `workload_repo` makes a repository holding a copy of the embedded GRPO workload's code (the
 `reportgen.workloads.grpo` package and the recipe script), a spec for it, and one commit;
-`slow_down` commits a change that sleeps in every training step, `commit` anything else."""
+`slow_down` commits a change that sleeps in every training step, `commit` anything else.
+`standin_history` makes the same kind of history for the stand-in trainer of
+tests/execute/conftest.py (a real subprocess that costs no torch start-up)."""
 
 from __future__ import annotations
 
@@ -110,12 +112,15 @@ def slow_down(repo: Path, seconds: float, message: str | None = None) -> str:
     return commit(repo, message or f"sleep {seconds} s in every step", {str(TRAIN): text})
 
 
-def code_history(repo: Path, *, commits: int, slow_at: int, sleep_s: float, steps: int = 6) -> tuple[str, list[str]]:
-    """GOOD (`workload_repo`) and `commits` commits that change the workload's code, the one at
-    `slow_at` (0-based) sleeping `sleep_s` in every training step, the others a comment in its
-    argument parser (no change in what runs): the bisection's and the paired history's real-run test
-    (tests/history/test_real_bisect.py) and scripts/bisect_cost.py. Returns GOOD and the commits."""
-    good = workload_repo(repo, steps=steps)
+def code_history(
+    repo: Path, *, commits: int, slow_at: int, sleep_s: float, steps: int = 6, warmup: int = 2
+) -> tuple[str, list[str]]:
+    """GOOD (`workload_repo`, `steps` steps a run, the first `warmup` left out) and `commits` commits
+    that change the workload's code, the one at `slow_at` (0-based) sleeping `sleep_s` in every
+    training step, the others a comment in its argument parser (no change in what runs): the
+    bisection's real-run test (tests/history/test_real_bisect.py) and scripts/bisect_cost.py.
+    Returns GOOD and the commits."""
+    good = workload_repo(repo, steps=steps, warmup=warmup)
     shas = []
     for i in range(commits):
         if i == slow_at:
@@ -124,6 +129,53 @@ def code_history(repo: Path, *, commits: int, slow_at: int, sleep_s: float, step
         text = (repo / ARGS).read_text(encoding="utf-8") + f"\n# refactor {i}: no change in what runs\n"
         shas.append(commit(repo, f"args: refactor {i}", {str(ARGS): text}))
     return good, shas
+
+
+STANDIN_SPEED = '"--speed", type=float, default=100.0'
+
+
+def standin_history(
+    repo: Path, *, commits: int, slow_at: int, slowdown: float, noise: float = 0.02
+) -> tuple[str, list[str], Path]:
+    """GOOD and `commits` commits of the stand-in trainer's experiment (tests/execute/conftest.py;
+    its spec `experiment.toml` checks `import stand_in` in each checkout): the commit at `slow_at`
+    (0-based) makes every step `slowdown` times as long (the trainer's speed divided by it), the
+    others add a comment to the trainer (no change in what runs). Each run's speed is off by a
+    `noise` (sd) draw seeded by its experiment/arm/repeat folder names: a campaign's figures are
+    the same every time it is made under the same name. Returns GOOD, the commits and the spec."""
+    from tests.execute.conftest import RECIPE, make_experiment
+
+    init(repo)
+    recipe = RECIPE.replace(
+        "--step-sleep ${STEP_SLEEP:-0.05}", f"--step-sleep ${{STEP_SLEEP:-0.05}} --noise {noise} --noise-per-experiment"
+    )
+    assert recipe != RECIPE, "tests/execute/conftest.py RECIPE changed: update tests/git_repos.py standin_history"
+    spec = make_experiment(repo, name="standin-history", steps=5, sleep=0.01, order=None, repeats=None, recipe=recipe)
+    spec.write_text(
+        spec.read_text().replace('entrypoint = "trainer.py"', 'entrypoint = "trainer.py"\nimport_check = "stand_in"')
+    )
+    (repo / "stand_in.py").write_text("SPEED = 1\n")
+    good = commit(repo, "the stand-in trainer")
+    shas = []
+    for i in range(commits):
+        trainer = (repo / "trainer.py").read_text(encoding="utf-8")
+        if i == slow_at:
+            assert STANDIN_SPEED in trainer, "the stand-in's --speed changed: update tests/git_repos.py STANDIN_SPEED"
+            slower = STANDIN_SPEED.replace("100.0", repr(100.0 / slowdown))
+            shas.append(
+                commit(
+                    repo,
+                    f"trainer: every step {slowdown:g} times as long",
+                    {"trainer.py": trainer.replace(STANDIN_SPEED, slower)},
+                )
+            )
+            continue
+        shas.append(
+            commit(
+                repo, f"trainer: refactor {i}", {"trainer.py": trainer + f"# refactor {i}: no change in what runs\n"}
+            )
+        )
+    return good, shas, spec
 
 
 def break_import(repo: Path) -> str:

@@ -164,13 +164,16 @@ class ArmRevision:
 
     def env(self, experiment: str, arm_id: str) -> dict[str, str]:
         """What the arm's runs get on top of the recipe's environment: the export first on the
-        import path (no editable install or working tree shared between arms), bytecode and JIT
-        caches of its own (TorchInductor, Triton: compiled code of one revision never serves
-        another), and the tree stamp provenance verifies the export against."""
+        import path (no editable install or working tree shared between arms), JIT caches of its
+        own (TorchInductor, Triton: compiled kernels of one revision never serve another), and the
+        tree stamp provenance verifies the export against. No bytecode folder (PYTHONPYCACHEPREFIX):
+        bytecode sits beside its source, so each export's modules have their own, and the
+        interpreter's packages load from the bytecode they were installed with; a folder of the
+        arm's own made every campaign's arms compile torch and transformers again (about 3 CPU-s a
+        process), every run where PYTHONDONTWRITEBYTECODE is set."""
         jit = self.jit.parent / arm_id  # a profile arm shares its arm's code, not its caches
         return {
             "PYTHONPATH": str(self.checkout),
-            "PYTHONPYCACHEPREFIX": str(jit / "pycache"),
             "TORCHINDUCTOR_CACHE_DIR": str(jit / "torchinductor"),
             "TRITON_CACHE_DIR": str(jit / "triton"),
             "REPORTGEN_TREE_STAMP": str(self.checkout / ".tree-stamp.json"),

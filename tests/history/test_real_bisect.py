@@ -1,18 +1,24 @@
-"""Bisection and the paired history on real runs of the embedded CPU workload, in a throw-away git
-repository whose commits change the workload's code: seven commits after GOOD, the fourth of which
-makes every training step sleep 2 s inside its timed block. A fixed sleep, not a share of the step's
-own time: on two cores shared with other test workers a run's step time moves 2-3x with the load,
-and the slowdown has to stand out of that for a test that must decide every time.
+"""Bisection on real runs of the embedded CPU workload, in a throw-away git repository whose commits
+change the workload's code: three commits after GOOD, the second of which makes every training step
+sleep 2 s inside its timed block. A fixed sleep, not a share of the step's own time: on two cores
+shared with other test workers a run's step time moves 2-3x with the load, and the slowdown has to
+stand out of that for a test that must decide every time.
 
 `reportgen bisect GOOD BAD SPEC --json` (a real subprocess) must name that commit with paired
-campaigns at each step; the paired history of every commit against GOOD (the bisection's own
-campaigns, and one small campaign each for the commits it skipped) must put its one alarm at that
-commit and none in the A/A stretches either side; `reportgen history` must offer the bisect command
-for the alarm's range. The campaigns are made once for the module (one build, three tests)."""
+campaigns at each step: BAD first, then the halves, the first commit found the same as GOOD and the
+second different (a search that has to move its range both ways, and whose culprit is neither end).
+The campaign of GOOD against the slow commit must reject it with the same work and the same maths on
+both sides, and the bisection's campaigns must be points of the paired history. The campaigns are
+made once for the module (one build, three tests): 3 campaigns of 3 pairs, 18 runs of 4 steps.
+
+The paired history's alarm at a slow commit, and `reportgen history` offering the bisect command
+for it, are checked on a history of every commit against GOOD: tests/history/test_real_history.py
+(campaigns of the stand-in trainer, whose figures are the same every time)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -21,27 +27,28 @@ from pathlib import Path
 import pytest
 
 from reportgen.analysis.document import parse
-from reportgen.cli import main
 from reportgen.history import paired, store
 from reportgen.history.bisect_model import BisectRecord
 from reportgen.store.atomic import read_json
 from tests.conftest import built_once
 from tests.git_repos import PACKAGE, code_history
 
-# 3 bisection campaigns of 3 pairs and 3 of 2: about 30 short CPU runs, made once by the worker that
-# runs all three tests (another worker waiting on the build would sit idle for minutes).
+# 3 campaigns of 3 pairs: 18 short CPU runs in one `reportgen bisect`, made once by the worker that
+# runs the module's tests (another worker waiting on the build would sit idle for minutes).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-bisect")]
 
-SLOW_AT = 3  # position of the slow commit in the range after GOOD (0-based): the 4th of 7
-# 3 A/A points before it and 4 after: the detector tests a change at 0.001 with a t on their logs,
-# and 3 against 3 noisy points (the suite's load moved A/A points by 25 %) fell just short of it.
-COMMITS = 7
+# The fewest commits whose bisection moves its range both ways with a culprit inside the range:
+# BAD (slow), then the first commit ("same"), then the second ("differs").
+COMMITS = 3
+SLOW_AT = 1  # position of the slow commit in the range after GOOD (0-based)
 SLEEP_S = 2.0
+# 4 steps a run, the first left out as warm-up: 3 measured steps, each 2 s longer on the slow side.
+STEPS, WARMUP = 4, 1
 
 
 def _build(folder: Path) -> None:
     repo, runs, cache = folder / "repo", folder / "runs", folder / "cache"
-    good, shas = code_history(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S)
+    good, shas = code_history(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S, steps=STEPS, warmup=WARMUP)
     env = {
         **os.environ,
         "REPORTGEN_CACHE": str(cache),
@@ -53,19 +60,6 @@ def _build(folder: Path) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
     assert res.returncode == 0, res.stderr[-3000:]
     (folder / "bisect.json").write_text(res.stdout)
-    # A step stops at its first pair when the analysis finds the machine disturbed (an invalid verdict
-    # is final): the search classes it by its estimate, but one pair is no history point.
-    measured = {s["sha"] for s in json.loads(res.stdout)["steps"] if s["pairs"] >= 2}
-    # The paired history: every other commit against GOOD, two pairs each (what a nightly job adds).
-    from reportgen.pipeline import run_revisions
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("REPORTGEN_MACHINE_LOCK", str(folder / "machine.lock"))
-        for sha in shas:
-            if sha not in measured:
-                run_revisions(
-                    repo, good, sha, repo / "spec.toml", runs_root=runs, pairs=2, name=f"nightly-{sha[:7]}", cache=cache
-                )
     (folder / "commits.json").write_text(json.dumps({"good": good, "shas": shas}))
 
 
@@ -79,9 +73,12 @@ def test_bisection_names_the_commit_that_slowed_every_step(made: Path) -> None:
     out = json.loads((made / "bisect.json").read_text())
     culprit = c["shas"][SLOW_AT]
     assert out["culprit"] == culprit, out
-    # BAD first, then the halves of seven commits: at most 4 campaigns, each stopped at its decision (3 pairs at most).
-    assert out["steps"][0]["sha"] == c["shas"][-1] and len(out["steps"]) <= 4
-    assert all(1 <= s["pairs"] <= 3 for s in out["steps"])  # 1: stopped as disturbed (invalid), see _build
+    # BAD first, then the halves of three commits: the first the same as GOOD, the second the culprit.
+    assert [s["sha"] for s in out["steps"]] == [c["shas"][-1], c["shas"][0], culprit], out["steps"]
+    assert [s["call"] for s in out["steps"]] == ["differs", "same", "differs"], out["steps"]
+    # 1 pair: a step stopped at its first pair when the analysis found the machine disturbed (an
+    # invalid verdict is final); the search classes it by its estimate.
+    assert all(1 <= s["pairs"] <= 3 for s in out["steps"])
     slow = next(s for s in out["steps"] if s["sha"] == culprit)
     assert slow["call"] == "differs" and slow["ratio"] < 0.7
     record = BisectRecord.read(Path(out["record"]))
@@ -117,25 +114,21 @@ def test_the_campaign_of_good_and_the_slow_commit_rejects_it(made: Path) -> None
     assert {a.id: a.revision for a in doc.arms} == {"baseline": c["good"], "candidate": culprit}
 
 
-def test_paired_history_alarms_at_the_slow_commit_and_not_in_the_aa_stretches(made: Path) -> None:
+def test_the_bisection_campaigns_are_points_of_the_paired_history(made: Path) -> None:
+    """Each step that spent two pairs or more is a point of the paired history, GOOD its anchor, in
+    commit order, at the ratio the bisection decided on (a step stopped at its first pair as
+    disturbed is no point: see the bisection's `pairs`)."""
     c = json.loads((made / "commits.json").read_text())
-    runs, repo = made / "runs", made / "repo"
-    _, pts = store.collect_both(runs)
-    assert {p.anchor for p in pts} == {c["good"]} and {p.commit for p in pts} == set(c["shas"])
-    (series,) = paired.build(pts, commit_order=store.commit_order(repo))
-    assert [p.commit for p in series.points] == c["shas"]
-    assert [(a.before.commit, a.after.commit) for a in series.alarms] == [
-        (c["shas"][SLOW_AT - 1], c["shas"][SLOW_AT])
-    ], [(p.commit[:7], round(p.ratio, 3)) for p in series.points]
-    assert series.alarms[0].worse
-
-
-def test_history_command_offers_the_bisect_command_for_the_alarm(made: Path, capsys) -> None:
-    c = json.loads((made / "commits.json").read_text())
-    runs = made / "runs"
-    out_dir = made / "history-out"
-    out_dir.mkdir(exist_ok=True)
-    assert main(["history", "--runs", str(runs), "--git", str(made / "repo"), "--out", str(out_dir / "h.parquet")]) == 0
-    text = capsys.readouterr().out
-    assert f"bisect: reportgen bisect {c['shas'][SLOW_AT - 1]} {c['shas'][SLOW_AT]}" in text, text
-    assert len(store.read_paired(out_dir / "paired-history.parquet")) == COMMITS
+    out = json.loads((made / "bisect.json").read_text())
+    steps = {s["sha"]: s for s in out["steps"] if s["pairs"] >= 2}
+    culprit = c["shas"][SLOW_AT]
+    assert culprit in steps, out["steps"]  # its campaign is checked above: never stopped at one pair
+    _, pts = store.collect_both(made / "runs")
+    assert {p.anchor for p in pts} == {c["good"]} and {p.commit for p in pts} == set(steps)
+    (series,) = paired.build(pts, commit_order=store.commit_order(made / "repo"))
+    assert series.root == c["good"]
+    assert [p.commit for p in series.points] == [sha for sha in c["shas"] if sha in steps]
+    for point in series.points:
+        assert point.experiment == steps[point.commit]["experiment"]
+        assert math.isclose(point.ratio, steps[point.commit]["ratio"], rel_tol=1e-9)
+    assert next(p for p in series.points if p.commit == culprit).ratio < 0.7

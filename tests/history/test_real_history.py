@@ -1,7 +1,9 @@
-"""A history of real runs: a recipe's baseline at twelve commits of a throw-away git repository,
-where the seventh commit makes every step 1/9 longer (a 10 % drop in throughput). The history must
-put a change point at that commit and none in the A/A stretches before and after it, and the
-recipe's history page must show both.
+"""Histories of real runs in throw-away git repositories.
+
+The absolute history (the machine's health): a recipe's baseline at twelve commits, where the
+seventh commit makes every step 1/9 longer (a 10 % drop in throughput). The history must put a
+change point at that commit and none in the A/A stretches before and after it, and the recipe's
+history page must show both.
 
 Two workloads run it. The suite's test runs the stand-in trainer of tests/execute/conftest.py (a
 real subprocess printing Relax-format metric lines through the real `reportgen run`), whose points
@@ -9,10 +11,20 @@ vary 2 % from campaign to campaign by a draw seeded per experiment folder: deter
 detection is checked every time. The embedded CPU GRPO workload's points vary 13-19 % a point (too
 much for a 10 % step on six points a side; docs/performance-history.md), so its test is a
 measurement that scripts/device/history_check.sh runs (REPORTGEN_HISTORY_STEPS set), not part of
-the suite."""
+the suite.
+
+The paired history: every one of six commits measured against GOOD by a small paired campaign of
+two revisions (`pipeline.run_revisions`, 2 pairs: what a nightly job adds), the fourth commit making
+every step of the stand-in trainer 1.5 times as long. Its one alarm must be at that commit, none in
+the A/A stretches either side, and `reportgen history` must offer the bisect command for the
+alarm's range. The stand-in's figures are the same every time (each run's speed is off by a draw
+seeded by its experiment/arm/repeat folder), so the detector's answer is checked every time; the
+bisection that follows such an alarm, and its campaigns as points of this history, run on the
+GRPO workload in tests/history/test_real_bisect.py."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -24,11 +36,13 @@ import numpy as np
 import pytest
 
 from reportgen.cli import main
-from reportgen.history import store
+from reportgen.history import paired, store
 from reportgen.history.series import Series, build
 from reportgen.render.history_page import history_of, render_recipe
 from reportgen.render.load import load_experiment
+from tests.conftest import built_once
 from tests.execute.conftest import make_experiment
+from tests.git_repos import standin_history
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITS = 12
@@ -206,7 +220,7 @@ def _history(repo: Path, commits: list[str], runs: Path, capsys) -> tuple[Series
 def _check_detection(primary: Series, commits: list[str], out: str, page: str, figures: str) -> None:
     """Exactly one change point, between the sixth and seventh commits, a regression whose interval
     holds -10 %, named on the page (the recipe page's machine-health section: an absolute figure,
-    never compared across leases; the CLI's alarms are the paired history's, tests/history/test_real_bisect.py)."""
+    never compared across leases; the CLI's alarms are the paired history's, tested below)."""
     assert len(primary.changes) == 1, figures
     ch = primary.changes[0]
     assert ch.before.commit == commits[STEP_AT - 1] and ch.after.commit == commits[STEP_AT]
@@ -244,3 +258,55 @@ def test_history_of_real_grpo_runs_finds_the_injected_step_at_its_commit(tmp_pat
             f"{GRPO_STEPS} steps a run, {figures}"
         )
     _check_detection(primary, commits, out, page, figures)
+
+
+# ---------------------------------------------------------------- the paired history
+
+PAIRED_COMMITS = 6  # the detector's fewest points (history.changepoints.DetectorConfig.min_points)
+PAIRED_SLOW_AT = 3  # 3 A/A points before the slow commit, 3 at its level
+PAIRED_SLOWDOWN = 1.5  # every step 1.5 times as long: throughput x 0.67
+
+
+def _build_paired(folder: Path) -> None:
+    """GOOD and six commits of the stand-in trainer, each commit measured against GOOD by a campaign
+    of 2 pairs (named by position, not SHA: the stand-in's draws are seeded by the folder's name)."""
+    from reportgen.pipeline import run_revisions
+
+    repo, runs, cache = folder / "repo", folder / "runs", folder / "cache"
+    good, shas, spec = standin_history(repo, commits=PAIRED_COMMITS, slow_at=PAIRED_SLOW_AT, slowdown=PAIRED_SLOWDOWN)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REPORTGEN_MACHINE_LOCK", str(folder / "machine.lock"))
+        for i, sha in enumerate(shas):
+            run_revisions(repo, good, sha, spec, runs_root=runs, pairs=2, name=f"nightly-{i}", cache=cache)
+    (folder / "commits.json").write_text(json.dumps({"good": good, "shas": shas}))
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built_once(tmp_path_factory, "paired-standin-history", _build_paired)
+
+
+@pytest.mark.slow  # six campaigns of 2 pairs of the stand-in: 24 short runs
+def test_paired_history_alarms_at_the_slow_commit_and_not_in_the_aa_stretches(nightly: Path) -> None:
+    c = json.loads((nightly / "commits.json").read_text())
+    _, pts = store.collect_both(nightly / "runs")
+    assert {p.anchor for p in pts} == {c["good"]} and {p.commit for p in pts} == set(c["shas"])
+    assert all(p.pairs == 2 for p in pts)
+    (series,) = paired.build(pts, commit_order=store.commit_order(nightly / "repo"))
+    assert series.root == c["good"] and [p.commit for p in series.points] == c["shas"]
+    assert [(a.before.commit, a.after.commit) for a in series.alarms] == [
+        (c["shas"][PAIRED_SLOW_AT - 1], c["shas"][PAIRED_SLOW_AT])
+    ], [(p.commit[:7], round(p.ratio, 3)) for p in series.points]
+    alarm = series.alarms[0]
+    assert alarm.worse and alarm.shift.high < 1 / PAIRED_SLOWDOWN + 0.1 and alarm.shift.low > 1 / PAIRED_SLOWDOWN - 0.1
+
+
+@pytest.mark.slow
+def test_history_command_offers_the_bisect_command_for_the_alarm(nightly: Path, tmp_path: Path, capsys) -> None:
+    c = json.loads((nightly / "commits.json").read_text())
+    out = tmp_path / "h.parquet"
+    assert main(["history", "--runs", str(nightly / "runs"), "--git", str(nightly / "repo"), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    before, after = c["shas"][PAIRED_SLOW_AT - 1], c["shas"][PAIRED_SLOW_AT]
+    assert f"bisect: reportgen bisect {before} {after}" in text, text
+    assert len(store.read_paired(tmp_path / "paired-history.parquet")) == PAIRED_COMMITS
