@@ -182,7 +182,6 @@ def test_separate_runners_never_share_a_node(tmp_path: Path, ray_cluster: str) -
     assert manifest(runs, "e2", "baseline")["started_utc"] <= manifest(runs, "e1", "A1")["ended_utc"]  # in parallel
 
 
-@pytest.mark.xdist_group("ray-2")  # the second chain of Ray tests, on a cluster of its own
 def test_a_second_runner_waits_for_the_machine_its_node_shares(tmp_path: Path, ray_cluster: str) -> None:
     """Without --share-machine a node claim also takes the node machine's lock: both loopback nodes
     are this machine, so the second experiment waits for the first to end, naming its holder."""
