@@ -3,7 +3,10 @@
 Both nodes run on this machine (one CPU each) so that two experiments can be placed on two
 different nodes. The cluster's processes are found by the private temp dir on their command
 lines or by the session `ray start` was started in (Ray renames its agents' command lines) and
-stopped by pid, so another Ray on the same machine is never touched.
+stopped by pid, so another Ray on the same machine is never touched. One such cluster per test
+chain (`ray_session`); a test that kills a node or needs machines of its own adds workers to it for
+its time (`Cluster.added_workers`) rather than starting a cluster: each cluster costs tens of
+CPU-seconds to start and keeps costing while idle.
 """
 
 from __future__ import annotations
