@@ -3,7 +3,10 @@
 Both nodes run on this machine (one CPU each) so that two experiments can be placed on two
 different nodes. The cluster's processes are found by the private temp dir on their command
 lines or by the session `ray start` was started in (Ray renames its agents' command lines) and
-stopped by pid, so another Ray on the same machine is never touched.
+stopped by pid, so another Ray on the same machine is never touched. One such cluster per test
+chain (`ray_session`); a test that kills a node or needs machines of its own adds workers to it for
+its time (`Cluster.added_workers`) rather than starting a cluster: each cluster costs tens of
+CPU-seconds to start and keeps costing while idle.
 """
 
 from __future__ import annotations
@@ -19,12 +22,31 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.execute.conftest import make_experiment
+
 RAY = Path(sys.executable).with_name("ray")
+# No log monitor: it forwards workers' prints to `ray.init` drivers, which reportgen has none of (a
+# job's log is read from its driver's log file), and costs each node a Python process polling files
+# (measured: about a third less cluster CPU at start, a fifth less idle).
+COMMON = [
+    "--node-ip-address=127.0.0.1",
+    "--object-store-memory=100000000",
+    "--disable-usage-stats",
+    "--include-log-monitor=false",
+]
+# The cluster declares a node dead after missed one-second health checks (defaults: 5 x 3 s), so
+# that a test that kills a node does not wait long for it.
+FAST_HEALTH_CHECKS = {
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+}
 
 
 def free_port() -> int:
@@ -41,7 +63,7 @@ def _session(pid_dir: Path) -> int | None:
         return None
 
 
-def _pids_with(marker: str, sessions: set[int]) -> list[int]:
+def _pids_with(marker: str | None, sessions: set[int]) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -50,7 +72,7 @@ def _pids_with(marker: str, sessions: set[int]) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if marker.encode() in cmdline or _session(entry) in sessions:
+        if (marker is not None and marker.encode() in cmdline) or _session(entry) in sessions:
             pids.append(int(entry.name))
     return pids
 
@@ -81,8 +103,14 @@ def _ray(args: list[str], env: dict[str, str], sessions: set[int], hostname: str
     sessions.add(proc.pid)
     out, err = proc.communicate(timeout=120)
     if proc.returncode != 0:
-        raise RuntimeError(f"ray {' '.join(args)} failed:\n{out}\n{err}")
+        raise _StartFailed(proc.pid, f"ray {' '.join(args)} failed:\n{out}\n{err}")
     return proc.pid
+
+
+class _StartFailed(RuntimeError):
+    def __init__(self, session: int, message: str) -> None:
+        super().__init__(message)
+        self.session = session
 
 
 def _agent_ports() -> list[str]:
@@ -113,6 +141,80 @@ class Cluster:
 
     address: str
     workers: dict[str, int]
+    gcs: int = 0
+    temp_dir: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    sessions: set[int] = field(default_factory=set)
+
+    def _start_worker(self, label: str, num_cpus: int, own_machine: bool) -> None:
+        resources = json.dumps({f"rg_{label}": 1})
+        env = self.env
+        if own_machine:
+            env = dict(
+                env,
+                REPORTGEN_MACHINE_LOCK=str(Path(self.temp_dir) / f"machine-{label}.lock"),
+                REPORTGEN_HOSTNAME=f"rg-{label}",
+            )
+        for attempt in (1, 2):
+            try:
+                self.workers[label] = _ray(
+                    [
+                        "start",
+                        f"--address=127.0.0.1:{self.gcs}",
+                        f"--num-cpus={num_cpus}",
+                        f"--resources={resources}",
+                        *_agent_ports(),
+                        *COMMON,
+                    ],
+                    env,
+                    self.sessions,
+                    hostname=f"rg-{label}" if own_machine and can_name_hosts() else None,
+                )
+                return
+            except _StartFailed as exc:
+                # On a loaded machine the head may not answer the joining node in time ("Failed to
+                # get node info ... Deadline Exceeded"): what the attempt started is stopped, once more.
+                _stop_sessions({exc.session})
+                if attempt == 2 or "Deadline Exceeded" not in str(exc):
+                    raise
+
+    def _wait_alive(self, labels: Sequence[str]) -> None:
+        """Until the workers `labels` have joined the cluster (each carries a resource rg_<label>)."""
+        from ray.util.state import list_nodes
+
+        deadline = time.monotonic() + 60
+        while True:
+            alive = list_nodes(
+                address=self.address,
+                filters=[("state", "=", "ALIVE")],
+                detail=True,
+                limit=1000,
+                raise_on_missing_output=False,  # the dead nodes of earlier tests are "missing" from the filtered list
+            )
+            if {f"rg_{label}" for label in labels} <= {r for n in alive for r in (n.resources_total or {})}:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("the worker nodes did not join the test cluster")
+            time.sleep(0.5)
+
+    @contextlib.contextmanager
+    def added_workers(self, labels: Sequence[str], *, num_cpus: int, own_machines: bool = False) -> Iterator[Cluster]:
+        """Worker nodes `labels` joined to this cluster for a test, stopped (by their `ray start`
+        sessions) afterwards, whatever the test did to them. `num_cpus` above the cluster's own
+        nodes' (one CPU each) and [run].num_cpus = `num_cpus` in the test's spec keep the test's
+        experiments on its own nodes and the chain's other tests off them. `own_machines`: as
+        `cluster`'s. Yields a view of the cluster that knows only these workers."""
+        mine: dict[str, int] = {}
+        try:
+            for label in labels:
+                self._start_worker(label, num_cpus, own_machines)
+                mine[label] = self.workers[label]
+            self._wait_alive(labels)
+            yield Cluster(self.address, mine)
+        finally:
+            _stop_sessions(set(mine.values()))
+            for label in mine:
+                del self.workers[label]
 
     def node_of(self, label: str) -> str:
         """The node id of worker `label` (each worker carries a custom resource rg_<label>)."""
@@ -128,14 +230,30 @@ class Cluster:
 
     def kill_raylet(self, label: str) -> int:
         """SIGKILL the raylet of worker `label`: the node dies as when its machine goes."""
-        session = self.workers[label]
-        [pid] = [
-            int(e.name)
-            for e in Path("/proc").iterdir()
-            if e.name.isdigit() and _session(e) == session and _comm(int(e.name)) == "raylet"
-        ]
+        pid = _raylet_of(self.workers[label])
+        assert pid is not None, f"worker {label} has no raylet"
         os.kill(pid, signal.SIGKILL)
         return pid
+
+
+def _raylet_of(session: int) -> int | None:
+    pids = [
+        int(e.name)
+        for e in Path("/proc").iterdir()
+        if e.name.isdigit() and _session(e) == session and _comm(int(e.name)) == "raylet"
+    ]
+    return pids[0] if pids else None
+
+
+def _stop_sessions(sessions: set[int]) -> None:
+    """Stop one or more nodes of a cluster: every process of their `ray start` sessions."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in _pids_with(None, sessions):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 10
+        while _pids_with(None, sessions) and time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 def _comm(pid: int) -> str:
@@ -170,7 +288,6 @@ def cluster(
     lock. They still share this machine's cores: what runs on them at once competes for them."""
     if not RAY.is_file():
         pytest.skip("the ray extra is not installed (pip install 'reportgen[ray]')")
-    uts = own_machines and can_name_hosts()
     temp_dir = tempfile.mkdtemp(prefix="rg-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(RAY_USAGE_STATS_ENABLED="0", PATH=f"{RAY.parent}{os.pathsep}{env.get('PATH', '')}")
@@ -179,7 +296,6 @@ def cluster(
     env.update(env_extra or {})
     gcs, dashboard = free_port(), free_port()
     sessions: set[int] = set()
-    common = ["--node-ip-address=127.0.0.1", "--object-store-memory=100000000", "--disable-usage-stats"]
     try:
         _ray(
             [
@@ -193,52 +309,49 @@ def cluster(
                 f"--ray-client-server-port={free_port()}",
                 f"--num-cpus={head_cpus}",
                 *_agent_ports(),
-                *common,
+                *COMMON,
             ],
             env,
             sessions,
         )
-        started = {}
+        c = Cluster(f"http://127.0.0.1:{dashboard}", {}, gcs, temp_dir, env, sessions)
         for label in workers:
-            resources = json.dumps({f"rg_{label}": 1})
-            own = dict(
-                env,
-                REPORTGEN_MACHINE_LOCK=str(Path(temp_dir) / f"machine-{label}.lock"),
-                REPORTGEN_HOSTNAME=f"rg-{label}",
-            )
-            started[label] = _ray(
-                [
-                    "start",
-                    f"--address=127.0.0.1:{gcs}",
-                    "--num-cpus=1",
-                    f"--resources={resources}",
-                    *_agent_ports(),
-                    *common,
-                ],
-                own if own_machines else env,
-                sessions,
-                hostname=f"rg-{label}" if uts else None,
-            )
-        address = f"http://127.0.0.1:{dashboard}"
-        from ray.util.state import list_nodes
-
-        deadline = time.monotonic() + 60
-        while len(list_nodes(address=address, filters=[("state", "=", "ALIVE")])) < 1 + len(workers):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the worker nodes did not join the test cluster")
-            time.sleep(0.5)
-        _warm_up(address)
-        yield Cluster(address, started)
+            c._start_worker(label, 1, own_machines)
+        c._wait_alive(workers)
+        _warm_up(c.address)
+        yield c
     finally:
         _stop_cluster(temp_dir, sessions)
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[str]:
-    """The dashboard address of a fresh head + worker node on 127.0.0.1 (one CPU each), one for the
-    session's worker: the tests that use it carry `xdist_group("ray")` or `xdist_group("ray-2")`, so
-    under pytest-xdist they run as two chains of tests, each chain on one worker sharing its cluster
-    (two chains: one would be the suite's longest); each test's experiments and runs folders are its own."""
-    with cluster(head_cpus=1, workers=["w1"]) as c:
-        yield c.address
+def ray_session() -> Iterator[Cluster]:
+    """A fresh head and worker node `w0` on 127.0.0.1 (one CPU each), one for the session's worker:
+    the tests that use it carry `xdist_group("ray")` or `xdist_group("ray-2")`, so under
+    pytest-xdist they run as two chains of tests, each chain on one worker sharing its cluster (two
+    chains: one would be the suite's longest); each test's experiments and runs folders are its own.
+    A test that needs nodes of its own (to kill one, or as machines of their own) adds them for its
+    time with `Cluster.added_workers` instead of starting a cluster."""
+    with cluster(head_cpus=1, workers=["w0"], env_extra=FAST_HEALTH_CHECKS) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(ray_session: Cluster) -> str:
+    """The dashboard address of the session's cluster (`ray_session`)."""
+    return ray_session.address
+
+
+def gated_experiment(root: Path, gate: Path, *, hold_at: int, **kwargs: Any) -> Path:
+    """`make_experiment`'s stand-in trainer, held before printing step `hold_at` until the file
+    `gate` exists: a test acts while a run is surely running (whatever the load), then lets it go
+    with `gate.touch()`; the runs that start after that are not held."""
+    spec = make_experiment(root, **kwargs)
+    trainer = root / "trainer.py"
+    text = trainer.read_text()
+    anchor = "    time.sleep(a.step_sleep)\n"
+    assert anchor in text, "the stand-in trainer changed: update gated_experiment"
+    hold = f"    while step >= {hold_at} and not os.path.exists({str(gate)!r}):\n        time.sleep(0.1)\n"
+    trainer.write_text(text.replace(anchor, anchor + hold, 1))
+    return spec

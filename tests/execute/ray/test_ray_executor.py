@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from reportgen.cli import main
 from tests.conftest import env_with_repo_on_path
 from tests.execute.conftest import make_experiment
+from tests.execute.ray.conftest import gated_experiment
 from tests.helpers import log_shows, wait_for
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
@@ -78,7 +80,9 @@ def test_two_experiments_run_in_parallel_each_pinned_to_one_node(tmp_path: Path,
 def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: Path, ray_cluster: str) -> None:
     from ray.job_submission import JobSubmissionClient
 
-    spec = make_experiment(tmp_path / "r", name="slow", steps=10, sleep=0.6)
+    # The baseline is held before its step 2 until the Ctrl-C; the resumed runs are not held.
+    gate = tmp_path / "gate"
+    spec = gated_experiment(tmp_path / "r", gate, hold_at=2, name="slow", steps=4, sleep=0.05)
     runs = tmp_path / "runs"
     args = [
         sys.executable,
@@ -107,6 +111,7 @@ def test_ctrl_c_stops_the_job_marks_interrupted_and_resume_redoes_it(tmp_path: P
     assert str(JobSubmissionClient(ray_cluster).get_job_status(job_id)) == "STOPPED"
     assert not (runs / "slow" / "A1").exists()
 
+    gate.touch()
     assert main(["run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler", "--ray", ray_cluster]) == 0
     assert manifest(runs, "slow", "baseline")["status"] == "complete"
     assert manifest(runs, "slow", "A1")["status"] == "complete"
@@ -139,12 +144,14 @@ def test_a_sequential_campaign_runs_every_pair_on_its_one_node(tmp_path: Path, r
     assert doc["campaign"]["stopped"] == "decided"
 
 
-def _start(spec: Path, runs: Path, address: str, *extra: str) -> subprocess.Popen[str]:
+def _start(
+    spec: Path, runs: Path, address: str, *extra: str, stdout: IO[str] | int = subprocess.PIPE
+) -> subprocess.Popen[str]:
     args = [sys.executable, "-m", "reportgen", "run", str(spec), "--runs", str(runs), "--no-analyze", "--no-profiler"]
     return subprocess.Popen(
         [*args, "--ray", address, *extra],
         env=env_with_repo_on_path(),
-        stdout=subprocess.PIPE,
+        stdout=stdout,
         stderr=subprocess.STDOUT,
         text=True,
     )
@@ -154,38 +161,46 @@ def _node(runs: Path, exp: str) -> str:
     return json.loads((runs / exp / "campaign.json").read_text())["executor"]["node_id"]
 
 
-@pytest.mark.xdist_group("ray-2")  # the second chain of Ray tests, on a cluster of its own
 def test_separate_runners_never_share_a_node(tmp_path: Path, ray_cluster: str) -> None:
     """Two `reportgen run` processes know nothing of each other; the node claim keeps the second off
     the first one's node (sharing the machine, as loopback nodes must, is allowed here)."""
-    # Long enough that the second runner (seconds to start, more on a busy machine) meets the first.
-    e1 = make_experiment(tmp_path / "r1", name="e1", steps=30, sleep=0.5)
-    e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.3)
+    # The first runner's baseline is held (its node claimed) until the second runner has finished.
+    gate = tmp_path / "gate"
+    e1 = gated_experiment(tmp_path / "r1", gate, hold_at=2, name="e1", steps=4, sleep=0.05)
+    e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.05)
     runs = tmp_path / "runs"
     first = _start(e1, runs, ray_cluster, "--share-machine")
     stdout = runs / "e1" / "baseline" / "1" / "stdout.log"
     wait_for(lambda: log_shows(stdout, b"perf 1:"), 90, "step 1 in the baseline's stdout.log", poll=0.2)
     second = _start(e2, runs, ray_cluster, "--share-machine")
-    for proc in (second, first):
-        out, _ = proc.communicate(timeout=240)
-        assert proc.returncode == 0, out
+    out, _ = second.communicate(timeout=240)
+    assert second.returncode == 0, out
+    gate.touch()
+    out, _ = first.communicate(timeout=240)
+    assert first.returncode == 0, out
     assert _node(runs, "e1") != _node(runs, "e2")
     assert manifest(runs, "e2", "baseline")["started_utc"] <= manifest(runs, "e1", "A1")["ended_utc"]  # in parallel
 
 
-@pytest.mark.xdist_group("ray-2")  # the second chain of Ray tests, on a cluster of its own
 def test_a_second_runner_waits_for_the_machine_its_node_shares(tmp_path: Path, ray_cluster: str) -> None:
     """Without --share-machine a node claim also takes the node machine's lock: both loopback nodes
     are this machine, so the second experiment waits for the first to end, naming its holder."""
-    # Long enough that the second runner's first claim (seconds, more on a busy machine) meets the first.
-    e1 = make_experiment(tmp_path / "r1", name="e1", steps=30, sleep=0.5)
-    e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.1)
+    # The first runner's baseline is held (its node and machine claimed) until the second runner says
+    # it waits for a free node.
+    gate = tmp_path / "gate"
+    e1 = gated_experiment(tmp_path / "r1", gate, hold_at=2, name="e1", steps=4, sleep=0.05)
+    e2 = make_experiment(tmp_path / "r2", name="e2", steps=3, sleep=0.05)
     runs = tmp_path / "runs"
     first = _start(e1, runs, ray_cluster)
     stdout = runs / "e1" / "baseline" / "1" / "stdout.log"
     wait_for(lambda: log_shows(stdout, b"perf 1:"), 90, "step 1 in the baseline's stdout.log", poll=0.2)
-    second = _start(e2, runs, ray_cluster)
-    out2, _ = second.communicate(timeout=300)
+    log2 = tmp_path / "second.log"
+    with log2.open("w") as sink:
+        second = _start(e2, runs, ray_cluster, stdout=sink)
+    wait_for(lambda: log_shows(log2, b"[e2] waiting for a free node:"), 120, "the second runner waiting", poll=0.2)
+    gate.touch()
+    second.communicate(timeout=300)
+    out2 = log2.read_text()
     out1, _ = first.communicate(timeout=60)
     assert first.returncode == 0 and second.returncode == 0, (out1, out2)
     assert "[e2] waiting for a free node:" in out2 and f"for pid {first.pid} on " in out2
