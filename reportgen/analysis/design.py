@@ -19,7 +19,9 @@ shown keeps its coverage.
   Pocock constant: with normal pairs the joint law of the looks' t statistics does not depend on
   the mean or the spread, so the level whose smallest per-look p-value over the looks falls below
   it with probability 1 - confidence is found once per design by simulating that law
-  (`t_look_tail`, cached; 400 000 paths, a fixed seed, so every machine gets the same level). The
+  (`t_look_tail`; 400 000 paths, a fixed seed, so every machine gets the same level; the levels of
+  the designs met most often are committed in t_levels.json, written by scripts/t_levels.py with
+  that same simulation, so a process looks them up instead of spending 0.1-4 s on each). The
   normal Pocock constant converted through t (the rule before) held 94.0 %, not 95 %, over 3-12
   pairs: with 2-11 degrees of freedom the t statistics' tails are not the normal's.
 
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -49,11 +51,14 @@ from reportgen.analysis import document as doc
 GRID = 401  # points per look of the integration grid: the constant is exact to about 1e-4
 T_PATHS = 400_000  # simulated paths behind a design's per-look t level: its error rate is exact to about 3e-4
 T_SEED = 20261203
+T_METHOD = 1  # the simulation behind t_look_tail: change it with the code, and t_levels.json is no longer used
 MIN_PAIRS = 3  # below this no verdict is decisive (a t interval on one or two pairs says little)
 FUTILITY = 0.90  # one-sided level of the futility bound of a sequential design
 # The fixed design each calibrated sequential design replaces (same error rates), measured by
 # scripts/calibrate.py --fixed-equivalents, which writes this file (docs/calibration.md).
 FIXED_EQUIVALENTS = Path(__file__).with_name("fixed_equivalents.json")
+# Per-look t levels of the designs met most often, simulated by scripts/t_levels.py (t_look_tail).
+T_LEVELS = Path(__file__).with_name("t_levels.json")
 
 
 def _phi(x: np.ndarray) -> np.ndarray:
@@ -119,12 +124,35 @@ def t_look_tail(looks: tuple[int, ...], alpha: float, paths: int = T_PATHS) -> f
     misses the true mean is `alpha`, for t statistics on n - 1 degrees of freedom at a look of n
     pairs (a pair's log ratio normal; the law of the t statistics is free of its mean and spread).
     One look: `alpha` itself. Found as the `alpha` quantile of the smallest per-look p-value over
-    `paths` simulated campaigns (common seed: deterministic; fewer only for planning)."""
-    from scipy.stats import t
-
+    `paths` simulated campaigns (common seed: deterministic; fewer only for planning): read from
+    t_levels.json when that simulation's result is committed there, simulated otherwise."""
     looks = tuple(sorted({n for n in looks if n >= 2}))
     if len(looks) <= 1:
         return float(alpha)
+    known = _t_levels().get(t_level_key(looks, alpha, paths))
+    return known if known is not None else simulate_t_tail(looks, alpha, paths)
+
+
+def t_level_key(looks: Sequence[int], alpha: float, paths: int) -> str:
+    """How a simulated level is named in t_levels.json: paths, alpha and the looks."""
+    return f"{paths} {alpha!r} {','.join(str(n) for n in looks)}"
+
+
+@lru_cache(maxsize=1)
+def _t_levels() -> dict[str, float]:
+    """The committed levels, when they were simulated with this module's seed and method."""
+    if not T_LEVELS.is_file():
+        return {}
+    data = json.loads(T_LEVELS.read_text(encoding="utf-8"))
+    if data.get("seed") != T_SEED or data.get("method") != T_METHOD:
+        return {}
+    return {str(k): float(v) for k, v in data.get("levels", {}).items()}
+
+
+def simulate_t_tail(looks: tuple[int, ...], alpha: float, paths: int) -> float:
+    """t_look_tail's simulation for sorted looks of at least 2 pairs (two or more of them)."""
+    from scipy.stats import t
+
     rng = np.random.default_rng(T_SEED)
     last = looks[-1]
     chunks = []
@@ -150,21 +178,25 @@ def t_critical(tail: float, df: np.ndarray | float) -> np.ndarray:
     matching of significance levels); NaN where df < 1."""
     from scipy.stats import t
 
-    d = np.asarray(df, dtype=float)
-    out = np.full(d.shape, np.nan)
-    ok = d >= 1
-    out[ok] = t.ppf(1.0 - tail / 2.0, d[ok])
-    return out
+    return _per_df(lambda u: t.ppf(1.0 - tail / 2.0, u), df)
 
 
 def t_one_sided(level: float, df: np.ndarray | float) -> np.ndarray:
     """One-sided Student t quantile at `level`; NaN where df < 1."""
     from scipy.stats import t
 
+    return _per_df(lambda u: t.ppf(level, u), df)
+
+
+def _per_df(quantile: Callable[[np.ndarray], np.ndarray], df: np.ndarray | float) -> np.ndarray:
+    """`quantile` at each df >= 1 (NaN elsewhere), computed once per distinct df: a batch of
+    simulated campaigns at one look shares a handful of them."""
     d = np.asarray(df, dtype=float)
     out = np.full(d.shape, np.nan)
     ok = d >= 1
-    out[ok] = t.ppf(level, d[ok])
+    if ok.any():
+        distinct, where = np.unique(d[ok], return_inverse=True)
+        out[ok] = np.asarray(quantile(distinct), dtype=float)[where]
     return out
 
 

@@ -23,6 +23,7 @@ The thresholds sit in `THRESHOLDS` (docs/analysis.md#quiet-machine).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -111,8 +112,23 @@ def _visible(run: StoredRun) -> set[int] | None:
     return seen or None
 
 
+# Each run's Load per (first, last, thresholds), for as long as the run object lives: one analysis asks
+# for the same run's load up to five times (its disturbances, the quiet-machine guardrail of each
+# comparison it is in, the warnings), and a run's tables do not change once read.
+_LOADS: weakref.WeakKeyDictionary[StoredRun, dict[tuple[int, int, Thresholds], Load]] = weakref.WeakKeyDictionary()
+
+
 def load(run: StoredRun, first: int, last: int, th: Thresholds = THRESHOLDS) -> Load:
-    """The run's ticks, each marked with what disturbed it (see the module docstring)."""
+    """The run's ticks, each marked with what disturbed it (see the module docstring); computed once
+    per run object, span and thresholds (callers only read it)."""
+    memo = _LOADS.setdefault(run, {})
+    key = (first, last, th)
+    if key not in memo:
+        memo[key] = _load(run, first, last, th)
+    return memo[key]
+
+
+def _load(run: StoredRun, first: int, last: int, th: Thresholds) -> Load:
     host = run.host if not run.host.empty else None
     gpu = run.gpu if not run.gpu.empty else None
     has_gpu_cols = gpu is not None and ("other_procs" in gpu or "throttle" in gpu)

@@ -173,3 +173,25 @@ def test_thresholds_are_documented_values() -> None:
     assert (th.cpu_cores, th.cpu_machine_share, th.run_share, th.min_samples, th.imbalance) == (0.5, 0.05, 0.1, 2, 0.2)
     assert quiet.throttle_words(0x4 | 0x40) == "power cap, thermal slowdown (hardware)"
     assert quiet.throttle_words(0x1 | 0x2) == "none"  # idle and application clocks hold nothing down
+
+
+def test_a_runs_load_is_computed_once_per_span_and_forgotten_with_the_run() -> None:
+    """One analysis asks for a run's load up to five times (disturbances, each comparison's guardrail,
+    the warnings): quiet.load marks its ticks once per run object and span."""
+    import gc
+
+    import pandas as pd
+
+    from reportgen.store.run import StoredRun
+
+    host = pd.DataFrame({"t": [0.0, 1.0, 2.0, 3.0], "cpu_other": [0.1, 2.5, 2.5, 0.1], "cpu_count": [8, 8, 8, 8]})
+    run = StoredRun(arm="A1", repeat=1, host=host)
+    first = quiet.load(run, 6, 59)
+    assert quiet.load(run, 6, 59) is first and first.counts() == {"cpu_load": 2}
+    assert quiet.load(run, 6, 19) is not first  # another span: marked on its own
+    other = StoredRun(arm="A1", repeat=1, host=host)
+    assert quiet.load(other, 6, 59) is not first and quiet.load(other, 6, 59).counts() == first.counts()
+    before = len(quiet._LOADS)
+    del run, other
+    gc.collect()
+    assert len(quiet._LOADS) == before - 2

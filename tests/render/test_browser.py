@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -53,15 +55,51 @@ class Watch:
         page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
 
 
-def test_every_chart_draws_without_errors_or_remote_requests(browser, served):
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    watch = Watch(page, served.url)
+SCREENSHOTS = {
+    "home": "reports/",
+    "experiment": "reports/grpo-offload/",
+    "failed": "reports/grpo-offload/A2/",
+    "rollback": "reports/grpo-offload/rollback/",
+    "provenance": "reports/grpo-offload/provenance/",
+}
+
+
+class Tour:
+    """What one desktop (1300x900) visit of every CHART_PAGES page saw, for the tests that only read
+    those pages: each page's charts with marks as soon as it loaded, whether Vega was defined once the
+    network was idle, every request, and a full-page screenshot of each SCREENSHOTS page."""
+
+    def __init__(self, browser, base: str, shots: Path):
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        self.watch = Watch(page, base)
+        self.requested: list[str] = []
+        page.on("request", lambda r: self.requested.append(r.url))
+        self.marks: dict[str, list[bool]] = {}
+        self.vega: dict[str, str] = {}
+        self.shots: dict[str, Path] = {}
+        names = {path: name for name, path in SCREENSHOTS.items()}
+        for path in CHART_PAGES:
+            page.goto(f"{base}/{path}")
+            self.marks[path] = page.evaluate(MARKS)  # at load: charts are in the HTML
+            page.wait_for_load_state("networkidle")
+            self.vega[path] = page.evaluate("() => typeof vegaEmbed")
+            if path in names:
+                out = shots / f"{names[path]}.png"
+                page.screenshot(path=str(out), full_page=True)
+                self.shots[names[path]] = out
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def tour(browser, served, tmp_path_factory) -> Tour:
+    return Tour(browser, served.url, tmp_path_factory.mktemp("screenshots"))
+
+
+def test_every_chart_draws_without_errors_or_remote_requests(tour):
     for path, n in CHART_PAGES.items():
-        page.goto(f"{served.url}/{path}")
-        marks = page.evaluate(MARKS)
+        marks = tour.marks[path]
         assert len(marks) == n and all(marks), (path, marks)
-    assert watch.errors == [] and watch.remote == [] and watch.dialogs == []
-    page.close()
+    assert tour.watch.errors == [] and tour.watch.remote == [] and tour.watch.dialogs == []
 
 
 def test_instant_navigation_keeps_charts_working(browser, served):
@@ -97,21 +135,11 @@ def test_planted_script_renders_as_text(browser, served):
     page.close()
 
 
-def test_screenshots_of_every_page_type(browser, served, tmp_path):
+def test_screenshots_of_every_page_type(tour):
     """Not a visual diff: makes sure each page type renders to a non-trivial image (kept for review)."""
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    for name, path in {
-        "home": "reports/",
-        "experiment": "reports/grpo-offload/",
-        "failed": "reports/grpo-offload/A2/",
-        "rollback": "reports/grpo-offload/rollback/",
-        "provenance": "reports/grpo-offload/provenance/",
-    }.items():
-        page.goto(f"{served.url}/{path}")
-        out = tmp_path / f"{name}.png"
-        page.screenshot(path=str(out), full_page=True)
+    assert set(tour.shots) == set(SCREENSHOTS)
+    for name, out in tour.shots.items():
         assert out.stat().st_size > 20_000, name
-    page.close()
 
 
 def _hover(page, fig: str, n: int | None = None) -> str:
@@ -189,18 +217,17 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
     page.close()
 
 
-def test_no_page_loads_a_chart_library(browser, served):
+def test_no_page_loads_a_chart_library(browser, served, tour):
     """Charts are in the HTML: no page requests Vega (about 300 KB gzipped) or any chart spec, text pages
     and chart pages alike, and instant navigation from a text page shows a chart page's charts."""
+    for path in CHART_PAGES:  # each page loaded whole (network idle) on the module's tour
+        assert tour.vega[path] == "undefined", path
+    assert not [u for u in tour.requested if "vega" in u or u.endswith(".json")], tour.requested
+    assert tour.watch.errors == [] and tour.watch.remote == []
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     watch = Watch(page, served.url)
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
-    for path in CHART_PAGES:
-        page.goto(f"{served.url}/{path}")
-        page.wait_for_load_state("networkidle")
-        assert page.evaluate("() => typeof vegaEmbed") == "undefined", path
-    assert not [u for u in requested if "vega" in u or u.endswith(".json")], requested
     page.goto(f"{served.url}/reports/")
     page.locator("article a[href$='grpo-offload/']").first.click()  # instant navigation
     page.wait_for_url("**/reports/grpo-offload/")
@@ -208,6 +235,7 @@ def test_no_page_loads_a_chart_library(browser, served):
         f"() => document.querySelectorAll('figure.rg-chart').length === {CHART_PAGES['reports/grpo-offload/']}"
     )
     assert all(page.evaluate(MARKS))
+    assert not [u for u in requested if "vega" in u], requested
     assert watch.errors == [] and watch.remote == []
     page.close()
 
