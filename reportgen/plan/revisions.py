@@ -164,13 +164,16 @@ class ArmRevision:
 
     def env(self, experiment: str, arm_id: str) -> dict[str, str]:
         """What the arm's runs get on top of the recipe's environment: the export first on the
-        import path (no editable install or working tree shared between arms), bytecode and JIT
-        caches of its own (TorchInductor, Triton: compiled code of one revision never serves
-        another), and the tree stamp provenance verifies the export against."""
+        import path (no editable install or working tree shared between arms), JIT caches of its own
+        (TorchInductor, Triton: compiled code of one revision never serves another), and the tree
+        stamp provenance verifies the export against. Python's bytecode stays where Python keeps it:
+        an export's is keyed by the export's own path (one per commit), and the installed packages'
+        is read as installed. A bytecode prefix per arm would isolate nothing more, and where bytecode
+        is not written (PYTHONDONTWRITEBYTECODE) it made every run compile torch and transformers
+        from source, about 3 CPU-seconds a run."""
         jit = self.jit.parent / arm_id  # a profile arm shares its arm's code, not its caches
         return {
             "PYTHONPATH": str(self.checkout),
-            "PYTHONPYCACHEPREFIX": str(jit / "pycache"),
             "TORCHINDUCTOR_CACHE_DIR": str(jit / "torchinductor"),
             "TRITON_CACHE_DIR": str(jit / "triton"),
             "REPORTGEN_TREE_STAMP": str(self.checkout / ".tree-stamp.json"),
