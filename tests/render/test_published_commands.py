@@ -97,7 +97,7 @@ def published(clone: Path, name: str) -> list[tuple[str, str, str]]:
             )
         )  # type: ignore[union-attr]
     _git(clone, "checkout", "-q", "--", ".")
-    _git(clone, "clean", "-fdxq")
+    _git(clone, "clean", "-fdxq", "-e", "__pycache__")  # bytecode of unchanged files stays valid
     return out
 
 
@@ -143,7 +143,7 @@ def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experime
             continue
         seen.add(block)
         _git(clone, "checkout", "-q", "--force", head)
-        _git(clone, "clean", "-fdxq")
+        _git(clone, "clean", "-fdxq", "-e", "__pycache__")  # bytecode of unchanged files stays valid
         if what.startswith("rollback"):
             name, patch, forward, block = json.loads(block)
             (clone / name).write_text(patch)
