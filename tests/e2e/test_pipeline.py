@@ -15,7 +15,7 @@ import pytest
 
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, shared_root
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,9 @@ env = {{ NUM_ROLLOUT = "2" }}
 """
 
 
-def test_run_analyze_and_build_on_the_embedded_workload(tmp_path: Path) -> None:
+def test_run_analyze_and_build_on_the_embedded_workload(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     spec = tmp_path / "e2e.toml"
     spec.write_text(SPEC.format(recipe=REPO / "scripts" / "recipes" / "grpo-recipe.sh", repo=REPO))
     runs = tmp_path / "runs"
@@ -116,6 +118,7 @@ def test_run_analyze_and_build_on_the_embedded_workload(tmp_path: Path) -> None:
         NO_MKDOCS_2_WARNING="1",
         DISABLE_MKDOCS_2_WARNING="true",
         PYTHONPATH=str(REPO),
+        REPORTGEN_CACHE=str(shared_root(tmp_path_factory) / "svg-cache"),  # the session's, not ~/.cache
     )
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
