@@ -143,3 +143,25 @@ def write_spec(path: Path, *, candidates: Sequence[Mapping[str, Any]] = (), **do
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec_text(candidates=candidates, **doc))
     return path
+
+
+def repo_clone(tmp_path_factory: Any, dest: Path) -> Path:
+    """A fresh clone of this repository at HEAD at `dest`, for a test that writes in it: `git clone`
+    once per session (`built_once`, shared by the workers), then `cp -a` of that clone here (a
+    quarter of a clone's CPU; the clone's files, index and history as `git clone` left them).
+    The shared clone's reportgen/ is byte-compiled once (`__pycache__/`, ignored by git, as a first
+    run leaves it): where PYTHONDONTWRITEBYTECODE is set (CI, scripts/_env.sh), the many `python -m
+    reportgen` of the tests in the copies would each compile it again.
+    Returns `dest`."""
+    import sys
+
+    from tests.conftest import built_once
+
+    def clone(folder: Path) -> None:
+        subprocess.run(["git", "clone", "-q", str(REPO), str(folder / "repo")], check=True)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "reportgen"], cwd=folder / "repo", check=True)
+
+    shared = built_once(tmp_path_factory, "repo-clone", clone) / "repo"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-a", str(shared), str(dest)], check=True)
+    return dest

@@ -6,7 +6,8 @@
 #   DEVICE=cpu bash scripts/device/quiet_check.sh # anywhere: a CPU hog instead (how the script is tested)
 #
 # Environment: DEVICE (cuda), STEPS (20), WORK (products of two 8192x8192 bf16 matrices per step, 400;
-# on the CPU, 100k-iteration loops per step, 60).
+# on the CPU, 100k-iteration loops per step, 60), ROOT (/tmp/reportgen-quiet-check: the campaign's folder,
+# emptied first; the suite gives each run its own, so two checkouts tested at once do not share one).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:?OUT must name the folder whose files come back}
@@ -22,4 +23,4 @@ if [ "${DEVICE:-cuda}" = cuda ]; then
   nvidia-smi --query-gpu=index,name,driver_version,clocks_event_reasons.active --format=csv || true
 fi
 exec "${PYTHON:-python3}" scripts/device/quiet_check.py --device "${DEVICE:-cuda}" --steps "${STEPS:-20}" \
-  ${WORK:+--work "$WORK"} --out "$OUT"
+  ${WORK:+--work "$WORK"} ${ROOT:+--root "$ROOT"} --out "$OUT"

@@ -16,6 +16,7 @@ Exit code: the command's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import subprocess
 import sys
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
             break
-        time.sleep(opts.poll_s)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=opts.poll_s)  # back at once when the command ends, not a poll later
     code = proc.wait()
     states = read_states(opts.experiment)
     counts: dict[str, int] = {}

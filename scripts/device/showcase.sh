@@ -90,26 +90,30 @@ if [ -f "runs/$NAME/campaign.json" ]; then
   say "continuing the campaign in runs/$NAME: $(find "runs/$NAME" -mindepth 3 -maxdepth 3 -name manifest.json -not -path '*/archive/*' | wc -l) runs there"
 fi
 
-# 4. What the runs rely on, checked in one short process (fails in seconds, not minutes).
+# 4. What the runs rely on, checked in one short process (fails in seconds, not minutes). Without a
+#    GPU profile (the CPU demo) torch is found, not imported: its import is seconds of CPU, the runs'.
 python3 - "$PROFILE" <<'EOF'
 import importlib.metadata as md, importlib.util, os, sys
-import torch
 need = {"gpu2": 2, "gpu": 1}.get(sys.argv[1], 0)
-n = torch.cuda.device_count()
-print(f"torch {torch.__version__}, {n} GPU(s): {[torch.cuda.get_device_name(i) for i in range(n)]}, "
-      f"{len(os.sched_getaffinity(0))} cores", flush=True)
 def version(name):
     try:
         return md.version(name)
     except md.PackageNotFoundError:
         return "MISSING"
+if need:
+    import torch
+    torch_version, n = torch.__version__, torch.cuda.device_count()
+    names = [torch.cuda.get_device_name(i) for i in range(n)]
+else:
+    torch_version, n, names = version("torch"), 0, []
+print(f"torch {torch_version}, {n} GPU(s): {names}, {len(os.sched_getaffinity(0))} cores", flush=True)
 have = {p: version(p) for p in ("pydantic", "tbparse", "transformers", "megatron-core")}
 print("packages: " + ", ".join(f"{p} {v}" for p, v in have.items()), flush=True)
 print(f"msgspec {version('msgspec')} (trace summaries; if MISSING, the runs warn and "
       "`python -m reportgen.traces RUN_DIR` makes them off the device)", flush=True)
 if not need:
     have.pop("megatron-core")  # the offload path on a CPU needs no megatron-core
-if n < need or "MISSING" in have.values() or (need and importlib.util.find_spec("megatron.core") is None):
+if n < need or "MISSING" in (torch_version, *have.values()) or (need and importlib.util.find_spec("megatron.core") is None):
     sys.exit(f"need {need} GPU(s) and the packages above (carry .whl: docs/device.md)")
 EOF
 

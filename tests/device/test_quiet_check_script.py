@@ -23,6 +23,7 @@ def test_quiet_check_flags_the_intruder_beside_a1(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "OUT": str(out),
+        "ROOT": str(tmp_path / "campaign"),  # not the default /tmp folder another checkout's suite may be using
         "DEVICE": "cpu",
         "STEPS": "8",
         "PYTHON": sys.executable,

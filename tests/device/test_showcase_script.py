@@ -71,8 +71,8 @@ def test_showcase_script_runs_stops_and_packs(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     spec = f"{STANDIN}/experiment.toml"
     # 35 s for set-up and the campaign, as before with the GRPO demo (45 less 10 for packing): under
-    # load the set-up's torch import and the CLI's start take seconds each, and the first run must
-    # have started by the deadline.
+    # load the set-up's checks and the CLI's start take seconds each, and the first run must have
+    # started by the deadline.
     env.update(OUT=str(out), BUDGET_S="40", PACK_S="5", SPEC=spec, PATH=f"{bin_dir}:{env['PATH']}")
     proc = subprocess.run(
         ["bash", str(tree / "scripts" / "device" / "showcase.sh"), "-", "t1"],

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import shared_root
+from tests.helpers import repo_clone
+
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 BADGE = ">uncommitted changes</span>"  # the experiment page's badge (render/experiment_page.py)
@@ -27,16 +30,16 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def test_the_site_step_twice_leaves_a_fresh_clone_clean(tmp_path):
+def test_the_site_step_twice_leaves_a_fresh_clone_clean(tmp_path, tmp_path_factory):
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and this repository's history (not a git checkout)")
-    clone = tmp_path / "repo"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    clone = repo_clone(tmp_path_factory, tmp_path / "repo")
     env = {
         **os.environ,
         "REPORTGEN_ENV": "none",  # the python and mkdocs running this test, no .venv set-up
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-        "REPORTGEN_CACHE": str(tmp_path / "cache"),
+        # The session's chart cache (outside the clone, as ~/.cache is): the committed charts, drawn once.
+        "REPORTGEN_CACHE": str(shared_root(tmp_path_factory) / "svg-cache"),
     }
     env.pop("REPORTGEN_RUNS", None)
     env.pop("PYTHONPATH", None)  # the clone's own code (scripts/_env.sh puts it first)

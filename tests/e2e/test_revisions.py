@@ -20,16 +20,16 @@ import pytest
 
 from reportgen.analysis.document import parse
 from reportgen.store.atomic import read_json
+from tests.helpers import repo_clone
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path):
+def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path, tmp_path_factory):
     if not (REPO / ".git").exists():
         pytest.skip("needs this repository's history (not a git checkout)")
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    clone = repo_clone(tmp_path_factory, tmp_path / "clone")
     default = (clone / "scripts" / "recipes" / "default.toml").read_text()
     # The default experiment in short: 4 steps of the CPU-tiny model, one pair of runs.
     fast = default.split("[profiles.traces]")[0]

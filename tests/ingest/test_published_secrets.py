@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.cli import main
-from tests.conftest import built_once
+from tests.conftest import built_once, shared_root
 from tests.execute.conftest import RECIPE, make_experiment
 
 SECRET = "sk-PLANTED-0123456789abcdef"
@@ -88,14 +88,16 @@ def test_run_keeps_its_recipe_runnable_and_publishes_no_credential(shared_run: P
 
 
 @pytest.mark.slow
-def test_built_site_holds_no_planted_credential(tmp_path: Path, shared_run: Path) -> None:
+def test_built_site_holds_no_planted_credential(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, shared_run: Path
+) -> None:
     from tests.render.conftest import make_project, mkdocs_build
 
     project = make_project(tmp_path / "project")
     shutil.copytree(shared_run, project / "runs")
     # The recipe diff's context carries the key: the candidate page shows that diff.
     assert "--hf-token=<redacted>" in (project / "runs" / "exp" / "A1" / "1" / "recipe.patch").read_text()
-    mkdocs_build(project, tmp_path / "cache")
+    mkdocs_build(project, shared_root(tmp_path_factory) / "svg-cache")  # the session's chart cache (svg_cache)
     site = project / "site"
     assert (site / "reports" / "exp" / "A1" / "index.html").is_file()
     assert (site / "search" / "search_index.json").is_file()

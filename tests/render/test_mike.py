@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.render import site_fixture
-from tests.render.conftest import Server, build_env, make_project
+from tests.render.conftest import SITE_CAP_GIB, Server, build_env, make_project
 from tests.render.test_browser import CHART_PAGES
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -26,7 +26,8 @@ def _git(cwd: Path, *args: str) -> str:
 
 def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
     project = make_project(tmp_path / "repo")
-    site_fixture.build_experiment(project / "runs")
+    # v1 is the runs of `built_project` (the same fixture, the same cap): its charts are drawn once a session.
+    site_fixture.build_experiment(project / "runs", cap_gib=SITE_CAP_GIB)
     env = build_env(
         svg_cache,
         GIT_AUTHOR_NAME="t",
@@ -52,7 +53,7 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
         assert proc.returncode == 0, proc.stderr[-3000:]
 
     deploy("v1")
-    site_fixture.build_experiment(project / "runs", seed=7)  # a new revision of the same experiment
+    site_fixture.build_experiment(project / "runs", seed=7, cap_gib=SITE_CAP_GIB)  # a new revision of it
     deploy("v2")
     subprocess.run([MIKE, "set-default", "latest"], cwd=project, env=env, check=True, capture_output=True)
 

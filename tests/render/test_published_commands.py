@@ -11,6 +11,8 @@ For every committed experiment under runs/ (analysed with this code, rendered wi
 - each rollback (the rollback page): its patch saved at the clone's root, with the candidate's
   change applied to the recipe first (the merged pull request the rollback undoes).
 
+The clone is made once per session and copied for each experiment (tests.helpers.repo_clone); a
+command an experiment publishes more than once (one next step for several candidates) runs once.
 `reportgen` is the clone's own (`python -m reportgen`, as `pip install -e .` makes it), and
 `reportgen run` is given `--dry-run`: a GPU experiment cannot run here, and a dry run checks what
 the run would refuse (another machine's campaign, a changed spec) before it plans.
@@ -37,7 +39,7 @@ from reportgen.render.load import load_experiment
 from reportgen.render.patch import under
 from reportgen.render.site import render_experiment
 from reportgen.store import layout
-from tests.helpers import committed_experiments
+from tests.helpers import committed_experiments, repo_clone
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -58,13 +60,11 @@ EXPERIMENTS = [p.name for p in committed_experiments() if (p / layout.ANALYSIS).
 
 
 @pytest.fixture
-def clone(tmp_path) -> Path:
-    """A fresh clone of this repository at HEAD (a local clone: its objects are hard links)."""
+def clone(tmp_path, tmp_path_factory) -> Path:
+    """A fresh clone of this repository at HEAD (the session's one clone, copied: tests.helpers.repo_clone)."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and this repository's history")
-    root = tmp_path / "repo"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(root)], check=True)
-    return root
+    return repo_clone(tmp_path_factory, tmp_path / "repo")
 
 
 def published(clone: Path, name: str) -> list[tuple[str, str, str]]:
@@ -97,7 +97,7 @@ def published(clone: Path, name: str) -> list[tuple[str, str, str]]:
             )
         )  # type: ignore[union-attr]
     _git(clone, "checkout", "-q", "--", ".")
-    _git(clone, "clean", "-fdxq")
+    _git(clone, "clean", "-fdxq", "-e", "__pycache__")  # bytecode of unchanged files stays valid
     return out
 
 
@@ -137,9 +137,13 @@ def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experime
     here = fingerprint_id(machine_fingerprint())
     head = _git(clone, "rev-parse", "HEAD").strip()  # a reproduce block checks out another commit
     failed = []
+    seen: set[str] = set()  # a page may repeat a command (one next step for several candidates): run once
     for exp, what, block in commands:
+        if block in seen:
+            continue
+        seen.add(block)
         _git(clone, "checkout", "-q", "--force", head)
-        _git(clone, "clean", "-fdxq")
+        _git(clone, "clean", "-fdxq", "-e", "__pycache__")  # bytecode of unchanged files stays valid
         if what.startswith("rollback"):
             name, patch, forward, block = json.loads(block)
             (clone / name).write_text(patch)
