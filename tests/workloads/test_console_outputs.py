@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import gzip
 import json
-import os
 import pickle
 import re
 import subprocess
@@ -16,18 +15,11 @@ import pytest
 import torch
 
 from tests.workloads.profiled import STEPS, profiled_run
+from tests.workloads.profiled import env as _env
 
 REPO = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"(perf|rollout|step|eval|passrate)\s+(\d+):\s+(\{.*\})")
 BARE = re.compile(r"(?<![\w'])(-?inf|nan)(?![\w'])")
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("OMP_NUM_THREADS", None)  # the thread count's default is what is checked
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.update(extra)
-    return env
 
 
 def _parse(line: str) -> tuple[str, int, dict]:

@@ -77,7 +77,9 @@ def _pids_with(marker: str | None, sessions: set[int]) -> list[int]:
     return pids
 
 
-def _stop_cluster(temp_dir: str, sessions: set[int]) -> None:
+def _stop_cluster(temp_dir: str | None, sessions: set[int]) -> None:
+    """Stop every process of the cluster's temp dir (None: none) or of its `ray start` sessions:
+    SIGTERM, then SIGKILL to what is left after 10 s."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in _pids_with(temp_dir, sessions):
             with contextlib.suppress(ProcessLookupError):
@@ -247,13 +249,7 @@ def _raylet_of(session: int) -> int | None:
 
 def _stop_sessions(sessions: set[int]) -> None:
     """Stop one or more nodes of a cluster: every process of their `ray start` sessions."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in _pids_with(None, sessions):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + 10
-        while _pids_with(None, sessions) and time.monotonic() < deadline:
-            time.sleep(0.2)
+    _stop_cluster(None, sessions)
 
 
 def _comm(pid: int) -> str:
