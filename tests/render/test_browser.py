@@ -34,6 +34,20 @@ TIPPED = """([fig, n]) => {
   return {x: b.x + b.width / 2, y: b.y + b.height / 2};
 }"""
 TOOLTIP = ".rg-tip"
+# Scrolls `sel` to the middle of the window and resolves once the scroll has settled: the page's
+# scroll event (which hides a tooltip, docs/assets/charts.js) is dispatched in the frame after the
+# scroll, so a pointer moved before it shows a tooltip that the event then hides (a CI flake under
+# load). Resolves after the scroll position held for two frames; scroll events fire before a frame's
+# animation callbacks.
+SETTLE = """(sel) => new Promise(done => {
+  document.querySelector(sel).scrollIntoView({block: 'center', behavior: 'instant'});
+  let last = NaN, same = 0;
+  const tick = () => {
+    same = window.scrollY === last ? same + 1 : 0; last = window.scrollY;
+    if (same >= 2) done(); else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
 
 
 class Watch:
@@ -145,8 +159,7 @@ def test_screenshots_of_every_page_type(tour):
 def _hover(page, fig: str, n: int | None = None) -> str:
     """Moves the mouse onto a step band of `fig` (or onto its `n`-th mark with a tooltip); the tooltip's text."""
     # in the middle of the window: at its top, Material's header and back-to-top button cover the chart
-    page.evaluate("(fig) => document.querySelector(fig).scrollIntoView({block: 'center'})", fig)
-    page.wait_for_timeout(100)
+    page.evaluate(SETTLE, fig)
     pt = page.evaluate(BAND, fig) if n is None else page.evaluate(TIPPED, [fig, n])
     page.mouse.move(pt["x"], pt["y"])
     page.wait_for_selector(TOOLTIP, state="visible", timeout=5_000)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render.test_browser import BAND, TIPPED, TOOLTIP, Watch, _hover
+from tests.render.test_browser import BAND, SETTLE, TOOLTIP, Watch, _hover
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -89,10 +89,10 @@ ARM_COLOURS = """() => Object.fromEntries(Array.from(document.querySelectorAll('
 # The charts that have tooltips (every chart of these pages).
 TIPPED_FIGURES = """() => Array.from(document.querySelectorAll('figure.rg-chart'))
   .filter(f => f.querySelector('[data-tip]')).map(f => '#' + f.id)"""
-# A chart's visible mark nearest its right edge (where a tooltip would run off the screen), scrolled into view.
-SHOW_RIGHTMOST = """(fig) => {
+# A chart's visible mark nearest its right edge (where a tooltip would run off the screen), the chart
+# scrolled into view first (SETTLE).
+RIGHTMOST = """(fig) => {
   const f = document.querySelector(fig);
-  f.scrollIntoView({block: 'center', behavior: 'instant'});
   const box = f.querySelector('.rg-svg'), vw = document.documentElement.clientWidth;
   const els = Array.from(f.querySelectorAll('[data-tip]')).map(e => [e, e.getBoundingClientRect()])
     .filter(([e, r]) => (r.width > 0 || r.height > 0) && r.x + r.width / 2 < Math.min(vw, box.getBoundingClientRect().right) - 2);
@@ -150,8 +150,8 @@ def test_charts_a_reader_can_use_at_desktop_and_phone_width(browser, served, siz
         figures = page.evaluate(TIPPED_FIGURES)
         assert len(figures) >= (8 if name == "experiment" else 3), figures
         for fig in figures:
-            pt = page.evaluate(SHOW_RIGHTMOST, fig)
-            page.wait_for_timeout(150)  # the scroll event (which hides a tooltip) has passed
+            page.evaluate(SETTLE, fig)
+            pt = page.evaluate(RIGHTMOST, fig)
             if size == "phone":
                 page.touchscreen.tap(pt["x"], pt["y"])
             else:
@@ -195,8 +195,7 @@ def test_a_tap_on_a_phone_shows_the_tooltip(browser, served):
     page = ctx.new_page()
     watch = Watch(page, served.url)
     page.goto(f"{served.url}/reports/grpo-offload/")
-    page.evaluate("() => document.querySelector('#chart-primary').scrollIntoView({block: 'center'})")
-    page.wait_for_timeout(100)
+    page.evaluate(SETTLE, "#chart-primary")
     pt = page.evaluate(BAND, "#chart-primary")
     page.touchscreen.tap(pt["x"], pt["y"])
     page.wait_for_selector(TOOLTIP, state="visible", timeout=5_000)
@@ -221,10 +220,6 @@ def test_step_tooltips_carry_the_unit_and_the_raw_value(browser, served):
 def test_the_quality_chart_has_a_tooltip(browser, served):
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     page.goto(f"{served.url}/reports/grpo-offload/")
-    page.evaluate("() => document.querySelector('#chart-quality').scrollIntoView({block: 'center'})")
-    pt = page.evaluate(TIPPED, ["#chart-quality", 30])
-    page.mouse.move(pt["x"], pt["y"])
-    page.wait_for_selector(TOOLTIP, state="visible", timeout=5_000)
-    text = page.inner_text(TOOLTIP)
+    text = _hover(page, "#chart-quality", 30)
     assert "metric" in text and "value (as logged)" in text and "run" in text, text
     page.close()
