@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from reportgen import __version__
 from reportgen.analysis import (
@@ -59,6 +59,25 @@ from reportgen.traces.stats import RunSummary, experiment_stats
 from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
+
+EXPERIMENT_AS_GIVEN: Final = ("title", "hypothesis", "issue", "pr", "profile")
+"""The spec's keys that analysis.json's `experiment` restates as the spec holds them (the others come
+from the files: the folder's name, the spec's digest, the first run's start, the baseline's commit)."""
+SETTINGS_AS_GIVEN: Final = (
+    "secondary",
+    "warmup_steps",
+    "min_effect",
+    "confidence",
+    "method",
+    "seed",
+    "site_url",
+    "same_work_tolerance",
+    "quality_tolerance",
+)
+"""The [analysis] keys that analysis.json's `settings` restates as the spec holds them (the others are
+derived: the primary metric with its direction, the steps expected, the windows as applied, the
+design, the pull request's candidate). tests/analysis/test_document.py checks that each is a field
+of both models."""
 
 
 @dataclass(frozen=True)
@@ -421,33 +440,25 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         generated_utc=ctx.generated_utc,
         reportgen_version=__version__,
         inputs_sha256=ctx.inputs_sha256,
-        experiment=doc.Experiment(
-            name=ctx.experiment,
-            title=spec.title,
-            hypothesis=spec.hypothesis,
-            issue=spec.issue,
-            pr=spec.pr,
-            spec_sha256=ctx.spec_sha256,
-            profile=spec.profile,
-            created_utc=starts[0] if starts else None,
-            baseline_commit=ctx.baseline_commit,
-            dirty=ctx.dirty,
+        experiment=doc.Experiment.model_validate(
+            {
+                **spec.model_dump(include=set(EXPERIMENT_AS_GIVEN)),
+                "name": ctx.experiment,
+                "spec_sha256": ctx.spec_sha256,
+                "created_utc": starts[0] if starts else None,
+                "baseline_commit": ctx.baseline_commit,
+                "dirty": ctx.dirty,
+            }
         ),
-        settings=doc.Settings(
-            primary=doc.Primary(key=a.primary, direction=a.direction),
-            secondary=list(a.secondary),
-            warmup_steps=a.warmup_steps,
-            steps_expected=expected,
-            windows=[doc.Window(name=n, start=s, end=e) for n, s, e in windows],
-            min_effect=a.min_effect,
-            confidence=a.confidence,
-            method=a.method,
-            design=design,
-            seed=a.seed,
-            site_url=a.site_url,
-            pr_candidate=spec.pr_candidate(),
-            same_work_tolerance=a.same_work_tolerance,
-            quality_tolerance=a.quality_tolerance,
+        settings=doc.Settings.model_validate(
+            {
+                **a.model_dump(include=set(SETTINGS_AS_GIVEN)),
+                "primary": doc.Primary(key=a.primary, direction=a.direction),
+                "steps_expected": expected,
+                "windows": [doc.Window(name=n, start=s, end=e) for n, s, e in windows],
+                "design": design,
+                "pr_candidate": spec.pr_candidate(),
+            }
         ),
         machine=doc.Machine.model_validate(ctx.machine),
         workload=workload.describe(

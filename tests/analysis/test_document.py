@@ -116,3 +116,23 @@ def test_missing_and_foreign_files(tmp_path):
     write_json(exp / "analysis.json", {"kind": "something.else"})
     with pytest.raises(UserError, match=r"not an analysis\.json"):
         load_analysis(exp)
+
+
+@pytest.mark.parametrize(
+    ("given", "source", "target"),
+    [
+        ("EXPERIMENT_AS_GIVEN", "Spec", "Experiment"),
+        ("SETTINGS_AS_GIVEN", "AnalysisSpec", "Settings"),
+    ],
+)
+def test_keys_restated_from_the_spec_are_fields_of_both_models(given, source, target):
+    """analysis/report.py copies these keys by name (model_dump(include=...)): a misspelt or renamed
+    one would be dropped silently and the document's default written instead."""
+    from reportgen.analysis import document as doc
+    from reportgen.analysis import report
+    from reportgen.specfile import model as spec_model
+
+    names = getattr(report, given)
+    assert len(set(names)) == len(names)
+    assert set(names) <= set(getattr(spec_model, source).model_fields)
+    assert set(names) <= set(getattr(doc, target).model_fields)
