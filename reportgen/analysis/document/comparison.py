@@ -10,7 +10,7 @@ from pydantic import Field
 
 from reportgen.analysis.document.base import Direction, Model, Number
 from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, QualityCheck, SameWork
-from reportgen.analysis.document.experiment import Window
+from reportgen.analysis.document.experiment import FirstStep, LastStep, Window, WindowName
 from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel
 from reportgen.analysis.document.verdict import CandidateSummary, Verdict
 
@@ -33,9 +33,9 @@ class HeadlineRow(Model):
 class WindowChange(Model):
     """The primary metric in one declared window: each arm's mean, and the change."""
 
-    window: str = Field(description='"W1", "W2", ...')
-    start: int = Field(description="First step of the window (inclusive).")
-    end: int = Field(description="Last step of the window (inclusive).")
+    window: WindowName
+    start: FirstStep
+    end: LastStep
     baseline: float | None = Field(
         default=None, description="The baseline's mean over the window's steps of its formal runs (arms[].windows)."
     )

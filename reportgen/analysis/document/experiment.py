@@ -6,7 +6,7 @@ Part of reportgen.analysis.document (pure).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
@@ -37,10 +37,17 @@ class Primary(Model):
     direction: Direction = Field(description='"higher" or "lower" is better.')
 
 
+# A declared window as every part of analysis.json that names one states it (`Window`,
+# comparison.WindowChange): its name and its span of steps.
+WindowName = Annotated[str, Field(description='"W1", "W2", ...')]
+FirstStep = Annotated[int, Field(description="First step of the window (inclusive).")]
+LastStep = Annotated[int, Field(description="Last step of the window (inclusive).")]
+
+
 class Window(Model):
-    name: str = Field(description='"W1", "W2", ...')
-    start: int = Field(description="First step of the window (inclusive).")
-    end: int = Field(description="Last step of the window (inclusive).")
+    name: WindowName
+    start: FirstStep
+    end: LastStep
 
 
 class Settings(Model):
