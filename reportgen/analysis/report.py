@@ -440,25 +440,21 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         generated_utc=ctx.generated_utc,
         reportgen_version=__version__,
         inputs_sha256=ctx.inputs_sha256,
-        experiment=doc.Experiment.model_validate(
-            {
-                **spec.model_dump(include=set(EXPERIMENT_AS_GIVEN)),
-                "name": ctx.experiment,
-                "spec_sha256": ctx.spec_sha256,
-                "created_utc": starts[0] if starts else None,
-                "baseline_commit": ctx.baseline_commit,
-                "dirty": ctx.dirty,
-            }
+        experiment=doc.Experiment(
+            **spec.model_dump(include=set(EXPERIMENT_AS_GIVEN)),
+            name=ctx.experiment,
+            spec_sha256=ctx.spec_sha256,
+            created_utc=starts[0] if starts else None,
+            baseline_commit=ctx.baseline_commit,
+            dirty=ctx.dirty,
         ),
-        settings=doc.Settings.model_validate(
-            {
-                **a.model_dump(include=set(SETTINGS_AS_GIVEN)),
-                "primary": doc.Primary(key=a.primary, direction=a.direction),
-                "steps_expected": expected,
-                "windows": [doc.Window(name=n, start=s, end=e) for n, s, e in windows],
-                "design": design,
-                "pr_candidate": spec.pr_candidate(),
-            }
+        settings=doc.Settings(
+            **a.model_dump(include=set(SETTINGS_AS_GIVEN)),
+            primary=doc.Primary(key=a.primary, direction=a.direction),
+            steps_expected=expected,
+            windows=[doc.Window(name=n, start=s, end=e) for n, s, e in windows],
+            design=design,
+            pr_candidate=spec.pr_candidate(),
         ),
         machine=doc.Machine.model_validate(ctx.machine),
         workload=workload.describe(
