@@ -457,11 +457,17 @@ def same_machine(ctx: GuardrailInput) -> GuardrailResult:
     )
 
 
+def _switched_on(value: Any) -> bool:
+    """A flag's value in an effective argv means on: True or a value, not False, None or "false"."""
+    return value is not None and value is not False and str(value).lower() not in ("false", "none")
+
+
 def no_profiler(ctx: GuardrailInput) -> GuardrailResult:
     runs = ctx.runs
     title = "No profiler or memory recorder in formal runs"
     for r in runs:
-        on = [f for f in PROFILER_FLAGS if f in r.argv]
+        # A log's argument dump lists every flag, the ones off too (`use_pytorch_profiler ... False`).
+        on = [f for f in PROFILER_FLAGS if _switched_on(r.argv.get(f, False))]
         if on:
             return guardrail(
                 "no_profiler", title, FAIL, f"{r.rel}: {', '.join(on)} in a formal run", f"{r.rel}/manifest.json"

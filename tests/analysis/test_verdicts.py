@@ -349,3 +349,13 @@ def test_maths_changes_are_the_edits_of_flags_that_change_the_maths():
     got = maths_changes(flags)
     assert [m.edit() for m in got] == ["removes --use-precision-aware-optimizer", "sets --lr 0.002 (baseline 0.001)"]
     assert all(m.flag in MATHS_FLAGS for m in got) and "--optimizer-cpu-offload" not in MATHS_FLAGS
+
+
+def test_profiler_flags_listed_as_off_are_no_profiler(tmp_path):
+    # A log's argument dump (an ingested run) lists every flag, the profiler's too, set off.
+    off = {"--use-pytorch-profiler": False, "--record-memory-history": "False", "--use-nsys": None}
+    doc = _analyse(tmp_path, {"baseline": FakeArm(argv=off), "cand": FakeArm(argv=off)})
+    assert _guard(_comp(doc, "cand"), "no_profiler")["status"] == "pass"
+    on = {**off, "--record-memory-history": "True"}
+    doc = _analyse(tmp_path / "on", {"baseline": FakeArm(argv=off), "cand": FakeArm(argv=on)})
+    assert "--record-memory-history in a formal run" in _guard(_comp(doc, "cand"), "no_profiler")["reason"]

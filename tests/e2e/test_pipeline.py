@@ -1,12 +1,14 @@
 """The whole pipeline on the embedded workload: `reportgen run` (three arms of the default
 experiment's recipe, small, and a profiled baseline) -> analysis.json -> `mkdocs build --strict`,
 with real processes. A2 stands on A1 and both removes and sets flags: one run proves the three
-ways a candidate changes the recipe (each a real GRPO run costs about 6 CPU-seconds of start-up)."""
+ways a candidate changes the recipe (each a real GRPO run costs about 6 CPU-seconds of start-up). The
+baseline's logs also show that the shipped recipe runs the workload as a Relax recipe does."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +80,14 @@ def test_run_analyze_and_build_on_the_embedded_workload(
     a2 = json.loads((exp / "A2" / "1" / "manifest.json").read_text())["effective_argv"]
     assert a2["--max-tokens-per-gpu"] == "128"  # set, over A1's removals and its own
     assert not {"--optimizer-cpu-offload", "--recompute-granularity"} & set(a2)
+    # The shipped recipe runs the workload as a Relax recipe does (what tests/workloads/test_recipe_spec.py
+    # checks of it, on these runs rather than a run of its own): `set -x` prints the effective argv,
+    # two perf lines per step, TensorBoard's events.
+    base = exp / "baseline" / "1"
+    err = (base / "stderr.log").read_text()
+    assert re.search(r"^\+ \S+ -m reportgen\.workloads\.grpo .*--optimizer-cpu-offload", err, re.M), err[-3000:]
+    assert len(re.findall(r" - perf 1: \{", (base / "stdout.log").read_text())) == 2
+    assert list((base / "tensorboard").rglob("events.out.tfevents.*"))
     trace_files = json.loads((exp / "profile-baseline" / "1" / "manifest.json").read_text())["artifacts"]
     assert any(a["path"].endswith(".pt.trace.json.gz") for a in trace_files)
 
