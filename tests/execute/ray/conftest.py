@@ -304,6 +304,9 @@ def cluster(
                 f"--temp-dir={temp_dir}",
                 f"--ray-client-server-port={free_port()}",
                 f"--num-cpus={head_cpus}",
+                # No autoscaler monitor: the test cluster has a fixed set of nodes, and the monitor is
+                # a Python process polling the cluster's state every few seconds for nothing.
+                "--no-monitor",
                 *_agent_ports(),
                 *COMMON,
             ],

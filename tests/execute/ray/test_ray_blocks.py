@@ -62,7 +62,7 @@ def test_blocks_run_on_two_nodes_at_once_until_the_campaign_is_decided(tmp_path:
         # suite, whose load would disturb the two nodes' runs unevenly (A1 invalid as persistently
         # disturbed: what that check is for, tested in tests/analysis); the claim here is the
         # dispatch of blocks and the campaign's stop at the decision.
-        run={"until": "decided", "min_pairs": 3, "max_pairs": 8, "num_cpus": 2, "gpu_sample_interval_s": 60},
+        run={"until": "decided", "min_pairs": 2, "max_pairs": 8, "num_cpus": 2, "gpu_sample_interval_s": 60},
     )
     runs = tmp_path / "runs"
     done = subprocess.run(
@@ -80,7 +80,7 @@ def test_blocks_run_on_two_nodes_at_once_until_the_campaign_is_decided(tmp_path:
     assert not (exp / ".blocks").exists()
 
     # Every block is whole (both arms, finished) and all of one node; both nodes gave blocks.
-    assert sorted(blocks) == list(range(1, len(blocks) + 1)) and len(blocks) >= 3, blocks
+    assert sorted(blocks) == list(range(1, len(blocks) + 1)) and len(blocks) >= 2, blocks
     node_of: dict[int, str] = {}
     for k, arms in blocks.items():
         assert set(arms) == {"baseline", "A1"} and {m["status"] for m in arms.values()} == {"complete"}, (k, arms)

@@ -1,9 +1,12 @@
 """Arms at git revisions on a real local Ray cluster (docs/revisions.md): Ray's runtime environment
 ships the driver's own `reportgen` package (py_modules) and puts it first on the job's PYTHONPATH;
-the embedded workload at a revision must still import its own checkout's copy. In a throw-away
-repository the candidate's commit prints a marker in every step: only its runs show it. The
-recipe runs in a subfolder, so that the working folder (first on `python -m`'s path) holds no copy
-of the package and PYTHONPATH alone decides which one is imported."""
+a workload inside a `reportgen` package at a revision must still import its own checkout's copy. In
+a throw-away repository the stand-in trainer of tests/execute/conftest.py lives in the package as
+`reportgen.standin` (run as `python -m reportgen.standin`: no torch start-up; the shipped copy has
+no such module, so a shadowed checkout fails its runs), and the candidate's commit prints a marker
+in every step: only its runs show it. The recipe runs in a subfolder, so that the working folder
+(first on `python -m`'s path) holds no copy of the package and PYTHONPATH alone decides which one is
+imported."""
 
 from __future__ import annotations
 
@@ -14,9 +17,11 @@ import pytest
 
 from reportgen.pipeline import run_revisions
 from reportgen.store.atomic import read_json
-from tests.git_repos import STEP_ANCHOR, TRAIN, commit, workload_repo
+from tests.execute.conftest import RECIPE, TRAINER, make_experiment
+from tests.git_repos import commit, init
 
 MARKER = "revision marker: the candidate's own code"
+MODULE = "reportgen/standin/__main__.py"
 pytestmark = [
     pytest.mark.ray,
     pytest.mark.slow,
@@ -26,17 +31,34 @@ pytestmark = [
 
 
 def test_each_arm_imports_its_own_checkout_on_a_ray_node(tmp_path: Path, ray_cluster: str) -> None:
-    repo = tmp_path / "repo"
-    workload_repo(repo, steps=4, warmup=1)
-    spec = (repo / "spec.toml").read_text().replace('workdir = "."', 'workdir = "sub"')
-    good = commit(repo, "run from a subfolder", {"spec.toml": spec, "sub/README": "the recipe's working folder\n"})
-    train = (repo / TRAIN).read_text().replace(STEP_ANCHOR, STEP_ANCHOR + f"        print({MARKER!r}, flush=True)\n", 1)
-    marked = commit(repo, "print a marker in every step", {str(TRAIN): train})
+    repo = init(tmp_path / "repo")
+    recipe = RECIPE.replace('"${PYTHON}" trainer.py', '"${PYTHON}" -m reportgen.standin')
+    assert recipe != RECIPE, "tests/execute/conftest.py RECIPE changed: update this test"
+    spec = make_experiment(repo, name="ray-revs", steps=4, sleep=0.01, order=None, repeats=None, recipe=recipe)
+    (repo / "trainer.py").unlink()  # the trainer is the package's module only
+    text = spec.read_text().replace('entrypoint = "trainer.py"', 'entrypoint = "reportgen.standin"\nworkdir = "sub"')
+    assert 'workdir = "sub"' in text
+    good = commit(
+        repo,
+        "the stand-in trainer as a module of a reportgen package, run from a subfolder",
+        {
+            spec.name: text,
+            "reportgen/__init__.py": "",
+            "reportgen/standin/__init__.py": "",
+            MODULE: TRAINER,
+            "sub/README": "the recipe's working folder\n",
+        },
+    )
+    anchor = "    time.sleep(a.step_sleep)\n"
+    assert anchor in TRAINER, "the stand-in trainer changed: update this test"
+    marked = commit(
+        repo, "print a marker in every step", {MODULE: TRAINER.replace(anchor, anchor + f"    print({MARKER!r})\n", 1)}
+    )
     exp = run_revisions(
         repo,
         good,
         marked,
-        repo / "spec.toml",
+        spec,
         runs_root=tmp_path / "runs",
         pairs=1,
         name="ray-revs",
@@ -48,4 +70,5 @@ def test_each_arm_imports_its_own_checkout_on_a_ray_node(tmp_path: Path, ray_clu
         manifest = read_json(exp / arm / "1" / "manifest.json")
         assert manifest["status"] == "complete" and manifest["executor"]["kind"] == "ray"
         assert manifest["revision"]["sha"] == sha
-        assert (MARKER in (exp / arm / "1" / "stdout.log").read_text()) is shows, arm
+        stdout = (exp / arm / "1" / "stdout.log").read_text()
+        assert "perf 3:" in stdout and (MARKER in stdout) is shows, arm
