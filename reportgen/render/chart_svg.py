@@ -23,6 +23,7 @@ browser), cached by the spec's hash, and rewritten so it reads well inside a Mat
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import html
 import json
@@ -220,3 +221,19 @@ def inline(svg: str, name: str) -> str:
     size = f"max-width:{w:g}px;min-width:min({PHONE_MIN}px,{w:g}px)"
     svg = svg.replace('class="marks"', f'class="rg-plot" style="{size}" aria-hidden="true" focusable="false"', 1)
     return re.sub(r"<\?xml[^>]*>\s*", "", svg)
+
+
+@functools.cache
+def _source_hash() -> str:
+    """This module's source, hashed once: `inline` depends on nothing else but the stdlib."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def inline_cached(svg: str, name: str, cache: Path | None) -> str:
+    """`inline(svg, name)`, cached (`inline/` in the cache folder) by the hash of the SVG, the name
+    and this module's source, so a warm build skips the rewrite (about 15 ms a chart) and any
+    change to the code that rewrites draws every chart again."""
+    if cache is None:
+        return inline(svg, name)
+    key = hashlib.sha256(b"\0".join((_source_hash().encode(), name.encode(), svg.encode()))).hexdigest()
+    return _cached(cache, f"inline/{key[:2]}/{key}.svg", lambda: inline(svg, name).encode()).decode()

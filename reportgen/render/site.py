@@ -255,7 +255,7 @@ def write_page(
     }
     if drawn:
         with open_file(charts_sidecar(page.path), "w", encoding="utf-8") as fh:
-            inline = {name: chart_svg.inline(text, name) for name, text in drawn.items()}
+            inline = {name: chart_svg.inline_cached(text, name, cache) for name, text in drawn.items()}
             json.dump(inline, fh, ensure_ascii=False, separators=(",", ":"))
     for name, data in page.files.items():
         with open_file(f"{folder}/{name}", "wb") as fh:

@@ -95,3 +95,29 @@ def test_a_marks_link_stays_relative_and_an_xlink():
     )
     out = chart_svg.inline(svg, "h")
     assert 'xlink:href="../../reports/x/"' in out and "vega" not in out and 'data-tip="x: 1"' in out
+
+
+def test_a_warm_build_reads_the_rewritten_svg_from_the_cache(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    svg = chart_svg.render(SPEC, cache)
+    first = chart_svg.inline_cached(svg, "demo", cache)
+    assert first == chart_svg.inline(svg, "demo")
+    assert chart_svg.inline_cached(svg, "demo", None) == first  # no cache folder: rewritten each time
+    (stored,) = (cache / "inline").rglob("*.svg")
+    assert stored.read_text(encoding="utf-8") == first
+    # A warm call does not rewrite: it returns what the cache holds.
+    monkeypatch.setattr(chart_svg, "inline", lambda *_: pytest.fail("rewritten although cached"))
+    assert chart_svg.inline_cached(svg, "demo", cache) == first
+    monkeypatch.undo()
+    # Another name (its ids' prefix), another SVG or another version of this module's code is another entry.
+
+    def entries() -> int:
+        return len(list((cache / "inline").rglob("*.svg")))
+
+    chart_svg.inline_cached(svg, "other", cache)
+    assert entries() == 2
+    chart_svg.inline_cached(svg.replace("</svg>", "<!-- --></svg>"), "demo", cache)
+    assert entries() == 3
+    monkeypatch.setattr(chart_svg, "_source_hash", lambda: "edited")
+    assert chart_svg.inline_cached(svg, "demo", cache) == first
+    assert entries() == 4
