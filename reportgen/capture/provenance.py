@@ -10,13 +10,18 @@ recorded as data.
 
 The workload's Python and its packages cannot change between the runs of one campaign on one
 machine, and `pip freeze` is the slowest probe (seconds); `CampaignProbes` asks them once and every
-run folder gets its own copy of the answer. What can change between runs (the tree's git state,
-nvidia-smi's GPU state, the fingerprint the campaign checks, the spec's extra commands) is asked
-for every run.
+run folder gets its own copy of the answer. Given a cache folder it also keeps the answer on disk,
+keyed by what decides it (the interpreter, its environment variables, the listing of the
+distributions on its sys.path, pip's configuration, editable projects' git state): the next
+`reportgen run` of the campaign, or the next run job on a Ray node, reads it instead of starting pip
+while that key is unchanged. What can change between runs (the tree's git state, nvidia-smi's GPU
+state, the fingerprint the campaign checks, the spec's extra commands) is asked for every run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -340,21 +345,172 @@ class CampaignProbes:
     through it, so the workload's Python is asked its version and package list once per
     interpreter and environment, not once per run. Runs that differ in what decides the answer (the
     interpreter, PATH, a PYTHON* or PIP_* variable, the virtual environment, HOME) each get theirs.
-    The answers are kept as they came, unredacted: each run's writer redacts them with its own secrets.
+    In memory the answers are kept as they came, unredacted: each run's writer redacts them with its
+    own secrets.
+
+    With `cache_dir` the answer is also kept on disk (`<cache_dir>/probes/<key>.json`, written
+    atomically), so a later `reportgen run` of the campaign or a later run job on the same Ray node
+    does not start pip again. Its key is what decides the answer, asked of the interpreter itself by
+    a short script (`_ENVIRONMENT_STATE`: interpreter, version, sys.path and the name, mtime and size of
+    every distribution's metadata folder and .pth file on it, pip's configuration files, editable
+    projects' git state), plus the values above and the hash of the secrets redacted from it (what is
+    stored is redacted, never a credential). A cached answer is used only when its key is the
+    key computed now; an answer that did not come (a timeout, an interpreter that does not start) is
+    never stored.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: Path | None = None) -> None:
         self._python: dict[tuple[str, tuple[tuple[str, str], ...]], PythonProbe] = {}
+        self.cache_dir = Path(cache_dir) / "probes" if cache_dir is not None else None
 
-    def python(self, python: str, env: Mapping[str, str]) -> PythonProbe:
+    def python(self, python: str, env: Mapping[str, str], secrets: Sequence[str] = ()) -> PythonProbe:
         """`python -V` and `python -m pip freeze` in `env`: asked the first time, reused after."""
         decides = tuple(
             sorted((k, v) for k, v in env.items() if k in _PYTHON_ENV or k.startswith(_PYTHON_ENV_PREFIXES))
         )
         key = (python, decides)
         if key not in self._python:
-            self._python[key] = _ask_python(python, env)
+            self._python[key] = self._stored_or_asked(python, env, decides, secrets)
         return self._python[key]
+
+    def _stored_or_asked(
+        self, python: str, env: Mapping[str, str], decides: tuple[tuple[str, str], ...], secrets: Sequence[str]
+    ) -> PythonProbe:
+        state = _environment_state(python, env) if self.cache_dir is not None else None
+        if self.cache_dir is None or state is None:
+            return _ask_python(python, env)
+        key = hashlib.sha256(
+            json.dumps(
+                {
+                    "schema_version": PROBE_CACHE_SCHEMA_VERSION,
+                    "python": python,
+                    "env": decides,
+                    "state": state,
+                    "secrets": hashlib.sha256("\0".join(sorted(set(secrets))).encode()).hexdigest(),
+                },
+                sort_keys=True,
+            ).encode()
+        ).hexdigest()
+        path = self.cache_dir / f"{key}.json"
+        stored = _read_probe(path, key)
+        if stored is not None:
+            return stored
+        probe = _ask_python(python, env)
+        if probe.version.ok and probe.freeze.error is None and (probe.listed is None or probe.listed.ok):
+            clean = redact_obj({"key": key, "probe": _probe_document(probe)}, list(secrets))
+            # A cache that cannot be written only costs the next run a pip freeze.
+            with contextlib.suppress(OSError):
+                atomic.write_json(path, {"schema_version": PROBE_CACHE_SCHEMA_VERSION, **clean})
+        return probe
+
+
+PROBE_CACHE_SCHEMA_VERSION = 1
+
+# Run by the workload's Python (from stdin, in the run's environment): what decides the answer of
+# `-V` and `-m pip freeze`. A distribution installed, removed or upgraded adds, removes or renames a
+# metadata folder (or rewrites a .pth file) on sys.path; pip's configuration can filter the list; an
+# editable project is listed with its git origin and commit. Prints one JSON document.
+_ENVIRONMENT_STATE = r"""
+import json, os, subprocess, sys
+from urllib.parse import unquote
+def stat(p):
+    try:
+        s = os.stat(p)
+    except OSError:
+        return None
+    return [s.st_mtime_ns, s.st_size]
+META = ('.dist-info', '.egg-info', '.egg-link', '.egg', '.pth')
+paths, editable = [], set()
+for entry in sys.path:
+    d = entry or os.getcwd()
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(META))
+    except OSError:
+        paths.append([entry, None])
+        continue
+    rows = []
+    for n in names:
+        rows.append([n, stat(os.path.join(d, n))])
+        if n.endswith('.dist-info'):
+            try:
+                with open(os.path.join(d, n, 'direct_url.json')) as f:
+                    url = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if (url.get('dir_info') or {}).get('editable'):
+                rows.append([n + '/direct_url.json', url])
+                u = url.get('url', '')
+                editable.add(unquote(u[len('file://'):]) if u.startswith('file://') else u)
+        elif n.endswith('.egg-link'):
+            try:
+                with open(os.path.join(d, n)) as f:
+                    editable.add(f.readline().strip())
+            except OSError:
+                pass
+        elif n.endswith('.egg-info') and os.path.basename(d) not in ('site-packages', 'dist-packages'):
+            editable.add(d)  # a project folder on sys.path (a legacy develop install)
+    paths.append([entry, rows])
+def git(where, *args):
+    try:
+        r = subprocess.run(['git', '-C', where, *args], capture_output=True, text=True, timeout=30)
+        return [r.returncode, r.stdout]
+    except (OSError, subprocess.SubprocessError) as e:
+        return [None, type(e).__name__]
+vcs = {p: [git(p, 'rev-parse', '--show-toplevel', '--show-prefix', 'HEAD'),
+           git(p, 'config', '--get-regexp', r'^remote\..*\.url$')] for p in sorted(editable)}
+home = os.path.expanduser('~')
+xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(home, '.config')
+dirs = (os.environ.get('XDG_CONFIG_DIRS') or '/etc/xdg').split(os.pathsep)
+configs = [os.path.join(x, 'pip', 'pip.conf') for x in dirs] + ['/etc/pip.conf', os.path.join(xdg, 'pip', 'pip.conf'),
+           os.path.join(home, '.pip', 'pip.conf'), os.path.join(sys.prefix, 'pip.conf')]
+if os.environ.get('PIP_CONFIG_FILE'):
+    configs.append(os.environ['PIP_CONFIG_FILE'])
+print(json.dumps({'executable': sys.executable, 'real': os.path.realpath(sys.executable),
+    'binary': stat(os.path.realpath(sys.executable)), 'version': sys.version, 'prefix': sys.prefix,
+    'paths': paths, 'vcs': vcs, 'pip_config': [[c, stat(c)] for c in configs]}, sort_keys=True))
+"""
+
+
+def _environment_state(python: str, env: Mapping[str, str]) -> Any | None:
+    """What `_ENVIRONMENT_STATE` printed in the workload's Python, or None where it gave no answer."""
+    try:
+        proc = subprocess.run(
+            [python, "-"],
+            input=_ENVIRONMENT_STATE,
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return None
+
+
+def _probe_document(probe: PythonProbe) -> dict[str, Any]:
+    return {
+        "version": asdict(probe.version),
+        "freeze": asdict(probe.freeze),
+        "listed": asdict(probe.listed) if probe.listed is not None else None,
+    }
+
+
+def _read_probe(path: Path, key: str) -> PythonProbe | None:
+    """The answer stored under `key`, or None where there is none, or it is damaged or not for `key`."""
+    try:
+        doc = atomic.read_json(path)
+        if doc.get("schema_version") != PROBE_CACHE_SCHEMA_VERSION or doc.get("key") != key:
+            return None
+        p = doc["probe"]
+        listed = CommandResult(**p["listed"]) if p["listed"] is not None else None
+        return PythonProbe(CommandResult(**p["version"]), CommandResult(**p["freeze"]), listed)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _ask_python(python: str, env: Mapping[str, str]) -> PythonProbe:
@@ -429,7 +585,7 @@ def capture_provenance(
             NVIDIA_SMI, f"# nvidia-smi -q unavailable: {smi.error or f'exit {smi.exit_code}: {smi.stderr.strip()}'}\n"
         )
 
-    probe = (probes or CampaignProbes()).python(python, child_env)
+    probe = (probes or CampaignProbes()).python(python, child_env, secrets)
     python_version = _capture_python(w, python, probe, log)
 
     fp = machine_fingerprint(env)

@@ -59,6 +59,7 @@ from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.plan.arms import Arm, Plan, argv_text, block_order, runs_to_make
+from reportgen.plan.revisions import default_cache
 from reportgen.specfile import Spec
 from reportgen.specfile.model import campaign_amendment
 from reportgen.store import atomic, layout
@@ -250,8 +251,9 @@ class _Experiment:
     executor_info: Mapping[str, Any]
     stop: threading.Event  # set by SIGINT/SIGTERM: the run in progress stops, nothing further starts
     machine_id: str = ""  # the fingerprint id of the machine the runs execute on (each manifest records it)
-    # What provenance asks once for all the runs made here (the Python's version and packages).
-    probes: CampaignProbes = field(default_factory=CampaignProbes)
+    # What provenance asks once for all the runs made here (the Python's version and packages), kept
+    # in the cache folder too, so the next `reportgen run` of the campaign reads it while unchanged.
+    probes: CampaignProbes = field(default_factory=lambda: CampaignProbes(default_cache()))
 
     @property
     def spec(self) -> Spec:

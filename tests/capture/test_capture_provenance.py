@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.capture.model_manifest import model_manifest
-from reportgen.capture.provenance import CampaignProbes, capture_provenance
+from reportgen.capture.provenance import CampaignProbes, _read_probe, capture_provenance
 from reportgen.errors import UserError
 from tests.conftest import logging_python
 
@@ -252,3 +252,51 @@ def test_the_campaigns_probes_ask_the_python_once_per_environment(tmp_path):
     assert calls.read_text().splitlines() == ["-V", "-m pip freeze"] * 2
     assert "planted-pkg==1.2" in (tmp_path / "3" / "pip-freeze.txt").read_text()
     assert "planted-pkg" not in (tmp_path / "2" / "pip-freeze.txt").read_text()
+
+
+def test_the_python_is_asked_again_only_when_its_environment_changed(tmp_path):
+    # Each `reportgen run` (and each run job on a Ray node) makes its own CampaignProbes; with a cache
+    # folder the answer outlives it: the next one runs only the short key script (`python -`), not
+    # pip, and writes the same files. A distribution added on sys.path changes the key: asked again.
+    python, calls = logging_python(tmp_path / "bin")
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    common = {"python": str(python), "recipe_repo": None, "model_dir": None, "data_files": [], "commands": []}
+    secret = "planted0secret42"  # a credential that the package list shows (a local version label)
+    env = {**_env(tmp_path), "PYTHONPATH": str(packages), "EXTRA_TOKEN": secret}
+    cache = tmp_path / "cache"
+
+    def capture(run: str) -> list[str]:
+        capture_provenance(tmp_path / run, **common, env=env, cache_path=None, probes=CampaignProbes(cache))
+        return calls.read_text().splitlines()
+
+    assert capture("1") == ["-", "-V", "-m pip freeze"]
+    assert capture("2") == ["-", "-V", "-m pip freeze", "-"]  # the second campaign starts no pip
+    for name in ("python.txt", "pip-freeze.txt"):
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+    # commands.json logs the Python's commands as they ran that once (nvidia-smi ran for each run).
+    builtin = [json.loads((tmp_path / run / "commands.json").read_text())["builtin"] for run in ("1", "2")]
+    assert builtin[0][1:] == builtin[1][1:] and [c["argv"][1:] for c in builtin[1][1:]] == [
+        ["-V"],
+        ["-m", "pip", "freeze"],
+    ]
+    assert "pandas==" in (tmp_path / "2" / "pip-freeze.txt").read_text().lower()
+
+    # A package installed where the Python looks: the stored answer is not used.
+    dist = packages / f"planted_pkg-1.2+{secret}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: planted-pkg\nVersion: 1.2+{secret}\n")
+    assert capture("3") == ["-", "-V", "-m pip freeze", "-", "-", "-V", "-m pip freeze"]
+    assert "planted-pkg==1.2+<redacted>" in (tmp_path / "3" / "pip-freeze.txt").read_text()
+    assert "planted-pkg" not in (tmp_path / "2" / "pip-freeze.txt").read_text()
+    stored = list((cache / "probes").glob("*.json"))
+    assert len(stored) == 2 and not list((cache / "probes").glob(".*"))  # atomic: no temporary left
+    assert all(secret not in p.read_text() for p in stored)  # the cache holds no credential
+
+    # A stored answer is read back only under its own key (a file whose key differs is not trusted).
+    assert _read_probe(stored[0], json.loads(stored[0].read_text())["key"]) is not None
+    assert _read_probe(stored[0], "0" * 64) is None
+    # The next campaign in the new environment reads the new answer (stored redacted): the same files.
+    assert capture("4") == ["-", "-V", "-m pip freeze", "-", "-", "-V", "-m pip freeze", "-"]
+    for name in ("python.txt", "pip-freeze.txt"):
+        assert (tmp_path / "3" / name).read_bytes() == (tmp_path / "4" / name).read_bytes(), name

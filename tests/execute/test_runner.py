@@ -38,8 +38,11 @@ def tree_digest(path: Path) -> dict[str, str]:
     }
 
 
-def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: Path) -> None:
+def test_run_writes_a_complete_self_describing_tree(
+    tmp_path: Path, experiment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runs = tmp_path / "runs"
+    monkeypatch.setenv("REPORTGEN_CACHE", str(tmp_path / "cache"))  # where the Python's answer is kept
     python, calls = logging_python(tmp_path / "bin")  # the workload's Python, counting who asks it what
     experiment.write_text(experiment.read_text().replace(f'python = "{sys.executable}"', f'python = "{python}"'))
     assert run_cli("run", str(experiment), "--runs", str(runs), "--no-analyze") == 0
@@ -78,9 +81,11 @@ def test_run_writes_a_complete_self_describing_tree(tmp_path: Path, experiment: 
         steps = sorted(metrics.loc[metrics.key == "perf/step_resp_token_per_s", "step"].unique())
         assert steps == [0, 1, 2, 3, 4]
         assert m["effective_argv"]["--num-rollout"] == "5"
-    # Two runs, each its trainer; the Python's version and packages asked once for the campaign.
+    # Two runs, each its trainer; the Python's version and packages asked once for the campaign (after
+    # the key script, `python -`), and the answer kept in the cache for the next `reportgen run`.
     asked = calls.read_text().splitlines()
-    assert [a for a in asked if not a.startswith("trainer.py")] == ["-V", "-m pip freeze"]
+    assert [a for a in asked if not a.startswith("trainer.py")] == ["-", "-V", "-m pip freeze"]
+    assert len(list((tmp_path / "cache" / "probes").glob("*.json"))) == 1
     assert sum(a.startswith("trainer.py") for a in asked) == 2
     assert "pandas==" in (exp / "A1" / "1" / "provenance" / "pip-freeze.txt").read_text().lower()
     # The candidate's patch is exactly the flag removal, and only it.
