@@ -56,16 +56,6 @@ ANSWER_SCROLL = """() => {
   const box = t.closest('.md-typeset__scrollwrap') || t.parentElement;
   return {scroll: box.scrollWidth, client: box.clientWidth};
 }"""
-# Resolves once the scroll position held for two frames (the page drawn where the shot is taken),
-# instead of a fixed wait.
-STILL = """() => new Promise(done => {
-  let last = NaN, same = 0;
-  const tick = () => {
-    same = window.scrollY === last ? same + 1 : 0; last = window.scrollY;
-    if (same >= 2) done(); else requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
-})"""
 # Every link of the page (navigation, header and article) as the browser resolved it.
 LINKS = "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
 
@@ -86,7 +76,7 @@ def _shoot(page, shots: Path, name: str, anchor: str | None = None) -> None:
         )
     else:
         page.evaluate("() => window.scrollTo(0, 0)")
-    page.evaluate(STILL)
+    page.wait_for_timeout(100)
     page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
 
 
