@@ -80,16 +80,21 @@ SCREENSHOTS = {
 
 class Tour:
     """What one desktop (1300x900) visit of every CHART_PAGES page saw, for the tests that only read
-    those pages: each page's charts with marks as soon as it loaded, whether Vega was defined once the
-    network was idle, every request, and a full-page screenshot of each SCREENSHOTS page."""
+    those pages: each page's charts with marks as soon as it loaded, whether Vega was defined and how
+    many version selectors there were once the network was idle, its article's text, every request,
+    every response of 400 or more, and a full-page screenshot of each SCREENSHOTS page."""
 
     def __init__(self, browser, base: str, shots: Path):
         page = browser.new_page(viewport={"width": 1300, "height": 900})
         self.watch = Watch(page, base)
         self.requested: list[str] = []
         page.on("request", lambda r: self.requested.append(r.url))
+        self.missing: list[str] = []
+        page.on("response", lambda r: r.status >= 400 and self.missing.append(r.url))
         self.marks: dict[str, list[bool]] = {}
         self.vega: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.text: dict[str, str] = {}
         self.shots: dict[str, Path] = {}
         names = {path: name for name, path in SCREENSHOTS.items()}
         for path in CHART_PAGES:
@@ -97,6 +102,8 @@ class Tour:
             self.marks[path] = page.evaluate(MARKS)  # at load: charts are in the HTML
             page.wait_for_load_state("networkidle")
             self.vega[path] = page.evaluate("() => typeof vegaEmbed")
+            self.versions[path] = page.locator(".md-version").count()
+            self.text[path] = page.inner_text("article")
             if path in names:
                 out = shots / f"{names[path]}.png"
                 page.screenshot(path=str(out), full_page=True)
@@ -138,15 +145,11 @@ def test_instant_navigation_keeps_charts_working(browser, served):
     page.close()
 
 
-def test_planted_script_renders_as_text(browser, served):
-    page = browser.new_page()
-    watch = Watch(page, served.url)
-    page.goto(f"{served.url}/reports/grpo-offload/A2/")
-    text = page.inner_text("article")
+def test_planted_script_renders_as_text(tour):
+    text = tour.text["reports/grpo-offload/A2/"]  # the candidate page, loaded whole on the module's tour
     assert "<script>alert(1)</script>" in text
     assert "[link](javascript:alert(2))" in text
-    assert watch.dialogs == []
-    page.close()
+    assert tour.watch.dialogs == []
 
 
 def test_screenshots_of_every_page_type(tour):
@@ -213,7 +216,15 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
                 [s.getBoundingClientRect().width, s.closest('figure').clientWidth, getComputedStyle(s).overflowX])"""
         )
         assert all(w <= fig + 0.5 and o == "auto" for w, fig, o in sizes), (path, sizes)
-    page.goto(f"{served.url}/reports/grpo-offload/")
+        if path == "reports/grpo-offload/":
+            _experiment_columns_on_a_phone(page)
+    assert watch.errors == [] and watch.remote == []
+    page.close()
+
+
+def _experiment_columns_on_a_phone(page) -> None:
+    """The experiment page at 390 px (checked on the phone test's one load of it): the headline's change
+    column on screen, and every column of the answer (the page's first table)."""
     right = page.evaluate(
         """() => { const h = Array.from(document.querySelectorAll('article table th'))
             .find(th => th.offsetParent && th.textContent.trim().startsWith('change'));
@@ -226,8 +237,6 @@ def test_phone_page_body_never_scrolls_sideways(browser, served):
             .map(th => [th.textContent.trim(), th.getBoundingClientRect().right])"""
     )
     assert answer and all(r <= 390 for _, r in answer), answer
-    assert watch.errors == [] and watch.remote == []
-    page.close()
 
 
 def test_no_page_loads_a_chart_library(browser, served, tour):
@@ -253,18 +262,13 @@ def test_no_page_loads_a_chart_library(browser, served, tour):
     page.close()
 
 
-def test_no_version_selector_without_mike(browser, served):
+def test_no_version_selector_without_mike(tour):
     """A plain `mkdocs build` has no versions: no selector, so no entry that links to a missing page
-    (tests/render/test_mike.py checks the selector of a site deployed with mike)."""
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    watch = Watch(page, served.url)
-    missing: list[str] = []
-    page.on("response", lambda r: r.status >= 400 and missing.append(r.url))
-    page.goto(f"{served.url}/reports/grpo-offload/")
-    page.wait_for_load_state("networkidle")
-    assert page.locator(".md-version").count() == 0
-    assert missing == [] and watch.errors == []
-    page.close()
+    (tests/render/test_mike.py checks the selector of a site deployed with mike). Read on the module's
+    tour: every CHART_PAGES page (the experiment page among them) loaded whole, network idle."""
+    assert tour.versions["reports/grpo-offload/"] == 0
+    assert all(n == 0 for n in tour.versions.values()), tour.versions
+    assert tour.missing == [] and tour.watch.errors == []
 
 
 def test_search_index_loads_when_the_reader_searches(browser, served):

@@ -25,10 +25,30 @@ def served(built_site):
         yield srv
 
 
+@pytest.fixture(scope="module")
+def desktop_page(browser):
+    """One 1440x900 page for the module's desktop tests (each loads the experiment page on it)."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    yield page
+    page.close()
+
+
+def _experiment(page, served):
+    """`page` on the experiment page scrolled to its top: loaded unless it is there already (the module's
+    desktop page, which an earlier test may have loaded or navigated away from)."""
+    url = f"{served.url}/reports/grpo-offload/"
+    if page.url != url:
+        page.goto(url)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    return page
+
+
 @pytest.mark.parametrize("width", [1440, 390])
-def test_answer_names_the_pr_candidate_first(browser, served, width):
-    page = browser.new_page(viewport={"width": width, "height": 900 if width > 400 else 844})
-    page.goto(f"{served.url}/reports/grpo-offload/")
+def test_answer_names_the_pr_candidate_first(browser, served, desktop_page, width):
+    if width == 1440:
+        page = _experiment(desktop_page, served)
+    else:
+        page = _experiment(browser.new_page(viewport={"width": width, "height": 844}), served)
     rows = page.evaluate(ANSWER_ROWS)
     assert [r.split()[0] for r in rows] == ["A1", "A2", "A3"], rows
     assert "PR candidate" in rows[0] and all("PR candidate" not in r for r in rows[1:])
@@ -40,12 +60,12 @@ def test_answer_names_the_pr_candidate_first(browser, served, width):
     steps = page.locator(".rg-next li").all_inner_texts()
     assert steps[0].startswith("A1 (PR candidate, accepted): next: Merge A1"), steps
     assert any(s.startswith("A2 (failed)") and "OOM at step 9" in s for s in steps)
-    page.close()
+    if page is not desktop_page:
+        page.close()
 
 
-def test_evidence_links_land_on_the_page(browser, served):
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(f"{served.url}/reports/grpo-offload/")
+def test_evidence_links_land_on_the_page(served, desktop_page):
+    page = _experiment(desktop_page, served)
     hrefs = page.locator(".rg-next a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
     assert hrefs, "no evidence link"
     for href in hrefs:
@@ -54,4 +74,3 @@ def test_evidence_links_land_on_the_page(browser, served):
     page.locator(".rg-next a[href$='#chart-memory']").first.click()  # MkDocs resolved A2/index.md#chart-memory
     page.wait_for_url("**/A2/#chart-memory")
     assert page.locator("#chart-memory").count() == 1
-    page.close()

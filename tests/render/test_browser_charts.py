@@ -209,17 +209,28 @@ def test_a_tap_on_a_phone_shows_the_tooltip(browser, served):
     ctx.close()
 
 
-def test_step_tooltips_carry_the_unit_and_the_raw_value(browser, served):
+@pytest.fixture(scope="module")
+def experiment_page(browser, served):
+    """The experiment page at 1300x900, loaded once for the module's tests that only hover over it;
+    each test gets it with the pointer off the charts and no tooltip shown."""
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     page.goto(f"{served.url}/reports/grpo-offload/")
-    text = _hover(page, "#chart-primary")
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def experiment(experiment_page):
+    experiment_page.mouse.move(1, 1)
+    experiment_page.wait_for_selector(TOOLTIP, state="hidden", timeout=5_000)
+    return experiment_page
+
+
+def test_step_tooltips_carry_the_unit_and_the_raw_value(experiment):
+    text = _hover(experiment, "#chart-primary")
     assert "A1, mean of 10 (tok/s)" in text and "A1, raw (tok/s)" in text, text
-    page.close()
 
 
-def test_the_quality_chart_has_a_tooltip(browser, served):
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    page.goto(f"{served.url}/reports/grpo-offload/")
-    text = _hover(page, "#chart-quality", 30)
+def test_the_quality_chart_has_a_tooltip(experiment):
+    text = _hover(experiment, "#chart-quality", 30)
     assert "metric" in text and "value (as logged)" in text and "run" in text, text
-    page.close()
