@@ -118,9 +118,10 @@ def derive_revision_spec(
     the git repository holding the spec)."""
     import tomllib
 
-    from reportgen.plan.revisions import default_cache, repo_root, resolve
+    from reportgen.plan.revisions import repo_root, resolve
     from reportgen.specfile.derive import revision_spec, toml_text
     from reportgen.specfile.load import apply_profile, expand_paths
+    from reportgen.store.layout import default_cache
 
     spec = load_spec(spec_path, profile=profile)  # validated as the user wrote it
     source_dir = Path(spec.source_dir)

@@ -2,7 +2,7 @@
 
 Before the first run of a campaign whose arms name git revisions, every commit the plan resolved
 is exported once (`git archive`, so the export holds the commit's tracked files and nothing the
-working tree adds) into the cache (`reportgen.plan.revisions.default_cache()`, never under runs/),
+working tree adds) into the cache (`reportgen.store.layout.default_cache()`, never under runs/),
 with a tree stamp (reportgen.capture.tree_stamp) that provenance verifies each run against: a
 file edited in the export after it was made shows as a dirty run. An export is made beside its
 final place and renamed into it, so an interrupted export is never taken for a finished one, and

@@ -219,7 +219,7 @@ def _write_files(files: Mapping[str, str]) -> list[Path]:
 def _run(job: Mapping[str, Any]) -> int:
     from reportgen.capture.gpu import GpuSampler
     from reportgen.capture.provenance import CampaignProbes, capture_provenance
-    from reportgen.plan.revisions import default_cache
+    from reportgen.store.layout import default_cache
 
     out = _Out()
     scratch = Path(tempfile.mkdtemp(prefix="reportgen-node-"))
@@ -246,13 +246,13 @@ def _run(job: Mapping[str, Any]) -> int:
             if prov_args.get(key):
                 prov_args[key] = Path(prov_args[key])
         prov_args["data_files"] = [Path(p) for p in prov_args.get("data_files") or []]
-        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "reportgen" / "hashes.json"
+        cache_dir = default_cache()
         try:
             # The Python's version and packages: from the node's cache while its key is unchanged, so
             # the run jobs after the first on this node start no pip (CampaignProbes).
-            probes = CampaignProbes(default_cache())
+            probes = CampaignProbes(cache_dir)
             result["provenance"] = capture_provenance(
-                scratch / "provenance", **prov_args, env=env, cache_path=cache, probes=probes
+                scratch / "provenance", **prov_args, env=env, cache_path=cache_dir / "hashes.json", probes=probes
             )
         except Exception as exc:  # recorded, and the run still goes ahead as it would locally
             result["provenance"] = {"error": f"{type(exc).__name__}: {exc}"}

@@ -59,7 +59,6 @@ from reportgen.execute.signals import stop_on_signals
 from reportgen.ingest.console import ConsoleParser
 from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.plan.arms import Arm, Plan, argv_text, block_order, runs_to_make
-from reportgen.plan.revisions import default_cache
 from reportgen.specfile import Spec
 from reportgen.specfile.model import campaign_amendment
 from reportgen.store import atomic, layout
@@ -71,6 +70,7 @@ from reportgen.store.experiment import (
     spec_record,
     write_experiment,
 )
+from reportgen.store.layout import default_cache
 from reportgen.store.models import RunCommand
 from reportgen.store.runs import (
     join_campaign,

@@ -191,7 +191,7 @@ def build_plan(spec: Spec, *, pinned: Mapping[str, tuple[str, str]] | None = Non
     Reads the recipe script from `Path(spec.source_dir) / spec.recipe.script`, or, for arms at git
     revisions, from each arm's commit (docs/revisions.md): `pinned` (arm id -> (ref, sha), a
     campaign's stored revisions) keeps a resumed campaign at the commits it started with while the
-    spec names the same refs; `cache` is where the checkouts go (revisions.default_cache()). Raises
+    spec names the same refs; `cache` is where the checkouts go (`reportgen.store.layout.default_cache()`). Raises
     UserError when an edit cannot be applied, a revision is unknown, or a candidate touches a
     fixed-workload flag.
     """

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from reportgen.errors import UserError
 from reportgen.specfile.model import Spec
+from reportgen.store.layout import default_cache
 from reportgen.store.models import ChangedFile, CodeChangeRecord
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _GITHUB = re.compile(r"^(?:https?://|ssh://)?(?:[^@/]+@)?github\.com[:/](?P<repo>[^/]+/[^/]+?)(?:\.git)?/?$")
-CACHE_ENV = "REPORTGEN_CACHE"  # where checkouts, per-arm JIT caches and derived specs go
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -130,15 +130,6 @@ def code_diff(repo: Path, base: str, head: str) -> CodeChangeRecord:
 def patch_text(repo: Path, base: str, head: str) -> str:
     """The full unified diff from `base` to `head` (the code change a revision arm carries)."""
     return _git(repo, "diff", "--no-renames", base, head).stdout
-
-
-def default_cache() -> Path:
-    """Where checkouts of revisions and per-arm compile caches live: $REPORTGEN_CACHE, else
-    $XDG_CACHE_HOME/reportgen, else ~/.cache/reportgen (never under runs/: the site build reads runs/)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(base) / "reportgen").resolve()
 
 
 def checkout_dir(cache: Path, sha: str) -> Path:

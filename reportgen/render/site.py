@@ -72,13 +72,6 @@ class SiteOptions:
         return cls(**known, **kw)
 
 
-def default_cache_dir() -> Path:
-    base = os.environ.get("REPORTGEN_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "reportgen"
-    )
-    return Path(base)
-
-
 def require_current(exp_dir: Path, runs_root: Path) -> None:
     """Stop the build when an experiment's analysis.json is missing, of another schema or older
     than its runs: the site renders what `reportgen analyze` wrote and never writes runs/ itself."""
@@ -269,7 +262,7 @@ def write_page(
 def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions()) -> list[Page]:
     """Render every experiment under `runs_root` into the site; returns the pages written."""
     runs_root = Path(runs_root)
-    cache = options.cache_dir if options.cache_dir is not None else default_cache_dir()
+    cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
     chart_spec.set_template_store(cache / "templates" if cache is not None else None)
     experiments: list[PublishedExperiment] = []

@@ -24,6 +24,7 @@ SCHEMA_VERSION = 1
 
 RUNS = "runs"
 RUNS_ENV = "REPORTGEN_RUNS"
+CACHE_ENV = "REPORTGEN_CACHE"  # checkouts of revisions, drawn charts, probe answers, derived specs
 
 EXPERIMENT_SPEC = "experiment.toml"
 CAMPAIGN = "campaign.json"
@@ -51,6 +52,17 @@ METRICS = "metrics.parquet"
 EVENTS = "events.json"
 
 RESERVED_DIRS = {ARCHIVE, "site", "docs"}
+
+
+def default_cache() -> Path:
+    """reportgen's cache folder, the same for every part that keeps something there (the checkouts of
+    revisions, the site's drawn charts, the provenance probes' answers, a Ray node's data hashes):
+    $REPORTGEN_CACHE, else $XDG_CACHE_HOME/reportgen, else ~/.cache/reportgen. Never under runs/: the
+    site build reads runs/ and must not write there."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base) / "reportgen").resolve()
 
 
 def resolve_runs_root(
