@@ -10,6 +10,8 @@ The rule, as Chromium's Pinpoint and `git bisect` use it: BAD is measured first 
 differ from GOOD there is nothing to find; if its campaign could not decide, the search goes on as
 the user asked, and the result says so); then the range (GOOD, BAD] is halved, each midpoint
 measured against GOOD: "differs" moves the upper end down to it, "same" moves the lower end up.
+A midpoint that differs the other way from BAD (faster where BAD is slower) is "same": it does not
+carry BAD's change.
 A midpoint the campaign could not decide (its most pairs spent, the interval still open) is
 classified by where its estimate lies: nearer BAD's change than no change is "differs", else
 "same"; the step keeps `decided=False` and the result says so, so a reader knows which step to
@@ -85,10 +87,15 @@ class BisectResult:
 
 
 def _call(outcome: Outcome, bad_log: float) -> tuple[Call, bool]:
-    if outcome.differs is not None:
-        return ("differs" if outcome.differs else "same"), True
-    # Undecided: nearer BAD's change (on logs) than no change at all.
     x = math.log(outcome.ratio) if outcome.ratio > 0 else 0.0
+    if outcome.differs is not None:
+        # A commit that moved the other way from BAD (faster where BAD is slower) does not carry BAD's
+        # change: it is on GOOD's side of the search, as git bisect's "old" is. Calling it "differs"
+        # would send the search below the change it looks for (a busy machine's false difference in
+        # the wrong direction did so).
+        against_bad = outcome.differs and x * bad_log < 0
+        return ("differs" if outcome.differs and not against_bad else "same"), True
+    # Undecided: nearer BAD's change (on logs) than no change at all.
     return ("differs" if abs(x - bad_log) < abs(x) else "same"), False
 
 

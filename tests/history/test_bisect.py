@@ -58,6 +58,20 @@ def test_an_improvement_is_a_difference_too() -> None:
     assert bisect("0" * 40, commits[-1], commits, compare).culprit == commits[2]
 
 
+def test_a_step_that_differs_the_other_way_from_bad_does_not_carry_its_change() -> None:
+    """BAD is slower; commit 1 measured faster than GOOD (decided): it is on GOOD's side, and the
+    search still ends at the slow commit 2."""
+    commits = [f"{i:040x}" for i in range(1, 5)]
+    ratios = {commits[0]: 1.0, commits[1]: 1.4, commits[2]: 0.5, commits[3]: 0.5}
+
+    def compare(sha: str) -> Outcome:
+        return Outcome(sha, ratios[sha] != 1.0, ratios[sha], pairs=3)
+
+    res = bisect("0" * 40, commits[-1], commits, compare)
+    assert res.culprit == commits[2] and res.certain
+    assert next(s for s in res.steps if s.outcome.sha == commits[1]).call == "same"
+
+
 def test_bad_range_is_a_user_error() -> None:
     with pytest.raises(UserError, match="no commit between"):
         bisect("a", "b", [], lambda s: Outcome(s, True, 0.9))
