@@ -77,15 +77,36 @@ def _pids_with(marker: str | None, sessions: set[int]) -> list[int]:
     return pids
 
 
+def _alive(pids: list[int]) -> list[int]:
+    """The pids not yet dead: a zombie has exited and only waits for its parent to reap it."""
+    return [pid for pid in pids if _state(pid) not in ("", "Z")]
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3]
+
+
+# How long the cluster's daemons get to exit on SIGTERM before SIGKILL. Measured: gcs_server, the
+# raylets and their runtime-env agents were all still running 12 s after SIGTERM, so a 10 s grace
+# only delayed every teardown by 10 s (the session's two clusters at the end of the suite's parallel
+# phase, each node a test added mid-chain); nothing of a test cluster needs a graceful end (its temp
+# dir is removed next, and its workers exit with their raylet).
+TERM_GRACE_S = 2.0
+
+
 def _stop_cluster(temp_dir: str | None, sessions: set[int]) -> None:
     """Stop every process of the cluster's temp dir (None: none) or of its `ray start` sessions:
-    SIGTERM, then SIGKILL to what is left after 10 s."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in _pids_with(temp_dir, sessions):
+    SIGTERM, then SIGKILL to what is left after TERM_GRACE_S, then wait (10 s at most) until none lives."""
+    for sig, wait_s in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 10.0)):
+        for pid in _alive(_pids_with(temp_dir, sessions)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-        deadline = time.monotonic() + 10
-        while _pids_with(temp_dir, sessions) and time.monotonic() < deadline:
+        deadline = time.monotonic() + wait_s
+        while _alive(_pids_with(temp_dir, sessions)) and time.monotonic() < deadline:
             time.sleep(0.2)
 
 
