@@ -93,8 +93,8 @@ def _call(outcome: Outcome, bad_log: float) -> tuple[Call, bool]:
         # change: it is on GOOD's side of the search, as git bisect's "old" is. Calling it "differs"
         # would send the search below the change it looks for (a busy machine's false difference in
         # the wrong direction did so).
-        against_bad = outcome.differs and x * bad_log < 0
-        return ("differs" if outcome.differs and not against_bad else "same"), True
+        carries_bad = outcome.differs and x * bad_log >= 0
+        return ("differs" if carries_bad else "same"), True
     # Undecided: nearer BAD's change (on logs) than no change at all.
     return ("differs" if abs(x - bad_log) < abs(x) else "same"), False
 

@@ -264,7 +264,7 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
-    chart_spec.set_template_store(cache / "templates" if cache is not None else None)
+    chart_spec.set_template_store(cache / "templates")
     experiments: list[PublishedExperiment] = []
     for exp_dir in layout.iter_experiments(runs_root):
         require_current(exp_dir, runs_root)

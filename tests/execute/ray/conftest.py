@@ -55,12 +55,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _session(pid_dir: Path) -> int | None:
+def _stat(pid_dir: Path) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (state first); [] when it is gone."""
     try:
         stat = (pid_dir / "stat").read_text()
-        return int(stat[stat.rfind(")") + 2 :].split()[3])
-    except (OSError, ValueError, IndexError):
-        return None
+    except OSError:
+        return []
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def _session(pid_dir: Path) -> int | None:
+    fields = _stat(pid_dir)
+    return int(fields[3]) if len(fields) > 3 else None
 
 
 def _pids_with(marker: str | None, sessions: set[int]) -> list[int]:
@@ -79,15 +85,7 @@ def _pids_with(marker: str | None, sessions: set[int]) -> list[int]:
 
 def _alive(pids: list[int]) -> list[int]:
     """The pids not yet dead: a zombie has exited and only waits for its parent to reap it."""
-    return [pid for pid in pids if _state(pid) not in ("", "Z")]
-
-
-def _state(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3]
+    return [pid for pid in pids if _stat(Path(f"/proc/{pid}"))[:1] not in ([], ["Z"])]
 
 
 # How long the cluster's daemons get to exit on SIGTERM before SIGKILL. Measured: gcs_server, the
