@@ -73,19 +73,6 @@ class Point(SeriesBase):
     n: int = Field(default=0, description="Steps (or 1 Hz GPU samples) the figure is over.")
 
 
-COLUMNS: Final = tuple(Point.model_fields)
-
-
 FORMAT: Final = TableFormat(
-    Point,
-    kind=KIND,
-    schema_version=SCHEMA_VERSION,
-    what="a reportgen history table",
-    rebuild=REBUILD,
-    floats=("value", "low", "high", "confidence"),
-    ints=("n",),
-    bools=("primary",),
+    Point, kind=KIND, schema_version=SCHEMA_VERSION, what="a reportgen history table", rebuild=REBUILD
 )
-to_frame = FORMAT.to_frame
-metadata = FORMAT.metadata
-from_frame = FORMAT.from_frame

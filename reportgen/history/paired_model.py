@@ -51,18 +51,6 @@ class PairedPoint(SeriesBase):
     method: str = Field(default="", description="How log_ratio and se were read (the analysis' interval method).")
 
 
-COLUMNS: Final = tuple(PairedPoint.model_fields)
-
-
 FORMAT: Final = TableFormat(
-    PairedPoint,
-    kind=KIND,
-    schema_version=SCHEMA_VERSION,
-    what="a reportgen paired history table",
-    rebuild=REBUILD,
-    floats=("log_ratio", "se", "df", "anchor_value"),
-    ints=("pairs",),
+    PairedPoint, kind=KIND, schema_version=SCHEMA_VERSION, what="a reportgen paired history table", rebuild=REBUILD
 )
-to_frame = FORMAT.to_frame
-metadata = FORMAT.metadata
-from_frame = FORMAT.from_frame

@@ -3,9 +3,10 @@ version in the file's key-value metadata (pure; part of reportgen.history).
 
 history.parquet (history/model.py) and paired-history.parquet (history/paired_model.py) are both
 derived from runs/ and rebuilt, never migrated: a reader refuses another kind or version with one
-line naming the command that rebuilds the file. What differs between them is only the row model,
-the names and the column types; this module holds what they share, so the two readers cannot
-drift apart (a NaN read back as null, every row validated, the same one-line refusals).
+line naming the command that rebuilds the file. What differs between them is only the row model
+and the names; this module holds what they share, so the two readers cannot drift apart (a NaN
+read back as null, every row validated, the same one-line refusals). The Parquet column types come
+from the row model's annotations (`column_types`), so a field's type is declared once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_args
 
 import pandas as pd
 from pydantic import BaseModel, ValidationError
@@ -23,19 +24,34 @@ from reportgen.errors import UserError, first_problem
 
 Row = TypeVar("Row", bound=BaseModel)
 
+# pandas dtypes of the annotations that have one fixed column type; a nullable float is float64
+# too (null is NaN, read back as null). Nullable ints and bools, strings and the rest keep the
+# type pandas gives them (object where a null can stand).
+_DTYPES: dict[Any, str] = {float: "float64", int: "int64", bool: "bool"}
+
+
+def column_types(model: type[BaseModel]) -> dict[str, str]:
+    """Field -> pandas dtype, from the model's annotations (`_DTYPES`): the table's types are the
+    model's, not a second list beside it that could drift from it."""
+    out = {}
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if ann in _DTYPES:
+            out[name] = _DTYPES[ann]
+        elif set(get_args(ann)) == {float, type(None)}:
+            out[name] = "float64"
+    return out
+
 
 @dataclass(frozen=True)
 class TableFormat(Generic[Row]):
-    """One table's format: its row model, kind, schema version and column types."""
+    """One table's format: its row model (columns and their types), kind and schema version."""
 
     model: type[Row]
     kind: str  # also the metadata key
     schema_version: int
     what: str  # in a refusal: "a reportgen history table"
     rebuild: str  # the command that rebuilds it, in words
-    floats: tuple[str, ...] = ()
-    ints: tuple[str, ...] = ()
-    bools: tuple[str, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -51,13 +67,7 @@ class TableFormat(Generic[Row]):
     def to_frame(self, rows: Sequence[Row]) -> pd.DataFrame:
         """The rows as a DataFrame, one column per field in the model's order (empty: typed columns)."""
         frame = pd.DataFrame([r.model_dump() for r in rows], columns=list(self.columns))
-        for name in self.floats:
-            frame[name] = frame[name].astype("float64")
-        for name in self.ints:
-            frame[name] = frame[name].astype("int64")
-        for name in self.bools:
-            frame[name] = frame[name].astype("bool")
-        return frame
+        return frame.astype(column_types(self.model))
 
     def from_frame(self, frame: pd.DataFrame, meta: Mapping[bytes, bytes] | None, source: str) -> list[Row]:
         """Validate a table read back from Parquet: kind, schema version, then every row."""

@@ -9,7 +9,9 @@ import pytest
 
 from reportgen.errors import UserError
 from reportgen.history import store
-from reportgen.history.model import COLUMNS, SCHEMA_VERSION, Point, from_frame, metadata, to_frame
+from reportgen.history.model import FORMAT, SCHEMA_VERSION, Point
+from reportgen.history.paired_model import PairedPoint
+from reportgen.history.table import column_types
 
 
 def point(**kw: object) -> Point:
@@ -46,7 +48,7 @@ def test_the_table_round_trips_through_parquet(tmp_path: Path) -> None:
     path = store.write(tmp_path / "history.parquet", pts)
     assert store.read(path) == pts
     frame = pd.read_parquet(path)
-    assert tuple(frame.columns) == COLUMNS
+    assert tuple(frame.columns) == FORMAT.columns
 
 
 def test_an_empty_table_keeps_its_columns(tmp_path: Path) -> None:
@@ -54,20 +56,44 @@ def test_an_empty_table_keeps_its_columns(tmp_path: Path) -> None:
     assert store.read(path) == []
 
 
+def test_the_column_types_are_the_models_annotations() -> None:
+    """Floats (nullable or not) are float64, ints and bools that cannot be null int64 and bool, even
+    in an empty table; a nullable bool (`dirty`) keeps what pandas gives it, so a null stays null."""
+    assert column_types(Point) == {
+        "value": "float64",
+        "low": "float64",
+        "high": "float64",
+        "confidence": "float64",
+        "primary": "bool",
+        "n": "int64",
+    }
+    for rows in ([], [point()], [point(dirty=None, low=None)]):
+        types = FORMAT.to_frame(rows).dtypes
+        assert (types["value"], types["low"], types["n"], types["primary"]) == ("float64", "float64", "int64", "bool")
+    assert FORMAT.to_frame([point(dirty=None)]).dtypes["dirty"] == "object"
+    assert column_types(PairedPoint) == {
+        "log_ratio": "float64",
+        "se": "float64",
+        "df": "float64",
+        "pairs": "int64",
+        "anchor_value": "float64",
+    }
+
+
 def test_another_version_or_a_foreign_file_is_one_line(tmp_path: Path) -> None:
-    frame = to_frame([point()])
+    frame = FORMAT.to_frame([point()])
     with pytest.raises(UserError, match="not a reportgen history table"):
-        from_frame(frame, None, "x.parquet")
+        FORMAT.from_frame(frame, None, "x.parquet")
     old = {b"reportgen.history": b'{"kind": "reportgen.history", "schema_version": 0}'}
     with pytest.raises(
         UserError, match=f"has schema 0, this reportgen reads {SCHEMA_VERSION}; run `reportgen history`"
     ):
-        from_frame(frame, old, "x.parquet")
+        FORMAT.from_frame(frame, old, "x.parquet")
     with pytest.raises(UserError, match="column\\(s\\) value missing"):
-        from_frame(frame.drop(columns=["value"]), metadata(), "x.parquet")
+        FORMAT.from_frame(frame.drop(columns=["value"]), FORMAT.metadata(), "x.parquet")
     bad = frame.assign(better="sideways")
     with pytest.raises(UserError, match="row 0: better"):
-        from_frame(bad, metadata(), "x.parquet")
+        FORMAT.from_frame(bad, FORMAT.metadata(), "x.parquet")
     (tmp_path / "junk.parquet").write_text("not parquet")
     with pytest.raises(UserError, match="not a Parquet file"):
         store.read(tmp_path / "junk.parquet")
@@ -83,7 +109,7 @@ def test_unknown_fields_are_refused() -> None:
 def test_the_format_page_lists_every_column_with_the_models_meaning() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "history.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert [r.split("`")[1] for r in rows] == list(COLUMNS)
+    assert [r.split("`")[1] for r in rows] == list(FORMAT.columns)
     for r in rows:
         name = r.split("`")[1]
         assert r.rstrip(" |").endswith(Point.model_fields[name].description or ""), name

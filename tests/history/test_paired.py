@@ -156,11 +156,11 @@ def test_the_recipe_page_shows_the_paired_series_first() -> None:
 
 
 def test_the_format_page_lists_every_column_with_the_models_meaning() -> None:
-    from reportgen.history.paired_model import COLUMNS
+    from reportgen.history.paired_model import FORMAT
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "paired-history.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert [r.split("`")[1] for r in rows] == list(COLUMNS)
+    assert [r.split("`")[1] for r in rows] == list(FORMAT.columns)
     for r in rows:
         name = r.split("`")[1]
         assert r.rstrip(" |").endswith(PairedPoint.model_fields[name].description or ""), name
