@@ -416,14 +416,13 @@ def machine_claim(path: Path | None = None) -> Claim:
     )
 
 
-@contextlib.contextmanager
 def hold_campaigns(
     exp_dirs: Sequence[Path],
     *,
     machine: bool,
     stop: threading.Event | None = None,
     log: Callable[[str], None] | None = None,
-) -> Iterator[bool]:
+) -> contextlib.AbstractContextManager[bool]:
     """What `reportgen run` holds: each experiment's campaign lock (a campaign in progress elsewhere:
     UserError at once, nothing written) and, when the workloads run on this machine and `machine`
     is set, the machine lock (waiting for another campaign to end). Yields False when `stop` was
@@ -432,25 +431,24 @@ def hold_campaigns(
     claims = [campaign_claim(d, purpose=RUN) for d in exp_dirs]
     if machine:
         claims.append(machine_claim())
-    with holding(claims, holder=Holder.here(RUN, names), stop=stop, log=log) as held:
-        yield held
+    return holding(claims, holder=Holder.here(RUN, names), stop=stop, log=log)
 
 
-@contextlib.contextmanager
-def hold_for_analysis(exp_dir: Path, *, wait: bool = False, log: Callable[[str], None] | None = None) -> Iterator[None]:
+def hold_for_analysis(
+    exp_dir: Path, *, wait: bool = False, log: Callable[[str], None] | None = None
+) -> contextlib.AbstractContextManager[bool]:
     """What `reportgen analyze` holds while it reads the runs and writes analysis.json."""
     claim = campaign_claim(exp_dir, purpose=ANALYZE, wait=wait)
-    with holding([claim], holder=Holder.here(ANALYZE, [Path(exp_dir).name]), log=log):
-        yield
+    return holding([claim], holder=Holder.here(ANALYZE, [Path(exp_dir).name]), log=log)
 
 
-@contextlib.contextmanager
-def hold_for_ingest(exp_dir: Path, *, log: Callable[[str], None] | None = None) -> Iterator[None]:
+def hold_for_ingest(
+    exp_dir: Path, *, log: Callable[[str], None] | None = None
+) -> contextlib.AbstractContextManager[bool]:
     """What `reportgen ingest` holds while it numbers, writes and publishes a run: a campaign in
     progress refuses it (UserError naming the runner), an analysis is waited for."""
     claim = campaign_claim(exp_dir, purpose=INGEST)
-    with holding([claim], holder=Holder.here(INGEST, [Path(exp_dir).name]), log=log):
-        yield
+    return holding([claim], holder=Holder.here(INGEST, [Path(exp_dir).name]), log=log)
 
 
 def in_progress(exp_dir: Path) -> Holder | None:
