@@ -204,6 +204,8 @@ LOG_PROBS_TIME = "perf/log_probs_time"  # the policy's log-prob pass (inside tra
 REF_LOG_PROBS_TIME = "perf/ref_log_probs_time"  # the reference model's, when there is one
 OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor train time); the workload logs it
 MAX_MEMORY_ALLOCATED_GIB = "perf/max_memory_allocated_gib"  # PyTorch's peak allocation (GiB); the workload logs it
+# gpu/*: reportgen's own, from the 1 Hz GPU samples (capture/gpu.py), never a Relax line.
+PEAK_GPU_MEMORY = "gpu/mem_peak_mib"
 # rollout/*: per rollout.
 NUM_SAMPLES = "rollout/num_samples"
 RESPONSE_LENGTHS = "rollout/response_lengths"
@@ -301,6 +303,13 @@ METRICS: dict[str, Metric] = {
             "GiB",
             "lower",
             "torch.cuda.max_memory_allocated() of the fullest GPU so far (the embedded workload; Relax logs none)",
+        ),
+        Metric(
+            PEAK_GPU_MEMORY,
+            "peak GPU memory",
+            "MiB",
+            "lower",
+            "nvidia-smi's memory used at its peak inside the windows, of the fullest GPU (context and cache included)",
         ),
     )
 }

@@ -138,9 +138,9 @@ def metric_change_of(
     *,
     better: doc.Direction | None,
     against: str,
-    reference: float | None,
-    candidate: float | None,
-    interval: doc.Interval,
+    reference: float | None = None,
+    candidate: float | None = None,
+    interval: doc.Interval | None = None,
 ) -> doc.MetricChange:
     """The document's change of `key`: its label and unit from the vocabulary (label_of), the
     change computed from the two unrounded values, so no caller states one that disagrees with them.

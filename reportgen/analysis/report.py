@@ -56,7 +56,7 @@ from reportgen.analysis.stats import change
 from reportgen.specfile.model import Spec
 from reportgen.store.run import StoredRun
 from reportgen.traces.stats import RunSummary, experiment_stats
-from reportgen.vocab import BASELINE, HIGHER, LOWER, STEP_TIME, Verdicts, is_better
+from reportgen.vocab import BASELINE, HIGHER, LOWER, PEAK_GPU_MEMORY, STEP_TIME, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
 
@@ -310,20 +310,12 @@ def _summary(
     against = comp.vs_base if ref.id != BASELINE and comp.vs_base else comp.secondary
     step = next(
         (m for m in against if m.metric == STEP_TIME),
-        doc.MetricChange(metric=STEP_TIME, label="step time", unit="s", better=LOWER, against=ref.id),
+        metric_change_of(STEP_TIME, better=LOWER, against=ref.id),  # no step time in either arm
     )
     bp, cp = base.memory.used_mib, cand.memory.used_mib
     if bp is None or cp is None:  # no figure a limit bounds: nvidia-smi's peak inside the windows
         bp, cp = base.gpu.peak_mib(), cand.gpu.peak_mib()
-    peak = doc.MetricChange(
-        metric="gpu/mem_peak_mib",
-        label="peak GPU memory",
-        unit="MiB",
-        better=LOWER,
-        reference=bp,
-        candidate=cp,
-        change=change(bp, cp),
-    )
+    peak = metric_change_of(PEAK_GPU_MEMORY, better=LOWER, against=base.id, reference=bp, candidate=cp)
     step_next, cause, evidence = next_step.derive(
         comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design, memory=cand.memory
     )

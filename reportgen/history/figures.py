@@ -28,10 +28,10 @@ from reportgen.analysis.gpu import window_span
 from reportgen.analysis.interval import dependence
 from reportgen.capture.fingerprint import class_id
 from reportgen.history.experiment import LoadedExperiment
-from reportgen.history.model import PEAK_MEMORY, STEP_TIME, Point, SeriesBase
+from reportgen.history.model import Point, SeriesBase
 from reportgen.store.models import GitProvenance
 from reportgen.store.run import StoredRun
-from reportgen.vocab import LOWER
+from reportgen.vocab import LOWER, PEAK_GPU_MEMORY, STEP_TIME
 
 Z95 = 1.959963984540054
 WITHIN_METHOD = "mean of window means; 95 % interval from each window's flat-top long-run variance (within the run)"
@@ -166,10 +166,10 @@ def points(exp: LoadedExperiment) -> list[Point]:
             "started_utc": summary.started_utc,
         }
         steps = _with_keys(run, (primary.key, STEP_TIME))
-        pm = vocab.metric(primary.key)
+        pm, st = vocab.metric(primary.key), vocab.metric(STEP_TIME)
         timed = [(primary.key, pm.title, pm.unit, primary.direction, True)]
         if primary.key != STEP_TIME:
-            timed.append((STEP_TIME, "step time", "s", LOWER, False))
+            timed.append((STEP_TIME, st.title, st.unit, LOWER, False))
         for key, label, unit, better, is_primary in timed:
             fig = within_run([np.asarray(steps.series(key, s, e)) for _, s, e in windows])
             if fig is None:
@@ -195,15 +195,16 @@ def points(exp: LoadedExperiment) -> list[Point]:
             )
         mem = peak_memory(run, first, last, steps)
         if mem is not None:
+            peak = vocab.metric(PEAK_GPU_MEMORY)
             out.append(
                 Point.model_validate(
                     {
                         **head,
-                        "metric": PEAK_MEMORY,
+                        "metric": peak.key,
                         "primary": False,
-                        "label": "peak GPU memory",
-                        "unit": "MiB",
-                        "better": LOWER,
+                        "label": peak.title,
+                        "unit": peak.unit,
+                        "better": peak.direction,
                         "value": mem.value,
                         "method": PEAK_METHOD,
                         "n": mem.n,

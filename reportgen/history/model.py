@@ -14,16 +14,14 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from reportgen.history.table import TableFormat
-from reportgen.vocab import Direction
+from reportgen.vocab import PEAK_GPU_MEMORY, STEP_TIME, Direction
 
 SCHEMA_VERSION: Final = 2  # 2: class_id (a version-1 file is rebuilt, not migrated)
 KIND: Final = "reportgen.history"
 REBUILD = "run `reportgen history` to rebuild it from runs/"
 
 # The metrics a history keeps for every arm: the spec's primary metric (the key varies), step time
-# and peak GPU memory. Names of the two fixed ones:
-STEP_TIME = "perf/step_time"
-PEAK_MEMORY = "gpu/mem_peak_mib"
+# (vocab.STEP_TIME) and peak GPU memory (vocab.PEAK_GPU_MEMORY).
 
 
 class SeriesBase(BaseModel):
@@ -60,7 +58,7 @@ class Point(SeriesBase):
     commit: str | None = Field(default=None, description="The commit the run names (provenance/git.json).")
     dirty: bool | None = Field(default=None, description="The run's working tree had uncommitted changes.")
     started_utc: str | None = Field(default=None, description="When the run started (ISO 8601, UTC).")
-    metric: str = Field(description=f'Metric key: the primary metric, "{STEP_TIME}" or "{PEAK_MEMORY}".')
+    metric: str = Field(description=f'Metric key: the primary metric, "{STEP_TIME}" or "{PEAK_GPU_MEMORY}".')
     primary: bool = Field(description="This metric is the spec's primary metric.")
     label: str = Field(description='Short name for tables ("response tokens/s").')
     unit: str = Field(default="", description='"tok/s", "s", "MiB"; empty when the metric has none.')

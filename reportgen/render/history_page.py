@@ -299,7 +299,7 @@ def _points_table(group: Sequence[Series], known: set[str]) -> str:
     by_metric: dict[tuple[str, str], Series] = {(s.key.arm, s.key.metric): s for s in group}
     primary = next((s for s in group if s.primary), None)
     metrics = [primary.key.metric] if primary else []
-    metrics += [m for m in (vocab.STEP_TIME, model.PEAK_MEMORY) if m not in metrics]
+    metrics += [m for m in (vocab.STEP_TIME, vocab.PEAK_GPU_MEMORY) if m not in metrics]
     order = _campaign_order(group)
     arms = sorted({s.key.arm for s in group}, key=lambda a: (a != vocab.BASELINE, a))
     header = ["commit", "experiment", "arm", "runs"]

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from reportgen.history import store
-from reportgen.history.model import PEAK_MEMORY, STEP_TIME
 from reportgen.history.series import build
 from reportgen.render.history_page import history_of, paired_of, render_all, vs_history_lines
 from reportgen.render.load import load_experiment
+from reportgen.vocab import PEAK_GPU_MEMORY, STEP_TIME
 from tests.helpers import committed_experiments
 
 RUNS = Path(__file__).resolve().parents[2] / "runs"
@@ -34,7 +34,7 @@ def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
     assert [c.commit[:7] for c in base.points if c.commit] == ["4773b89", "81f7f03", "66079f7"]
     assert [c.n_runs for c in base.points] == [2, 3, 3]
     assert [round(c.value) for c in base.points] == [2091, 1661, 1473]  # geometric means, three leases
-    assert {("baseline", STEP_TIME), ("baseline", PEAK_MEMORY), ("A1", "perf/step_resp_token_per_s")} <= set(one)
+    assert {("baseline", STEP_TIME), ("baseline", PEAK_GPU_MEMORY), ("A1", "perf/step_resp_token_per_s")} <= set(one)
     assert ("A2", "perf/step_resp_token_per_s") not in one  # A2 failed on one H200: no figure
     assert not any(s.changes for s in mine)  # three campaigns a series: too few to find a change
 
