@@ -130,7 +130,7 @@ def _fingerprint() -> int:
     return 0
 
 
-def _hold(job: Mapping[str, Any]) -> int:
+def _hold(job: Mapping[str, Any], chain: list[tuple[int, bytes]]) -> int:
     """Claim this node for one experiment of one `reportgen run`: take the node's lock (two
     experiments never share a node, whichever runner sent them) and, unless the run shares
     machines, the machine lock a local `reportgen run` takes; send the node's fingerprint back, then
@@ -167,7 +167,7 @@ def _hold(job: Mapping[str, Any]) -> int:
                 return 3
             taken.append(held)
         _send({"held": True, **_probe(), "locks": [str(p) for p in paths]})
-        chain, deadline = _ancestry(), time.monotonic() + float(job.get("max_s", 86400.0))
+        deadline = time.monotonic() + float(job.get("max_s", 86400.0))
         while not stop.wait(1.0) and time.monotonic() < deadline and _ancestors_alive(chain):
             pass
     finally:
@@ -179,7 +179,9 @@ def _hold(job: Mapping[str, Any]) -> int:
 def _ancestry() -> list[tuple[int, bytes]]:
     """(pid, start time) of this process's ancestors up to init: on a Ray node the job supervisor,
     the raylet's worker, the raylet. If one of them goes (the node's raylet died) the wrapper is
-    orphaned and must not go on holding the node or running the workload."""
+    orphaned and must not go on holding the node or running the workload. Read once, first thing
+    (main): read later, after the claim was answered or the workload started, an ancestor that died
+    in between is already gone from the chain (the orphan's parent is then init) and never missed."""
     chain = []
     pid = os.getppid()
     while pid > 1:
@@ -216,7 +218,7 @@ def _write_files(files: Mapping[str, str]) -> list[Path]:
     return written
 
 
-def _run(job: Mapping[str, Any]) -> int:
+def _run(job: Mapping[str, Any], chain: list[tuple[int, bytes]]) -> int:
     from reportgen.capture.gpu import GpuSampler
     from reportgen.capture.provenance import CampaignProbes, capture_provenance
     from reportgen.store.layout import default_cache
@@ -283,7 +285,7 @@ def _run(job: Mapping[str, Any]) -> int:
                 for p in pumps:
                     p.start()
                 grace = float(job.get("stop_grace_s", 10.0))
-                chain, checked = _ancestry(), time.monotonic()
+                checked = time.monotonic()
                 while proc.poll() is None:
                     if time.monotonic() - checked >= 1.0:
                         checked = time.monotonic()
@@ -327,12 +329,13 @@ def _run(job: Mapping[str, Any]) -> int:
 
 
 def main() -> int:
+    chain = _ancestry()  # before anything else: see _ancestry
     job = decode_job(os.environ[JOB_ENV])
     if job.get("mode") == "fingerprint":
         return _fingerprint()
     if job.get("mode") == "hold":
-        return _hold(job)
-    return _run(job)
+        return _hold(job, chain)
+    return _run(job, chain)
 
 
 if __name__ == "__main__":

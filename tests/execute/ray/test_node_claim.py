@@ -109,3 +109,26 @@ def test_a_claim_whose_parent_goes_away_lets_go(tmp_path: Path) -> None:
     except AssertionError:
         os.kill(child, signal.SIGKILL)
         raise
+
+
+def test_a_claim_watches_the_ancestors_it_had_when_it_started(tmp_path: Path) -> None:
+    """main() reads the ancestry before anything else and the hold watches that chain: read after
+    the claim was answered, a parent killed in between was already gone from it (the orphan's
+    parent is init), and the claim held the node until max_s. Here the chain names a process that
+    has ended, so the claim answers, then lets go at its first check."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    job = {"mode": "hold", "node_id": "n3", "machine": True, "max_s": 60, "job_id": "j", "runner": {}}
+    code = (
+        "import sys\n"
+        "from reportgen.execute import ray_node\n"
+        f"sys.exit(ray_node._hold(ray_node.decode_job({ray_node.encode_job(job)!r}), [({gone.pid}, b'0')]))\n"
+    )
+    env = {**env_with_repo_on_path(), "REPORTGEN_MACHINE_LOCK": str(tmp_path / "machine.lock")}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _answer(proc)["held"] is True
+        assert proc.wait(timeout=30) == 0  # not the 60 s of max_s
+    finally:
+        proc.kill()
+    assert not (tmp_path / "machine.lock").exists()
