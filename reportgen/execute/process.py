@@ -143,17 +143,28 @@ def group_alive(pgid: int | None) -> bool:
     return True
 
 
-def process_start_time(pid: int) -> int | None:
-    """Start time of `pid` in clock ticks since boot (/proc), to tell a reused pid apart."""
+def _stat_field(pid: int, index: int) -> int | None:
+    """Field `index` of /proc/<pid>/stat counted after the command name (0: the state), or None
+    when the process is gone. The name is cut at its last ")": it may hold spaces and parentheses."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rfind(")") + 2 :].split()
     try:
-        return int(fields[19])
+        return int(fields[index])
     except (IndexError, ValueError):
         return None
+
+
+def process_start_time(pid: int) -> int | None:
+    """Start time of `pid` in clock ticks since boot (/proc), to tell a reused pid apart."""
+    return _stat_field(pid, 19)
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent of `pid` (/proc), None when it is gone."""
+    return _stat_field(pid, 1)
 
 
 def stop_orphaned_group(identity: Mapping[str, object] | None) -> bool:

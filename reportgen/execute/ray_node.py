@@ -130,7 +130,7 @@ def _fingerprint() -> int:
     return 0
 
 
-def _hold(job: Mapping[str, Any], chain: list[tuple[int, bytes]]) -> int:
+def _hold(job: Mapping[str, Any], chain: list[tuple[int, int]]) -> int:
     """Claim this node for one experiment of one `reportgen run`: take the node's lock (two
     experiments never share a node, whichever runner sent them) and, unless the run shares
     machines, the machine lock a local `reportgen run` takes; send the node's fingerprint back, then
@@ -176,34 +176,30 @@ def _hold(job: Mapping[str, Any], chain: list[tuple[int, bytes]]) -> int:
     return 0
 
 
-def _ancestry() -> list[tuple[int, bytes]]:
+def _ancestry() -> list[tuple[int, int]]:
     """(pid, start time) of this process's ancestors up to init: on a Ray node the job supervisor,
     the raylet's worker, the raylet. If one of them goes (the node's raylet died) the wrapper is
     orphaned and must not go on holding the node or running the workload. Read once, first thing
     (main): read later, after the claim was answered or the workload started, an ancestor that died
     in between is already gone from the chain (the orphan's parent is then init) and never missed."""
+    from reportgen.execute.process import parent_pid, process_start_time
+
     chain = []
-    pid = os.getppid()
-    while pid > 1:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_bytes()
-        except OSError:
+    pid: int | None = os.getppid()
+    while pid is not None and pid > 1:
+        start = process_start_time(pid)
+        if start is None:
             break
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        chain.append((pid, fields[19]))
-        pid = int(fields[1])
+        chain.append((pid, start))
+        pid = parent_pid(pid)
     return chain
 
 
-def _ancestors_alive(chain: list[tuple[int, bytes]]) -> bool:
-    for pid, start in chain:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_bytes()
-        except OSError:
-            return False
-        if stat[stat.rfind(b")") + 2 :].split()[19] != start:
-            return False
-    return True
+def _ancestors_alive(chain: list[tuple[int, int]]) -> bool:
+    """Every ancestor of the chain still runs: the same pid with the same start time (not a reused pid)."""
+    from reportgen.execute.process import process_start_time
+
+    return all(process_start_time(pid) == start for pid, start in chain)
 
 
 def _write_files(files: Mapping[str, str]) -> list[Path]:
@@ -218,7 +214,7 @@ def _write_files(files: Mapping[str, str]) -> list[Path]:
     return written
 
 
-def _run(job: Mapping[str, Any], chain: list[tuple[int, bytes]]) -> int:
+def _run(job: Mapping[str, Any], chain: list[tuple[int, int]]) -> int:
     from reportgen.capture.gpu import GpuSampler
     from reportgen.capture.provenance import CampaignProbes, capture_provenance
     from reportgen.store.layout import default_cache

@@ -149,6 +149,10 @@ def points(exp: LoadedExperiment) -> list[Point]:
     stored = {(a.id, r.repeat): r for a in doc.arms for r in a.runs}
     series = series_of(exp, None)
     primary = doc.settings.primary
+    pm, st, peak = (vocab.metric(k) for k in (primary.key, STEP_TIME, PEAK_GPU_MEMORY))
+    timed = [(primary.key, pm.title, pm.unit, primary.direction, True)]
+    if primary.key != STEP_TIME:
+        timed.append((STEP_TIME, st.title, st.unit, LOWER, False))
     out: list[Point] = []
     for run in exp.measured_runs():
         summary = stored.get((run.arm, run.repeat))
@@ -166,10 +170,6 @@ def points(exp: LoadedExperiment) -> list[Point]:
             "started_utc": summary.started_utc,
         }
         steps = _with_keys(run, (primary.key, STEP_TIME))
-        pm, st = vocab.metric(primary.key), vocab.metric(STEP_TIME)
-        timed = [(primary.key, pm.title, pm.unit, primary.direction, True)]
-        if primary.key != STEP_TIME:
-            timed.append((STEP_TIME, st.title, st.unit, LOWER, False))
         for key, label, unit, better, is_primary in timed:
             fig = within_run([np.asarray(steps.series(key, s, e)) for _, s, e in windows])
             if fig is None:
@@ -195,7 +195,6 @@ def points(exp: LoadedExperiment) -> list[Point]:
             )
         mem = peak_memory(run, first, last, steps)
         if mem is not None:
-            peak = vocab.metric(PEAK_GPU_MEMORY)
             out.append(
                 Point.model_validate(
                     {

@@ -122,7 +122,7 @@ def test_a_claim_watches_the_ancestors_it_had_when_it_started(tmp_path: Path) ->
     code = (
         "import sys\n"
         "from reportgen.execute import ray_node\n"
-        f"sys.exit(ray_node._hold(ray_node.decode_job({ray_node.encode_job(job)!r}), [({gone.pid}, b'0')]))\n"
+        f"sys.exit(ray_node._hold(ray_node.decode_job({ray_node.encode_job(job)!r}), [({gone.pid}, 0)]))\n"
     )
     env = {**env_with_repo_on_path(), "REPORTGEN_MACHINE_LOCK": str(tmp_path / "machine.lock")}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
