@@ -353,20 +353,35 @@ def pool_of(
     return float(var), float(df)
 
 
+def paired_look(
+    d: Sequence[float] | np.ndarray,
+    machines: Sequence[int],
+    design: doc.Design,
+    pool: tuple[float, float] | None = None,
+) -> tuple[LookStats, Bounds, doc.Design]:
+    """One look at the pairs' values `d` (one per pair, in block order; on the scale the interval is
+    built on: log ratios for throughput, differences for a quality metric) from the machines
+    `machines` (integer labels, `machine_groups`): the statistics with the machine effect carried in,
+    the interval at the design's level for a look at len(d) pairs, and that design. The one place a
+    run-level interval is made, for every half of a verdict."""
+    row = np.asarray(d, dtype=float)[None, :]
+    n = row.shape[-1]
+    dsg = dz.at_look(design, n)
+    if pool is not None:
+        s = look_stats(row, np.array([pool[0]]), np.array([pool[1]]))
+    else:
+        s = look_stats(row)
+    s, _ = with_machines(s, machine_stats(row, machines))
+    return s, bounds(s, dsg), dsg
+
+
 def _look(
     pairs: Sequence[doc.Pair],
     n: int,
     pool: tuple[float, float] | None,
     design: doc.Design,
 ) -> tuple[LookStats, Bounds, doc.Design]:
-    d = np.log([p.ratio for p in pairs[:n]])[None, :]
-    dsg = dz.at_look(design, n)
-    if pool is not None:
-        s = look_stats(d, np.array([pool[0]]), np.array([pool[1]]))
-    else:
-        s = look_stats(d)
-    s, _ = with_machines(s, machine_stats(d, machine_groups(pairs[:n])))
-    return s, bounds(s, dsg), dsg
+    return paired_look(np.log([p.ratio for p in pairs[:n]]), machine_groups(pairs[:n]), design, pool)
 
 
 def machine_groups(pairs: Sequence[doc.Pair]) -> list[int]:
