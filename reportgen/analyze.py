@@ -24,7 +24,7 @@ from reportgen.store import atomic, layout
 from reportgen.store.experiment import prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
-from reportgen.store.models import Manifest, Revisions
+from reportgen.store.models import Fingerprint, Manifest, Revisions
 from reportgen.store.run import parse_utc
 from reportgen.store.run_folder import ExperimentFiles, read_experiment
 from reportgen.traces import model as trace_model
@@ -79,10 +79,15 @@ def _context(files: ExperimentFiles) -> Context:
     exp_dir = files.path
     record = files.record
     campaign = files.campaign
-    fp = campaign.fingerprint if campaign is not None else {}
+    fp = campaign.fingerprint if campaign is not None else Fingerprint()
     machine = {
         "fingerprint_id": campaign.fingerprint_id if campaign is not None else None,
-        **{k: fp.get(k) for k in ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")},
+        "hostname": fp.hostname,
+        "cpu_model": fp.cpu_model,
+        "cpu_count": fp.cpu_count,
+        "gpus": [g.to_dict() for g in fp.gpus] if "gpus" in fp.model_fields_set else None,
+        "driver": fp.driver,
+        "cuda": fp.cuda,
     }
     diffs: dict[str, str] = {}
     commit, dirty, repo = None, None, None

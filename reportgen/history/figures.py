@@ -161,7 +161,7 @@ def points(exp: LoadedExperiment) -> list[Point]:
         commit, dirty = _commit(run.git)
         head: dict[str, object] = {
             **series.model_dump(),
-            "class_id": class_id(run.manifest.fingerprint) if run.manifest.fingerprint else None,
+            "class_id": class_id(run.manifest.fingerprint.to_dict()) if run.manifest.fingerprint else None,
             "experiment": exp.name,
             "arm": run.arm,
             "run": run.rel,

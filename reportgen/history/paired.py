@@ -79,7 +79,7 @@ def points(exp: LoadedExperiment, shas: Mapping[str, str] | None = None) -> list
     metric = vocab.metric(primary.key)
     started = min((r.started_utc for a in doc.arms for r in a.runs if r.started_utc), default=None)
     fingerprints = [r.manifest.fingerprint for r in exp.measured_runs() if r.manifest.fingerprint]
-    series = series_of(exp, class_id(fingerprints[0]) if fingerprints else None)
+    series = series_of(exp, class_id(fingerprints[0].to_dict()) if fingerprints else None)
     out = []
     for comp in doc.comparisons:
         commit = shas.get(comp.candidate)

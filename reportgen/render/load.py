@@ -29,7 +29,7 @@ from reportgen.history.experiment import LoadedExperiment, read_analysis, read_e
 from reportgen.specfile.load import parse_spec
 from reportgen.store import layout
 from reportgen.store.experiment import EXPERIMENT_RECORD
-from reportgen.store.models import ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
+from reportgen.store.models import ExperimentRecord, GitProvenance, LogEvent, Manifest, RunCommand, StoreFile
 from reportgen.store.run import StoredRun
 from reportgen.store.run_folder import GIT_JSON
 
@@ -150,7 +150,7 @@ def published(
     return dataclasses.replace(
         run,
         manifest=_shortened(run.manifest, Manifest, folder / layout.MANIFEST, shorten) or run.manifest,
-        events=tuple(shorten(list(run.events))),
+        events=tuple(LogEvent.model_validate(shorten(e.to_dict())) for e in run.events),
         patch=shorten(_cut(run.patch)) if run.patch is not None else None,
         git=_shortened(run.git, GitProvenance, folder / GIT_JSON, shorten),
         artifacts=tuple(shorten(list(run.artifacts))),

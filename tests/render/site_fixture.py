@@ -40,7 +40,7 @@ from reportgen.analysis.guardrails import describe_failure
 from reportgen.analysis.tables import flag_changes_of, maths_changes
 from reportgen.rounding import fmt_change_supported
 from reportgen.store.atomic import write_bytes, write_json, write_text
-from reportgen.store.run import StoredRun
+from reportgen.store.run import LogEvent, StoredRun
 from tests.helpers import write_run_folder
 
 PLANTED = "<script>alert(1)</script>"
@@ -378,7 +378,14 @@ def build_experiment(
             gpu=gpu,
             patch=diff,
         )
-        run_data[arm] = StoredRun(arm=arm, repeat=1, manifest=manifest, metrics=frame, events=tuple(events), gpu=gpu)
+        run_data[arm] = StoredRun(
+            arm=arm,
+            repeat=1,
+            manifest=manifest,
+            metrics=frame,
+            events=tuple(map(LogEvent.model_validate, events)),
+            gpu=gpu,
+        )
         series[arm] = {
             "resp": resp_rate,
             "tok": resp_rate * 1.72,
@@ -585,7 +592,7 @@ def _arm_entry(
                 "events": events,
                 "gpu_available": True,
                 "failure": describe_failure(data),
-                "failure_sentence": memory.oom_sentence(events[0], memory.declared_cap_mib([data])) if events else None,
+                "failure_sentence": memory.oom_sentence(data.events[0], memory.declared_cap_mib([data])) if events else None,
             }
         ],
         "memory": memory.use([data]).model_dump(mode="json"),
