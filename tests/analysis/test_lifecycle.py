@@ -60,4 +60,7 @@ def test_a_malformed_lifecycle_is_the_manifest_s_problem() -> None:
     bad = {"ingest": {"lifecycle": {"attempts": [{"attempt": "one"}]}}}
     with pytest.raises(UserError, match="attempt"):
         Manifest.parse({"schema_version": 1, **bad}, "manifest.json")
-    assert run_attempts(manifest({"attempt": 1, "kind": "job", "started_by": "x", "start_step": 4}, {"attempt": 2})) is None
+    assert (
+        run_attempts(manifest({"attempt": 1, "kind": "job", "started_by": "x", "start_step": 4}, {"attempt": 2}))
+        is None
+    )

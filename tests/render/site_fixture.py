@@ -592,7 +592,9 @@ def _arm_entry(
                 "events": events,
                 "gpu_available": True,
                 "failure": describe_failure(data),
-                "failure_sentence": memory.oom_sentence(data.events[0], memory.declared_cap_mib([data])) if events else None,
+                "failure_sentence": memory.oom_sentence(data.events[0], memory.declared_cap_mib([data]))
+                if events
+                else None,
             }
         ],
         "memory": memory.use([data]).model_dump(mode="json"),
