@@ -40,13 +40,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from reportgen.analysis import document as doc
+from reportgen.analysis.inference import t_critical as t_critical
+from reportgen.analysis.inference import t_one_sided as t_one_sided
+from reportgen.analysis.inference import t_two_sided_p
 
 GRID = 401  # points per look of the integration grid: the constant is exact to about 1e-4
 T_PATHS = 400_000  # simulated paths behind a design's per-look t level: its error rate is exact to about 3e-4
@@ -151,8 +154,6 @@ def _t_levels() -> dict[str, float]:
 
 def simulate_t_tail(looks: tuple[int, ...], alpha: float, paths: int) -> float:
     """t_look_tail's simulation for sorted looks of at least 2 pairs (two or more of them)."""
-    from scipy.stats import t
-
     rng = np.random.default_rng(T_SEED)
     last = looks[-1]
     chunks = []
@@ -168,36 +169,9 @@ def simulate_t_tail(looks: tuple[int, ...], alpha: float, paths: int) -> float:
             mean = s1[:, n - 1] / n
             var = np.maximum(s2[:, n - 1] - n * mean * mean, 1e-300) / (n - 1)
             stat = np.abs(mean) / np.sqrt(var / n)
-            minp = np.minimum(minp, 2.0 * t.sf(stat, n - 1))
+            minp = np.minimum(minp, t_two_sided_p(stat, n - 1))
         chunks.append(minp)
     return float(np.quantile(np.concatenate(chunks), alpha))
-
-
-def t_critical(tail: float, df: np.ndarray | float) -> np.ndarray:
-    """Student t quantile with the same two-sided tail as the normal boundary (Jennison & Turnbull's
-    matching of significance levels); NaN where df < 1."""
-    from scipy.stats import t
-
-    return _per_df(lambda u: t.ppf(1.0 - tail / 2.0, u), df)
-
-
-def t_one_sided(level: float, df: np.ndarray | float) -> np.ndarray:
-    """One-sided Student t quantile at `level`; NaN where df < 1."""
-    from scipy.stats import t
-
-    return _per_df(lambda u: t.ppf(level, u), df)
-
-
-def _per_df(quantile: Callable[[np.ndarray], np.ndarray], df: np.ndarray | float) -> np.ndarray:
-    """`quantile` at each df >= 1 (NaN elsewhere), computed once per distinct df: a batch of
-    simulated campaigns at one look shares a handful of them."""
-    d = np.asarray(df, dtype=float)
-    out = np.full(d.shape, np.nan)
-    ok = d >= 1
-    if ok.any():
-        distinct, where = np.unique(d[ok], return_inverse=True)
-        out[ok] = np.asarray(quantile(distinct), dtype=float)[where]
-    return out
 
 
 def make(

@@ -21,6 +21,7 @@ from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import argv_value, run_notes
 from reportgen.analysis.interval import arm_statistic
 from reportgen.analysis.lifecycle import run_attempts
+from reportgen.analysis.run_figures import run_figures
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.specfile.model import Spec
 from reportgen.store.run import StoredRun
@@ -97,6 +98,7 @@ def _failure_sentence(r: StoredRun) -> str | None:
 def _run_block(r: StoredRun, spec: Spec, windows: Windows, experiment: str, spans: Sequence[Span]) -> doc.RunSummary:
     m = r.manifest
     disturbances, load = quiet.disturbances(r, experiment, spans, windows[0][1], windows[-1][2])
+    primary = arm_statistic(segments([r], spec.analysis.primary, windows))
     return doc.RunSummary(
         repeat=r.repeat,
         role=r.role,
@@ -108,13 +110,17 @@ def _run_block(r: StoredRun, spec: Spec, windows: Windows, experiment: str, span
         steps_completed=r.steps_completed,
         events=[doc.RunEvent.model_validate(e.to_dict()) for e in r.events],
         gpu_available=not r.gpu.empty,
-        overall=arm_statistic(segments([r], spec.analysis.primary, windows)),
+        overall=primary,
         failure=gr.describe_failure(r),
         failure_sentence=_failure_sentence(r),
         notes=run_notes(r),
         lifecycle=run_attempts(m),
         disturbances=disturbances,
         load=load,
+        commit=r.git.commit_id if r.git is not None else None,
+        dirty=r.git.dirty if r.git is not None else None,
+        machine_class=r.machine_class,
+        figures=run_figures(r, spec.analysis.primary, primary, windows),
     )
 
 

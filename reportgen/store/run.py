@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
+from reportgen.store.machine_id import class_id
 from reportgen.store.models import GitProvenance, LogEvent, Manifest, RunCommand
 
 __all__ = [
@@ -151,6 +152,13 @@ class StoredRun:
     def machine_host(self) -> str | None:
         """That machine's hostname, as its fingerprint recorded it (None when not recorded)."""
         return self.manifest.fingerprint.hostname or None
+
+    @property
+    def machine_class(self) -> str | None:
+        """The class of the machine the run ran on (`store.machine_id.class_id` of its fingerprint),
+        which the history keys its series on; None when the manifest recorded no fingerprint."""
+        fp = self.manifest.fingerprint
+        return class_id(fp.to_dict()) if fp else None
 
     @property
     def argv(self) -> dict[str, Any]:

@@ -71,7 +71,15 @@ from reportgen.analysis.document.root import (
     ProfilerRun,
     parse,
 )
-from reportgen.analysis.document.runs import Disturbance, DisturbanceKind, RunAttempt, RunEvent, RunLoad, RunSummary
+from reportgen.analysis.document.runs import (
+    Disturbance,
+    DisturbanceKind,
+    RunAttempt,
+    RunEvent,
+    RunFigure,
+    RunLoad,
+    RunSummary,
+)
 from reportgen.analysis.document.verdict import (
     ARM_EVIDENCE,
     CandidateSummary,
@@ -127,6 +135,7 @@ __all__ = [
     "QualityWindow",
     "RunAttempt",
     "RunEvent",
+    "RunFigure",
     "RunLevel",
     "RunLoad",
     "RunSummary",

@@ -18,11 +18,12 @@ from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machin
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 8  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 9  # also the Literal of AnalysisDocument.schema_version
 # Schemas `parse` still reads: every field added since has a default (8 added the pairs' machine, a
-# comparison's machine effect and comparisons[].set_aside). A reader meeting an older one names it
-# (`older_schema`); the site build still asks for the current one.
-READABLE_SCHEMAS: Final = (7, 8)
+# comparison's machine effect and comparisons[].set_aside; 9 each run's commit, machine class and
+# figures for the history). A reader meeting an older one names it (`older_schema`); the site build
+# still asks for the current one.
+READABLE_SCHEMAS: Final = (7, 8, 9)
 KIND: Final = "reportgen.analysis"
 
 
@@ -93,7 +94,7 @@ class CampaignCost(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7, 8] = 8
+    schema_version: Literal[7, 8, 9] = 9
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""

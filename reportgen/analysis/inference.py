@@ -1,0 +1,113 @@
+"""Student's t and the normal: the one home of every quantile, p-value and t interval reportgen
+computes (part of reportgen.analysis; pure).
+
+The analysis (interval.py's bootstrap and batch-means intervals, design.py's boundaries and its
+simulation of the per-look level, a run's within-run interval in run_figures.py) and the history
+(a campaign's interval over its runs, the change-point test, the paired history's standard errors
+and its test across a bridge) call these functions; none computes a quantile of its own. Scalars
+or arrays alike where the callers batch (the design's simulations). scipy is imported on first use:
+the CLI's start-up imports none of it (docs/contributing.md#cli-start-up).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def per_df(quantile: Callable[[np.ndarray], np.ndarray], df: np.ndarray | float) -> np.ndarray:
+    """`quantile` at each df >= 1 (NaN elsewhere), computed once per distinct df: a batch of
+    simulated campaigns at one look shares a handful of them."""
+    d = np.asarray(df, dtype=float)
+    out = np.full(d.shape, np.nan)
+    ok = d >= 1
+    if ok.any():
+        distinct, where = np.unique(d[ok], return_inverse=True)
+        out[ok] = np.asarray(quantile(distinct), dtype=float)[where]
+    return out
+
+
+def t_critical(tail: float, df: np.ndarray | float) -> np.ndarray:
+    """Student t quantile with a two-sided tail of `tail` (the normal boundary's, Jennison & Turnbull's
+    matching of significance levels); NaN where df < 1."""
+    from scipy.stats import t
+
+    return per_df(lambda u: t.ppf(1.0 - tail / 2.0, u), df)
+
+
+def t_one_sided(level: float, df: np.ndarray | float) -> np.ndarray:
+    """One-sided Student t quantile at `level`; NaN where df < 1."""
+    from scipy.stats import t
+
+    return per_df(lambda u: t.ppf(level, u), df)
+
+
+def t_quantile(confidence: float, df: float) -> float:
+    """The t quantile of a two-sided interval at `confidence` (0.95 -> t_{0.975, df}); NaN for df < 1."""
+    from scipy.stats import t
+
+    return float(per_df(lambda u: t.ppf(0.5 + confidence / 2.0, u), df))
+
+
+def t_two_sided_p(stat: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
+    """The two-sided p-value of a t statistic."""
+    from scipy.stats import t
+
+    return np.asarray(2.0 * t.sf(np.abs(stat), df), dtype=float)
+
+
+def z_quantile(confidence: float) -> float:
+    """The normal quantile of a two-sided interval at `confidence` (0.95 -> 1.96)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2.0))
+
+
+@dataclass(frozen=True)
+class TInterval:
+    """A t interval of a mean (or of a difference of means): estimate, bounds, standard error,
+    degrees of freedom, and the two-sided p-value of `estimate = 0`."""
+
+    estimate: float
+    low: float
+    high: float
+    se: float
+    df: float
+    p: float
+
+
+def t_interval(estimate: float, se: float, df: float, confidence: float) -> TInterval:
+    """`estimate` +- t_{df} x `se`, with the p-value of a zero estimate. A standard error of zero
+    gives a point interval (p 0, or 1 for a zero estimate)."""
+    if not se > 0:
+        return TInterval(estimate, estimate, estimate, 0.0, df, 0.0 if estimate != 0 else 1.0)
+    q = t_quantile(confidence, df)
+    p = float(t_two_sided_p(estimate / se, df))
+    return TInterval(estimate, estimate - q * se, estimate + q * se, se, df, p)
+
+
+def mean_interval(x: Sequence[float] | np.ndarray, confidence: float) -> TInterval:
+    """The t interval of the mean of `x` (at least two values): the sample's own spread."""
+    a = np.asarray(x, dtype=float)
+    return t_interval(float(a.mean()), float(a.std(ddof=1)) / math.sqrt(a.size), a.size - 1, confidence)
+
+
+def pooled_difference(a: np.ndarray, b: np.ndarray, confidence: float) -> TInterval:
+    """mean(b) - mean(a) by Student's two-sample t, the variance pooled over both samples (a shift
+    of level leaves the noise as it was, so the long stretch before a change judges the few points
+    after it)."""
+    d = float(b.mean() - a.mean())
+    df = a.size + b.size - 2
+    pooled = (float(((a - a.mean()) ** 2).sum()) + float(((b - b.mean()) ** 2).sum())) / df if df > 0 else 0.0
+    se2 = pooled * (1.0 / a.size + 1.0 / b.size)
+    return t_interval(d, math.sqrt(se2) if se2 > 0 else 0.0, df, confidence)
+
+
+def se_of_interval(low: float, high: float, df: float, confidence: float) -> float:
+    """The standard error behind a symmetric t interval [low, high] on the log scale (a ratio's
+    interval): ln(high / low) / (2 t); NaN when the interval is not one."""
+    t = t_quantile(confidence, df)
+    return math.log(high / low) / (2.0 * t) if t > 0 and low > 0 and high > low else math.nan
