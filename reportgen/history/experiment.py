@@ -100,17 +100,20 @@ def read_experiment(
     shown: bool = True,
     strings: Callable[[Any], Any] = _identity,
     runs: bool = True,
+    tables: bool = True,
 ) -> LoadedExperiment:
     """The experiment folder `exp_dir` as read. A run file in `needed` that is there but unreadable
     stops the read, naming it and `fix` (what to re-run); `shown=False` leaves out what only the
     pages show of a run (store.run_folder); `runs=False` reads no run folder at all (the history
-    needs only analysis.json, the spec and revisions.json); `strings` maps analysis.json before it
-    is parsed."""
+    needs only analysis.json, the spec and revisions.json), `tables=False` no run's tables (the
+    site's pages of other experiments); `strings` maps analysis.json before it is parsed."""
     exp_dir = Path(exp_dir)
     analysis = read_analysis(exp_dir, strings=strings)
     read = []
     for arm, repeat, path in layout.iter_runs(exp_dir) if runs else []:
-        run = read_run_folder(path, arm, repeat, shown=shown)  # the store's one reader, each file through its model
+        run = read_run_folder(
+            path, arm, repeat, shown=shown, tables=tables
+        )  # the store's one reader, each file through its model
         for note in run.notes:
             name, _, why = note.partition(": ")
             if name in needed:

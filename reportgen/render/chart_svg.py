@@ -31,6 +31,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +118,85 @@ def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
 
 def render(spec: dict, cache: Path | None) -> str:
     """Vega's SVG of the chart as `static_spec` draws it, cached by the spec's hash (about 0.1-1 s a miss)."""
+    fixed = static_spec(spec)
+    key = spec_key(fixed)
+    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: _draw(fixed)).decode()
+
+
+def _draw(fixed: dict) -> bytes:
     import vl_convert
 
-    fixed = static_spec(spec)
-    key = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
-    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode()).decode()
+    return numbered(vl_convert.vegalite_to_svg(fixed)).encode()
+
+
+_CLIP = re.compile(r'(id="clip|url\(#clip)(\d+)')
+
+
+def numbered(svg: str) -> str:
+    """Vega's clip-path ids numbered from 1 in the order they appear: its renderer counts them over
+    every chart it drew before in the process, so a chart's SVG depended on what was drawn first."""
+    seen: dict[str, int] = {}
+    return _CLIP.sub(lambda m: f"{m.group(1)}{seen.setdefault(m.group(2), len(seen) + 1)}", svg)
+
+
+@functools.cache
+def _renderer() -> str:
+    """The renderer's version: a chart drawn by another vl_convert is drawn again."""
+    try:
+        import importlib.metadata as md
+
+        return md.version("vl-convert-python")
+    except Exception:  # metadata missing: the spec's hash alone
+        return "unknown"
+
+
+def spec_key(fixed: dict) -> str:
+    """The cache key of a chart as `static_spec` gives it: its spec and the renderer's version."""
+    return hashlib.sha256(json.dumps([_renderer(), fixed], sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A chart drawn into the cache folder: Vega's SVG (`svg`, the standalone file) and its rewrite
+    for the page (`inline`, render/chart_svg.inline)."""
+
+    svg: Path
+    inline: Path
+
+
+def draw_all(jobs: Sequence[tuple[Any, str, dict]], cache: Path, workers: int | None = None) -> dict[Any, Drawn]:
+    """Each (key, name, spec) drawn and rewritten for the page into `cache`, both kept by content:
+    a chart drawn before costs a look-up; misses are drawn on a few threads (vl_convert's renderer
+    lets them overlap). The page's copy is keyed by the drawn chart's key, `name` and this module's
+    source, so a change to the rewrite redraws nothing but rewrites every chart."""
+    keyed = {}
+    for key, name, spec in jobs:
+        fixed = static_spec(spec)
+        svg_key = spec_key(fixed)
+        raw = cache / "svg" / svg_key[:2] / f"{svg_key}.svg"
+        inline_key = hashlib.sha256(b"\0".join((_source_hash().encode(), name.encode(), svg_key.encode()))).hexdigest()
+        keyed[key] = (name, fixed, raw, cache / "inline" / inline_key[:2] / f"{inline_key}.svg")
+
+    def make(job: tuple[str, dict, Path, Path]) -> None:
+        name, fixed, raw, page = job
+        if page.is_file():
+            return
+        if raw.is_file():
+            text = raw.read_bytes()
+        else:
+            text = _draw(fixed)
+            atomic.write_bytes(raw, text)
+        atomic.write_bytes(page, inline(text.decode(), name).encode())
+
+    todo = list({job[3]: job for job in keyed.values() if not job[3].is_file()}.values())
+    workers = workers or min(4, os.cpu_count() or 1)
+    if len(todo) < 2 or workers < 2:
+        for job in todo:
+            make(job)
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(make, todo))
+    return {key: Drawn(raw, page) for key, (_, _, raw, page) in keyed.items()}
 
 
 def render_all(jobs: Sequence[tuple[Any, dict]], cache: Path | None, workers: int | None = None) -> dict[Any, str]:

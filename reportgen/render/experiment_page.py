@@ -865,7 +865,7 @@ def render(
     specs["looks"] = looks
     specs.update(quality_specs)
     specs.update(memory_specs)
-    files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode(), **time.files}
+    files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode()}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",
         title=kinds.page_title(str(title), kind),
@@ -873,4 +873,5 @@ def render(
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
         files=files,
+        copies=time.copies,
     )

@@ -17,7 +17,7 @@ The models type the fields code reads and allow the rest (`extra="allow"`): a fi
 older or newer reportgen must still load. The sections inside a file are typed too (`Section`: a
 manifest's `gpu`, `fingerprint`, `ingest`, `invariants` and `hashes`, the events of events.json),
 so a reader writes `manifest.ingest.lifecycle.attempts`, never `.get("ingest") or {}`; a section
-keeps the keys it was given in their order, so a file read and written back is the same. A file's `schema_version` is checked on read: an older one passes
+writes its keys back in its writer's order, so a file read and written back is the same. A file's `schema_version` is checked on read: an older one passes
 through one upgrade function per version (`UPGRADES`) up to the current one; a newer one, or a
 file that is not the model's kind, is refused with one `UserError` line. Nothing is written
 back: an upgrade happens in memory, the file on disk stays as it was recorded.
@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from reportgen.errors import UserError, first_problem
 from reportgen.store import atomic
@@ -43,29 +43,21 @@ Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
 
 class Section(BaseModel):
     """A typed part of a run-folder file (a manifest's `ingest`, one event of events.json): its known
-    keys typed, the others kept as they were (`extra="allow"`), and the order of its keys remembered
-    (`to_dict` gives them back in that order, so a file read and written back is byte-identical)."""
+    keys typed, the others kept as they were (`extra="allow"`). Its fields are declared in the order
+    their writer writes them, and `to_dict` gives the keys that were set in that order (the others
+    after), so a file read and written back is the same."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    _order: list[str] = PrivateAttr(default_factory=list)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _remember_order(cls, data: Any, handler: Any) -> Any:
-        model = handler(data)
-        if isinstance(data, dict) and isinstance(model, Section):
-            model._order = list(data)
-        return model
-
     def to_dict(self) -> dict[str, Any]:
-        """The section as a plain dict: the keys that were set, in the order they were given."""
+        """The section as a plain dict: the keys that were set, in the order they are declared."""
         out: dict[str, Any] = _ordered(self)
         return out
 
 
 def _ordered(value: Any) -> Any:
-    """A model's keys that were set, in the order they were given, sections within it alike."""
+    """A model's keys that were set: a file's in the order it gave them (`StoreFile._order`), a section's
+    in the order they are declared, the others after; sections within it alike."""
     if isinstance(value, BaseModel):
         declared = [k for k in type(value).model_fields if k in value.model_fields_set]
         keys = [*getattr(value, "_order", []), *declared, *(value.model_extra or {})]
