@@ -2,13 +2,16 @@
 
 - The generated literate-nav SUMMARY.md is navigation, not a page: exclude it late, after
   literate-nav has found it.
-- Charts are drawn at build time into the cache folder; a report page's "<page>.charts.json"
-  (written by reportgen.render.site.write_page) names each drawn chart's file, and the hook puts
-  them into the page's final HTML here, so MkDocs never parses them; the sidecars are not published.
+- Charts are drawn at build time into the cache folder, by workers while MkDocs lays the pages out
+  (reportgen.render.drawing); a report page's "<page>.charts.json" (written by
+  reportgen.render.site.write_page) names each drawn chart's file, and the hook waits for them and
+  puts them into the page's final HTML here, so MkDocs never parses them; the sidecars are not published.
 - A page whose inputs did not change is not rendered again (reportgen.render.html_cache): its HTML
   and search entries are kept in the cache folder, keyed by its Markdown, front matter, charts and
   the site around it (configuration, theme, navigation); the hook serves it with a template that
   renders nothing and hands MkDocs the kept HTML. A page whose build logged a warning is not kept.
+- Every page's whitespace runs with a line break become one line break (`html_cache.minify`: the
+  theme indents every line of the navigation, which grows with every report).
 - Provenance pages are left out of the search index (their dumps would dominate it), and the
   index is fetched when the reader reaches for search, not with every page (LAZY_SEARCH).
 - A report page's search result is titled with its full title (front matter `title`, which names
@@ -33,14 +36,18 @@ from mkdocs.structure.files import InclusionLevel
 
 try:
     from reportgen.render import html_cache
+    from reportgen.render.drawing import DRAWING
     from reportgen.render.site import CHARTS_SIDECAR, MIKE_VERSION_VAR, fill_charts, read_sidecar
+    from reportgen.render.site_cache import code_digest
     from reportgen.store.layout import default_cache, resolve_runs_root
 except ModuleNotFoundError:  # building from a checkout without installing reportgen
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from reportgen.render import html_cache
+    from reportgen.render.drawing import DRAWING
     from reportgen.render.site import CHARTS_SIDECAR, MIKE_VERSION_VAR, fill_charts, read_sidecar
+    from reportgen.render.site_cache import code_digest
     from reportgen.store.layout import default_cache, resolve_runs_root
 
 PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "mkdocs-literate-nav", "jinja2")
@@ -55,6 +62,7 @@ class _Build:
             *_config_files(Path(config.config_file_path)),
             *(f"{n}={_version(n)}" for n in PACKAGES),
             Path(__file__).read_bytes(),
+            code_digest(),  # reportgen's code: what fills the charts and minifies the page
             os.environ.get(MIKE_VERSION_VAR, ""),
         )
         self.site = self.base  # with the navigation, on_nav
@@ -211,7 +219,9 @@ def on_post_page(output, page, config):
     output = _BUNDLE.sub(lambda m: LAZY_SEARCH + m.group(0), output, count=1)
     sidecar = _sidecar(page)
     if sidecar is not None:
+        DRAWING.wait(json.loads(sidecar).values())  # the workers may still be drawing them
         output = fill_charts(output, read_sidecar(sidecar))
+    output = html_cache.minify(output)
     if page.url not in build.warned and key is not None:
         build.cache.put_html(key, output)  # its search entries when the index is written (on_post_build)
         build.rendered.append(page.url)
@@ -220,6 +230,7 @@ def on_post_page(output, page, config):
 
 
 def on_post_build(config):
+    DRAWING.finish()
     build = _STATE["build"]
     index = Path(config.site_dir) / "search" / "search_index.json"
     if not index.is_file():

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -37,6 +37,7 @@ from reportgen.render import (
     rollback_page,
 )
 from reportgen.render.common import report_kind
+from reportgen.render.drawing import DRAWING
 from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
@@ -55,7 +56,7 @@ OpenFile = Callable[..., IO]
 class SiteOptions:
     """Switches of the report part of the site (mkdocs.yml `extra.reportgen`, or env)."""
 
-    svg_fallback: bool = True
+    svg_fallback: bool = False
     shorten_paths: bool = False
     repo_root: Path | None = None
     cache_dir: Path | None = None
@@ -93,12 +94,28 @@ def render_experiment(
     return pages
 
 
+# More reports than this, and the navigation lists them by month: a report page's sidebar lists its
+# section's reports (Material prunes the others), and a flat list of hundreds was most of every
+# report page's bytes (issue 45).
+NAV_FLAT = 30
+
+
+def months(experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
+    """experiment -> the month it was made ("2026-12", from analysis.json's `created_utc`), the
+    navigation's section for it when the site holds more than NAV_FLAT reports; {} otherwise."""
+    if len(experiments) <= NAV_FLAT:
+        return {}
+    return {e.name: (e.analysis.experiment.created_utc or "")[:7] or "undated" for e in experiments}
+
+
 def summary(
     pages_by_exp: Sequence[tuple[str, Sequence[NavPage]]],
     docs: Sequence[tuple[str, str]],
     history: Sequence[NavPage] = (),
+    groups: Mapping[str, str] | None = None,
 ) -> str:
-    """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs.
+    """The literate-nav SUMMARY.md: home, reports (from what exists; under their `groups` section,
+    newest first, when given), then the project docs.
 
     Built with mkdocs_gen_files.Nav (titles as a path, a section's own page as its link). Nav
     merges entries by title, so an experiment whose title another already has gets its folder
@@ -110,15 +127,17 @@ def summary(
     nav["Home"] = "index.md"
     nav["Reports"] = "reports/index.md"
     used: set[str] = set()
-    for name, pages in pages_by_exp:
+    groups = groups or {}
+    for name, pages in sorted(pages_by_exp, key=lambda np: groups.get(np[0], ""), reverse=True):
         main, *rest = pages
         title = _nav_text(main.nav)
         if title in used:
             title = f"{title} ({_nav_text(name)})"
         used.add(title)
-        nav["Reports", title] = main.path
+        where = ("Reports", _nav_text(groups[name])) if name in groups else ("Reports",)
+        nav[(*where, title)] = main.path
         for p in rest:
-            nav["Reports", title, _nav_text(p.nav)] = p.path
+            nav[(*where, title, _nav_text(p.nav))] = p.path
     for p in history:  # the index first, then one page per recipe
         keys = ("History",) if p.path == history_page.INDEX else ("History", _nav_text(p.nav))
         nav[keys] = p.path
@@ -249,16 +268,22 @@ def charts_sidecar(page_path: str) -> str:
 
 
 def drawn(pages: Sequence[Page], cache: Path) -> list[CachedPage]:
-    """Every chart of `pages` drawn into the cache folder (render/chart_svg.draw_all: a chart drawn
-    before costs a look-up), each page as the cache keeps it."""
-    charts = chart_svg.draw_all([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
+    """Each page as the cache keeps it, its charts named by the files they are drawn into
+    (render/chart_svg.plan: a chart drawn before costs a look-up); the others are handed to the
+    build's workers (render/drawing.DRAWING: drawn meanwhile, or at once without workers)."""
+    where, todo = chart_svg.plan([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
+    DRAWING.draw(todo)
+    return _cached(pages, where)
+
+
+def _cached(pages: Sequence[Page], where: Mapping[tuple[str, str], chart_svg.Drawn]) -> list[CachedPage]:
     return [
         CachedPage(
             path=p.path,
             title=p.title,
             nav_title=p.nav_title,
             markdown=p.markdown,
-            charts={n: (str(charts[(p.path, n)].inline), str(charts[(p.path, n)].svg)) for n in p.charts},
+            charts={n: (str(where[(p.path, n)].inline), str(where[(p.path, n)].svg)) for n in p.charts},
             files=dict(p.files),
             copies={name: str(path) for name, path in p.copies.items()},
         )
@@ -284,6 +309,7 @@ def write_page(page: CachedPage, open_file: OpenFile, *, svg: bool) -> None:
         with open_file(f"{folder}/{name}", "wb") as fh, open(source, "rb") as src:
             shutil.copyfileobj(src, fh)
     if svg:
+        DRAWING.wait(inline for inline, _ in page.charts.values())
         for name, (_, raw) in page.charts.items():
             with open_file(f"{folder}/{name}.svg", "wb") as fh:
                 fh.write(Path(raw).read_bytes())
@@ -298,8 +324,12 @@ class _Options:
     runs_root: str
 
 
-def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions()) -> list[NavPage]:
-    """Render every experiment under `runs_root` into the site; returns the pages written."""
+def generate(
+    runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions(), wait: bool = True
+) -> list[NavPage]:
+    """Render every experiment under `runs_root` into the site; returns the pages written. With
+    `wait=False` charts may still be drawing when it returns (render/drawing.py: the build's hook
+    waits for each page's, `DRAWING.wait`, and for the rest at the end, `DRAWING.finish`)."""
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
@@ -308,47 +338,78 @@ def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = Sit
     index = RunsIndex(runs_root)
     scanned = [scan(exp_dir, runs_root, index) for exp_dir in layout.iter_experiments(runs_root)]
     opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
-    # Every experiment as the pages of several read it (no runs): from the cache, else read without tables.
-    experiments = [_summary(s, store, opts) for s in scanned]
-    docs = DocsIndex(options.docs_dir, options.exclude_docs)
-    # The history is computed here from what analysis.json stores (docs/performance-history.md).
-    series = history_page.history_of(experiments)
-    paired = history_page.paired_of(experiments)
-    vs_lines = history_page.vs_history_lines(paired, experiments)
-    written: list[CachedPage] = []
-    per_exp: list[tuple[str, list[CachedPage]]] = []
-    used: list[str] = []
-    for s in scanned:
-        line, about = vs_lines.get(s.name, ""), docs.mentions(s.name)
-        key = _key(s, opts, "pages", line, about)
-        entry = store.get(key)
-        if entry is None:
-            exp = load_experiment(s.path, shorten=shorten)
-            pages = drawn(render_experiment(exp, svg=options.svg_fallback, history=line, docs=about), cache)
-            entry = Entry(tuple(pages), None)
-            store.put(key, entry)
-        used.append(key)
-        per_exp.append((s.name, list(entry.pages)))
-        written += entry.pages
-    shared = history_page.render_all(
-        series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
-    ) + bisect_page.pages(runs_root)
-    history = drawn(shared, cache)
-    written += history
-    home = [home_page.render(experiments)]
-    index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
-    front = (
-        home_page.home(index_md.read_text(encoding="utf-8"), experiments) if index_md and index_md.is_file() else None
-    )
-    if front is not None:
-        home.insert(0, front)
-    written[:0] = drawn(home, cache)
-    refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
-    for page in written:
-        write_page(page, open_file, svg=options.svg_fallback)
-    with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
-        fh.write(summary(per_exp, docs.pages, history))
-    store.prune([*used, *(_key(s, opts, "experiment") for s in scanned)])
+    # Every experiment as the pages of several read it (no runs): from the cache, else read without
+    # tables (on the workers when there are many: a cold build).
+    light_keys = [_key(s, opts, "experiment") for s in scanned]
+    found = [store.get(k) for k in light_keys]
+    missing = [i for i, e in enumerate(found) if e is None]
+    DRAWING.start(cache, len(missing))
+    try:
+        made = DRAWING.map(
+            _light_entry,
+            [scanned[i].path for i in missing],
+            [opts] * len(missing),
+            [cache] * len(missing),
+            [light_keys[i] for i in missing],
+        )
+        for i, entry in zip(missing, made, strict=True):
+            found[i] = entry
+        experiments = [_experiment(e) for e in found]
+        docs = DocsIndex(options.docs_dir, options.exclude_docs)
+        # The history is computed here from what analysis.json stores (docs/performance-history.md).
+        series = history_page.history_of(experiments)
+        paired = history_page.paired_of(experiments)
+        vs_lines = history_page.vs_history_lines(paired, experiments)
+        keys, outside = [], []
+        for s in scanned:
+            line, about = vs_lines.get(s.name, ""), docs.mentions(s.name)
+            keys.append(_key(s, opts, "pages", line, about))
+            outside.append((line, about))
+        entries = [store.get(k) for k in keys]
+        todo = [i for i, e in enumerate(entries) if e is None]
+        rendered = DRAWING.map(
+            _render_entry,
+            [scanned[i].path for i in todo],
+            [opts] * len(todo),
+            [outside[i] for i in todo],
+            [cache] * len(todo),
+            [keys[i] for i in todo],
+        )
+        for i, (pages, jobs) in zip(todo, rendered, strict=True):
+            DRAWING.draw(jobs)
+            entries[i] = Entry(tuple(pages), None)
+        written: list[CachedPage] = []
+        per_exp: list[tuple[str, list[CachedPage]]] = []
+        for s, entry in zip(scanned, entries, strict=True):
+            pages = list(entry.pages) if entry is not None else []
+            per_exp.append((s.name, pages))
+            written += pages
+        shared = history_page.render_all(
+            series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
+        ) + bisect_page.pages(runs_root)
+        history = drawn(shared, cache)
+        written += history
+        home = [home_page.render(experiments)]
+        index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
+        front = (
+            home_page.home(index_md.read_text(encoding="utf-8"), experiments)
+            if index_md and index_md.is_file()
+            else None
+        )
+        if front is not None:
+            home.insert(0, front)
+        written[:0] = drawn(home, cache)
+        refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
+        for page in written:
+            write_page(page, open_file, svg=options.svg_fallback)
+        with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
+            fh.write(summary(per_exp, docs.pages, history, months(experiments)))
+        store.prune([*keys, *light_keys])
+    except BaseException:
+        DRAWING.finish()
+        raise
+    if wait:
+        DRAWING.finish()
     return list(written)
 
 
@@ -356,15 +417,30 @@ def _key(s: Scanned, opts: _Options, what: str, *outside: object) -> str:
     return entry_key(s, outside=(what, *outside), options=opts)
 
 
-def _summary(s: Scanned, store: PageCache, opts: _Options) -> PublishedExperiment:
-    """The experiment as the home page, the reports list and the history read it (no runs), from
-    the cache when its inputs did not change."""
-    key = _key(s, opts, "experiment")
-    entry = store.get(key)
-    if entry is None:
-        exp = load_experiment(s.path, shorten=opts.shorten, tables=False)
-        entry = Entry((), light(exp, report_kind(exp)))
-        store.put(key, entry)
-    if entry.experiment is None:
-        raise ValueError(f"{key}: a page entry where an experiment entry belongs")
+def _experiment(entry: Entry | None) -> PublishedExperiment:
+    if entry is None or entry.experiment is None:
+        raise ValueError("a page entry where an experiment entry belongs")
     return entry.experiment
+
+
+def _light_entry(path: Path, opts: _Options, cache: Path, key: str) -> Entry:
+    """The experiment as the home page, the reports list and the history read it (no runs), read
+    without its tables and kept in the cache (on a worker)."""
+    exp = load_experiment(path, shorten=opts.shorten, tables=False)
+    entry = Entry((), light(exp, report_kind(exp)))
+    PageCache(cache).put(key, entry)
+    return entry
+
+
+def _render_entry(
+    path: Path, opts: _Options, outside: tuple[str, list[tuple[str, str]]], cache: Path, key: str
+) -> tuple[list[CachedPage], list[chart_svg.DrawJob]]:
+    """One experiment's pages, rendered and kept in the cache (on a worker), and its charts still to
+    draw: the caller hands them to the workers and does not wait."""
+    line, about = outside
+    exp = load_experiment(path, shorten=opts.shorten)
+    pages = render_experiment(exp, svg=opts.svg_fallback, history=line, docs=about)
+    where, todo = chart_svg.plan([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
+    cached = _cached(pages, where)
+    PageCache(cache).put(key, Entry(tuple(cached), None))
+    return cached, todo
