@@ -3,8 +3,9 @@ experiment rebuilt, and the site's size, for N distinct experiments made from a 
 
 A project is made under --work: the repository's mkdocs.yml (inherited) and a copy of docs/, and a
 runs/ holding the committed experiments plus N copies of --from. Each copy is its own experiment:
-its metrics.parquet values and GPU samples are scaled by a factor of its own (so no chart is
-shared through the SVG cache), its machine is another of the same class (its fingerprint id, so
+its metrics (times, losses, rewards, memory; rates by its inverse; counts and lengths kept, so it
+passes the guardrails its source passes) and GPU samples are scaled by a factor of its own (so no
+chart is shared through the SVG cache), its machine is another of the same class (its fingerprint id, so
 no copy is another's neighbour on one machine) and it is analysed by `reportgen analyze`. Then:
 
 - cold: `mkdocs build` with an empty cache folder ($REPORTGEN_CACHE);
@@ -40,6 +41,18 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = "runs/showcase-1xh200-grpo-offload-r4"
 GPU_SCALED = ("mem_used_mib", "util_gpu", "util_mem", "power_w")
+# A copy passes the guardrails its source passes (so its pages are the same kind of pages): counts
+# and lengths the guardrails check against the spec and each other are kept, times are scaled and
+# rates scaled back (tokens = rate x time still holds), everything else (losses, rewards, memory) scaled.
+KEPT = ("num_samples", "tokens", "response_len", "response_length")
+
+
+def factor_of(key: str, factor: float) -> float:
+    if any(k in key for k in KEPT):
+        return 1.0
+    return 1.0 / factor if "per_s" in key else factor
+
+
 HOSTING_LIMIT = 1.5e6  # bytes: the most an experiment's page folder may hold (issue 45)
 
 
@@ -73,7 +86,7 @@ def scale_run(run: Path, factor: float) -> None:
     metrics = run / "metrics.parquet"
     if metrics.is_file():
         m = pd.read_parquet(metrics)
-        m["value"] = m["value"] * factor
+        m["value"] = m["value"] * m["key"].map(lambda k: factor_of(str(k), factor))
         m.to_parquet(metrics, index=False)
     gpu = run / "gpu.parquet"
     if gpu.is_file():

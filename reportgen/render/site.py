@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from reportgen.errors import UserError
+from reportgen.history.paired import PairedSeries
+from reportgen.history.series import Series
 from reportgen.render import (
     bisect_page,
     candidate_page,
@@ -101,11 +103,20 @@ NAV_FLAT = 30
 
 
 def months(experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
-    """experiment -> the month it was made ("2026-12", from analysis.json's `created_utc`), the
-    navigation's section for it when the site holds more than NAV_FLAT reports; {} otherwise."""
+    """experiment -> its section of the navigation when the site holds more than NAV_FLAT reports:
+    the month it was made ("2026-12", from analysis.json's `created_utc`), and a month of more than
+    NAV_FLAT reports in parts of NAV_FLAT ("2026-12, 2 of 7", by name); {} for a smaller site."""
     if len(experiments) <= NAV_FLAT:
         return {}
-    return {e.name: (e.analysis.experiment.created_utc or "")[:7] or "undated" for e in experiments}
+    by_month: dict[str, list[str]] = {}
+    for e in experiments:
+        by_month.setdefault((e.analysis.experiment.created_utc or "")[:7] or "undated", []).append(e.name)
+    out = {}
+    for month, names in by_month.items():
+        parts = -(-len(names) // NAV_FLAT)
+        for i, name in enumerate(sorted(names)):
+            out[name] = month if parts == 1 else f"{month}, {i // NAV_FLAT + 1} of {parts}"
+    return out
 
 
 def summary(
@@ -128,7 +139,9 @@ def summary(
     nav["Reports"] = "reports/index.md"
     used: set[str] = set()
     groups = groups or {}
-    for name, pages in sorted(pages_by_exp, key=lambda np: groups.get(np[0], ""), reverse=True):
+    # newest month first; a month's parts in order
+    order = {g: (g[:7], -int(g.split(", ")[1].split(" of ")[0]) if ", " in g else 0) for g in set(groups.values())}
+    for name, pages in sorted(pages_by_exp, key=lambda np: order.get(groups.get(np[0], ""), ("", 0)), reverse=True):
         main, *rest = pages
         title = _nav_text(main.nav)
         if title in used:
@@ -356,9 +369,9 @@ def generate(
             found[i] = entry
         experiments = [_experiment(e) for e in found]
         docs = DocsIndex(options.docs_dir, options.exclude_docs)
-        # The history is computed here from what analysis.json stores (docs/performance-history.md).
-        series = history_page.history_of(experiments)
-        paired = history_page.paired_of(experiments)
+        # The history: its series and change points from what analysis.json stores
+        # (docs/performance-history.md), kept while no experiment changed.
+        series, paired = store.history(light_keys, lambda: _history(experiments))
         vs_lines = history_page.vs_history_lines(paired, experiments)
         keys, outside = [], []
         for s in scanned:
@@ -415,6 +428,10 @@ def generate(
 
 def _key(s: Scanned, opts: _Options, what: str, *outside: object) -> str:
     return entry_key(s, outside=(what, *outside), options=opts)
+
+
+def _history(experiments: Sequence[PublishedExperiment]) -> tuple[list[Series], list[PairedSeries]]:
+    return history_page.history_of(experiments), history_page.paired_of(experiments)
 
 
 def _experiment(entry: Entry | None) -> PublishedExperiment:

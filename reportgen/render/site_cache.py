@@ -25,10 +25,10 @@ import importlib.metadata
 import os
 import pickle
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
@@ -39,6 +39,7 @@ from reportgen.store.freshness import stale_reason
 from reportgen.store.run_folder import ExperimentFiles, RunsIndex, read_experiment
 
 PRUNE_DAYS = 14
+H = TypeVar("H")
 # What an experiment's pages read besides the analysis' inputs (store.run_folder's digest): run files
 # only the pages show, and experiment files the analysis does not hash.
 SHOWN_RUN_FILES = (layout.COMMAND, "recipe.sh", "recipe.argv")
@@ -182,6 +183,22 @@ class PageCache:
 
     def put(self, key: str, entry: Entry) -> None:
         atomic.write_bytes(self._path(key), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def history(self, keys: Sequence[str], make: Callable[[], H]) -> H:
+        """The history of the experiments of `keys` (their experiment entries' keys), made by `make`
+        when none is kept for them: its series and change points change only with an experiment."""
+        key = hashlib.sha256("\0".join(["history", code_digest(), *keys]).encode()).hexdigest()
+        path = self._path(key)
+        try:
+            kept = pickle.loads(path.read_bytes())
+        except Exception:  # none, or damaged: made again
+            kept = None
+        if kept is not None:
+            _touch(path)
+            return cast(H, kept)
+        made = make()
+        atomic.write_bytes(path, pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
+        return made
 
     def prune(self, keep: Iterable[str], older_than_days: float = PRUNE_DAYS) -> int:
         """Remove entries not in `keep` and unused for `older_than_days`; returns how many."""
