@@ -50,6 +50,7 @@ except ModuleNotFoundError:  # building from a checkout without installing repor
     from reportgen.render.site_cache import code_digest
     from reportgen.store.layout import default_cache, resolve_runs_root
 
+LOG = logging.getLogger("mkdocs.plugins.reportgen")
 PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "mkdocs-literate-nav", "jinja2")
 
 
@@ -233,19 +234,20 @@ def on_post_build(config):
     DRAWING.finish()
     build = _STATE["build"]
     index = Path(config.site_dir) / "search" / "search_index.json"
-    if not index.is_file():
-        return
-    data = json.loads(index.read_text(encoding="utf-8"))
+    data = json.loads(index.read_text(encoding="utf-8")) if index.is_file() else None
     kept = {url: build.cache.search(build.keys[url]) for url in build.kept}
-    data["docs"], fresh = html_cache.merge_search(data.get("docs", []), build.order, kept)
+    docs, fresh = html_cache.merge_search(data.get("docs", []) if data else [], build.order, kept)
     for url in build.rendered:
         if url not in build.warned:
             build.cache.put_search(build.keys[url], fresh.get(url, []))
-    for entry in data["docs"]:
-        if entry.get("location") in build.titles:
-            entry["title"] = build.titles[entry["location"]]
-    index.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    if data is not None:
+        data["docs"] = docs
+        for entry in docs:
+            if entry.get("location") in build.titles:
+                entry["title"] = build.titles[entry["location"]]
+        index.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     build.cache.prune(build.keys.values())
+    LOG.info(f"reportgen: {len(build.kept)} of {len(build.order)} pages kept from the last build, the others rendered")
 
 
 def on_serve(server, config, builder):

@@ -9,15 +9,15 @@ waits for a page's charts only when it puts them into its HTML (`wait`); `finish
 rest when the build ends. With one or two reports to render (a rebuild after a change), threads of
 the build's own process draw, in the same way.
 
-The workers are processes of the platform's fastest safe kind (fork where no other thread runs,
-else spawn); what they return (pages, drawing jobs) is plain data.
+The workers are started fresh (spawn), never forked: the build's process may already hold
+vl_convert's renderer, whose native threads a fork would copy mid-work (a worker then hangs); what
+they return (pages, drawing jobs) is plain data.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -50,10 +50,7 @@ class Drawing:
         self.finish()
         workers = max(1, min(os.cpu_count() or 1, 4))
         if reports >= PROCESSES_FROM and workers > 1:
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            if threading.active_count() > 1:
-                method = "spawn"  # forking a process that runs other threads is not safe
-            ctx = multiprocessing.get_context(method)
+            ctx = multiprocessing.get_context("spawn")
             self.executor = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(cache,))
         else:
             self.executor = ThreadPoolExecutor(max(2, workers))

@@ -139,9 +139,14 @@ def summary(
     nav["Reports"] = "reports/index.md"
     used: set[str] = set()
     groups = groups or {}
-    # newest month first; a month's parts in order
-    order = {g: (g[:7], -int(g.split(", ")[1].split(" of ")[0]) if ", " in g else 0) for g in set(groups.values())}
-    for name, pages in sorted(pages_by_exp, key=lambda np: order.get(groups.get(np[0], ""), ("", 0)), reverse=True):
+    # newest month first, a month's parts in order, undated last
+    order = {
+        g: (g != "undated", g[:7], -int(g.split(", ")[1].split(" of ")[0]) if ", " in g else 0)
+        for g in set(groups.values())
+    }
+    for name, pages in sorted(
+        pages_by_exp, key=lambda np: order.get(groups.get(np[0], ""), (True, "", 0)), reverse=True
+    ):
         main, *rest = pages
         title = _nav_text(main.nav)
         if title in used:
