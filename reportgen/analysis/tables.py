@@ -32,6 +32,7 @@ from reportgen.vocab import (
     HIGHER,
     LOWER,
     MATHS_FLAGS,
+    STEP_PARTS,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     STEP_TOKEN_PER_S,
@@ -87,7 +88,19 @@ def arm_block(
         gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
         workload=fixed,
         memory=memory.use(runs),
+        step_parts=step_parts(runs, windows),
     )
+
+
+def step_parts(runs: Sequence[StoredRun], windows: Windows) -> dict[str, float | None]:
+    """Each timer of a step (vocab.STEP_PARTS) as its mean seconds per window step over `runs`: what
+    the site stacks as "where a step's time goes"."""
+    out: dict[str, float | None] = {}
+    for key in STEP_PARTS:
+        parts = [np.asarray(r.series(key, s, e), dtype=float) for r in runs for _, s, e in windows]
+        values = np.concatenate(parts) if parts else np.array([])
+        out[key] = float(values.mean()) if values.size else None
+    return out
 
 
 def _failure_sentence(r: StoredRun) -> str | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument
-from reportgen.analysis.inference import se_of_interval, t_interval
+from reportgen.analysis.inference import se_of_interval, t_interval, z_quantile
 from reportgen.history.changepoints import DetectorConfig, Shift, detect
 from reportgen.history.experiment import LoadedExperiment
 from reportgen.history.figures import series_of
@@ -143,6 +143,12 @@ class ChainedPoint:
     @property
     def ratio(self) -> float:
         return math.exp(self.log_ratio)
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """The ratio's interval at `confidence`: normal on the log scale with the chain's standard
+        error (the measurement's and every bridge's, added)."""
+        half = z_quantile(confidence) * self.se
+        return math.exp(self.log_ratio - half), math.exp(self.log_ratio + half)
 
     @property
     def experiment(self) -> str:

@@ -38,7 +38,7 @@ from reportgen.analysis.document import (
 )
 from reportgen.analysis.guardrails import describe_failure
 from reportgen.analysis.run_figures import run_figures
-from reportgen.analysis.tables import flag_changes_of, maths_changes
+from reportgen.analysis.tables import flag_changes_of, maths_changes, step_parts
 from reportgen.rounding import fmt_change_supported
 from reportgen.store.atomic import write_bytes, write_json, write_text
 from reportgen.store.run import LogEvent, StoredRun
@@ -612,6 +612,7 @@ def _arm_entry(
             }
         ],
         "memory": memory.use([data]).model_dump(mode="json"),
+        "step_parts": step_parts([data], [(w["name"], w["start"], w["end"]) for w in windows]),
         "windows": win,
         "overall": {k: _overall(v) for k, v in win.items()},
         "gpu": {
