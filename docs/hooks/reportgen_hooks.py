@@ -66,7 +66,8 @@ class _Build:
             code_digest(),  # reportgen's code: what fills the charts and minifies the page
             os.environ.get(MIKE_VERSION_VAR, ""),
         )
-        self.site = self.base  # with the navigation, on_nav
+        self.site = self.base  # with the hand-written pages, on_nav
+        self.nav = None
         self.titles = {}  # page URL -> the full title of a report page, for the search index
         self.keys = {}  # page URL -> its key
         self.kept = set()  # page URLs served from the cache
@@ -135,16 +136,42 @@ def on_files(files, config):
     return files
 
 
-def _nav_items(items):
-    for item in items:
-        yield (type(item).__name__, item.title, getattr(item, "url", None), tuple(_nav_items(item.children or [])))
-
-
 def on_nav(nav, config, files):
+    # The site around every page: the hand-written pages that exist (a link to one that is gone
+    # must warn again); the generated ones come and go with the experiments, and a page shows of
+    # them only what its navigation shows (`_shown_nav`).
     build = _STATE["build"]
-    pages = sorted(f.src_uri for f in files.documentation_pages())
-    build.site = html_cache.digest(build.base, tuple(_nav_items(nav.items)), tuple(pages))
+    docs = Path(config.docs_dir).resolve()
+    written = sorted(
+        f.src_uri
+        for f in files.documentation_pages()
+        if f.abs_src_path and Path(f.abs_src_path).resolve().is_relative_to(docs)
+    )
+    build.site = html_cache.digest(build.base, tuple(written))
+    build.nav = nav
     return nav
+
+
+def _first_url(item):
+    """The page a navigation item links to: its own, or a section's first page's."""
+    while getattr(item, "children", None):
+        item = item.children[0]
+    return getattr(item, "url", None)
+
+
+def _shown_nav(page, nav):
+    """What of the navigation a page's HTML shows (Material with navigation.prune): the items of the
+    top level and of every section on the page's path (title, link, whether they are sections),
+    and its previous and next pages. Another experiment's pages elsewhere in the navigation are not
+    shown, so adding one lays out again only the pages whose sidebar lists it."""
+    path, section = [], page.parent
+    while section is not None:
+        path.append(section)
+        section = section.parent
+    levels = [nav.items, *(s.children for s in reversed(path))]
+    shown = tuple(tuple((i.title, _first_url(i), bool(getattr(i, "children", None))) for i in lv) for lv in levels)
+    near = tuple((p.title, p.url) if p is not None else None for p in (page.previous_page, page.next_page))
+    return shown, near
 
 
 # Material's search fetches the whole site's search index (70-80 KB gzipped here, growing with each
@@ -186,7 +213,8 @@ def on_page_markdown(markdown, page, config, files):
     build = _STATE["build"]
     build.current = page.url
     sidecar = _sidecar(page)
-    key = html_cache.page_key(build.site, page.url, markdown, page.meta, sidecar or "")
+    site = html_cache.digest(build.site, _shown_nav(page, build.nav))
+    key = html_cache.page_key(site, page.url, markdown, page.meta, sidecar or "")
     build.keys[page.url] = key
     if page.file.src_uri.startswith("reports/") and isinstance(page.meta.get("title"), str):
         build.titles[page.url] = page.meta["title"]
