@@ -206,6 +206,8 @@ OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor trai
 MAX_MEMORY_ALLOCATED_GIB = "perf/max_memory_allocated_gib"  # PyTorch's peak allocation (GiB); the workload logs it
 # gpu/*: reportgen's own, from the 1 Hz GPU samples (capture/gpu.py), never a Relax line.
 PEAK_GPU_MEMORY = "gpu/mem_peak_mib"
+# The headline's row of the framework's peak allocation (MiB; analysis/memory.py): what a memory cap bounds.
+ALLOCATED_PEAK = "memory/allocated_peak_mib"
 # rollout/*: per rollout.
 NUM_SAMPLES = "rollout/num_samples"
 RESPONSE_LENGTHS = "rollout/response_lengths"

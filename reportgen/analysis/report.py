@@ -403,6 +403,8 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
     settled = {arm: warmup.settled_at(campaign.complete(arm), a.primary) for arm in arm_ids}
     arms = {arm: block.model_copy(update={"settled_at": settled.get(arm)}) for arm, block in arms.items()}
     comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
+    # An out-of-memory failure's fix, from what the experiment's other candidates measured (next_step.py).
+    comparisons = next_step.revise_oom_steps(comparisons, arms, rerun=rerun, metric_label=label_of(a.primary)[0])
     drift = (
         warmup.steady_drift(a.primary, campaign.complete(BASELINE), windows, settled.get(BASELINE), a.min_effect)
         if BASELINE in arms

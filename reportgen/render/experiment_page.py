@@ -31,6 +31,7 @@ from reportgen.render import (
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     interval_cell,
+    memory_note,
     metric_change_rows,
     metric_title,
     recipe_dir_where_it_ran,
@@ -747,6 +748,9 @@ def headline_tabs(exp: PublishedExperiment) -> list[str]:
         md.append(f'=== "{safe.text(cand)}: {safe.text(verdict_label(status).word)}"\n')
         tbl = blocks.headline_table(exp.analysis, c, candidate_label=cand, primary=primary, html=False)
         md.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+        note = memory_note(exp.analysis, c, memory_link="#memory")
+        if note:
+            md.append(indented(note) + "\n")
         vs_base = against_base(exp, cand)
         if vs_base:
             md.append(indented(vs_base) + "\n")

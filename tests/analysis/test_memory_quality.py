@@ -87,13 +87,14 @@ def test_an_oom_in_plain_words_from_what_pytorch_printed():
     )
     # a message without the allocator's state: no sentence is invented
     assert memory.oom_sentence({"kind": "oom", "step": 1, "message": "CUDA out of memory."}, None) is None
-    # the run that died mid-step held more than its logged peak: that is what counts against the cap
+    # the run that died mid-step held more than its logged peak: what PyTorch says it held counts against
+    # the cap (4.94 GiB), not the 20 MiB request that failed on top of it
     metrics = pd.DataFrame(
         {"step": [0], "key": ["perf/max_memory_allocated_gib"], "value": [4.33], "source": "console"}
     )
     run = StoredRun("A2", 1, Manifest.create({"effective_argv": CAP}), metrics, events=(event,))
     m = memory.use([run])
-    assert abs(m.used_mib - (4.94 + 20 / 1024) * 1024) < 0.01 and m.headroom is not None and m.headroom < 0.01
+    assert m.used_mib == m.allocated_peak_mib == 4.94 * 1024 and m.headroom is not None and m.headroom < 0.02
 
 
 def test_every_failed_repeat_is_named(tmp_path):
@@ -151,3 +152,65 @@ def test_the_workload_says_what_ran(tmp_path):
     assert w.parameters == 201_395_200 and w.model and w.model.startswith("Qwen3 architecture, 16 layers")
     assert "random init" in w.model and w.steps == 60 and w.samples_per_step == 16.0
     assert w.max_response_tokens == 1024 and not w.fixed_length
+
+
+def _oom_campaign(tmp_path, a3_gib: float):
+    """The showcase's shape: A1 near the 5 GiB cap, A2 (on A1) out of memory at step 3 holding 4.9
+    GiB, A3 (on A1) A1 with a smaller token budget, whose peak is `a3_gib`."""
+    budget = {**CAP, "--max-tokens-per-gpu": "896"}
+    mem = "perf/max_memory_allocated_gib"
+    return analyse(
+        tmp_path,
+        {
+            "baseline": FakeArm(argv=budget, extra={mem: 1.4}),
+            "A1": FakeArm(speed=1.5, argv=budget, extra={mem: 4.4}),
+            "A2": FakeArm(speed=1.5, argv=budget, extra={mem: 4.9}, fail_at=3, base="A1"),
+            "A3": FakeArm(
+                speed=1.0,
+                argv={**budget, "--max-tokens-per-gpu": "640"},
+                extra={mem: a3_gib},
+                base="A1",
+                edit={"set": {"--max-tokens-per-gpu": 640}},
+            ),
+        },
+    )
+
+
+def test_an_ooms_next_step_does_not_offer_a_token_budget_the_experiment_showed_too_weak(tmp_path):
+    # A3 lowered the budget 896 -> 640 and saved 0.01 GiB; A2 holds 0.5 GiB more than A1: the step must
+    # not send the user to a smaller budget, and says why with the page's own figures (issue 46.5).
+    c = comparison(_oom_campaign(tmp_path, 4.39), "A2")
+    step = c.summary.next_step
+    assert step.action == "fix_oom"
+    assert step.text.startswith(
+        "Do not merge A2 for cards of this size: it does not fit under the 5.00 GiB cap, and a smaller "
+        "--max-tokens-per-gpu would not make it fit: in this experiment A3 lowered --max-tokens-per-gpu from 896 to "
+        "640 and its peak fell by 0.01 GiB (4.40 GiB to 4.39 GiB), with response tokens/s -"
+    )
+    assert "against A1; A2 already held 4.90 GiB when it failed at step 3, 0.50 GiB more than A1's peak" in step.text
+    assert "Keep A1's flags" in step.text
+    assert step.command is not None and "make A2's change smaller" in step.command
+    assert "saved 0.01 GiB: not the way here" in step.command
+
+
+def test_an_ooms_next_step_offers_the_token_budget_where_it_saved_enough(tmp_path):
+    c = comparison(_oom_campaign(tmp_path, 3.0), "A2")
+    step = c.summary.next_step
+    assert step.text.startswith(
+        "Fix the out-of-memory failure of A2: a smaller --max-tokens-per-gpu in its [[candidates]] entry of the "
+        "spec, then run the experiment again into a new folder: in this experiment A3 lowered --max-tokens-per-gpu "
+        "from 896 to 640 and its peak fell by 1.40 GiB (4.40 GiB to 3.00 GiB)"
+    )
+    assert step.command is not None and "give A2 a smaller --max-tokens-per-gpu (as A3 did)" in step.command
+
+
+def test_without_a_measured_token_budget_the_oom_step_stays_the_general_one(tmp_path):
+    doc = analyse(
+        tmp_path,
+        {
+            "baseline": FakeArm(argv=CAP, extra={"perf/max_memory_allocated_gib": 1.4}),
+            "A2": FakeArm(argv=CAP, extra={"perf/max_memory_allocated_gib": 4.9}, fail_at=3),
+        },
+    )
+    step = comparison(doc, "A2").summary.next_step
+    assert step.text.startswith("Fix the out-of-memory failure of A2: give it less memory per step (a smaller")

@@ -18,7 +18,9 @@ from reportgen.analysis.document.verdict import CandidateSummary, Verdict
 class HeadlineRow(Model):
     metric: str = Field(
         description='Metric key; also "perf/step_time:p95", "gpu/util_mean", "gpu/<i>/util_mean", '
-        '"gpu/<i>/mem_peak_mib", "steps_completed" (change = difference in steps) and '
+        '"gpu/<i>/mem_peak_mib" (nvidia-smi\'s peak), "memory/allocated_peak_mib" (the framework\'s peak '
+        "allocation, what a memory cap bounds; at an out-of-memory failure what PyTorch held), "
+        '"steps_completed" (change = difference in steps) and '
         '"workload/limits" (values are strings, change null).'
     )
     label: str
