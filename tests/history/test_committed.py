@@ -56,6 +56,9 @@ def test_r3s_baseline_is_not_flagged_against_another_lease(committed_runs) -> No
     lines = vs_history_lines(paired_of(exps), exps)
     line = lines["showcase-1xh200-grpo-offload-r3"]
     assert line.startswith("**vs history**: its baseline") and "81f7f03 has no paired history point" in line
+    # the command it names is code, not backticks escaped into the text (issue 46.6)
+    assert "<code>reportgen run --baseline-ref ANCHOR --candidate-ref 81f7f03</code> measures one" in line
+    assert "&#96;" not in line
     assert "below the last baseline" not in line and "⚑" not in line
 
 
