@@ -17,6 +17,7 @@ from reportgen.render import blocks, code_change, decision, figures, kinds, repr
 from reportgen.render import machine as machine_info
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
+from reportgen.render.site_address import NO_ADDRESS
 from reportgen.vocab import metric, verdict_label
 
 MAX_LINES = 60
@@ -56,18 +57,16 @@ def _headline_rows(doc: AnalysisDocument, comp: Comparison, primary: str) -> lis
 
 
 def report_link(doc: AnalysisDocument, site_url: str | None) -> str:
-    """The first line: a link to the full report, the published site's, else the built site's
-    page relative to the repository's root (where `mkdocs build` writes site/)."""
+    """The first line: a link to the full report on the published site (`reportgen pr-body` derives
+    its address where it can be known: render/site_address.py), else no link and how to give one (a
+    path into the built site/ is a 404 inside a pull request)."""
     exp = doc.experiment
     url = site_url or doc.settings.site_url
     if url:
         return (
             f"**[Full report: {exp.title}]({url.rstrip('/')}/reports/{exp.name}/)** · performance evidence for this PR"
         )
-    return (
-        f"**[Full report: {exp.title}](site/reports/{exp.name}/index.html)** · performance evidence for this PR "
-        "(the site `mkdocs build` writes; pass `--site-url` to link the published one)"
-    )
+    return f"**Full report: {exp.title}** · performance evidence for this PR ({NO_ADDRESS})"
 
 
 def measured_on(doc: AnalysisDocument) -> str:
