@@ -126,7 +126,7 @@ def test_every_provenance_command_runs_as_printed(name: str, tmp_path: Path, com
     spec = committed_runs / name / layout.EXPERIMENT_SPEC
     exp = load_experiment(spec.parent)
     blocks = [
-        (section.split('"', 1)[0], FENCE.search(section))
+        (section.split('"', 1)[0].split(" · ")[0], FENCE.search(section))  # the run, less its machine
         for section in "\n".join(provenance_page.commands_section(exp)).split('??? note "')[1:]
     ]
     assert blocks and all(m is not None for _, m in blocks)
