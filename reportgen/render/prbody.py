@@ -4,7 +4,7 @@ Pipeline position: analysis.json -> **render** (this module) -> stdout of `repor
 Pure: takes the document and returns text; never reads logs or runs/.
 
 A reviewer reads a PR description in its list of changes: the link to the full report first (the
-published site's, else a relative link to the built one), then the machine and the workload that
+published site's, else none and how to give one: render/site_address.py), then the machine and the workload that
 were measured (the embedded stand-in trainer says so), then the answer table (the same figures, rounded the same way, as the report's answer block), one line
 per candidate with its next step, and everything else folded in a `<details>` block. At most
 MAX_LINES lines by default (`full=True` adds each candidate's headline table and every guardrail).
