@@ -458,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"wrote {path}")
     if a.out:
-        a.out.write_text(json.dumps({"seconds": elapsed, "results": results}, indent=2) + "\n")
+        lines = ",\n".join(json.dumps(r, separators=(",", ":")) for r in results)  # one campaign cell a line
+        a.out.write_text(f'{{"seconds": {elapsed:.0f}, "results": [\n{lines}\n]}}\n')
     return 0
 
 
