@@ -69,7 +69,7 @@ def reanalysis_note(doc: AnalysisDocument) -> str:
     old = ", ".join(f"{w.name} {w.start}-{w.end}" for w in r.windows)
     new = ", ".join(f"{w.name} {w.start}-{w.end}" for w in doc.settings.windows)
     if old != new:
-        parts.append(f"windows {old} -> {new} (declared from the other campaigns of the class)")
+        parts.append(f"windows {old} -> {new} (a burn-in declared from evidence; the reason is in experiment.json)")
     parts.append("verdicts moved: " + "; ".join(r.moved) if r.moved else "no verdict moved")
     return (
         safe.text(": ".join(parts[:1]) + ": " + "; ".join(parts[1:]) + ".")
