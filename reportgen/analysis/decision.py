@@ -227,7 +227,7 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
             cause = f"every pair{vs} was set aside ({e.set_aside}: the machine was not quiet): a verdict needs at least {d.min_pairs}"
         return _verdict(Verdicts.INCONCLUSIVE, "no_pairs", f"Inconclusive: {cause}.", cause, against=against)
     est = gain(iv.estimate, e.direction) - 1 if iv.estimate is not None else None
-    pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs"
+    pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs" + (f" on {rl.claim}" if "machines" in rl.claim else "")
     if rl.outcome == "too_few_pairs":
         need = max(d.min_pairs, d.looks[0] if d.mode == "fixed" else d.min_pairs)
         seen = f"{_pct(est)}" if est is not None else "no figure"

@@ -26,10 +26,12 @@ from reportgen.analysis import (
     next_step,
     quality,
     quiet,
+    reanalysis,
     same_work,
     set_aside,
     tables,
     warmup,
+    warmup_cost,
     workload,
 )
 from reportgen.analysis import design as dz
@@ -56,7 +58,7 @@ from reportgen.analysis.stats import change
 from reportgen.specfile.model import Spec
 from reportgen.store.run import StoredRun
 from reportgen.traces.stats import RunSummary, experiment_stats
-from reportgen.vocab import BASELINE, HIGHER, LOWER, PEAK_GPU_MEMORY, STEP_TIME, Verdicts, is_better
+from reportgen.vocab import BASELINE, HIGHER, LOWER, PEAK_GPU_MEMORY, STEP_TIME, Status, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
 
@@ -102,6 +104,10 @@ class Context:
     spans: tuple[Span, ...] = ()
     # Arms at git revisions (revisions.json): each candidate's code change against the baseline's commit.
     code_changes: dict[str, doc.CodeChange] = field(default_factory=dict)
+    # The analysis.json this one replaces (read before it is written) and the spec's amendments in words
+    # since it was made (experiment.json): what changed and why (reanalysis.py).
+    previous: doc.AnalysisDocument | None = None
+    amendments: tuple[str, ...] = ()
 
 
 def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
@@ -223,6 +229,12 @@ def _comparison(
             set_aside=len(parted.set_aside),
         )
     )
+    # Beside the steady-state verdict: the warm-up it leaves out, and a window the warm-up reaches into.
+    ref_id = verdict.against if verdict.against in arms else BASELINE
+    ref_runs = base_done if ref_id != BASELINE else b_runs
+    done = [r for r in ref_runs if r.status == Status.COMPLETE], [r for r in c_runs if r.status == Status.COMPLETE]
+    warm = warmup_cost.compare(*done, windows, reference=ref_id, confidence=a.confidence)
+    inside = warmup.inside(windows, {ref_id: arms[ref_id].settled_at, cand_id: cand.settled_at})
     # The document's parts.
     bw = {w.window: w.mean for w in base.windows.get(a.primary, [])}
     cw = {w.window: w.mean for w in cand.windows.get(a.primary, [])}
@@ -266,6 +278,8 @@ def _comparison(
         "needs_pairs": needs,
         "set_aside": parted.set_aside,
         "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
+        "warmup_cost": warm,
+        "warmup_in_windows": inside,
         "consistent_direction": consistent,
         "guardrails": all_guards,
         "guardrail_tally": tally,
@@ -465,5 +479,6 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         baseline_drift=drift,
         campaign=_cost(spec, design, formal, comparisons),
         warnings=warnings,
+        reanalysis=reanalysis.record(ctx.previous, ctx.spec_sha256, ctx.amendments, comparisons),
     )
     return doc.AnalysisDocument.model_validate_json(document.model_dump_json())

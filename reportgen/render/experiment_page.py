@@ -26,6 +26,7 @@ from reportgen.render import (
     memory_words,
     reproduce,
     safe,
+    steady_state,
     time_section,
 )
 from reportgen.render.blocks import badge, table
@@ -791,6 +792,7 @@ def render(
         "Undo an accepted change: [rollback](rollback/index.md) · "
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",
+        *([note] if (note := steady_state.reanalysis_note(exp.analysis)) else []),
         *([history] if history else []),
         "## Hypothesis\n",
         safe.prose(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
@@ -831,6 +833,7 @@ def render(
         "## Confidence and verdicts {#confidence-and-verdicts}\n",
         design_text(exp, t) + "\n",
         verdict_table(exp) + "\n",
+        *([warm] if (warm := steady_state.page_line(exp.analysis)) else []),
         "### The interval after each pair {#looks}\n",
         "Each pair of runs (a candidate run and the run of the arm it is decided against, made one after the "
         "other) is one piece of evidence; after each pair the interval is recomputed. A verdict is reached when "

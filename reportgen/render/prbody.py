@@ -13,7 +13,7 @@ MAX_LINES lines by default (`full=True` adds each candidate's headline table and
 from __future__ import annotations
 
 from reportgen.analysis.document import AnalysisDocument, Comparison
-from reportgen.render import blocks, code_change, decision, figures, kinds, reproduce
+from reportgen.render import blocks, code_change, decision, figures, kinds, reproduce, steady_state
 from reportgen.render import machine as machine_info
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
@@ -122,6 +122,8 @@ def render_pr_body(
     code_lines = [line for c in doc.comparisons if (line := code_change.pr_line(c.candidate, c)) is not None]
     if code_lines:
         lines += [*code_lines, ""]
+    if (warm := steady_state.pr_line(doc)) is not None:
+        lines += [warm, ""]
     for note in doc.warnings:
         lines += [f"> note: {note}", ""]
     details = _details(doc, primary, full=full)

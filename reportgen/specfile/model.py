@@ -144,8 +144,10 @@ class RunSpec(_Model):
 
     until: Literal["fixed", "decided"] = "fixed"
     repeats: int = Field(default=1, ge=1, le=100)
-    min_pairs: int = Field(default=3, ge=2, le=100)
-    max_pairs: int = Field(default=12, ge=2, le=100)
+    # The calibrated sequential design (reportgen.analysis.design MIN_PAIRS, MAX_PAIRS; docs/calibration.md):
+    # a look after every pair from 2 to 16.
+    min_pairs: int = Field(default=2, ge=2, le=100)
+    max_pairs: int = Field(default=16, ge=2, le=100)
     budget_minutes: float | None = Field(default=None, ge=0)  # 0 or absent: no budget (TOML has no null)
     order: Literal["sequential", "interleaved"] = "sequential"
     timeout_s: float = Field(default=3600.0, gt=0)

@@ -60,6 +60,8 @@ from reportgen.analysis.document.intervals import (
     MetricChange,
     Pair,
     RunLevel,
+    WarmupCost,
+    WarmupPair,
 )
 from reportgen.analysis.document.root import (
     KIND,
@@ -68,7 +70,9 @@ from reportgen.analysis.document.root import (
     Artifact,
     BaselineDrift,
     CampaignCost,
+    PreviousVerdict,
     ProfilerRun,
+    Reanalysis,
     parse,
 )
 from reportgen.analysis.document.runs import Disturbance, DisturbanceKind, RunAttempt, RunEvent, RunLoad, RunSummary
@@ -121,10 +125,12 @@ __all__ = [
     "NextStep",
     "Number",
     "Pair",
+    "PreviousVerdict",
     "Primary",
     "ProfilerRun",
     "QualityCheck",
     "QualityWindow",
+    "Reanalysis",
     "RunAttempt",
     "RunEvent",
     "RunLevel",
@@ -136,6 +142,8 @@ __all__ = [
     "Settings",
     "Verdict",
     "VerdictStatus",
+    "WarmupCost",
+    "WarmupPair",
     "Window",
     "WindowChange",
     "WindowStats",

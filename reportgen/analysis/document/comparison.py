@@ -11,7 +11,7 @@ from pydantic import Field
 from reportgen.analysis.document.base import Direction, Model, Number
 from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, QualityCheck, SameWork
 from reportgen.analysis.document.experiment import FirstStep, LastStep, Window, WindowName
-from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel
+from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel, WarmupCost
 from reportgen.analysis.document.verdict import CandidateSummary, Verdict
 
 
@@ -129,6 +129,17 @@ class Comparison(Model):
         description="Pairs left out of this comparison because the machine was not quiet while they ran (sequential "
         "campaigns; schema 8); "
         "their runs are kept. More than analysis/set_aside.py MAX_SET_ASIDE of them fail quiet_machine instead.",
+    )
+    warmup_cost: WarmupCost | None = Field(
+        default=None,
+        description="The candidate's extra (or saved) warm-up time per launch against the arm its verdict is "
+        "decided against, per pair with a paired interval; null without step times (schema 9).",
+    )
+    warmup_in_windows: list[str] = Field(
+        default_factory=list,
+        description="Where the candidate or the arm its verdict is decided against settles (arms[].settled_at) "
+        "after a window starts: the verdict then averages warm-up steps in; one line per window, for the answer "
+        "(schema 9).",
     )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)
