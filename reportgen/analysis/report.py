@@ -72,7 +72,9 @@ SETTINGS_AS_GIVEN: Final = (
     "seed",
     "site_url",
     "same_work_tolerance",
-    "quality_tolerance",
+    "quality_metric",
+    "quality_margin",
+    "quality_margins",
 )
 """The [analysis] keys that analysis.json's `settings` restates as the spec holds them (the others are
 derived: the primary metric with its direction, the steps expected, the windows as applied, the
@@ -120,6 +122,12 @@ def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
     )
 
 
+def quality_settings(spec: Spec) -> quality.Settings:
+    """The spec's quality keys as the quality half reads them."""
+    a = spec.analysis
+    return quality.Settings(metric=a.quality_metric, margin=a.quality_margin, margins=dict(a.quality_margins))
+
+
 def _work_guardrail(finding: doc.SameWork) -> doc.GuardrailResult:
     return gr.guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
 
@@ -146,7 +154,6 @@ def _comparison(
         batch_flag=spec.workload.batch_flag,
         fixed_flags=spec.workload.flags,
         windows=windows,
-        quality_tolerance=a.quality_tolerance,
         experiment=ctx.experiment,
         spans=ctx.spans,
     )
@@ -169,7 +176,11 @@ def _comparison(
     if parted.persistent is not None:
         guards = [parted.persistent if g.id == quiet.ID else g for g in guards]
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
-    trains = quality.compare(b_runs, c_runs, windows, tolerance=a.quality_tolerance) if b_runs and c_runs else None
+    trains = (
+        quality.compare(b_runs, c_runs, windows, design=c.design, settings=quality_settings(spec))
+        if b_runs and c_runs
+        else None
+    )
     work = same_work.check(
         b_used, c_used, windows, primary=a.primary, tolerance=a.same_work_tolerance, candidate_id=cand_id
     )
@@ -221,6 +232,7 @@ def _comparison(
             tally=tally,
             maths=maths,
             set_aside=len(parted.set_aside),
+            quality=trains,
         )
     )
     # The document's parts.
@@ -248,11 +260,17 @@ def _comparison(
         else []
     )
     deciding = vs_base_rl if verdict.against != BASELINE and vs_base_rl is not None else vs_baseline
+    # Open: the speed half (too few pairs, too wide, windows), or faster with the quality half still open
+    # (its pairs are against the baseline: those count too).
+    quality_pairs = trains.pairs if trains is not None and verdict.basis == "quality_open" else 0
     needs = (
         c.design.mode == "sequential"
         and verdict.status == Verdicts.INCONCLUSIVE
-        and (verdict.basis in ("too_few_pairs", "open", "windows") or (verdict.basis == "no_pairs" and bool(out)))
-        and len(deciding.pairs) < c.design.max_pairs
+        and (
+            verdict.basis in ("too_few_pairs", "open", "windows", "quality_open")
+            or (verdict.basis == "no_pairs" and bool(out))
+        )
+        and max(len(deciding.pairs), quality_pairs) < c.design.max_pairs
     )
     fields: dict[str, Any] = {
         "candidate": cand_id,

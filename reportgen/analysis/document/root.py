@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final, Literal, cast
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from reportgen import rounding
 from reportgen.analysis.document.arms import ArmResult
@@ -18,11 +18,13 @@ from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machin
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 8  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 9  # also the Literal of AnalysisDocument.schema_version
 # Schemas `parse` still reads: every field added since has a default (8 added the pairs' machine, a
-# comparison's machine effect and comparisons[].set_aside). A reader meeting an older one names it
-# (`older_schema`); the site build still asks for the current one.
-READABLE_SCHEMAS: Final = (7, 8)
+# comparison's machine effect and comparisons[].set_aside; 9 made training quality a half of the
+# verdict: an older document's `quality` and `settings.quality_tolerance` are dropped as it is read,
+# `_before_9`). A reader meeting an older one names it (`older_schema`); the site build still asks
+# for the current one.
+READABLE_SCHEMAS: Final = (7, 8, 9)
 KIND: Final = "reportgen.analysis"
 
 
@@ -93,7 +95,7 @@ class CampaignCost(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7, 8] = 8
+    schema_version: Literal[7, 8, 9] = 9
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -116,6 +118,23 @@ class AnalysisDocument(Model):
     baseline_drift: BaselineDrift | None = None
     campaign: CampaignCost = CampaignCost()
     warnings: list[str] = Field(default_factory=list, description="Findings about the whole experiment, in words.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before_9(cls, data: object) -> object:
+        """A document of schema 7 or 8 read as far as it goes: its training-quality check (a per-window
+        tolerance, a warning) has no place in schema 9's half of the verdict, so it is left out."""
+        if not isinstance(data, dict) or data.get("schema_version") not in (7, 8):
+            return data
+        data = dict(data)
+        if isinstance(data.get("settings"), dict):
+            data["settings"] = {k: v for k, v in data["settings"].items() if k != "quality_tolerance"}
+        if isinstance(data.get("comparisons"), list):
+            data["comparisons"] = [
+                {k: v for k, v in c.items() if k != "quality"} if isinstance(c, dict) else c
+                for c in data["comparisons"]
+            ]
+        return data
 
     @property
     def primary(self) -> Primary:

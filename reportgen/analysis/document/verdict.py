@@ -91,6 +91,7 @@ class NextStep(Model):
         "change_metric",
         "resume",
         "declare_windows",
+        "test_quality",
     ] = Field(description="What to do next, derived from the evidence (docs/analysis.md#next-step).")
     text: str = Field(description="The step in one sentence.")
     command: str | None = Field(default=None, description="The exact command(s) to run, when there are any.")
