@@ -167,9 +167,7 @@ def fmt_difference(x: float | None, *, halfwidth: float | None = None) -> str:
     return text if text.startswith("-") or not text.strip("0.") else "+" + text
 
 
-def fmt_difference_interval(
-    x: float | None, low: float | None, high: float | None, *, confidence: float
-) -> str:
+def fmt_difference_interval(x: float | None, low: float | None, high: float | None, *, confidence: float) -> str:
     """ "-0.012 (95% CI -0.041 to +0.017)", every figure with the decimals the interval supports."""
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return fmt_difference(x)

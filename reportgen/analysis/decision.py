@@ -204,6 +204,34 @@ def _speed(e: Evidence) -> str:
     )
 
 
+SPEED_WORDS: dict[str, str] = {
+    Verdicts.ACCEPTED: "faster",
+    Verdicts.REJECTED: "slower",
+    Verdicts.NO_CHANGE: "no change in speed",
+    "futility": "no change of the minimum effect within reach",
+    "windows": "speed: windows disagree",
+    "open": "speed open",
+    "too_few_pairs": "speed: too few pairs",
+}
+
+
+def speed_half(rl: doc.RunLevel, design: doc.Design, *, direction: str, metric_label: str) -> str:
+    """The speed half of a verdict in words, as the answer's and the PR body's first lines say it beside
+    the quality half: "faster: response tokens/s +91% (95% CI +65% to +121%)"; against a base, named."""
+    iv = rl.interval
+    word = SPEED_WORDS.get(rl.outcome, "speed open")
+    vs = "" if rl.reference == BASELINE else f" against {rl.reference}"
+    if iv.estimate is None:
+        return f"speed: no pair of runs yet{vs}"
+    est = gain(iv.estimate, direction) - 1
+    pct = _pct_for(iv, direction)
+    n = len(rl.pairs)
+    said_n = f"{n} pair{'s' if n != 1 else ''}"
+    if iv.low is None or iv.high is None:
+        return f"{word}{vs}: {metric_label} {pct(est)} ({said_n})"
+    return f"{word}{vs}: {metric_label} {pct(est)} ({fmt_level(design.confidence)} CI {_span(iv, direction)}, {said_n})"
+
+
 def _worse_quality(e: Evidence, q: doc.QualityHalf) -> doc.Verdict:
     """Rejected on quality: the candidate trains worse than the baseline beyond the declared margin,
     whatever its speed."""
@@ -227,7 +255,9 @@ def _accepted_or_not(e: Evidence, summary: str, *, faster: str, against: str, n:
             else "more pairs may decide it"
         )
         cause = f"faster: {faster}; but {q.summary}: {when}"
-        return _verdict(Verdicts.INCONCLUSIVE, "quality_open", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
+        return _verdict(
+            Verdicts.INCONCLUSIVE, "quality_open", f"Inconclusive: {cause}.", cause, against=against, pairs=n
+        )
     cause = f"faster: {faster}; but {q.summary}"
     return _verdict(
         Verdicts.INCONCLUSIVE, "quality_untestable", f"Inconclusive: {cause}.", cause, against=against, pairs=n

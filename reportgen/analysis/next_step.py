@@ -391,9 +391,7 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
         "too_few_pairs": "too few pairs to decide",
         "windows": "its windows disagree",
         "quality_open": "it is faster, but its training quality is still open",
-    }.get(
-        comp.verdict.basis, "its interval is too wide to decide"
-    )
+    }.get(comp.verdict.basis, "its interval is too wide to decide")
     hold = f"Do not merge {comp.candidate} yet: {why}."
     if design.mode == "sequential":
         text = (

@@ -371,4 +371,3 @@ def _summary(
     if status == "open":
         return f"training quality open: {worst.label} {figure} does not yet exclude a loss of {m}, {said_n}"
     return f"trains as well: {worst.label} {figure}, within the {m} margin, {said_n}"
-

@@ -36,7 +36,7 @@ from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
 from reportgen.analysis.check import Span
-from reportgen.analysis.decision import Evidence, decide, missing_metric_cause
+from reportgen.analysis.decision import Evidence, decide, missing_metric_cause, speed_half
 from reportgen.analysis.evidence import (
     Campaign,
     expected_steps,
@@ -337,8 +337,12 @@ def _summary(
     step_next, cause, evidence = next_step.derive(
         comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design, memory=cand.memory
     )
+    deciding = comp.deciding()
+    speed = speed_half(deciding, design, direction=a.direction, metric_label=label_of(a.primary)[0])
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
+        speed=speed,
+        warmup=warmup_note(comp, settled={arm.id: arm.settled_at for arm in (ref, base, cand)}),
         primary=primary,
         primary_vs_baseline=_primary(spec, base, cand, comp.run_level) if ref.id != BASELINE else None,
         step_time=step,
@@ -348,6 +352,18 @@ def _summary(
         evidence=evidence,
         next_step=step_next,
     )
+
+
+def warmup_note(comp: doc.Comparison, *, settled: Mapping[str, int | None]) -> str | None:
+    """The declared windows that start before the candidate, or an arm it is compared with, settled
+    (arms[].settled_at, MSER on the steps: warmup.py), in words for the answer; None when none does."""
+    arms = dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE])
+    late: list[str] = []
+    for w in comp.windows:
+        who = [f"{arm} (steady from step {settled[arm]})" for arm in arms if (settled.get(arm) or -1) > w.start]
+        if who:
+            late.append(f"{w.window} (steps {w.start}-{w.end}) starts inside the warm-up of {' and '.join(who)}")
+    return "; ".join(late) if late else None
 
 
 def _cost(

@@ -59,11 +59,12 @@ from reportgen.vocab import (
 )
 
 
-def answer(exp: PublishedExperiment) -> str:
-    """The answer block: one row per candidate (the PR's first), next steps, causes, evidence."""
+def answer(exp: PublishedExperiment, context: str = "") -> str:
+    """The answer block: one line per candidate with both halves, then `context` (what ran), one row per
+    candidate (the PR's first), next steps, causes, evidence."""
     href = {c.candidate: f"{candidate_slug(c.candidate)}/index.md" for c in exp.analysis.comparisons}
     rows = decision.answers(exp.analysis, href_of=href, spec_path=lambda w: spec_path_for_reader(exp, w))
-    return answer_block.block(rows, docs_prefix="../../")
+    return answer_block.block(rows, docs_prefix="../../", context=context)
 
 
 def standard_error(exp: PublishedExperiment, arm_id: str, key: str, window: str) -> float | None:
@@ -825,9 +826,8 @@ def render(
     md = [
         f"# {safe.text(kinds.page_title(str(title), kind))}\n",
         meta_line(exp, kind),
-        workload_line(exp, docs),
         "## Answer {#answer}\n",
-        answer(exp),
+        answer(exp, workload_line(exp, docs)),
         "Undo an accepted change: [rollback](rollback/index.md) · "
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",

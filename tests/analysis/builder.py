@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import zlib
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -101,8 +100,12 @@ def write_run(
         last = spec.interrupt_at
     noise = ar1(rng, steps, cv=spec.cv) * (1.0 + spec.run_cv * rng.standard_normal())
     resp_len = spec.resp_len or resp_len
-    qrng = np.random.default_rng(zlib.crc32((f"block {repeat}" if spec.quality_by_block else f"{arm}/{repeat}").encode()))
-    reward = spec.reward + spec.reward_run_sd * qrng.standard_normal() + spec.reward_step_sd * qrng.standard_normal(steps)
+    qrng = np.random.default_rng(
+        zlib.crc32((f"block {repeat}" if spec.quality_by_block else f"{arm}/{repeat}").encode())
+    )
+    reward = (
+        spec.reward + spec.reward_run_sd * qrng.standard_normal() + spec.reward_step_sd * qrng.standard_normal(steps)
+    )
     loss = spec.loss + spec.loss_run_sd * qrng.standard_normal()
     rows = []
     step_times = []

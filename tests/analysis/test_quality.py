@@ -123,9 +123,14 @@ def test_a_shown_metric_whose_interval_excludes_zero_is_named_and_decides_only_w
     # declared with a margin (no better direction: two-sided), the same loss decides: worse
     decided = comparison(analyse(tmp_path / "b", arms, analysis={"quality_margins": {"train/loss": 0.02}}), "A1")
     q = decided.quality
-    assert q is not None and q.status == "worse" and (decided.verdict.basis, decided.verdict.status) == (
-        "quality",
-        "rejected",
+    assert (
+        q is not None
+        and q.status == "worse"
+        and (decided.verdict.basis, decided.verdict.status)
+        == (
+            "quality",
+            "rejected",
+        )
     )
     assert "trains worse: loss +0.099" in q.summary and "beyond the 0.02 margin" in q.summary
 
@@ -137,7 +142,9 @@ def test_a_reward_outside_0_1_under_the_default_margin_is_warned_about(tmp_path:
 
 
 def test_the_old_tolerance_key_is_refused_with_why(tmp_path: Path) -> None:
-    spec = write_spec(tmp_path / "s.toml", name="s", title="t", recipe={"script": "r.sh"}, analysis={"quality_tolerance": 0.1})
+    spec = write_spec(
+        tmp_path / "s.toml", name="s", title="t", recipe={"script": "r.sh"}, analysis={"quality_tolerance": 0.1}
+    )
     with pytest.raises(UserError, match="quality_tolerance is gone: training quality is now a half of the verdict"):
         load_spec(spec)
 
