@@ -80,7 +80,7 @@ METRICS: tuple[tuple[str, tuple[str, ...], Direction | None], ...] = (
     ("entropy", (ENTROPY,), None),
     ("grad norm", (GRAD_NORM,), None),
 )
-FLAT = "flat, not testable"
+FLAT = "flat at"  # "reward flat at 0 in both arms": a constant says nothing about training
 SAME = 1e-12  # relative: differences (or values) within this of each other are the same number
 # Outcomes of the deciding metrics, worst first: the half takes the first one any of them has.
 PRECEDENCE: tuple[QualityOutcome, ...] = ("worse", "not_testable", "open", "not_worse", "identical")
@@ -190,7 +190,7 @@ def judge(
 
     flat = _flat([*baseline, *candidate], key, windows)
     if flat is not None:
-        return row("not_testable", f"{label} is {fmt_difference(flat).lstrip('+')} at every step of both arms: {FLAT}")
+        return row("not_testable", f"{label} {FLAT} {flat:.6g} in both arms")
     pairs = _pairs(baseline, candidate, key, windows)
     n = len(pairs)
     if n == 0:
@@ -319,7 +319,7 @@ def compare(
             continue
         rows.append(judge(title(k), k, None, margin, baseline, candidate, windows, design))
     deciding = [r for r in rows if r.margin is not None]
-    flat = [r.label for r in rows if r.outcome == "not_testable" and r.reason.endswith(FLAT)]
+    flat = [r.label for r in rows if r.outcome == "not_testable" and f" {FLAT} " in r.reason]
     differ = [r.label for r in rows if r.margin is None and r.significant]
     head = rows[0] if rows and key is not None else None
     status: QualityOutcome

@@ -356,14 +356,15 @@ def _summary(
 
 def warmup_note(comp: doc.Comparison, *, settled: Mapping[str, int | None]) -> str | None:
     """The declared windows that start before the candidate, or an arm it is compared with, settled
-    (arms[].settled_at, MSER on the steps: warmup.py), in words for the answer; None when none does."""
-    arms = dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE])
-    late: list[str] = []
-    for w in comp.windows:
-        who = [f"{arm} (steady from step {settled[arm]})" for arm in arms if (settled.get(arm) or -1) > w.start]
-        if who:
-            late.append(f"{w.window} (steps {w.start}-{w.end}) starts inside the warm-up of {' and '.join(who)}")
-    return "; ".join(late) if late else None
+    (arms[].settled_at, MSER on the steps: warmup.py), in words short enough for the answer's first
+    lines: "W1, W2 start inside the warm-up (steady from step: A3 23, A1 12)"; None when none does."""
+    arms = [a for a in dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE]) if settled.get(a) is not None]
+    late = [w.window for w in comp.windows if any((settled[a] or 0) > w.start for a in arms)]
+    if not late:
+        return None
+    first = min(w.start for w in comp.windows if w.window in late)
+    who = ", ".join(f"{a} {settled[a]}" for a in arms if (settled[a] or 0) > first)
+    return f"{', '.join(late)} start{'s' if len(late) == 1 else ''} inside the warm-up (steady from step: {who})"
 
 
 def _cost(

@@ -162,12 +162,11 @@ def first_line(a: CandidateAnswer) -> str:
         verdict += f" against {safe.text(a.decided_against)}"
     said = halves(a)
     if a.status in ("failed", "invalid", "incomplete") or not said:
-        said = safe.prose((a.cause or a.next_step or "").split(": ", 1)[-1].rstrip("."))
+        said = safe.prose((a.cause or a.next_step or "").rstrip("."))
     line = f"{who}: {verdict} · {said}"
-    if a.changes_maths:
-        line += ' · <span class="rg-warn">changes the maths</span>'
-    if a.warmup:
-        line += f' · <span class="rg-warn">{safe.text(a.warmup)}</span>'
+    notes = [*(["changes the maths"] if a.changes_maths else []), *([a.warmup] if a.warmup else [])]
+    if notes:
+        line += f' · <span class="rg-note">{safe.text(" · ".join(notes))}</span>'
     return line
 
 

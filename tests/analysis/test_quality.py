@@ -46,7 +46,7 @@ def test_not_worse_than_the_margin_is_accepted_with_both_halves_said(tmp_path: P
     assert "; trains as well: reward " in c.verdict.summary
     # the shown metrics have their pairs and intervals too; flat ones are named, never agreement
     shown = {m.label: m for m in q.metrics[1:]}
-    assert shown["loss"].outcome == "not_testable" and "flat" in shown["loss"].reason
+    assert shown["loss"].outcome == "not_testable" and shown["loss"].reason == "loss flat at 0.1 in both arms"
     assert "loss" in q.flat and "policy KL" in q.flat
 
 
@@ -55,7 +55,7 @@ def test_a_reward_flat_in_both_arms_is_not_testable_and_does_not_accept(tmp_path
     c = comparison(analyse(tmp_path, {"baseline": FakeArm(**flat), "A1": FakeArm(speed=1.3, **flat)}), "A1")
     q = c.quality
     assert q is not None and q.status == "not_testable" and "reward" in q.flat
-    assert q.summary == "training quality not testable: reward is 0 at every step of both arms: flat, not testable"
+    assert q.summary == "training quality not testable: reward flat at 0 in both arms"
     assert (c.verdict.status, c.verdict.basis) == ("inconclusive", "quality_untestable")
     assert c.verdict.summary.startswith("Inconclusive: faster: response tokens/s +29")
     step = c.summary.next_step

@@ -60,3 +60,23 @@ def test_the_experiment_page_says_where_it_stands_in_the_paired_history(browser,
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390  # the page body never scrolls sideways on a phone
     page.close()
+
+
+def test_the_committed_showcases_answer_is_on_a_phones_first_screen(browser, served) -> None:
+    """Issue 46.3 on the committed one-H200 showcase (r4): each candidate's answer line, with both halves
+    of its verdict and a window inside a warm-up, ends above the fold of a 390 x 844 phone."""
+    server, _ = served
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"{server.url}/reports/showcase-1xh200-grpo-offload-r4/")
+        lines = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.rg-first li')).map(li =>
+                 ({text: li.innerText, bottom: li.getBoundingClientRect().bottom + window.scrollY}))"""
+        )
+        assert [x["text"].split(" ")[0].rstrip(":") for x in lines] == ["A1", "A2", "A3"], lines
+        assert all(x["bottom"] <= 844 for x in lines), lines
+        a1 = lines[0]["text"]
+        assert "pairs" in a1 and "95% CI" in a1 and "training quality" in a1
+        assert "warm-up" in lines[2]["text"]  # A3's W1 and W2 lie inside its warm-up: said in the answer
+    finally:
+        page.close()
