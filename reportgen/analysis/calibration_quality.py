@@ -36,12 +36,12 @@ from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import quality, runlevel
 from reportgen.analysis.calibration import Scenario, campaign_data, label
-from reportgen.vocab import HIGHER
+from reportgen.vocab import HIGHER, Verdicts
 
 # Final verdicts of the first candidate, as the calibration counts them.
-ACCEPTED = "accepted"
-REJECTED = "rejected"  # slower
-NO_CHANGE = "no_change"
+ACCEPTED = Verdicts.ACCEPTED
+REJECTED = Verdicts.REJECTED  # slower
+NO_CHANGE = Verdicts.NO_CHANGE
 FUTILITY = "futility"
 WORSE = "rejected on quality"
 QUALITY_OPEN = "faster, quality open"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from reportgen.render import safe
 from reportgen.render.blocks import badge, table
-from reportgen.vocab import Verdicts, verdict_label
+from reportgen.vocab import BROKEN, Verdicts, verdict_label
 
 VERDICTS_DOC = "analysis.md#verdicts"  # docs/analysis.md, relative to the docs root
 
@@ -161,7 +161,7 @@ def first_line(a: CandidateAnswer) -> str:
     if a.decided_against:
         verdict += f" against {safe.text(a.decided_against)}"
     said = halves(a)
-    if a.status in ("failed", "invalid", "incomplete") or not said:
+    if a.status in BROKEN or not said:
         said = safe.prose((a.cause or a.next_step or "").rstrip("."))
     line = f"{who}: {verdict} · {said}"
     notes = [*(["changes the maths"] if a.changes_maths else []), *([a.warmup] if a.warmup else [])]

@@ -18,7 +18,7 @@ from reportgen.render import blocks, code_change, decision, figures, kinds, repr
 from reportgen.render import machine as machine_info
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
-from reportgen.vocab import metric, verdict_label
+from reportgen.vocab import BROKEN, metric, verdict_label
 
 MAX_LINES = 60
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "warn": "⚠️ warning", "not_applicable": "➖ n/a"}
@@ -48,7 +48,7 @@ def first_lines(answers: list[CandidateAnswer]) -> list[str]:
     out = []
     for a in answers:
         said = "; ".join(x for x in (a.speed, a.quality) if x)
-        if a.status in ("failed", "invalid", "incomplete") or not said:
+        if a.status in BROKEN or not said:
             said = (a.cause or a.next_step or "").rstrip(".")
         line = f"- {_who(a)}: **{_verdict(a)}** · {said}"
         if a.changes_maths:
