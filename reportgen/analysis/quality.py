@@ -81,7 +81,8 @@ METRICS: tuple[tuple[str, tuple[str, ...], Direction | None], ...] = (
     ("grad norm", (GRAD_NORM,), None),
 )
 FLAT = "flat at"  # "reward flat at 0 in both arms": a constant says nothing about training
-SAME = 1e-12  # relative: differences (or values) within this of each other are the same number
+SAME = 1e-12
+LARGE_MARGIN = 0.5  # a margin of half the baseline's reward figure or more lets most of the reward go unseen  # relative: differences (or values) within this of each other are the same number
 # Outcomes of the deciding metrics, worst first: the half takes the first one any of them has.
 PRECEDENCE: tuple[QualityOutcome, ...] = ("worse", "not_testable", "open", "not_worse", "identical")
 
@@ -334,6 +335,12 @@ def compare(
         summary += f"; differs from the baseline's: {', '.join(differ)}"
     warnings = []
     ref = head.reference if head is not None and head.label == REWARD else None
+    if ref is not None and 0.0 < ref <= 1.0 and settings.margin >= LARGE_MARGIN * ref:
+        warnings.append(
+            f"the margin ({_margin_text(settings.margin)}) is {settings.margin / ref:.0%} of the baseline's reward "
+            f"figure ({fmt_difference(ref).lstrip('+')}): a loss that large passes as 'not worse'; declare a smaller "
+            "[analysis] quality_margin, or measure on a run whose reward has risen"
+        )
     if ref is not None and not 0.0 <= ref <= 1.0 and settings.margin == QUALITY_MARGIN_DEFAULT:
         warnings.append(
             f"the baseline's reward figure is {fmt_difference(ref).lstrip('+')}, outside 0-1: the default margin "

@@ -162,3 +162,10 @@ def test_a_schema_8_document_reads_without_its_quality_check() -> None:
     read = doc.parse(data, "x")
     assert read.schema_version == 8 and read.comparisons[0].quality is None
     assert read.older_schema() == "schema 8, this reportgen writes 9"
+
+
+def test_a_margin_that_is_most_of_a_low_reward_is_warned_about(tmp_path: Path) -> None:
+    arms = {"baseline": FakeArm(reward=0.07), "A1": FakeArm(speed=1.3, reward=0.07)}
+    q = comparison(analyse(tmp_path, arms), "A1").quality
+    assert q is not None and q.warnings and q.warnings[0].startswith("the margin (0.05) is ")
+    assert "of the baseline's reward figure (0.06" in q.warnings[0]
