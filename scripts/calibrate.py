@@ -26,7 +26,11 @@ simulations). Prints Markdown tables:
    (`--fixed-equivalents` writes reportgen/analysis/fixed_equivalents.json, which the report reads);
 6. the GPU minutes per decision at the showcases' effects and pair spreads (the committed one-H200
    campaigns' analysis.json, and the held-out H100 lease's pairs of issue 43), shipped design
-   against the one before, through a pair-level model (reportgen.analysis.power_plan.campaign).
+   against the one before, through a pair-level model (reportgen.analysis.power_plan.campaign);
+7. with `--quality`: the verdict with both halves (reportgen.analysis.calibration_quality): A/A false
+   "worse quality", power to reject a quality loss of twice the margin, the accept rate of a real gain
+   whose quality is the same, by the pair spread against the margin; and the throughput cells' A/A
+   false decisions with the quality half joined against the speed half alone (same draws).
 
 `--out FILE` writes every figure as JSON.
 """
@@ -60,6 +64,15 @@ from reportgen.analysis.calibration import (
     sequential_design,
     simulate,
 )
+from reportgen.analysis.calibration_quality import (
+    ACCEPTED,
+    REJECTED,
+    WORSE,
+    JointResult,
+    QualityScenario,
+    simulate_joint,
+)
+from reportgen.specfile.model import QUALITY_MARGIN_DEFAULT
 
 REF = Scenario(rho=0.5, offset=0.03, candidates=3)  # the reference cell: the GPU showcase's spec has 3 candidates
 CPU = {"steps": CPU_STEPS, "windows": CPU_WINDOWS, "candidates": 2}  # the demo: baseline, A1, A3 in 16-step runs
@@ -78,6 +91,10 @@ H200_CAMPAIGNS = (
 # The held-out H100 lease of issue 43 (two pairs, one machine): A1/baseline and A3/baseline per pair.
 H100_A1 = (1.776, 1.777)
 H100_A3 = (1.217, 1.218)
+# The quality half's reference cell: the spread (sd) of one pair's difference of the reward figure,
+# measured on real runs with a seed per block (docs/calibration.md#training-quality).
+QUALITY_SD = 0.014
+QUALITY_SPREADS = (QUALITY_SD, 0.02, 0.04, 0.06)  # the measured cell, and harder ones (a noisier reward)
 
 
 def span(d: tuple[int, int]) -> str:
@@ -214,7 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer cells and campaigns: a look, and the test's run")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--fixed-equivalents", "--write-equivalents", dest="equivalents", action="store_true")
+    ap.add_argument("--quality", action="store_true", help="only the tables of the verdict with both halves (item 7)")
     a = ap.parse_args(argv)
+    if a.quality:
+        return quality_tables(sims=a.sims or (300 if a.quick else 4000), seed=a.seed, quick=a.quick, out=a.out)
     sims = a.sims or (300 if a.quick else 4000)
     t0 = time.perf_counter()
     results: list[dict[str, object]] = []
@@ -461,6 +481,86 @@ def main(argv: list[str] | None = None) -> int:
     if a.out:
         lines = ",\n".join(json.dumps(r, separators=(",", ":")) for r in results)  # one campaign cell a line
         a.out.write_text(f'{{"seconds": {elapsed:.0f}, "results": [\n{lines}\n]}}\n')
+    return 0
+
+
+def quality_tables(*, sims: int, seed: int, quick: bool, out: Path | None) -> int:
+    """Item 6: the verdict with both halves, on the grid's reference cells (docs/calibration.md#training-quality)."""
+    t0 = time.perf_counter()
+    rows: list[dict[str, object]] = []
+    gpu = sequential_design(*GPU_DESIGN)
+    cpu = sequential_design(*CPU_DESIGN)
+    m = QUALITY_MARGIN_DEFAULT
+    cpu_sc = replace(REF, **CPU)  # type: ignore[arg-type]
+
+    def run(d: doc.Design, sc: Scenario, q: QualityScenario | None, name: str) -> JointResult:
+        r = simulate_joint(d, sc, q, sims=sims, seed=seed)
+        rows.append(
+            {
+                "design": name,
+                "scenario": asdict(sc),
+                "quality": asdict(q) if q else None,
+                "counts": r.counts,
+                "sims": r.sims,
+                "mean_pairs": r.mean_pairs,
+            }
+        )
+        return r
+
+    print(
+        f"{sims} simulated campaigns per cell, seed {seed}; the quality half's margin {m:g} (the default), its "
+        f"reference spread of one pair's difference {QUALITY_SD:g} (measured, docs/calibration.md#training-quality).\n"
+    )
+    print("### Training quality: A/A false 'worse', power at twice the margin, and what the half costs a real gain\n")
+    print(
+        "| design, cell | pair sd | A/A: rejected on quality | loss of 2 x margin, +10 % faster: rejected on quality "
+        "| loss of 2 x margin, no speed change: rejected on quality | +10 % faster, same quality: accepted "
+        "(speed alone) | pairs at +10 %, same quality (speed alone) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    spreads = (QUALITY_SD,) if quick else QUALITY_SPREADS
+    g = f"GPU {span(GPU_DESIGN)}"
+    cells = [(f"{g}, reference cell", gpu, REF, "normal"), (f"{g}, t3 pair differences", gpu, REF, "t3")]
+    cells += [(f"CPU demo {span(CPU_DESIGN)}, its runs", cpu, cpu_sc, "normal")]
+    for title, d, sc, tails in cells:
+        for sd in spreads if tails == "normal" else (QUALITY_SD,):
+            q0 = QualityScenario(sd=sd, margin=m, tails=tails)
+            aa = run(d, sc, q0, f"{title}, A/A")
+            loss = QualityScenario(sd=sd, effect=-2 * m, margin=m, tails=tails)
+            fast_loss = run(d, replace(sc, effect=0.10), loss, f"{title}, +10%, loss 2m")
+            slow_loss = run(d, sc, loss, f"{title}, 0%, loss 2m")
+            gain = run(d, replace(sc, effect=0.10), q0, f"{title}, +10%, same quality")
+            alone = run(d, replace(sc, effect=0.10), None, f"{title}, +10%, speed alone")
+            print(
+                f"| {title} | {sd:g} | {_pct(aa.worse)} ± {_pct(aa.mc_se(WORSE))} | {_pct(fast_loss.worse)} | "
+                f"{_pct(slow_loss.worse)} | {_pct(gain.rate(ACCEPTED))} ({_pct(alone.rate(ACCEPTED))}) | "
+                f"{gain.mean_pairs:.1f} ({alone.mean_pairs:.1f}) |"
+            )
+    print("\n### Throughput cells with the quality half joined (A/A: accepted or rejected on speed; same draws)\n")
+    noisy = QUALITY_SPREADS[-1]
+    print(
+        f"| cell | {g}, speed alone | {g}, both halves | {g}, both halves, pair sd {noisy:g} "
+        f"| CPU demo {span(CPU_DESIGN)}, speed alone | CPU demo {span(CPU_DESIGN)}, both halves |"
+    )
+    print("|---|---|---|---|---|---|")
+    q0 = QualityScenario(sd=QUALITY_SD, margin=m)
+    for title, sc in cells(quick):
+        parts = []
+        for d, cell, extra in ((gpu, sc, True), (cpu, replace(sc, **CPU), False)):  # type: ignore[arg-type]
+            alone = run(d, cell, None, f"{title}, speed alone")
+            both = run(d, cell, q0, f"{title}, both halves")
+            parts += [
+                f"{_pct(alone.speed_false_decisive)} ± {_pct(alone.mc_se(ACCEPTED, REJECTED))}",
+                f"{_pct(both.speed_false_decisive)} (pairs {both.mean_pairs:.2f} vs {alone.mean_pairs:.2f})",
+            ]
+            if extra:
+                wide = run(d, cell, replace(q0, sd=noisy), f"{title}, both halves, sd {noisy:g}")
+                parts.append(f"{_pct(wide.speed_false_decisive)} (pairs {wide.mean_pairs:.2f})")
+        print(f"| {title} | " + " | ".join(parts) + " |")
+    elapsed = time.perf_counter() - t0
+    print(f"\n({elapsed:.0f} s)")
+    if out:
+        out.write_text(json.dumps({"seconds": elapsed, "results": rows}, indent=2) + "\n")
     return 0
 
 

@@ -129,12 +129,16 @@ def derive(
         if memory is not None and mem.low_headroom(memory):
             text += " " + memory_cost(cand, memory)
             links = [*links, doc.EvidenceLink(label="memory against the limit", id="memory")]
+        q = comp.quality
         if comp.maths_changes:
-            text += f" It trains a different model: it {'; it '.join(m.text() for m in comp.maths_changes)}."
-        if comp.quality is not None and comp.quality.status == "warn":
-            text += f" Training quality: {comp.quality.reason.split('; flat at 0')[0]}."
+            # It trains a different model: what decides is whether it trains as well, shown with its interval.
+            text += f" It changes the maths (it {'; it '.join(m.text() for m in comp.maths_changes)})"
+            text += f" and {q.summary}." if q is not None and q.status in ("not_worse", "identical") else "."
+        if q is not None and q.status in ("not_worse", "identical", "not_judged"):
             links = [*links, doc.EvidenceLink(label="training quality", id="quality")]
         return doc.NextStep(action="merge", text=text), None, links
+    if v.basis == "quality":
+        return _worse_quality(comp)
     if on_base:
         text = (
             f"Do not merge {cand}: its gain over the baseline is {v.against}'s, not its own; keep {v.against}'s flags."
@@ -148,6 +152,50 @@ def derive(
     # no_change
     text = f"Do not merge {cand} for speed: no change of {design.min_effect:.0%} or more in {metric_label}."
     return doc.NextStep(action="reject", text=text), None, []
+
+
+def _worse_quality(comp: doc.Comparison) -> Step:
+    """Rejected on quality: do not merge, and where the evidence shows it, what makes it train worse."""
+    cand, v, q = comp.candidate, comp.verdict, comp.quality
+    said = q.summary if q is not None else "it trains worse than the baseline"
+    text = f"Do not merge {cand}: it {said}, whatever its speed."
+    if comp.maths_changes:
+        edits = "; ".join(m.text() for m in comp.maths_changes)
+        text += f" Its flag edit changes the maths ({edits}): keep the baseline's setting, or measure a change that does not."
+    elif comp.code_change is not None:
+        text += (
+            " Its code change alters what training computes (same flags): find what in it changes the maths "
+            "(every step's update, the loss, the samples trained on) before measuring again."
+        )
+    else:
+        text += " Keep the baseline's flags."
+    return (
+        doc.NextStep(action="reject", text=text),
+        v.cause,
+        [doc.EvidenceLink(label="training quality", id="quality")],
+    )
+
+
+def _quality_not_shown(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> Step:
+    """Faster, but the quality half is open at the last look, or cannot be tested."""
+    cand, v, q = comp.candidate, comp.verdict, comp.quality
+    links = [doc.EvidenceLink(label="training quality", id="quality")]
+    if v.basis == "quality_open":
+        text = (
+            f"Do not merge {cand} on this evidence: it is faster, but its training quality was not shown to be "
+            f"within the margin by the design's last look ({design.max_pairs} pairs). A new campaign with a larger "
+            f"max_pairs ({rerun.run_section}, `reportgen run --new-campaign`) can show it; a margin changed after "
+            "seeing the pairs would not."
+        )
+        return doc.NextStep(action="reject", text=text), v.cause, links
+    why = q.summary.removeprefix("training quality not testable: ") if q is not None else "no quality metric"
+    text = (
+        f"Do not merge {cand} on this evidence: it is faster, but its training quality cannot be tested ({why}). "
+        "Measure it on a workload whose reward moves, with a seed of its own in every block; for a change that "
+        f'cannot touch the maths, declare quality_metric = "none" in the spec\'s {rerun.analysis_section} before '
+        "the campaign (a verdict on speed alone)."
+    )
+    return doc.NextStep(action="test_quality", text=text), v.cause, links
 
 
 def _resume(v: doc.Verdict, rerun: Rerun) -> Step:
@@ -310,7 +358,12 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
         )
         links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
         return doc.NextStep(action="reject", text=text), v.cause, links
-    if v.basis == "windows":
+    last = design.mode != "sequential" or len(comp.deciding().pairs) >= design.max_pairs
+    if v.basis == "quality_untestable" or (v.basis == "quality_open" and last):
+        return _quality_not_shown(comp, rerun, design)
+    if v.basis == "quality_open":
+        links.append(doc.EvidenceLink(label="training quality", id="quality"))
+    elif v.basis == "windows":
         links.append(doc.EvidenceLink(label="windows", id="windows"))
     else:
         links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
@@ -335,9 +388,11 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
     # Every inconclusive step opens with the same merge advice ("Do not merge ... yet" here, "Do not
     # merge ... for speed" after a futility stop): two comparisons on either side of a stopping bound,
     # such as two A/A candidates, differ only in whether more pairs are worth running.
-    why = {"too_few_pairs": "too few pairs to decide", "windows": "its windows disagree"}.get(
-        comp.verdict.basis, "its interval is too wide to decide"
-    )
+    why = {
+        "too_few_pairs": "too few pairs to decide",
+        "windows": "its windows disagree",
+        "quality_open": "it is faster, but its training quality is still open",
+    }.get(comp.verdict.basis, "its interval is too wide to decide")
     hold = f"Do not merge {comp.candidate} yet: {why}."
     if design.mode == "sequential":
         text = (

@@ -27,6 +27,9 @@ RULES: dict[int, tuple[str, ...]] = {
         "steps' slope",
         "the first look may decide at 2 pairs (min_pairs 2 by default): a fixed campaign of 2 pairs that left "
         "min_pairs unset is decided at its one look, at 95 %",
+        "training quality is the verdict's second half (the pairs' difference of the reward against a declared "
+        "margin): accepted needs faster and not worse; worse rejects whatever the speed; a reward flat in both "
+        "arms cannot be tested and leaves a faster candidate inconclusive",
     ),
 }
 """The rules each schema brought that change a verdict or the figures beside it."""

@@ -38,7 +38,7 @@ from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
 from reportgen.analysis.check import Span
-from reportgen.analysis.decision import Evidence, decide, missing_metric_cause
+from reportgen.analysis.decision import Evidence, decide, missing_metric_cause, speed_half
 from reportgen.analysis.evidence import (
     Campaign,
     expected_steps,
@@ -74,7 +74,9 @@ SETTINGS_AS_GIVEN: Final = (
     "seed",
     "site_url",
     "same_work_tolerance",
-    "quality_tolerance",
+    "quality_metric",
+    "quality_margin",
+    "quality_margins",
 )
 """The [analysis] keys that analysis.json's `settings` restates as the spec holds them (the others are
 derived: the primary metric with its direction, the steps expected, the windows as applied, the
@@ -126,6 +128,12 @@ def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
     )
 
 
+def quality_settings(spec: Spec) -> quality.Settings:
+    """The spec's quality keys as the quality half reads them."""
+    a = spec.analysis
+    return quality.Settings(metric=a.quality_metric, margin=a.quality_margin, margins=dict(a.quality_margins))
+
+
 def _work_guardrail(finding: doc.SameWork) -> doc.GuardrailResult:
     return gr.guardrail(same_work.ID, same_work.TITLE, finding.status, finding.reason)
 
@@ -152,7 +160,6 @@ def _comparison(
         batch_flag=spec.workload.batch_flag,
         fixed_flags=spec.workload.flags,
         windows=windows,
-        quality_tolerance=a.quality_tolerance,
         experiment=ctx.experiment,
         spans=ctx.spans,
     )
@@ -175,7 +182,11 @@ def _comparison(
     if parted.persistent is not None:
         guards = [parted.persistent if g.id == quiet.ID else g for g in guards]
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
-    trains = quality.compare(b_runs, c_runs, windows, tolerance=a.quality_tolerance) if b_runs and c_runs else None
+    trains = (
+        quality.compare(b_runs, c_runs, windows, design=c.design, settings=quality_settings(spec))
+        if b_runs and c_runs
+        else None
+    )
     work = same_work.check(
         b_used, c_used, windows, primary=a.primary, tolerance=a.same_work_tolerance, candidate_id=cand_id
     )
@@ -227,6 +238,7 @@ def _comparison(
             tally=tally,
             maths=maths,
             set_aside=len(parted.set_aside),
+            quality=trains,
         )
     )
     # Beside the steady-state verdict: the warm-up it leaves out, and a window the warm-up reaches into.
@@ -260,11 +272,17 @@ def _comparison(
         else []
     )
     deciding = vs_base_rl if verdict.against != BASELINE and vs_base_rl is not None else vs_baseline
+    # Open: the speed half (too few pairs, too wide, windows), or faster with the quality half still open
+    # (its pairs are against the baseline: those count too).
+    quality_pairs = trains.pairs if trains is not None and verdict.basis == "quality_open" else 0
     needs = (
         c.design.mode == "sequential"
         and verdict.status == Verdicts.INCONCLUSIVE
-        and (verdict.basis in ("too_few_pairs", "open", "windows") or (verdict.basis == "no_pairs" and bool(out)))
-        and len(deciding.pairs) < c.design.max_pairs
+        and (
+            verdict.basis in ("too_few_pairs", "open", "windows", "quality_open")
+            or (verdict.basis == "no_pairs" and bool(out))
+        )
+        and max(len(deciding.pairs), quality_pairs) < c.design.max_pairs
     )
     fields: dict[str, Any] = {
         "candidate": cand_id,
@@ -333,8 +351,12 @@ def _summary(
     step_next, cause, evidence = next_step.derive(
         comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design, memory=cand.memory
     )
+    deciding = comp.deciding()
+    speed = speed_half(deciding, design, direction=a.direction, metric_label=label_of(a.primary)[0])
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
+        speed=speed,
+        warmup=warmup_note(comp, settled={arm.id: arm.settled_at for arm in (ref, base, cand)}),
         primary=primary,
         primary_vs_baseline=_primary(spec, base, cand, comp.run_level) if ref.id != BASELINE else None,
         step_time=step,
@@ -344,6 +366,19 @@ def _summary(
         evidence=evidence,
         next_step=step_next,
     )
+
+
+def warmup_note(comp: doc.Comparison, *, settled: Mapping[str, int | None]) -> str | None:
+    """The declared windows that start before the candidate, or an arm it is compared with, settled
+    (arms[].settled_at, MSER on the steps: warmup.py), in words short enough for the answer's first
+    lines: "W1, W2 start inside the warm-up (steady from step: A3 23, A1 12)"; None when none does."""
+    arms = [a for a in dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE]) if settled.get(a) is not None]
+    late = [w.window for w in comp.windows if any((settled[a] or 0) > w.start for a in arms)]
+    if not late:
+        return None
+    first = min(w.start for w in comp.windows if w.window in late)
+    who = ", ".join(f"{a} {settled[a]}" for a in arms if (settled[a] or 0) > first)
+    return f"{', '.join(late)} start{'s' if len(late) == 1 else ''} inside the warm-up (steady from step: {who})"
 
 
 def _cost(

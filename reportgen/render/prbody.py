@@ -4,8 +4,10 @@ Pipeline position: analysis.json -> **render** (this module) -> stdout of `repor
 Pure: takes the document and returns text; never reads logs or runs/.
 
 A reviewer reads a PR description in its list of changes: the link to the full report first (the
-published site's, else none and how to give one: render/site_address.py), then the machine and the workload that
-were measured (the embedded stand-in trainer says so), then the answer table (the same figures, rounded the same way, as the report's answer block), one line
+published site's, else none and how to give one: render/site_address.py), then the machine and the
+workload that were measured (the embedded stand-in trainer says so), then one line per candidate with
+the whole verdict, both halves (faster, and trains as well) with their intervals and pairs, then the
+answer table (the same figures, rounded the same way, as the report's answer block), one line
 per candidate with its next step, and everything else folded in a `<details>` block. At most
 MAX_LINES lines by default (`full=True` adds each candidate's headline table and every guardrail).
 """
@@ -18,7 +20,7 @@ from reportgen.render import machine as machine_info
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
 from reportgen.render.site_address import NO_ADDRESS
-from reportgen.vocab import metric, verdict_label
+from reportgen.vocab import BROKEN, metric, verdict_label
 
 MAX_LINES = 60
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "warn": "⚠️ warning", "not_applicable": "➖ n/a"}
@@ -40,6 +42,23 @@ def _figure(f: Figure) -> str:
         return "n/a"
     extra = "; ".join(x for x in (f.detail, f.note) if x and x != "no interval")
     return f"{f.head} ({extra})" if extra else f.head
+
+
+def first_lines(answers: list[CandidateAnswer]) -> list[str]:
+    """One line per candidate, the PR's first, with the whole verdict: both halves (faster, trains as
+    well) with their intervals and pairs, and a window inside a warm-up; then a blank line."""
+    out = []
+    for a in answers:
+        said = "; ".join(x for x in (a.speed, a.quality) if x)
+        if a.status in BROKEN or not said:
+            said = (a.cause or a.next_step or "").rstrip(".")
+        line = f"- {_who(a)}: **{_verdict(a)}** · {said}"
+        if a.changes_maths:
+            line += " · changes the maths"
+        if a.warmup:
+            line += f" · ⚠️ {a.warmup}"
+        out.append(line)
+    return [*out, ""] if out else []
 
 
 def _who(a: CandidateAnswer) -> str:
@@ -102,7 +121,7 @@ def render_pr_body(
     exp = doc.experiment
     primary = doc.primary.key
     answers = ordered(decision.answers(doc, href_of={}))
-    lines = [report_link(doc, site_url), "", measured_on(doc), ""]
+    lines = [report_link(doc, site_url), "", measured_on(doc), "", *first_lines(answers)]
     if answers:
         labels = [f.label for f in answers[0].figures]
         measured = [

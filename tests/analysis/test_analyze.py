@@ -25,7 +25,12 @@ def test_end_to_end_document_with_interleaved_repeats(tmp_path):
     # Stands in for the embedded workload's real runs until the lead wires that test in: a tree
     # with the workload's metric keys, gpu.parquet, events.json and manifests.
     exp = make_experiment(
-        tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, repeats=2, order="interleaved"
+        tmp_path / "runs",
+        # quality drawn per block (a seed per block on a deterministic CPU): the reward is identical in
+        # each pair, so the two pairs decide on speed alone
+        {"baseline": FakeArm(quality_by_block=True), "A1": FakeArm(speed=1.2, quality_by_block=True)},
+        repeats=2,
+        order="interleaved",
     )
     doc = json.loads(analyze_experiment(exp).read_text())
     assert doc["schema_version"] == SCHEMA_VERSION and doc["kind"] == "reportgen.analysis"

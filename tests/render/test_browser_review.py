@@ -56,10 +56,13 @@ def shots(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_the_pages_of_a_campaign_over_two_machines_say_two_machines(browser, served, size, shots) -> None:
+    # r4's rollback page: under schema 9 no candidate of this v1-workload campaign is accepted (A1's reward
+    # is flat at 0: its quality half cannot be tested), so the page says there is nothing to roll back and
+    # claims no machine at all; the machines of an accepted candidate's rows are checked in
+    # tests/render/test_campaign_pages.py
     page, watch = _open(browser, served, f"{R4}rollback/", size, shots)
-    row = page.locator("tr", has_text="Gain does not hold on other hardware").inner_text()
-    assert "2 machines of one class" in row and "block 1 on dcdf3ff6" in row and "blocks 2, 3 on 8fc00ca9" in row
-    assert "one machine, arms back to back" not in page.inner_text("article")
+    article = page.inner_text("article")
+    assert "nothing to roll back" in article and "one machine, arms back to back" not in article
     assert page.evaluate(WIDE) <= 0 and watch.errors == [] and watch.remote == []
     page.close()
 
@@ -110,8 +113,8 @@ def test_campaigns_of_one_spec_are_told_apart_and_the_decided_showcases_come_fir
     heads = [h.rstrip("¶").strip() for h in page.locator("article h2").all_inner_texts()]  # less the permalink
     mine = [h for h in heads if "one GPU, GPU-small model, 5 GiB memory cap" in h]
     assert len(mine) == 3 and len(set(mine)) == 3  # one title, three campaigns told apart
-    assert mine[0].endswith("— 2 machines, sequential, decided after 3 pairs")  # r4
-    assert mine[1].endswith("— one machine, sequential, decided after 3 pairs")  # r3
+    assert mine[0].endswith("— 2 machines, sequential, 3 pairs")  # r4 (A3 open on steady-state steps)
+    assert mine[1].endswith("— one machine, sequential, 3 pairs")  # r3
     assert mine[2].endswith("— one machine, fixed design, 2 pairs")  # r2, undecided
     assert heads.index(mine[1]) < min(i for i, h in enumerate(heads) if "A/A" in h or "two GPUs" in h)
     assert page.evaluate(WIDE) <= 0 and watch.errors == [] and watch.remote == []

@@ -23,19 +23,19 @@ def test_the_three_one_h200_campaigns_are_told_apart_and_the_decided_come_first(
         "showcase-1xh200-grpo-offload-r4": "2 machines, sequential, 3 pairs",
     }
     assert "aa-1xh200-grpo" not in told  # a title of its own needs nothing
-    # r2 decided every candidate at its one look; r4, r3 (A3 open on steady-state steps), the two-GPU
-    # campaign and the A/A have one still open
+    # Under schema 9 no committed v1-workload campaign has every candidate decided (A1's reward is flat at 0,
+    # its quality half cannot be tested): the newest first
     assert [e.name for e in home_page.ordered(exps)] == [
-        "showcase-1xh200-grpo-offload-r2",
         "showcase-1xh200-grpo-offload-r4",
         "showcase-1xh200-grpo-offload-r3",
+        "showcase-1xh200-grpo-offload-r2",
         "showcase-2xh200-grpo-offload",
         "aa-1xh200-grpo",
     ]
     md = home_page.render(exps).markdown
     assert "cap) — 2 machines, sequential, 3 pairs](showcase-1xh200-grpo-offload-r4/index.md)" in md
     results = home_page.results(exps)
-    assert results.index("r2/index.md") < results.index("r4/index.md") < results.index("r3/index.md")
+    assert results.index("r4/index.md") < results.index("r3/index.md") < results.index("r2/index.md")
 
 
 def test_a_cpu_demo_comes_after_the_gpu_reports_however_new(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ The parts, one module each: `base` (the frozen, strict base model and the vocabu
 `experiment` (what was tested, the settings and decision design, the machine, the workload),
 `runs` (one run: events, attempts, disturbances), `arms` (an arm's statistics, GPU and memory),
 `intervals` (an interval, the pairs and looks of a run-level comparison, a metric's change),
-`checks` (guardrails, same work, training quality), `verdict` (the verdict, the reviewer's
+`checks` (guardrails, same work), `quality` (the training-quality half of a verdict), `verdict` (the verdict, the reviewer's
 summary, evidence links, the next step), `comparison` (one candidate against the baseline) and
 `root` (the document itself, its schema version and `parse`). Readers import the names from here.
 """
@@ -28,8 +28,6 @@ from reportgen.analysis.document.checks import (
     GuardrailStatus,
     GuardrailTally,
     MathsChange,
-    QualityCheck,
-    QualityWindow,
     SameWork,
     SameWorkWindow,
 )
@@ -63,6 +61,7 @@ from reportgen.analysis.document.intervals import (
     WarmupCost,
     WarmupPair,
 )
+from reportgen.analysis.document.quality import QualityHalf, QualityMetric, QualityPair
 from reportgen.analysis.document.root import (
     KIND,
     SCHEMA_VERSION,
@@ -128,8 +127,9 @@ __all__ = [
     "PreviousVerdict",
     "Primary",
     "ProfilerRun",
-    "QualityCheck",
-    "QualityWindow",
+    "QualityHalf",
+    "QualityMetric",
+    "QualityPair",
     "Reanalysis",
     "RunAttempt",
     "RunEvent",

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from reportgen.analysis.document.base import Direction, Model, Number
-from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, QualityCheck, SameWork
+from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, SameWork
 from reportgen.analysis.document.experiment import FirstStep, LastStep, Window, WindowName
 from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel, WarmupCost
+from reportgen.analysis.document.quality import QualityHalf
 from reportgen.analysis.document.verdict import CandidateSummary, Verdict
 
 
@@ -159,8 +160,10 @@ class Comparison(Model):
         description="Step time, actor train time and every per-phase time both arms logged, with intervals.",
     )
     same_work: SameWork
-    quality: QualityCheck | None = Field(
-        default=None, description="Training quality against the baseline (the same_quality guardrail's figures)."
+    quality: QualityHalf | None = Field(
+        default=None,
+        description="Training quality against the baseline, the verdict's second half (schema 9): the deciding "
+        "metric's paired interval against its declared margin, the others shown; null while an arm has no finished run.",
     )
     base: str | None = Field(default=None, description="The candidate's base when it is not the baseline.")
     depends_on: list[str] = Field(

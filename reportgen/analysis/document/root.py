@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final, Literal, cast
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from reportgen import rounding
 from reportgen.analysis.document.arms import ArmResult
@@ -29,8 +29,9 @@ from reportgen.traces.stats import TraceStats
 SCHEMA_VERSION: Final = 9  # also the Literal of AnalysisDocument.schema_version
 # Schemas `parse` still reads: every field added since has a default (8 added the pairs' machine, a
 # comparison's machine effect and comparisons[].set_aside; 9 the warm-up cost, the machine spread and
-# the claim, the re-analysis record). A reader meeting an older one names it (`older_schema`); the
-# site build still asks for the current one.
+# the claim, the re-analysis record, and training quality as a half of the verdict: an older
+# document's `quality` and `settings.quality_tolerance` are dropped as it is read, `_before_9`). A
+# reader meeting an older one names it (`older_schema`); the site build still asks for the current one.
 READABLE_SCHEMAS: Final = (7, 8, 9)
 KIND: Final = "reportgen.analysis"
 
@@ -165,6 +166,23 @@ class AnalysisDocument(Model):
         default=None,
         description="What the analysis.json this one replaced said, when its rules or spec differed (schema 9).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before_9(cls, data: object) -> object:
+        """A document of schema 7 or 8 read as far as it goes: its training-quality check (a per-window
+        tolerance, a warning) has no place in schema 9's half of the verdict, so it is left out."""
+        if not isinstance(data, dict) or data.get("schema_version") not in (7, 8):
+            return data
+        data = dict(data)
+        if isinstance(data.get("settings"), dict):
+            data["settings"] = {k: v for k, v in data["settings"].items() if k != "quality_tolerance"}
+        if isinstance(data.get("comparisons"), list):
+            data["comparisons"] = [
+                {k: v for k, v in c.items() if k != "quality"} if isinstance(c, dict) else c
+                for c in data["comparisons"]
+            ]
+        return data
 
     @property
     def primary(self) -> Primary:
