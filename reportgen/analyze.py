@@ -11,20 +11,22 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from reportgen import vocab
+from reportgen.analysis import burn_in
 from reportgen.analysis.check import Span
-from reportgen.analysis.document import Artifact, ChangedFile, CodeChange, ProfilerRun
+from reportgen.analysis.document import AnalysisDocument, Artifact, ChangedFile, CodeChange, ProfilerRun, parse
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
 from reportgen.store import atomic, layout
-from reportgen.store.experiment import prior_looks, read_spec
+from reportgen.store.experiment import amend_windows, prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
-from reportgen.store.models import Fingerprint, Manifest, Revisions
+from reportgen.store.models import ExperimentRecord, Fingerprint, Manifest, Revisions
 from reportgen.store.run import parse_utc
 from reportgen.store.run_folder import ExperimentFiles, read_experiment
 from reportgen.traces import model as trace_model
@@ -126,6 +128,31 @@ def _context(files: ExperimentFiles) -> Context:
     )
 
 
+def _previous(exp_dir: Path) -> AnalysisDocument | None:
+    """The analysis.json about to be replaced, when it reads as a document of a readable schema: the
+    re-analysis record says what it decided (analysis/reanalysis.py). An unreadable one is no record."""
+    path = exp_dir / layout.ANALYSIS
+    if not path.is_file():
+        return None
+    try:
+        return parse(atomic.read_json(path), str(path))
+    except (UserError, OSError, ValueError):
+        return None
+
+
+def _amendments(record: ExperimentRecord | None, previous: AnalysisDocument | None) -> tuple[str, ...]:
+    """The spec's amendments made since the previous document was written, in words with their reasons."""
+    if record is None or previous is None:
+        return ()
+    out = []
+    for a in record.amendments:
+        if a.utc is not None and previous.generated_utc and a.utc <= previous.generated_utc:
+            continue
+        what = "; ".join(f"{k}: {v[0]} -> {v[1]}" for k, v in a.changed.items() if isinstance(v, list) and len(v) == 2)
+        out.append(f"{a.utc or 'undated'}: {what}" + (f" ({a.reason})" if a.reason else ""))
+    return tuple(out)
+
+
 def _code_changes(exp_dir: Path) -> dict[str, CodeChange]:
     """Each candidate's code change against the baseline's commit, from revisions.json (arms at git
     revisions, docs/revisions.md); empty for arms that ran from the working tree."""
@@ -176,9 +203,55 @@ def analyze_experiment(
         if log is not None and why is not None and why.startswith("schema "):
             # An older document is named, not silently replaced: what it lacked is what changed.
             log(f"{exp_dir / layout.ANALYSIS}: {why} (docs/formats/analysis.md#versions); analysed again")
-        doc = build(spec, files.runs, _context(files))
+        previous = _previous(exp_dir)
+        ctx = replace(_context(files), previous=previous, amendments=_amendments(files.record, previous))
+        doc = build(spec, files.runs, ctx)
         # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
         return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))
+
+
+OWN_RUNS = "; from the campaign's own runs: no other campaign of its machine class was given"
+
+
+def plan_windows(
+    target: Path | None,
+    evidence: list[Path],
+    *,
+    windows: int = burn_in.WINDOWS,
+    amend: bool = False,
+    reason: str | None = None,
+    utc: str | None = None,
+) -> burn_in.Proposal:
+    """`reportgen plan-windows`: where every arm settles in the `evidence` campaigns (their complete
+    formal runs), and the windows whose burn-in covers the target's arms for runs of its length.
+    Without evidence, the target's own runs are the evidence (the proposal says so). `amend`: record
+    the proposal in the target's stored spec with its reason (store.experiment.amend_windows), so its
+    next `reportgen analyze` rests on steady-state steps; refused for a campaign in progress."""
+    if target is None and not evidence:
+        raise UserError("plan-windows: name an experiment, or earlier campaigns with --from")
+    spec = read_spec(target) if target is not None else None
+    sources: list[Path] = list(evidence) if evidence else [target] if target is not None else []
+    key = spec.analysis.primary if spec is not None else vocab.PRIMARY_DEFAULT
+    found = []
+    for d in sources:
+        files = read_experiment(d)
+        fp = files.campaign.fingerprint if files.campaign is not None else Fingerprint()
+        machine = burn_in.machine_class([g.to_dict() for g in fp.gpus], fp.cpu_model)
+        found.append(burn_in.evidence_of(d.name, machine, files.runs, key))
+    steps = spec.workload.steps if spec is not None else None
+    proposal = burn_in.propose(found, steps=steps, arms=spec.arm_ids() if spec is not None else None, windows=windows)
+    if amend:
+        if target is None:
+            raise UserError("plan-windows --amend: name the experiment whose windows to declare")
+        with hold_for_analysis(target, wait=False):
+            amend_windows(
+                target,
+                warmup_steps=proposal.burn_in,
+                windows=proposal.windows,
+                reason=reason or proposal.reason() + ("" if evidence else OWN_RUNS),
+                utc=utc or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            )
+    return proposal
 
 
 def is_stale(exp_dir: Path) -> bool:

@@ -3,8 +3,10 @@ next block runs only the arms whose comparisons still need a pair (top of the pi
 pipeline.py: it joins execute and analyze, which know nothing of each other).
 
 `[run] until = "decided"`: block 1 runs every formal arm; before each later block the analysis
-(analysis.json, written each time) says which comparisons are still open (`needs_pairs`), and the
-block runs those candidates and the arm each is decided against (the baseline, or its base). The
+(analysis.json, written each time) says which comparisons are still open (`needs_pairs`: the speed
+half undecided, or faster with the training-quality half still open), and the block runs those
+candidates and the arms their pairs are made with (the baseline, or its base; the baseline too
+while quality, judged against it, is open). The
 campaign stops when no comparison needs a pair, when the design's `max_pairs` valid pairs are
 reached (the analysis then says so; a pair the machine disturbed is set aside and does not count, so
 a block replaces it: analysis/set_aside.py), when the next block would overrun `[run] budget_minutes` of this
@@ -22,11 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reportgen import vocab
-from reportgen.analysis.document import AnalysisDocument
+from reportgen.analysis.document import AnalysisDocument, Comparison
 from reportgen.plan.arms import Plan
 from reportgen.store import layout
 from reportgen.store.runs import load_manifest
 from reportgen.vocab import FINAL_STATUSES
+
+
+def against(c: Comparison) -> tuple[str, ...]:
+    """The arms an open comparison's next pair is made with: the arm its speed is decided against, and
+    the baseline too when its training-quality half is what is open (quality is judged against the
+    baseline, also for a candidate decided against its base)."""
+    quality_open = c.verdict.basis == "quality_open" or (c.quality is not None and c.quality.status == "open")
+    return tuple(dict.fromkeys([c.verdict.against, *([vocab.BASELINE] if quality_open else [])]))
 
 
 @dataclass
@@ -86,7 +96,7 @@ class Sequential:
         most = self.plan.spec.run.max_pairs
         pairs = self._complete_pairs()
         doc = self.analyze(self.exp_dir) if pairs else None
-        wanted = {c.candidate: c.verdict.against for c in doc.comparisons if c.needs_pairs} if doc else {}
+        wanted = {c.candidate: against(c) for c in doc.comparisons if c.needs_pairs} if doc else {}
         open_ = [
             c
             for c in candidates
@@ -99,7 +109,7 @@ class Sequential:
             running = f", {len(in_flight)} of them still running" if in_flight else ""
             self._stop(f"the design's last look ({most} pairs) is reached counting every block started{running}")
             return None
-        need = set(open_) | {wanted.get(c, vocab.BASELINE) for c in open_}
+        need = set(open_) | {arm for c in open_ for arm in wanted.get(c, (vocab.BASELINE,))}
         arms = [a for a in formal if a in need]
         if self.blocks_made and (over := self._over_budget(arms)) is not None:
             self._stop(over)
@@ -130,11 +140,12 @@ class Sequential:
 
     @staticmethod
     def _needed(doc: AnalysisDocument) -> set[str]:
-        """Each open comparison's candidate and the arm it is decided against."""
+        """Each open comparison's candidate and the arms its pairs are made with: the arm it is decided
+        against, and the baseline while its training-quality half (always against the baseline) is open."""
         out: set[str] = set()
         for c in doc.comparisons:
             if c.needs_pairs:
-                out |= {c.candidate, c.verdict.against}
+                out |= {c.candidate, *against(c)}
         return out
 
     @staticmethod

@@ -53,9 +53,18 @@ def _root(ctx: typer.Context) -> None:
 
 def _register() -> None:
     # One module per command; each exposes register(app).
-    from reportgen.commands import analyze_cmd, bisect_cmd, history_cmd, ingest_cmd, ls_cmd, plan_cmd, run_cmd
+    from reportgen.commands import (
+        analyze_cmd,
+        bisect_cmd,
+        history_cmd,
+        ingest_cmd,
+        init_cmd,
+        ls_cmd,
+        plan_cmd,
+        run_cmd,
+    )
 
-    for module in (run_cmd, ls_cmd, ingest_cmd, analyze_cmd, history_cmd, plan_cmd, bisect_cmd):
+    for module in (init_cmd, run_cmd, ls_cmd, ingest_cmd, analyze_cmd, history_cmd, plan_cmd, bisect_cmd):
         module.register(app)
 
 

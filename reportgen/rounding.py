@@ -158,6 +158,26 @@ def fmt_value(
     return with_unit(text, unit)
 
 
+def fmt_difference(x: float | None, *, halfwidth: float | None = None) -> str:
+    """A signed difference in a metric's own units (a reward, a loss), rounded as a measured value is
+    (`fmt_value`: two significant digits of `halfwidth`, else three of the value): "-0.012", "+3.1"."""
+    if x is None or not math.isfinite(x):
+        return UNKNOWN
+    text = _fixed(x, _decimals_for_value(x, halfwidth, 3))
+    return text if text.startswith("-") or not text.strip("0.") else "+" + text
+
+
+def fmt_difference_interval(x: float | None, low: float | None, high: float | None, *, confidence: float) -> str:
+    """ "-0.012 (95% CI -0.041 to +0.017)", every figure with the decimals the interval supports."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return fmt_difference(x)
+    hw = (high - low) / 2.0
+    return (
+        f"{fmt_difference(x, halfwidth=hw)} ({fmt_level(confidence)} CI {fmt_difference(low, halfwidth=hw)} to "
+        f"{fmt_difference(high, halfwidth=hw)})"
+    )
+
+
 def fmt_mib(x: float | None) -> str:
     """Memory in whole MiB: "5120 MiB"."""
     return UNKNOWN if x is None or not math.isfinite(x) else f"{round(x)} MiB"

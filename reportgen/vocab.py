@@ -153,6 +153,9 @@ Basis = Literal[
     "open",  # the interval is too wide to decide yet; more pairs may decide
     "max_pairs",  # the design's last look came without a decision
     "base",  # decided against the candidate's base
+    "quality",  # training quality worse than the declared margin: rejected whatever the speed
+    "quality_open",  # faster, but training quality is not shown to be within the margin yet
+    "quality_untestable",  # faster, but training quality cannot be tested (flat, not logged, replayed seeds)
 ]
 """Why a verdict is what it is (analysis.json `verdict.basis`): `invalid` and `failed` are named
 after the verdict they give."""
@@ -161,6 +164,12 @@ IntervalOutcome = Literal["accepted", "rejected", "no_change", "futility", "wind
 """What a run-level interval says under the design's rules (analysis.json `run_level.outcome`): the
 first three are the verdicts it decides (`Verdicts`), the others why it does not decide."""
 INTERVAL_OUTCOMES: tuple[IntervalOutcome, ...] = get_args(IntervalOutcome)
+
+QualityOutcome = Literal["not_worse", "identical", "worse", "open", "not_testable", "not_judged"]
+"""What the training-quality half of a verdict says (analysis.json `quality.status`, analysis/quality.py):
+not worse than the declared margin, identical in every pair, worse beyond the margin, open (the interval
+does not decide yet), not testable (flat in both arms, not logged, or replayed pairs), not judged (the spec
+asks for speed alone)."""
 
 # -- better direction ------------------------------------------------------------------------------
 
@@ -206,6 +215,8 @@ OPTIMIZER_TIME = "perf/optimizer_time"  # the optimizer steps (inside actor trai
 MAX_MEMORY_ALLOCATED_GIB = "perf/max_memory_allocated_gib"  # PyTorch's peak allocation (GiB); the workload logs it
 # gpu/*: reportgen's own, from the 1 Hz GPU samples (capture/gpu.py), never a Relax line.
 PEAK_GPU_MEMORY = "gpu/mem_peak_mib"
+# The headline's row of the framework's peak allocation (MiB; analysis/memory.py): what a memory cap bounds.
+ALLOCATED_PEAK = "memory/allocated_peak_mib"
 # rollout/*: per rollout.
 NUM_SAMPLES = "rollout/num_samples"
 RESPONSE_LENGTHS = "rollout/response_lengths"
@@ -220,6 +231,7 @@ PPO_KL = "train/ppo_kl"
 KL_LOSS = "train/kl_loss"
 PG_CLIPFRAC = "train/pg_clipfrac"
 GRAD_NORM = "train/grad_norm"
+ENTROPY = "train/entropy_loss"
 # train/critic-*: per optimizer step of the critic (PPO, `critic-step N` lines); Relax tags a critic's
 # keys `critic-` so they never share a name with the actor's `train/*` of the same step.
 CRITIC_VALUE_LOSS = "train/critic-value_loss"
@@ -288,6 +300,7 @@ METRICS: dict[str, Metric] = {
         Metric(KL_LOSS, "KL loss", "", None, "KL loss against the reference model (with --use-kl-loss)"),
         Metric(PG_CLIPFRAC, "clip fraction", "", None, "fraction of tokens whose policy ratio was clipped"),
         Metric(GRAD_NORM, "grad norm", "", None, "gradient norm before clipping"),
+        Metric(ENTROPY, "entropy", "", None, "mean token entropy of the policy on the step's samples"),
         Metric(CRITIC_VALUE_LOSS, "critic value loss", "", None, "the critic's clipped value loss (PPO)"),
         Metric(
             CRITIC_VALUE_CLIPFRAC,

@@ -8,10 +8,12 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests import runs_guard
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,6 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, interrupt)
+    runs_guard.install()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -138,6 +141,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(autouse=True)
+def _reads_no_repository_runs() -> Iterator[None]:
+    """A test that read the repository's runs/ fails, naming what it read (tests/runs_guard.py): a
+    stray experiment there (the demo's, an ingested log) must change no test's outcome."""
+    runs_guard.take()
+    yield
+    read = runs_guard.take()
+    if read:
+        shown = ", ".join(read[:3]) + (f" and {len(read) - 3} more" if len(read) > 3 else "")
+        pytest.fail(
+            f"read the repository's runs/ ({shown}): use the committed_runs fixture (a copy of the committed "
+            "experiments) or a runs root under tmp_path",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -178,6 +178,34 @@ def standin_history(
     return good, shas, spec
 
 
+BACKWARD = "                (parts.loss / a.global_batch_size).backward()\n"
+
+
+def train_less(repo: Path) -> str:
+    """Commit a change that is faster because it trains less: the loss's backward pass on every other
+    training step only (same rollouts, samples and tokens; the optimizer updates on half the steps)."""
+    path = repo / TRAIN
+    text = path.read_text(encoding="utf-8")
+    assert BACKWARD in text, "Trainer.train changed: update tests/git_repos.py BACKWARD"
+    less = "                if self.train_step % 2 == 0:  # the backward pass on every other step only\n    " + BACKWARD
+    return commit(
+        repo, "train: the backward pass on every other step only", {str(TRAIN): text.replace(BACKWARD, less, 1)}
+    )
+
+
+def same_maths(repo: Path) -> str:
+    """Commit a change that leaves the maths as it is: the same division written as a method call."""
+    path = repo / TRAIN
+    text = path.read_text(encoding="utf-8")
+    assert BACKWARD in text, "Trainer.train changed: update tests/git_repos.py BACKWARD"
+    same = BACKWARD.replace(
+        "(parts.loss / a.global_batch_size).backward()", "parts.loss.div(a.global_batch_size).backward()"
+    )
+    return commit(
+        repo, "train: the loss scaled by a method call (same maths)", {str(TRAIN): text.replace(BACKWARD, same, 1)}
+    )
+
+
 def break_import(repo: Path) -> str:
     """Commit a syntax error into the workload's package: its checkout cannot import."""
     init_py = repo / "reportgen" / "workloads" / "grpo" / "__init__.py"

@@ -19,6 +19,7 @@ import pandas as pd
 from reportgen.store.atomic import write_parquet, write_text
 from reportgen.store.layout import EVENTS, EXPERIMENT_SPEC, GPU_PARQUET, HOST_PARQUET, MANIFEST, METRICS, RECIPE_PATCH
 from reportgen.store.models import Events, Manifest
+from tests import runs_guard
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,6 +52,9 @@ def copy_committed_runs(dest: Path, repo: Path = REPO) -> Path:
     for exp in committed_experiments(repo):
         shutil.copytree(exp, dest / exp.name, symlinks=True)
     return dest
+
+
+runs_guard.allow(committed_experiments, copy_committed_runs)  # the two doors to the repository's runs/
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str, *, poll: float = 0.1) -> None:

@@ -46,7 +46,6 @@ class GuardrailInput:
     batch_flag: str  # the flag that gives the global batch
     fixed_flags: Sequence[str]  # flags the candidate must not change ([workload].flags)
     windows: Sequence[tuple[str, int, int]]  # (name, first step, last step), at least one
-    quality_tolerance: float = 0.10  # [analysis] quality_tolerance
     experiment: str = ""  # the experiment's folder name (the overlap check's own runs)
     spans: Sequence[Span] = ()  # every run recorded on the machines of these runs
 

@@ -13,10 +13,17 @@ and its cause as they are. Precedence, first match wins:
 4. unfinished runs (interrupted, or left running): incomplete, resuming redoes them;
 5. the primary metric never logged by an arm: inconclusive, name another; a declared window that
    holds no step of some run (a resumed or short run): inconclusive, declare windows that fit;
-6. the run-level comparison (runlevel.py): against the candidate's base when it is built on
+6. training quality worse than the declared margin (quality.py, the verdict's second half):
+   rejected on quality (basis "quality"), with the figure, whatever the speed;
+7. the run-level comparison (runlevel.py): against the candidate's base when it is built on
    another candidate whose runs completed (A3 = A1 + a smaller token budget is one variable away
    from A1, not from the baseline), else against the baseline. Its outcome under the design's
-   rules gives accepted, rejected, no_change or inconclusive with the reason.
+   rules gives accepted, rejected, no_change or inconclusive with the reason. Accepted needs both
+   halves: faster by the minimum effect *and* quality not worse than the margin (or identical in
+   every pair, or not judged because the spec asks for speed alone); faster with quality still open
+   is inconclusive (basis "quality_open": a sequential campaign goes on, or the last look says so),
+   faster with quality that cannot be tested (flat, not logged, replayed seeds) is inconclusive
+   (basis "quality_untestable").
 
 Thresholds come from the design (min_effect both ways, min_pairs, looks) and the spec's direction.
 """
@@ -82,6 +89,7 @@ class Evidence:
     tally: doc.GuardrailTally | None = None
     maths: Sequence[doc.MathsChange] = ()
     set_aside: int = 0  # pairs left out because the machine was not quiet (set_aside.py)
+    quality: doc.QualityHalf | None = None  # the training-quality half against the baseline (quality.py)
 
 
 def missing_metric_cause(key: str, arms: dict[str, Sequence[StoredRun]]) -> str | None:
@@ -172,9 +180,88 @@ def decide(e: Evidence) -> doc.Verdict:
             e.base_pending,
             against=e.base,
         )
+    if e.quality is not None and e.quality.status == "worse":
+        return _worse_quality(e, e.quality)
     if e.vs_base is not None:
         return _statistics(e, e.vs_base, against=e.base)
     return _statistics(e, e.vs_baseline, against=BASELINE)
+
+
+def _speed(e: Evidence) -> str:
+    """The speed half as it stands, in words: "response tokens/s +19% (95% CI 0% to +40%, 3 pairs)"."""
+    rl = e.vs_base if e.vs_base is not None else e.vs_baseline
+    iv = rl.interval
+    n = len(rl.pairs)
+    if iv.estimate is None:
+        return f"{e.metric_label}: no figure yet"
+    est = gain(iv.estimate, e.direction) - 1
+    vs = "" if rl.reference == BASELINE else f" against {rl.reference}"
+    if iv.low is None or iv.high is None:
+        return f"{e.metric_label} {_pct_for(iv, e.direction)(est)}{vs} ({n} pair{'s' if n != 1 else ''})"
+    return (
+        f"{e.metric_label} {_pct_for(iv, e.direction)(est)}{vs} ({fmt_level(e.design.confidence)} CI "
+        f"{_span(iv, e.direction)}, {n} pair{'s' if n != 1 else ''})"
+    )
+
+
+SPEED_WORDS: dict[str, str] = {
+    Verdicts.ACCEPTED: "faster",
+    Verdicts.REJECTED: "slower",
+    Verdicts.NO_CHANGE: "no change in speed",
+    "futility": "no change of the minimum effect within reach",
+    "windows": "speed: windows disagree",
+    "open": "speed open",
+    "too_few_pairs": "speed: too few pairs",
+}
+
+
+def speed_half(rl: doc.RunLevel, design: doc.Design, *, direction: str, metric_label: str) -> str:
+    """The speed half of a verdict in words, as the answer's and the PR body's first lines say it beside
+    the quality half: "faster: response tokens/s +91% (95% CI +65% to +121%)"; against a base, named."""
+    iv = rl.interval
+    word = SPEED_WORDS.get(rl.outcome, "speed open")
+    vs = "" if rl.reference == BASELINE else f" against {rl.reference}"
+    if iv.estimate is None:
+        return f"speed: no pair of runs yet{vs}"
+    est = gain(iv.estimate, direction) - 1
+    pct = _pct_for(iv, direction)
+    n = len(rl.pairs)
+    said_n = f"{n} pair{'s' if n != 1 else ''}"
+    if iv.low is None or iv.high is None:
+        return f"{word}{vs}: {metric_label} {pct(est)} ({said_n})"
+    return f"{word}{vs}: {metric_label} {pct(est)} ({fmt_level(design.confidence)} CI {_span(iv, direction)}, {said_n})"
+
+
+def _worse_quality(e: Evidence, q: doc.QualityHalf) -> doc.Verdict:
+    """Rejected on quality: the candidate trains worse than the baseline beyond the declared margin,
+    whatever its speed."""
+    cause = f"it {q.summary}; speed: {_speed(e)}"
+    return _verdict(
+        Verdicts.REJECTED, "quality", f"Rejected on quality: {cause}.", cause, against=BASELINE, pairs=q.pairs
+    )
+
+
+def _accepted_or_not(e: Evidence, summary: str, *, faster: str, against: str, n: int) -> doc.Verdict:
+    """Faster by the minimum effect (`faster`, in words): accepted only when the quality half allows it."""
+    q = e.quality
+    if q is None or q.status in ("not_worse", "identical", "not_judged"):
+        return _verdict(Verdicts.ACCEPTED, "interval", summary, against=against, pairs=n)
+    if q.status == "open":
+        d = e.design
+        last = n >= d.max_pairs if d.mode == "sequential" else n >= d.looks[0]
+        when = (
+            f"the design's last look ({d.max_pairs if d.mode == 'sequential' else d.looks[0]} pairs) came without it"
+            if last
+            else "more pairs may decide it"
+        )
+        cause = f"faster: {faster}; but {q.summary}: {when}"
+        return _verdict(
+            Verdicts.INCONCLUSIVE, "quality_open", f"Inconclusive: {cause}.", cause, against=against, pairs=n
+        )
+    cause = f"faster: {faster}; but {q.summary}"
+    return _verdict(
+        Verdicts.INCONCLUSIVE, "quality_untestable", f"Inconclusive: {cause}.", cause, against=against, pairs=n
+    )
 
 
 def _caveats(e: Evidence) -> str:
@@ -227,7 +314,7 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
             cause = f"every pair{vs} was set aside ({e.set_aside}: the machine was not quiet): a verdict needs at least {d.min_pairs}"
         return _verdict(Verdicts.INCONCLUSIVE, "no_pairs", f"Inconclusive: {cause}.", cause, against=against)
     est = gain(iv.estimate, e.direction) - 1 if iv.estimate is not None else None
-    pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs"
+    pairs_word = f"{n} pair{'s' if n != 1 else ''} of runs" + (f" on {rl.claim}" if "machines" in rl.claim else "")
     if rl.outcome == "too_few_pairs":
         need = max(d.min_pairs, d.looks[0] if d.mode == "fixed" else d.min_pairs)
         seen = f"{_pct(est)}" if est is not None else "no figure"
@@ -255,13 +342,14 @@ def _statistics(e: Evidence, rl: doc.RunLevel, *, against: str) -> doc.Verdict:
                 f"better than the baseline ({figure})"
             )
             return _verdict(Verdicts.INCONCLUSIVE, "base", f"Inconclusive: {cause}.", cause, against=against, pairs=n)
-        summary = f"Accepted: better by {_pct(est)} ({where}), in every window; {_caveats(e)}."
+        half = f"; {e.quality.summary}" if e.quality is not None else ""
+        summary = f"Accepted: better by {_pct(est)} ({where}), in every window{half}; {_caveats(e)}."
         if against != BASELINE:
             summary = (
                 f"Accepted against its base {against}: {e.metric_label} {_pct(est)} ({level} {span}, "
-                f"{pairs_word}), in every window; {_caveats(e)}."
+                f"{pairs_word}), in every window{half}; {_caveats(e)}."
             )
-        return _verdict(Verdicts.ACCEPTED, "interval", summary, against=against, pairs=n)
+        return _accepted_or_not(e, summary, faster=f"{e.metric_label} {_pct(est)} ({where})", against=against, n=n)
     if rl.outcome == Verdicts.REJECTED:
         summary = f"Rejected: worse by {_pct(est)} ({where})."
         why: str | None = None

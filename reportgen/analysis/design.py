@@ -55,7 +55,8 @@ GRID = 401  # points per look of the integration grid: the constant is exact to 
 T_PATHS = 400_000  # simulated paths behind a design's per-look t level: its error rate is exact to about 3e-4
 T_SEED = 20261203
 T_METHOD = 1  # the simulation behind t_look_tail: change it with the code, and t_levels.json is no longer used
-MIN_PAIRS = 3  # below this no verdict is decisive (a t interval on one or two pairs says little)
+MIN_PAIRS = 2  # the first look: two pairs decide only when they agree tightly (one degree of freedom, issue 43)
+MAX_PAIRS = 16  # the shipped sequential design's last look (docs/calibration.md)
 FUTILITY = 0.90  # one-sided level of the futility bound of a sequential design
 # The fixed design each calibrated sequential design replaces (same error rates), measured by
 # scripts/calibrate.py --fixed-equivalents, which writes this file (docs/calibration.md).

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reportgen.analysis import memory, overlap, quality, quiet
+from reportgen.analysis import memory, overlap, quiet
 from reportgen.analysis.check import FAIL as FAIL
 from reportgen.analysis.check import NA as NA
 from reportgen.analysis.check import PASS as PASS
@@ -471,14 +471,6 @@ def no_profiler(ctx: GuardrailInput) -> GuardrailResult:
     return guardrail("no_profiler", title, PASS, "no profiler flag in the effective argv")
 
 
-def training_quality(ctx: GuardrailInput) -> GuardrailResult:
-    """Loss, reward and KL of the candidate within `quality_tolerance` of the baseline's in every window
-    (reportgen/analysis/quality.py); outside it, a warning: the verdict stands, the reviewer is told."""
-    q = quality.compare(ctx.baseline, ctx.candidate, ctx.windows, tolerance=ctx.quality_tolerance)
-    evidence = f"{ctx.candidate[0].rel}/metrics.parquet" if q.status == WARN and ctx.candidate else None
-    return guardrail(quality.ID, quality.TITLE, q.status, q.reason, evidence)
-
-
 # Every guardrail, in the order a comparison lists them (same_work, made from the statistics'
 # runs, follows them: analysis/report.py). The machine's checks need facts the I/O edge gathered
 # (GuardrailInput.spans, the sampler's load): overlap.py, quiet.py.
@@ -488,7 +480,6 @@ CHECKS: list[Check] = [
     samples_per_step,
     token_accounting,
     finite_training,
-    training_quality,
     fixed_workload,
     same_inputs,
     same_machine,
@@ -514,7 +505,7 @@ def check_all(ctx: GuardrailInput, *, pending: str | None = None) -> list[Guardr
     """Every registered guardrail over the finished runs of both arms, in `CHECKS`' order. `pending`
     names the runs left unfinished (interrupted, or running when the runner died), which resuming
     redoes: they are not judged, and while an arm has no finished run at all no check can be made
-    yet. A warning (`same_quality`) is shown beside the verdict and never decides it."""
+    yet. A warning (a plug-in's `warn`) is shown beside the verdict and never decides it."""
     checks = [check(ctx) for check in list(CHECKS)]
     if pending is None:
         return checks

@@ -73,8 +73,10 @@ def allocated_peak(runs: Sequence[StoredRun]) -> tuple[float | None, str | None]
 
 
 def held_at_oom(runs: Sequence[StoredRun]) -> float | None:
-    """MiB PyTorch held plus the request that failed, at the worst out-of-memory event of `runs` (the
-    logged peak of a run that died mid-step misses that step)."""
+    """MiB PyTorch had allocated when an allocation failed, as its message says ("4.94 GiB is
+    allocated by PyTorch"), at the worst out-of-memory event of `runs` (the logged peak of a run that
+    died mid-step misses that step). The request that failed is not counted: it was never held, and
+    a figure above PyTorch's own would not match the message a reader checks it against."""
     worst = None
     for r in runs:
         for e in r.events:
@@ -83,8 +85,7 @@ def held_at_oom(runs: Sequence[StoredRun]) -> float | None:
             d = _said(e)
             held = d.get("allocated_gib")
             if isinstance(held, (int, float)):
-                total = (held + float(d.get("tried_to_allocate_gib") or 0.0)) * 1024.0
-                worst = total if worst is None else max(worst, total)
+                worst = held * 1024.0 if worst is None else max(worst, held * 1024.0)
     return worst
 
 

@@ -11,12 +11,13 @@ evidence by stable ids (document.EvidenceId); the render stage maps them to page
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import document as doc
 from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
-from reportgen.rounding import fmt_change_supported, fmt_share
+from reportgen.rounding import fmt_change_interval, fmt_change_supported, fmt_gib, fmt_share
 from reportgen.vocab import MEMORY_CAP_FLAG, Verdicts
 
 
@@ -128,12 +129,16 @@ def derive(
         if memory is not None and mem.low_headroom(memory):
             text += " " + memory_cost(cand, memory)
             links = [*links, doc.EvidenceLink(label="memory against the limit", id="memory")]
+        q = comp.quality
         if comp.maths_changes:
-            text += f" It trains a different model: it {'; it '.join(m.text() for m in comp.maths_changes)}."
-        if comp.quality is not None and comp.quality.status == "warn":
-            text += f" Training quality: {comp.quality.reason.split('; flat at 0')[0]}."
+            # It trains a different model: what decides is whether it trains as well, shown with its interval.
+            text += f" It changes the maths (it {'; it '.join(m.text() for m in comp.maths_changes)})"
+            text += f" and {q.summary}." if q is not None and q.status in ("not_worse", "identical") else "."
+        if q is not None and q.status in ("not_worse", "identical", "not_judged"):
             links = [*links, doc.EvidenceLink(label="training quality", id="quality")]
         return doc.NextStep(action="merge", text=text), None, links
+    if v.basis == "quality":
+        return _worse_quality(comp)
     if on_base:
         text = (
             f"Do not merge {cand}: its gain over the baseline is {v.against}'s, not its own; keep {v.against}'s flags."
@@ -147,6 +152,50 @@ def derive(
     # no_change
     text = f"Do not merge {cand} for speed: no change of {design.min_effect:.0%} or more in {metric_label}."
     return doc.NextStep(action="reject", text=text), None, []
+
+
+def _worse_quality(comp: doc.Comparison) -> Step:
+    """Rejected on quality: do not merge, and where the evidence shows it, what makes it train worse."""
+    cand, v, q = comp.candidate, comp.verdict, comp.quality
+    said = q.summary if q is not None else "it trains worse than the baseline"
+    text = f"Do not merge {cand}: it {said}, whatever its speed."
+    if comp.maths_changes:
+        edits = "; ".join(m.text() for m in comp.maths_changes)
+        text += f" Its flag edit changes the maths ({edits}): keep the baseline's setting, or measure a change that does not."
+    elif comp.code_change is not None:
+        text += (
+            " Its code change alters what training computes (same flags): find what in it changes the maths "
+            "(every step's update, the loss, the samples trained on) before measuring again."
+        )
+    else:
+        text += " Keep the baseline's flags."
+    return (
+        doc.NextStep(action="reject", text=text),
+        v.cause,
+        [doc.EvidenceLink(label="training quality", id="quality")],
+    )
+
+
+def _quality_not_shown(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> Step:
+    """Faster, but the quality half is open at the last look, or cannot be tested."""
+    cand, v, q = comp.candidate, comp.verdict, comp.quality
+    links = [doc.EvidenceLink(label="training quality", id="quality")]
+    if v.basis == "quality_open":
+        text = (
+            f"Do not merge {cand} on this evidence: it is faster, but its training quality was not shown to be "
+            f"within the margin by the design's last look ({design.max_pairs} pairs). A new campaign with a larger "
+            f"max_pairs ({rerun.run_section}, `reportgen run --new-campaign`) can show it; a margin changed after "
+            "seeing the pairs would not."
+        )
+        return doc.NextStep(action="reject", text=text), v.cause, links
+    why = q.summary.removeprefix("training quality not testable: ") if q is not None else "no quality metric"
+    text = (
+        f"Do not merge {cand} on this evidence: it is faster, but its training quality cannot be tested ({why}). "
+        "Measure it on a workload whose reward moves, with a seed of its own in every block; for a change that "
+        f'cannot touch the maths, declare quality_metric = "none" in the spec\'s {rerun.analysis_section} before '
+        "the campaign (a verdict on speed alone)."
+    )
+    return doc.NextStep(action="test_quality", text=text), v.cause, links
 
 
 def _resume(v: doc.Verdict, rerun: Rerun) -> Step:
@@ -309,7 +358,12 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
         )
         links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
         return doc.NextStep(action="reject", text=text), v.cause, links
-    if v.basis == "windows":
+    last = design.mode != "sequential" or len(comp.deciding().pairs) >= design.max_pairs
+    if v.basis == "quality_untestable" or (v.basis == "quality_open" and last):
+        return _quality_not_shown(comp, rerun, design)
+    if v.basis == "quality_open":
+        links.append(doc.EvidenceLink(label="training quality", id="quality"))
+    elif v.basis == "windows":
         links.append(doc.EvidenceLink(label="windows", id="windows"))
     else:
         links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
@@ -334,9 +388,11 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
     # Every inconclusive step opens with the same merge advice ("Do not merge ... yet" here, "Do not
     # merge ... for speed" after a futility stop): two comparisons on either side of a stopping bound,
     # such as two A/A candidates, differ only in whether more pairs are worth running.
-    why = {"too_few_pairs": "too few pairs to decide", "windows": "its windows disagree"}.get(
-        comp.verdict.basis, "its interval is too wide to decide"
-    )
+    why = {
+        "too_few_pairs": "too few pairs to decide",
+        "windows": "its windows disagree",
+        "quality_open": "it is faster, but its training quality is still open",
+    }.get(comp.verdict.basis, "its interval is too wide to decide")
     hold = f"Do not merge {comp.candidate} yet: {why}."
     if design.mode == "sequential":
         text = (
@@ -362,3 +418,152 @@ def _more_pairs(comp: doc.Comparison, rerun: Rerun, design: doc.Design) -> doc.N
     )
     command = rerun.command(before=SAME_MACHINE, note=f'# in {rerun.spec()[1]}, set until = "decided" in {run}; then:')
     return doc.NextStep(action="repeat", text=text, command=command)
+
+
+# ---------------------------------------------------------------- an OOM's fix, from what was measured
+
+
+@dataclass(frozen=True)
+class TokenBudgetEffect:
+    """What lowering the token budget did in this experiment: `arm` is `base` with only
+    TOKEN_BUDGET_FLAG lowered (`before` -> `after`); its memory against the limit (`used_mib` of
+    each, analysis/memory.py) and its primary metric against `base` (the run-level interval)."""
+
+    arm: str
+    base: str
+    before: str
+    after: str
+    base_mib: float
+    arm_mib: float
+    speed: doc.Interval
+
+    @property
+    def saved_mib(self) -> float:
+        return self.base_mib - self.arm_mib
+
+
+def _number(x: str | None) -> float | None:
+    try:
+        return float(x) if x is not None else None
+    except ValueError:
+        return None
+
+
+def token_budget_effects(
+    comparisons: Sequence[doc.Comparison], arms: Mapping[str, doc.ArmResult]
+) -> list[TokenBudgetEffect]:
+    """Every candidate that differs from its reference (its base, else the baseline) by a lower
+    TOKEN_BUDGET_FLAG alone, with both arms' memory on one figure and a run-level interval."""
+    out = []
+    for c in comparisons:
+        ref = c.base or c.baseline
+        differ = [f for f in c.changed_flags if (f.base if c.base else f.baseline) != f.candidate]
+        if len(differ) != 1 or differ[0].flag != TOKEN_BUDGET_FLAG:
+            continue
+        f = differ[0]
+        before, after = (f.base if c.base else f.baseline), f.candidate
+        lo, hi = _number(before), _number(after)
+        m_ref, m_arm = arms.get(ref), arms.get(c.candidate)
+        if lo is None or hi is None or hi >= lo or m_ref is None or m_arm is None:
+            continue
+        ref_mib, arm_mib = m_ref.memory.used_mib, m_arm.memory.used_mib
+        rl = c.base_run_level if c.base else c.run_level
+        if ref_mib is None or arm_mib is None or m_ref.memory.used_source != m_arm.memory.used_source or rl is None:
+            continue
+        out.append(TokenBudgetEffect(c.candidate, ref, str(before), str(after), ref_mib, arm_mib, rl.interval))
+    return out
+
+
+def _failed_at(arm: doc.ArmResult) -> int | None:
+    """The step of the arm's first out-of-memory event."""
+    steps = [e.step for r in arm.runs for e in r.events if e.kind == "oom" and e.step is not None]
+    return min(steps) if steps else None
+
+
+def _speed_text(iv: doc.Interval) -> str:
+    if iv.estimate is None or iv.low is None or iv.high is None:
+        return "with no interval yet"
+    return fmt_change_interval(iv.estimate - 1, iv.low - 1, iv.high - 1, confidence=iv.confidence)
+
+
+def measured_oom_step(
+    comp: doc.Comparison,
+    arms: Mapping[str, doc.ArmResult],
+    effects: Sequence[TokenBudgetEffect],
+    *,
+    rerun: Rerun,
+    metric_label: str,
+) -> doc.NextStep | None:
+    """The next step of a candidate that ran out of memory, where this experiment measured what a
+    smaller token budget saves (`effects`): when the saving measured is smaller than what the failed
+    candidate already held beyond its reference's peak, a smaller budget is not offered as the fix
+    (the page's own figures say it would not be enough) and the step says so with them; when it is
+    larger, the budget is offered with its measured saving and cost. None: nothing measured bears on
+    it (the step `derive` made stands)."""
+    cand, ref = comp.candidate, comp.base or comp.baseline
+    if comp.verdict.failed_arm not in (None, cand) or not comp.verdict.oom:
+        return None
+    mine, theirs = arms.get(cand), arms.get(ref)
+    others = [e for e in effects if e.arm != cand]
+    if mine is None or theirs is None or not others:
+        return None
+    held, ref_peak, limit = mine.memory.used_mib, theirs.memory.used_mib, mine.memory.limit_mib
+    if held is None or ref_peak is None or held <= ref_peak:
+        return None
+    best = max(others, key=lambda e: e.saved_mib)
+    excess = held - ref_peak
+    step = _failed_at(mine)
+    at = f" when it failed at step {step}" if step is not None else " when it failed"
+    fell = (
+        f"fell by {fmt_gib(best.saved_mib)} ({fmt_gib(best.base_mib)} to {fmt_gib(best.arm_mib)})"
+        if best.saved_mib > 0
+        else f"did not fall ({fmt_gib(best.base_mib)} to {fmt_gib(best.arm_mib)})"
+    )
+    measured = (
+        f"in this experiment {best.arm} lowered {TOKEN_BUDGET_FLAG} from {best.before} to {best.after} and its peak "
+        f"{fell}, with "
+        f"{metric_label} {_speed_text(best.speed)} against {best.base}; {cand} already held {fmt_gib(held)}{at}, "
+        f"{fmt_gib(excess)} more than {ref}'s peak over whole runs"
+    )
+    limit_text = f"the {fmt_gib(limit)} cap" if limit is not None and mine.memory.limit == "cap" else "its card"
+    folder = f"{rerun.experiment or rerun.name or 'experiment'}-{cand}-fix"
+    spec_word = rerun.spec()[1]
+    if best.saved_mib >= excess:
+        text = (
+            f"Fix the out-of-memory failure of {cand}: a smaller {TOKEN_BUDGET_FLAG} in its {rerun.candidates_section} "
+            f"entry of the spec, then run the experiment again into a new folder: {measured}."
+        )
+        note = f"# first, in {spec_word},\n# give {cand} a smaller {TOKEN_BUDGET_FLAG} (as {best.arm} did)"
+        return doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note))
+    changed = [f for f in comp.changed_flags if (f.base if comp.base else f.baseline) != f.candidate]
+    verb = "removes" if changed and all(f.candidate is None for f in changed) else "changes"
+    what = f" (it {verb} {', '.join(f.flag for f in changed)})" if changed else ""
+    text = (
+        f"Do not merge {cand} for cards of this size: it does not fit under {limit_text}, and a smaller "
+        f"{TOKEN_BUDGET_FLAG} would not make it fit: {measured}. Keep {ref}'s flags; to keep part of {cand}'s "
+        f"change{what}, make it smaller and run the experiment again into a new folder."
+    )
+    note = (
+        f"# first, in {spec_word},\n# make {cand}'s change smaller in its {rerun.candidates_section} entry\n"
+        f"# ({best.arm}'s smaller {TOKEN_BUDGET_FLAG} saved {fmt_gib(best.saved_mib)}: not the way here)"
+    )
+    return doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note))
+
+
+def revise_oom_steps(
+    comparisons: Sequence[doc.Comparison],
+    arms: Mapping[str, doc.ArmResult],
+    *,
+    rerun: Rerun,
+    metric_label: str,
+) -> list[doc.Comparison]:
+    """The comparisons with each out-of-memory failure's next step made from what the other
+    candidates of the experiment measured (`measured_oom_step`); the others as they are."""
+    effects = token_budget_effects(comparisons, arms)
+    out = []
+    for c in comparisons:
+        step = measured_oom_step(c, arms, effects, rerun=rerun, metric_label=metric_label) if effects else None
+        out.append(
+            c if step is None else c.model_copy(update={"summary": c.summary.model_copy(update={"next_step": step})})
+        )
+    return out

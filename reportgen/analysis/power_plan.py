@@ -110,17 +110,29 @@ def power(
         interleaved=True,
         paths=PATHS,
     )
+    return campaign(sd, effect, design, sims=sims)[0]
+
+
+def campaign(sd: float, effect: float, design: doc.Design, *, sims: int = SIMS) -> tuple[float, float]:
+    """(the share of campaigns of `design` that decide a true relative change `effect` the right way,
+    the mean pairs they run) for pairs' log ratios normal with standard deviation `sd`, through the
+    analysis' rules (a pair-level model: the windows' agreement is taken as given)."""
     rng = np.random.default_rng(SEED)
-    d = math.log1p(effect) + sd * rng.standard_normal((sims, max_pairs))
+    last = design.max_pairs
+    d = math.log1p(effect) + sd * rng.standard_normal((sims, last))
     final = np.full(sims, -1)
+    pairs = np.full(sims, last)
     up = np.full(sims, effect >= 0)
-    for n in range(min_pairs, max_pairs + 1):
+    for n in design.looks:
+        if n < runlevel.first_look(design):
+            continue
         s = runlevel.look_stats(d[:, :n])
         o = runlevel.outcome(s, runlevel.bounds(s, design), design, higher=True, windows_better=up, windows_worse=~up)
         newly = (final < 0) & np.isin(o, runlevel.DECIDED)
         final[newly] = o[newly]
+        pairs[newly] = n
     want = runlevel.ACCEPTED if effect >= 0 else runlevel.REJECTED
-    return float(np.mean(final == want))
+    return float(np.mean(final == want)), float(pairs.mean())
 
 
 def pairs_needed(
@@ -199,7 +211,7 @@ class Plan:
         out = [
             f"spread of one pair's log ratio: {s.sd:.4f} ({s.pairs} pairs of {', '.join(s.comparisons)}, {s.df} degrees "
             f"of freedom; {UPPER:.0%} upper bound {s.upper():.4f})",
-            f"design: sequential from 3 pairs, {self.confidence:.0%} confidence, min_effect {self.min_effect:.1%}, "
+            f"design: sequential from {dz.MIN_PAIRS} pairs, {self.confidence:.0%} confidence, min_effect {self.min_effect:.1%}, "
             f"power {self.target:.0%} to accept +{self.effect:.1%} and to reject -{self.effect:.1%}",
         ]
         for label, n in (
@@ -220,8 +232,8 @@ class Plan:
         if self.budget_minutes is not None:
             if self.budget_pairs is None or self.budget_effect is None:
                 out.append(
-                    f"budget {self.budget_minutes:g} {unit}: {self.budget_pairs or 0} pair(s), fewer than the 3 a "
-                    "verdict needs"
+                    f"budget {self.budget_minutes:g} {unit}: {self.budget_pairs or 0} pair(s), fewer than the "
+                    f"{dz.MIN_PAIRS} a verdict needs"
                 )
             else:
                 capped = f" (the planner stops at {MAX_PAIRS})" if self.budget_pairs >= MAX_PAIRS else ""
@@ -267,5 +279,7 @@ def plan(
         if spread.pair_minutes is None:
             raise UserError(f"{source}: no complete baseline and candidate run with a duration: no minutes per pair")
         b_pairs = min(int(budget_minutes // (spread.pair_minutes * spread.gpus)), MAX_PAIRS)
-        b_eff = effect_within(spread.sd, b_pairs, confidence=confidence, target=target) if b_pairs >= 3 else None
+        b_eff = (
+            effect_within(spread.sd, b_pairs, confidence=confidence, target=target) if b_pairs >= dz.MIN_PAIRS else None
+        )
     return Plan(spread, eff, me, confidence, target, n, n_up, budget_minutes, b_pairs, b_eff)

@@ -26,17 +26,19 @@ from reportgen.analysis import (
     next_step,
     quality,
     quiet,
+    reanalysis,
     same_work,
     set_aside,
     tables,
     warmup,
+    warmup_cost,
     workload,
 )
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import guardrails as gr
 from reportgen.analysis.check import Span
-from reportgen.analysis.decision import Evidence, decide, missing_metric_cause
+from reportgen.analysis.decision import Evidence, decide, missing_metric_cause, speed_half
 from reportgen.analysis.evidence import (
     Campaign,
     expected_steps,
@@ -56,7 +58,7 @@ from reportgen.analysis.stats import change
 from reportgen.specfile.model import Spec
 from reportgen.store.run import StoredRun
 from reportgen.traces.stats import RunSummary, experiment_stats
-from reportgen.vocab import BASELINE, HIGHER, LOWER, PEAK_GPU_MEMORY, STEP_TIME, Verdicts, is_better
+from reportgen.vocab import BASELINE, HIGHER, LOWER, PEAK_GPU_MEMORY, STEP_TIME, Status, Verdicts, is_better
 
 SCHEMA_VERSION = doc.SCHEMA_VERSION
 
@@ -72,7 +74,9 @@ SETTINGS_AS_GIVEN: Final = (
     "seed",
     "site_url",
     "same_work_tolerance",
-    "quality_tolerance",
+    "quality_metric",
+    "quality_margin",
+    "quality_margins",
 )
 """The [analysis] keys that analysis.json's `settings` restates as the spec holds them (the others are
 derived: the primary metric with its direction, the steps expected, the windows as applied, the
@@ -102,6 +106,10 @@ class Context:
     spans: tuple[Span, ...] = ()
     # Arms at git revisions (revisions.json): each candidate's code change against the baseline's commit.
     code_changes: dict[str, doc.CodeChange] = field(default_factory=dict)
+    # The analysis.json this one replaces (read before it is written) and the spec's amendments in words
+    # since it was made (experiment.json): what changed and why (reanalysis.py).
+    previous: doc.AnalysisDocument | None = None
+    amendments: tuple[str, ...] = ()
 
 
 def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
@@ -118,6 +126,12 @@ def design_of(spec: Spec, prior_looks: Sequence[int] = ()) -> doc.Design:
         interleaved=r.order == "interleaved",
         budget_minutes=r.budget_minutes,
     )
+
+
+def quality_settings(spec: Spec) -> quality.Settings:
+    """The spec's quality keys as the quality half reads them."""
+    a = spec.analysis
+    return quality.Settings(metric=a.quality_metric, margin=a.quality_margin, margins=dict(a.quality_margins))
 
 
 def _work_guardrail(finding: doc.SameWork) -> doc.GuardrailResult:
@@ -146,7 +160,6 @@ def _comparison(
         batch_flag=spec.workload.batch_flag,
         fixed_flags=spec.workload.flags,
         windows=windows,
-        quality_tolerance=a.quality_tolerance,
         experiment=ctx.experiment,
         spans=ctx.spans,
     )
@@ -169,7 +182,11 @@ def _comparison(
     if parted.persistent is not None:
         guards = [parted.persistent if g.id == quiet.ID else g for g in guards]
     b_used, c_used = stats_runs(b_runs), stats_runs(c_runs)
-    trains = quality.compare(b_runs, c_runs, windows, tolerance=a.quality_tolerance) if b_runs and c_runs else None
+    trains = (
+        quality.compare(b_runs, c_runs, windows, design=c.design, settings=quality_settings(spec))
+        if b_runs and c_runs
+        else None
+    )
     work = same_work.check(
         b_used, c_used, windows, primary=a.primary, tolerance=a.same_work_tolerance, candidate_id=cand_id
     )
@@ -221,8 +238,15 @@ def _comparison(
             tally=tally,
             maths=maths,
             set_aside=len(parted.set_aside),
+            quality=trains,
         )
     )
+    # Beside the steady-state verdict: the warm-up it leaves out, and a window the warm-up reaches into.
+    ref_id = verdict.against if verdict.against in arms else BASELINE
+    ref_runs = base_done if ref_id != BASELINE else b_runs
+    done = [r for r in ref_runs if r.status == Status.COMPLETE], [r for r in c_runs if r.status == Status.COMPLETE]
+    warm = warmup_cost.compare(*done, windows, reference=ref_id, confidence=a.confidence)
+    inside = warmup.inside(windows, {ref_id: arms[ref_id].settled_at, cand_id: cand.settled_at})
     # The document's parts.
     bw = {w.window: w.mean for w in base.windows.get(a.primary, [])}
     cw = {w.window: w.mean for w in cand.windows.get(a.primary, [])}
@@ -248,11 +272,17 @@ def _comparison(
         else []
     )
     deciding = vs_base_rl if verdict.against != BASELINE and vs_base_rl is not None else vs_baseline
+    # Open: the speed half (too few pairs, too wide, windows), or faster with the quality half still open
+    # (its pairs are against the baseline: those count too).
+    quality_pairs = trains.pairs if trains is not None and verdict.basis == "quality_open" else 0
     needs = (
         c.design.mode == "sequential"
         and verdict.status == Verdicts.INCONCLUSIVE
-        and (verdict.basis in ("too_few_pairs", "open", "windows") or (verdict.basis == "no_pairs" and bool(out)))
-        and len(deciding.pairs) < c.design.max_pairs
+        and (
+            verdict.basis in ("too_few_pairs", "open", "windows", "quality_open")
+            or (verdict.basis == "no_pairs" and bool(out))
+        )
+        and max(len(deciding.pairs), quality_pairs) < c.design.max_pairs
     )
     fields: dict[str, Any] = {
         "candidate": cand_id,
@@ -266,6 +296,8 @@ def _comparison(
         "needs_pairs": needs,
         "set_aside": parted.set_aside,
         "suggested_windows": [doc.Window(name=n, start=st, end=en) for n, st, en in gap.suggested] if gap else [],
+        "warmup_cost": warm,
+        "warmup_in_windows": inside,
         "consistent_direction": consistent,
         "guardrails": all_guards,
         "guardrail_tally": tally,
@@ -319,8 +351,12 @@ def _summary(
     step_next, cause, evidence = next_step.derive(
         comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design, memory=cand.memory
     )
+    deciding = comp.deciding()
+    speed = speed_half(deciding, design, direction=a.direction, metric_label=label_of(a.primary)[0])
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
+        speed=speed,
+        warmup=warmup_note(comp, settled={arm.id: arm.settled_at for arm in (ref, base, cand)}),
         primary=primary,
         primary_vs_baseline=_primary(spec, base, cand, comp.run_level) if ref.id != BASELINE else None,
         step_time=step,
@@ -330,6 +366,19 @@ def _summary(
         evidence=evidence,
         next_step=step_next,
     )
+
+
+def warmup_note(comp: doc.Comparison, *, settled: Mapping[str, int | None]) -> str | None:
+    """The declared windows that start before the candidate, or an arm it is compared with, settled
+    (arms[].settled_at, MSER on the steps: warmup.py), in words short enough for the answer's first
+    lines: "W1, W2 start inside the warm-up (steady from step: A3 23, A1 12)"; None when none does."""
+    arms = [a for a in dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE]) if settled.get(a) is not None]
+    late = [w.window for w in comp.windows if any((settled[a] or 0) > w.start for a in arms)]
+    if not late:
+        return None
+    first = min(w.start for w in comp.windows if w.window in late)
+    who = ", ".join(f"{a} {settled[a]}" for a in arms if (settled[a] or 0) > first)
+    return f"{', '.join(late)} start{'s' if len(late) == 1 else ''} inside the warm-up (steady from step: {who})"
 
 
 def _cost(
@@ -403,6 +452,8 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
     settled = {arm: warmup.settled_at(campaign.complete(arm), a.primary) for arm in arm_ids}
     arms = {arm: block.model_copy(update={"settled_at": settled.get(arm)}) for arm, block in arms.items()}
     comparisons = [_comparison(campaign, c.id, arms, expected, rerun, ctx) for c in spec.candidates]
+    # An out-of-memory failure's fix, from what the experiment's other candidates measured (next_step.py).
+    comparisons = next_step.revise_oom_steps(comparisons, arms, rerun=rerun, metric_label=label_of(a.primary)[0])
     drift = (
         warmup.steady_drift(a.primary, campaign.complete(BASELINE), windows, settled.get(BASELINE), a.min_effect)
         if BASELINE in arms
@@ -463,5 +514,6 @@ def build(spec: Spec, runs: Sequence[StoredRun], ctx: Context) -> doc.AnalysisDo
         baseline_drift=drift,
         campaign=_cost(spec, design, formal, comparisons),
         warnings=warnings,
+        reanalysis=reanalysis.record(ctx.previous, ctx.spec_sha256, ctx.amendments, comparisons),
     )
     return doc.AnalysisDocument.model_validate_json(document.model_dump_json())

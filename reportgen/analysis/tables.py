@@ -27,6 +27,7 @@ from reportgen.specfile.model import Spec
 from reportgen.store.run import StoredRun
 from reportgen.vocab import (
     ACTOR_TRAIN_TIME,
+    ALLOCATED_PEAK,
     BASELINE,
     FORMAL,
     HIGHER,
@@ -168,6 +169,11 @@ def headline(spec: Spec, base: doc.ArmResult, cand: doc.ArmResult) -> list[doc.H
             rows.append(_row(key, label, unit, better, base.overall.get(key), cand.overall.get(key)))  # type: ignore[arg-type]
     bg, cg = base.gpu, cand.gpu
     rows.append(_row("gpu/util_mean", "GPU utilization mean", "%", HIGHER, bg.util_mean, cg.util_mean))
+    # What PyTorch allocated at its peak, beside nvidia-smi's peak below: the figure a memory cap bounds
+    # and the answer's "4.41 of 5.00 GiB" reads (analysis/memory.py), before the device's larger one.
+    ba, ca = base.memory.allocated_peak_mib, cand.memory.allocated_peak_mib
+    if ba is not None or ca is not None:
+        rows.append(_row(ALLOCATED_PEAK, "peak memory allocated", "MiB", LOWER, ba, ca))
     cg_by = {g.index: g for g in cg.per_gpu}
     for g in bg.per_gpu:
         c = cg_by.get(g.index)

@@ -26,16 +26,25 @@ def _say(line: str) -> None:
     typer.echo(line, err=True)
 
 
-def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = False) -> str:
+def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = False, root: Path | None = None) -> str:
+    """The PR section; its report link is `site_url`, else the spec's `[analysis] site_url`, else the
+    published address derived from the repository at `root` (default: the working folder;
+    render/site_address.py), else none (the line says how to give one)."""
     from reportgen.analyze import analyze_experiment, is_stale
     from reportgen.render.common import recipe_dir_where_it_ran
     from reportgen.render.load import load_experiment
     from reportgen.render.prbody import render_pr_body
+    from reportgen.render.site_address import published_address
 
     exp = _exp_dir(experiment, runs)
     if is_stale(exp):
         analyze_experiment(exp, log=_say)
     data = load_experiment(exp)
+    if not site_url and not data.analysis.settings.site_url:
+        found = published_address(exp.name, root=root or Path.cwd())
+        if found is not None:
+            site_url = found.url
+            _say(f"report link: {found.url} ({found.how}); --site-url gives another")
     return render_pr_body(
         data.analysis, site_url=site_url, runs_dir=str(runs), recipe_dir=recipe_dir_where_it_ran(data), full=full
     )
@@ -73,7 +82,12 @@ def register(app: typer.Typer) -> None:
     def pr_body_command(
         experiment: str = typer.Argument(..., metavar="EXPERIMENT", help="experiment name under --runs"),
         runs: RunsOption = None,
-        site_url: str | None = optional("--site-url", "URL", "base URL of the published site"),
+        site_url: str | None = optional(
+            "--site-url",
+            "URL",
+            "base URL of the published site (default: mkdocs.yml's site_url or origin's GitHub Pages, with the mike "
+            "version that holds the report)",
+        ),
         full: bool = typer.Option(
             False, "--full", help="Add each candidate's headline table and every guardrail (longer than 60 lines)."
         ),

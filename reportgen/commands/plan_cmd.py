@@ -1,7 +1,13 @@
-"""`reportgen plan-power EXPERIMENT`: the pairs a minimum effect needs on a machine class, and the
-effect a budget of GPU minutes can see, from a past campaign (or A/A) of that class.
+"""Planning a campaign from earlier ones of its machine class.
 
-Thin: loads the experiment's analysis.json and calls reportgen.analysis.power_plan.plan.
+`reportgen plan-power EXPERIMENT`: the pairs a minimum effect needs on a machine class, and the
+effect a budget of GPU minutes can see, from a past campaign (or A/A) of that class. Thin: loads the
+experiment's analysis.json and calls reportgen.analysis.power_plan.plan.
+
+`reportgen plan-windows [EXPERIMENT] --from EARLIER ...`: where every arm settles in earlier
+campaigns, and the windows whose burn-in covers it, for the spec's [analysis] table before the
+campaign (or, with --amend, recorded in a campaign's stored spec). Thin: calls
+reportgen.analyze.plan_windows.
 """
 
 from __future__ import annotations
@@ -50,5 +56,45 @@ def plan_power(
         typer.echo(line)
 
 
+def plan_windows(
+    experiment: str | None = typer.Argument(
+        None,
+        metavar="[EXPERIMENT]",
+        help="The campaign to declare windows for (its arms and run length); without --from, its own runs are the evidence.",
+    ),
+    evidence: list[str] | None = typer.Option(
+        None,
+        "--from",
+        metavar="EARLIER",
+        help="An earlier campaign of the same experiment and machine class (repeatable): the evidence.",
+    ),
+    runs: RunsOption = None,
+    windows: int = typer.Option(
+        2, "--windows", metavar="K", help="Windows to split the steady steps into (default 2)."
+    ),
+    amend: bool = typer.Option(
+        False, "--amend", help="Record the windows in EXPERIMENT's stored spec (experiment.toml), with the reason."
+    ),
+    reason: str | None = optional("--reason", "TEXT", "The amendment's reason (default: the evidence, in words)."),
+) -> None:
+    """Print where every arm settles in earlier campaigns and the windows whose burn-in covers every
+    arm's warm-up (docs/analysis.md#burn-in)."""
+    from reportgen.analyze import plan_windows as plan
+    from reportgen.commands.analyze_cmd import _exp_dir
+
+    root = runs_root(runs)
+    target = _exp_dir(experiment, root) if experiment is not None else None
+    proposal = plan(target, [_exp_dir(e, root) for e in evidence or []], windows=windows, amend=amend, reason=reason)
+    if not evidence:
+        typer.echo(f"evidence: {experiment}'s own runs (name earlier campaigns of its class with --from)")
+    for line in proposal.lines():
+        typer.echo(line)
+    if amend and target is not None:
+        typer.echo(
+            f"recorded in {target / 'experiment.toml'} (experiment.json keeps the amendment); `reportgen analyze {target.name}` next"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command("plan-power")(plan_power)
+    app.command("plan-windows")(plan_windows)

@@ -1,7 +1,9 @@
 """The answer block that opens an experiment page (render stage; plain data in, Markdown out).
 
-A reviewer should know in 30 seconds whether to merge and what to do next, so the block is one
-row per candidate, the pull request's candidate first and named as such, as benchmark
+A reviewer should know in 30 seconds whether to merge and what to do next, so the block opens with
+one line per candidate that holds the whole verdict: both halves (faster, trains as well) with their
+intervals and pairs, and a window inside a warm-up; on a phone those lines fill the first screen.
+Then a table, one row per candidate, the pull request's candidate first and named as such, as benchmark
 dashboards do: the primary metric and step time with their change and interval, peak memory
 against the limit the run had, the verdict and one next step. Under it, every verdict that is not
 a plain accept or reject says its cause in words, with links to the evidence on the page. Every
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 
 from reportgen.render import safe
 from reportgen.render.blocks import badge, table
-from reportgen.vocab import Verdicts, verdict_label
+from reportgen.vocab import BROKEN, Verdicts, verdict_label
 
 VERDICTS_DOC = "analysis.md#verdicts"  # docs/analysis.md, relative to the docs root
 
@@ -58,6 +60,13 @@ class CandidateAnswer:
     evidence: Sequence[Evidence] = field(default_factory=tuple)
     href: str = ""  # the candidate's write-up, as a Markdown link target ("A1/index.md")
     changes_maths: bool = False  # a flag edit changes the training's maths (analysis.json maths_changes)
+    # The verdict's two halves in words, as the analysis wrote them (summary.speed, quality.summary), the
+    # pairs the verdict rests on, and a window that starts inside a warm-up (summary.warmup).
+    speed: str = ""
+    quality: str | None = None
+    quality_status: str | None = None
+    pairs: int = 0
+    warmup: str | None = None
 
 
 def ordered(answers: Sequence[CandidateAnswer]) -> list[CandidateAnswer]:
@@ -130,6 +139,44 @@ def summary_table(answers: Sequence[CandidateAnswer]) -> str:
     return table(header, body, align=["l", "l", *["r"] * len(labels)])
 
 
+QUALITY_CLASS = {"worse": "rg-warn", "open": "rg-warn", "not_testable": "rg-warn"}
+
+
+def halves(a: CandidateAnswer) -> str:
+    """The verdict's two halves on one line: "faster: ... (95% CI ..., 3 pairs); trains as well: ...";
+    a verdict with no speed figure (failed, invalid) says its cause's first words instead."""
+    parts = [safe.text(a.speed)] if a.speed else []
+    if a.quality:
+        cls = QUALITY_CLASS.get(a.quality_status or "")
+        said = safe.text(a.quality)
+        parts.append(f'<span class="{cls}">{said}</span>' if cls else said)
+    return "; ".join(parts)
+
+
+def first_line(a: CandidateAnswer) -> str:
+    """One candidate's answer in one line, both halves in it: who, the verdict, the pairs it rests on,
+    speed and quality, and a window inside a warm-up."""
+    who = f"**{safe.text(a.candidate)}**" + (" (PR candidate)" if a.is_pr else "")
+    verdict = badge(a.status)
+    if a.decided_against:
+        verdict += f" against {safe.text(a.decided_against)}"
+    said = halves(a)
+    if a.status in BROKEN or not said:
+        said = safe.prose((a.cause or a.next_step or "").rstrip("."))
+    line = f"{who}: {verdict} · {said}"
+    notes = [*(["changes the maths"] if a.changes_maths else []), *([a.warmup] if a.warmup else [])]
+    if notes:
+        line += f' · <span class="rg-note">{safe.text(" · ".join(notes))}</span>'
+    return line
+
+
+def first_lines(answers: Sequence[CandidateAnswer]) -> str:
+    """Every candidate's answer in one line each, the PR's first: the first thing under the title, so a
+    phone's first screen holds every verdict with both halves."""
+    items = "\n".join(f"- {first_line(a)}" for a in ordered(answers))
+    return f'<div class="rg-first" markdown>\n\n{items}\n\n</div>'
+
+
 def _evidence_links(evidence: Sequence[Evidence]) -> str:
     """Markdown links, so MkDocs resolves a page path ("A2/index.md#chart-memory") and checks it."""
     return ", ".join(f"[{safe.text(e.label)}]({e.href})" for e in evidence)
@@ -190,11 +237,13 @@ def next_commands(answers: Sequence[CandidateAnswer]) -> list[str]:
     ]
 
 
-def block(answers: Sequence[CandidateAnswer], *, docs_prefix: str) -> str:
-    """The whole answer block; `docs_prefix` leads from the page to the docs root ("../../")."""
+def block(answers: Sequence[CandidateAnswer], *, docs_prefix: str, context: str = "") -> str:
+    """The whole answer block; `docs_prefix` leads from the page to the docs root ("../../"); `context`
+    (what ran) goes between the first lines and the table."""
     if not answers:
-        return "No candidate was compared with the baseline.\n"
-    parts = [summary_table(answers), next_lines(answers), *next_commands(answers)]
+        return "No candidate was compared with the baseline.\n" + context
+    parts = [first_lines(answers), *([context.rstrip()] if context else []), summary_table(answers)]
+    parts += [next_lines(answers), *next_commands(answers)]
     parts.append(
         f"How a verdict is reached (windows, interval, guardrails): [verdicts explained]({docs_prefix}{VERDICTS_DOC})."
     )

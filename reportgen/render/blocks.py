@@ -9,8 +9,8 @@ from typing import Any
 
 from reportgen.analysis.document import AnalysisDocument, Comparison, GuardrailResult, HeadlineRow, Interval
 from reportgen.render import chart_svg, figures, safe
-from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_num, fmt_value
-from reportgen.vocab import Verdicts, verdict_label
+from reportgen.render.format import change_decimals, fmt_change, fmt_count, fmt_gib, fmt_num, fmt_value
+from reportgen.vocab import ALLOCATED_PEAK, Verdicts, verdict_label
 
 # Admonition type per verdict: green accepted, orange rejected, red failed; the neutral outcomes
 # use report.css's own grey types (Material's "question" is green, which read as a success).
@@ -139,13 +139,24 @@ def headline_rows(comparison: Comparison) -> list[HeadlineRow]:
     return rows
 
 
-def headline_label(r: HeadlineRow, *, gpus: int) -> str:
+def headline_label(r: HeadlineRow, *, gpus: int, cap_mib: float | None = None) -> str:
+    """A row's label; the two memory rows say which of them a memory cap (`cap_mib`) bounds, so that
+    nvidia-smi's peak above the cap never reads as the cap broken."""
     if r.metric == "workload/limits":
         return LIMITS_LABEL
+    if r.metric == ALLOCATED_PEAK:
+        return "peak memory allocated by PyTorch" + (f" (what the {fmt_gib(cap_mib)} cap bounds)" if cap_mib else "")
     m = _PER_GPU.match(r.metric)
     if m and m.group(2) == "mem_peak_mib":  # nvidia-smi's: context and cache included (see the Memory section)
-        return "GPU memory used, nvidia-smi peak" + ("" if gpus == 1 else f", GPU {m.group(1)}")
+        label = "GPU memory used, nvidia-smi peak" + ("" if gpus == 1 else f", GPU {m.group(1)}")
+        return label + (" (with the CUDA context and cache, which no cap bounds)" if cap_mib else "")
     return r.label or r.metric
+
+
+def is_memory_row(r: HeadlineRow) -> bool:
+    """The framework's peak allocation or nvidia-smi's peak: shown in GiB, as the answer's memory is."""
+    m = _PER_GPU.match(r.metric)
+    return r.metric == ALLOCATED_PEAK or bool(m and m.group(2) == "mem_peak_mib")
 
 
 def headline_value(x: float | int | str | None, unit: str, halfwidth: float | None) -> str:
@@ -194,7 +205,10 @@ def headline_change(doc: AnalysisDocument, comp: Comparison, row: HeadlineRow, *
 
 
 def _value(doc: AnalysisDocument, arm: str, r: HeadlineRow, x: float | int | str | None) -> str:
-    """A headline value: MiB and steps whole, a metric's mean rounded to its own standard error."""
+    """A headline value: memory in GiB with two decimals (the answer's unit), MiB and steps whole, a
+    metric's mean rounded to its own standard error."""
+    if is_memory_row(r) and isinstance(x, (int, float)):
+        return fmt_gib(x)
     if isinstance(x, str) or r.unit in ("MiB", "steps") or ":" in r.metric or r.metric.startswith("gpu/"):
         return headline_value(x, r.unit, None)
     return figures.arm_value(doc, arm, r.metric, x, unit=r.unit)
@@ -206,9 +220,11 @@ def headline_cells(doc: AnalysisDocument, comparison: Comparison, *, primary: st
     hold `**changed**` (bold on both outputs)."""
     kept = headline_rows(comparison)
     gpus = len({m.group(1) for r in kept if (m := _PER_GPU.match(r.metric))}) or 1
+    arm = doc.arm(comparison.candidate)
+    cap = arm.memory.cap_mib if arm is not None else None
     return [
         [
-            headline_label(r, gpus=gpus),
+            headline_label(r, gpus=gpus, cap_mib=cap),
             _value(doc, comparison.baseline, r, r.baseline),
             _value(doc, comparison.candidate, r, r.candidate),
             headline_change(doc, comparison, r, primary=primary),

@@ -27,6 +27,7 @@ from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     answer_line,
     maths_note,
+    memory_note,
     metric_change_rows,
     metric_title,
     report_kind,
@@ -372,6 +373,9 @@ def measured(exp: PublishedExperiment, cand: str, *, failed: bool, primary: str,
     md = ["## What was measured\n" if not failed else "## What was measured before it failed\n"]
     if rows:
         md.append(blocks.headline_table(exp.analysis, comp, candidate_label=cand, primary=primary) + "\n")
+        note = memory_note(exp.analysis, comp, memory_link="../index.md#memory")
+        if note:
+            md.append(note + "\n")
     wins = [w for w in comp.windows if w.candidate is not None]
     d = blocks.interval_decimals(comp.interval)
     key = exp.analysis.primary.key

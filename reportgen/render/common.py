@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from reportgen import vocab
 from reportgen.analysis.document import AnalysisDocument, Comparison, Interval, MetricChange
-from reportgen.render import blocks, figures, kinds, reproduce, safe
+from reportgen.render import blocks, figures, kinds, memory_words, reproduce, safe
 from reportgen.render import machine as machine_info
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_change, fmt_value
@@ -50,6 +50,25 @@ def maths_note(comparison: Comparison) -> str:
     `maths_changes`): "; changes the maths: removes --use-precision-aware-optimizer"; "" otherwise."""
     edits = [m.edit() for m in comparison.maths_changes]
     return f"; changes the maths: {', '.join(edits)}" if edits else ""
+
+
+def memory_note(doc: AnalysisDocument, comparison: Comparison, *, memory_link: str) -> str:
+    """The sentence under a candidate's headline table that says which memory row a cap bounds and
+    what nvidia-smi's larger figure holds besides (memory_words.headline_note), linking the Memory
+    section; "" without a cap or when nvidia-smi's peak is under it."""
+    arm = doc.arm(comparison.candidate)
+    shown = next(
+        (
+            r.candidate
+            for r in blocks.headline_rows(comparison)
+            if blocks.is_memory_row(r) and r.metric != vocab.ALLOCATED_PEAK
+        ),
+        None,
+    )
+    if arm is None or not isinstance(shown, (int, float)):
+        return ""
+    note = memory_words.headline_note(comparison.candidate, arm.memory, shown_peak_mib=float(shown))
+    return f"{safe.prose(note)} ([memory]({memory_link}))." if note else ""
 
 
 def metric_change_rows(doc: AnalysisDocument, candidate: str, changes: Sequence[MetricChange]) -> list[list[str]]:

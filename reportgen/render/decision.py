@@ -111,6 +111,11 @@ def answers(
                 evidence=[Evidence(e.label, evidence_href(e)) for e in s.evidence],
                 href=href_of.get(comp.candidate, ""),
                 changes_maths=bool(comp.maths_changes),
+                speed=s.speed,
+                quality=comp.quality.summary if comp.quality is not None else None,
+                quality_status=comp.quality.status if comp.quality is not None else None,
+                pairs=comp.verdict.pairs,
+                warmup=s.warmup,
             )
         )
     return out

@@ -26,11 +26,13 @@ from reportgen.render import (
     memory_words,
     reproduce,
     safe,
+    steady_state,
     time_section,
 )
 from reportgen.render.blocks import badge, table
 from reportgen.render.common import (
     interval_cell,
+    memory_note,
     metric_change_rows,
     metric_title,
     recipe_dir_where_it_ran,
@@ -38,7 +40,16 @@ from reportgen.render.common import (
     same_work_body,
     spec_path_for_reader,
 )
-from reportgen.render.format import fmt_change, fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share, fmt_value
+from reportgen.render.format import (
+    fmt_change,
+    fmt_count,
+    fmt_difference_interval,
+    fmt_gib,
+    fmt_mib,
+    fmt_num,
+    fmt_share,
+    fmt_value,
+)
 from reportgen.render.load import PublishedExperiment
 from reportgen.render.machines_table import machines_section
 from reportgen.render.page import Page, candidate_slug, experiment_base
@@ -50,11 +61,12 @@ from reportgen.vocab import (
 )
 
 
-def answer(exp: PublishedExperiment) -> str:
-    """The answer block: one row per candidate (the PR's first), next steps, causes, evidence."""
+def answer(exp: PublishedExperiment, context: str = "") -> str:
+    """The answer block: one line per candidate with both halves, then `context` (what ran), one row per
+    candidate (the PR's first), next steps, causes, evidence."""
     href = {c.candidate: f"{candidate_slug(c.candidate)}/index.md" for c in exp.analysis.comparisons}
     rows = decision.answers(exp.analysis, href_of=href, spec_path=lambda w: spec_path_for_reader(exp, w))
-    return answer_block.block(rows, docs_prefix="../../")
+    return answer_block.block(rows, docs_prefix="../../", context=context)
 
 
 def standard_error(exp: PublishedExperiment, arm_id: str, key: str, window: str) -> float | None:
@@ -519,42 +531,77 @@ def memory_section(exp: PublishedExperiment, *, svg: bool) -> tuple[str, dict[st
     return "\n".join(md), specs
 
 
+QUALITY_MARK = {
+    "not_worse": "✓",
+    "identical": "=",
+    "worse": "✗",
+    "open": "…",
+    "not_testable": "–",
+    "not_judged": "·",
+}
+QUALITY_WORDS = {
+    "not_worse": "within the margin",
+    "identical": "identical",
+    "worse": "worse beyond the margin",
+    "open": "open",
+    "not_testable": "not testable",
+    "not_judged": "shown",
+}
+
+
+def quality_rows(c: Comparison) -> list[list[str]]:
+    """Each quality metric of one candidate: both arms' figures, the difference with its interval, the margin
+    and what it says (analysis.json comparisons[].quality.metrics)."""
+    q = c.quality
+    assert q is not None
+    rows = []
+    for m in q.metrics:
+        diff = fmt_difference_interval(m.estimate, m.low, m.high, confidence=m.confidence)
+        word = QUALITY_WORDS[m.outcome]
+        if m.outcome == "not_judged" and m.significant:
+            word = "differs"
+        rows.append(
+            [
+                safe.text(m.label),
+                safe.text(fmt_value(m.reference)),
+                safe.text(fmt_value(m.candidate)),
+                f'<span class="rg-nowrap">{safe.text(diff)}</span>' if m.estimate is not None else "n/a",
+                safe.text(f"{m.margin:g}") if m.margin is not None else "none",
+                safe.text(f"{word} ({len(m.pairs)} pairs)" if m.pairs else word),
+            ]
+        )
+    return rows
+
+
 def quality_section(exp: PublishedExperiment, *, svg: bool) -> tuple[str, dict[str, dict | None]]:
-    """Does each candidate train like the baseline? The same_quality guardrail's figures per window
-    (a warning, never a verdict) and the quality curves."""
+    """Does each candidate train as well as the baseline? The verdict's second half (analysis.json
+    comparisons[].quality): per metric, the pairs' mean difference with its interval against the declared
+    margin, and the quality curves."""
     comps = [c for c in exp.analysis.comparisons if c.quality is not None]
     spec = charts.quality(exp)
     md = ["## Training quality {#quality}\n"]
     if comps:
-        tol = fmt_change(comps[0].quality.tolerance if comps[0].quality else 0.1, digits=0).lstrip("+")
         md.append(
-            f"Each window's mean loss, reward and KL against the baseline's: a difference beyond {tol} of the "
-            "baseline's scale (its mean, or its step-to-step spread when larger) is a warning beside the verdict, "
-            "never the verdict itself. [How it is compared](../../analysis.md#training-quality).\n"
+            "The second half of every verdict: each run's figure of a quality metric is the mean of its window means, "
+            "and each pair of runs (one block) gives the difference candidate - baseline; the interval of the mean "
+            "difference is made as the speed's is, at each look's level. The deciding metric must not be worse than "
+            "its declared margin; the others are shown, and a difference whose interval excludes 0 is named. "
+            "[How it is decided](../../analysis.md#training-quality).\n"
         )
-    mark = {"pass": "✓", "warn": "⚠", "fail": "✗", "not_applicable": "–"}
     for c in comps:
         q = c.quality
         assert q is not None
-        md.append(f'=== "{safe.text(c.candidate)} {mark[q.status]}"\n')
-        md.append(indented(safe.text(q.reason) + "\n"))
-        rows = [
-            [
-                safe.text(w.label),
-                safe.text(w.window),
-                safe.text(f"{w.baseline:.3g}"),
-                safe.text(f"{w.candidate:.3g}"),
-                safe.text(f"{w.relative:+.0%}" if w.relative is not None else f"{w.difference:+.3g}"),
-                "✓" if w.within else "**⚠**",
-            ]
-            for w in q.windows
-            if w.label not in q.flat
-        ]
+        md.append(f'=== "{safe.text(c.candidate)} {QUALITY_MARK[q.status]}"\n')
+        md.append(indented(safe.text(q.summary[:1].upper() + q.summary[1:]) + ".\n"))
+        for w in q.warnings:
+            md.append(indented(f"Note: {safe.text(w)}.\n"))
+        rows = quality_rows(c)
         if rows:
-            tbl = table(
-                ["quantity", "window", "baseline", safe.text(c.candidate), "difference", "within"], rows, html=False
-            )
+            head = ["quantity", "baseline", safe.text(c.candidate), "difference", "margin", "says"]
+            tbl = table(head, rows, align=["l", "r", "r", "r", "r", "l"], html=False)
             md.append(indented(tbl) + "\n")
+        if q.missing:
+            md.append(indented(safe.text(f"Not logged by every run: {', '.join(q.missing)}.") + "\n"))
     title = CHART_TITLES["quality"]
     md += [f"### {safe.text(title)}\n", blocks.chart("quality", spec, title=title, svg=svg)]
     return "\n".join(md), {"quality": spec}
@@ -747,6 +794,9 @@ def headline_tabs(exp: PublishedExperiment) -> list[str]:
         md.append(f'=== "{safe.text(cand)}: {safe.text(verdict_label(status).word)}"\n')
         tbl = blocks.headline_table(exp.analysis, c, candidate_label=cand, primary=primary, html=False)
         md.append("\n".join("    " + line for line in tbl.split("\n")) + "\n")
+        note = memory_note(exp.analysis, c, memory_link="#memory")
+        if note:
+            md.append(indented(note) + "\n")
         vs_base = against_base(exp, cand)
         if vs_base:
             md.append(indented(vs_base) + "\n")
@@ -781,12 +831,12 @@ def render(
     md = [
         f"# {safe.text(kinds.page_title(str(title), kind))}\n",
         meta_line(exp, kind),
-        workload_line(exp, docs),
         "## Answer {#answer}\n",
-        answer(exp),
+        answer(exp, workload_line(exp, docs)),
         "Undo an accepted change: [rollback](rollback/index.md) · "
         "Machine, versions and hashes: [provenance](provenance/index.md) · "
         "Unrounded numbers: [analysis.json](analysis.json)\n",
+        *([note] if (note := steady_state.reanalysis_note(exp.analysis)) else []),
         *([history] if history else []),
         "## Hypothesis\n",
         safe.prose(info.hypothesis or "No hypothesis was written in the spec.") + "\n",
@@ -827,6 +877,7 @@ def render(
         "## Confidence and verdicts {#confidence-and-verdicts}\n",
         design_text(exp, t) + "\n",
         verdict_table(exp) + "\n",
+        *([warm] if (warm := steady_state.page_line(exp.analysis)) else []),
         "### The interval after each pair {#looks}\n",
         "Each pair of runs (a candidate run and the run of the arm it is decided against, made one after the "
         "other) is one piece of evidence; after each pair the interval is recomputed. A verdict is reached when "

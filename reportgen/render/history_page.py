@@ -502,7 +502,7 @@ def vs_history_line(v: VsHistory, *, recipe: str | None = None, page_depth: int 
     name = v.series.key.recipe if v.series is not None else recipe
     link = f" ([history]({'../' * page_depth}{recipe_path(name)}))" if name else ""
     rest = vs_history_sentence(v).removeprefix("vs history")
-    return f"**vs history**{safe.text(rest)}{link}.\n"
+    return f"**vs history**{safe.with_code(rest)}{link}.\n"
 
 
 def vs_history_lines(paired: Sequence[PairedSeries], experiments: Sequence[PublishedExperiment]) -> dict[str, str]:

@@ -242,8 +242,8 @@ def memory_allocated(
 ) -> dict | None:
     """The framework's peak allocation per step (`perf/max_memory_allocated_gib`, in MiB) of every run,
     against the cap the workload set: the figure the cap bounds, so the line is drawn where it applies.
-    A run that ran out of memory ends at what PyTorch held plus the failing request (analysis.json
-    `arms[].memory.allocated_peak_mib`), at the failing step."""
+    A run that ran out of memory ends at what PyTorch held when the allocation failed (analysis.json
+    `arms[].memory.allocated_peak_mib`, as PyTorch's message says it), at the failing step."""
     cols = metric_columns(exp, vocab.MAX_MEMORY_ALLOCATED_GIB, arms)
     if not len(cols["value"]):
         return None

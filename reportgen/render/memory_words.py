@@ -54,3 +54,30 @@ def gap_sentence(arm: str, m: MemoryUse) -> str:
         f"that, the CUDA context and libraries and what PyTorch's caching allocator reserved but had not handed "
         f"out{cap}"
     )
+
+
+def headline_note(arm: str, m: MemoryUse, *, shown_peak_mib: float | None) -> str:
+    """Under a headline table whose nvidia-smi peak (`shown_peak_mib`, the row's figure) stands above
+    the memory cap: which row the cap bounds, and what nvidia-smi counts besides; with the numbers
+    that add up to the row's figure when it is the run's peak that the Memory section parts (the row
+    is the peak inside the windows, which may be lower). "" without a cap or below it."""
+    cap, peak = m.cap_mib, shown_peak_mib
+    if cap is None or peak is None or peak <= cap:
+        return ""
+    head = (
+        f"The {fmt_gib(cap)} cap bounds what PyTorch allocates, not what nvidia-smi shows: {arm}'s nvidia-smi "
+        f"peak of {fmt_gib(peak)} is"
+    )
+    alloc, beyond, run_peak = m.allocated_peak_mib, m.beyond_allocated_mib, m.device_peak_mib
+    if (
+        alloc is not None
+        and beyond is not None
+        and beyond >= 0
+        and run_peak is not None
+        and fmt_gib(run_peak) == fmt_gib(peak)
+    ):
+        before = f"{fmt_gib(m.device_before_mib)} in use on the GPU before the run, " if m.device_before_mib else ""
+        return f"{head} {before}{fmt_gib(alloc)} allocated by PyTorch and {fmt_gib(beyond)} of CUDA context and allocator cache"
+    return (
+        f"{head} what PyTorch allocated plus the CUDA context, the allocator's cache and what was in use before the run"
+    )

@@ -4,8 +4,10 @@ Pipeline position: analysis.json -> **render** (this module) -> stdout of `repor
 Pure: takes the document and returns text; never reads logs or runs/.
 
 A reviewer reads a PR description in its list of changes: the link to the full report first (the
-published site's, else a relative link to the built one), then the machine and the workload that
-were measured (the embedded stand-in trainer says so), then the answer table (the same figures, rounded the same way, as the report's answer block), one line
+published site's, else none and how to give one: render/site_address.py), then the machine and the
+workload that were measured (the embedded stand-in trainer says so), then one line per candidate with
+the whole verdict, both halves (faster, and trains as well) with their intervals and pairs, then the
+answer table (the same figures, rounded the same way, as the report's answer block), one line
 per candidate with its next step, and everything else folded in a `<details>` block. At most
 MAX_LINES lines by default (`full=True` adds each candidate's headline table and every guardrail).
 """
@@ -13,11 +15,12 @@ MAX_LINES lines by default (`full=True` adds each candidate's headline table and
 from __future__ import annotations
 
 from reportgen.analysis.document import AnalysisDocument, Comparison
-from reportgen.render import blocks, code_change, decision, figures, kinds, reproduce
+from reportgen.render import blocks, code_change, decision, figures, kinds, reproduce, steady_state
 from reportgen.render import machine as machine_info
 from reportgen.render.answer import CandidateAnswer, Figure, grouped_commands, ordered
 from reportgen.render.format import fmt_change
-from reportgen.vocab import metric, verdict_label
+from reportgen.render.site_address import NO_ADDRESS
+from reportgen.vocab import BROKEN, metric, verdict_label
 
 MAX_LINES = 60
 MARK = {"pass": "✅ pass", "fail": "❌ fail", "warn": "⚠️ warning", "not_applicable": "➖ n/a"}
@@ -41,6 +44,23 @@ def _figure(f: Figure) -> str:
     return f"{f.head} ({extra})" if extra else f.head
 
 
+def first_lines(answers: list[CandidateAnswer]) -> list[str]:
+    """One line per candidate, the PR's first, with the whole verdict: both halves (faster, trains as
+    well) with their intervals and pairs, and a window inside a warm-up; then a blank line."""
+    out = []
+    for a in answers:
+        said = "; ".join(x for x in (a.speed, a.quality) if x)
+        if a.status in BROKEN or not said:
+            said = (a.cause or a.next_step or "").rstrip(".")
+        line = f"- {_who(a)}: **{_verdict(a)}** · {said}"
+        if a.changes_maths:
+            line += " · changes the maths"
+        if a.warmup:
+            line += f" · ⚠️ {a.warmup}"
+        out.append(line)
+    return [*out, ""] if out else []
+
+
 def _who(a: CandidateAnswer) -> str:
     return f"`{a.candidate}`" + (" (PR)" if a.is_pr else "") + (f" on `{a.base}`" if a.base else "")
 
@@ -56,18 +76,16 @@ def _headline_rows(doc: AnalysisDocument, comp: Comparison, primary: str) -> lis
 
 
 def report_link(doc: AnalysisDocument, site_url: str | None) -> str:
-    """The first line: a link to the full report, the published site's, else the built site's
-    page relative to the repository's root (where `mkdocs build` writes site/)."""
+    """The first line: a link to the full report on the published site (`reportgen pr-body` derives
+    its address where it can be known: render/site_address.py), else no link and how to give one (a
+    path into the built site/ is a 404 inside a pull request)."""
     exp = doc.experiment
     url = site_url or doc.settings.site_url
     if url:
         return (
             f"**[Full report: {exp.title}]({url.rstrip('/')}/reports/{exp.name}/)** · performance evidence for this PR"
         )
-    return (
-        f"**[Full report: {exp.title}](site/reports/{exp.name}/index.html)** · performance evidence for this PR "
-        "(the site `mkdocs build` writes; pass `--site-url` to link the published one)"
-    )
+    return f"**Full report: {exp.title}** · performance evidence for this PR ({NO_ADDRESS})"
 
 
 def measured_on(doc: AnalysisDocument) -> str:
@@ -103,7 +121,7 @@ def render_pr_body(
     exp = doc.experiment
     primary = doc.primary.key
     answers = ordered(decision.answers(doc, href_of={}))
-    lines = [report_link(doc, site_url), "", measured_on(doc), ""]
+    lines = [report_link(doc, site_url), "", measured_on(doc), "", *first_lines(answers)]
     if answers:
         labels = [f.label for f in answers[0].figures]
         measured = [
@@ -123,6 +141,8 @@ def render_pr_body(
     code_lines = [line for c in doc.comparisons if (line := code_change.pr_line(c.candidate, c)) is not None]
     if code_lines:
         lines += [*code_lines, ""]
+    if (warm := steady_state.pr_line(doc)) is not None:
+        lines += [warm, ""]
     for note in doc.warnings:
         lines += [f"> note: {note}", ""]
     details = _details(doc, primary, full=full)

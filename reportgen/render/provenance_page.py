@@ -12,11 +12,13 @@ from reportgen.render import code_change, safe
 from reportgen.render import machine as machine_info
 from reportgen.render.blocks import table
 from reportgen.render.common import report_kind
-from reportgen.render.format import fmt_num
+from reportgen.render.format import fmt_count, fmt_num
 from reportgen.render.load import PublishedExperiment, StoredRun
+from reportgen.render.machines_table import MachineRuns, blocks_text, machines_of
 from reportgen.render.page import Page, experiment_base
 from reportgen.render.reproduce import quote, wrapped_words
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
+from reportgen.store.models import MachineGpu
 
 OPEN_WITH = (
     (".trace.json.gz", "Perfetto (ui.perfetto.dev, runs in the browser; the file stays local) or chrome://tracing"),
@@ -64,7 +66,66 @@ def _open_with(path: str) -> str:
     return "any viewer for its type"
 
 
+def _gpu_text(g: MachineGpu) -> str:
+    mem = g.mem_total_mib
+    return (
+        safe.text(g.name) + (f", {fmt_num(mem, 0)} MiB" if mem else "") + (f"<br>{safe.code(g.uuid)}" if g.uuid else "")
+    )
+
+
+def machines_section(exp: PublishedExperiment, machines: list[MachineRuns]) -> list[str]:
+    """The Machine section of a campaign whose runs came from several machines: one column a machine,
+    each with its blocks and runs, so that every run is under the machine that made it."""
+    runs = {m.share.machine: [r for r in exp.formal_runs() if r.machine == m.share.machine] for m in machines}
+
+    def python(m: MachineRuns) -> str:
+        said = sorted({r.provenance.get("python.txt", "").strip() for r in runs[m.share.machine]} - {""})
+        return safe.text("; ".join(said) or "n/a")
+
+    def item(name: str, key: str) -> list[str]:
+        return [name, *(safe.text(getattr(m.fingerprint, key) or "n/a") for m in machines)]
+
+    rows = [
+        ["blocks", *(safe.text(blocks_text(m.share)) for m in machines)],
+        ["runs", *(safe.text(f"{len(m.runs)}: {', '.join(m.runs)}") for m in machines)],
+        item("host", "hostname"),
+        item("kernel", "kernel"),
+        ["CPU", *(safe.text(machine_info.cpu_text(exp.analysis.machine, m.fingerprint) or "n/a") for m in machines)],
+        item("driver", "driver"),
+        item("CUDA", "cuda"),
+        ["fingerprint", *(safe.code(m.share.machine) for m in machines)],
+    ]
+    gpus = max((len(m.fingerprint.gpus) for m in machines), default=0)
+    for i in range(gpus):
+        cells = []
+        for m in machines:
+            listed = m.fingerprint.gpus
+            cells.append(_gpu_text(listed[i]) if i < len(listed) else "n/a")
+        rows.append([f"GPU {i}", *cells])
+    rows.append(["Python", *(python(m) for m in machines)])
+    head = ["item", *(f"machine {i}: {safe.code(m.short)}" for i, m in enumerate(machines, start=1))]
+    blocks = len({b for m in machines for b in m.share.blocks})
+    intro = (
+        f"The campaign's {fmt_count(blocks, 'block')} came from {len(machines)} machines of one class (same GPU "
+        "model and count, driver, CPU, memory and image); each block, a pair of runs of every arm it holds, ran on "
+        "one machine. Each machine below with the runs it made; the files of every run follow, each under its run "
+        "and machine."
+    )
+    return ["## Machine\n", safe.text(intro) + "\n", table(head, rows, align=["l"] * len(head)) + "\n"]
+
+
+def _machine_label(exp: PublishedExperiment, machines: list[MachineRuns], run: StoredRun) -> str:
+    """A run's label in a folded section: its folder, and its machine where there are several."""
+    if len(machines) < 2:
+        return run.rel
+    short = next((m.short for m in machines if m.share.machine == run.machine), None)
+    return f"{run.rel} · machine {short or 'not recorded'}"
+
+
 def machine_section(exp: PublishedExperiment) -> list[str]:
+    machines = machines_of(exp)
+    if len(machines) >= 2:
+        return machines_section(exp, machines)
     m = exp.analysis.machine
     rows = [
         ["host", safe.text(m.hostname)],
@@ -217,11 +278,13 @@ def model_data_section(exp: PublishedExperiment) -> list[str]:
 def nvidia_smi_section(exp: PublishedExperiment) -> list[str]:
     out = ["## nvidia-smi -q\n"]
     found = False
+    machines = machines_of(exp)
     for r in exp.formal_runs():
         text = r.provenance.get("nvidia-smi.txt")
         if text:
             found = True
-            out.append(f'??? note "{safe.text(r.rel)}"\n' + safe.fence(text, "text", indent="    ") + "\n")
+            label = _machine_label(exp, machines, r)
+            out.append(f'??? note "{safe.text(label)}"\n' + safe.fence(text, "text", indent="    ") + "\n")
     if not found:
         out.append("Not recorded (no NVIDIA driver on the machine).\n")
     return out
@@ -278,12 +341,13 @@ def commands_section(exp: PublishedExperiment) -> list[str]:
     the temporary recipe it ran replaced by the copy kept in the run folder so the command runs as
     printed; the command wrapped so no line runs off the page (an environment value can be kilobytes)."""
     out = ["## Commands\n"]
+    machines = machines_of(exp)
     for r in exp.formal_runs():
         cmd = r.command
         if cmd is None or not (cmd.command or cmd.cwd or cmd.env):
             continue
         body, notes = kept_command(exp, r)
-        out.append(f'??? note "{safe.text(r.rel)}"\n')
+        out.append(f'??? note "{safe.text(_machine_label(exp, machines, r))}"\n')
         if body:
             out.append(safe.fence("\n".join(body), "bash", indent="    ") + "\n")
         for note in notes:

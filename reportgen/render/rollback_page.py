@@ -9,6 +9,7 @@ from reportgen.render.blocks import table
 from reportgen.render.common import recipe_dir_where_it_ran, report_kind
 from reportgen.render.format import fmt_count, fmt_gib, fmt_mib, fmt_num, fmt_share
 from reportgen.render.load import PublishedExperiment
+from reportgen.render.machines_table import machines_of, where_measured
 from reportgen.render.page import Page, candidate_slug, experiment_base
 from reportgen.render.patch import reverse_patch, under
 from reportgen.vocab import Verdicts
@@ -32,9 +33,10 @@ def risks(exp: PublishedExperiment, cand: str) -> list[list[str]]:
         limit = f"the {fmt_gib(m.limit_mib)} cap" if m.limit == "cap" else f"{fmt_gib(m.limit_mib)} free on the card"
         left = fmt_share(max(m.headroom or 0.0, 0.0))
         what = "allocated by the framework" if m.used_source == "allocator" else "on the device, net of what was there"
-        evidence = f"peak {fmt_gib(m.used_mib)} {what} of {limit} ({left} left) on the measured machine"
+        measured = "the measured machine" if len(machines_of(exp)) < 2 else "the measured machines"
+        evidence = f"peak {fmt_gib(m.used_mib)} {what} of {limit} ({left} left) on {measured}"
         if m.device_peak_mib is not None:
-            evidence += f"; nvidia-smi peak {fmt_mib(m.device_peak_mib)}, context and cache included"
+            evidence += f"; nvidia-smi peak {fmt_gib(m.device_peak_mib)}, CUDA context and cache included"
         need = (
             f"less than {fmt_gib(m.used_mib)} for the framework (a smaller cap, or a card with less free memory)"
             if m.limit == "cap"
@@ -69,7 +71,7 @@ def risks(exp: PublishedExperiment, cand: str) -> list[list[str]]:
     rows.append(
         [
             "Gain does not hold on other hardware",
-            "one machine, arms back to back",
+            safe.text(where_measured(machines_of(exp))),
             "the primary metric is not better than before on the new machine: re-run this experiment there, apply the rollback if rejected",
         ]
     )

@@ -73,6 +73,27 @@ def prose(value: Any) -> str:
     return joined
 
 
+def with_code(value: Any) -> str:
+    """A sentence of reportgen's own words in which `...` spans are commands (the CLI's lines, such as
+    "vs history: ... `reportgen run --baseline-ref ANCHOR ...` measures one"): each span as code,
+    the rest escaped as `prose`. Unbalanced backticks: the whole as prose (the backticks shown)."""
+    s = "" if value is None else " ".join(str(value).split())
+    parts = s.split("`")
+    if len(parts) % 2 == 0:
+        return prose(s)
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(code(part))
+        elif part.strip():
+            lead = " " if part[0].isspace() else ""
+            trail = " " if part[-1].isspace() else ""
+            out.append(lead + prose(part) + trail)
+        else:
+            out.append(part)
+    return "".join(out)
+
+
 def code(value: Any, *, title: str | None = None) -> str:
     """Untrusted text as inline code that cannot break out (an HTML <code> element); `title`, the
     whole text shown on hover where the code shows a shortened form."""

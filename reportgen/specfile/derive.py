@@ -66,8 +66,8 @@ def revision_spec(
     if pairs is not None:
         run = {k: v for k, v in dict(out.get("run") or {}).items() if k not in ("until", "repeats", "order")}
         run.pop("budget_minutes", None)
-        if sequential:  # a sequential design looks from its min_pairs (at least 2) on
-            run.update(until="decided", min_pairs=max(2, min(3, pairs)), max_pairs=max(2, pairs))
+        if sequential:  # a sequential design looks from the first pair that may decide, the second, on
+            run.update(until="decided", min_pairs=2, max_pairs=max(2, pairs))
         else:
             run.update(until="fixed", repeats=pairs, order="interleaved", min_pairs=2, max_pairs=max(2, pairs))
         out["run"] = run

@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reportgen.vocab import BASELINE, HIGHER, ID_PATTERN, PRIMARY_DEFAULT, PROFILE_PREFIX, SECONDARY_DEFAULT, Direction
 
 SPEC_SCHEMA_VERSION: Final = 1
+# The default non-inferiority margin of the quality metric, in its units: five points of a 0-1 reward
+# (docs/analysis.md#the-margin-and-its-default says why; docs/calibration.md#training-quality holds it).
+QUALITY_MARGIN_DEFAULT: Final = 0.05
 FLAG_PATTERN = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 FlagValue = bool | str | int | float | list[str | int | float]
@@ -144,8 +147,10 @@ class RunSpec(_Model):
 
     until: Literal["fixed", "decided"] = "fixed"
     repeats: int = Field(default=1, ge=1, le=100)
-    min_pairs: int = Field(default=3, ge=2, le=100)
-    max_pairs: int = Field(default=12, ge=2, le=100)
+    # The calibrated sequential design (reportgen.analysis.design MIN_PAIRS, MAX_PAIRS; docs/calibration.md):
+    # a look after every pair from 2 to 16.
+    min_pairs: int = Field(default=2, ge=2, le=100)
+    max_pairs: int = Field(default=16, ge=2, le=100)
     budget_minutes: float | None = Field(default=None, ge=0)  # 0 or absent: no budget (TOML has no null)
     order: Literal["sequential", "interleaved"] = "sequential"
     timeout_s: float = Field(default=3600.0, gt=0)
@@ -206,9 +211,15 @@ class AnalysisSpec(_Model):
     # Same work: mean response length and tokens per step of each arm within this fraction of the
     # baseline's, in every window, or a verdict on a throughput metric is invalid.
     same_work_tolerance: float = Field(default=0.05, gt=0, lt=1)
-    # Training quality: each window's mean loss, reward and KL of a candidate within this fraction of
-    # the baseline's scale, or the quality guardrail warns (docs/analysis.md#training-quality).
-    quality_tolerance: float = Field(default=0.10, gt=0, lt=10)
+    # Training quality, the verdict's second half (docs/analysis.md#training-quality): the metric that
+    # decides "trains as well" (None: the reward, rollout/raw_reward else rollout/rewards; "none": a
+    # verdict on speed alone) and its non-inferiority margin in its units (0.05: five points of a 0-1
+    # reward; calibrated in docs/calibration.md); other quality metrics decide only with a margin here.
+    quality_metric: str | None = None
+    quality_margin: float = Field(default=QUALITY_MARGIN_DEFAULT, gt=0)
+    quality_margins: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
+    # The per-window tolerance of earlier versions (a warning, no interval) is gone: refused with why.
+    quality_tolerance: float | None = None
     # Borrowing the run-to-run variance from the campaign's other arms is no longer offered: with a
     # candidate noisier than the others it decided falsely 9.1 % (F gate 0.10) or 5.3 % (gate 0.5) of
     # the time and bought about one point of power (docs/calibration.md). `false` is still accepted.
@@ -222,6 +233,17 @@ class AnalysisSpec(_Model):
                 "pool = true is no longer offered: borrowing the variance from the other arms broke the 5 % error "
                 "rate when a candidate is noisier than the others and bought about one point of power "
                 "(docs/calibration.md); remove the key"
+            )
+        return v
+
+    @field_validator("quality_tolerance")
+    @classmethod
+    def _no_tolerance(cls, v: float | None) -> float | None:
+        if v is not None:
+            raise ValueError(
+                "quality_tolerance is gone: training quality is now a half of the verdict, a paired interval "
+                "against a declared margin; remove the key (or give quality_margin, in the quality metric's "
+                "units: docs/analysis.md#training-quality)"
             )
         return v
 

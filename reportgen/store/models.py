@@ -452,6 +452,7 @@ class Amendment(BaseModel):
     previous_spec_sha256: str | None = Field(default=None, description="The spec it replaced.")
     changed: dict[str, Any] = Field(default_factory=dict, description="What changed: key -> [old, new].")
     looks_taken: list[int] = Field(default_factory=list, description="Pair counts already looked at.")
+    reason: str | None = Field(default=None, description="Why, when said (a window declaration's evidence).")
 
 
 class ExperimentRecord(StoreFile):

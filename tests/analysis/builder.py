@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -51,6 +52,16 @@ class FakeArm:
     interrupt_repeat: int | None = None  # only this repeat is interrupted (None: every repeat)
     critic_nan_at: int | None = None  # train/critic-value_loss = nan at this step (a PPO critic's keys are logged)
     run_cv: float = 0.01  # run-to-run noise: each run's throughput is offset by this fraction (sd)
+    # Training quality: the run's mean reward (0-1), its run-to-run spread (sd) and its step-to-step noise,
+    # drawn from a generator of the run's own (arm, repeat), so throughput's draws stay as they were.
+    reward: float = 0.5
+    reward_run_sd: float = 0.004
+    reward_step_sd: float = 0.02
+    # Quality drawn from the block alone (the same draw for every arm of a block, as runs of one seed on
+    # a deterministic CPU): arms whose reward level is the same give identical figures in each pair.
+    quality_by_block: bool = False
+    loss: float = 0.1  # the run's mean train/loss, and its run-to-run spread (0: the same in every run)
+    loss_run_sd: float = 0.0
 
     # What else loaded the machine (host.parquet, gpu.parquet): "cpu", "gpu_process" or "throttle",
     # or several joined by "+", over this share of the run from its start; the sampler's figures
@@ -89,6 +100,13 @@ def write_run(
         last = spec.interrupt_at
     noise = ar1(rng, steps, cv=spec.cv) * (1.0 + spec.run_cv * rng.standard_normal())
     resp_len = spec.resp_len or resp_len
+    qrng = np.random.default_rng(
+        zlib.crc32((f"block {repeat}" if spec.quality_by_block else f"{arm}/{repeat}").encode())
+    )
+    reward = (
+        spec.reward + spec.reward_run_sd * qrng.standard_normal() + spec.reward_step_sd * qrng.standard_normal(steps)
+    )
+    loss = spec.loss + spec.loss_run_sd * qrng.standard_normal()
     rows = []
     step_times = []
     for s in range(last):
@@ -104,8 +122,8 @@ def write_run(
             "perf/step_resp_token_per_s": spec.tok_scale * tokens / st,
             "perf/step_token_per_s": tokens * 1.7 / st,
             "perf/actor_train_time": 10.0 / spec.speed,
-            "train/loss": 0.1,
-            "rollout/raw_reward": 0.5,
+            "train/loss": loss,
+            "rollout/raw_reward": float(reward[s]),
             "rollout/response_lengths": length,
             **spec.extra,
             "train/ppo_kl": 0.001,

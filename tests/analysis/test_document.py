@@ -90,7 +90,8 @@ def test_an_older_readable_schema_is_read_and_named(tmp_path):
 
 
 def test_the_previous_schema_still_reads():
-    """Schema 7 lacks only fields with defaults (the pairs' machine, the machine effect, futility_low)."""
+    """Schema 8 lacks only fields with defaults (the warm-up cost, the machine spread and claim, the
+    re-analysis record)."""
     doc = parse({**_example(), "schema_version": SCHEMA_VERSION - 1}, "old.json")
     assert doc.schema_version == SCHEMA_VERSION - 1 and doc.comparisons
 

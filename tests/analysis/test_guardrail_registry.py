@@ -20,7 +20,6 @@ BUILT_IN = [
     "samples_per_step",
     "token_accounting",
     "finite_training",
-    "same_quality",
     "fixed_workload",
     "same_inputs",
     "same_machine",

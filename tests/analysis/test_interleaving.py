@@ -78,10 +78,10 @@ def test_the_design_order_alternates_by_block() -> None:
     assert interleaved(["baseline", "A1", "A2"], 2) == ["A2", "A1", "baseline"]
 
 
-def test_the_committed_two_gpu_showcase_ran_block_2_in_block_1s_order() -> None:
+def test_the_committed_two_gpu_showcase_ran_block_2_in_block_1s_order(committed_runs: Path) -> None:
     """Made before the runner alternated the blocks: its whole-second start times are far apart, so
     the check can tell, and says so."""
-    root = Path(__file__).resolve().parents[2] / "runs" / "showcase-2xh200-grpo-offload"
+    root = committed_runs / "showcase-2xh200-grpo-offload"
     [w] = interleaving.warnings(["baseline", "A1", "A2", "A3"], _runs(root))
     assert w.startswith("block 2 ran baseline, A1, A2, A3 by the runs' recorded start times")
 

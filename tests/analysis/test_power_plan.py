@@ -12,8 +12,7 @@ from reportgen.cli import main
 from reportgen.errors import UserError
 from reportgen.render.load import load_analysis
 
-RUNS = Path(__file__).resolve().parents[2] / "runs"
-AA = RUNS / "aa-1xh200-grpo"
+AA = Path(__file__).resolve().parents[2] / "runs" / "aa-1xh200-grpo"  # its analysis.json alone
 
 
 def test_the_spread_is_pooled_over_the_comparisons_pairs():
@@ -33,17 +32,23 @@ def test_more_noise_needs_more_pairs_and_a_bigger_budget_sees_smaller_changes():
     few = power_plan.effect_within(0.06, 4)
     many = power_plan.effect_within(0.06, 10)
     assert few is not None and many is not None and many < few
-    assert power_plan.effect_within(0.06, 2) is None  # below min_pairs
+    assert power_plan.effect_within(0.06, 1) is None  # below min_pairs
 
 
-def test_the_documented_commands_print_the_documented_plan(capsys):
+def test_the_documented_commands_print_the_documented_plan(capsys, committed_runs):
     """docs/analysis.md#planning-a-campaign-reportgen-plan-power quotes these two commands and figures."""
-    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(RUNS)]) == 0
+    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(committed_runs)]) == 0
     out = capsys.readouterr().out
-    assert "spread of one pair's log ratio: 0.0778 (8 pairs of AA1, AA2, 6 degrees of freedom" in out
-    assert "max_pairs at the estimated spread: 14" in out and "max_pairs at its 80% upper bound: 24" in out
+    assert "spread of one pair's log ratio: 0.0814 (8 pairs of AA1, AA2, 6 degrees of freedom" in out
+    assert "design: sequential from 2 pairs" in out
+    assert "max_pairs at the estimated spread: 15" in out and "max_pairs at its 80% upper bound: 28" in out
     assert "one pair (a baseline run and a candidate run): 1.5 GPU minutes" in out
-    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(RUNS), "--effect", "0.2", "--budget-minutes", "30"]) == 0
+    assert (
+        main(
+            ["plan-power", "aa-1xh200-grpo", "--runs", str(committed_runs), "--effect", "0.2", "--budget-minutes", "30"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "accept +20.0% and to reject -20.0%" in out and "budget 30 GPU minutes: 20 pairs per candidate" in out
 
@@ -56,8 +61,8 @@ def test_the_documented_commands_print_the_documented_plan(capsys):
         (["--budget-minutes", "-3"], "--budget-minutes -3"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(capsys, args, said):
-    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(RUNS), *args]) == 2
+def test_bad_input_is_one_line_and_exit_2(capsys, args, said, committed_runs):
+    assert main(["plan-power", "aa-1xh200-grpo", "--runs", str(committed_runs), *args]) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1
 

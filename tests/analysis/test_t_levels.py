@@ -15,8 +15,9 @@ def test_the_table_was_made_by_this_simulation_and_holds_the_shipped_designs():
     assert (data["seed"], data["method"]) == (dz.T_SEED, dz.T_METHOD)
     levels = dz._t_levels()
     assert levels == data["levels"]
-    # the GPU showcases' design (3-12) and the CPU demo's (3-5), at the analysis' paths
-    for looks in (range(3, 13), range(3, 6)):
+    # the shipped GPU design (2-16) and the CPU demo's (2-5), and the designs the committed campaigns
+    # ran (3-12, 3-5), at the analysis' paths
+    for looks in (range(2, 17), range(2, 6), range(3, 13), range(3, 6)):
         assert dz.t_level_key(tuple(looks), 0.05, dz.T_PATHS) in levels
     # every level lies between a single look's alpha and Bonferroni's alpha / looks
     for key, tail in levels.items():

@@ -85,7 +85,7 @@ def test_a_noisy_arm_keeps_its_own_variance_and_stays_undecided(tmp_path):
     one = _analyse(tmp_path / "one", {"baseline": FakeArm(), "A1": FakeArm(speed=2.0)}, repeats=1)
     v = _comp(one, "A1")["verdict"]
     assert (v["status"], v["basis"], v["pairs"]) == ("inconclusive", "too_few_pairs", 1)
-    assert "a verdict needs at least 3" in v["summary"]
+    assert "a verdict needs at least 2" in v["summary"]
 
 
 @pytest.mark.parametrize(
@@ -135,7 +135,11 @@ def test_guardrails_not_applicable_when_keys_are_missing(tmp_path):
         g = _guard(comp, gid)
         assert g["status"] == "not_applicable" and g["passed"] is None
         assert g["reason"].startswith("not checkable")
-    assert comp["verdict"]["status"] == "accepted"  # n/a is not a failure
+    # n/a is not a failure: the speed half accepts; without a reward logged the quality half cannot be
+    # tested, and a verdict that is not shown to train as well is not accepted
+    assert comp["run_level"]["outcome"] == "accepted"
+    assert comp["verdict"]["status"] == "inconclusive" and comp["verdict"]["basis"] == "quality_untestable"
+    assert comp["quality"]["status"] == "not_testable" and "reward not logged" in comp["quality"]["summary"]
 
 
 def _design(mode: str = "fixed", looks: int = 3, **kw) -> doc.Design:

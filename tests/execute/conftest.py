@@ -108,6 +108,8 @@ def make_experiment(
         analysis={
             "warmup_steps": 1,
             "windows": [{"name": "W1", "start": 1, "end": 2}, {"name": "W2", "start": 3, "end": 4}],
+            # the stand-in logs a constant reward (nothing to test): runner tests judge speed alone
+            "quality_metric": "none",
         },
         candidates=candidates,
     )

@@ -17,13 +17,15 @@ from reportgen.workloads.grpo.args import parse_args
 from tests.execute.conftest import make_experiment
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = REPO / "runs"
 
 
-def test_history_writes_both_tables_and_says_where_a_baseline_sits(tmp_path: Path, capsys) -> None:
+def test_history_writes_both_tables_and_says_where_a_baseline_sits(
+    tmp_path: Path, capsys, committed_runs: Path
+) -> None:
+    runs = committed_runs
     out = tmp_path / "h.parquet"
     assert (
-        main(["history", "--runs", str(RUNS), "--out", str(out), "--experiment", "showcase-1xh200-grpo-offload-r3"])
+        main(["history", "--runs", str(runs), "--out", str(out), "--experiment", "showcase-1xh200-grpo-offload-r3"])
         == 0
     )
     text = capsys.readouterr().out.splitlines()
@@ -36,24 +38,28 @@ def test_history_writes_both_tables_and_says_where_a_baseline_sits(tmp_path: Pat
     assert "below the last baseline" not in "\n".join(text)  # the absolute flag across leases is gone
     assert store.read_paired(paired_out) == []
     pts = store.read(out)
-    assert {p.experiment for p in pts} == {p.name for p in RUNS.iterdir() if (p / "analysis.json").is_file()}
-    assert not (RUNS / store.HISTORY_FILE).exists() or (RUNS / store.HISTORY_FILE).stat().st_mtime < out.stat().st_mtime
+    assert {p.experiment for p in pts} == {p.name for p in runs.iterdir() if (p / "analysis.json").is_file()}
+    assert not (runs / store.HISTORY_FILE).exists()  # written where --out says, never beside the runs
 
 
-def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, capsys) -> None:
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, capsys, committed_runs: Path) -> None:
     out = tmp_path / "h.parquet"
     assert main(["history", "--runs", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip().endswith("no runs folder; run `reportgen run SPEC` first or pass --runs")
-    assert main(["history", "--runs", str(RUNS), "--out", str(out), "--git", str(tmp_path)]) == 2
+    assert main(["history", "--runs", str(committed_runs), "--out", str(out), "--git", str(tmp_path)]) == 2
     assert "not a git repository" in capsys.readouterr().err
-    assert main(["history", "--runs", str(RUNS), "--out", str(out), "--experiment", "nope"]) == 2
+    assert main(["history", "--runs", str(committed_runs), "--out", str(out), "--experiment", "nope"]) == 2
     assert "--experiment nope: no complete run of it" in capsys.readouterr().err
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_a_stale_analysis_is_refused_with_the_command_that_refreshes_it(tmp_path: Path, capsys) -> None:
+def test_a_stale_analysis_is_refused_with_the_command_that_refreshes_it(
+    tmp_path: Path, capsys, committed_runs: Path
+) -> None:
     runs = tmp_path / "runs"
-    shutil.copytree(RUNS / "aa-1xh200-grpo", runs / "aa-1xh200-grpo", ignore=shutil.ignore_patterns("tensorboard"))
+    shutil.copytree(
+        committed_runs / "aa-1xh200-grpo", runs / "aa-1xh200-grpo", ignore=shutil.ignore_patterns("tensorboard")
+    )
     (runs / "aa-1xh200-grpo" / "baseline" / "1" / "events.json").write_text('{"schema_version": 1, "events": []}')
     assert main(["history", "--runs", str(runs)]) == 2
     err = capsys.readouterr().err

@@ -3,8 +3,6 @@ one recipe page, classes apart, as the machines' health; no absolute flag across
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from reportgen.history import store
@@ -12,9 +10,7 @@ from reportgen.history.series import build
 from reportgen.render.history_page import history_of, paired_of, render_all, vs_history_lines
 from reportgen.render.load import load_experiment
 from reportgen.vocab import PEAK_GPU_MEMORY, STEP_TIME
-from tests.helpers import committed_experiments
 
-RUNS = Path(__file__).resolve().parents[2] / "runs"
 ONE = "1 x NVIDIA H200, driver 580.159.04"
 TWO = "2 x NVIDIA H200, driver 580.159.04"
 
@@ -33,14 +29,14 @@ def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
     assert [c.experiment for c in base.points] == [f"showcase-1xh200-grpo-offload-r{i}" for i in (2, 3, 4)]
     assert [c.commit[:7] for c in base.points if c.commit] == ["4773b89", "81f7f03", "66079f7"]
     assert [c.n_runs for c in base.points] == [2, 3, 3]
-    assert [round(c.value) for c in base.points] == [2091, 1661, 1473]  # geometric means, three leases
+    assert [round(c.value) for c in base.points] == [2119, 1689, 1523]  # geometric means, three leases (steps 24-47)
     assert {("baseline", STEP_TIME), ("baseline", PEAK_GPU_MEMORY), ("A1", "perf/step_resp_token_per_s")} <= set(one)
     assert ("A2", "perf/step_resp_token_per_s") not in one  # A2 failed on one H200: no figure
     assert not any(s.changes for s in mine)  # three campaigns a series: too few to find a change
 
 
 def test_the_primary_point_is_what_the_analysis_stored(series, committed_runs) -> None:
-    doc = load_experiment(RUNS / "showcase-1xh200-grpo-offload-r3").analysis
+    doc = load_experiment(committed_runs / "showcase-1xh200-grpo-offload-r3").analysis
     stored = {r.path: r.overall for r in doc.arms[0].runs}
     pts = [
         p for p in store.collect(committed_runs) if p.experiment.endswith("-r3") and p.primary and p.arm == "baseline"
@@ -49,19 +45,25 @@ def test_the_primary_point_is_what_the_analysis_stored(series, committed_runs) -
     assert all(p.low is not None and p.low < p.value < p.high for p in pts)  # type: ignore[operator]
 
 
-def test_r3s_baseline_is_not_flagged_against_another_lease() -> None:
+def test_r3s_baseline_is_not_flagged_against_another_lease(committed_runs) -> None:
     # r3's baseline measured 21 % below r2's on another lease of one class: the absolute figure across
     # leases is the machine's health, not a verdict on the code, so the experiment page says only where
     # the paired history stands (no paired campaign of these commits: none).
-    exps = [load_experiment(RUNS / n) for n in ("showcase-1xh200-grpo-offload-r2", "showcase-1xh200-grpo-offload-r3")]
+    exps = [
+        load_experiment(committed_runs / n)
+        for n in ("showcase-1xh200-grpo-offload-r2", "showcase-1xh200-grpo-offload-r3")
+    ]
     lines = vs_history_lines(paired_of(exps), exps)
     line = lines["showcase-1xh200-grpo-offload-r3"]
     assert line.startswith("**vs history**: its baseline") and "81f7f03 has no paired history point" in line
+    # the command it names is code, not backticks escaped into the text (issue 46.6)
+    assert "<code>reportgen run --baseline-ref ANCHOR --candidate-ref 81f7f03</code> measures one" in line
+    assert "&#96;" not in line
     assert "below the last baseline" not in line and "⚑" not in line
 
 
-def test_one_history_page_holds_both_showcases_classes_apart() -> None:
-    exps = [load_experiment(p) for p in committed_experiments() if (p / "analysis.json").is_file()]
+def test_one_history_page_holds_both_showcases_classes_apart(committed_runs) -> None:
+    exps = [load_experiment(p) for p in sorted(committed_runs.iterdir()) if (p / "analysis.json").is_file()]
     pages = {p.path: p for p in render_all(history_of(exps), known={e.name for e in exps}, svg=False)}
     assert set(pages) == {"history/index.md", "history/grpo-offload-default/index.md", "history/aa-grpo/index.md"}
     page = pages["history/grpo-offload-default/index.md"]
@@ -94,7 +96,7 @@ def test_the_navigation_lists_the_history_after_the_reports() -> None:
     assert nav.index("[History: r]") < nav.index("Documentation")
 
 
-def test_the_site_and_the_command_compute_the_same_history(series) -> None:
+def test_the_site_and_the_command_compute_the_same_history(series, committed_runs) -> None:
     # The site builds it from what its pages loaded, the command from disk: one history either way.
-    exps = [load_experiment(p) for p in committed_experiments() if (p / "analysis.json").is_file()]
+    exps = [load_experiment(p) for p in sorted(committed_runs.iterdir()) if (p / "analysis.json").is_file()]
     assert history_of(exps) == series

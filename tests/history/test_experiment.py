@@ -15,13 +15,11 @@ from reportgen.history.figures import points
 from reportgen.history.paired import arm_commits
 from reportgen.render.load import PublishedExperiment, load_experiment
 
-RUNS = Path(__file__).resolve().parents[2] / "runs"
-EXP = RUNS / "aa-1xh200-grpo"
 
-
-def test_the_history_and_the_site_read_one_type_and_make_the_same_points() -> None:
-    read = store.read_experiment(EXP, RUNS)
-    shown = load_experiment(EXP)
+def test_the_history_and_the_site_read_one_type_and_make_the_same_points(committed_runs: Path) -> None:
+    exp = committed_runs / "aa-1xh200-grpo"
+    read = store.read_experiment(exp, committed_runs)
+    shown = load_experiment(exp)
     assert type(read) is experiment.LoadedExperiment
     assert isinstance(shown, PublishedExperiment) and isinstance(shown, experiment.LoadedExperiment)
     assert (read.name, read.recipe, read.shas) == (shown.name, shown.recipe, shown.shas)

@@ -18,8 +18,6 @@ from reportgen.history import paired, store
 from reportgen.history.paired_model import PairedPoint
 from reportgen.render.history_page import alarm_text, render_recipe, vs_history_sentence
 
-RUNS = Path(__file__).resolve().parents[2] / "runs"
-
 
 def _pt(i: int, value: float, *, anchor: str = "root", commit: str | None = None, se: float = 0.02) -> PairedPoint:
     return PairedPoint(
@@ -50,8 +48,8 @@ def _stepped(n: int = 12, at: int = 6, step: float = 0.10, noise: float = 0.02, 
     return [_pt(i, (math.log(1 - step) if i >= at else 0.0) + noise * z[i]) for i in range(n)]
 
 
-def test_a_point_is_the_campaigns_run_level_interval() -> None:
-    read = store.read_experiment(RUNS / "aa-1xh200-grpo", RUNS)
+def test_a_point_is_the_campaigns_run_level_interval(committed_runs: Path) -> None:
+    read = store.read_experiment(committed_runs / "aa-1xh200-grpo", committed_runs)
     shas = {"baseline": "a" * 40, "AA1": "b" * 40, "AA2": "c" * 40}
     # Its candidates rename the TensorBoard folder: a flag edit, so no point of the commit's code alone...
     assert paired.points(read, shas) == []

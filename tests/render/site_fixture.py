@@ -33,13 +33,14 @@ from reportgen.analysis.document import (
     MathsChange,
     MetricChange,
     NextStep,
+    QualityHalf,
     SameWork,
     SameWorkWindow,
 )
 from reportgen.analysis.guardrails import describe_failure
 from reportgen.analysis.run_figures import run_figures
 from reportgen.analysis.tables import flag_changes_of, maths_changes, step_parts
-from reportgen.rounding import fmt_change_supported
+from reportgen.rounding import fmt_change_supported, fmt_difference_interval
 from reportgen.store.atomic import write_bytes, write_json, write_text
 from reportgen.store.run import LogEvent, StoredRun
 from tests.helpers import write_run_folder
@@ -824,8 +825,7 @@ def _comparison(
         ]
     )
     span = [(w["name"], w["start"], w["end"]) for w in windows]
-    trains = quality.compare([data["baseline"]], [data[cand]], span, tolerance=0.10)
-    guard = [*guard, {"id": quality.ID, "title": quality.TITLE, "status": trains.status, "reason": trains.reason}]
+    trains = _quality([data["baseline"]], [data[cand]], span, failed=failed)
     counted = tally([GuardrailResult.model_validate(g) for g in guard])
     flags = _flag_changes(cand)
     maths = maths_changes(flags)
@@ -834,10 +834,12 @@ def _comparison(
         # the next step names what makes it train differently, as analysis/next_step.py does
         text = summary.next_step.text
         if maths:
-            text += f" It trains a different model: it {'; it '.join(m.text() for m in maths)}."
-        if trains.status == "warn":
-            text += f" Training quality: {trains.reason.split('; flat at 0')[0]}."
+            text += f" It changes the maths (it {'; it '.join(m.text() for m in maths)}) and {trains.summary}."
         summary = summary.model_copy(update={"next_step": NextStep(action="merge", text=text)})
+        verdict = {
+            **verdict,
+            "summary": verdict["summary"].replace("in every window;", f"in every window; {trains.summary};"),
+        }
     run_level = {
         "reference": "baseline",
         "metric": "perf/step_resp_token_per_s",
@@ -925,6 +927,30 @@ def _same_work(b: dict, c: dict, windows: list[dict]) -> SameWork:
     )
 
 
+def _quality(
+    baseline: list[StoredRun], candidate: list[StoredRun], span: list[tuple[str, int, int]], *, failed: bool
+) -> QualityHalf:
+    """The training-quality half from the fixture's runs (analysis/quality.py: every metric's pair), with
+    the reward's interval made by hand as the fixture's throughput interval is (one pair gives none): the
+    difference ± 0.02, within the 0.05 margin; a failed candidate has no complete run, so no pair."""
+    half = quality.compare(baseline, candidate, span, design=fixed_design(1, min_pairs=1), settings=quality.Settings())
+    reward = half.metrics[0]
+    if failed or reward.estimate is None:
+        return half
+    lo, hi = reward.estimate - 0.02, reward.estimate + 0.02
+    figure = fmt_difference_interval(reward.estimate, lo, hi, confidence=0.95)
+    reward = reward.model_copy(
+        update={
+            "low": lo,
+            "high": hi,
+            "outcome": "not_worse",
+            "reason": f"reward {figure}, 1 pair: within the 0.05 margin",
+        }
+    )
+    said = f"trains as well: reward {figure}, within the 0.05 margin, 1 pair"
+    return half.model_copy(update={"status": "not_worse", "summary": said, "metrics": [reward, *half.metrics[1:]]})
+
+
 def _summary(
     cand: str, headline: list[dict], verdict: dict, interval: Interval, b: dict, c: dict, fail_step: int
 ) -> CandidateSummary:
@@ -958,8 +984,17 @@ def _summary(
     else:
         step = NextStep(action="reject", text=f"Do not merge {cand}; keep the baseline's flags.")
         cause, evidence = None, []
+    speed = ""
+    if interval.estimate is not None and interval.low is not None and interval.high is not None:
+        lo, hi = interval.low - 1, interval.high - 1
+        word = "faster" if status == "accepted" else "slower"
+        speed = (
+            f"{word}: response tokens/s {fmt_change_supported(interval.estimate - 1, lo, hi)} (95% CI "
+            f"{fmt_change_supported(lo, lo, hi)} to {fmt_change_supported(hi, lo, hi)}, 1 pair)"
+        )
     return CandidateSummary(
         is_pr=cand == "A1",
+        speed=speed,
         primary=metric(0, "perf/step_resp_token_per_s", "response tokens/s", "tok/s", "higher").model_copy(
             update={"interval": interval}
         ),

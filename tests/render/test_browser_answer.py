@@ -74,3 +74,32 @@ def test_evidence_links_land_on_the_page(served, desktop_page):
     page.locator(".rg-next a[href$='#chart-memory']").first.click()  # MkDocs resolved A2/index.md#chart-memory
     page.wait_for_url("**/A2/#chart-memory")
     assert page.locator("#chart-memory").count() == 1
+
+
+FIRST_LINES = """() => Array.from(document.querySelectorAll('.rg-first li')).map(li => {
+  const r = li.getBoundingClientRect();
+  return {text: li.innerText, bottom: r.bottom + window.scrollY};
+})"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (390, 844)])
+def test_every_candidates_answer_with_both_halves_is_on_the_first_screen(browser, served, width, height, tmp_path):
+    """Issue 46.3 and 42.3: the answer of every candidate, both halves and the pairs it rests on, is on the
+    first screen of a laptop and of a 390 px phone (before, the title and "What ran" filled a phone's)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(f"{served.url}/reports/grpo-offload/")
+        lines = page.evaluate(FIRST_LINES)
+        page.screenshot(path=str(tmp_path / f"answer-{width}.png"))  # kept with the test's files to look at
+        assert [x["text"].split(" ")[0].rstrip(":") for x in lines] == ["A1", "A2", "A3"], lines
+        assert all(x["bottom"] <= height for x in lines), (lines, height)
+        a1, a2, a3 = (x["text"] for x in lines)
+        assert "accepted" in a1 and "faster: response tokens/s" in a1 and "trains as well: reward" in a1
+        assert "1 pair" in a1 and "95% CI" in a1
+        assert "failed" in a2 and "OOM at step 9" in a2
+        assert "slower: response tokens/s" in a3 and "trains as well: reward" in a3
+        # "What ran" follows the first lines, not before them
+        ran = page.evaluate("() => document.querySelector('.rg-workload').getBoundingClientRect().top + window.scrollY")
+        assert ran > lines[-1]["bottom"]
+    finally:
+        page.close()

@@ -12,7 +12,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGE = "history/grpo-offload-default/"
 CHARTS = "() => document.querySelectorAll('.rg-svg svg').length"
-# Centres of the drawn points (symbols: circles, chart_svg.lean_items) of the first chart, in page coordinates.
+# Centres of the drawn points (symbols: circles, chart_svg.lean_items) of the first chart, in the viewport's
+# coordinates.
 POINTS = """() => Array.from(document.querySelectorAll('#chart-history-1 g.mark-symbol :is(circle, path)')).map(p => {
   const b = p.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2};
 }).filter(q => q.x > 0 && q.y > 0)"""
@@ -41,6 +42,8 @@ def test_the_history_page_draws_both_machine_classes_and_links_its_points(browse
     text = page.inner_text("article")
     assert "1 x NVIDIA H200, driver 580.159.04" in text and "2 x NVIDIA H200, driver 580.159.04" in text
     assert "showcase-1xh200-grpo-offload-r2" in text and "showcase-2xh200-grpo-offload" in text
+    # the chart into view first: the points are clicked where the viewport shows them
+    page.locator("#chart-history-1").scroll_into_view_if_needed()
     points = page.evaluate(POINTS)
     assert len(points) >= 6  # baseline, A1, A3 at two commits, over three metrics
     page.mouse.click(points[0]["x"], points[0]["y"])
@@ -60,3 +63,24 @@ def test_the_experiment_page_says_where_it_stands_in_the_paired_history(browser,
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390  # the page body never scrolls sideways on a phone
     page.close()
+
+
+def test_the_committed_showcases_answer_is_on_a_phones_first_screen(browser, served) -> None:
+    """Issue 46.3 on the committed one-H200 showcase (r4): each candidate's answer line, with both halves
+    of its verdict, ends above the fold of a 390 x 844 phone."""
+    server, _ = served
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"{server.url}/reports/showcase-1xh200-grpo-offload-r4/")
+        lines = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.rg-first li')).map(li =>
+                 ({text: li.innerText, bottom: li.getBoundingClientRect().bottom + window.scrollY}))"""
+        )
+        assert [x["text"].split(" ")[0].rstrip(":") for x in lines] == ["A1", "A2", "A3"], lines
+        assert all(x["bottom"] <= 844 for x in lines), lines
+        a1 = lines[0]["text"]
+        assert "pairs" in a1 and "95% CI" in a1 and "training quality" in a1
+        # the windows are declared after A3's warm-up (issue 43), so its answer names none inside one
+        assert "inside" not in lines[2]["text"] or "warm-up" not in lines[2]["text"]
+    finally:
+        page.close()

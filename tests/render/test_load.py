@@ -1,6 +1,7 @@
 """The site's loader applies today's publishing rule to every run folder, however old: checked on the
-committed showcases under runs/, recorded under looser rules (the machine's whole environment,
-MAX_TOKENS_PER_GPU redacted as if it were a credential)."""
+committed showcases under runs/, recorded under looser rules (the machine's whole environment, cut
+in the files since by scripts/publish_command_env.py; MAX_TOKENS_PER_GPU redacted as if it were a
+credential)."""
 
 from __future__ import annotations
 

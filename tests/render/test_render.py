@@ -376,7 +376,7 @@ def test_the_home_page_lists_results_in_words(exp):
     ) in front.markdown
     assert home_page.home("# no mark\n", [exp]) is None
     listing = home_page.render([exp]).markdown
-    assert "1 experiment, newest first" in listing and "experiment(s)" not in listing
+    assert "1 experiment: GPU reports before CPU demos" in listing and "experiment(s)" not in listing
 
 
 def test_nav_titles_are_short_and_search_titles_name_the_experiment(exp):

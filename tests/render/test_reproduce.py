@@ -23,6 +23,7 @@ from reportgen.render.reproduce import (
     wrapped_words,
 )
 from reportgen.store import layout
+from tests.helpers import committed_experiments
 
 ARGV = {
     "--preset": "gpu-small",
@@ -108,7 +109,7 @@ def test_a_home_relative_path_keeps_its_tilde():
     assert quote("~/relax") == "~/relax" and quote("~/a b") == "'~/a b'" and quote("a b") == "'a b'"
 
 
-COMMITTED = sorted(p for p in (Path(__file__).resolve().parents[2] / "runs").glob("*/experiment.toml"))
+COMMITTED = [p.name for p in committed_experiments()]  # what git tracks: never a stray experiment beside them
 FENCE = re.compile(r"```bash\n(?P<body>.*?)\n\s*```", re.S)
 TRAINER = """#!/bin/sh
 # stands in for the trainer (a GPU run cannot run here): records how the recipe launched it
@@ -117,14 +118,15 @@ printf '%s\\n' "$@" > "$LAUNCHED"
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@pytest.mark.parametrize("spec", COMMITTED, ids=lambda p: p.parent.name)
-def test_every_provenance_command_runs_as_printed(spec: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", COMMITTED)
+def test_every_provenance_command_runs_as_printed(name: str, tmp_path: Path, committed_runs: Path) -> None:
     # Each run's command on the provenance page, pasted into bash in the root of a checkout: the
     # recipe it names must exist there (the run folder's kept copy, not the runner's temporary one)
     # and run to the trainer's launch, which a stand-in records (PYTHON is the recipe's own hook).
+    spec = committed_runs / name / layout.EXPERIMENT_SPEC
     exp = load_experiment(spec.parent)
     blocks = [
-        (section.split('"', 1)[0], FENCE.search(section))
+        (section.split('"', 1)[0].split(" · ")[0], FENCE.search(section))  # the run, less its machine
         for section in "\n".join(provenance_page.commands_section(exp)).split('??? note "')[1:]
     ]
     assert blocks and all(m is not None for _, m in blocks)

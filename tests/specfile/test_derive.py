@@ -53,8 +53,8 @@ def test_the_default_experiment_at_two_revisions_loads_as_a_spec(tmp_path, pairs
     assert Path(spec.recipe.script or "").is_absolute() and spec.recipe.env["PRESET"] == "gpu-small"
     assert spec.candidates[0].edits().remove == () and spec.workload.steps == 48
     if pairs is None:
-        assert (spec.run.until, spec.run.max_pairs) == ("decided", 12)
+        assert (spec.run.until, spec.run.min_pairs, spec.run.max_pairs) == ("decided", 2, 16)
     elif sequential:
-        assert (spec.run.until, spec.run.min_pairs, spec.run.max_pairs) == ("decided", min(3, pairs), pairs)
+        assert (spec.run.until, spec.run.min_pairs, spec.run.max_pairs) == ("decided", 2, pairs)
     else:
         assert (spec.run.until, spec.run.repeats, spec.run.order) == ("fixed", pairs, "interleaved")

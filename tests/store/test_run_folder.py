@@ -20,7 +20,7 @@ from reportgen.store.run_folder import read_experiment, read_run_folder
 from tests.analysis.builder import FakeArm, make_experiment
 from tests.helpers import committed_experiments
 
-COMMITTED = committed_experiments()
+COMMITTED = [p.name for p in committed_experiments()]
 
 
 def _experiment(tmp_path: Path) -> Path:
@@ -115,11 +115,12 @@ def test_digest_is_of_the_bytes_read(tmp_path: Path) -> None:
     assert [a["path"] for a in profile.artifacts] == ["traces/rank0.pt.trace.json"]
 
 
-@pytest.mark.parametrize("exp", COMMITTED, ids=[p.name for p in COMMITTED])
-def test_committed_runs_read_and_their_analysis_is_current(exp: Path) -> None:
-    """Every committed file loads through its model (git.json and command.json of schema 0, recorded
-    before they were versioned, migrated; a later showcase's as written), and the committed
+@pytest.mark.parametrize("name", COMMITTED)
+def test_committed_runs_read_and_their_analysis_is_current(name: str, committed_runs: Path) -> None:
+    """Every committed file loads through its model (git.json of schema 0, recorded before it was
+    versioned, migrated; a later showcase's as written), and the committed
     analysis.json was made from exactly these bytes."""
+    exp = committed_runs / name
     files = read_experiment(exp, tables=False)
     assert files.record is not None and files.campaign is not None
     for run in files.runs:
@@ -130,8 +131,8 @@ def test_committed_runs_read_and_their_analysis_is_current(exp: Path) -> None:
         assert run.git.to_dict() == {**raw, "schema_version": 1, "kind": "reportgen.git"}
         # Read and written back, a manifest is byte for byte what was read.
         assert json.dumps(run.manifest.to_dict()) == json.dumps(json.loads((run.run_dir / "manifest.json").read_text()))
-        # command.json (the provenance page's, not an analysis input, so not read for it) of
-        # schema 0, migrated, when the run folder is read on its own.
+        # command.json (the provenance page's, not an analysis input, so not read for it), read
+        # when the run folder is read on its own.
         assert run.command is None and run.provenance == {}
         shown = read_run_folder(run.run_dir, run.arm, run.repeat)
         command, notes = shown.command, shown.notes

@@ -26,11 +26,11 @@ def test_default_spec_validates(profile):
     assert spec.workload.steps == int(spec.recipe.env["NUM_ROLLOUT"])
     last = spec.analysis.windows[-1].end
     assert last == spec.workload.steps - 1
-    assert len(spec.analysis.windows) == (2 if cpu else 3)  # the CPU demo's runs are short
+    assert len(spec.analysis.windows) == 2  # two windows after the burn-in (docs/analysis.md#burn-in)
     # every profile is a sequential campaign; the GPU ones use the calibrated design
     assert spec.run.until == "decided" and spec.run.order == "interleaved"
     if not cpu:
-        assert (spec.run.min_pairs, spec.run.max_pairs, spec.run.budget_minutes) == (3, 12, None)
+        assert (spec.run.min_pairs, spec.run.max_pairs, spec.run.budget_minutes) == (2, 16, None)
         assert spec.recipe.env["ROLLOUT_BATCH_SIZE"] == "4"  # not the CPU demo's 2 (profile tables merge)
     a1 = spec.candidate("A1")
     assert set(a1.remove) == {

@@ -16,7 +16,7 @@ The parts, one module each: `base` (the frozen, strict base model and the vocabu
 `experiment` (what was tested, the settings and decision design, the machine, the workload),
 `runs` (one run: events, attempts, disturbances), `arms` (an arm's statistics, GPU and memory),
 `intervals` (an interval, the pairs and looks of a run-level comparison, a metric's change),
-`checks` (guardrails, same work, training quality), `verdict` (the verdict, the reviewer's
+`checks` (guardrails, same work), `quality` (the training-quality half of a verdict), `verdict` (the verdict, the reviewer's
 summary, evidence links, the next step), `comparison` (one candidate against the baseline) and
 `root` (the document itself, its schema version and `parse`). Readers import the names from here.
 """
@@ -28,8 +28,6 @@ from reportgen.analysis.document.checks import (
     GuardrailStatus,
     GuardrailTally,
     MathsChange,
-    QualityCheck,
-    QualityWindow,
     SameWork,
     SameWorkWindow,
 )
@@ -60,7 +58,10 @@ from reportgen.analysis.document.intervals import (
     MetricChange,
     Pair,
     RunLevel,
+    WarmupCost,
+    WarmupPair,
 )
+from reportgen.analysis.document.quality import QualityHalf, QualityMetric, QualityPair
 from reportgen.analysis.document.root import (
     KIND,
     SCHEMA_VERSION,
@@ -68,7 +69,9 @@ from reportgen.analysis.document.root import (
     Artifact,
     BaselineDrift,
     CampaignCost,
+    PreviousVerdict,
     ProfilerRun,
+    Reanalysis,
     parse,
 )
 from reportgen.analysis.document.runs import (
@@ -129,10 +132,13 @@ __all__ = [
     "NextStep",
     "Number",
     "Pair",
+    "PreviousVerdict",
     "Primary",
     "ProfilerRun",
-    "QualityCheck",
-    "QualityWindow",
+    "QualityHalf",
+    "QualityMetric",
+    "QualityPair",
+    "Reanalysis",
     "RunAttempt",
     "RunEvent",
     "RunFigure",
@@ -145,6 +151,8 @@ __all__ = [
     "Settings",
     "Verdict",
     "VerdictStatus",
+    "WarmupCost",
+    "WarmupPair",
     "Window",
     "WindowChange",
     "WindowStats",

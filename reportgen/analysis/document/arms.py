@@ -131,7 +131,7 @@ class ArmResult(Model):
         default_factory=dict,
         description="Timer key (vocab.STEP_PARTS: rollout, wait, train, actor train, log-prob passes, optimizer) -> "
         "its mean seconds per step over the window steps of the arm's formal runs: where a step's time goes "
-        "(schema 9); null where the arm logged none.",
+        "(schema 10); null where the arm logged none.",
     )
     settled_at: int | None = Field(
         default=None,

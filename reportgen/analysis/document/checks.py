@@ -1,5 +1,5 @@
-"""The checks of a comparison: each guardrail's result, the same-work check and the training
-quality.
+"""The checks of a comparison: each guardrail's result and the same-work check (training quality is a
+half of the verdict: document/quality.py).
 
 Part of reportgen.analysis.document (pure).
 """
@@ -13,14 +13,14 @@ from pydantic import Field
 from reportgen.analysis.document.base import Model
 from reportgen.analysis.document.intervals import MetricChange
 
-# "warn": a finding a reviewer must see that does not decide the verdict (training quality).
+# "warn": a finding a reviewer must see that does not decide the verdict (a plug-in guardrail may give one).
 GuardrailStatus = Literal["pass", "fail", "warn", "not_applicable"]
 
 
 class GuardrailResult(Model):
     id: str = Field(
         description="steps_completed, no_failures, samples_per_step, token_accounting, finite_training, "
-        "same_quality (warns, never fails), fixed_workload, same_inputs, same_machine, no_profiler, no_overlap, "
+        "fixed_workload, same_inputs, same_machine, no_profiler, no_overlap, "
         "quiet_machine, same_work"
     )
     title: str
@@ -105,29 +105,3 @@ class SameWork(Model):
         description="Figures that do not depend on how much was generated: per-phase times per step and "
         "time per generated token, against the baseline.",
     )
-
-
-class QualityWindow(Model):
-    """One quality metric in one window: the candidate's mean against the baseline's."""
-
-    metric: str = Field(description='The key compared, e.g. "train/loss".')
-    label: str = Field(description='"loss", "reward", "KL to the reference", "policy KL".')
-    window: str
-    baseline: float
-    candidate: float
-    difference: float = Field(description="candidate - baseline.")
-    scale: float = Field(description="max(|baseline mean|, baseline's step-to-step std in the window).")
-    relative: float | None = Field(default=None, description="difference / scale; null when the scale is 0.")
-    within: bool = Field(description="|difference| <= tolerance x scale.")
-
-
-class QualityCheck(Model):
-    """Does the candidate train like the baseline? (reportgen/analysis/quality.py; a warning, never
-    a verdict: docs/analysis.md#training-quality)."""
-
-    status: GuardrailStatus
-    tolerance: float = Field(description="settings.quality_tolerance, a fraction of each window's scale.")
-    reason: str
-    windows: list[QualityWindow] = Field(default_factory=list)
-    flat: list[str] = Field(default_factory=list, description="Quantities flat at 0 in both arms.")
-    missing: list[str] = Field(default_factory=list, description="Quantities not logged by both arms.")

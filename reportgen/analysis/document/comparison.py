@@ -9,16 +9,19 @@ from __future__ import annotations
 from pydantic import Field
 
 from reportgen.analysis.document.base import Direction, Model, Number
-from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, QualityCheck, SameWork
+from reportgen.analysis.document.checks import GuardrailResult, GuardrailTally, MathsChange, SameWork
 from reportgen.analysis.document.experiment import FirstStep, LastStep, Window, WindowName
-from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel
+from reportgen.analysis.document.intervals import BlockPair, Interval, MetricChange, RunLevel, WarmupCost
+from reportgen.analysis.document.quality import QualityHalf
 from reportgen.analysis.document.verdict import CandidateSummary, Verdict
 
 
 class HeadlineRow(Model):
     metric: str = Field(
         description='Metric key; also "perf/step_time:p95", "gpu/util_mean", "gpu/<i>/util_mean", '
-        '"gpu/<i>/mem_peak_mib", "steps_completed" (change = difference in steps) and '
+        '"gpu/<i>/mem_peak_mib" (nvidia-smi\'s peak), "memory/allocated_peak_mib" (the framework\'s peak '
+        "allocation, what a memory cap bounds; at an out-of-memory failure what PyTorch held), "
+        '"steps_completed" (change = difference in steps) and '
         '"workload/limits" (values are strings, change null).'
     )
     label: str
@@ -128,6 +131,17 @@ class Comparison(Model):
         "campaigns; schema 8); "
         "their runs are kept. More than analysis/set_aside.py MAX_SET_ASIDE of them fail quiet_machine instead.",
     )
+    warmup_cost: WarmupCost | None = Field(
+        default=None,
+        description="The candidate's extra (or saved) warm-up time per launch against the arm its verdict is "
+        "decided against, per pair with a paired interval; null without step times (schema 9).",
+    )
+    warmup_in_windows: list[str] = Field(
+        default_factory=list,
+        description="Where the candidate or the arm its verdict is decided against settles (arms[].settled_at) "
+        "after a window starts: the verdict then averages warm-up steps in; one line per window, for the answer "
+        "(schema 9).",
+    )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)
     guardrail_tally: GuardrailTally = Field(
@@ -146,8 +160,10 @@ class Comparison(Model):
         description="Step time, actor train time and every per-phase time both arms logged, with intervals.",
     )
     same_work: SameWork
-    quality: QualityCheck | None = Field(
-        default=None, description="Training quality against the baseline (the same_quality guardrail's figures)."
+    quality: QualityHalf | None = Field(
+        default=None,
+        description="Training quality against the baseline, the verdict's second half (schema 9): the deciding "
+        "metric's paired interval against its declared margin, the others shown; null while an arm has no finished run.",
     )
     base: str | None = Field(default=None, description="The candidate's base when it is not the baseline.")
     depends_on: list[str] = Field(

@@ -69,10 +69,19 @@ class Settings(Model):
         description="Largest relative difference in mean response length and tokens per step, per window, "
         "for a verdict on a throughput metric (0.05 = 5 %)."
     )
-    quality_tolerance: float = Field(
-        default=0.10,
-        description="Largest difference of a window's mean loss, reward or KL from the baseline's, as a fraction of "
-        "the baseline's scale, before the training-quality guardrail warns (0.10 = 10 %).",
+    quality_metric: str | None = Field(
+        default=None,
+        description='The quality metric that decides "trains as well" (schema 9): null, the reward '
+        '(rollout/raw_reward, else rollout/rewards); "none": the spec asks for a verdict on speed alone.',
+    )
+    quality_margin: float = Field(
+        default=0.05,
+        description="Non-inferiority margin of quality_metric, in its units (schema 9): the candidate's figure may "
+        "be worse than the baseline's by less than this (0.05: five points of a 0-1 reward).",
+    )
+    quality_margins: dict[str, float] = Field(
+        default_factory=dict,
+        description="Other quality metrics that decide too, each with its margin in its units (schema 9).",
     )
 
 

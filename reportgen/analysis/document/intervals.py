@@ -65,14 +65,29 @@ class Pair(BlockPair):
 
 
 class MachineEffect(Model):
-    """Whether a comparison's ratio differs between the machines its pairs came from (schema 8)."""
+    """How a comparison's ratio differs between the machines its pairs came from (schema 8; the
+    spread and the new meaning of `flagged`, schema 9). Reported beside the verdict, never deciding
+    it: the interval is for the machines measured (RunLevel.claim), and this is what a reader needs
+    before promising the gain on another machine of the class (docs/analysis.md#pairs-from-several-machines)."""
 
     pairs_per_machine: dict[str, int] = Field(description="Machine (fingerprint id) -> pairs it gave.")
     f: float | None = Field(default=None, description="One-way ANOVA F statistic of the log ratios by machine.")
     p_value: float | None = Field(default=None, description="Its p-value; null when no machine gave two pairs.")
+    spread: float | None = Field(
+        default=None,
+        description="How much the gain differs from machine to machine: the standard deviation of a machine's "
+        "ratio about the class's (variance-components moments estimate, as a fraction, 0 when the machines agree "
+        "as well as the pairs of one machine do); null when no machine gave two pairs (schema 9).",
+    )
+    spread_upper: float | None = Field(
+        default=None,
+        description="Its one-sided 90 % upper bound (Graybill-Wang; wide with two or three machines) (schema 9).",
+    )
     flagged: bool = Field(
         default=False,
-        description="p_value below 0.10: the interval treats the machine as a random effect where that is wider.",
+        description="The machines differ significantly (p_value below 0.10) by a spread of at least half the "
+        "minimum effect: a warning says the verdict holds for these machines, not for the class (schema 9; "
+        "before, p_value below 0.10 alone, which widened the interval).",
     )
     note: str = ""
 
@@ -123,7 +138,14 @@ class RunLevel(Model):
         "null when it is decided, or no projection within the design's maximum.",
     )
     machine_effect: MachineEffect | None = Field(
-        default=None, description="The test of a machine effect, when the pairs come from two machines or more."
+        default=None,
+        description="How the gain differs between machines, when the pairs come from two machines or more.",
+    )
+    claim: str = Field(
+        default="the machine measured",
+        description='What the interval and the verdict speak for: "the machine measured", or "the N machines '
+        "measured\" (each pair cancels its machine's offset and the pairs' own variance holds how the gain differs "
+        "between them; not every machine of the class: machine_effect) (schema 9).",
     )
 
 
@@ -142,3 +164,30 @@ class MetricChange(Model):
     interval: Interval | None = Field(
         default=None, description="Ratio candidate/reference with its interval; null where none is computed."
     )
+
+
+class WarmupPair(Model):
+    """One block's warm-up times: the reference run's, the candidate run's, and their difference."""
+
+    repeat: int = Field(description="The block (repeat number) both runs belong to.")
+    reference_s: float = Field(description="The reference run's warm-up time, seconds (WarmupCost).")
+    candidate_s: float = Field(description="The candidate run's warm-up time, seconds.")
+    difference_s: float = Field(description="candidate_s - reference_s.")
+
+
+class WarmupCost(Model):
+    """The candidate's extra (positive) or saved (negative) warm-up time per launch against the arm
+    its verdict is decided against, per pair of runs, with a paired interval (analysis/warmup_cost.py,
+    schema 9). A run's warm-up time: the time its steps before the burn-in ends (the first window's
+    start) took beyond what they would have taken at its own steady step time (its mean step time
+    over the windows). Beside the steady-state verdict, never deciding it; a long-run user adds it
+    up per launch."""
+
+    reference: str = Field(description="The arm the candidate is compared with (the verdict's `against`).")
+    burn_in: int = Field(description="The first window's start: steps before it are the warm-up counted.")
+    estimate_s: float = Field(description="Mean over the pairs of candidate minus reference, seconds per launch.")
+    low_s: float | None = Field(default=None, description="Low end of its paired t interval; null with one pair.")
+    high_s: float | None = Field(default=None, description="High end; null with one pair.")
+    confidence: float = Field(default=0.95, description="The interval's level (the campaign's confidence).")
+    pairs: list[WarmupPair] = Field(default_factory=list)
+    method: str = ""

@@ -8,22 +8,33 @@ from __future__ import annotations
 
 from typing import Final, Literal, cast
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from reportgen import rounding
 from reportgen.analysis.document.arms import ArmResult
-from reportgen.analysis.document.base import Model
+from reportgen.analysis.document.base import Basis, Model, VerdictStatus
 from reportgen.analysis.document.comparison import Comparison
-from reportgen.analysis.document.experiment import Experiment, FixedFlag, Machine, Primary, Settings, WorkloadInfo
+from reportgen.analysis.document.experiment import (
+    Experiment,
+    FixedFlag,
+    Machine,
+    Primary,
+    Settings,
+    Window,
+    WorkloadInfo,
+)
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 9  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 10  # also the Literal of AnalysisDocument.schema_version
 # Schemas `parse` still reads: every field added since has a default (8 added the pairs' machine, a
-# comparison's machine effect and comparisons[].set_aside; 9 each run's commit, machine class and
-# figures for the history). A reader meeting an older one names it (`older_schema`); the site build
-# still asks for the current one.
-READABLE_SCHEMAS: Final = (7, 8, 9)
+# comparison's machine effect and comparisons[].set_aside; 9 the warm-up cost, the machine spread and
+# the claim, the re-analysis record, and training quality as a half of the verdict: an older
+# document's `quality` and `settings.quality_tolerance` are dropped as it is read, `_before_9`; 10
+# each run's commit, machine class and figures for the history, and each arm's step breakdown, so a
+# schema-9 document is read without them and the site asks for it to be analysed again). A reader
+# meeting an older one names it (`older_schema`); the site build still asks for the current one.
+READABLE_SCHEMAS: Final = (7, 8, 9, 10)
 KIND: Final = "reportgen.analysis"
 
 
@@ -91,10 +102,46 @@ class CampaignCost(Model):
     )
 
 
+class PreviousVerdict(Model):
+    """One candidate's verdict as the replaced analysis.json had it."""
+
+    candidate: str
+    status: VerdictStatus
+    basis: Basis | None = None
+    against: str = "baseline"
+    summary: str = Field(default="", description="The verdict's sentence then.")
+
+
+class Reanalysis(Model):
+    """What the analysis.json this one replaced said, when it was made under other rules (another
+    schema) or from another spec (its windows amended): the I/O edge reads it before writing
+    (reportgen/analyze.py) and the analysis keeps it, so a page can say what changed and why (schema
+    9). A re-analysis under the same rules and spec carries the record forward unchanged."""
+
+    schema_version: int = Field(description="The replaced document's schema.")
+    generated_utc: str = Field(default="", description="When the replaced document was written.")
+    spec_sha256: str = Field(default="", description="The spec it was made from.")
+    windows: list[Window] = Field(default_factory=list, description="Its windows.")
+    design: str = Field(default="", description='Its design in words, e.g. "sequential 3-12".')
+    verdicts: list[PreviousVerdict] = Field(default_factory=list)
+    rules: list[str] = Field(
+        default_factory=list,
+        description="The rules that changed between its schema and this one (analysis/reanalysis.py RULES).",
+    )
+    amendments: list[str] = Field(
+        default_factory=list,
+        description="The spec's amendments since, with their reasons (experiment.json), in words.",
+    )
+    moved: list[str] = Field(
+        default_factory=list,
+        description='The candidates whose verdict changed, in words: "A3: rejected -> inconclusive (open)".',
+    )
+
+
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7, 8, 9] = 9
+    schema_version: Literal[7, 8, 9, 10] = 10
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""
@@ -117,6 +164,27 @@ class AnalysisDocument(Model):
     baseline_drift: BaselineDrift | None = None
     campaign: CampaignCost = CampaignCost()
     warnings: list[str] = Field(default_factory=list, description="Findings about the whole experiment, in words.")
+    reanalysis: Reanalysis | None = Field(
+        default=None,
+        description="What the analysis.json this one replaced said, when its rules or spec differed (schema 9).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before_9(cls, data: object) -> object:
+        """A document of schema 7 or 8 read as far as it goes: its training-quality check (a per-window
+        tolerance, a warning) has no place in schema 9's half of the verdict, so it is left out."""
+        if not isinstance(data, dict) or data.get("schema_version") not in (7, 8):
+            return data
+        data = dict(data)
+        if isinstance(data.get("settings"), dict):
+            data["settings"] = {k: v for k, v in data["settings"].items() if k != "quality_tolerance"}
+        if isinstance(data.get("comparisons"), list):
+            data["comparisons"] = [
+                {k: v for k, v in c.items() if k != "quality"} if isinstance(c, dict) else c
+                for c in data["comparisons"]
+            ]
+        return data
 
     @property
     def primary(self) -> Primary:

@@ -127,7 +127,7 @@ class RunSummary(Model):
     )
     load: RunLoad | None = Field(default=None, description="Load samples in the measured span; null: none recorded.")
     commit: str | None = Field(
-        default=None, description="The commit its code was at (provenance/git.json); null: not recorded."
+        default=None, description="The commit its code was at (provenance/git.json; schema 10); null: not recorded."
     )
     dirty: bool | None = Field(default=None, description="Whether that tree had uncommitted changes.")
     machine_class: str | None = Field(
@@ -138,5 +138,5 @@ class RunSummary(Model):
     figures: list[RunFigure] = Field(
         default_factory=list,
         description="Its figures for the performance history (complete formal runs only): the primary metric and "
-        "step time with a within-run interval, peak GPU memory in the windows.",
+        "step time with a within-run interval, peak GPU memory in the windows (schema 10).",
     )

@@ -91,6 +91,7 @@ class NextStep(Model):
         "change_metric",
         "resume",
         "declare_windows",
+        "test_quality",
     ] = Field(description="What to do next, derived from the evidence (docs/analysis.md#next-step).")
     text: str = Field(description="The step in one sentence.")
     command: str | None = Field(default=None, description="The exact command(s) to run, when there are any.")
@@ -113,6 +114,17 @@ class CandidateSummary(Model):
         "(arms[].memory.used_mib); no interval."
     )
     verdict: VerdictStatus
+    speed: str = Field(
+        default="",
+        description="The speed half in words, as the answer's first lines say it beside the quality half "
+        '(comparisons[].quality.summary): "faster: response tokens/s +91% (95% CI +65% to +121%)" (schema 9).',
+    )
+    warmup: str | None = Field(
+        default=None,
+        description="A declared window that starts inside the warm-up of the candidate or the arm it is compared "
+        'with (arms[].settled_at), in words: "W1 (steps 8-20) starts inside the warm-up of A3 (steady from step '
+        '23)"; null when every window starts in the steady state (schema 9).',
+    )
     cause: str | None = Field(
         default=None, description="For inconclusive, invalid and failed verdicts: the cause in plain words."
     )
