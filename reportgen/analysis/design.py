@@ -47,9 +47,9 @@ from pathlib import Path
 import numpy as np
 
 from reportgen.analysis import document as doc
+from reportgen.analysis.inference import normal_quantile, normal_sf, t_two_sided_p
 from reportgen.analysis.inference import t_critical as t_critical
 from reportgen.analysis.inference import t_one_sided as t_one_sided
-from reportgen.analysis.inference import t_two_sided_p
 
 GRID = 401  # points per look of the integration grid: the constant is exact to about 1e-4
 T_PATHS = 400_000  # simulated paths behind a design's per-look t level: its error rate is exact to about 3e-4
@@ -104,22 +104,18 @@ def crossing_probability(looks: Sequence[int], c: float) -> float:
 def pocock_constant(looks: tuple[int, ...], alpha: float) -> float:
     """The constant c with P(any |Z_k| >= c) = alpha over the looks (two-sided), by bisection.
     One look: the normal quantile (1.95996 for alpha 0.05)."""
-    from scipy.stats import norm
-
     if len(looks) <= 1:
-        return float(norm.ppf(1.0 - alpha / 2.0))
+        return normal_quantile(1.0 - alpha / 2.0)
     from scipy.optimize import brentq
 
     # Between the one-look quantile and the Bonferroni constant, which bounds it from above.
-    lo, hi = float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(1.0 - alpha / (2.0 * len(looks))))
+    lo, hi = normal_quantile(1.0 - alpha / 2.0), normal_quantile(1.0 - alpha / (2.0 * len(looks)))
     return float(brentq(lambda c: crossing_probability(looks, c) - alpha, lo, hi, xtol=1e-6))
 
 
 def look_tail(constant: float) -> float:
     """Two-sided tail probability of one look at the boundary `constant`."""
-    from scipy.stats import norm
-
-    return float(2.0 * norm.sf(constant))
+    return 2.0 * normal_sf(constant)
 
 
 @lru_cache(maxsize=64)
@@ -224,9 +220,7 @@ def at_look(design: doc.Design, n: int) -> doc.Design:
 
 def _normal_boundary(tail: float) -> float:
     """The normal-scale constant with the same two-sided tail as a look (shown beside the level)."""
-    from scipy.stats import norm
-
-    return float(norm.isf(tail / 2.0))
+    return -normal_quantile(tail / 2.0)
 
 
 def design_key(design: doc.Design) -> str:

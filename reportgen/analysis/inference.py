@@ -1,8 +1,9 @@
-"""Student's t and the normal: the one home of every quantile, p-value and t interval reportgen
-computes (part of reportgen.analysis; pure).
+"""Student's t, the normal, chi-square and F: the one home of every quantile, p-value and t interval
+reportgen computes (part of reportgen.analysis; pure).
 
 The analysis (interval.py's bootstrap and batch-means intervals, design.py's boundaries and its
-simulation of the per-look level, a run's within-run interval in run_figures.py) and the history
+simulation of the per-look level, a run's within-run interval in run_figures.py, the warm-up cost's
+interval, runlevel.py's pooling test and machine effect, power_plan.py's bound of a spread) and the history
 (a campaign's interval over its runs, the change-point test, the paired history's standard errors
 and its test across a bridge) call these functions; none computes a quantile of its own. Scalars
 or arrays alike where the callers batch (the design's simulations). scipy.special's distribution
@@ -66,6 +67,41 @@ def z_quantile(confidence: float) -> float:
     from scipy.special import ndtri
 
     return float(ndtri(0.5 + confidence / 2.0))
+
+
+def normal_quantile(p: float) -> float:
+    """The standard normal's quantile at `p` (0.975 -> 1.96)."""
+    from scipy.special import ndtri
+
+    return float(ndtri(p))
+
+
+def normal_sf(x: float) -> float:
+    """The standard normal's upper tail beyond `x`."""
+    from scipy.special import ndtr
+
+    return float(ndtr(-x))
+
+
+def chi2_quantile(p: float, df: float) -> float:
+    """The chi-square quantile at `p` with `df` degrees of freedom (a variance's confidence bound)."""
+    from scipy.special import gammaincinv
+
+    return float(2.0 * gammaincinv(df / 2.0, p))
+
+
+def f_quantile(q: float, dfn: np.ndarray | float, dfd: np.ndarray | float) -> np.ndarray:
+    """The F distribution's quantile at `q` (a ratio of two variances' test)."""
+    from scipy.special import fdtri
+
+    return np.asarray(fdtri(dfn, dfd, q), dtype=float)
+
+
+def f_sf(x: np.ndarray | float, dfn: float, dfd: float) -> np.ndarray:
+    """The F distribution's upper tail beyond `x` (an analysis of variance's p-value); NaN for NaN."""
+    from scipy.special import fdtrc
+
+    return np.asarray(fdtrc(dfn, dfd, x), dtype=float)
 
 
 @dataclass(frozen=True)
