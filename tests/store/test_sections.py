@@ -12,8 +12,6 @@ import pytest
 from reportgen.errors import UserError
 from reportgen.store.models import Campaign, Events, Fingerprint, LogEvent, Manifest
 
-RUNS = Path(__file__).resolve().parents[2] / "runs"
-
 
 def _order(x: object) -> object:
     if isinstance(x, dict):
@@ -24,22 +22,22 @@ def _order(x: object) -> object:
 
 
 @pytest.mark.parametrize(("pattern", "model"), [("*/*/*/manifest.json", Manifest), ("*/*/*/events.json", Events)])
-def test_every_committed_file_reads_and_writes_back_the_same(pattern: str, model: type) -> None:
-    files = sorted(RUNS.glob(pattern))
+def test_every_committed_file_reads_and_writes_back_the_same(pattern: str, model: type, committed_runs: Path) -> None:
+    files = sorted(committed_runs.glob(pattern))
     assert files
     for path in files:
         raw = json.loads(path.read_text())
         assert _order(model.read(path).to_dict()) == _order(raw), path
 
 
-def test_readers_use_attributes() -> None:
-    m = Manifest.read(next(RUNS.glob("showcase-1xh200-grpo-offload-r4/baseline/1/manifest.json")))
+def test_readers_use_attributes(committed_runs: Path) -> None:
+    m = Manifest.read(committed_runs / "showcase-1xh200-grpo-offload-r4" / "baseline" / "1" / "manifest.json")
     assert m is not None
     assert m.fingerprint.gpus[0].name == "NVIDIA H200" and m.fingerprint.cpu_count == 16
     assert m.gpu.available and m.gpu.visible_indices() == {0}
     assert m.ingest.clean_ends() == {"stdout": m.ingest.clean_end[0].line} and m.ingest.trained() == 48
     assert m.attempts[0].end == "clean" and m.invariants.violations == [] and not m.hashes.recorded
-    campaign = Campaign.read(RUNS / "showcase-1xh200-grpo-offload-r4" / "campaign.json")
+    campaign = Campaign.read(committed_runs / "showcase-1xh200-grpo-offload-r4" / "campaign.json")
     assert campaign is not None and campaign.fingerprint.driver == m.fingerprint.driver
 
 
