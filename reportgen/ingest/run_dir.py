@@ -71,6 +71,9 @@ class IngestedRun:
     argv_source: str  # "trace" (what was launched), "argument-dump" (what Megatron parsed) or "none"
     invariants: dict[str, Any]  # the fixed-workload flags checked and the violations found
     ingest: dict[str, Any]  # the manifest's `ingest` section: counts, lifecycle, warnings
+    # The trainer's lines about itself (reportgen.ingest.workload_lines): its version and warm start;
+    # None when the log printed neither (Relax, the v1 embedded workload).
+    workload: dict[str, Any] | None = None
 
     def manifest_fields(self) -> dict[str, Any]:
         """The fields as the manifest's keys, in the manifest's order."""
@@ -395,4 +398,10 @@ def ingest_run(
         argv_source=source,
         invariants=argv_mod.check_invariants(mapping, list(invariants), expected),
         ingest=_summary(logs, raw, events, tables, metrics, decided),
+        workload=_workload(logs),
     )
+
+
+def _workload(logs: _Logs) -> dict[str, Any] | None:
+    """The first stream's record of the trainer's version and warm start that has one."""
+    return next((r for s in logs.streams if s.present and (r := s.collector.workload.record()) is not None), None)
