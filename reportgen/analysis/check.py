@@ -49,6 +49,9 @@ class GuardrailInput:
     quality_tolerance: float = 0.10  # [analysis] quality_tolerance
     experiment: str = ""  # the experiment's folder name (the overlap check's own runs)
     spans: Sequence[Span] = ()  # every run recorded on the machines of these runs
+    # Fixed-workload flags set anew for every block ([run] seeds = "per-block"): equal within a pair,
+    # not across pairs. Empty when the seeds are fixed (then they are ordinary fixed flags).
+    seed_flags: Sequence[str] = ()
 
     @property
     def runs(self) -> list[StoredRun]:
