@@ -408,17 +408,22 @@ class KnownWorkload:
     """A trainer reportgen knows by its module (the spec's `[recipe] entrypoint`): what it is, how its
     model is made, and the model of each `--preset`, so a report can say what ran."""
 
-    name: str
+    name: str  # in words; `{version}` stands for the version that made the runs
     doc: str  # the documentation page about it, relative to the docs root
-    model: str  # how the model is made
+    models: dict[str, str]  # version -> how its model is made
+    unversioned: str  # the version of runs whose log names none (made before versions were printed)
     presets: dict[str, tuple[str, int]]  # --preset -> (its shape in words, parameters)
 
 
 WORKLOADS: dict[str, KnownWorkload] = {
     "reportgen.workloads.grpo": KnownWorkload(
-        name="the embedded stand-in GRPO trainer (reportgen.workloads.grpo), not Relax",
+        name="the embedded stand-in GRPO trainer (reportgen.workloads.grpo, workload grpo-max {version}), not Relax",
         doc="workload.md",
-        model="random init (seeded), no pretrained weights, a synthetic task",
+        models={
+            "v1": "random init (seeded), no pretrained weights, a synthetic task",
+            "v2": "a warm start on the task (a short supervised pass, cached; no pretrained weights), a synthetic task",
+        },
+        unversioned="v1",
         # Counted from the presets' configs (tests/workloads/test_knobs.py checks them).
         presets={
             "cpu-tiny": ("Qwen3 architecture, 4 layers, hidden 128", 791_936),

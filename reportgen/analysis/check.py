@@ -48,6 +48,9 @@ class GuardrailInput:
     windows: Sequence[tuple[str, int, int]]  # (name, first step, last step), at least one
     experiment: str = ""  # the experiment's folder name (the overlap check's own runs)
     spans: Sequence[Span] = ()  # every run recorded on the machines of these runs
+    # Fixed-workload flags set anew for every block ([run] seeds = "per-block"): equal within a pair,
+    # not across pairs. Empty when the seeds are fixed (then they are ordinary fixed flags).
+    seed_flags: Sequence[str] = ()
 
     @property
     def runs(self) -> list[StoredRun]:

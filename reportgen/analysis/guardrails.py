@@ -364,6 +364,8 @@ def _loss_scale_skipped(run: StoredRun, key: str) -> set[int]:
 
 
 def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
+    """Every fixed-workload flag of a candidate run as the baseline's; a seed set per block
+    (`ctx.seed_flags`) as the baseline run of its own pair, whose block set the same one."""
     baseline, candidate, flags = ctx.baseline, ctx.candidate, ctx.fixed_flags
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
@@ -374,21 +376,31 @@ def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
     if not baseline or not candidate:
         return guardrail("fixed_workload", title, NA, "an arm has no formal run")
     ref = baseline[0]
+    pair_of = {r.repeat: r for r in baseline}
+    per_block = set(ctx.seed_flags)
     unknown = []
     for flag in flags:
-        want = argv_value(ref.argv, flag)
         for r in candidate:
-            got = argv_value(r.argv, flag)
+            mate = pair_of.get(r.repeat) if flag in per_block else ref
+            if mate is None:  # an unpaired run: its block's seed has no baseline run to match
+                continue
+            want, got = argv_value(mate.argv, flag), argv_value(r.argv, flag)
             if want is None and got is None:
                 unknown.append(flag)
                 continue
             if got != want:
-                return _failed_on(r, "fixed_workload", title, f"{flag} = {got!r}, baseline {want!r}")
+                whose = f"its pair's baseline ({mate.rel})" if flag in per_block else "baseline"
+                return _failed_on(r, "fixed_workload", title, f"{flag} = {got!r}, {whose} {want!r}")
     if len(set(unknown)) == len(flags):
         return guardrail("fixed_workload", title, NA, "not checkable: no effective argv recorded")
     tail = f" ({', '.join(sorted(set(unknown)))} not recorded)" if unknown else ""
     said = "1 flag" if len(flags) == 1 else f"{len(flags)} flags"
-    return guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}")
+    seeds = (
+        f"; {', '.join(f for f in flags if f in per_block)} equal within each pair (seeds per block)"
+        if per_block
+        else ""
+    )
+    return guardrail("fixed_workload", title, PASS, f"{said} equal to the baseline{tail}{seeds}")
 
 
 def _hashes(r: StoredRun) -> tuple[Any, Any]:
@@ -396,27 +408,51 @@ def _hashes(r: StoredRun) -> tuple[Any, Any]:
     return h.model_manifest_sha256, dict(h.data)
 
 
+def _warm_start(r: StoredRun) -> str | None:
+    """The SHA-256 of the warm start the run's policy began from, as its log said (None: not said)."""
+    return r.manifest.workload.warm_start_sha256 if r.manifest.workload is not None else None
+
+
 def same_inputs(ctx: GuardrailInput) -> GuardrailResult:
+    """The declared model and data files hashed alike in every run, and the warm start a trainer
+    made or read (the embedded workload's) the same in both runs of each pair."""
     baseline, candidate = ctx.baseline, ctx.candidate
     title = "Identical model manifest and data hashes"
     # A run that recorded no hashes (e.g. an unreadable manifest) is unknown, not different:
     # its own failure is reported by the other guardrails.
     runs = [r for r in (*baseline, *candidate) if _hashes(r) != (None, {})]
-    if not runs:
+    warm = [r for r in (*baseline, *candidate) if _warm_start(r) is not None]
+    if not runs and not warm:
         return guardrail(
             "same_inputs",
             title,
             NA,
             "not checkable: no model or data files declared ([provenance] model_dir, data_files), so none was hashed",
         )
-    ref = _hashes(runs[0])
-    for r in runs[1:]:
-        model, data = _hashes(r)
-        if model != ref[0]:
-            return _failed_on(r, "same_inputs", title, f"model manifest hash differs from {runs[0].rel}")
-        if data != ref[1]:
-            return _failed_on(r, "same_inputs", title, f"data hashes differ from {runs[0].rel}")
-    return guardrail("same_inputs", title, PASS, f"{which_runs(runs)}: same hashes")
+    if runs:
+        ref = _hashes(runs[0])
+        for r in runs[1:]:
+            model, data = _hashes(r)
+            if model != ref[0]:
+                return _failed_on(r, "same_inputs", title, f"model manifest hash differs from {runs[0].rel}")
+            if data != ref[1]:
+                return _failed_on(r, "same_inputs", title, f"data hashes differ from {runs[0].rel}")
+    first: dict[int, StoredRun] = {}
+    for r in warm:  # a pair is one block: both its runs start from the same weights
+        mate = first.setdefault(r.repeat, r)
+        if _warm_start(r) != _warm_start(mate):
+            return _failed_on(
+                r,
+                "same_inputs",
+                title,
+                f"warm start {str(_warm_start(r))[:12]} differs from its pair's ({mate.rel}: "
+                f"{str(_warm_start(mate))[:12]}): the two runs began from different weights",
+            )
+    said = [f"{which_runs(runs)}: same hashes"] if runs else []
+    if warm:
+        starts = sorted({str(_warm_start(r)) for r in warm})
+        said.append(f"{which_runs(warm)}: the same warm start in each pair ({', '.join(s[:12] for s in starts)})")
+    return guardrail("same_inputs", title, PASS, "; ".join(said))
 
 
 def same_machine(ctx: GuardrailInput) -> GuardrailResult:

@@ -159,6 +159,7 @@ def _comparison(
         expected_steps=expected,
         batch_flag=spec.workload.batch_flag,
         fixed_flags=spec.workload.flags,
+        seed_flags=spec.workload.seed_flags if spec.run.seeds == "per-block" else (),
         windows=windows,
         experiment=ctx.experiment,
         spans=ctx.spans,

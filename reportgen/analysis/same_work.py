@@ -118,6 +118,22 @@ def tokens_key(runs: Sequence[StoredRun]) -> str:
     return logged_by_all(runs, (TOKENS_PER_STEP,)) or RESPONSE_TOKENS_PER_STEP
 
 
+def seeds_vary(runs: Sequence[StoredRun]) -> bool:
+    """Whether the runs were made with seeds set per block ([run] seeds = "per-block") that differ
+    between their blocks: their prompts and samples then differ from block to block."""
+    seen = {tuple(sorted(r.manifest.seeds.items())) for r in runs if r.manifest.seeds}
+    return len(seen) > 1
+
+
+def paired(baseline: Sequence[StoredRun], candidate: Sequence[StoredRun]) -> tuple[list[StoredRun], list[StoredRun]]:
+    """The runs of the blocks both arms ran, when the seeds vary per block (a run without its pair
+    saw other prompts than every run of the other arm); else all of them."""
+    if not seeds_vary([*baseline, *candidate]):
+        return list(baseline), list(candidate)
+    both = {r.repeat for r in baseline} & {r.repeat for r in candidate}
+    return [r for r in baseline if r.repeat in both], [r for r in candidate if r.repeat in both]
+
+
 def check(
     baseline: Sequence[StoredRun],
     candidate: Sequence[StoredRun],
@@ -127,7 +143,9 @@ def check(
     tolerance: float,
     candidate_id: str = "the candidate",
 ) -> doc.SameWork:
-    """Per window: mean response length and mean tokens per step, candidate against baseline."""
+    """Per window: mean response length and mean tokens per step, candidate against baseline (over
+    the blocks both ran, when the seeds vary per block: `paired`)."""
+    baseline, candidate = paired(baseline, candidate)
     tkey = tokens_key([*baseline, *candidate])
     lkey = length_key([*baseline, *candidate])
     rows = [

@@ -407,6 +407,8 @@ def _run_one(arm: Arm, repeat: int, role: RunRole, exp: _Experiment) -> RunOutco
     if kept is not None:
         exp.display.log(f"[{label}] kept: {kept.get('status')} (resume)")
         return RunOutcome(arm.id, repeat, str(kept.get("status")), run_dir, reused=True)
+    if role == vocab.FORMAL:
+        arm = exp.plan.at_block(arm, repeat)  # the block's seeds ([run] seeds = "per-block"); else as planned
     run = _write_inputs(arm, repeat, role, label, run_dir, exp)
     if not exp.executor.captures_on_node:
         prov = capture_provenance(
@@ -502,6 +504,7 @@ def _write_inputs(arm: Arm, repeat: int, role: RunRole, label: str, run_dir: Pat
         "cwd": str(workdir),
         "recipe": _recipe_info(plan, arm),
         "edits": [e.model_dump(mode="json") for e in arm.edits],
+        **({"seeds": plan.seeds_of(repeat)} if role == vocab.FORMAL and plan.seed_bases else {}),
         **({"revision": {"ref": arm.ref, "sha": arm.revision}} if arm.revision else {}),
         "campaign_id": exp.campaign["campaign_id"],
         "fingerprint_id": exp.machine_id,  # the machine it runs on (the campaign's may be another of its class)
@@ -640,7 +643,7 @@ def _record_end(run: _Run, ended: _Ended, exp: _Experiment) -> RunOutcome:
     ingested = ingest_run(
         run_dir,
         invariants=list(exp.spec.workload.flags),
-        expected=None if run.arm.id == vocab.BASELINE else _baseline_values(exp.exp_dir),
+        expected=_expected_values(run, exp),
         entrypoint=exp.spec.recipe.entrypoint,
         exit_code=info.exit_code,
         signal=info.signal,
@@ -674,6 +677,18 @@ def _record_provenance(manifest: dict[str, Any], prov: Mapping[str, Any], machin
     )
     if prov.get("fingerprint_id") and prov["fingerprint_id"] != machine_id:
         manifest.setdefault("warnings", []).append("machine fingerprint changed during the run's set-up")
+
+
+def _expected_values(run: _Run, exp: _Experiment) -> dict[str, Any] | None:
+    """The fixed-workload values a run must show: a candidate the first finished baseline run's; every
+    formal run its block's seeds, which the runner set (per-block seeds differ between blocks)."""
+    seeds = exp.plan.seeds_of(run.repeat) if run.role == vocab.FORMAL else {}
+    base = None if run.arm.id == vocab.BASELINE else _baseline_values(exp.exp_dir)
+    if base is not None and exp.plan.seed_bases:  # that baseline run's seeds are its block's
+        base = {k: v for k, v in base.items() if k not in dict(exp.plan.seed_bases)}
+    if base is None and not seeds:
+        return None
+    return {**(base or {}), **seeds}
 
 
 def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:

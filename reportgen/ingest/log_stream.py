@@ -19,6 +19,8 @@ from reportgen.ingest import lifecycle as lc
 from reportgen.ingest.console import ConsoleParser, iter_chunks
 from reportgen.ingest.events import CONTEXT, EventScanner, lines_with
 from reportgen.ingest.metrics import ConsoleMetrics, attempt_tag
+from reportgen.ingest.workload_lines import NEEDLES as WORKLOAD_NEEDLES
+from reportgen.ingest.workload_lines import WorkloadLines
 
 MAX_TRACE_LINES = 200
 MAX_DUMP_LINES = 5000
@@ -32,21 +34,26 @@ def _may_trace(line: str) -> bool:
 
 @dataclasses.dataclass
 class Collector:
-    """Keeps the few lines argv parsing needs: trace lines and argument-dump blocks."""
+    """Keeps the few lines argv parsing needs (trace lines and argument-dump blocks) and the
+    trainer's lines about itself (its workload version, its warm start: `WorkloadLines`)."""
 
     trace: deque = dataclasses.field(default_factory=lambda: deque(maxlen=MAX_TRACE_LINES))
     dump: list = dataclasses.field(default_factory=list)
     in_dump: bool = False
     tail: deque = dataclasses.field(default_factory=lambda: deque(maxlen=CONTEXT))
+    workload: WorkloadLines = dataclasses.field(default_factory=WorkloadLines)
 
     def push(self, text: str) -> None:
         self.tail.append(text)
+        self.workload.push(text)
         self._line(text)
 
     def push_block(self, text: str, lines: list[str]) -> None:
         """`push` for each of `lines` (`text` is them joined by `\n`); only trace-line and
         argument-dump candidates, and the lines of an open dump, are looked at one by one."""
         self.tail.extend(lines[-CONTEXT:])
+        for i in lines_with(text, WORKLOAD_NEEDLES):
+            self.workload.push(lines[i])
         # A trace line holds a `+`, an argument dump's start `arguments --`: two cheap scans (`+` is
         # one character, found at memchr speed, and rare in a log), then the test on the few lines found.
         plus = [i for i in lines_with(text, ("+",)) if _may_trace(lines[i])]

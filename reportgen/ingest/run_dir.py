@@ -71,10 +71,17 @@ class IngestedRun:
     argv_source: str  # "trace" (what was launched), "argument-dump" (what Megatron parsed) or "none"
     invariants: dict[str, Any]  # the fixed-workload flags checked and the violations found
     ingest: dict[str, Any]  # the manifest's `ingest` section: counts, lifecycle, warnings
+    # The trainer's lines about itself (reportgen.ingest.workload_lines): its version and warm start;
+    # None when the log printed neither (Relax, the v1 embedded workload).
+    workload: dict[str, Any] | None = None
 
     def manifest_fields(self) -> dict[str, Any]:
-        """The fields as the manifest's keys, in the manifest's order."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        """The fields as the manifest's keys, in the manifest's order; `workload` only when the log
+        said something about the trainer (a Relax manifest has no such section)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if fields["workload"] is None:
+            del fields["workload"]
+        return fields
 
 
 @dataclasses.dataclass
@@ -395,4 +402,10 @@ def ingest_run(
         argv_source=source,
         invariants=argv_mod.check_invariants(mapping, list(invariants), expected),
         ingest=_summary(logs, raw, events, tables, metrics, decided),
+        workload=_workload(logs),
     )
+
+
+def _workload(logs: _Logs) -> dict[str, Any] | None:
+    """The first stream's record of the trainer's version and warm start that has one."""
+    return next((r for s in logs.streams if s.present and (r := s.collector.workload.record()) is not None), None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -22,7 +22,7 @@ from reportgen.errors import UserError
 from reportgen.plan.bash import Occurrence
 from reportgen.plan.recipe import argv_occurrences, edit_argv, edit_script, flag_occurrences, unified_diff
 from reportgen.plan.revisions import at_revisions as _at_revisions
-from reportgen.specfile.model import Edits, Spec, interleaved, normalise_value
+from reportgen.specfile.model import Edits, Spec, block_seed, interleaved, normalise_value
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
 from reportgen.vocab import BASELINE, ArmRole, profile_arm
 
@@ -88,6 +88,9 @@ class Plan:
     # Arms at revisions: the recipe's repository and the recipe's path inside it (None otherwise).
     repo: Path | None = None
     recipe_rel: str | None = None
+    # Seeds per block ([run] seeds = "per-block"): each seed flag's value in the recipe, from which
+    # every block's is derived (reportgen.specfile.model.block_seed); empty: every run has the recipe's.
+    seed_bases: tuple[tuple[str, int], ...] = ()
 
     @property
     def revisions(self) -> dict[str, str]:
@@ -118,6 +121,24 @@ class Plan:
         if arm.checkout is not None and self.recipe_rel is not None:
             original = arm.checkout / self.recipe_rel  # beside the recipe of the arm's own revision
         return original.parent / f".reportgen.{self.spec.name}.{arm.id}.{repeat}.{original.name}"
+
+    def seeds_of(self, block: int) -> dict[str, str]:
+        """The seed flags' values in block `block` (flag -> value as written), the same for every
+        arm of the block; {} when the seeds are fixed."""
+        return {flag: str(block_seed(base, block)) for flag, base in self.seed_bases}
+
+    def at_block(self, arm: Arm, block: int) -> Arm:
+        """`arm` as block `block` runs it: its recipe with the block's seeds set (a formal run's; the
+        arm's own diff against the original recipe, which the seeds are no part of, is kept)."""
+        seeds = self.seeds_of(block)
+        if not seeds or not arm.formal:
+            return arm
+        edits = [Edits(set=tuple((flag, (value,)) for flag, value in seeds.items()))]
+        labels = [f'the seeds of block {block} ([run] seeds = "per-block")']
+        if arm.recipe_kind == "script":
+            text = edit_script(arm.recipe_text or "", edits, labels=labels, path=self.diff_path)
+            return replace(arm, recipe_text=text)
+        return replace(arm, argv=tuple(edit_argv(arm.argv or (), edits, labels=labels, path=self.diff_path)))
 
     def command(self, arm: Arm, repeat: int) -> list[str]:
         """The command that launches `arm`'s run number `repeat`."""
@@ -301,6 +322,7 @@ def build_plan(spec: Spec, *, pinned: Mapping[str, tuple[str, str]] | None = Non
             )
     return Plan(
         spec=spec,
+        seed_bases=_seed_bases(spec, original_static, diff_path),
         arms=tuple(arms),
         recipe_kind=kind,
         recipe_path=recipe_path,
@@ -310,6 +332,31 @@ def build_plan(spec: Spec, *, pinned: Mapping[str, tuple[str, str]] | None = Non
         repo=at_revisions.repo if at_revisions else None,
         recipe_rel=at_revisions.recipe_rel if at_revisions else None,
     )
+
+
+def _seed_bases(spec: Spec, occurrences: Sequence[Occurrence], path: str) -> tuple[tuple[str, int], ...]:
+    """Each seed flag's integer value in the baseline recipe, when the seeds are per block; a flag
+    missing, given twice or not a plain number is a UserError naming it."""
+    if spec.run.seeds != "per-block":
+        return ()
+    out = []
+    for flag in spec.workload.seed_flags:
+        found = [values for f, values, _ in occurrences if f == flag]
+        if len(found) != 1:
+            where = "is not in" if not found else "appears more than once in"
+            raise UserError(
+                f'[workload] seed_flags: {flag} {where} the recipe {path}; seeds = "per-block" sets the one value it '
+                'has there (write it once, with the seed block 1 runs with), or use seeds = "fixed"'
+            )
+        value = found[0][0] if len(found[0]) == 1 else None
+        try:
+            out.append((flag, int(str(value))))
+        except ValueError:
+            raise UserError(
+                f"[workload] seed_flags: {flag} is {' '.join(found[0]) or 'a switch'} in the recipe {path}, not a "
+                'number; write the seed block 1 runs with there, or use seeds = "fixed"'
+            ) from None
+    return tuple(out)
 
 
 def block_order(plan: Plan, block: int, arms: Sequence[str] | None = None) -> list[str]:

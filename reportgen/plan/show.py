@@ -15,6 +15,7 @@ from pathlib import Path
 from reportgen.capture.redact import redact_command_text
 from reportgen.plan.arms import Plan, runs_to_make
 from reportgen.plan.bash import effective_command
+from reportgen.specfile.model import SEED_STRIDE
 
 
 def describe_plan(plan: Plan, *, runs_root: Path, profiler: bool = True, baseline_only: bool = False) -> str:
@@ -71,7 +72,18 @@ def describe_plan(plan: Plan, *, runs_root: Path, profiler: bool = True, baselin
         if sequential
         else "run order:"
     )
-    out.extend(f"  {i}. {arm_id}/{rep}" for i, (arm_id, rep) in enumerate(runs, 1))
+    profile_ids = {a.id for a in plan.profile_arms}
+
+    def seeds(arm_id: str, rep: int) -> str:
+        values = plan.seeds_of(rep) if arm_id not in profile_ids else {}
+        return f"  ({' '.join(f'{k} {v}' for k, v in values.items())})" if values else ""
+
+    if plan.seed_bases:
+        out.append(
+            'seeds per block ([run] seeds = "per-block"): the recipe\'s in block 1, + '
+            f"{SEED_STRIDE} a block after it; both runs of a pair the same; profile runs the recipe's"
+        )
+    out.extend(f"  {i}. {arm_id}/{rep}{seeds(arm_id, rep)}" for i, (arm_id, rep) in enumerate(runs, 1))
     # A dry run is pasted into issues and PRs: credential flag values (`--wandb-key sk-...`) and
     # credential-named env values are replaced; the patched recipe copies the runs use are not.
     return redact_command_text("\n".join(out) + "\n")

@@ -114,14 +114,17 @@ class ProvenanceSpec(_Model):
 
 
 class WorkloadSpec(_Model):
-    """The fixed workload: flags no candidate may touch, and the steps every arm must complete."""
+    """The fixed workload: flags no candidate may touch, and the steps every arm must complete.
+    `seed_flags`: the recipe's seeds (Relax: `--seed`, `--rollout-seed`), which `[run] seeds =
+    "per-block"` sets anew for every block (fixed-workload flags all the same: equal within a pair)."""
 
     flags: list[str] = Field(default_factory=list)
     steps: int | None = Field(default=None, ge=1)
     steps_flag: str = "--num-rollout"
     batch_flag: str = "--global-batch-size"
+    seed_flags: list[str] = Field(default_factory=list)
 
-    @field_validator("flags")
+    @field_validator("flags", "seed_flags")
     @classmethod
     def _flags(cls, v: list[str]) -> list[str]:
         for f in v:
@@ -129,6 +132,16 @@ class WorkloadSpec(_Model):
         if len(set(v)) != len(v):
             raise ValueError("flags are listed twice")
         return v
+
+    @model_validator(mode="after")
+    def _seeds_are_fixed(self) -> WorkloadSpec:
+        loose = [f for f in self.seed_flags if f not in self.flags]
+        if loose:
+            raise ValueError(
+                f"seed_flags {', '.join(loose)} must be fixed-workload flags too (equal in both runs of a pair): "
+                "add them to [workload].flags"
+            )
+        return self
 
 
 def interleaved(ids: Sequence[str], block: int) -> list[str]:
@@ -159,6 +172,10 @@ class RunSpec(_Model):
     ray_address: str | None = None
     num_gpus: float = Field(default=0, ge=0)
     num_cpus: float = Field(default=1, ge=0)
+    # "per-block": every block (pair) runs with its own seeds, the same in its runs (the recipe's
+    # values + SEED_STRIDE x (block - 1), in each of [workload].seed_flags), so that the campaign sees
+    # the run-to-run variation of real training; "fixed": every run has the recipe's seeds.
+    seeds: Literal["fixed", "per-block"] = "fixed"
 
     def looks(self) -> list[int]:
         """The pair counts at which this campaign's analysis may decide: every pair from min_pairs
@@ -388,6 +405,11 @@ class Spec(_Model):
                     "a candidate may not change the work done; drop the edit or the flag from [workload].flags"
                 )
             seen.add(c.id)
+        if self.run.seeds == "per-block" and not self.workload.seed_flags:
+            raise ValueError(
+                'run.seeds = "per-block" needs the recipe\'s seed flags: set [workload].seed_flags '
+                '(Relax: ["--seed", "--rollout-seed"]), or seeds = "fixed"'
+            )
         pr = self.analysis.pr_candidate
         if pr is not None and pr not in seen - {BASELINE}:
             raise ValueError(
@@ -451,6 +473,17 @@ class Spec(_Model):
             if c.id == arm_id:
                 return c
         raise KeyError(arm_id)
+
+
+# Block b of a campaign with per-block seeds runs each seed flag at the recipe's value + SEED_STRIDE x (b - 1):
+# block 1 is the recipe as written, and blocks are far enough apart that a trainer deriving a stream from
+# seed + epoch (Relax shuffles epoch e with rollout_seed + e) never gives two blocks the same stream.
+SEED_STRIDE: Final = 1000
+
+
+def block_seed(base: int, block: int) -> int:
+    """The seed block `block` runs with, for a flag whose value in the recipe is `base`."""
+    return base + SEED_STRIDE * (block - 1)
 
 
 # [run] keys that size a campaign without changing what is measured: a spec that differs from the

@@ -515,6 +515,24 @@ class Revisions(StoreFile):
         return {arm: (r.ref, r.sha) for arm, r in self.arms.items()}
 
 
+class WorkloadRecord(BaseModel):
+    """What a trainer said about itself in its log (reportgen.ingest.workload_lines): the embedded
+    workload's version and the warm start its policy began from. Absent in runs of the v1 embedded
+    workload and of Relax."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = Field(default=None, description="The workload's name (`grpo-max`).")
+    version: str | None = Field(default=None, description="Its version (`v2`); the v1 workload printed none.")
+    warm_start_sha256: str | None = Field(
+        default=None, description="SHA-256 of the warm-start file the policy was loaded from (null: random init)."
+    )
+    warm_start_made: bool | None = Field(
+        default=None, description="Whether this run made the warm start (the first run on a machine) or read it."
+    )
+    warm_start_seconds: Number | None = Field(default=None, description="What making or reading it took.")
+
+
 class Manifest(StoreFile):
     """runs/<experiment>/<arm>/<repeat>/manifest.json: one run (docs/formats/runs.md lists every key)."""
 
@@ -556,6 +574,14 @@ class Manifest(StoreFile):
     )
     revision: RevisionArm | None = Field(
         default=None, description="The git revision the run's code came from (arms at revisions), else absent."
+    )
+    workload: WorkloadRecord | None = Field(
+        default=None, description="The trainer's version and warm start, as its log said (ingest); else absent."
+    )
+    seeds: dict[str, str] | None = Field(
+        default=None,
+        description="The seed flags' values the runner set for the run's block ([run] seeds = \"per-block\"); else "
+        "absent (the recipe's own).",
     )
 
     @field_validator("gpu", "hashes", "invariants", "fingerprint", "ingest", mode="before")

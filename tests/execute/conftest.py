@@ -25,13 +25,16 @@ TRAINER = textwrap.dedent(
     p.add_argument("--optimizer-cpu-offload", action="store_true")
     p.add_argument("--noise", type=float, default=0.0)  # run-to-run: each run's speed is off by this (sd)
     p.add_argument("--noise-per-experiment", action="store_true")  # another draw in each experiment folder
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--rollout-seed", type=int, default=42)  # its reward depends on it, as a trainer's would
     a, _ = p.parse_known_args()
     # The same run folder (arm/repeat, or experiment/arm/repeat) always draws the same offset:
     # tests stay deterministic.
     depth = 3 if a.noise_per_experiment else 2
     here = "/".join(os.environ.get("REPORTGEN_RUN_DIR", "x").split("/")[-depth:])
     offset = 1.0 + a.noise * random.Random(zlib.crc32(here.encode())).gauss(0.0, 1.0)
-    print("> setting random seeds to 1234 ...", flush=True)
+    print(f"> setting random seeds to {a.seed} ...", flush=True)
+    reward = 0.25 + 0.5 * random.Random(a.rollout_seed).random()
     for step in range(a.num_rollout):
         time.sleep(a.step_sleep)
         if step == a.fail_at:
@@ -40,7 +43,7 @@ TRAINER = textwrap.dedent(
         speed = a.speed * (0.5 if a.optimizer_cpu_offload else 1.0) * offset
         st = 4 * 8 / speed
         print(f"[2026-08-05 10:11:12] data.py:1 - perf {step}: {{'perf/step_time': {st}, 'perf/train_time': {st/2}, 'perf/train_wait_time': {st/2}, 'perf/step_resp_token_per_s': {speed}, 'perf/step_token_per_s': {speed*2}, 'perf/actor_train_time': {st/3}}}", flush=True)
-        print(f"[2026-08-05 10:11:12] data.py:2 - rollout {step}: {{'rollout/raw_reward': 0.5, 'rollout/response_lengths': 8.0, 'rollout/num_samples': {a.global_batch_size}}}", flush=True)
+        print(f"[2026-08-05 10:11:12] data.py:2 - rollout {step}: {{'rollout/raw_reward': {reward}, 'rollout/response_lengths': 8.0, 'rollout/num_samples': {a.global_batch_size}}}", flush=True)
         print(f"[2026-08-05 10:11:12] model.py:3 - step {step}: {{'train/loss': 0.1, 'train/grad_norm': 1.0}}", flush=True)
     """
 )
@@ -69,6 +72,12 @@ RECIPE = textwrap.dedent(
     """
 )
 
+# The recipe with Relax's two seeds, for seeds per block ([run] seeds = "per-block").
+SEEDED_RECIPE = RECIPE.replace(
+    "   --global-batch-size 4\n", "   --global-batch-size 4\n   --seed 1234\n   --rollout-seed 42\n"
+)
+SEED_FLAGS = ["--seed", "--rollout-seed"]
+
 # The candidate every runner experiment has: the stand-in trainer is twice as fast without the flag.
 A1 = {"id": "A1", "title": "Remove the offload flag", "remove": ["--optimizer-cpu-offload"]}
 
@@ -85,9 +94,15 @@ def make_experiment(
     run: Mapping[str, Any] | None = None,
     candidates: Sequence[Mapping[str, Any]] = (A1,),
     recipe: str = RECIPE,
+    seeds: bool = False,
 ) -> Path:
     """recipe.sh, trainer.py and experiment.toml under `root`; returns the spec's path. The spec's
-    [run] holds `timeout`, `order` and `repeats` (None leaves one out) and the keys of `run`."""
+    [run] holds `timeout`, `order` and `repeats` (None leaves one out) and the keys of `run`.
+    `seeds`: the recipe has Relax's `--seed` and `--rollout-seed` (the stand-in's reward depends on
+    the latter), and every block runs with its own ([run] seeds = "per-block")."""
+    if seeds:
+        recipe = SEEDED_RECIPE if recipe == RECIPE else recipe
+        run = {"seeds": "per-block", **(run or {})}
     root.mkdir(parents=True, exist_ok=True)
     (root / "trainer.py").write_text(TRAINER)
     (root / "recipe.sh").write_text(recipe)
@@ -103,7 +118,11 @@ def make_experiment(
             "entrypoint": "trainer.py",
             "env": {"STEPS": str(steps), "STEP_SLEEP": str(sleep)},
         },
-        workload={"flags": ["--num-rollout", "--global-batch-size"], "steps": steps},
+        workload={
+            "flags": ["--num-rollout", "--global-batch-size", *(SEED_FLAGS if seeds else [])],
+            "steps": steps,
+            **({"seed_flags": SEED_FLAGS} if seeds else {}),
+        },
         run={"timeout_s": timeout, **{k: v for k, v in fixed.items() if v is not None}, **(run or {})},
         analysis={
             "warmup_steps": 1,

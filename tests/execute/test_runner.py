@@ -116,7 +116,7 @@ def test_dry_run_prints_plan_and_writes_nothing(
 
 def _dry_run_order(out: str) -> list[tuple[str, int]]:
     order = out.split("\nrun order", 1)[1]
-    return [(m[1], int(m[2])) for m in re.finditer(r"^  \d+\. (\S+)/(\d+)$", order, re.M)]
+    return [(m[1], int(m[2])) for m in re.finditer(r"^  \d+\. (\S+)/(\d+)(?:  \(.*\))?$", order, re.M)]
 
 
 @pytest.mark.parametrize(

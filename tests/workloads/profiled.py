@@ -40,7 +40,12 @@ def _build(folder: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "reportgen.workloads.grpo", *ARGV, *save],
         cwd=folder,
-        env=env(TENSORBOARD_DIR=str(run_dir / "tensorboard"), REPORTGEN_RUN_DIR=str(run_dir)),
+        # its own cache folder: the run makes its warm start, and says so
+        env=env(
+            TENSORBOARD_DIR=str(run_dir / "tensorboard"),
+            REPORTGEN_RUN_DIR=str(run_dir),
+            REPORTGEN_CACHE=str(folder / "cache"),
+        ),
         capture_output=True,
         text=True,
         timeout=300,

@@ -42,6 +42,10 @@ def test_process_writes_relax_formats(tmp_path_factory: pytest.TempPathFactory) 
     assert "cpu-threads: 1 (default on a CPU device)" in out
     assert "-------------------- end of arguments ---------------------" in out
     assert "> setting random seeds to 1234 ..." in out
+    # the workload's version, then the warm start it made (its first run on this machine) and its hash
+    assert re.search(r"^\[[^]]+\] train\.py:\d+ - workload: grpo-max v2$", out, re.M)
+    made = re.search(r" - warm start: sha256 ([0-9a-f]{64}) made in [0-9.]+ s \(\d+ steps on right answers", out)
+    assert made, out[:3000]
     assert "nothing to move" in out
     metric_lines = [ln for ln in out.splitlines() if LINE.search(ln)]
     assert all(re.match(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \w+\.py:\d+ - ", ln) for ln in metric_lines)

@@ -150,6 +150,15 @@ class WorkloadInfo(Model):
     max_response_tokens: int | None = Field(default=None, description="--rollout-max-response-len.")
     fixed_length: bool = Field(default=False, description="--rollout-ignore-eos: every response is that long.")
     model_manifest_sha256: str | None = Field(default=None, description="Hash of the declared model files.")
+    version: str | None = Field(
+        default=None,
+        description="The version of the workload that made the runs, as its log said (`v2`); the embedded workload's "
+        "runs that said none read as `v1`; null for a trainer reportgen does not know.",
+    )
+    warm_start_sha256: str | None = Field(
+        default=None,
+        description="SHA-256 of the warm start the baseline's first run began from (the embedded workload).",
+    )
 
 
 class FixedFlag(Model):

@@ -5,3 +5,10 @@ as the thing a recipe launches: its console lines and TensorBoard scalars are wh
 `reportgen.ingest` reads, in the same formats as a Relax run. It needs only torch and
 transformers; nothing else in reportgen imports it.
 """
+
+# The workload's name and version, printed first in every run's log (`workload: grpo-max v2`) and
+# recorded by reportgen's ingest, so a report says which workload made its runs. v1: random init, no
+# warm start (the showcases made before v2 print no such line and read as v1). v2: a cached warm
+# start on the task (warm_start.py), answers whose largest digit is uniform over 0-9 (task.py).
+WORKLOAD = "grpo-max"
+VERSION = "v2"

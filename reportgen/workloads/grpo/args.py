@@ -84,6 +84,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="the same cap in GiB, whatever the card (converted to a fraction of its total); workload-only flag",
     )
 
+    g = p.add_argument_group("warm start (workload-only flags; Relax starts from --hf-checkpoint)")
+    g.add_argument(
+        "--warm-start-steps",
+        type=int,
+        default=400,
+        help="start the policy from a warm start made by a short supervised pass on the task, cached by content "
+        "(reportgen.workloads.grpo.warm_start): right answers until the answer sampled at --rollout-temperature is "
+        "right 97%% of the time (at most N steps), then the answer's distribution softened to "
+        "--warm-start-accuracy; 0: seeded random init (the v1 workload)",
+    )
+    g.add_argument(
+        "--warm-start-accuracy",
+        type=float,
+        default=0.35,
+        help="the sampled accuracy the warm start starts GRPO from (the answer's distribution over the digits "
+        "tempered, its order kept)",
+    )
+    g.add_argument(
+        "--warm-start-seed",
+        type=int,
+        default=0,
+        help="the warm start's own seed (not --seed: a campaign varies that per block, the start stays the same)",
+    )
+    g.add_argument(
+        "--warm-start-cache",
+        default=None,
+        metavar="DIR",
+        help="where warm starts are kept (default: reportgen's cache folder: $REPORTGEN_CACHE, else "
+        "$XDG_CACHE_HOME/reportgen, else ~/.cache/reportgen)",
+    )
+
     g = p.add_argument_group("parallel")
     g.add_argument(
         "--actor-num-gpus-per-node",
@@ -274,6 +305,10 @@ def finalize(args: argparse.Namespace) -> argparse.Namespace:
             raise WorkloadArgError("give --gpu-memory-fraction or --gpu-memory-cap-gib, not both")
         if not args.gpu_memory_cap_gib > 0:
             raise WorkloadArgError("--gpu-memory-cap-gib must be positive")
+    if args.warm_start_steps < 0:
+        raise WorkloadArgError("--warm-start-steps must be 0 or more")
+    if not 0 < args.warm_start_accuracy <= 1:
+        raise WorkloadArgError("--warm-start-accuracy must be in (0, 1]")
     if args.num_rollout <= 0:
         raise WorkloadArgError("--num-rollout must be positive")
     if args.save_interval is not None and args.save_interval <= 0:

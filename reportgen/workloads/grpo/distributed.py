@@ -157,6 +157,15 @@ def destroy_process_group(dist_env: DistEnv) -> None:
             dist.destroy_process_group()
 
 
+def barrier(dist_env: DistEnv) -> None:
+    """Wait until every rank reaches this point (nothing without data parallelism)."""
+    if not dist_env.active:
+        return
+    import torch.distributed as dist
+
+    dist.barrier()
+
+
 def gather(dist_env: DistEnv, obj: T) -> list[T]:
     """Every rank's `obj`, in rank order (`[obj]` without data parallelism)."""
     if not dist_env.active:

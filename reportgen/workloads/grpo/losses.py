@@ -11,11 +11,24 @@ import torch
 
 
 def group_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-6) -> torch.Tensor:
-    """(r - mean of its prompt's group) / (std of the group + eps); rewards are ordered by group."""
-    g = rewards.view(-1, group_size)
+    """(r - mean of its prompt's group) / (std of the group + eps); rewards are ordered by group.
+
+    A group whose rewards are all equal has advantage 0 exactly: in float32 the mean of eight
+    rewards of 0.1 is not 0.1, and dividing that rounding error by eps gave every sample of an
+    all-wrong group an advantage of -0.0075 (a push away from well-formed answers, and a policy loss
+    that was not the zero a group's advantages sum to)."""
+    g = rewards.view(-1, group_size).double()
     mean = g.mean(dim=1, keepdim=True)
     std = g.std(dim=1, keepdim=True, unbiased=True) if group_size > 1 else torch.zeros_like(mean)
-    return ((g - mean) / (std + eps)).view(-1)
+    same = (g.amax(dim=1, keepdim=True) == g.amin(dim=1, keepdim=True)).expand_as(g)
+    adv = torch.where(same, torch.zeros_like(g), (g - mean) / (std + eps))
+    return adv.to(rewards.dtype).view(-1)
+
+
+def zero_advantage_groups(rewards: torch.Tensor, group_size: int) -> float:
+    """The share of prompt groups whose rewards are all equal (every advantage 0: nothing to learn)."""
+    g = rewards.view(-1, group_size)
+    return float((g.amax(dim=1) == g.amin(dim=1)).float().mean())
 
 
 def kl_penalty(log_probs: torch.Tensor, ref_log_probs: torch.Tensor, kind: str) -> torch.Tensor:

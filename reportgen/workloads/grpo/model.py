@@ -173,6 +173,21 @@ def forward_packed(
     return restrict_logits(model.lm_head(inner.norm(x))[0])
 
 
+def forward_batch(model: Qwen3ForCausalLM, input_ids: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Logits [B, T, vocab] of B right-padded sequences (input_ids, valid: [B, T]; `valid` marks
+    real tokens), through the same layers as `forward_packed`: the warm start's batches of short
+    sequences, where one packed row would pay attention over every pair of the batch's tokens."""
+    inner = model.model
+    b, t = input_ids.shape
+    x = inner.embed_tokens(input_ids)
+    positions = torch.arange(t, device=input_ids.device)[None].expand(b, t)
+    cos, sin = inner.rotary_emb(x, positions)
+    causal = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril_()
+    mask = (causal[None] & valid[:, None, :])[:, None]
+    x = _segment(inner.layers, x, cos, sin, mask, False)
+    return restrict_logits(model.lm_head(inner.norm(x)))
+
+
 def restrict_logits(logits: torch.Tensor) -> torch.Tensor:
     """Padding and BOS are never a valid output: both the sampler and the trainer see them masked."""
     logits = logits.float()

@@ -67,11 +67,20 @@ def make_dataset(rollout_seed: int, max_prompt_len: int, size: int = DATASET_SIZ
             f"max prompt length {max_prompt_len} is below the shortest prompt ({MIN_DIGITS + PROMPT_OVERHEAD} tokens)"
         )
     rng = random.Random(rollout_seed)
-    out = []
-    for i in range(size):
-        k = rng.randint(MIN_DIGITS, most)
-        out.append(Prompt(i, tuple(rng.randrange(10) for _ in range(k))))
-    return out
+    return [Prompt(i, draw_digits(rng, most)) for i in range(size)]
+
+
+def draw_digits(rng: random.Random, most: int) -> tuple[int, ...]:
+    """One prompt's digits: MIN_DIGITS to `most` of them, whose largest is uniform over 0-9 (the
+    others uniform up to it, the largest at a uniform place). With uniform digits the largest is 6-9
+    in 64-92 % of prompts, and GRPO learnt "answer a high digit" instead of the largest: right on
+    those prompts, wrong on the others, and a step's reward said more about its prompts than about
+    the policy."""
+    k = rng.randint(MIN_DIGITS, most)
+    top = rng.randrange(10)
+    digits = [rng.randint(0, top) for _ in range(k)]
+    digits[rng.randrange(k)] = top
+    return tuple(digits)
 
 
 class PromptStream:

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from transformers import Qwen3ForCausalLM
 
-from reportgen.workloads.grpo import checkpoint
+from reportgen.workloads.grpo import VERSION, WORKLOAD, checkpoint, warm_start
 from reportgen.workloads.grpo.args import format_argument_dump, parse_args
 from reportgen.workloads.grpo.batching import micro_batches
 from reportgen.workloads.grpo.console import MetricSink, get_logger
@@ -33,6 +33,7 @@ from reportgen.workloads.grpo.decode import RolloutBatch, StaticKVDecoder
 from reportgen.workloads.grpo.distributed import (
     DistEnv,
     allreduce_grads,
+    barrier,
     destroy_process_group,
     env_of,
     gather,
@@ -40,7 +41,7 @@ from reportgen.workloads.grpo.distributed import (
     parameter_checksum,
     sum_floats,
 )
-from reportgen.workloads.grpo.losses import group_advantages, grpo_loss
+from reportgen.workloads.grpo.losses import group_advantages, grpo_loss, zero_advantage_groups
 from reportgen.workloads.grpo.model import (
     Segment,
     build_policy,
@@ -143,8 +144,16 @@ class Trainer:
         t0 = time.perf_counter()
         self.args = args
         self.log = log or get_logger()
+        self.log.info(f"workload: {WORKLOAD} {VERSION}")  # reportgen's ingest records it (workload_lines)
         self.dist = dist_env or DistEnv()
         self.device = resolve_device(args.device)
+        choice = thread_choice or cpu_thread_choice(args, self.device, self.dist)
+        torch.set_num_threads(choice.threads)
+        self.cpu_threads = torch.get_num_threads()
+        self.log.info(f"cpu-threads: {self.cpu_threads} ({choice.reason})")
+        # The warm start first: made (once per machine) before the memory cap, whose limit is the
+        # training's, and freed before the training allocates anything.
+        start, self.warm_start = self._warm_start()
         capped = args.gpu_memory_fraction is not None or args.gpu_memory_cap_gib is not None
         if self.device.type == "cuda" and capped:
             total = torch.cuda.get_device_properties(self.device).total_memory
@@ -158,10 +167,6 @@ class Trainer:
             )
         elif capped:
             self.log.info("gpu-memory-fraction: no accelerator; the cap has nothing to limit")
-        choice = thread_choice or cpu_thread_choice(args, self.device, self.dist)
-        torch.set_num_threads(choice.threads)
-        self.cpu_threads = torch.get_num_threads()
-        self.log.info(f"cpu-threads: {self.cpu_threads} ({choice.reason})")
         if self.dist.is_logger:
             print(f"> setting random seeds to {args.seed} ...", flush=True)
         random.seed(args.seed)
@@ -169,6 +174,9 @@ class Trainer:
         use_bf16 = args.bf16 or (self.device.type == "cuda" and not args.fp32)
         self.dtype = torch.bfloat16 if use_bf16 else torch.float32
         self.model = build_policy(args, self.device, self.dtype)
+        if start is not None:
+            self.model.load_state_dict(start)
+            del start
         self.model.train()
         self.ref = frozen_copy(self.model) if args.use_kl_loss else None
         self.log.info(
@@ -213,8 +221,28 @@ class Trainer:
         self.first_step = 0  # the rollout id this process starts at: past 0 when resumed (--load)
         self.last_prompt_indices: list[int] = []
         _sync(self.device)
-        self.init_time = time.perf_counter() - t0
+        # The actor's start-up, less the one-time making of the warm start (its own line gives its cost):
+        # every run of a campaign then reports a comparable init time, whichever run made the start.
+        made = self.warm_start.seconds if self.warm_start is not None and self.warm_start.made else 0.0
+        self.init_time = time.perf_counter() - t0 - made
         self.last_train_end = time.perf_counter()
+
+    def _warm_start(self) -> tuple[dict[str, torch.Tensor] | None, warm_start.Made | None]:
+        """The warm start's weights (made and cached on first use; reportgen.workloads.grpo.warm_start)
+        and how they were got, or (None, None) with `--warm-start-steps 0`. With data parallelism
+        rank 0 obtains it first; the other ranks then read the cached file, so every replica starts
+        from the same bytes."""
+        a = self.args
+        if a.warm_start_steps == 0:
+            self.log.info("warm start: none (--warm-start-steps 0): seeded random init")
+            return None, None
+        if self.dist.active and not self.dist.is_logger:
+            barrier(self.dist)
+        state, made = warm_start.obtain(a, self.device)
+        if self.dist.active and self.dist.is_logger:
+            barrier(self.dist)
+        self.log.info(warm_start.log_line(made))
+        return state, made
 
     # -- rollout -------------------------------------------------------------------------------
     def rollout(self, rollout_id: int) -> tuple[list[int], RolloutBatch, list[Grade]]:
@@ -407,6 +435,9 @@ class Trainer:
             "rollout/log_probs": float(token_lp.mean()),
             "rollout/rollout_log_probs": statistics.fmean(sampler_lp),
             "rollout/correct_ratio": sum(correct) / len(correct),
+            # The workload's own key: the share of prompt groups whose rewards are all equal, so that
+            # every advantage is 0 and the group teaches nothing (GRPO's signal is in the others).
+            "rollout/zero_advantage_groups": zero_advantage_groups(raw, a.n_samples_per_prompt),
             "rollout/format_ratio": sum(well_formed) / len(well_formed),
             "rollout/num_samples": len(resp_lens),
             "rollout/step": rollout_id,
