@@ -29,6 +29,7 @@ try:
         resolve_runs_root(base=repo).resolve(),
         open_file=mkdocs_gen_files.open,
         options=SiteOptions.from_extra(config.extra, repo_root=repo, docs_dir=Path(config.docs_dir)),
+        wait=False,  # charts still drawing are waited for by the hook, page by page (docs/hooks/)
     )
 except UserError as exc:
     raise PluginError(str(exc)) from None

@@ -26,7 +26,7 @@ from reportgen.store import atomic, layout
 from reportgen.store.experiment import amend_windows, prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
-from reportgen.store.models import ExperimentRecord, Manifest, Revisions
+from reportgen.store.models import ExperimentRecord, Fingerprint, Manifest, Revisions
 from reportgen.store.run import parse_utc
 from reportgen.store.run_folder import ExperimentFiles, read_experiment
 from reportgen.traces import model as trace_model
@@ -81,10 +81,15 @@ def _context(files: ExperimentFiles) -> Context:
     exp_dir = files.path
     record = files.record
     campaign = files.campaign
-    fp = campaign.fingerprint if campaign is not None else {}
+    fp = campaign.fingerprint if campaign is not None else Fingerprint()
     machine = {
         "fingerprint_id": campaign.fingerprint_id if campaign is not None else None,
-        **{k: fp.get(k) for k in ("hostname", "cpu_model", "cpu_count", "gpus", "driver", "cuda")},
+        "hostname": fp.hostname,
+        "cpu_model": fp.cpu_model,
+        "cpu_count": fp.cpu_count,
+        "gpus": [g.to_dict() for g in fp.gpus] if "gpus" in fp.model_fields_set else None,
+        "driver": fp.driver,
+        "cuda": fp.cuda,
     }
     diffs: dict[str, str] = {}
     commit, dirty, repo = None, None, None
@@ -230,8 +235,8 @@ def plan_windows(
     found = []
     for d in sources:
         files = read_experiment(d)
-        fp = files.campaign.fingerprint if files.campaign is not None else {}
-        machine = burn_in.machine_class(fp.get("gpus") or [], fp.get("cpu_model"))
+        fp = files.campaign.fingerprint if files.campaign is not None else Fingerprint()
+        machine = burn_in.machine_class([g.to_dict() for g in fp.gpus], fp.cpu_model)
         found.append(burn_in.evidence_of(d.name, machine, files.runs, key))
     steps = spec.workload.steps if spec is not None else None
     proposal = burn_in.propose(found, steps=steps, arms=spec.arm_ids() if spec is not None else None, windows=windows)

@@ -3,14 +3,15 @@ reason, reportgen.ingest.status) and the analysis (the verdict's cause, the guar
 both name one event in one wording; and what PyTorch's out-of-memory message says.
 
 It sits low in the import graph (it imports only the vocabulary), so the analysis reads events
-without importing ingest. Events are the dicts of events.json (`Event.to_json()`).
+without importing ingest. An event is anything with an event's attributes (`FailureEvent`): ingest's
+`Event` while it reads a log, the store's `LogEvent` (one entry of events.json) after.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from reportgen.vocab import FAILURE_KINDS, RECOVERED
 
@@ -26,6 +27,26 @@ CAPACITY = re.compile(
 IN_USE = re.compile(rf"this process has ({_DEC}) ?(GiB|MiB) memory in use")
 ALLOWED = re.compile(rf"({_DEC}) ?(GiB|MiB) allowed")
 BY_PYTORCH = re.compile(rf"({_DEC}) ?(GiB|MiB) is allocated by PyTorch")
+
+
+class FailureEvent(Protocol):
+    """What the rules here read of an event (ingest's `Event` and the store's `LogEvent` have it)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def stream(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def details(self) -> Mapping[str, Any]: ...
+
+
+E = TypeVar("E", bound=FailureEvent)
 _UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "KB": 1 / 2**20, "MiB": 1 / 1024, "MB": 1 / 1024, "GiB": 1.0, "GB": 1.0}
 
 
@@ -56,41 +77,40 @@ def oom_details(text: str) -> dict[str, Any]:
     return d
 
 
-def is_handled(event: Mapping[str, Any], clean_end: Mapping[str, int]) -> bool:
+def is_handled(event: FailureEvent, clean_end: Mapping[str, int]) -> bool:
     """A traceback that the same stream's clean end (`Main func successfully`) follows: logged
     and survived (Relax logs some recoverable errors with their traceback)."""
-    if event.get("kind") != "traceback":
+    if event.kind != "traceback":
         return False
-    end = clean_end.get(str(event.get("stream")))
-    line = event.get("line")
-    return end is not None and line is not None and int(line) < int(end)
+    end = clean_end.get(str(event.stream))
+    return end is not None and event.line is not None and int(event.line) < int(end)
 
 
 _RANK = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
 
 
-def _attempt(event: Mapping[str, Any]) -> int:
+def _attempt(event: FailureEvent) -> int:
     """The attempt of the log an event belongs to (0 when the log holds one: no such detail)."""
-    value = (event.get("details") or {}).get("attempt")
+    value = event.details.get("attempt")
     return value if isinstance(value, int) else 0
 
 
 def first_failure(
-    events: Sequence[Mapping[str, Any]],
+    events: Sequence[E],
     clean_end: Mapping[str, int] | None = None,
     kinds: Collection[str] = FAILURE_KINDS,
-) -> Mapping[str, Any] | None:
+) -> E | None:
     """The event that names a run's failure, or None: of the failure events of `kinds` (tracebacks
     the run survived are none), the first of the most specific kind in `vocab.FAILURE_KINDS` order,
     not the first in the log (an OOM explains the traceback logged before it and the exit after it);
     in a log of several attempts, the last attempt's (it ended the run). The one rule for the run's
     status reason and the report's verdict cause, so both name one event."""
     ends = clean_end or {}
-    best: Mapping[str, Any] | None = None
+    best: E | None = None
     best_rank = (0, len(FAILURE_KINDS))
     for e in events:
-        rank = (-_attempt(e), _RANK.get(str(e.get("kind")), len(FAILURE_KINDS)))
-        if (best is None or rank < best_rank) and e.get("kind") in kinds and not is_handled(e, ends):
+        rank = (-_attempt(e), _RANK.get(str(e.kind), len(FAILURE_KINDS)))
+        if (best is None or rank < best_rank) and e.kind in kinds and not is_handled(e, ends):
             best, best_rank = e, rank
     return best
 
@@ -103,17 +123,18 @@ _EVENT_NAMES = {
 }
 
 
-def event_label(event: Mapping[str, Any]) -> str:
+def event_label(event: FailureEvent) -> str:
     """A failure event in words ("OOM at step 9, tried to allocate 2.46 GiB", "NaN/Inf at step 3"):
     the one wording for a run's status reason and the report's verdict cause. A `recovered` event
     names the failure it got past and how ("recovered from OOM at step 14 by global restart #1,
     steps 10-14 redone")."""
-    kind = str(event.get("kind"))
-    step = event.get("step")
+    return _label(str(event.kind), event.step, event.details)
+
+
+def _label(kind: str, step: int | None, d: Mapping[str, Any]) -> str:
     at = f" at step {step}" if step is not None else ""
-    d = event.get("details") or {}
     if kind == RECOVERED:
-        failure = event_label({**event, "kind": d.get("failure"), "details": {**d, "cut": d.get("cut")}})
+        failure = _label(str(d.get("failure")), step, d)
         redone = d.get("redone")
         return f"recovered from {failure} by {d.get('by') or 'a later attempt'}" + (
             f", steps {redone} redone" if redone else ""

@@ -1,92 +1,200 @@
-"""Benchmark the report site: build time and page weight for 1, 10 and 50 experiments.
+"""Benchmark the report site at a team's scale (issue 45): cold build, warm build, one changed
+experiment rebuilt, and the site's size, for N distinct experiments made from a committed one.
 
-Each experiment has 4 arms x 200 steps (tests/render/site_fixture.py). For each size, a fresh
-project is built twice with `mkdocs build` (cold: empty SVG/bundle cache; warm: cache kept),
-and a project with no experiment gives MkDocs' fixed cost. Page weight is the gzipped size of
-an experiment page (its charts are inline SVG, part of the page); the charts' standalone SVG files
-(downloads, not loaded by the page) are reported apart. Usage:
+A project is made under --work: the repository's mkdocs.yml (inherited) and a copy of docs/, and a
+runs/ holding the committed experiments plus N copies of --from. Each copy is its own experiment:
+its metrics (times, losses, rewards, memory; rates by its inverse; counts and lengths kept, so it
+passes the guardrails its source passes) and GPU samples are scaled by a factor of its own (so no
+chart is shared through the SVG cache), its machine is another of the same class (its fingerprint id, so
+no copy is another's neighbour on one machine) and it is analysed by `reportgen analyze`. Then:
 
-    PYTHONPATH=. python scripts/bench_site.py [--sizes 1 10 50] [--steps 200]
+- cold: `mkdocs build` with an empty cache folder ($REPORTGEN_CACHE);
+- warm: the same build again, nothing changed;
+- one changed: one copy's metrics rescaled, `reportgen analyze` on it (timed apart: not the
+  build's), then the build again;
+- size: the built site, and each experiment's page folder (reports/<experiment>/).
+
+Wall and CPU seconds (user + system of the build's processes) and the 1-minute load average are
+printed for each; on a shared machine the wall time is only a figure to publish when the load was
+below the number of cores. Usage (docs/site.md has the figures):
+
+    PYTHONPATH=. python scripts/bench_site.py --experiments 200 --work /tmp/bench-site
+    PYTHONPATH=. python scripts/bench_site.py --experiments 20 --work /tmp/bench-site --keep   # reuse the copies
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
+import hashlib
+import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+SOURCE = "runs/showcase-1xh200-grpo-offload-r4"
+GPU_SCALED = ("mem_used_mib", "util_gpu", "util_mem", "power_w")
+# A copy passes the guardrails its source passes (so its pages are the same kind of pages): counts
+# and lengths the guardrails check against the spec and each other are kept, times are scaled and
+# rates scaled back (tokens = rate x time still holds), everything else (losses, rewards, memory) scaled.
+KEPT = ("num_samples", "tokens", "response_len", "response_length")
 
-from tests.render import site_fixture  # noqa: E402
-from tests.render.conftest import build_env, make_project  # noqa: E402
 
-CPU: list[float] = []  # CPU seconds (user + system) of the last build, next to its wall time
+def factor_of(key: str, factor: float) -> float:
+    if any(k in key for k in KEPT):
+        return 1.0
+    return 1.0 / factor if "per_s" in key else factor
 
 
-def build(project: Path, cache: Path) -> float:
+HOSTING_LIMIT = 1.5e6  # bytes: the most an experiment's page folder may hold (issue 45)
+
+
+def env(cache: Path) -> dict[str, str]:
+    out = dict(os.environ)
+    out.update(
+        PYTHONPATH=str(REPO) + os.pathsep + out.get("PYTHONPATH", ""),
+        REPORTGEN_CACHE=str(cache),
+        NO_MKDOCS_2_WARNING="1",
+        DISABLE_MKDOCS_2_WARNING="true",
+    )
+    out.pop("REPORTGEN_RUNS", None)
+    return out
+
+
+def timed(cmd: list[str], cwd: Path, cache: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of a command; its failure stops the benchmark with its output."""
     before = os.times()
     t = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build"], cwd=project, env=build_env(cache), capture_output=True, text=True
-    )
-    if proc.returncode:
-        raise SystemExit(proc.stderr[-3000:])
+    proc = subprocess.run(cmd, cwd=cwd, env=env(cache), capture_output=True, text=True)
+    wall = time.perf_counter() - t
     after = os.times()
-    CPU[:] = [(after.children_user - before.children_user) + (after.children_system - before.children_system)]
-    return time.perf_counter() - t
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return wall, cpu
 
 
-def gz(path: Path) -> int:
-    return len(gzip.compress(path.read_bytes(), 6))
+def scale_run(run: Path, factor: float) -> None:
+    """The run's metrics and GPU samples scaled by `factor` (utilization kept at most 100 %)."""
+    metrics = run / "metrics.parquet"
+    if metrics.is_file():
+        m = pd.read_parquet(metrics)
+        m["value"] = m["value"] * m["key"].map(lambda k: factor_of(str(k), factor))
+        m.to_parquet(metrics, index=False)
+    gpu = run / "gpu.parquet"
+    if gpu.is_file():
+        g = pd.read_parquet(gpu)
+        for col in GPU_SCALED:
+            if col in g:
+                g[col] = g[col] * factor
+                if col.startswith("util_"):
+                    g[col] = g[col].clip(upper=100.0)
+        g.to_parquet(gpu, index=False)
+
+
+def runs_of(exp: Path) -> list[Path]:
+    return sorted(p.parent for p in exp.glob("*/*/manifest.json"))
+
+
+def copy_experiment(src: Path, dest: Path, i: int) -> None:
+    """Experiment copy number `i`: its own metric scale, its own machine (of the same class)."""
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("analysis.json", "tensorboard", "*.log", "*.jsonl"))
+    factor = 0.8 + 0.2 * ((i * 7919) % 1000) / 1000  # 0.8 .. 1.0, one per copy
+    for run in runs_of(dest):
+        scale_run(run, factor)
+    text_files = [p for p in dest.rglob("*.json") if p.is_file()]
+    ids = set()
+    for p in text_files:
+        ids |= set(re.findall(r'"fingerprint_id":\s*"([0-9a-f]{64})"', p.read_text(encoding="utf-8")))
+    for p in text_files:
+        text = p.read_text(encoding="utf-8")
+        for fid in ids:
+            text = text.replace(fid, hashlib.sha256(f"{fid}/{i}".encode()).hexdigest())
+        p.write_text(text, encoding="utf-8")
+
+
+def make_project(work: Path, source: Path, n: int, keep: bool) -> tuple[Path, list[str]]:
+    project = work / "project"
+    names = [f"{source.name}-copy-{i:03d}" for i in range(1, n + 1)]
+    runs = project / "runs"
+    if not keep and project.exists():
+        shutil.rmtree(project)
+    if not project.exists():
+        project.mkdir(parents=True)
+        (project / "mkdocs.yml").write_text(f"INHERIT: {REPO / 'mkdocs.yml'}\n")
+        shutil.copytree(REPO / "runs", runs)
+    # The docs (the build's hooks among them) as they are now, also when the copies are reused.
+    shutil.rmtree(project / "docs", ignore_errors=True)
+    shutil.copytree(REPO / "docs", project / "docs", ignore=shutil.ignore_patterns("__pycache__"))
+    made = [name for name in names if not (runs / name).exists()]
+    for name in made:
+        copy_experiment(source, runs / name, names.index(name) + 1)
+    for extra in sorted(p.name for p in runs.glob(f"{source.name}-copy-*")):
+        if extra not in names:
+            shutil.rmtree(runs / extra)
+    # Every analysis current (copies made now, and any a change of reportgen made stale): analyze
+    # rewrites only those.
+    wall, cpu = timed([sys.executable, "-m", "reportgen", "analyze", "--runs", str(runs)], project, work / "x")
+    print(f"reportgen analyze ({len(made)} new copies): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+    return project, names
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def build(project: Path, cache: Path, what: str) -> None:
+    load = os.getloadavg()[0]
+    wall, cpu = timed([sys.executable, "-m", "mkdocs", "build", "-q", "-d", "site"], project, cache)
+    print(
+        f"{what}: {wall:.1f} s wall, {cpu:.1f} s CPU (load average {load:.2f} before, {os.getloadavg()[0]:.2f} after)",
+        flush=True,
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 50])
-    ap.add_argument("--steps", type=int, default=200)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--experiments", type=int, default=20, help="copies of --from to add (default 20)")
+    ap.add_argument("--from", dest="source", default=SOURCE, help=f"the committed experiment copied (default {SOURCE})")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/bench-site"), help="where the project is made")
+    ap.add_argument("--keep", action="store_true", help="reuse the copies a previous run made under --work")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        empty = make_project(tmp / "empty")
-        (empty / "runs").mkdir()
-        build(empty, tmp / "cache-empty")
-        runs = []
-        for _ in range(2):
-            runs.append((build(empty, tmp / "cache-empty"), CPU[0]))
-        fixed, fixed_cpu = min(runs)
-        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        print(f"fixed cost (no experiment, warm): {fixed:.2f} s wall, {fixed_cpu:.2f} s CPU")
-        print(
-            "experiments | cold build s | warm build s | warm s/experiment over fixed | warm CPU s | CPU s/experiment over fixed | page gz KB (max) | SVG gz KB/page | load avg"
-        )
-        for n in args.sizes:
-            project = make_project(tmp / f"p{n}")
-            for i in range(n):
-                site_fixture.build_experiment(project / "runs", f"exp-{i:03d}", steps=args.steps, seed=i)
-            cache = tmp / f"cache-{n}"
-            cold = build(project, cache)
-            warm = build(project, cache)
-            warm_cpu = CPU[0]
-            site = project / "site" / "reports"
-            weights, svgs = [], []
-            for exp in sorted(site.glob("exp-*")):
-                for page in [exp / "index.html", *exp.glob("*/index.html")]:
-                    weights.append(gz(page))
-                svgs.append(sum(gz(p) for p in exp.glob("*.svg")))
-            print(
-                f"{n:11d} | {cold:12.2f} | {warm:12.2f} | {(warm - fixed) / n:28.3f} | {warm_cpu:10.2f} | "
-                f"{(warm_cpu - fixed_cpu) / n:27.3f} | {max(weights) / 1024:16.1f} | {max(svgs) / 1024:14.1f} | "
-                f"{os.getloadavg()[0]:.2f}",
-                flush=True,
-            )
-            shutil.rmtree(project)
+    source = (REPO / args.source).resolve()
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"{os.cpu_count()} cores; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    project, names = make_project(work, source, args.experiments, args.keep)
+    total = sum(1 for p in (project / "runs").iterdir() if (p / "experiment.toml").is_file())
+    print(f"{total} experiments ({args.experiments} copies of {source.name})", flush=True)
+    cache = work / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    build(project, cache, "cold build (empty cache)")
+    build(project, cache, "warm build (nothing changed)")
+    changed = project / "runs" / names[len(names) // 2]
+    for run in runs_of(changed)[:1]:
+        scale_run(run, 1.01)
+    wall, cpu = timed(
+        [sys.executable, "-m", "reportgen", "analyze", "--runs", str(project / "runs"), changed.name], project, cache
+    )
+    print(f"reportgen analyze of the changed experiment: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+    build(project, cache, f"one changed experiment ({changed.name}) rebuilt")
+    site = project / "site"
+    sizes = {p.name: folder_bytes(p) for p in (site / "reports").iterdir() if p.is_dir()}
+    over = sorted(n for n, b in sizes.items() if b > HOSTING_LIMIT)
+    print(
+        f"site: {folder_bytes(site) / 1e6:.1f} MB; experiment page folders: median "
+        f"{statistics.median(sizes.values()) / 1e6:.2f} MB, largest {max(sizes.values()) / 1e6:.2f} MB "
+        f"({max(sizes, key=sizes.__getitem__)}); over {HOSTING_LIMIT / 1e6:.1f} MB: {len(over)}",
+        flush=True,
+    )
+    print(json.dumps({n: round(b / 1e6, 3) for n, b in sorted(sizes.items()) if "-copy-" not in n}))
 
 
 if __name__ == "__main__":

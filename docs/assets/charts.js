@@ -1,5 +1,6 @@
 // Chart tooltips. The charts are SVG drawn at build time (reportgen/render/chart_svg.py); a mark
-// that has something to say carries it in data-tip. This shows it in one box, kept inside the
+// that has something to say carries it in data-tip: its text, or, when its mark's group holds the
+// rows all its items share (data-tips, a template), its own values put into it. This shows it in one box, kept inside the
 // window, while a mouse is on the mark, or after a tap on it (a phone has no hover); a tap
 // elsewhere, or scrolling, hides it. One listener on the document, so pages loaded by Material's
 // instant navigation need nothing more.
@@ -14,9 +15,19 @@
     }
     return tip;
   }
+  // chart_svg.fill_template: each "{i}" is the item's i-th value; a row whose value it lacks is left out.
+  function text(el) {
+    var tip = el.getAttribute("data-tip"), group = el.closest("[data-tips]");
+    if (!group) return tip;
+    var values = tip.split("|");
+    return group.getAttribute("data-tips").split("\n").map(function (row) {
+      var m = row.match(/\{(\d+)\}/);
+      return !m ? row : values[+m[1]] ? row.replace(m[0], values[+m[1]]) : null;
+    }).filter(function (row) { return row !== null; }).join("\n");
+  }
   function show(el, x, y) {
     var t = box();
-    t.textContent = el.getAttribute("data-tip");
+    t.textContent = text(el);
     t.style.display = "block";
     if (on && on !== el) on.classList.remove("rg-on");
     on = el;

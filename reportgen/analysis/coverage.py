@@ -52,9 +52,7 @@ class Gap:
 
 def resumed_from(run: StoredRun) -> int | None:
     """The checkpoint iteration a run resumed from, from its manifest's lifecycle (ingest)."""
-    attempts = ((run.manifest.ingest or {}).get("lifecycle") or {}).get("attempts") or []
-    froms = [a.get("resumed_from_iteration") for a in attempts if isinstance(a, dict)]
-    return next((f for f in froms if isinstance(f, int)), None)
+    return next((a.resumed_from_iteration for a in run.manifest.attempts if a.resumed_from_iteration is not None), None)
 
 
 def spans(runs: Sequence[StoredRun], key: str) -> list[RunSpan]:

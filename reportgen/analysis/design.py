@@ -40,13 +40,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from reportgen.analysis import document as doc
+from reportgen.analysis.inference import normal_quantile, normal_sf, t_two_sided_p
+from reportgen.analysis.inference import t_critical as t_critical
+from reportgen.analysis.inference import t_one_sided as t_one_sided
 
 GRID = 401  # points per look of the integration grid: the constant is exact to about 1e-4
 T_PATHS = 400_000  # simulated paths behind a design's per-look t level: its error rate is exact to about 3e-4
@@ -101,22 +104,18 @@ def crossing_probability(looks: Sequence[int], c: float) -> float:
 def pocock_constant(looks: tuple[int, ...], alpha: float) -> float:
     """The constant c with P(any |Z_k| >= c) = alpha over the looks (two-sided), by bisection.
     One look: the normal quantile (1.95996 for alpha 0.05)."""
-    from scipy.stats import norm
-
     if len(looks) <= 1:
-        return float(norm.ppf(1.0 - alpha / 2.0))
+        return normal_quantile(1.0 - alpha / 2.0)
     from scipy.optimize import brentq
 
     # Between the one-look quantile and the Bonferroni constant, which bounds it from above.
-    lo, hi = float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(1.0 - alpha / (2.0 * len(looks))))
+    lo, hi = normal_quantile(1.0 - alpha / 2.0), normal_quantile(1.0 - alpha / (2.0 * len(looks)))
     return float(brentq(lambda c: crossing_probability(looks, c) - alpha, lo, hi, xtol=1e-6))
 
 
 def look_tail(constant: float) -> float:
     """Two-sided tail probability of one look at the boundary `constant`."""
-    from scipy.stats import norm
-
-    return float(2.0 * norm.sf(constant))
+    return 2.0 * normal_sf(constant)
 
 
 @lru_cache(maxsize=64)
@@ -152,8 +151,6 @@ def _t_levels() -> dict[str, float]:
 
 def simulate_t_tail(looks: tuple[int, ...], alpha: float, paths: int) -> float:
     """t_look_tail's simulation for sorted looks of at least 2 pairs (two or more of them)."""
-    from scipy.stats import t
-
     rng = np.random.default_rng(T_SEED)
     last = looks[-1]
     chunks = []
@@ -169,36 +166,9 @@ def simulate_t_tail(looks: tuple[int, ...], alpha: float, paths: int) -> float:
             mean = s1[:, n - 1] / n
             var = np.maximum(s2[:, n - 1] - n * mean * mean, 1e-300) / (n - 1)
             stat = np.abs(mean) / np.sqrt(var / n)
-            minp = np.minimum(minp, 2.0 * t.sf(stat, n - 1))
+            minp = np.minimum(minp, t_two_sided_p(stat, n - 1))
         chunks.append(minp)
     return float(np.quantile(np.concatenate(chunks), alpha))
-
-
-def t_critical(tail: float, df: np.ndarray | float) -> np.ndarray:
-    """Student t quantile with the same two-sided tail as the normal boundary (Jennison & Turnbull's
-    matching of significance levels); NaN where df < 1."""
-    from scipy.stats import t
-
-    return _per_df(lambda u: t.ppf(1.0 - tail / 2.0, u), df)
-
-
-def t_one_sided(level: float, df: np.ndarray | float) -> np.ndarray:
-    """One-sided Student t quantile at `level`; NaN where df < 1."""
-    from scipy.stats import t
-
-    return _per_df(lambda u: t.ppf(level, u), df)
-
-
-def _per_df(quantile: Callable[[np.ndarray], np.ndarray], df: np.ndarray | float) -> np.ndarray:
-    """`quantile` at each df >= 1 (NaN elsewhere), computed once per distinct df: a batch of
-    simulated campaigns at one look shares a handful of them."""
-    d = np.asarray(df, dtype=float)
-    out = np.full(d.shape, np.nan)
-    ok = d >= 1
-    if ok.any():
-        distinct, where = np.unique(d[ok], return_inverse=True)
-        out[ok] = np.asarray(quantile(distinct), dtype=float)[where]
-    return out
 
 
 def make(
@@ -250,9 +220,7 @@ def at_look(design: doc.Design, n: int) -> doc.Design:
 
 def _normal_boundary(tail: float) -> float:
     """The normal-scale constant with the same two-sided tail as a look (shown beside the level)."""
-    from scipy.stats import norm
-
-    return float(norm.isf(tail / 2.0))
+    return -normal_quantile(tail / 2.0)
 
 
 def design_key(design: doc.Design) -> str:

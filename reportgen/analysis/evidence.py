@@ -118,7 +118,7 @@ def first_failure(candidate: str, c_runs: Sequence[StoredRun], b_runs: Sequence[
         if failed:
             run, why = failed
             event = gr.failure_event(run)
-            return Failure(f"{label}{why}", arm, event is not None and event.get("kind") == vocab.OOM)
+            return Failure(f"{label}{why}", arm, event is not None and event.kind == vocab.OOM)
     return None
 
 

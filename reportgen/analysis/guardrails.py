@@ -32,7 +32,7 @@ from reportgen.analysis.check import which_runs as which_runs
 from reportgen.analysis.document import GuardrailResult
 from reportgen.analysis.inputs import argv_value
 from reportgen.failures import event_label, first_failure, is_handled
-from reportgen.store.run import StoredRun
+from reportgen.store.run import LogEvent, StoredRun
 from reportgen.vocab import (
     ACTOR_TRAIN_TOKENS,
     CRITIC_GRAD_NORM,
@@ -81,9 +81,9 @@ SAMPLES_TOLERANCE = 0.01  # relative; a derived count is a ratio of printed floa
 MASKING_FLAGS = ("--log-multi-turn", "--mask-offpolicy-in-partial-rollout")
 
 
-def _ev(run: StoredRun, event: dict[str, Any] | None = None) -> str:
-    if event and event.get("line") is not None:
-        return f"{run.rel}/{event.get('stream', 'stdout')}.log:{event['line']}"
+def _ev(run: StoredRun, event: LogEvent | None = None) -> str:
+    if event is not None and event.line is not None:
+        return f"{run.rel}/{event.where}"
     return f"{run.rel}/manifest.json"
 
 
@@ -92,22 +92,16 @@ def _failed_on(run: StoredRun, id: str, title: str, said: str) -> GuardrailResul
     return guardrail(id, title, FAIL, f"{run.rel}: {said}", _ev(run))
 
 
-def _clean_end(run: StoredRun) -> dict[str, int]:
-    ends = (run.manifest.ingest or {}).get("clean_end") or []
-    return {str(e.get("stream")): int(e["line"]) for e in ends if isinstance(e, dict) and e.get("line") is not None}
-
-
-def failure_events(run: StoredRun) -> list[dict[str, Any]]:
+def failure_events(run: StoredRun) -> list[LogEvent]:
     """The run's events that are failures: all but tracebacks the run survived (ingest's rule,
     reportgen.failures: a traceback that Relax's clean end follows was handled)."""
-    ends = _clean_end(run)
-    return [e for e in run.events if e.get("kind") in FAILURE_KINDS and not is_handled(e, ends)]
+    ends = run.manifest.ingest.clean_ends()
+    return [e for e in run.events if e.kind in FAILURE_KINDS and not is_handled(e, ends)]
 
 
-def failure_event(run: StoredRun) -> dict[str, Any] | None:
+def failure_event(run: StoredRun) -> LogEvent | None:
     """The event that names the run's failure (ingest's rule, `first_failure`), or None."""
-    e = first_failure(run.events, _clean_end(run))
-    return dict(e) if e is not None else None
+    return first_failure(run.events, run.manifest.ingest.clean_ends())
 
 
 def describe_failure(run: StoredRun) -> str | None:
@@ -115,9 +109,9 @@ def describe_failure(run: StoredRun) -> str | None:
     ingest's status reason names (`first_failure`, one rule for both)."""
     e = failure_event(run)
     if e is not None:
-        if e.get("kind") == "oom":
+        if e.kind == "oom":
             return memory.oom_cause(event_label(e), e, memory.declared_cap_mib([run]))
-        msg = str(e.get("message") or "").strip()
+        msg = e.message.strip()
         return event_label(e) + (f": {msg[:160]}" if msg else "")
     m = run.manifest
     if run.status == Status.FAILED and m.status_reason:
@@ -168,7 +162,7 @@ def no_failures(ctx: GuardrailInput) -> GuardrailResult:
         return guardrail("no_failures", title, FAIL, _grouped(failed), _ev(first, failure_event(first)))
     if not runs:
         return guardrail("no_failures", title, FAIL, "no formal run")
-    notes = [f"{r.rel}: {w}" for r in runs for w in (r.manifest.ingest or {}).get("warnings") or []]
+    notes = [f"{r.rel}: {w}" for r in runs for w in r.manifest.ingest.warnings]
     tail = f" (warnings: {'; '.join(notes)})" if notes else ""
     return guardrail("no_failures", title, PASS, f"{which_runs(runs)}: no failure event{tail}")
 
@@ -362,9 +356,11 @@ def finite_training(ctx: GuardrailInput) -> GuardrailResult:
 def _loss_scale_skipped(run: StoredRun, key: str) -> set[int]:
     """Steps whose update the fp16 loss scaler skipped, for the actor's grad norm or the critic's:
     Relax logs their grad norm as nan (ingest lists them apart: docs/ingest.md). None for other keys."""
-    skips = (run.manifest.ingest or {}).get("loss_scale_skips") or {}
-    field = {GRAD_NORM: "skipped_steps", CRITIC_GRAD_NORM: "critic_skipped_steps"}.get(key)
-    return {int(s) for s in skips.get(field) or []} if field else set()
+    skips = run.manifest.ingest.loss_scale_skips
+    if skips is None:
+        return set()
+    steps = {GRAD_NORM: skips.skipped_steps, CRITIC_GRAD_NORM: skips.critic_skipped_steps}.get(key, [])
+    return {int(s) for s in steps}
 
 
 def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
@@ -373,10 +369,8 @@ def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
     baseline, candidate, flags = ctx.baseline, ctx.candidate, ctx.fixed_flags
     title = "Fixed-workload flags unchanged from the baseline"
     for r in candidate:
-        for v in (r.manifest.invariants or {}).get("violations") or []:
-            return _failed_on(
-                r, "fixed_workload", title, f"{v.get('flag')} is {v.get('actual')!r}, expected {v.get('expected')!r}"
-            )
+        for v in r.manifest.invariants.violations:
+            return _failed_on(r, "fixed_workload", title, f"{v.flag} is {v.actual!r}, expected {v.expected!r}")
     if not flags:
         return guardrail("fixed_workload", title, NA, "no fixed-workload flags declared ([workload].flags)")
     if not baseline or not candidate:
@@ -410,8 +404,8 @@ def fixed_workload(ctx: GuardrailInput) -> GuardrailResult:
 
 
 def _hashes(r: StoredRun) -> tuple[Any, Any]:
-    h = r.manifest.hashes or {}
-    return h.get("model_manifest_sha256"), dict(h.get("data") or {})
+    h = r.manifest.hashes
+    return h.model_manifest_sha256, dict(h.data)
 
 
 def _warm_start(r: StoredRun) -> str | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reportgen.analysis.document import Interval
+from reportgen.analysis.inference import t_quantile
 
 Segments = Sequence[Sequence[np.ndarray]]  # one arm: runs x windows
 
@@ -244,7 +245,6 @@ def bootstrap_interval(
     block/n: uncorrected, it gave a 10-16 % A/A false-positive rate at rho 0.5 in 300-run trials). So the
     bootstrap standard error is divided by that estimated bias, and the quantile is Student's t
     with one degree of freedom per resampled block beyond the first of each segment."""
-    from scipy import stats as st
 
     b, c = _clean(baseline), _clean(candidate)
     if not (_usable(b) and _usable(c)):
@@ -273,7 +273,7 @@ def bootstrap_interval(
     bias *= max(0.3, 1.0 - length / max(dep.n, 1))
     se = float(logs.std(ddof=1)) / math.sqrt(bias)
     df = max(1, sum(max(1, s.size // length) - 1 for s in segs) or 1)
-    t = float(st.t.ppf(0.5 + confidence / 2, df))
+    t = t_quantile(confidence, df)
     return arms.t_interval(float(est), t, se, length, warnings)
 
 
@@ -306,7 +306,6 @@ def _batch_var(arm: list[list[np.ndarray]], size: int) -> tuple[float, float, in
 def batch_means_interval(
     baseline: Segments, candidate: Segments, *, confidence: float = 0.95, size: int | None = None
 ) -> Interval:
-    from scipy import stats as st
 
     b, c = _clean(baseline), _clean(candidate)
     arms = _Compared(b, c, confidence, "batch-means")
@@ -326,7 +325,7 @@ def batch_means_interval(
     rb, rc = vb / sb**2, vc / sc**2  # variances of the logs (delta method)
     se = math.sqrt(rb + rc)
     df = (rb + rc) ** 2 / ((rb**2 / dfb if rb else 0.0) + (rc**2 / dfc if rc else 0.0) or 1e-300)
-    t = float(st.t.ppf(0.5 + confidence / 2, max(df, 1.0)))
+    t = t_quantile(confidence, max(df, 1.0))
     return arms.t_interval(est, t, se, size, warnings)
 
 

@@ -8,30 +8,26 @@ steps, which failed and how, what a restart redid. A run with one attempt from s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from pydantic import ValidationError
 
 from reportgen.analysis import document as doc
+from reportgen.store.run import Manifest
 
 FIELDS = tuple(doc.RunAttempt.model_fields)
 
 
-def run_attempts(manifest: Mapping[str, Any]) -> list[doc.RunAttempt] | None:
+def run_attempts(manifest: Manifest) -> list[doc.RunAttempt] | None:
     """The attempts of a run's log, or None when it had one plain attempt (or no lifecycle was
     recorded: a manifest written before ingest read lifecycles, or a malformed one)."""
-    lifecycle = (manifest.get("ingest") or {}).get("lifecycle")
-    entries = lifecycle.get("attempts") if isinstance(lifecycle, Mapping) else None
-    if not isinstance(entries, list) or not entries:
+    entries = manifest.attempts
+    if not entries:
         return None
-    if len(entries) == 1 and not (isinstance(entries[0], Mapping) and entries[0].get("start_step")):
+    if len(entries) == 1 and not entries[0].start_step:
         return None
     try:
         return [
-            doc.RunAttempt.model_validate({k: v for k, v in e.items() if k in FIELDS and v is not None})
+            doc.RunAttempt.model_validate({k: v for k, v in e.to_dict().items() if k in FIELDS and v is not None})
             for e in entries
-            if isinstance(e, Mapping)
         ]
     except ValidationError:
         return None

@@ -27,7 +27,7 @@ An out-of-memory failure is put in words from the event PyTorch printed (`oom_se
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ import numpy as np
 from reportgen.analysis import document as doc
 from reportgen.analysis.inputs import argv_value
 from reportgen.failures import oom_details
-from reportgen.store.run import StoredRun
+from reportgen.store.run import LogEvent, StoredRun
 from reportgen.vocab import ALLOCATED_MEMORY_KEYS, MEMORY_CAP_FLAG
 
 LOW_HEADROOM = 0.15  # below this share of the limit left, the next step names the memory cost
@@ -80,9 +80,9 @@ def held_at_oom(runs: Sequence[StoredRun]) -> float | None:
     worst = None
     for r in runs:
         for e in r.events:
-            if e.get("kind") != "oom":
+            if e.kind != "oom":
                 continue
-            d = {**oom_details(str(e.get("message") or "")), **(e.get("details") or {})}
+            d = _said(e)
             held = d.get("allocated_gib")
             if isinstance(held, (int, float)):
                 worst = held * 1024.0 if worst is None else max(worst, held * 1024.0)
@@ -160,10 +160,15 @@ def _gib(x: float) -> str:
     return f"{x:.2f}"
 
 
-def _held(event: Mapping[str, Any], cap_mib: float | None) -> str | None:
+def _said(event: LogEvent) -> dict[str, Any]:
+    """What an OOM event says: its message read by ingest's rule, and the details ingest recorded."""
+    return {**oom_details(event.message), **event.details}
+
+
+def _held(event: LogEvent, cap_mib: float | None) -> str | None:
     """ "PyTorch already held 4.94 of the 5.00 GiB allowed (--gpu-memory-cap-gib 5)" from what PyTorch
     printed (the event's message, read again by ingest's rule); None when it does not say."""
-    d = {**oom_details(str(event.get("message") or "")), **(event.get("details") or {})}
+    d = _said(event)
     held, allowed = d.get("allocated_gib"), d.get("allowed_gib")
     if not isinstance(held, (int, float)):
         return None
@@ -177,7 +182,7 @@ def _under_cap(cap_mib: float | None) -> str:
     return f", under a {cap_mib / 1024:g} GiB memory cap ({MEMORY_CAP_FLAG} {cap_mib / 1024:g})" if cap_mib else ""
 
 
-def oom_cause(label: str, event: Mapping[str, Any], cap_mib: float | None) -> str:
+def oom_cause(label: str, event: LogEvent, cap_mib: float | None) -> str:
     """The cause of an OOM failure: ingest's label for the event (the same words as the run's status
     reason) and where the allocator stood: "OOM at step 1, tried to allocate 20.00 MiB: PyTorch already
     held 4.94 of the 5.00 GiB allowed (--gpu-memory-cap-gib 5)"."""
@@ -185,17 +190,17 @@ def oom_cause(label: str, event: Mapping[str, Any], cap_mib: float | None) -> st
     return f"{label}: {held}" if held else label + _under_cap(cap_mib)
 
 
-def oom_sentence(event: Mapping[str, Any], cap_mib: float | None) -> str | None:
+def oom_sentence(event: LogEvent, cap_mib: float | None) -> str | None:
     """An out-of-memory event as a plain sentence for the write-up: "ran out of GPU memory at step 1:
     PyTorch already held 4.94 of the 5.00 GiB allowed (--gpu-memory-cap-gib 5) when it asked for
     20.00 MiB more"; None for another event or when the message gives too little."""
-    if event.get("kind") != "oom":
+    if event.kind != "oom":
         return None
     held = _held(event, cap_mib)
     if held is None:
         return None
-    d = {**oom_details(str(event.get("message") or "")), **(event.get("details") or {})}
-    step = event.get("step")
+    d = _said(event)
+    step = event.step
     at = f" at step {step}" if step is not None else ""
     asked = d.get("tried_to_allocate")
     return f"ran out of GPU memory{at}: {held}" + (f" when it asked for {asked} more" if asked else "")

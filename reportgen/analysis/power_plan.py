@@ -25,7 +25,7 @@ import numpy as np
 
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
-from reportgen.analysis import runlevel
+from reportgen.analysis import inference, runlevel
 from reportgen.errors import UserError
 
 POWER = 0.90  # the shipped target: accept +10 % and reject -10 % in 90 % of campaigns (docs/calibration.md)
@@ -50,9 +50,7 @@ class Spread:
 
     def upper(self, level: float = UPPER) -> float:
         """One-sided upper confidence bound of sd (chi-square on `df`)."""
-        from scipy.stats import chi2
-
-        return self.sd * math.sqrt(self.df / float(chi2.ppf(1.0 - level, self.df)))
+        return self.sd * math.sqrt(self.df / inference.chi2_quantile(1.0 - level, self.df))
 
 
 def spread_of(analysis: doc.AnalysisDocument, source: str) -> Spread:

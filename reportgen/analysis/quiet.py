@@ -107,9 +107,7 @@ class Load:
 
 def _visible(run: StoredRun) -> set[int] | None:
     """GPU indices the run could see (the sampler's header, kept in the manifest); None: all."""
-    gpus = (run.manifest.gpu or {}).get("gpus") or []
-    seen = {int(g["index"]) for g in gpus if isinstance(g, dict) and g.get("visible") and "index" in g}
-    return seen or None
+    return run.manifest.gpu.visible_indices() or None
 
 
 # Each run's Load per (first, last, thresholds), for as long as the run object lives: one analysis asks

@@ -6,8 +6,8 @@ about to replace and hands it in with the spec's amendments since (experiment.js
 record keeps what the old document said, the rules that changed between its schema and this one
 (`RULES`), and which verdicts moved, so the experiment page can say for each committed campaign what
 changed and why. A re-analysis under the same rules and the same spec (the same schema and spec
-digest) is no new information: the earlier record is carried forward, its `moved` recomputed
-against the verdicts now.
+digest, or a later schema that changed no rule) is no new information: the earlier record is
+carried forward, its `moved` recomputed against the verdicts now.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ RULES: dict[int, tuple[str, ...]] = {
         "arms cannot be tested and leaves a faster candidate inconclusive",
     ),
 }
-"""The rules each schema brought that change a verdict or the figures beside it."""
+"""The rules each schema brought that change a verdict or the figures beside it. A schema that
+changed none has no entry (10 added figures the history and the step breakdown read, computed as
+before): a re-analysis into it carries the earlier record forward."""
 
 
 def rules_between(old: int, new: int) -> list[str]:
@@ -60,7 +62,10 @@ def record(
     first analysis; the previous record carried forward when the rules and the spec are the same."""
     if previous is None:
         return None
-    if previous.schema_version == doc.SCHEMA_VERSION and previous.experiment.spec_sha256 == spec_sha256:
+    # The same rules: the same schema, or later schemas that only added figures (10: the history's
+    # per-run figures and the step breakdown), so the record of the last rule change stays.
+    same_rules = not rules_between(previous.schema_version, doc.SCHEMA_VERSION)
+    if same_rules and previous.experiment.spec_sha256 == spec_sha256:
         if previous.reanalysis is None:
             return None
         return previous.reanalysis.model_copy(update={"moved": moved(previous.reanalysis, comparisons)})

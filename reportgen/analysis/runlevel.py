@@ -47,6 +47,7 @@ import numpy as np
 
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
+from reportgen.analysis import inference
 from reportgen.vocab import IntervalOutcome, Verdicts
 
 HETEROGENEITY = 0.50  # level of the F test that refuses the pool when the pairs vary more than it allows
@@ -126,14 +127,12 @@ def look_stats(d: np.ndarray, pool_var: np.ndarray | None = None, pool_df: np.nd
     own_df = np.full(mean.shape, float(n - 1))
     if pool_var is None or pool_df is None:
         return LookStats(n, mean, own, own_df, np.zeros(mean.shape, dtype=bool))
-    from scipy.stats import f
-
     pv = 2.0 * np.asarray(pool_var, dtype=float)
     pdf = np.asarray(pool_df, dtype=float)
     usable = np.isfinite(pv) & (pv > 0) & (pdf >= 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = own / pv
-        upper = f.ppf(1.0 - HETEROGENEITY, np.maximum(own_df, 1), np.maximum(pdf, 1))
+        upper = inference.f_quantile(1.0 - HETEROGENEITY, np.maximum(own_df, 1), np.maximum(pdf, 1))
     disagree = (n >= 2) & np.isfinite(ratio) & (ratio > upper)
     use = usable & ~disagree
     own_ss = np.where(n >= 2, own * own_df, 0.0)
@@ -167,9 +166,6 @@ def machine_stats(d: np.ndarray, groups: Sequence[int] | np.ndarray) -> MachineS
     upper bound is Graybill and Wang's modified large-sample bound, which counts the uncertainty of
     both mean squares (with two machines MSB has one degree of freedom, so the bound is wide: the
     class is what two machines cannot pin down)."""
-    from scipy.stats import chi2
-    from scipy.stats import f as fdist
-
     d = np.asarray(d, dtype=float)
     g = np.asarray(groups)
     labels = sorted(set(g.tolist()))
@@ -192,13 +188,13 @@ def machine_stats(d: np.ndarray, groups: Sequence[int] | np.ndarray) -> MachineS
     msw = ssw / (n - k)
     with np.errstate(invalid="ignore", divide="ignore"):
         fstat = msb / msw
-        p = fdist.sf(fstat, k - 1, n - k)
+        p = inference.f_sf(fstat, k - 1, n - k)
     nn = np.asarray(sizes, dtype=float)
     n0 = (n - (nn * nn).sum() / n) / (k - 1)
     # The spread: sigma_u^2 = (MSB - MSW) / n0, and its MLS upper bound (Burdick & Graybill 1992, 3.2).
     alpha = 1.0 - SPREAD_LEVEL
-    h1 = (k - 1) / float(chi2.ppf(alpha, k - 1)) - 1.0
-    g2 = 1.0 - (n - k) / float(chi2.ppf(1.0 - alpha, n - k))
+    h1 = (k - 1) / inference.chi2_quantile(alpha, k - 1) - 1.0
+    g2 = 1.0 - (n - k) / inference.chi2_quantile(1.0 - alpha, n - k)
     su2 = (msb - msw) / n0
     upper = su2 + np.sqrt((h1 * msb / n0) ** 2 + (g2 * msw / n0) ** 2)
     c = float(((nn / n) ** 2).sum())

@@ -21,6 +21,7 @@ from reportgen.analysis.gpu import summarize_gpu
 from reportgen.analysis.inputs import argv_value, run_notes
 from reportgen.analysis.interval import arm_statistic
 from reportgen.analysis.lifecycle import run_attempts
+from reportgen.analysis.run_figures import run_figures
 from reportgen.analysis.stats import change, overall, summarize
 from reportgen.specfile.model import Spec
 from reportgen.store.run import StoredRun
@@ -32,6 +33,7 @@ from reportgen.vocab import (
     HIGHER,
     LOWER,
     MATHS_FLAGS,
+    STEP_PARTS,
     STEP_RESP_TOKEN_PER_S,
     STEP_TIME,
     STEP_TOKEN_PER_S,
@@ -87,7 +89,19 @@ def arm_block(
         gpu=doc.GpuSummary.model_validate(summarize_gpu(used, first, last)),
         workload=fixed,
         memory=memory.use(runs),
+        step_parts=step_parts(runs, windows),
     )
+
+
+def step_parts(runs: Sequence[StoredRun], windows: Windows) -> dict[str, float | None]:
+    """Each timer of a step (vocab.STEP_PARTS) as its mean seconds per window step over `runs`: what
+    the site stacks as "where a step's time goes"."""
+    out: dict[str, float | None] = {}
+    for key in STEP_PARTS:
+        parts = [np.asarray(r.series(key, s, e), dtype=float) for r in runs for _, s, e in windows]
+        values = np.concatenate(parts) if parts else np.array([])
+        out[key] = float(values.mean()) if values.size else None
+    return out
 
 
 def _failure_sentence(r: StoredRun) -> str | None:
@@ -98,6 +112,7 @@ def _failure_sentence(r: StoredRun) -> str | None:
 def _run_block(r: StoredRun, spec: Spec, windows: Windows, experiment: str, spans: Sequence[Span]) -> doc.RunSummary:
     m = r.manifest
     disturbances, load = quiet.disturbances(r, experiment, spans, windows[0][1], windows[-1][2])
+    primary = arm_statistic(segments([r], spec.analysis.primary, windows))
     return doc.RunSummary(
         repeat=r.repeat,
         role=r.role,
@@ -107,15 +122,19 @@ def _run_block(r: StoredRun, spec: Spec, windows: Windows, experiment: str, span
         duration_s=m.duration_s,
         exit_code=m.exit_code,
         steps_completed=r.steps_completed,
-        events=[doc.RunEvent.model_validate(e) for e in r.events],
+        events=[doc.RunEvent.model_validate(e.to_dict()) for e in r.events],
         gpu_available=not r.gpu.empty,
-        overall=arm_statistic(segments([r], spec.analysis.primary, windows)),
+        overall=primary,
         failure=gr.describe_failure(r),
         failure_sentence=_failure_sentence(r),
         notes=run_notes(r),
-        lifecycle=run_attempts(m.to_dict()),
+        lifecycle=run_attempts(m),
         disturbances=disturbances,
         load=load,
+        commit=r.git.commit_id if r.git is not None else None,
+        dirty=r.git.dirty if r.git is not None else None,
+        machine_class=r.machine_class,
+        figures=run_figures(r, spec.analysis.primary, primary, windows),
     )
 
 

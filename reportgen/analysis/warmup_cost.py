@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from reportgen.analysis import document as doc
+from reportgen.analysis import inference
 from reportgen.store.run import StoredRun
 from reportgen.vocab import STEP_TIME
 
@@ -85,10 +86,8 @@ def compare(
     mean = float(diffs.mean())
     low = high = None
     if len(diffs) >= 2:
-        from scipy.stats import t
-
         se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
-        half = float(t.ppf(0.5 + confidence / 2.0, len(diffs) - 1)) * se
+        half = inference.t_quantile(confidence, len(diffs) - 1) * se
         low, high = mean - half, mean + half
     start = min(s for _, s, _ in windows)
     return doc.WarmupCost(

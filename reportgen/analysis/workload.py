@@ -48,7 +48,7 @@ def describe(
             model = how
     sha = None
     if run is not None:
-        sha = (run.manifest.hashes or {}).get("model_manifest_sha256")
+        sha = run.manifest.hashes.model_manifest_sha256
         if model is None:
             model = f"model files hashed (manifest {str(sha)[:12]})" if sha else None
     samples = expected_samples(run, batch_flag)[0] if run is not None else None

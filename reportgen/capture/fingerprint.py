@@ -3,7 +3,8 @@
 `machine_fingerprint` gathers hardware and software facts; `fingerprint_id` hashes only the
 fields that identify the machine and stay put between runs (hostname, CPU, memory in GiB,
 GPUs, driver, image digest); `class_id` the same less the hostname and the GPUs' UUIDs: machines
-that are interchangeable hardware. A campaign's blocks may come from several machines of one class;
+that are interchangeable hardware (both in reportgen.store.machine_id, pure, so the analysis can
+class a run's machine from its manifest). A campaign's blocks may come from several machines of one class;
 each pair of runs is compared within one machine (one fingerprint id).
 
 `$REPORTGEN_HOSTNAME` replaces the hostname the fingerprint records: the machine's identity only,
@@ -13,8 +14,6 @@ two machines on one host; a real second machine differs by its hostname and GPU 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import shutil
@@ -26,12 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.capture.nvml import static_info
+from reportgen.store.machine_id import class_fields as class_fields
+from reportgen.store.machine_id import class_id as class_id
+from reportgen.store.machine_id import fingerprint_id as fingerprint_id
+from reportgen.store.machine_id import identity_fields as identity_fields
 
 # Environment variables that may carry the container image digest, first one set wins.
 IMAGE_DIGEST_ENV = ("REPORTGEN_IMAGE_DIGEST", "CONTAINER_IMAGE_DIGEST", "IMAGE_DIGEST")
 # The hostname a fingerprint records, when set (the machine's identity, not its class: module docstring).
 HOSTNAME_ENV = "REPORTGEN_HOSTNAME"
-_GIB = 1024**3
 
 
 def _cpu_model() -> str | None:
@@ -111,40 +113,3 @@ def machine_fingerprint(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "image_digest_env": digest_var,
         "python": {"version": platform.python_version(), "executable": sys.executable},
     }
-
-
-def identity_fields(fp: Mapping[str, Any]) -> dict[str, Any]:
-    """The stable subset of a fingerprint that `fingerprint_id` hashes."""
-    mem = fp.get("mem_total_bytes")
-    return {
-        "hostname": fp.get("hostname"),
-        "cpu_model": fp.get("cpu_model"),
-        "cpu_count": fp.get("cpu_count"),
-        # Rounded: MemTotal moves by a few MiB between boots (kernel reservations).
-        "mem_total_gib": round(mem / _GIB) if isinstance(mem, (int, float)) else None,
-        "gpus": sorted(((g.get("uuid") or ""), (g.get("name") or "")) for g in fp.get("gpus") or []),
-        "driver": fp.get("driver"),
-        "image_digest": fp.get("image_digest"),
-    }
-
-
-def fingerprint_id(fp: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical JSON of `identity_fields(fp)`."""
-    canonical = json.dumps(identity_fields(fp), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def class_fields(fp: Mapping[str, Any]) -> dict[str, Any]:
-    """What makes machines interchangeable hardware: the identity fields less the hostname, with
-    GPUs by name only (no UUIDs)."""
-    fields = identity_fields(fp)
-    fields.pop("hostname")
-    fields["gpus"] = sorted(name for _, name in fields["gpus"])
-    return fields
-
-
-def class_id(fp: Mapping[str, Any]) -> str:
-    """SHA-256 of `class_fields(fp)`. Two nodes of one cluster class share it, and so do two leases
-    of one machine type: a campaign's blocks may come from any machine of its class (docs/device.md)."""
-    canonical = json.dumps(class_fields(fp), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

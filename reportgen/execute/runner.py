@@ -697,10 +697,8 @@ def _baseline_values(exp_dir: Path) -> dict[str, Any] | None:
         if path.parent.name != vocab.BASELINE:
             continue
         manifest = load_manifest(path)
-        if manifest and manifest.status in FINAL_STATUSES:
-            values = (manifest.invariants or {}).get("values")
-            if values:
-                return dict(values)
+        if manifest and manifest.status in FINAL_STATUSES and manifest.invariants.values:
+            return dict(manifest.invariants.values)
     return None
 
 

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from reportgen.analysis.inference import pooled_difference
 from reportgen.errors import UserError
 
 METHOD = (
@@ -75,23 +75,6 @@ def noise_sigma(logs: np.ndarray) -> float:
     return sigma
 
 
-def _student(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float, float, float]:
-    """(difference of means b - a, low, high, two-sided p) by Student's t with the variance pooled
-    over both segments: a level shift leaves the run-to-run noise as it was, and pooling lets the
-    long stretch before a change judge the few points after it (Welch's t, with one degree of
-    freedom from two new points, could not call a 10 % step until several points later)."""
-    d = float(b.mean() - a.mean())
-    df = a.size + b.size - 2
-    pooled = (float(((a - a.mean()) ** 2).sum()) + float(((b - b.mean()) ** 2).sum())) / df if df > 0 else 0.0
-    se2 = pooled * (1.0 / a.size + 1.0 / b.size)
-    if se2 <= 0:
-        return d, d, d, (0.0 if d != 0 else 1.0)
-    se = math.sqrt(se2)
-    p = float(2 * stats.t.sf(abs(d) / se, df))
-    q = float(stats.t.ppf(0.5 + confidence / 2, df))
-    return d, d - q * se, d + q * se, p
-
-
 def _pelt(logs: np.ndarray, pen: float, min_size: int) -> list[int]:
     try:
         import ruptures
@@ -127,8 +110,8 @@ def detect(
             if a.size < 2 or b.size < 2:
                 tested.append((1.0, c, 0.0, 0.0, 0.0, a.size, b.size))
                 continue
-            d, lo, hi, p = _student(a, b, config.confidence)
-            tested.append((p, c, d, lo, hi, a.size, b.size))
+            t = pooled_difference(a, b, config.confidence)
+            tested.append((t.p, c, t.estimate, t.low, t.high, a.size, b.size))
         failing = [t for t in tested if t[0] >= config.alpha]
         if not failing:
             return [

@@ -66,10 +66,6 @@ class LoadedExperiment:
     def formal_runs(self, arm_id: str | None = None) -> list[StoredRun]:
         return [r for r in self.runs if r.role == vocab.FORMAL and (arm_id is None or r.arm == arm_id)]
 
-    def measured_runs(self) -> list[StoredRun]:
-        """What the history is made from: the formal runs whose metrics were read."""
-        return [r for r in self.formal_runs() if layout.METRICS not in r.missing]
-
 
 def revision_shas(exp_dir: Path) -> dict[str, str] | None:
     """arm -> the commit it ran at, from runs/<experiment>/revisions.json; None: arms not at revisions."""
@@ -103,26 +99,32 @@ def read_experiment(
     fix: str,
     shown: bool = True,
     strings: Callable[[Any], Any] = _identity,
+    runs: bool = True,
+    tables: bool = True,
 ) -> LoadedExperiment:
     """The experiment folder `exp_dir` as read. A run file in `needed` that is there but unreadable
     stops the read, naming it and `fix` (what to re-run); `shown=False` leaves out what only the
-    pages show of a run (store.run_folder); `strings` maps analysis.json before it is parsed."""
+    pages show of a run (store.run_folder); `runs=False` reads no run folder at all (the history
+    needs only analysis.json, the spec and revisions.json), `tables=False` no run's tables (the
+    site's pages of other experiments); `strings` maps analysis.json before it is parsed."""
     exp_dir = Path(exp_dir)
     analysis = read_analysis(exp_dir, strings=strings)
-    runs = []
-    for arm, repeat, path in layout.iter_runs(exp_dir):
-        run = read_run_folder(path, arm, repeat, shown=shown)  # the store's one reader, each file through its model
+    read = []
+    for arm, repeat, path in layout.iter_runs(exp_dir) if runs else []:
+        run = read_run_folder(
+            path, arm, repeat, shown=shown, tables=tables
+        )  # the store's one reader, each file through its model
         for note in run.notes:
             name, _, why = note.partition(": ")
             if name in needed:
                 raise UserError(f"{path / name}: {why}; {fix}")
-        runs.append(run)
+        read.append(run)
     spec = exp_dir / layout.EXPERIMENT_SPEC
     return LoadedExperiment(
         name=exp_dir.name,
         path=exp_dir,
         analysis=analysis,
-        runs=tuple(runs),
+        runs=tuple(read),
         spec_text=spec.read_text(encoding="utf-8", errors="replace") if spec.is_file() else "",
         record=load_experiment_record(exp_dir),
         shas=revision_shas(exp_dir),

@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reportgen import vocab
-from reportgen.analysis import design as dz
 from reportgen.analysis.document import AnalysisDocument
-from reportgen.capture.fingerprint import class_id
+from reportgen.analysis.inference import se_of_interval, t_interval, z_quantile
 from reportgen.history.changepoints import DetectorConfig, Shift, detect
 from reportgen.history.experiment import LoadedExperiment
 from reportgen.history.figures import series_of
@@ -38,20 +37,20 @@ METHOD = "run-level interval of analysis.json (paired t on the pairs' log ratios
 
 
 def arm_commits(exp: LoadedExperiment) -> dict[str, str]:
-    """arm -> the one commit every complete formal run of it names (provenance/git.json), when
-    clean; arms whose runs name several commits, none, or a dirty tree are left out."""
+    """arm -> the one commit every formal run of it names (analysis.json's `runs[].commit`, from
+    provenance/git.json), when clean; arms whose runs name several commits, none, or a dirty tree
+    are left out."""
     seen: dict[str, set[str | None]] = {}
-    for run in exp.measured_runs():
-        git = run.git
-        commit = git.commit_id if git is not None and not git.dirty else None
-        seen.setdefault(run.arm, set()).add(commit)
+    for arm in exp.analysis.arms:
+        for run in arm.runs:
+            if run.role == FORMAL:
+                seen.setdefault(arm.id, set()).add(run.commit if not run.dirty else None)
     return {arm: next(iter(c)) for arm, c in seen.items() if len(c) == 1 and None not in c}  # type: ignore[misc]
 
 
 def standard_error(low: float, high: float, df: float, look_confidence: float) -> float:
     """The standard error of the mean log ratio behind a symmetric (on logs) t interval."""
-    t = float(dz.t_critical(1.0 - look_confidence, df))
-    return math.log(high / low) / (2.0 * t) if t > 0 and low > 0 and high > low else math.nan
+    return se_of_interval(low, high, df, look_confidence)
 
 
 def _anchor_value(doc: AnalysisDocument) -> float | None:
@@ -78,8 +77,8 @@ def points(exp: LoadedExperiment, shas: Mapping[str, str] | None = None) -> list
     primary = doc.settings.primary
     metric = vocab.metric(primary.key)
     started = min((r.started_utc for a in doc.arms for r in a.runs if r.started_utc), default=None)
-    fingerprints = [r.manifest.fingerprint for r in exp.measured_runs() if r.manifest.fingerprint]
-    series = series_of(exp, class_id(fingerprints[0]) if fingerprints else None)
+    classes = [r.machine_class for a in doc.arms for r in a.runs if r.role == FORMAL and r.machine_class]
+    series = series_of(exp, classes[0] if classes else None)
     out = []
     for comp in doc.comparisons:
         commit = shas.get(comp.candidate)
@@ -144,6 +143,12 @@ class ChainedPoint:
     @property
     def ratio(self) -> float:
         return math.exp(self.log_ratio)
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """The ratio's interval at `confidence`: normal on the log scale with the chain's standard
+        error (the measurement's and every bridge's, added)."""
+        half = z_quantile(confidence) * self.se
+        return math.exp(self.log_ratio - half), math.exp(self.log_ratio + half)
 
     @property
     def experiment(self) -> str:
@@ -250,16 +255,16 @@ def _across_bridge(
         extra += (f_after - f_before) ** 2 * var
     if extra <= 0:
         return s
-    from scipy import stats
-
     df = s.n_before + s.n_after - 2
-    q = float(stats.t.ppf(0.5 + s.confidence / 2, df))
     d = math.log(s.ratio)
-    se = math.sqrt(((math.log(s.high) - math.log(s.low)) / (2 * q)) ** 2 + extra)
-    p = float(2 * stats.t.sf(abs(d) / se, df))
-    if p >= config.alpha:
+    measured = se_of_interval(s.low, s.high, df, s.confidence)
+    se = math.sqrt((measured if math.isfinite(measured) else 0.0) ** 2 + extra)
+    wider = t_interval(d, se, df, s.confidence)
+    if wider.p >= config.alpha:
         return None
-    return Shift(s.index, s.ratio, math.exp(d - q * se), math.exp(d + q * se), s.confidence, p, s.n_before, s.n_after)
+    return Shift(
+        s.index, s.ratio, math.exp(wider.low), math.exp(wider.high), s.confidence, wider.p, s.n_before, s.n_after
+    )
 
 
 DETECTOR = DetectorConfig()

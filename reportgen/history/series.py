@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from reportgen import vocab
+from reportgen.analysis.inference import mean_interval
 from reportgen.history.changepoints import DetectorConfig, Shift, detect
 from reportgen.history.model import Point
 from reportgen.vocab import gain
@@ -121,8 +121,8 @@ def _campaign(runs: Sequence[Point], confidence: float) -> CampaignPoint:
     high: float | None
     if logs.size >= 2:
         # On logs, as the analysis treats run figures: the interval of a positive figure stays positive.
-        half = float(stats.t.ppf(0.5 + confidence / 2, logs.size - 1)) * float(logs.std(ddof=1)) / math.sqrt(logs.size)
-        low, high = float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half))
+        iv = mean_interval(logs, confidence)
+        low, high = float(np.exp(iv.low)), float(np.exp(iv.high))
         method = f"geometric mean of {logs.size} runs' figures, t interval over the runs (on logs)"
     else:
         low, high = runs[0].low, runs[0].high

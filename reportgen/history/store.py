@@ -1,11 +1,11 @@
 """The history's I/O edge: read a runs/ root into points, write and read history.parquet.
 
-Pipeline position: runs/<experiment>/analysis.json + each run's stored tables -> **history (I/O)**
--> runs/history.parquet. Reads each experiment through `history.experiment.read_experiment` (the
-reader the site shares: the typed analysis document, each run's metrics.parquet, gpu.parquet,
-manifest.json and provenance/git.json, the spec's text, revisions.json); never logs. Every
-experiment must have a current analysis.json (the same rule as the site: the history is made from
-what the analysis stored, so a stale one is refused with the command that refreshes it).
+Pipeline position: runs/<experiment>/analysis.json -> **history (I/O)** -> runs/history.parquet.
+Reads each experiment through `history.experiment.read_experiment` (the reader the site shares),
+without its run folders: the history is made from what analysis.json stores (each run's figures,
+commit and machine class; each comparison's run-level interval), the spec's text (its name) and
+revisions.json; never a run's tables, never logs. Every experiment must have a current
+analysis.json (the same rule as the site: a stale one is refused with the command that refreshes it).
 """
 
 from __future__ import annotations
@@ -27,19 +27,15 @@ from reportgen.store.freshness import stale_reason
 HISTORY_FILE = "history.parquet"  # runs/history.parquet, beside the experiments
 
 
-# Files a history point is made from: one the store's reader could not read stops the command.
-_NEEDED = (layout.METRICS, layout.GPU_PARQUET, layout.MANIFEST, "git.json")
-
-
 def read_experiment(exp_dir: Path, runs_root: Path) -> LoadedExperiment:
-    """One experiment as the history reads it (the shared reader, without what only the pages
-    show of a run); a stale or missing analysis.json is refused with the command that refreshes it."""
+    """One experiment as the history reads it (the shared reader, without its run folders); a stale
+    or missing analysis.json is refused with the command that refreshes it."""
     exp_dir = Path(exp_dir)
     why = stale_reason(exp_dir, ANALYSIS_SCHEMA)
     if why is not None:
         runs_opt = "" if Path(runs_root).resolve() == Path("runs").resolve() else f" --runs {runs_root}"
         raise UserError(f"{exp_dir / layout.ANALYSIS}: {why}; run `reportgen analyze {exp_dir.name}{runs_opt}` first")
-    return experiment.read_experiment(exp_dir, needed=_NEEDED, fix="re-run the stage that writes it", shown=False)
+    return experiment.read_experiment(exp_dir, needed=(), fix="re-run the stage that writes it", runs=False)
 
 
 def collect_both(runs_root: Path) -> tuple[list[Point], list[paired_model.PairedPoint]]:

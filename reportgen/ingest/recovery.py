@@ -94,7 +94,7 @@ def recover(events: Sequence[Event], attempts: Sequence[lc.Attempt], stream: str
 def _failure(events: Sequence[Event], a: lc.Attempt, several: bool) -> str | None:
     """The failure of attempt `a` in words (before `recover` renamed it); a traceback of an
     attempt that ended clean was handled, no failure."""
-    mine = [e.to_json() for e in events if not several or e.details.get("attempt") == a.number]
+    mine = [e for e in events if not several or e.details.get("attempt") == a.number]
     kinds = RECOVERABLE - {"traceback"} if a.end == lc.CLEAN else RECOVERABLE
     e = first_failure(mine, kinds=kinds)
     return event_label(e) if e is not None else None

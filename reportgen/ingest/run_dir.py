@@ -379,7 +379,7 @@ def ingest_run(
     # Failures a later attempt got past (a restart, a retried job) are `recovered`, not the run's end.
     events = recovery.recover(raw, logs.life.attempts, logs.life.name)
     decided = decide_status(
-        [e.to_json() for e in events],
+        events,
         exit_code=exit_code,
         signal=signal,
         timed_out=timed_out,

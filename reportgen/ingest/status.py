@@ -33,9 +33,8 @@ from __future__ import annotations
 import signal as signal_mod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from reportgen.failures import event_label, first_failure
+from reportgen.failures import FailureEvent, event_label, first_failure
 from reportgen.ingest.events import STOP_SIGNALS
 from reportgen.ingest.lifecycle import STOPPED
 from reportgen.vocab import LOG_FAILURE_KINDS, Status
@@ -55,10 +54,10 @@ class RunStatus:
     process_event: str | None = None
 
 
-def _where(event: Mapping[str, Any]) -> str:
-    line = event.get("line")
-    stream = event.get("stream") or "stdout"
-    msg = str(event.get("message") or "").strip()
+def _where(event: FailureEvent) -> str:
+    line = event.line
+    stream = event.stream or "stdout"
+    msg = str(event.message or "").strip()
     if len(msg) > 200:
         msg = msg[:197] + "..."
     at = f"{stream}.log:{line}" if line is not None else stream
@@ -66,7 +65,7 @@ def _where(event: Mapping[str, Any]) -> str:
 
 
 def decide_status(
-    events: Sequence[Mapping[str, Any]],
+    events: Sequence[FailureEvent],
     *,
     exit_code: int | None = None,
     signal: str | None = None,
@@ -78,8 +77,8 @@ def decide_status(
     log_end: str | None = None,
     cut_at: str | None = None,
 ) -> RunStatus:
-    """The status of a run: see the module docstring for the rule. `events` are event dicts
-    (`Event.to_json()` or events.json entries) of the logs; `clean_end` maps a stream to the line
+    """The status of a run: see the module docstring for the rule. `events` are the logs' events
+    (ingest's `Event`s, or events.json's `LogEvent`s); `clean_end` maps a stream to the line
     of its `Main func successfully`; `train_steps` counts `step N` records and
     `loss_scale_skipped_steps` those whose update the loss scaler skipped. `log_end` is how the
     log's last attempt says it ended (reportgen.ingest.lifecycle: "clean", "stopped", "failed",
@@ -98,9 +97,9 @@ def decide_status(
             f"fp16 loss scaling skipped the parameter update of every training step ({loss_scale_skipped_steps} of "
             f"{train_steps}): the model never trained",
         )
-    stop = next((e for e in events if e.get("kind") == "interrupted"), None)
+    stop = next((e for e in events if e.kind == "interrupted"), None)
     if stop is not None and (exit_code in (None, 0) or exit_code in _STOP_CODES) and not _bad_signal(signal):
-        return RunStatus(INTERRUPTED, f"stopped by {(stop.get('details') or {}).get('signal')} ({_where(stop)})")
+        return RunStatus(INTERRUPTED, f"stopped by {stop.details.get('signal')} ({_where(stop)})")
     if signal in STOP_SIGNALS:
         return RunStatus(INTERRUPTED, f"stopped by {signal}", "interrupted")
     if signal:

@@ -211,22 +211,14 @@ def memory_total_drawn(peak: float | None, cap: float | None, total: float | Non
 
 
 def breakdown_frame(exp: PublishedExperiment) -> pd.DataFrame:
-    """Mean seconds per step and arm for each of PARTS (window steps only when windows are set)."""
-    frame = metric_frame(exp, vocab.STEP_PARTS)
-    windows = exp.analysis.settings.windows
-    if windows and not frame.empty:
-        step = frame["step"].to_numpy()
-        inside = np.zeros(len(frame), dtype=bool)
-        for w in windows:
-            inside |= (step >= w.start) & (step <= w.end)
-        frame = frame[inside]
+    """Seconds per step and arm for each of PARTS, from each arm's mean of every timer over its
+    window steps (analysis.json `arms[].step_parts`): the parts a step's time is split into."""
     rows = []
-    if frame.empty:
-        return pd.DataFrame({"arm": [], "part": [], "seconds": [], "o": []})
-    means = frame.groupby(["arm", "key"])["value"].mean().unstack("key")
-    for arm, m in means.iterrows():
-        got = {k: float(m.get(k, float("nan"))) for k in vocab.STEP_PARTS}
-        v = {k: x if math.isfinite(x) else 0.0 for k, x in got.items()}
+    for arm in sorted(exp.analysis.arms, key=lambda a: a.id):
+        got = {k: arm.step_parts.get(k) for k in vocab.STEP_PARTS}
+        if all(x is None for x in got.values()):
+            continue
+        v = {k: x if x is not None and math.isfinite(x) else 0.0 for k, x in got.items()}
         rollout, wait, train, actor = (
             v[k] for k in (vocab.ROLLOUT_TIME, vocab.TRAIN_WAIT_TIME, vocab.TRAIN_TIME, vocab.ACTOR_TRAIN_TIME)
         )
@@ -243,6 +235,8 @@ def breakdown_frame(exp: PublishedExperiment) -> pd.DataFrame:
             max(0.0, train - actor - logprobs),
         )
         rows += [
-            {"arm": arm, "part": p, "seconds": x, "o": i} for i, (p, x) in enumerate(zip(PARTS, values, strict=True))
+            {"arm": arm.id, "part": p, "seconds": x, "o": i} for i, (p, x) in enumerate(zip(PARTS, values, strict=True))
         ]
+    if not rows:
+        return pd.DataFrame({"arm": [], "part": [], "seconds": [], "o": []})
     return pd.DataFrame(rows)

@@ -31,6 +31,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +118,108 @@ def _cached(cache: Path | None, key: str, make: Callable[[], bytes]) -> bytes:
 
 def render(spec: dict, cache: Path | None) -> str:
     """Vega's SVG of the chart as `static_spec` draws it, cached by the spec's hash (about 0.1-1 s a miss)."""
+    fixed = static_spec(spec)
+    key = spec_key(fixed)
+    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: _draw(fixed)).decode()
+
+
+def _draw(fixed: dict) -> bytes:
     import vl_convert
 
-    fixed = static_spec(spec)
-    key = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
-    return _cached(cache, f"svg/{key[:2]}/{key}.svg", lambda: vl_convert.vegalite_to_svg(fixed).encode()).decode()
+    return numbered(vl_convert.vegalite_to_svg(fixed)).encode()
+
+
+_CLIP = re.compile(r'(id="clip|url\(#clip)(\d+)')
+
+
+def numbered(svg: str) -> str:
+    """Vega's clip-path ids numbered from 1 in the order they appear: its renderer counts them over
+    every chart it drew before in the process, so a chart's SVG depended on what was drawn first."""
+    seen: dict[str, int] = {}
+    return _CLIP.sub(lambda m: f"{m.group(1)}{seen.setdefault(m.group(2), len(seen) + 1)}", svg)
+
+
+@functools.cache
+def _renderer() -> str:
+    """The renderer's version: a chart drawn by another vl_convert is drawn again."""
+    try:
+        import importlib.metadata as md
+
+        return md.version("vl-convert-python")
+    except Exception:  # metadata missing: the spec's hash alone
+        return "unknown"
+
+
+def spec_key(fixed: dict) -> str:
+    """The cache key of a chart as `static_spec` gives it: its spec and the renderer's version."""
+    return hashlib.sha256(json.dumps([_renderer(), fixed], sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A chart drawn into the cache folder: Vega's SVG (`svg`, the standalone file) and its rewrite
+    for the page (`inline`, render/chart_svg.inline)."""
+
+    svg: Path
+    inline: Path
+
+
+@dataclass(frozen=True)
+class DrawJob:
+    """What drawing one chart takes: Vega's SVG of `fixed` into `drawn.svg`, its rewrite for the
+    page (`name` prefixes its ids) into `drawn.inline`."""
+
+    name: str
+    fixed: dict
+    drawn: Drawn
+
+    def done(self) -> bool:
+        return self.drawn.inline.is_file()
+
+    def make(self) -> None:
+        if self.done():
+            return
+        raw = self.drawn.svg
+        if raw.is_file():
+            text = raw.read_bytes()
+        else:
+            text = _draw(self.fixed)
+            atomic.write_bytes(raw, text)
+        atomic.write_bytes(self.drawn.inline, inline(text.decode(), self.name).encode())
+
+
+def plan(jobs: Sequence[tuple[Any, str, dict]], cache: Path) -> tuple[dict[Any, Drawn], list[DrawJob]]:
+    """Where each (key, name, spec)'s drawn files go in `cache`, both kept by content, and the
+    charts still to draw (one job per file: two pages of one chart share it). The page's copy is
+    keyed by the drawn chart's key, `name` and this module's source, so a change to the rewrite
+    redraws nothing but rewrites every chart."""
+    where: dict[Any, Drawn] = {}
+    todo: dict[Path, DrawJob] = {}
+    for key, name, spec in jobs:
+        fixed = static_spec(spec)
+        svg_key = spec_key(fixed)
+        inline_key = hashlib.sha256(b"\0".join((_source_hash().encode(), name.encode(), svg_key.encode()))).hexdigest()
+        drawn = Drawn(
+            cache / "svg" / svg_key[:2] / f"{svg_key}.svg", cache / "inline" / inline_key[:2] / f"{inline_key}.svg"
+        )
+        where[key] = drawn
+        if drawn.inline not in todo and not drawn.inline.is_file():
+            todo[drawn.inline] = DrawJob(name, fixed, drawn)
+    return where, list(todo.values())
+
+
+def draw_all(jobs: Sequence[tuple[Any, str, dict]], cache: Path, workers: int | None = None) -> dict[Any, Drawn]:
+    """Each (key, name, spec) drawn and rewritten for the page into `cache` (`plan`): a chart drawn
+    before costs a look-up; misses are drawn on a few threads (vl_convert's renderer lets them overlap)."""
+    where, todo = plan(jobs, cache)
+    workers = workers or min(4, os.cpu_count() or 1)
+    if len(todo) < 2 or workers < 2:
+        for job in todo:
+            job.make()
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(DrawJob.make, todo))
+    return where
 
 
 def render_all(jobs: Sequence[tuple[Any, dict]], cache: Path | None, workers: int | None = None) -> dict[Any, str]:
@@ -162,6 +260,148 @@ def _decimals(match: re.Match) -> str:
     return re.sub(r"(\d+\.\d)\d+", r"\1", match.group(0))
 
 
+# A point mark's circle as Vega draws it, moved to its place: a path of two arcs.
+_SYMBOL = re.compile(
+    r'<path transform="translate\((-?[\d.e-]+),(-?[\d.e-]+)\)" d="M([\d.]+),0A\3,\3,0,1,1,-\3,0A\3,\3,0,1,1,\3,0"'
+)
+_NUMBERS = re.compile(r'\s(?:x|y|x1|x2|y1|y2|width|height|transform)="[^"]*"')
+_NUMBER = re.compile(r"(-?\d+\.\d)\d+")
+_HIDDEN = re.compile(r' opacity="0\.001"| stroke-width="[\d.]+"(?=[^>]* class="rg-hit")')
+
+
+def lean(svg: str) -> str:
+    """Coordinates to a tenth of a pixel (a third of a chart's bytes were digits no screen shows)."""
+    svg = re.sub(r'\sd="[^"]*"', _decimals, svg)
+    return _NUMBERS.sub(lambda m: _NUMBER.sub(r"\1", m.group(0)), svg)
+
+
+def lean_items(body: str) -> str:
+    """One mark's items with tooltips in fewer bytes (issue 45: a report's page folder at most
+    1.5 MB): a point drawn as a `<circle>` (Vega writes each as a path of two arcs behind a
+    transform), the invisible hit points' opacity left to the stylesheet (`.rg-hit`), and the
+    items' tooltips folded into templates (`_fold`)."""
+    body = _SYMBOL.sub(lambda m: f'<circle cx="{_num(m.group(1))}" cy="{_num(m.group(2))}" r="{m.group(3)}"', body)
+    if "<circle " in body:
+        body = re.sub(r"<circle [^>]*>", lambda m: _HIDDEN.sub("", m.group(0)), body)
+    return _fold(body)
+
+
+def _num(text: str) -> str:
+    """A coordinate to a tenth of a pixel, without a trailing `.0`."""
+    value = round(float(text), 1)
+    return f"{value:g}" if abs(value) < 1e6 else text
+
+
+_DATA_TIP = re.compile(r' data-tip="([^"]*)"')
+ROW = "&#10;"  # the tooltip's line break, as the attribute holds it
+SEPARATOR = "|"
+
+
+def tip_template(tips: Sequence[str]) -> tuple[str, list[str]] | None:
+    """One mark's tooltips ("field: value" rows, escaped, ROW between rows) as a template and each
+    item's values: rows whose value every item shares are written once in the template, the others
+    as "{i}" with the item's values joined by SEPARATOR (a value two rows always share, once). An
+    item without a row has "" there, and the row is left out of its tooltip (docs/assets/charts.js
+    fills a template back in the same way). None when the tooltips do not fold so (fewer than two,
+    a row that is no "field: value", a SEPARATOR or brace in the text, rows in differing orders)."""
+    if len(tips) < 2 or any(SEPARATOR in t or "{" in t or "}" in t for t in tips):
+        return None
+    items: list[dict[str, str]] = []
+    keys: dict[str, None] = {}
+    for t in tips:
+        item: dict[str, str] = {}
+        for row in t.split(ROW):
+            key, sep, value = row.partition(": ")
+            if not sep or key in item:
+                return None
+            item[key] = value
+        items.append(item)
+        keys.update(dict.fromkeys(item))
+    cols = {k: [item.get(k, "") for item in items] for k in keys}
+    slots: list[list[str]] = []  # the distinct columns of values that vary, in order
+    parts = []
+    for k, values in cols.items():
+        if values[0] and values.count(values[0]) == len(values):
+            parts.append(f"{k}: {values[0]}")
+            continue
+        if values not in slots:
+            slots.append(values)
+        parts.append(f"{k}: {{{slots.index(values)}}}")
+    template = ROW.join(parts)
+    values = [SEPARATOR.join(col[i] for col in slots) for i in range(len(tips))]
+    fill = _compiled(template)
+    if any(fill(v) != t for t, v in zip(tips, values, strict=True)):
+        return None  # rows in another order than the template's: left as they are
+    return template, values
+
+
+def fill_template(template: str, values: str) -> str:
+    """An item's tooltip from its mark's template and its values (what docs/assets/charts.js does)."""
+    return _compiled(template)(values)
+
+
+def _compiled(template: str) -> Callable[[str], str]:
+    rows = [(row, re.search(r"\{(\d+)\}", row)) for row in template.split(ROW)]
+    parts = [(row, None, "") if m is None else (row[: m.start()], int(m.group(1)), row[m.end() :]) for row, m in rows]
+
+    def fill(values: str) -> str:
+        got = values.split(SEPARATOR)
+        return ROW.join(a if i is None else a + got[i] + b for a, i, b in parts if i is None or got[i])
+
+    return fill
+
+
+_ELEMENT = re.compile(r"<\w+\b[^>]*/>")
+_HIT = ' class="rg-hit"'
+_FILL = re.compile(r' fill="([^"]*)"')
+
+
+def _tip_of(item: str) -> str:
+    found = _DATA_TIP.search(item)
+    return found.group(1) if found else ""
+
+
+def _fold(body: str) -> str:
+    """One mark's items with tooltips, each run of items of one colour wrapped in a group that holds
+    the colour and the run's tooltip template (`tip_template`): a mark lists its items run by run
+    (one line of the chart after another), and a run's arm and run are its template's."""
+    items = _ELEMENT.findall(body)
+    if not items or "".join(items) != body or not all(" data-tip=" in i for i in items):
+        return body
+    out, run = [], [items[0]]
+
+    def close(run: list[str]) -> str:
+        colour = colour_of(run[0])
+        folded = tip_template([_tip_of(i) for i in run]) if len(run) > 1 else None
+        if folded is None:
+            return "".join(run)
+        template, values = folded
+        hits = all(_HIT in i for i in run)  # the hidden points: their class once, on the group
+        inner = []
+        for item, value in zip(run, values, strict=True):
+            if colour is not None:
+                item = _FILL.sub("", item, 1)
+            if hits:
+                item = item.replace(_HIT, "")
+            inner.append(_DATA_TIP.sub(f' data-tip="{value}"'.replace("\\", "\\\\"), item, 1))
+        paint = f' fill="{colour}"' if colour is not None else ""
+        kind = ' class="rg-hits"' if hits else ""
+        return f'<g{kind}{paint} data-tips="{template}">{"".join(inner)}</g>'
+
+    def colour_of(item: str) -> str | None:
+        fill = _FILL.search(item)
+        return fill.group(1) if fill else None
+
+    for item in items[1:]:
+        if colour_of(item) == colour_of(run[0]):
+            run.append(item)
+        else:
+            out.append(close(run))
+            run = [item]
+    out.append(close(run))
+    return "".join(out)
+
+
 def inline(svg: str, name: str) -> str:
     """Vega's SVG rewritten for the page (see the module's docstring); `name` prefixes its ids."""
     tips: dict[str, list[str]] = {}  # a rule's tooltips by mark name, for its Voronoi bands
@@ -188,7 +428,10 @@ def inline(svg: str, name: str) -> str:
                     attrs += ' class="rg-hit"'
             return f"<{tag}{attrs}{close}>"
 
-        return f'<g class="mark-{mark} role-{role}{" " + mname if mname else ""}"{rest}>{_ITEM.sub(item, body)}</g>'
+        body = _ITEM.sub(item, body)
+        if tipped:
+            body = lean_items(body)
+        return f'<g class="mark-{mark} role-{role}{" " + mname if mname else ""}"{rest}>{body}</g>'
 
     svg = re.sub(r'\s(?:role|aria-roledescription|aria-hidden)="[^"]*"', "", svg)
     banded = set(re.findall(r'<g class="mark-path role-mark (\S+)_voronoi"', svg))
@@ -202,7 +445,7 @@ def inline(svg: str, name: str) -> str:
             tip = next(paths, "")
             return f'<path class="rg-band"{p.group(1)}{f" data-tip={chr(34)}{tip}{chr(34)}" if tip else ""}/>'
 
-        return m.group(0)[: m.start(2) - m.start(0)] + re.sub(r"<path\b([^>]*?)/>", band, m.group(2)) + "</g>"
+        return m.group(0)[: m.start(2) - m.start(0)] + _fold(re.sub(r"<path\b([^>]*?)/>", band, m.group(2))) + "</g>"
 
     svg = re.sub(r'<g class="mark-path role-mark (\S+)_voronoi"[^>]*>(.*?)</g>', bands, svg, flags=re.S)
     svg = _LABEL.sub("", svg)  # axes' and groups' descriptions: the figure is one image, named by its title
@@ -211,7 +454,7 @@ def inline(svg: str, name: str) -> str:
     # stays an xlink:href: Material's instant navigation rewrites every [href] of a page it loads, and an
     # SVG link's href cannot be set (a console error on every history page reached that way).
     svg = svg.replace(f'xlink:href="{VEGA_BASE}', 'xlink:href="')
-    svg = re.sub(r'\sd="[^"]*"', _decimals, svg)
+    svg = lean(svg)
     svg = re.sub(r'\sid="([^"]+)"', lambda m: f' id="rg-{name}-{m.group(1)}"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#rg-{name}-{m.group(1)})", svg)
     width = re.search(r'<svg[^>]*?\swidth="([\d.]+)"', svg)

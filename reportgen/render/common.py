@@ -125,6 +125,8 @@ def same_work_body(doc: AnalysisDocument, c: Comparison) -> list[str]:
 def report_kind(exp: PublishedExperiment) -> kinds.ReportKind:
     """The experiment's report kind from its folder name and the GPUs its machine recorded: the
     one rule for its pages and its block on the reports home."""
+    if exp.kind is not None:
+        return exp.kind
     machine = exp.analysis.machine
     fp = machine_info.fingerprint(exp)
     gpus = [str(g.get("name") or "GPU") for g in machine_info.gpu_list(machine, fp)]

@@ -916,7 +916,9 @@ def render(
     specs["looks"] = looks
     specs.update(quality_specs)
     specs.update(memory_specs)
-    files = {"analysis.json": json.dumps(exp.analysis.to_json(), indent=2, ensure_ascii=False).encode(), **time.files}
+    # Compact: the reader's browser lays JSON out (Firefox, Chrome's "pretty-print"); indented, it was
+    # 36 % of the bytes, 80 KB of every report.
+    files = {"analysis.json": json.dumps(exp.analysis.to_json(), ensure_ascii=False, separators=(",", ":")).encode()}
     return Page(
         path=f"{experiment_base(exp.name)}/index.md",
         title=kinds.page_title(str(title), kind),
@@ -924,4 +926,5 @@ def render(
         markdown="\n".join(md),
         charts={k: v for k, v in specs.items() if v is not None},
         files=files,
+        copies=time.copies,
     )

@@ -12,7 +12,6 @@ Vega-Lite specs written here by hand (one layered, faceted shape), so no Altair 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 
@@ -462,11 +461,10 @@ def alarm_text(a: Alarm, s: PairedSeries) -> str:
 
 
 def _point_text(c: ChainedPoint, root: str) -> str:
-    half = 1.96 * c.se
+    low, high = c.interval(0.95)
     return (
         f"{fmt_change(c.ratio - 1, digits=1)} against anchor {_short(root)} "
-        f"(95 % CI {fmt_change(math.exp(c.log_ratio - half) - 1, digits=1)} to "
-        f"{fmt_change(math.exp(c.log_ratio + half) - 1, digits=1)}, "
+        f"(95 % CI {fmt_change(low - 1, digits=1)} to {fmt_change(high - 1, digits=1)}, "
         f"{sum(m.pairs for m in c.measured)} pairs"
         + (f", through {len(c.via) - 1} bridge{'s' if len(c.via) > 2 else ''}" if len(c.via) > 1 else "")
         + ")"
@@ -521,13 +519,13 @@ def _paired_chart(s: PairedSeries) -> dict:
         k: [] for k in ("kind", "x", "value", "low", "high", "commit", "experiment", "href", "change")
     }
     for i, c in enumerate(s.points):
-        half = 1.96 * c.se
+        low, high = c.interval(0.95)
         for k, v in (
             ("kind", "point"),
             ("x", i),
             ("value", (c.ratio - 1) * 100),
-            ("low", (math.exp(c.log_ratio - half) - 1) * 100),
-            ("high", (math.exp(c.log_ratio + half) - 1) * 100),
+            ("low", (low - 1) * 100),
+            ("high", (high - 1) * 100),
             ("commit", _short(c.commit)),
             ("experiment", c.experiment),
             ("href", f"../../reports/{c.experiment}/"),

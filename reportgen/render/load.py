@@ -26,10 +26,11 @@ from reportgen.analysis.document import AnalysisDocument, ArmResult, Comparison
 from reportgen.capture.redact import published_env, recipe_variables, redact_command_text, redact_published
 from reportgen.errors import UserError
 from reportgen.history.experiment import LoadedExperiment, read_analysis, read_experiment
+from reportgen.render.kinds import ReportKind
 from reportgen.specfile.load import parse_spec
 from reportgen.store import layout
 from reportgen.store.experiment import EXPERIMENT_RECORD
-from reportgen.store.models import ExperimentRecord, GitProvenance, Manifest, RunCommand, StoreFile
+from reportgen.store.models import ExperimentRecord, GitProvenance, LogEvent, Manifest, RunCommand, StoreFile
 from reportgen.store.run import StoredRun
 from reportgen.store.run_folder import GIT_JSON
 
@@ -39,10 +40,14 @@ M = TypeVar("M", bound=StoreFile)
 MAX_TEXT = 200_000
 
 
+@dataclass(frozen=True)
 class PublishedExperiment(LoadedExperiment):
     """An experiment as the pages may publish it (`load_experiment`: every string shortened and
     redacted), with what only the pages ask of it: an arm or a comparison that must be there, and
-    tables computed once and shared by the pages."""
+    tables computed once and shared by the pages. `kind`: its report kind when known without its
+    runs (the site's cache of an unchanged experiment, render/site_cache.py, holds no runs)."""
+
+    kind: ReportKind | None = None
 
     def arm_ids(self) -> list[str]:
         return self.analysis.arm_ids()
@@ -150,7 +155,7 @@ def published(
     return dataclasses.replace(
         run,
         manifest=_shortened(run.manifest, Manifest, folder / layout.MANIFEST, shorten) or run.manifest,
-        events=tuple(shorten(list(run.events))),
+        events=tuple(LogEvent.model_validate(shorten(e.to_dict())) for e in run.events),
         patch=shorten(_cut(run.patch)) if run.patch is not None else None,
         git=_shortened(run.git, GitProvenance, folder / GIT_JSON, shorten),
         artifacts=tuple(shorten(list(run.artifacts))),
@@ -228,10 +233,13 @@ def load_analysis(exp_dir: Path, *, deep: Callable[[Any], Any] | None = None) ->
     return read_analysis(exp_dir, strings=lambda data: redact_published(deep(data) if deep else data))
 
 
-def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None) -> PublishedExperiment:
+def load_experiment(
+    exp_dir: Path, *, shorten: Callable[[Any], Any] | None = None, tables: bool = True
+) -> PublishedExperiment:
     """Everything the pages of one experiment need, read by the history's reader
     (`history.experiment.read_experiment`, each run through the store's) and published: every
-    string mapped by `shorten` (default: identity) and redacted, each run by `published`."""
+    string mapped by `shorten` (default: identity) and redacted, each run by `published`.
+    `tables=False` leaves the runs' tables out (what the other pages of the site read of it)."""
     exp_dir = Path(exp_dir)
     shorten_deep = getattr(shorten, "deep", None) or (lambda x: x)
     shorten_one = shorten or (lambda x: x)
@@ -245,6 +253,7 @@ def load_experiment(exp_dir: Path, *, shorten: Callable[[Any], Any] | None = Non
         needed=_NEEDED,
         fix="re-run `reportgen ingest` for this run",
         strings=deep,
+        tables=tables,
     )
     record = _shortened(read.record, ExperimentRecord, exp_dir / EXPERIMENT_RECORD, deep)
     spec = exp_dir / layout.EXPERIMENT_SPEC

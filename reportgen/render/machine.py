@@ -9,40 +9,45 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
+
+from pydantic import ValidationError
 
 from reportgen.analysis.document import Machine
 from reportgen.render.load import PublishedExperiment
+from reportgen.store.models import Fingerprint
+
+NO_FINGERPRINT = Fingerprint()
 
 
-def fingerprint(exp: PublishedExperiment) -> dict:
-    """The first formal run's provenance/fingerprint.json, or {} when none was recorded or readable."""
+def fingerprint(exp: PublishedExperiment) -> Fingerprint:
+    """The first formal run's provenance/fingerprint.json, or an empty one when none was recorded or
+    readable."""
     for run in exp.formal_runs():
         text = run.provenance.get("fingerprint.json")
         if text:
             try:
-                doc = json.loads(text)
-            except ValueError:
+                return Fingerprint.model_validate(json.loads(text))
+            except (ValueError, ValidationError):
                 continue
-            if isinstance(doc, dict):
-                return doc
-    return {}
+    return Fingerprint()
 
 
-def cpu_text(machine: Machine, fp: dict) -> str | None:
+def cpu_text(machine: Machine, fp: Fingerprint = NO_FINGERPRINT) -> str | None:
     """ "Intel(R) Xeon(R) Processor, 16 cores", from the fingerprint or analysis.json's machine."""
-    model = fp.get("cpu_model") or machine.cpu_model
-    count = fp.get("cpu_count") or machine.cpu_count
+    model = fp.cpu_model or machine.cpu_model
+    count = fp.cpu_count or machine.cpu_count
     if model:
         return f"{model}, {count} cores" if count else str(model)
     return None
 
 
-def gpu_list(machine: Machine, fp: dict) -> list:
+def gpu_list(machine: Machine, fp: Fingerprint = NO_FINGERPRINT) -> list[dict[str, Any]]:
     """The GPUs analysis.json's machine recorded, else those of the first run's fingerprint."""
-    return machine.gpus or fp.get("gpus") or []
+    return list(machine.gpus or []) or [g.to_dict() for g in fp.gpus]
 
 
-def summary(machine: Machine, fp: dict) -> str:
+def summary(machine: Machine, fp: Fingerprint = NO_FINGERPRINT) -> str:
     """GPU model and count ("2 x NVIDIA A100-SXM4-80GB"; mixed models listed each), else the CPU."""
     gpus = gpu_list(machine, fp)
     names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)

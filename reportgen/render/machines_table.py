@@ -12,42 +12,43 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from pydantic import ValidationError
 
 from reportgen.analysis.machines import MachineBlocks, machine_blocks
 from reportgen.render import safe
 from reportgen.render.blocks import table
 from reportgen.render.format import fmt_count
 from reportgen.render.load import PublishedExperiment
+from reportgen.store.models import Fingerprint
 from reportgen.vocab import FORMAL
 
 
 @dataclass(frozen=True)
 class MachineRuns:
     """One machine of the campaign: its share of the blocks, its formal runs (`arm/repeat`) and its
-    fingerprint as the first of them recorded it ({} when none did)."""
+    fingerprint as the first of them recorded it (empty when none did)."""
 
     share: MachineBlocks
     runs: tuple[str, ...]
-    fingerprint: dict[str, Any] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=Fingerprint)
 
     @property
     def short(self) -> str:
         return (self.share.machine or "not recorded")[:8]
 
 
-def _fingerprint(exp: PublishedExperiment, machine: str | None) -> dict[str, Any]:
-    """The machine's provenance/fingerprint.json, from the first of its formal runs that has one."""
+def _fingerprint(exp: PublishedExperiment, machine: str | None) -> Fingerprint:
+    """The machine's provenance/fingerprint.json, from the first of its formal runs that has a
+    readable one."""
     for run in exp.runs:
         if run.role != FORMAL or run.machine != machine:
             continue
         try:
-            doc = json.loads(run.provenance.get("fingerprint.json") or "")
-        except ValueError:
+            return Fingerprint.model_validate(json.loads(run.provenance.get("fingerprint.json") or ""))
+        except (ValueError, ValidationError):
             continue
-        if isinstance(doc, dict):
-            return doc
-    return {}
+    return Fingerprint()
 
 
 def machines_of(exp: PublishedExperiment) -> list[MachineRuns]:

@@ -91,9 +91,9 @@ def report_link(doc: AnalysisDocument, site_url: str | None) -> str:
 def measured_on(doc: AnalysisDocument) -> str:
     """The second line: the report's kind, the machine and the workload, before any number (a CPU
     demo of the embedded stand-in trainer must not read as a GPU measurement of Relax)."""
-    gpus = [str(g.get("name") or "GPU") for g in machine_info.gpu_list(doc.machine, {})]
-    if gpus or machine_info.cpu_text(doc.machine, {}):
-        machine = machine_info.summary(doc.machine, {})
+    gpus = [str(g.get("name") or "GPU") for g in machine_info.gpu_list(doc.machine)]
+    if gpus or machine_info.cpu_text(doc.machine):
+        machine = machine_info.summary(doc.machine)
         where = f"{kinds.classify(doc.experiment.name, gpus, machine).label} on {machine}"
     else:
         where = "Machine not recorded"

@@ -18,6 +18,7 @@ from reportgen.render.machines_table import MachineRuns, blocks_text, machines_o
 from reportgen.render.page import Page, experiment_base
 from reportgen.render.reproduce import quote, wrapped_words
 from reportgen.store.layout import RECIPE_ARGV, RECIPE_SCRIPT
+from reportgen.store.models import MachineGpu
 
 OPEN_WITH = (
     (".trace.json.gz", "Perfetto (ui.perfetto.dev, runs in the browser; the file stays local) or chrome://tracing"),
@@ -65,10 +66,11 @@ def _open_with(path: str) -> str:
     return "any viewer for its type"
 
 
-def _gpu_text(g: dict) -> str:
-    mem = g.get("memory_total_mib") or g.get("mem_total_mib")
-    mem = mem if isinstance(mem, (int, float)) else None
-    return safe.text(g.get("name")) + (f", {fmt_num(mem, 0)} MiB" if mem else "")
+def _gpu_text(g: MachineGpu) -> str:
+    mem = g.mem_total_mib
+    return (
+        safe.text(g.name) + (f", {fmt_num(mem, 0)} MiB" if mem else "") + (f"<br>{safe.code(g.uuid)}" if g.uuid else "")
+    )
 
 
 def machines_section(exp: PublishedExperiment, machines: list[MachineRuns]) -> list[str]:
@@ -81,7 +83,7 @@ def machines_section(exp: PublishedExperiment, machines: list[MachineRuns]) -> l
         return safe.text("; ".join(said) or "n/a")
 
     def item(name: str, key: str) -> list[str]:
-        return [name, *(safe.text(m.fingerprint.get(key) or "n/a") for m in machines)]
+        return [name, *(safe.text(getattr(m.fingerprint, key) or "n/a") for m in machines)]
 
     rows = [
         ["blocks", *(safe.text(blocks_text(m.share)) for m in machines)],
@@ -93,13 +95,12 @@ def machines_section(exp: PublishedExperiment, machines: list[MachineRuns]) -> l
         item("CUDA", "cuda"),
         ["fingerprint", *(safe.code(m.share.machine) for m in machines)],
     ]
-    gpus = max((len(m.fingerprint.get("gpus") or []) for m in machines), default=0)
+    gpus = max((len(m.fingerprint.gpus) for m in machines), default=0)
     for i in range(gpus):
         cells = []
         for m in machines:
-            listed = m.fingerprint.get("gpus") or []
-            g = listed[i] if i < len(listed) and isinstance(listed[i], dict) else {}
-            cells.append(_gpu_text(g) + (f"<br>{safe.code(g.get('uuid'))}" if g.get("uuid") else "") if g else "n/a")
+            listed = m.fingerprint.gpus
+            cells.append(_gpu_text(listed[i]) if i < len(listed) else "n/a")
         rows.append([f"GPU {i}", *cells])
     rows.append(["Python", *(python(m) for m in machines)])
     head = ["item", *(f"machine {i}: {safe.code(m.short)}" for i, m in enumerate(machines, start=1))]

@@ -1,11 +1,16 @@
-"""Write the report pages into a MkDocs build (render stage; the one module that does I/O for pages).
+"""Write the report pages into a MkDocs build (render stage; with render/site_cache.py the one place
+that does I/O for pages).
 
-`generate()` is called by docs/gen_pages.py (mkdocs-gen-files) on every build: it checks that
-every experiment's analysis.json is current (and stops with one line naming `reportgen analyze`
-when one is not: the site build only reads runs/, see docs/site.md), loads each experiment,
-renders its pages, writes them with the given `open_file` (mkdocs_gen_files.open during a build),
-draws every chart at build time as SVG (render/chart_svg.py: cached by content hash; the pages load
-no chart library), and writes the literate-nav SUMMARY.md from what exists. Nothing here knows MkDocs beyond `open_file`.
+`generate()` is called by docs/gen_pages.py (mkdocs-gen-files) on every build. It reads each
+experiment folder once without decoding its tables (`site_cache.scan`: analysis.json must be
+current, else the build stops with one line naming `reportgen analyze`; the site build only reads
+runs/, see docs/site.md), takes the pages of every experiment whose inputs did not change from the
+cache folder, and loads, renders and draws only the others (charts drawn at build time as SVG,
+render/chart_svg.py; the pages load no chart library). The pages every experiment feeds (home,
+reports list, history) are made each time from what analysis.json holds. Pages are written with the
+given `open_file` (mkdocs_gen_files.open during a build), and the literate-nav SUMMARY.md from what
+exists. Nothing here knows MkDocs beyond `open_file`; the hook (docs/hooks/reportgen_hooks.py) puts
+the drawn charts into the final HTML and keeps each page's HTML for the next build.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
-from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
+from reportgen.history.paired import PairedSeries
+from reportgen.history.series import Series
 from reportgen.render import (
     bisect_page,
     candidate_page,
@@ -31,11 +38,15 @@ from reportgen.render import (
     provenance_page,
     rollback_page,
 )
+from reportgen.render.common import report_kind
+from reportgen.render.drawing import DRAWING
 from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
+from reportgen.render.site_cache import CachedPage, Entry, PageCache, Scanned, entry_key, light, scan
+from reportgen.render.site_cache import require_current as require_current
 from reportgen.store import layout
-from reportgen.store.freshness import stale_reason
+from reportgen.store.run_folder import RunsIndex
 
 # mike sets this while it builds a version; without it the site has no versions to select
 # (docs/hooks/reportgen_hooks.py drops Material's version selector).
@@ -47,7 +58,7 @@ OpenFile = Callable[..., IO]
 class SiteOptions:
     """Switches of the report part of the site (mkdocs.yml `extra.reportgen`, or env)."""
 
-    svg_fallback: bool = True
+    svg_fallback: bool = False
     shorten_paths: bool = False
     repo_root: Path | None = None
     cache_dir: Path | None = None
@@ -72,17 +83,6 @@ class SiteOptions:
         return cls(**known, **kw)
 
 
-def require_current(exp_dir: Path, runs_root: Path) -> None:
-    """Stop the build when an experiment's analysis.json is missing, of another schema or older
-    than its runs: the site renders what `reportgen analyze` wrote and never writes runs/ itself."""
-    why = stale_reason(exp_dir, SCHEMA_VERSION)
-    if why is not None:
-        runs_opt = "" if Path(runs_root).resolve() == Path("runs").resolve() else f" --runs {runs_root}"
-        raise UserError(
-            f"{exp_dir / layout.ANALYSIS}: {why}; run `reportgen analyze {exp_dir.name}{runs_opt}`, then build again"
-        )
-
-
 def render_experiment(
     exp: PublishedExperiment, *, svg: bool = True, history: str = "", docs: Sequence[tuple[str, str]] = ()
 ) -> list[Page]:
@@ -96,12 +96,37 @@ def render_experiment(
     return pages
 
 
+# More reports than this, and the navigation lists them by month: a report page's sidebar lists its
+# section's reports (Material prunes the others), and a flat list of hundreds was most of every
+# report page's bytes (issue 45).
+NAV_FLAT = 30
+
+
+def months(experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
+    """experiment -> its section of the navigation when the site holds more than NAV_FLAT reports:
+    the month it was made ("2026-12", from analysis.json's `created_utc`), and a month of more than
+    NAV_FLAT reports in parts of NAV_FLAT ("2026-12, 2 of 7", by name); {} for a smaller site."""
+    if len(experiments) <= NAV_FLAT:
+        return {}
+    by_month: dict[str, list[str]] = {}
+    for e in experiments:
+        by_month.setdefault((e.analysis.experiment.created_utc or "")[:7] or "undated", []).append(e.name)
+    out = {}
+    for month, names in by_month.items():
+        parts = -(-len(names) // NAV_FLAT)
+        for i, name in enumerate(sorted(names)):
+            out[name] = month if parts == 1 else f"{month}, {i // NAV_FLAT + 1} of {parts}"
+    return out
+
+
 def summary(
-    pages_by_exp: Sequence[tuple[str, Sequence[Page]]],
+    pages_by_exp: Sequence[tuple[str, Sequence[NavPage]]],
     docs: Sequence[tuple[str, str]],
-    history: Sequence[Page] = (),
+    history: Sequence[NavPage] = (),
+    groups: Mapping[str, str] | None = None,
 ) -> str:
-    """The literate-nav SUMMARY.md: home, reports (from what exists), then the project docs.
+    """The literate-nav SUMMARY.md: home, reports (from what exists; under their `groups` section,
+    newest first, when given), then the project docs.
 
     Built with mkdocs_gen_files.Nav (titles as a path, a section's own page as its link). Nav
     merges entries by title, so an experiment whose title another already has gets its folder
@@ -113,15 +138,24 @@ def summary(
     nav["Home"] = "index.md"
     nav["Reports"] = "reports/index.md"
     used: set[str] = set()
-    for name, pages in pages_by_exp:
+    groups = groups or {}
+    # newest month first, a month's parts in order, undated last
+    order = {
+        g: (g != "undated", g[:7], -int(g.split(", ")[1].split(" of ")[0]) if ", " in g else 0)
+        for g in set(groups.values())
+    }
+    for name, pages in sorted(
+        pages_by_exp, key=lambda np: order.get(groups.get(np[0], ""), (True, "", 0)), reverse=True
+    ):
         main, *rest = pages
         title = _nav_text(main.nav)
         if title in used:
             title = f"{title} ({_nav_text(name)})"
         used.add(title)
-        nav["Reports", title] = main.path
+        where = ("Reports", _nav_text(groups[name])) if name in groups else ("Reports",)
+        nav[(*where, title)] = main.path
         for p in rest:
-            nav["Reports", title, _nav_text(p.nav)] = p.path
+            nav[(*where, title, _nav_text(p.nav))] = p.path
     for p in history:  # the index first, then one page per recipe
         keys = ("History",) if p.path == history_page.INDEX else ("History", _nav_text(p.nav))
         nav[keys] = p.path
@@ -147,7 +181,7 @@ def page_url(path: str) -> str:
     return stem + "/"
 
 
-def refuse_hidden_docs(pages: Sequence[Page], docs_dir: Path | None, *, extends: Sequence[str] = ()) -> None:
+def refuse_hidden_docs(pages: Sequence[NavPage], docs_dir: Path | None, *, extends: Sequence[str] = ()) -> None:
     """Stop the build when a generated page would take the URL of a hand-written one under docs/.
 
     mkdocs-gen-files replaces a docs file of the same path without a word, and MkDocs' own check of
@@ -191,110 +225,244 @@ def project_docs(docs_dir: Path | None, exclude: Sequence[str]) -> list[tuple[st
     return out
 
 
+class DocsIndex:
+    """The hand-written pages under docs/ (path and title, `project_docs`) and their prose, read once
+    a build: each experiment page links the pages that write about it (`mentions`)."""
+
+    def __init__(self, docs_dir: Path | None, exclude: Sequence[str]) -> None:
+        self.pages = project_docs(docs_dir, exclude)
+        self._prose = {
+            path: _FENCED.sub("", (Path(docs_dir) / path).read_text(encoding="utf-8", errors="replace"))
+            for path, _ in self.pages
+            if docs_dir is not None and not path.startswith("formats/")
+        }
+
+    def mentions(self, experiment: str) -> list[tuple[str, str]]:
+        """(path, title) of the documentation pages that write about `experiment` (name its folder
+        `runs/<experiment>/` outside a fenced command: an example's command names a folder without
+        being about it); the experiment page links them from its workload line."""
+        needle = f"runs/{experiment}/"
+        return [(path, title) for path, title in self.pages if needle in self._prose.get(path, "")]
+
+
 def mentions(docs_dir: Path | None, exclude: Sequence[str], experiment: str) -> list[tuple[str, str]]:
-    """(path, title) of the documentation pages that write about `experiment` (name its folder
-    `runs/<experiment>/`): the experiment page links them from its workload line."""
-    if docs_dir is None:
-        return []
-    needle = f"runs/{experiment}/"
-    out = []
-    for path, title in project_docs(docs_dir, exclude):
-        text = (Path(docs_dir) / path).read_text(encoding="utf-8", errors="replace")
-        prose = _FENCED.sub("", text)  # a command in an example names the folder without being about it
-        if needle in prose and not path.startswith("formats/"):
-            out.append((path, title))
-    return out
+    """`DocsIndex.mentions` for one experiment (reads the docs: for one experiment's pages)."""
+    return DocsIndex(docs_dir, exclude).mentions(experiment) if docs_dir is not None else []
 
 
 _FENCED = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.M | re.S)
 
 
-CHARTS_SIDECAR = ".charts.json"  # "<page>.charts.json" next to "<page>.md": its charts' SVG, read by docs/hooks
+CHARTS_SIDECAR = ".charts.json"  # "<page>.charts.json" next to "<page>.md": where its drawn charts are (docs/hooks)
 CHART_SLOT = re.compile(r'(<div class="rg-svg" data-chart="([^"]*)"[^>]*>)</div>')
+
+
+class NavPage(Protocol):
+    """What the navigation and the checks of a written page read (a `Page`, a `CachedPage`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def nav(self) -> str: ...
 
 
 def fill_charts(html: str, svgs: dict[str, str]) -> str:
     """The page's HTML with each chart's placeholder (blocks.chart) holding its SVG.
 
-    The SVG travels in a sidecar file and is put into the final HTML by the build hook
-    (docs/hooks/reportgen_hooks.py, `on_post_page`): a chart is 20-300 KB of markup that
+    The SVG is put into the final HTML by the build hook (docs/hooks/reportgen_hooks.py,
+    `on_post_page`), read from the file the sidecar names: a chart is 20-300 KB of markup that
     Python-Markdown, Material's search indexer and Jinja would otherwise each walk.
     """
     return CHART_SLOT.sub(lambda m: m.group(1) + svgs.get(m.group(2), "") + "</div>", html)
+
+
+def read_sidecar(text: str) -> dict[str, str]:
+    """A page's drawn charts, name -> SVG for the page, from its sidecar (name -> the drawn file)."""
+    return {name: Path(path).read_text(encoding="utf-8") for name, path in json.loads(text).items()}
 
 
 def charts_sidecar(page_path: str) -> str:
     return page_path[: -len(".md")] + CHARTS_SIDECAR if page_path.endswith(".md") else page_path + CHARTS_SIDECAR
 
 
-def render_svgs(pages: Sequence[Page], cache: Path | None) -> dict[tuple[str, str], str]:
-    """Vega's SVG of every chart of `pages`, keyed by (page path, chart name)."""
-    return chart_svg.render_all([((p.path, name), spec) for p in pages for name, spec in p.charts.items()], cache)
+def drawn(pages: Sequence[Page], cache: Path) -> list[CachedPage]:
+    """Each page as the cache keeps it, its charts named by the files they are drawn into
+    (render/chart_svg.plan: a chart drawn before costs a look-up); the others are handed to the
+    build's workers (render/drawing.DRAWING: drawn meanwhile, or at once without workers)."""
+    where, todo = chart_svg.plan([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
+    DRAWING.draw(todo)
+    return _cached(pages, where)
 
 
-def write_page(
-    page: Page, open_file: OpenFile, *, svg: bool, cache: Path | None, svgs: dict[tuple[str, str], str] | None = None
-) -> None:
-    """The page's Markdown, its charts' inline SVG (the sidecar), its files and, with `svg`, each
-    chart as a standalone SVG file next to it."""
+def _cached(pages: Sequence[Page], where: Mapping[tuple[str, str], chart_svg.Drawn]) -> list[CachedPage]:
+    return [
+        CachedPage(
+            path=p.path,
+            title=p.title,
+            nav_title=p.nav_title,
+            markdown=p.markdown,
+            charts={n: (str(where[(p.path, n)].inline), str(where[(p.path, n)].svg)) for n in p.charts},
+            files=dict(p.files),
+            copies={name: str(path) for name, path in p.copies.items()},
+        )
+        for p in pages
+    ]
+
+
+def write_page(page: CachedPage, open_file: OpenFile, *, svg: bool) -> None:
+    """The page's Markdown, the sidecar naming its drawn charts, its files and copies and, with
+    `svg`, each chart as a standalone SVG file next to it."""
     folder = page.path.rsplit("/", 1)[0]
     with open_file(page.path, "w", encoding="utf-8") as fh:
         # The full title (it names the experiment) for the browser tab and search results; the
         # navigation shows the page's short nav title (SUMMARY.md).
         fh.write(f"---\ntitle: {json.dumps(page.title, ensure_ascii=False)}\n---\n\n{page.markdown}")
-    drawn = {
-        name: svgs[(page.path, name)] if svgs and (page.path, name) in svgs else chart_svg.render(spec, cache)
-        for name, spec in page.charts.items()
-    }
-    if drawn:
+    if page.charts:
         with open_file(charts_sidecar(page.path), "w", encoding="utf-8") as fh:
-            inline = {name: chart_svg.inline_cached(text, name, cache) for name, text in drawn.items()}
-            json.dump(inline, fh, ensure_ascii=False, separators=(",", ":"))
+            json.dump({name: inline for name, (inline, _) in page.charts.items()}, fh, separators=(",", ":"))
     for name, data in page.files.items():
         with open_file(f"{folder}/{name}", "wb") as fh:
             fh.write(data)
+    for name, source in page.copies.items():
+        with open_file(f"{folder}/{name}", "wb") as fh, open(source, "rb") as src:
+            shutil.copyfileobj(src, fh)
     if svg:
-        for name, text in drawn.items():
+        DRAWING.wait(inline for inline, _ in page.charts.values())
+        for name, (_, raw) in page.charts.items():
             with open_file(f"{folder}/{name}.svg", "wb") as fh:
-                fh.write(text.encode())
+                fh.write(Path(raw).read_bytes())
 
 
-def generate(runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions()) -> list[Page]:
-    """Render every experiment under `runs_root` into the site; returns the pages written."""
+@dataclass(frozen=True)
+class _Options:
+    """What of the site's options and inputs every experiment's pages depend on (a cache key part)."""
+
+    svg_fallback: bool
+    shorten: PathShortener
+    runs_root: str
+
+
+def generate(
+    runs_root: Path, *, open_file: OpenFile, options: SiteOptions = SiteOptions(), wait: bool = True
+) -> list[NavPage]:
+    """Render every experiment under `runs_root` into the site; returns the pages written. With
+    `wait=False` charts may still be drawing when it returns (render/drawing.py: the build's hook
+    waits for each page's, `DRAWING.wait`, and for the rest at the end, `DRAWING.finish`)."""
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
     chart_spec.set_template_store(cache / "templates")
-    experiments: list[PublishedExperiment] = []
-    for exp_dir in layout.iter_experiments(runs_root):
-        require_current(exp_dir, runs_root)
-        experiments.append(load_experiment(exp_dir, shorten=shorten))
-    written: list[Page] = []
-    per_exp: list[tuple[str, list[Page]]] = []
-    # The history is computed here from what was loaded, never read from a file (docs/performance-history.md).
-    series = history_page.history_of(experiments)
-    paired = history_page.paired_of(experiments)
-    vs_lines = history_page.vs_history_lines(paired, experiments)
-    for exp in experiments:
-        line = vs_lines.get(exp.name, "")
-        about = mentions(options.docs_dir, options.exclude_docs, exp.name)
-        pages = render_experiment(exp, svg=options.svg_fallback, history=line, docs=about)
-        per_exp.append((exp.name, pages))
-        written += pages
-    history = history_page.render_all(
-        series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
-    ) + bisect_page.pages(runs_root)
-    written += history
-    home = home_page.render(experiments)
-    written.insert(0, home)
-    index = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
-    front = home_page.home(index.read_text(encoding="utf-8"), experiments) if index and index.is_file() else None
-    if front is not None:
-        written.insert(0, front)
-    refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
-    svgs = render_svgs(written, cache)
-    for page in written:
-        write_page(page, open_file, svg=options.svg_fallback, cache=cache, svgs=svgs)
-    with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
-        fh.write(summary(per_exp, project_docs(options.docs_dir, options.exclude_docs), history))
-    return written
+    store = PageCache(cache)
+    index = RunsIndex(runs_root)
+    scanned = [scan(exp_dir, runs_root, index) for exp_dir in layout.iter_experiments(runs_root)]
+    opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
+    # Every experiment as the pages of several read it (no runs): from the cache, else read without
+    # tables (on the workers when there are many: a cold build).
+    light_keys = [_key(s, opts, "experiment") for s in scanned]
+    found = [store.get(k) for k in light_keys]
+    missing = [i for i, e in enumerate(found) if e is None]
+    DRAWING.start(cache, len(missing))
+    try:
+        made = DRAWING.map(
+            _light_entry,
+            [scanned[i].path for i in missing],
+            [opts] * len(missing),
+            [cache] * len(missing),
+            [light_keys[i] for i in missing],
+        )
+        for i, entry in zip(missing, made, strict=True):
+            found[i] = entry
+        experiments = [_experiment(e) for e in found]
+        docs = DocsIndex(options.docs_dir, options.exclude_docs)
+        # The history: its series and change points from what analysis.json stores
+        # (docs/performance-history.md), kept while no experiment changed.
+        series, paired = store.history(light_keys, lambda: _history(experiments))
+        vs_lines = history_page.vs_history_lines(paired, experiments)
+        keys, outside = [], []
+        for s in scanned:
+            line, about = vs_lines.get(s.name, ""), docs.mentions(s.name)
+            keys.append(_key(s, opts, "pages", line, about))
+            outside.append((line, about))
+        entries = [store.get(k) for k in keys]
+        todo = [i for i, e in enumerate(entries) if e is None]
+        rendered = DRAWING.map(
+            _render_entry,
+            [scanned[i].path for i in todo],
+            [opts] * len(todo),
+            [outside[i] for i in todo],
+            [cache] * len(todo),
+            [keys[i] for i in todo],
+        )
+        for i, (pages, jobs) in zip(todo, rendered, strict=True):
+            DRAWING.draw(jobs)
+            entries[i] = Entry(tuple(pages), None)
+        written: list[CachedPage] = []
+        per_exp: list[tuple[str, list[CachedPage]]] = []
+        for s, entry in zip(scanned, entries, strict=True):
+            pages = list(entry.pages) if entry is not None else []
+            per_exp.append((s.name, pages))
+            written += pages
+        shared = history_page.render_all(
+            series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
+        ) + bisect_page.pages(runs_root)
+        history = drawn(shared, cache)
+        written += history
+        home = [home_page.render(experiments)]
+        index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
+        front = (
+            home_page.home(index_md.read_text(encoding="utf-8"), experiments)
+            if index_md and index_md.is_file()
+            else None
+        )
+        if front is not None:
+            home.insert(0, front)
+        written[:0] = drawn(home, cache)
+        refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
+        for page in written:
+            write_page(page, open_file, svg=options.svg_fallback)
+        with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
+            fh.write(summary(per_exp, docs.pages, history, months(experiments)))
+        store.prune([*keys, *light_keys])
+    except BaseException:
+        DRAWING.finish()
+        raise
+    if wait:
+        DRAWING.finish()
+    return list(written)
+
+
+def _key(s: Scanned, opts: _Options, what: str, *outside: object) -> str:
+    return entry_key(s, outside=(what, *outside), options=opts)
+
+
+def _history(experiments: Sequence[PublishedExperiment]) -> tuple[list[Series], list[PairedSeries]]:
+    return history_page.history_of(experiments), history_page.paired_of(experiments)
+
+
+def _experiment(entry: Entry | None) -> PublishedExperiment:
+    if entry is None or entry.experiment is None:
+        raise ValueError("a page entry where an experiment entry belongs")
+    return entry.experiment
+
+
+def _light_entry(path: Path, opts: _Options, cache: Path, key: str) -> Entry:
+    """The experiment as the home page, the reports list and the history read it (no runs), read
+    without its tables and kept in the cache (on a worker)."""
+    exp = load_experiment(path, shorten=opts.shorten, tables=False)
+    entry = Entry((), light(exp, report_kind(exp)))
+    PageCache(cache).put(key, entry)
+    return entry
+
+
+def _render_entry(
+    path: Path, opts: _Options, outside: tuple[str, list[tuple[str, str]]], cache: Path, key: str
+) -> tuple[list[CachedPage], list[chart_svg.DrawJob]]:
+    """One experiment's pages, rendered and kept in the cache (on a worker), and its charts still to
+    draw: the caller hands them to the workers and does not wait."""
+    line, about = outside
+    exp = load_experiment(path, shorten=opts.shorten)
+    pages = render_experiment(exp, svg=opts.svg_fallback, history=line, docs=about)
+    where, todo = chart_svg.plan([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
+    cached = _cached(pages, where)
+    PageCache(cache).put(key, Entry(tuple(cached), None))
+    return cached, todo

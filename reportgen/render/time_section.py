@@ -58,7 +58,7 @@ PERFETTO = "https://ui.perfetto.dev/"
 class Section:
     markdown: str
     charts: dict[str, dict] = dataclasses.field(default_factory=dict)
-    files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    copies: dict[str, Path] = dataclasses.field(default_factory=dict)  # site path -> the run's file copied there
 
 
 def load(exp: PublishedExperiment) -> dict[str, ArmTraces]:
@@ -603,4 +603,4 @@ def experiment_section(exp: PublishedExperiment, *, svg: bool) -> Section:
         md.append("Each candidate's page shows its difference from the baseline and the operators behind it.\n")
     md += _rollout_and_notes(arms)
     listing, copies = _trace_files(exp.path, arms, "", exp.name)
-    return Section("\n".join(md + listing), specs, {name: path.read_bytes() for name, path in copies.items()})
+    return Section("\n".join(md + listing), specs, copies)

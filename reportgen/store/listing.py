@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from reportgen.store.layout import iter_experiments, iter_runs
 from reportgen.store.runs import load_manifest
@@ -36,14 +35,7 @@ def list_runs(root: Path) -> list[RunRow]:
                     status=str(m.status) if m is not None and "status" in m.model_fields_set else "no manifest",
                     started_utc=m.started_utc if m is not None else None,
                     duration_s=m.duration_s if m is not None else None,
-                    steps=_trained(m.ingest or {}) if m is not None else None,
+                    steps=m.ingest.trained() if m is not None else None,
                 )
             )
     return rows
-
-
-def _trained(ingest: dict[str, Any]) -> int | None:
-    """Steps the run completed, as the report counts them: `train_steps` (ingest's count of steps
-    that trained), else the steps logged (a manifest of an older ingest)."""
-    value = ingest.get("train_steps", ingest.get("steps"))
-    return value if isinstance(value, int) else None

@@ -13,9 +13,11 @@ Every JSON file a run folder holds is read and written through its model here:
 
 (`analysis.json` has its own model, `reportgen.analysis.document`.)
 
-The models type the fields code reads and allow the rest (`extra="allow"`): the files carry more
-than any one reader needs (an ingest summary, a fingerprint), and a file written by an older
-reportgen must still load. A file's `schema_version` is checked on read: an older one passes
+The models type the fields code reads and allow the rest (`extra="allow"`): a file written by an
+older or newer reportgen must still load. The sections inside a file are typed too (`Section`: a
+manifest's `gpu`, `fingerprint`, `ingest`, `invariants` and `hashes`, the events of events.json),
+so a reader writes `manifest.ingest.lifecycle.attempts`, never `.get("ingest") or {}`; a section
+writes its keys back in its writer's order, so a file read and written back is the same. A file's `schema_version` is checked on read: an older one passes
 through one upgrade function per version (`UPGRADES`) up to the current one; a newer one, or a
 file that is not the model's kind, is refused with one `UserError` line. Nothing is written
 back: an upgrade happens in memory, the file on disk stays as it was recorded.
@@ -28,7 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from reportgen.errors import UserError, first_problem
 from reportgen.store import atomic
@@ -37,6 +39,38 @@ from reportgen.vocab import Status
 Number = int | float  # int first: a whole number stays an int, so a file reads and writes back the same
 
 Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class Section(BaseModel):
+    """A typed part of a run-folder file (a manifest's `ingest`, one event of events.json): its known
+    keys typed, the others kept as they were (`extra="allow"`). Its fields are declared in the order
+    their writer writes them, and `to_dict` gives the keys that were set in that order (the others
+    after), so a file read and written back is the same."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The section as a plain dict: the keys that were set, in the order they are declared."""
+        out: dict[str, Any] = _ordered(self)
+        return out
+
+
+def _ordered(value: Any) -> Any:
+    """A model's keys that were set: a file's in the order it gave them (`StoreFile._order`), a section's
+    in the order they are declared, the others after; sections within it alike."""
+    if isinstance(value, BaseModel):
+        declared = [k for k in type(value).model_fields if k in value.model_fields_set]
+        keys = [*getattr(value, "_order", []), *declared, *(value.model_extra or {})]
+        out: dict[str, Any] = {}
+        for key in dict.fromkeys(keys):
+            if key in value.model_fields_set or key in (value.model_extra or {}):
+                out[key] = _ordered(getattr(value, key))
+        return out
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _ordered(v) for k, v in value.items()}
+    return value
 
 
 class StoreFile(BaseModel):
@@ -126,12 +160,211 @@ class StoreFile(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         """The document as a plain dict: the keys that were set, in the order they were given."""
-        dumped = self.model_dump(exclude_unset=True, by_alias=True)
+        dumped = _ordered(self)
         return {k: dumped[k] for k in [*self._order, *dumped] if k in dumped} if self._order else dumped
 
     def write(self, path: Path) -> Path:
         """Write atomically (store.atomic), the only way these files are written."""
         return atomic.write_json(Path(path), self.to_dict())
+
+
+# ---------------------------------------------------------------- sections of a run's files
+
+
+class MachineGpu(Section):
+    """One GPU of a machine's fingerprint (capture.fingerprint)."""
+
+    index: int | None = Field(default=None, description="Its index, as NVML numbers it.")
+    name: str | None = Field(default=None, description='Its model ("NVIDIA H200").')
+    uuid: str | None = Field(default=None, description="Its UUID (`GPU-...`).")
+    mem_total_mib: Number | None = Field(default=None, description="Its memory, MiB.")
+
+
+class PythonInfo(Section):
+    version: str | None = Field(default=None, description="The Python version that ran the workload.")
+    executable: str | None = Field(default=None, description="Its interpreter.")
+
+
+class Fingerprint(Section):
+    """A machine's facts (capture.fingerprint.machine_fingerprint): what `fingerprint_id` and the
+    machine class (`class_id`) are computed from. Empty when none was recorded."""
+
+    hostname: str | None = Field(default=None, description="The host's name.")
+    os: str | None = Field(default=None, description="`Linux`, ...")
+    kernel: str | None = Field(default=None, description="The kernel release.")
+    arch: str | None = Field(default=None, description="`x86_64`, ...")
+    cpu_model: str | None = Field(default=None, description="The CPU model.")
+    cpu_count: int | None = Field(default=None, description="Logical CPUs.")
+    mem_total_bytes: int | None = Field(default=None, description="Main memory.")
+    gpus: list[MachineGpu] = Field(default_factory=list, description="The GPUs (none on a CPU machine).")
+    driver: str | None = Field(default=None, description="The NVIDIA driver.")
+    cuda: str | None = Field(default=None, description="The CUDA version the driver supports.")
+    image_digest: str | None = Field(default=None, description="The container image's digest, when known.")
+    image_digest_env: str | None = Field(default=None, description="The variable it was read from.")
+    python: PythonInfo | None = Field(default=None, description="The workload's Python.")
+
+    def __bool__(self) -> bool:
+        return bool(self.model_fields_set or self.model_extra)
+
+
+class GpuSeen(Section):
+    """One GPU the sampler saw (NVML reports every GPU; `visible`: the workload could use it)."""
+
+    index: int | None = Field(default=None, description="NVML's index.")
+    uuid: str | None = Field(default=None, description="Its UUID.")
+    name: str | None = Field(default=None, description="Its model.")
+    mem_total_mib: Number | None = Field(default=None, description="Its memory, MiB.")
+    visible: bool | None = Field(default=None, description="Whether CUDA_VISIBLE_DEVICES let the workload use it.")
+
+
+class GpuSampling(Section):
+    """A manifest's `gpu`: what the GPU sampler did (capture.gpu.GpuStatus)."""
+
+    available: bool = Field(default=False, description="Whether GPUs could be sampled.")
+    reason: str | None = Field(default=None, description="Why not, when they could not.")
+    gpus: list[GpuSeen] = Field(default_factory=list, description="The GPUs seen.")
+    samples: int = Field(default=0, description="Rows written: one per GPU per tick.")
+    ticks: int | None = Field(default=None, description="Sampling ticks.")
+    errors: int | None = Field(default=None, description="Ticks whose read failed (the sampler carried on).")
+    last_error: str | None = Field(default=None, description="The last of those errors.")
+    cpu_s: Number | None = Field(default=None, description="CPU seconds of the sampler thread.")
+    wall_s: Number | None = Field(default=None, description="Wall seconds it ran.")
+    host_available: bool | None = Field(default=None, description="Whether host load was sampled too.")
+    host_reason: str | None = Field(default=None, description="Why not.")
+    host_samples: int | None = Field(default=None, description="Host load rows written.")
+
+    def visible_indices(self) -> set[int]:
+        """The indices of the GPUs the workload could use."""
+        return {g.index for g in self.gpus if g.visible and g.index is not None}
+
+
+class CleanEnd(Section):
+    """Where a stream logged Relax's clean end (`Main func successfully`)."""
+
+    stream: str = Field(description='"stdout" or "stderr".')
+    line: int | None = Field(default=None, description="1-based line in that stream's log.")
+
+
+class Attempt(Section):
+    """One attempt of a run's log (ingest.lifecycle): a job, or an in-run restart of it."""
+
+    attempt: int | None = Field(default=None, description="1-based, in log order.")
+    kind: str | None = Field(default=None, description='"job" or "restart".')
+    started_by: str | None = Field(default=None, description='What marked its start ("job submission", ...).')
+    first_line: int | None = Field(default=None, description="Its first line in the log.")
+    last_line: int | None = Field(default=None, description="Its last line.")
+    started_utc: str | None = Field(default=None, description="Its first log timestamp.")
+    ended_utc: str | None = Field(default=None, description="Its last log timestamp.")
+    duration_s: Number | None = Field(default=None, description="From its first to its last timestamp.")
+    resumed_from_iteration: int | None = Field(default=None, description="The checkpoint iteration it loaded.")
+    start_step: int | None = Field(default=None, description="The step it started at, when past 0.")
+    steps: list[int] | None = Field(default=None, description="[first, last] step the actor trained in it.")
+    trained_steps: int | None = Field(default=None, description="Steps the actor trained in it.")
+    rollout_only_steps: list[int] | None = Field(default=None, description="Steps only the rollout side logged.")
+    redone_steps: list[list[int]] | None = Field(
+        default=None, description="Steps an earlier attempt had trained, as [first, last] ranges."
+    )
+    redone: str | None = Field(default=None, description='Those steps in words ("10-14").')
+    replaced_values: int | None = Field(default=None, description="Its values a later attempt replaced.")
+    cause: str | None = Field(default=None, description="Why it started (a restart's cause).")
+    end: str | None = Field(default=None, description='"clean", "failed", "stopped", "restarted", "cut" or null.')
+    failure: str | None = Field(default=None, description="Its failure in words.")
+
+
+class Lifecycle(Section):
+    """The attempts a run's log shows (ingest.lifecycle: jobs, in-run restarts, resumes)."""
+
+    stream: str | None = Field(default=None, description="The stream whose attempts these are.")
+    attempts: list[Attempt] = Field(default_factory=list, description="In log order.")
+    jobs: int | None = Field(default=None, description="Jobs (submissions) in the log.")
+    restarts: int | None = Field(default=None, description="In-run restarts.")
+    replaced_values: int | None = Field(default=None, description="Values a later attempt replaced.")
+
+
+class LossScaleSkips(Section):
+    """The parameter updates fp16 loss scaling skipped (ingest)."""
+
+    warnings: int = Field(default=0, description="`Inf found in gradients` warnings.")
+    steps: int | None = Field(default=None, description="Training steps whose update was skipped.")
+    first: str | None = Field(default=None, description='Where the first warning is ("stdout.log:120").')
+    skipped_steps: list[int] = Field(default_factory=list, description="The actor's skipped steps.")
+    critic_skipped_steps: list[int] = Field(default_factory=list, description="The critic's skipped steps.")
+
+
+class IngestSummary(Section):
+    """A manifest's `ingest`: what ingest read from the run's logs (reportgen.ingest.run_dir)."""
+
+    steps: int | None = Field(default=None, description="Steps the logs show trained.")
+    last_step: int | None = Field(default=None, description="The last of them.")
+    records: int | None = Field(default=None, description="Metric records read.")
+    skipped_lines: int | None = Field(default=None, description="Lines that looked like metrics but did not parse.")
+    events: int | None = Field(default=None, description="Failure events found.")
+    disagreements: int | None = Field(default=None, description="Values the console and TensorBoard disagree on.")
+    sources: list[str] = Field(default_factory=list, description='Where metrics came from ("console", ...).')
+    lines: dict[str, int] = Field(default_factory=dict, description="Lines read per stream.")
+    tensorboard_error: str | None = Field(default=None, description="Why the TensorBoard events could not be read.")
+    train_steps: int | None = Field(default=None, description="Steps the actor trained (`step N` records).")
+    rollout_only_steps: list[int] = Field(default_factory=list, description="Steps only the rollout side logged.")
+    clean_end: list[CleanEnd] = Field(default_factory=list, description="Where each stream logged its clean end.")
+    lifecycle: Lifecycle | None = Field(default=None, description="The log's attempts; null: not read.")
+    unreadable_lines: dict[str, Any] | None = Field(default=None, description="Lines that could not be read.")
+    joined_lines: dict[str, Any] | None = Field(default=None, description="Metric messages read joined.")
+    loss_scale_skips: LossScaleSkips | None = Field(default=None, description="Updates fp16 loss scaling skipped.")
+    undecodable: dict[str, Any] | None = Field(default=None, description="Undecodable regions skipped per log.")
+    warnings: list[str] = Field(default_factory=list, description="What ingest could not read cleanly, in words.")
+
+    def clean_ends(self) -> dict[str, int]:
+        """stream -> the line of its clean end."""
+        return {e.stream: e.line for e in self.clean_end if e.line is not None}
+
+    def trained(self) -> int | None:
+        """Steps the run completed, as the report counts them: `train_steps`, else (a manifest of an
+        older ingest) the steps logged."""
+        return self.train_steps if self.train_steps is not None else self.steps
+
+
+class Violation(Section):
+    flag: str | None = Field(default=None, description="The fixed-workload flag.")
+    expected: Any = Field(default=None, description="Its value in the spec.")
+    actual: Any = Field(default=None, description="The value the run had.")
+
+
+class Invariants(Section):
+    """A manifest's `invariants`: the fixed-workload flags checked and what broke them."""
+
+    checked: list[str] = Field(default_factory=list, description="The flags checked.")
+    values: dict[str, Any] = Field(default_factory=dict, description="Flag -> the value the run had.")
+    violations: list[Violation] = Field(default_factory=list, description="Flags whose value was not the spec's.")
+
+
+class Hashes(Section):
+    """A manifest's `hashes`: the model manifest's and the data files'."""
+
+    model_manifest_sha256: str | None = Field(default=None, description="SHA-256 of the model manifest.")
+    data: dict[str, Any] = Field(default_factory=dict, description="Data file -> its SHA-256.")
+
+    @property
+    def recorded(self) -> bool:
+        return self.model_manifest_sha256 is not None or bool(self.data)
+
+
+class LogEvent(Section):
+    """One failure event ingest found in a run's logs (one entry of events.json): an OOM, a NaN, a
+    traceback, a fatal loop error, an abnormal exit, a stop. `details` holds what the kind says
+    (an OOM's sizes, a stop's signal, the attempt of a log of several): open by design."""
+
+    kind: str = Field(description='"oom", "nan", "traceback", "fatal", "abnormal_exit", "interrupted", "recovered".')
+    step: int | None = Field(default=None, description="The step it happened at, when known.")
+    stream: str = Field(default="stdout", description='"stdout", "stderr" or "process".')
+    line: int | None = Field(default=None, description="1-based line in that stream's log.")
+    message: str = Field(default="", description="The line that reported it.")
+    excerpt: list[str] = Field(default_factory=list, description="Log lines around it.")
+    details: dict[str, Any] = Field(default_factory=dict, description="What the kind says (sizes, signal, attempt).")
+
+    @property
+    def where(self) -> str:
+        """ "stderr.log:3", or the stream alone without a line."""
+        return f"{self.stream}.log:{self.line}" if self.line is not None else self.stream
 
 
 class CampaignMachine(BaseModel):
@@ -182,8 +415,8 @@ class Campaign(StoreFile):
 
     campaign_id: str = Field(description="UTC time the campaign started, e.g. `20261129T071500Z`; archive/ uses it.")
     fingerprint_id: str | None = Field(default=None, description="The machine that started the campaign.")
-    fingerprint: dict[str, Any] = Field(
-        default_factory=dict,
+    fingerprint: Fingerprint = Field(
+        default_factory=Fingerprint,
         description="That machine's fingerprint: host, CPU, GPUs, driver; its class is the campaign's.",
     )
     class_id: str | None = Field(
@@ -198,6 +431,11 @@ class Campaign(StoreFile):
     machines: list[CampaignMachine] = Field(
         default_factory=list, description="The machines that joined, in the order they did, with the blocks each gave."
     )
+
+    @field_validator("fingerprint", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value
 
     def machine(self, fingerprint_id: str) -> CampaignMachine | None:
         return next((m for m in self.machines if m.fingerprint_id == fingerprint_id), None)
@@ -317,17 +555,17 @@ class Manifest(StoreFile):
     signal: str | None = Field(default=None, description="The signal that ended it (`SIGKILL`), if one did.")
     timed_out: bool | None = Field(default=None, description="Whether the runner stopped it at its time limit.")
     cwd: Any = Field(default=None, description="The working folder the command ran in.")
-    gpu: dict[str, Any] | None = Field(default=None, description="GPU sampling: the GPUs seen, or why none was.")
-    hashes: dict[str, Any] | None = Field(default=None, description="Model manifest and data file hashes.")
-    invariants: dict[str, Any] | None = Field(default=None, description="Flags checked and violations found.")
+    gpu: GpuSampling = Field(default_factory=GpuSampling, description="GPU sampling: the GPUs seen, or why none was.")
+    hashes: Hashes = Field(default_factory=Hashes, description="Model manifest and data file hashes.")
+    invariants: Invariants = Field(default_factory=Invariants, description="Flags checked and violations found.")
     campaign_id: str | None = Field(default=None, description="The campaign the run belongs to.")
     fingerprint_id: str | None = Field(default=None, description="The machine the run ran on.")
-    fingerprint: dict[str, Any] | None = Field(
-        default=None,
+    fingerprint: Fingerprint = Field(
+        default_factory=Fingerprint,
         description="That machine's fingerprint (host, CPU, GPUs, driver), whose class_id the history keys on.",
     )
     effective_argv: dict[str, Any] | None = Field(default=None, description="Flag -> value as the workload saw it.")
-    ingest: dict[str, Any] | None = Field(default=None, description="Counts and lifecycle from ingestion.")
+    ingest: IngestSummary = Field(default_factory=IngestSummary, description="Counts and lifecycle from ingestion.")
     process: dict[str, Any] | None = Field(
         default=None, description="The executor's identity of the running workload (to stop an orphan)."
     )
@@ -346,6 +584,12 @@ class Manifest(StoreFile):
         "absent (the recipe's own).",
     )
 
+    @field_validator("gpu", "hashes", "invariants", "fingerprint", "ingest", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        """A section written as null (nothing was recorded) reads as an empty one."""
+        return {} if value is None else value
+
     @property
     def complete(self) -> bool:
         return self.status == Status.COMPLETE
@@ -353,11 +597,14 @@ class Manifest(StoreFile):
     @property
     def start_step(self) -> int:
         """The step the run's log starts at (a run resumed from a checkpoint), else 0."""
-        lifecycle = (self.ingest or {}).get("lifecycle") or {}
-        attempts = lifecycle.get("attempts") if isinstance(lifecycle, dict) else None
-        first = attempts[0] if isinstance(attempts, list) and attempts and isinstance(attempts[0], dict) else {}
-        start = first.get("start_step")
-        return start if isinstance(start, int) and start > 0 else 0
+        attempts = self.ingest.lifecycle.attempts if self.ingest.lifecycle is not None else []
+        start = attempts[0].start_step if attempts else None
+        return start if start is not None and start > 0 else 0
+
+    @property
+    def attempts(self) -> list[Attempt]:
+        """The attempts its log shows (ingest.lifecycle), in log order; [] when none were read."""
+        return list(self.ingest.lifecycle.attempts) if self.ingest.lifecycle is not None else []
 
 
 class Events(StoreFile):
@@ -365,7 +612,7 @@ class Events(StoreFile):
 
     KIND: ClassVar[str] = "reportgen.events"
 
-    events: list[dict[str, Any]] = Field(default_factory=list, description="oom, nan, traceback, ... in log order.")
+    events: list[LogEvent] = Field(default_factory=list, description="oom, nan, traceback, ... in log order.")
 
 
 def _command_from_unversioned(data: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ it is; what one of them needs differently is this same type, made by a function 
 - the pages take a copy with every string shortened and redacted (`render.load.published`).
 
 The analysis imports nothing else of the store (tests/test_imports.py): what it needs of a
-manifest (the `Manifest` model, `parse_utc` for its times) is exported here. Reads no file.
+manifest (the `Manifest` model and its sections, `LogEvent`, `parse_utc` for its times) is exported here. Reads no file.
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ import numpy as np
 import pandas as pd
 
 from reportgen import vocab
-from reportgen.store.models import GitProvenance, Manifest, RunCommand
+from reportgen.store.machine_id import class_id
+from reportgen.store.models import GitProvenance, LogEvent, Manifest, RunCommand
 
 __all__ = [
     "METRIC_COLUMNS",
     "SOURCE_PRIORITY",
     "GitProvenance",
+    "LogEvent",
     "Manifest",
     "RunCommand",
     "StoredRun",
@@ -110,7 +112,7 @@ class StoredRun:
     metrics: pd.DataFrame = field(
         default_factory=empty_metrics
     )  # metrics.parquet, long (METRIC_COLUMNS); `steps`: wide
-    events: tuple[dict[str, Any], ...] = ()  # events.json: oom, nan, traceback, ... in log order
+    events: tuple[LogEvent, ...] = ()  # events.json: oom, nan, traceback, ... in log order
     gpu: pd.DataFrame = field(default_factory=pd.DataFrame)  # gpu.parquet (1 Hz samples); empty when absent
     host: pd.DataFrame = field(
         default_factory=pd.DataFrame
@@ -149,8 +151,14 @@ class StoredRun:
     @property
     def machine_host(self) -> str | None:
         """That machine's hostname, as its fingerprint recorded it (None when not recorded)."""
-        host = (self.manifest.fingerprint or {}).get("hostname")
-        return str(host) if host else None
+        return self.manifest.fingerprint.hostname or None
+
+    @property
+    def machine_class(self) -> str | None:
+        """The class of the machine the run ran on (`store.machine_id.class_id` of its fingerprint),
+        which the history keys its series on; None when the manifest recorded no fingerprint."""
+        fp = self.manifest.fingerprint
+        return class_id(fp.to_dict()) if fp else None
 
     @property
     def argv(self) -> dict[str, Any]:

@@ -37,6 +37,10 @@ from reportgen.store.models import Campaign, Events, ExperimentRecord, GitProven
 from reportgen.store.run import StoredRun, empty_metrics, parse_utc
 
 GIT_JSON = f"{layout.PROVENANCE}/git.json"
+# The tables of a run read without decoding them (`tables=False`: the freshness check, the site's
+# scan), shared: making three empty DataFrames per run was most of the cost of such a read.
+_NO_METRICS = empty_metrics()
+_NO_TABLE = pd.DataFrame()
 
 M = TypeVar("M", bound=StoreFile)
 
@@ -160,10 +164,10 @@ def read_run(
         arm=arm,
         repeat=repeat,
         manifest=manifest if manifest is not None else Manifest.create({}),
-        metrics=metrics if metrics is not None else empty_metrics(),
+        metrics=metrics if metrics is not None else empty_metrics() if tables else _NO_METRICS,
         events=tuple(events.events) if events is not None else (),
-        gpu=gpu if gpu is not None else pd.DataFrame(),
-        host=host if host is not None else pd.DataFrame(),
+        gpu=gpu if gpu is not None else pd.DataFrame() if tables else _NO_TABLE,
+        host=host if host is not None else pd.DataFrame() if tables else _NO_TABLE,
         patch=None if patch is None else patch.decode("utf-8", errors="replace"),
         git=git,
         artifacts=_artifacts(reads, run_dir, manifest),
@@ -188,16 +192,17 @@ def _texts(reads: _Reads, folder: Path) -> dict[str, str]:
     return out
 
 
-def read_run_folder(run_dir: Path, arm: str, repeat: int, *, shown: bool = True) -> StoredRun:
+def read_run_folder(run_dir: Path, arm: str, repeat: int, *, shown: bool = True, tables: bool = True) -> StoredRun:
     """One run folder on its own (the site's loader and the history read an experiment's runs one
-    by one), with what only the pages show unless `shown` is False."""
+    by one), with what only the pages show unless `shown` is False, its tables unless `tables` is."""
     run_dir = Path(run_dir)
-    return read_run(_Reads(run_dir), arm, repeat, run_dir, shown=shown)
+    return read_run(_Reads(run_dir), arm, repeat, run_dir, shown=shown, tables=tables)
 
 
-def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
+def read_experiment(exp_dir: Path, *, tables: bool = True, index: RunsIndex | None = None) -> ExperimentFiles:
     """Every file the analysis of one experiment reads, typed, with the digest of their bytes.
-    `tables=False` reads and hashes the Parquet files without decoding them (the freshness check)."""
+    `tables=False` reads and hashes the Parquet files without decoding them (the freshness check);
+    `index`: the runs folder's manifests, read once for every experiment read in one go (the site)."""
     exp_dir = Path(exp_dir)
     reads = _Reads(exp_dir)
     spec = reads.bytes(exp_dir / layout.EXPERIMENT_SPEC)
@@ -208,7 +213,7 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     record = _model(reads, exp_dir / EXPERIMENT_RECORD, ExperimentRecord, None)
     campaign = _model(reads, exp_dir / layout.CAMPAIGN, Campaign, [])  # unreadable: as if absent
     runs = tuple(read_run(reads, arm, rep, d, tables=tables) for arm, rep, d in layout.iter_runs(exp_dir))
-    machine_runs = _machine_runs(reads, exp_dir, runs)
+    machine_runs = _machine_runs(reads, exp_dir, runs, index or RunsIndex(exp_dir.parent))
     return ExperimentFiles(
         path=exp_dir,
         spec_text=spec.decode("utf-8", errors="replace"),
@@ -221,7 +226,53 @@ def read_experiment(exp_dir: Path, *, tables: bool = True) -> ExperimentFiles:
     )
 
 
-def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[StoredRun, ...]) -> tuple[MachineRun, ...]:
+class RunsIndex:
+    """Every run folder of one runs folder (each experiment's runs and its archived campaigns) and
+    their manifests, each listed and read once: the overlap check of every experiment needs them
+    all, so reading many experiments (the site build) shares one index rather than reading every
+    manifest once per experiment. Valid while the folder does not change (one build, one analysis)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._experiments: dict[str, Path] | None = None
+        self._runs: dict[Path, list[tuple[str | None, str, Path]]] = {}
+        self._manifests: dict[Path, tuple[str, Manifest] | None] = {}
+
+    def experiments(self, also: Path) -> dict[str, Path]:
+        """name -> folder of every experiment of the root, and `also` (the one being read)."""
+        if self._experiments is None:
+            self._experiments = {d.name: d for d in layout.iter_experiments(self.root)}
+        return {**self._experiments, also.name: also}
+
+    def runs(self, exp_dir: Path) -> list[tuple[str | None, str, Path]]:
+        """(path, rel, folder) of every run of an experiment: current runs ("A1/1", "A1/1"), then
+        archived ones (None, "archive/<campaign>/A1/1")."""
+        if exp_dir not in self._runs:
+            found: list[tuple[str | None, str, Path]] = [
+                (f"{a}/{n}", f"{a}/{n}", d) for a, n, d in layout.iter_runs(exp_dir)
+            ]
+            archive = exp_dir / layout.ARCHIVE
+            for m in sorted((*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST))):
+                found.append((None, m.parent.relative_to(exp_dir).as_posix(), m.parent))
+            self._runs[exp_dir] = found
+        return self._runs[exp_dir]
+
+    def manifest(self, run_dir: Path) -> tuple[str, Manifest] | None:
+        """(SHA-256 of its bytes, the manifest) of a run folder's manifest.json; None when it is
+        missing or unreadable (the overlap check cannot place it; its own experiment reports it)."""
+        if run_dir not in self._manifests:
+            file = run_dir / layout.MANIFEST
+            try:
+                data = file.read_bytes()
+                self._manifests[run_dir] = (hashlib.sha256(data).hexdigest(), Manifest.from_bytes(data, str(file)))
+            except (OSError, UserError):
+                self._manifests[run_dir] = None
+        return self._manifests[run_dir]
+
+
+def _machine_runs(
+    reads: _Reads, exp_dir: Path, runs: tuple[StoredRun, ...], index: RunsIndex
+) -> tuple[MachineRun, ...]:
     """Every run under the runs folder (each experiment's runs and archived campaigns) recorded on a
     machine this experiment's runs used while the campaign ran. The manifests of those runs are
     inputs of the analysis (a run added beside the campaign on its machine can make a comparison
@@ -247,29 +298,22 @@ def _machine_runs(reads: _Reads, exp_dir: Path, runs: tuple[StoredRun, ...]) -> 
         # Strictly: times are whole seconds, and the next campaign often starts the second the last ended.
         return (last is None or start < last) and (end is None or end > first)
 
-    root = exp_dir.parent
     out: list[MachineRun] = []
-    experiments = {d.name: d for d in layout.iter_experiments(root)} | {exp_dir.name: exp_dir}
+    experiments = index.experiments(exp_dir)
     for name in sorted(experiments):
         other = experiments[name]
-        found: list[tuple[str | None, str, Path]] = [(f"{a}/{n}", f"{a}/{n}", d) for a, n, d in layout.iter_runs(other)]
-        archive = other / layout.ARCHIVE
-        for m in sorted((*archive.glob("*/*/" + layout.MANIFEST), *archive.glob("*/*/*/" + layout.MANIFEST))):
-            found.append((None, m.parent.relative_to(other).as_posix(), m.parent))
-        for path, rel, run_dir in found:
+        for path, rel, run_dir in index.runs(other):
             own = other == exp_dir and path is not None  # already read (and hashed) as this experiment's run
             manifest = next((r.manifest for r in read if r.run_dir == run_dir), None) if own else None
             if not own:
-                file = run_dir / layout.MANIFEST
-                try:
-                    data = file.read_bytes()
-                    manifest = Manifest.from_bytes(data, str(file))
-                except (OSError, UserError):
-                    continue  # unreadable: the overlap check cannot place it (its own experiment reports it)
+                got = index.manifest(run_dir)
+                if got is None:
+                    continue
+                sha, manifest = got
                 if manifest.fingerprint_id not in machines or not during(manifest):
                     continue
                 key = ("../" + other.name + "/" if other != exp_dir else "") + f"{rel}/{layout.MANIFEST}"
-                reads.sha256[key] = hashlib.sha256(data).hexdigest()
+                reads.sha256[key] = sha
             if manifest is not None and manifest.fingerprint_id in machines:
                 out.append(MachineRun(other.name, rel, path, run_dir, manifest))
     return tuple(out)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
+
 from reportgen.analysis.lifecycle import run_attempts
+from reportgen.errors import UserError
+from reportgen.store.models import Manifest
 
 
-def manifest(*attempts: dict) -> dict:
-    return {"ingest": {"lifecycle": {"stream": "stdout", "attempts": list(attempts)}}}
+def manifest(*attempts: dict) -> Manifest:
+    return Manifest.create({"ingest": {"lifecycle": {"stream": "stdout", "attempts": list(attempts)}}})
 
 
 def test_one_plain_attempt_is_nothing_to_show() -> None:
     assert run_attempts(manifest({"attempt": 1, "kind": "job", "started_by": "log start", "steps": [0, 29]})) is None
-    assert run_attempts({}) is None and run_attempts({"ingest": {"lifecycle": "x"}}) is None
+    assert run_attempts(Manifest.create({})) is None
+    assert run_attempts(Manifest.create({"ingest": {"lifecycle": None}})) is None
 
 
 def test_a_resumed_or_restarted_run_shows_its_attempts() -> None:
@@ -49,5 +54,13 @@ def test_a_resumed_or_restarted_run_shows_its_attempts() -> None:
     ]
 
 
-def test_a_malformed_lifecycle_is_left_out() -> None:
-    assert run_attempts(manifest({"attempt": "one", "kind": "job", "started_by": "x"}, {"attempt": 2})) is None
+def test_a_malformed_lifecycle_is_the_manifest_s_problem() -> None:
+    # The typed manifest refuses a lifecycle of the wrong shape where it is read (store.run_folder then
+    # names the file in the run's notes); an attempt short of what the report needs is left out.
+    bad = {"ingest": {"lifecycle": {"attempts": [{"attempt": "one"}]}}}
+    with pytest.raises(UserError, match="attempt"):
+        Manifest.parse({"schema_version": 1, **bad}, "manifest.json")
+    assert (
+        run_attempts(manifest({"attempt": 1, "kind": "job", "started_by": "x", "start_step": 4}, {"attempt": 2}))
+        is None
+    )

@@ -10,7 +10,7 @@ from builder import FakeArm, analyse, comparison, make_experiment
 from reportgen.analysis import memory
 from reportgen.analyze import analyze_experiment
 from reportgen.render.load import load_analysis
-from reportgen.store.run import Manifest, StoredRun
+from reportgen.store.run import LogEvent, Manifest, StoredRun
 
 CAP = {"--gpu-memory-cap-gib": "5"}
 # PyTorch's message with a per-process limit set (runs/showcase-1xh200-grpo-offload-r3/A2/1/stderr.log:62)
@@ -76,7 +76,7 @@ def test_without_a_cap_the_card_is_the_limit_and_the_device_peak_net_of_what_was
 
 
 def test_an_oom_in_plain_words_from_what_pytorch_printed():
-    event = {"kind": "oom", "step": 1, "message": OOM, "details": {"tried_to_allocate": "20.00 MiB"}}
+    event = LogEvent(kind="oom", step=1, message=OOM, details={"tried_to_allocate": "20.00 MiB"})
     assert memory.oom_sentence(event, 5120.0) == (
         "ran out of GPU memory at step 1: PyTorch already held 4.94 of the 5.00 GiB allowed "
         "(--gpu-memory-cap-gib 5) when it asked for 20.00 MiB more"
@@ -86,7 +86,7 @@ def test_an_oom_in_plain_words_from_what_pytorch_printed():
         "(--gpu-memory-cap-gib 5)"
     )
     # a message without the allocator's state: no sentence is invented
-    assert memory.oom_sentence({"kind": "oom", "step": 1, "message": "CUDA out of memory."}, None) is None
+    assert memory.oom_sentence(LogEvent(kind="oom", step=1, message="CUDA out of memory."), None) is None
     # the run that died mid-step held more than its logged peak: what PyTorch says it held counts against
     # the cap (4.94 GiB), not the 20 MiB request that failed on top of it
     metrics = pd.DataFrame(

@@ -15,7 +15,7 @@ from reportgen.cli import main
 from reportgen.ingest.metrics import read_metrics
 from reportgen.ingest.run_dir import IngestedRun, ingest_run
 from reportgen.ingest.status import decide_status, first_failure
-from reportgen.store.run import wide_table
+from reportgen.store.run import LogEvent, wide_table
 
 from . import relax_corpus as rc
 from .conftest import paste_spec
@@ -352,7 +352,7 @@ def test_same_status_through_ingest_and_the_runner_arguments(tmp_path: Path) -> 
 
 
 def test_decide_status_order() -> None:
-    tb = {"kind": "traceback", "stream": "stdout", "line": 5, "message": "KeyError: 'x'", "step": 1}
+    tb = LogEvent(kind="traceback", stream="stdout", line=5, message="KeyError: 'x'", step=1)
     assert decide_status([tb], clean_end={"stdout": 9}).status == "complete"  # handled: the run ended clean
     assert decide_status([tb], clean_end={"stdout": 3}).status == "failed"
     assert decide_status([tb], interrupted=True).status == "interrupted"
@@ -364,16 +364,16 @@ def test_decide_status_order() -> None:
 
 
 def test_status_reason_names_the_most_specific_failure_not_the_first_logged() -> None:
-    tb = {"kind": "traceback", "stream": "stdout", "line": 5, "message": "KeyError: 'x'", "step": 8}
-    nan = {"kind": "nan", "stream": "stdout", "line": 7, "message": "step 8: {...}", "step": 8}
-    oom = {"kind": "oom", "stream": "stderr", "line": 3, "message": "torch.OutOfMemoryError: ...", "step": 9}
-    exit_ = {"kind": "abnormal_exit", "stream": "process", "line": None, "message": "exit code 1", "step": 10}
+    tb = LogEvent(kind="traceback", stream="stdout", line=5, message="KeyError: 'x'", step=8)
+    nan = LogEvent(kind="nan", stream="stdout", line=7, message="step 8: {...}", step=8)
+    oom = LogEvent(kind="oom", stream="stderr", line=3, message="torch.OutOfMemoryError: ...", step=9)
+    exit_ = LogEvent(kind="abnormal_exit", stream="process", line=None, message="exit code 1", step=10)
     assert first_failure([tb, nan, oom]) is oom
     assert first_failure([tb, nan]) is nan
     assert first_failure([exit_, tb]) is tb
     assert first_failure([tb], {"stdout": 9}) is None  # survived: Relax's clean end follows it
     assert first_failure([exit_], kinds=vocab.LOG_FAILURE_KINDS) is None
-    later_tb = {**tb, "line": 9}
+    later_tb = tb.model_copy(update={"line": 9})
     assert first_failure([later_tb, tb]) is later_tb  # one kind: the first in the list
     reason = decide_status([tb, nan, oom], exit_code=1).reason
     assert reason == "OOM at step 9 (stderr.log:3: torch.OutOfMemoryError: ...)"

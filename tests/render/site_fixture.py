@@ -38,13 +38,15 @@ from reportgen.analysis.document import (
     SameWorkWindow,
 )
 from reportgen.analysis.guardrails import describe_failure
-from reportgen.analysis.tables import flag_changes_of, maths_changes
+from reportgen.analysis.run_figures import run_figures
+from reportgen.analysis.tables import flag_changes_of, maths_changes, step_parts
 from reportgen.rounding import fmt_change_supported, fmt_difference_interval
 from reportgen.store.atomic import write_bytes, write_json, write_text
-from reportgen.store.run import StoredRun
+from reportgen.store.run import LogEvent, StoredRun
 from tests.helpers import write_run_folder
 
 PLANTED = "<script>alert(1)</script>"
+COMMIT = "d52cd0aca9b347a57fb435bda3ae2db8fc6706a4"  # the commit every run names (provenance/git.json)
 RECIPE = """#!/bin/bash
 set -ex
 MODEL_ARGS=(--num-layers 36 --hidden-size 2560)
@@ -311,7 +313,7 @@ def build_experiment(
         write_json(
             prov / "git.json",
             {
-                "commit": "d52cd0aca9b347a57fb435bda3ae2db8fc6706a4",
+                "commit": COMMIT,
                 "branch": "perf/offload",
                 "dirty": False,
                 "remote": "https://github.com/redai-infra/Relax",
@@ -379,7 +381,14 @@ def build_experiment(
             gpu=gpu,
             patch=diff,
         )
-        run_data[arm] = StoredRun(arm=arm, repeat=1, manifest=manifest, metrics=frame, events=tuple(events), gpu=gpu)
+        run_data[arm] = StoredRun(
+            arm=arm,
+            repeat=1,
+            manifest=manifest,
+            metrics=frame,
+            events=tuple(map(LogEvent.model_validate, events)),
+            gpu=gpu,
+        )
         series[arm] = {
             "resp": resp_rate,
             "tok": resp_rate * 1.72,
@@ -586,10 +595,25 @@ def _arm_entry(
                 "events": events,
                 "gpu_available": True,
                 "failure": describe_failure(data),
-                "failure_sentence": memory.oom_sentence(events[0], memory.declared_cap_mib([data])) if events else None,
+                "failure_sentence": memory.oom_sentence(data.events[0], memory.declared_cap_mib([data]))
+                if events
+                else None,
+                "commit": COMMIT,
+                "dirty": False,
+                "machine_class": data.machine_class,
+                "figures": [
+                    f.model_dump(mode="json")
+                    for f in run_figures(
+                        data,
+                        "perf/step_resp_token_per_s",
+                        _overall(win["perf/step_resp_token_per_s"]),
+                        [(w["name"], w["start"], w["end"]) for w in windows],
+                    )
+                ],
             }
         ],
         "memory": memory.use([data]).model_dump(mode="json"),
+        "step_parts": step_parts([data], [(w["name"], w["start"], w["end"]) for w in windows]),
         "windows": win,
         "overall": {k: _overall(v) for k, v in win.items()},
         "gpu": {

@@ -12,8 +12,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGE = "history/grpo-offload-default/"
 CHARTS = "() => document.querySelectorAll('.rg-svg svg').length"
-# Centres of the drawn points (symbols) of the first chart, in the viewport's coordinates.
-POINTS = """() => Array.from(document.querySelectorAll('#chart-history-1 g.mark-symbol path')).map(p => {
+# Centres of the drawn points (symbols: circles, chart_svg.lean_items) of the first chart, in the viewport's
+# coordinates.
+POINTS = """() => Array.from(document.querySelectorAll('#chart-history-1 g.mark-symbol :is(circle, path)')).map(p => {
   const b = p.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2};
 }).filter(q => q.x > 0 && q.y > 0)"""
 

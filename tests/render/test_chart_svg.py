@@ -58,17 +58,53 @@ def drawn(tmp_path_factory) -> str:
     return chart_svg.inline(chart_svg.render(SPEC, tmp_path_factory.mktemp("cache")), "demo")
 
 
+def tooltips(svg: str, item: str = r"<\w+") -> list[str]:
+    """Every tooltip of `svg` as the reader sees it: an item's own text, or its values put into its
+    group's template (chart_svg.fill_template, as docs/assets/charts.js does)."""
+    out = []
+    for group in re.finditer(r'<g[^>]*?(?: data-tips="([^"]*)")?>((?:(?!<g[ >]).)*?)</g>', svg, re.S):
+        for value in re.findall(item + r'[^>]*data-tip="([^"]*)"', group.group(2)):
+            out.append(chart_svg.fill_template(group.group(1), value) if group.group(1) else value)
+    return out
+
+
 def test_tooltips_leave_out_missing_values(drawn):
-    tips = re.findall(r'data-tip="([^"]*)"', drawn)
+    tips = tooltips(drawn)
     assert len(tips) >= 8
     assert not [t for t in tips if "null" in t or "NaN" in t]
     assert any("low: 0.5" in t for t in tips) and any("arm: A1" in t for t in tips)
-    assert 'class="rg-hit"' in drawn  # the hidden points show under the pointer (report.css)
+    assert 'class="rg-hits"' in drawn or 'class="rg-hit"' in drawn  # the hidden points show under the pointer
 
 
 def test_each_step_is_a_band_that_carries_its_tooltip(drawn):
-    bands = re.findall(r'<path class="rg-band"[^>]*data-tip="([^"]*)"', drawn)
+    bands = tooltips(drawn, r'<path class="rg-band"')
     assert len(bands) == 4 and all(t.startswith("step: ") for t in bands), bands
+
+
+def test_a_marks_tooltips_fold_into_a_template_and_back() -> None:
+    """`tip_template` writes what every item of a mark shares once; `fill_template` (charts.js's rule)
+    gives back each item's tooltip exactly, a row an item lacks left out."""
+    tips = ["step: 1&#10;arm: A1&#10;value: 2", "step: 2&#10;arm: A1&#10;value: 3", "step: 3&#10;arm: A1"]
+    template, values = chart_svg.tip_template(tips)
+    assert template == "step: {0}&#10;arm: A1&#10;value: {1}" and values == ["1|2", "2|3", "3|"]
+    assert [chart_svg.fill_template(template, v) for v in values] == tips
+    assert chart_svg.tip_template(["a: 1|2", "a: 3"]) is None  # the separator in a value: left as it is
+    assert chart_svg.tip_template(["a: 1&#10;b: 2", "b: 2&#10;a: 1"]) is None  # rows in another order
+    assert chart_svg.tip_template(["a: 1"]) is None
+
+
+def test_points_are_circles_and_coordinates_a_tenth_of_a_pixel() -> None:
+    svg = (
+        '<svg class="marks" width="10" height="10"><g class="mark-symbol role-mark m_marks">'
+        '<path transform="translate(1.23456,7.891)" d="M5.4,0A5.4,5.4,0,1,1,-5.4,0A5.4,5.4,0,1,1,5.4,0" '
+        'fill="#123456" opacity="0.001" aria-label="x: 1"/>'
+        '<path transform="translate(2.5,3)" d="M5.4,0A5.4,5.4,0,1,1,-5.4,0A5.4,5.4,0,1,1,5.4,0" '
+        'fill="#123456" opacity="0.001" aria-label="x: 2"/></g></svg>'
+    )
+    out = chart_svg.inline(svg, "p")
+    assert '<circle cx="1.2" cy="7.9" r="5.4"' in out and '<circle cx="2.5" cy="3" r="5.4"' in out
+    assert 'class="rg-hits" fill="#123456" data-tips="x: {0}"' in out and "opacity" not in out
+    assert tooltips(out) == ["x: 1", "x: 2"]
 
 
 def test_the_svg_fits_a_page(drawn):

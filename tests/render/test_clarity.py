@@ -14,6 +14,7 @@ import pytest
 from reportgen.analysis.document import AnalysisDocument, GuardrailResult, Machine
 from reportgen.render import blocks, candidate_page, experiment_page, home_page, machine, provenance_page
 from reportgen.render.load import load_experiment
+from reportgen.store.models import Fingerprint
 from tests.render import site_fixture
 
 CSS = Path(__file__).resolve().parents[2] / "docs" / "assets" / "report.css"
@@ -105,12 +106,10 @@ def test_machine_is_its_hardware_and_the_hostname_stays_on_provenance(exp):
     assert "2 x NVIDIA A100-SXM4-80GB" in meta and "gpu-node-7" not in meta
     assert "gpu-node-7" in provenance_page.render(exp).markdown
     assert "gpu-node-7" not in home_page.render([exp]).markdown
-    fp = {"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16}
+    fp = Fingerprint(cpu_model="Intel(R) Xeon(R) Processor", cpu_count=16)
     assert machine.summary(Machine(hostname="vm", gpus=[]), fp) == "Intel(R) Xeon(R) Processor, 16 cores"
-    assert (
-        machine.summary(Machine(gpus=[{"name": "H200"}, {"name": "H200"}, {"name": "L4"}]), {}) == "2 x H200 + 1 x L4"
-    )
-    assert machine.summary(Machine(hostname="vm"), {}) == "machine unknown"
+    assert machine.summary(Machine(gpus=[{"name": "H200"}, {"name": "H200"}, {"name": "L4"}])) == "2 x H200 + 1 x L4"
+    assert machine.summary(Machine(hostname="vm")) == "machine unknown"
 
 
 def test_failed_candidate_shows_the_memory_cap(tmp_path):

@@ -41,24 +41,29 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
     _git(project, "add", "-A")
     subprocess.run(["git", "commit", "-qm", "v1"], cwd=project, env=env, check=True)
 
-    def deploy(version: str) -> None:
+    def deploy(version: str, *aliases: str, **extra: str) -> None:
         proc = subprocess.run(
-            [MIKE, "deploy", "--update-aliases", version, "latest"],
+            [MIKE, "deploy", "--update-aliases", version, *aliases],
             cwd=project,
-            env=env,
+            env={**env, **extra},
             capture_output=True,
             text=True,
             timeout=300,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
 
-    deploy("v1")
+    deploy("v1", "latest")
     site_fixture.build_experiment(project / "runs", seed=7, cap_gib=SITE_CAP_GIB)  # a new revision of it
-    deploy("v2")
+    deploy("v2", "latest")
+    # A PR's preview publishes its own report only (docs/site.md#versions-with-mike): a runs folder of its one
+    # experiment, not every version a copy of the whole site.
+    preview = tmp_path / "pr-runs"
+    site_fixture.build_experiment(preview, "pr-42-offload", seed=3, steps=20, with_profile=False)
+    deploy("pr-42-r1", REPORTGEN_RUNS=str(preview))
     subprocess.run([MIKE, "set-default", "latest"], cwd=project, env=env, check=True, capture_output=True)
 
-    versions = json.loads(_git(project, "show", "gh-pages:versions.json"))
-    assert [v["version"] for v in versions] == ["v2", "v1"] and versions[0]["aliases"] == ["latest"]
+    versions = {v["version"]: v["aliases"] for v in json.loads(_git(project, "show", "gh-pages:versions.json"))}
+    assert versions == {"v2": ["latest"], "v1": [], "pr-42-r1": []}
     out = tmp_path / "gh-pages"
     out.mkdir()
     archive = subprocess.run(["git", "archive", "gh-pages"], cwd=project, check=True, capture_output=True).stdout
@@ -67,6 +72,8 @@ def test_two_versions_deploy_and_load(tmp_path, svg_cache, browser):
     v1 = (out / "v1/reports/grpo-offload/index.html").read_text()
     v2 = (out / "v2/reports/grpo-offload/index.html").read_text()
     assert v1 != v2  # same stable URL, different report revisions
+    assert (out / "pr-42-r1/reports/pr-42-offload/index.html").is_file()
+    assert not (out / "pr-42-r1/reports/grpo-offload").exists()  # the preview holds its own report only
 
     with Server(out) as srv:
         page = browser.new_page()

@@ -273,8 +273,11 @@ def test_step_breakdown_splits_out_the_optimizer_and_log_probs(tmp_path):
     """With the workload's perf/optimizer_time and perf/log_probs_time, a step's bar shows the
     optimizer (the phase optimizer offload changes) apart from the actor's forward/backward, and
     the parts still add up to the step (wait + train); without them the actor bar is whole."""
+    import dataclasses
+
     import pandas as pd
 
+    from reportgen.analysis.tables import step_parts
     from reportgen.render import chart_data
 
     exp_dir = site_fixture.build_experiment(tmp_path)
@@ -289,6 +292,10 @@ def test_step_breakdown_splits_out_the_optimizer_and_log_probs(tmp_path):
         ]
         pd.concat([m, *extra], ignore_index=True).to_parquet(path)
     exp = load_experiment(exp_dir)
+    # What `reportgen analyze` stores (arms[].step_parts) for the runs as they now are.
+    windows = [(w.name, w.start, w.end) for w in exp.analysis.settings.windows]
+    arms = [a.model_copy(update={"step_parts": step_parts(exp.formal_runs(a.id), windows)}) for a in exp.analysis.arms]
+    exp = dataclasses.replace(exp, analysis=exp.analysis.model_copy(update={"arms": arms}))
     frame = chart_data.breakdown_frame(exp).pivot(index="arm", columns="part", values="seconds")
     assert list(chart_data.PARTS) == [
         "rollout",

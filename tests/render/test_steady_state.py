@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.analysis.document import PreviousVerdict, Reanalysis, Window
+from reportgen.analysis.document import SCHEMA_VERSION, PreviousVerdict, Reanalysis, Window
 from reportgen.render import steady_state
 from reportgen.render.prbody import render_pr_body
 from tests.analysis.builder import FakeArm, analyse
@@ -32,5 +32,5 @@ def test_the_warm_up_line_and_the_reanalysis_note(tmp_path: Path) -> None:
         moved=["A1: rejected -> accepted"],
     )
     note = steady_state.reanalysis_note(doc.model_copy(update={"reanalysis": before}))
-    assert note.startswith("Re-analysed (schema 8 -&gt; 9): windows W1 8-20 -&gt; W1 24-35, W2 36-47")
+    assert note.startswith(f"Re-analysed (schema 8 -&gt; {SCHEMA_VERSION}): windows W1 8-20 -&gt; W1 24-35, W2 36-47")
     assert "verdicts moved: A1: rejected -&gt; accepted" in note and "#the-committed-showcases-re-analysed" in note

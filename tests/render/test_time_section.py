@@ -71,19 +71,19 @@ def test_candidate_section_shows_the_offload_difference(tmp_path):
     assert "../traces/profile-A1-1-train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz" in md
     bars = json.dumps(sec.charts["time-steps"], ensure_ascii=False)
     assert "baseline · rank 0 · step 3" in bars and "A1 · rank 0 · step 4" in bars
-    assert sec.files == {}  # the copies belong to the experiment page
+    assert sec.copies == {}  # the copies belong to the experiment page
 
 
 def test_experiment_section_offers_the_traces(tmp_path):
     exp = _exp(tmp_path)
     sec = time_section.experiment_section(exp, svg=False)
-    names = sorted(sec.files)
+    names = sorted(sec.copies)
     assert names == [
         "traces/profile-A1-1-train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz",
         "traces/profile-baseline-1-train_actor_rank0_dp0_tp0_pp0.1.pt.trace.json.gz",
     ]
     src = exp.path / "profile-A1" / "1" / "traces" / "e" / "train_trace"
-    assert sec.files[names[0]] == next(src.iterdir()).read_bytes()
+    assert sec.copies[names[0]].read_bytes() == next(src.iterdir()).read_bytes()
     assert "Perfetto" in sec.markdown and "TensorBoard" in sec.markdown
     assert "time-steps" in sec.charts
 
@@ -93,7 +93,7 @@ def test_summaries_without_traces_still_render(tmp_path):
     for p in list(exp.path.rglob("*.json.gz")):
         p.unlink()
     sec = time_section.experiment_section(exp, svg=False)
-    assert sec.files == {}
+    assert sec.copies == {}
     assert "not in this copy of the runs" in sec.markdown
     assert "copy it from the machine that ran the campaign to the same path" in sec.markdown  # how to get it
     assert "time-steps" in sec.charts

@@ -74,7 +74,15 @@ from reportgen.analysis.document.root import (
     Reanalysis,
     parse,
 )
-from reportgen.analysis.document.runs import Disturbance, DisturbanceKind, RunAttempt, RunEvent, RunLoad, RunSummary
+from reportgen.analysis.document.runs import (
+    Disturbance,
+    DisturbanceKind,
+    RunAttempt,
+    RunEvent,
+    RunFigure,
+    RunLoad,
+    RunSummary,
+)
 from reportgen.analysis.document.verdict import (
     ARM_EVIDENCE,
     CandidateSummary,
@@ -133,6 +141,7 @@ __all__ = [
     "Reanalysis",
     "RunAttempt",
     "RunEvent",
+    "RunFigure",
     "RunLevel",
     "RunLoad",
     "RunSummary",

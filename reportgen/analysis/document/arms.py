@@ -127,6 +127,12 @@ class ArmResult(Model):
         default_factory=dict, description="Effective values of the fixed, batch and length-limit flags."
     )
     memory: MemoryUse = Field(default=MemoryUse(), description="Peak GPU memory against the limit it ran under.")
+    step_parts: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Timer key (vocab.STEP_PARTS: rollout, wait, train, actor train, log-prob passes, optimizer) -> "
+        "its mean seconds per step over the window steps of the arm's formal runs: where a step's time goes "
+        "(schema 10); null where the arm logged none.",
+    )
     settled_at: int | None = Field(
         default=None,
         description="The first step of the arm's steady state in the primary metric, found from its complete formal "

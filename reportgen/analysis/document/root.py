@@ -26,13 +26,15 @@ from reportgen.analysis.document.experiment import (
 from reportgen.errors import UserError, first_problem
 from reportgen.traces.stats import TraceStats
 
-SCHEMA_VERSION: Final = 9  # also the Literal of AnalysisDocument.schema_version
+SCHEMA_VERSION: Final = 10  # also the Literal of AnalysisDocument.schema_version
 # Schemas `parse` still reads: every field added since has a default (8 added the pairs' machine, a
 # comparison's machine effect and comparisons[].set_aside; 9 the warm-up cost, the machine spread and
 # the claim, the re-analysis record, and training quality as a half of the verdict: an older
-# document's `quality` and `settings.quality_tolerance` are dropped as it is read, `_before_9`). A
-# reader meeting an older one names it (`older_schema`); the site build still asks for the current one.
-READABLE_SCHEMAS: Final = (7, 8, 9)
+# document's `quality` and `settings.quality_tolerance` are dropped as it is read, `_before_9`; 10
+# each run's commit, machine class and figures for the history, and each arm's step breakdown, so a
+# schema-9 document is read without them and the site asks for it to be analysed again). A reader
+# meeting an older one names it (`older_schema`); the site build still asks for the current one.
+READABLE_SCHEMAS: Final = (7, 8, 9, 10)
 KIND: Final = "reportgen.analysis"
 
 
@@ -139,7 +141,7 @@ class Reanalysis(Model):
 class AnalysisDocument(Model):
     """runs/<experiment>/analysis.json."""
 
-    schema_version: Literal[7, 8, 9] = 9
+    schema_version: Literal[7, 8, 9, 10] = 10
     kind: Literal["reportgen.analysis"] = "reportgen.analysis"
     generated_utc: str = ""
     reportgen_version: str = ""

@@ -1,5 +1,5 @@
-"""One run of an arm as analysis.json keeps it (`arms[].runs[]`): its status, events, attempts
-and what else used the machine while it ran.
+"""One run of an arm as analysis.json keeps it (`arms[].runs[]`): its status, events, attempts,
+what else used the machine while it ran, and its own figures for the performance history.
 
 Part of reportgen.analysis.document (pure).
 """
@@ -79,6 +79,22 @@ class RunLoad(Model):
     cpu_other_peak: float | None = Field(default=None, description="Most cores busy outside the run in one sample.")
 
 
+class RunFigure(Model):
+    """One figure of one run, as the performance history plots it (reportgen.history): computed here,
+    once, from the run's own steps and GPU samples (analysis/run_figures.py), so the history and the
+    site read it and never the run's tables."""
+
+    metric: str = Field(description="The metric's key: the primary's, `perf/step_time`, `gpu/mem_peak_mib`.")
+    value: float = Field(description="The run's figure: the mean of its window means (peak memory: the maximum).")
+    low: float | None = Field(
+        default=None, description="Lower bound of its within-run interval; null: none (a maximum, a 1-step window)."
+    )
+    high: float | None = Field(default=None, description="Upper bound of its within-run interval.")
+    confidence: float | None = Field(default=None, description="The interval's confidence; null without one.")
+    n: int = Field(description="Steps (peak memory: GPU samples) the figure is made of.")
+    method: str = Field(description="How the figure and its interval were computed, in words.")
+
+
 class RunSummary(Model):
     """One run of an arm."""
 
@@ -110,3 +126,17 @@ class RunSummary(Model):
         default_factory=list, description="What else used the machine during the run, and when."
     )
     load: RunLoad | None = Field(default=None, description="Load samples in the measured span; null: none recorded.")
+    commit: str | None = Field(
+        default=None, description="The commit its code was at (provenance/git.json; schema 10); null: not recorded."
+    )
+    dirty: bool | None = Field(default=None, description="Whether that tree had uncommitted changes.")
+    machine_class: str | None = Field(
+        default=None,
+        description="The class of the machine it ran on (store.machine_id.class_id of its fingerprint: GPU and CPU "
+        "models and counts, driver, memory, image); the history keys its series on it. null: no fingerprint.",
+    )
+    figures: list[RunFigure] = Field(
+        default_factory=list,
+        description="Its figures for the performance history (complete formal runs only): the primary metric and "
+        "step time with a within-run interval, peak GPU memory in the windows (schema 10).",
+    )

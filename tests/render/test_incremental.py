@@ -1,0 +1,76 @@
+"""A rebuild costs what changed (issue 45): `mkdocs build` twice with nothing changed gives the same
+site with every page kept from the first build, and after one experiment's file changed only the
+page that shows it is rendered again (docs/site.md#incremental-builds)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.render import site_fixture
+from tests.render.conftest import build_env, make_project, tree_snapshot
+
+pytestmark = pytest.mark.slow
+
+KEPT = re.compile(r"reportgen: (\d+) of (\d+) pages kept from the last build")
+
+
+def _build(project: Path, cache: Path, out: str) -> tuple[int, int]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out],
+        cwd=project,
+        env=build_env(cache),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    found = KEPT.search(proc.stderr)
+    assert found, proc.stderr[-2000:]
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_a_rebuild_renders_only_what_changed(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    site_fixture.build_experiment(project / "runs", "exp-a", steps=20, with_profile=False)
+    site_fixture.build_experiment(project / "runs", "exp-b", steps=20, seed=1, with_profile=False, t0=1_764_500_000.0)
+    cache = tmp_path / "cache"  # this test's own: the session's shared cache would keep pages of other builds
+    kept, pages = _build(project, cache, "site-1")
+    assert kept == 0 and pages > 20
+    kept, again = _build(project, cache, "site-2")
+    assert (kept, again) == (pages, pages)  # nothing changed: every page kept
+    assert tree_snapshot(project / "site-1") == tree_snapshot(project / "site-2")  # and the same site
+    shown = project / "runs" / "exp-b" / "A1" / "1" / "provenance" / "python.txt"  # shown, not analysed
+    shown.write_text("Python 3.13.1\n")
+    kept, again = _build(project, cache, "site-3")
+    assert (kept, again) == (pages - 1, pages)  # the one page that shows it: exp-b's provenance
+    before, after = tree_snapshot(project / "site-2"), tree_snapshot(project / "site-3")
+    changed = sorted(p for p in after if before.get(p) != after[p])
+    assert (
+        "reports/exp-b/provenance/index.html" in changed
+        and b"Python 3.13.1" in after["reports/exp-b/provenance/index.html"]
+    )
+    assert not [p for p in changed if p.endswith(".html") and p != "reports/exp-b/provenance/index.html"], changed
+
+
+def test_a_page_whose_build_warned_is_rendered_again_so_a_strict_build_keeps_failing(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    (project / "runs").mkdir()
+    (project / "docs" / "broken.md").write_text("# Broken\n\nSee [the missing page](missing.md).\n")
+    cache = tmp_path / "cache"
+    for out in ("site-1", "site-2"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "-d", out],
+            cwd=project,
+            env=build_env(cache),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0 and "missing.md" in proc.stderr, proc.stderr[-2000:]  # warned, both times
+        kept, pages = map(int, KEPT.search(proc.stderr).groups())  # type: ignore[union-attr]
+    assert kept == pages - 1  # every page but the one that warned
