@@ -157,3 +157,31 @@ def test_a_warm_build_reads_the_rewritten_svg_from_the_cache(tmp_path, monkeypat
     monkeypatch.setattr(chart_svg, "_source_hash", lambda: "edited")
     assert chart_svg.inline_cached(svg, "demo", cache) == first
     assert entries() == 4
+
+
+def test_a_chart_compiled_once_per_shape_draws_as_compiled_alone(tmp_path):
+    """Vega-Lite is compiled once per chart shape (`to_vega`: its data sets and the axis top a step
+    chart sets are filled in after): every chart draws the same SVG as compiled on its own."""
+    import vl_convert
+
+    from reportgen.analyze import analyze_experiment
+    from reportgen.render import charts
+    from reportgen.render.load import load_experiment
+    from tests.analysis.builder import FakeArm, make_experiment
+
+    specs = []
+    for i, speed in enumerate((1.3, 1.1)):
+        path = make_experiment(tmp_path / f"runs{i}", {"baseline": FakeArm(), "A1": FakeArm(speed=speed)}, repeats=2)
+        analyze_experiment(path)
+        exp = load_experiment(path)
+        specs += [
+            charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
+            charts.quality(exp),
+        ]
+    fixed = [chart_svg.static_spec(s) for s in specs if s is not None]
+    assert len(fixed) == 4 and fixed[0]["datasets"] != fixed[2]["datasets"]
+    chart_svg._COMPILED.clear()
+    for spec in fixed:
+        once = chart_svg.numbered(vl_convert.vega_to_svg(chart_svg.to_vega(spec)))  # clip ids counted per chart
+        assert once == chart_svg.numbered(vl_convert.vegalite_to_svg(spec))
+    assert len(chart_svg._COMPILED) == 2  # one shape per chart kind: the second experiment's reuse them
