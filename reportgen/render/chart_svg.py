@@ -406,6 +406,7 @@ def _compiled(template: str) -> Callable[[str], str]:
 _ELEMENT = re.compile(r"<\w+\b[^>]*/>")
 _HIT = ' class="rg-hit"'
 _FILL = re.compile(r' fill="([^"]*)"')
+_RADIUS = re.compile(r' r="([\d.]+)"')
 
 
 def _tip_of(item: str) -> str:
@@ -429,16 +430,24 @@ def _fold(body: str) -> str:
             return "".join(run)
         template, values = folded
         hits = all(_HIT in i for i in run)  # the hidden points: their class once, on the group
+        # Points of one size: their radius once, on the group (`.rg-r > circle { r: inherit }` in
+        # docs/assets/report.css; CSS geometry properties, in every browser since 2020).
+        radii = {m.group(1) if m and i.startswith("<circle ") else None for i in run for m in [_RADIUS.search(i)]}
+        radius = next(iter(radii)) if len(radii) == 1 else None
         inner = []
         for item, value in zip(run, values, strict=True):
             if colour is not None:
                 item = _FILL.sub("", item, 1)
             if hits:
                 item = item.replace(_HIT, "")
+            if radius is not None:
+                item = _RADIUS.sub("", item, 1)
             inner.append(_DATA_TIP.sub(f' data-tip="{value}"'.replace("\\", "\\\\"), item, 1))
         paint = f' fill="{colour}"' if colour is not None else ""
-        kind = ' class="rg-hits"' if hits else ""
-        return f'<g{kind}{paint} data-tips="{template}">{"".join(inner)}</g>'
+        classes = " ".join(c for c, on in (("rg-hits", hits), ("rg-r", radius is not None)) if on)
+        kind = f' class="{classes}"' if classes else ""
+        size = f' style="r:{radius}px"' if radius is not None else ""
+        return f'<g{kind}{paint}{size} data-tips="{template}">{"".join(inner)}</g>'
 
     def colour_of(item: str) -> str | None:
         fill = _FILL.search(item)

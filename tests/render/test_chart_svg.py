@@ -5,6 +5,7 @@ background and no arm legend (the page's HTML legend lists the arms, in the site
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -102,9 +103,20 @@ def test_points_are_circles_and_coordinates_a_tenth_of_a_pixel() -> None:
         'fill="#123456" opacity="0.001" aria-label="x: 2"/></g></svg>'
     )
     out = chart_svg.inline(svg, "p")
-    assert '<circle cx="1.2" cy="7.9" r="5.4"' in out and '<circle cx="2.5" cy="3" r="5.4"' in out
-    assert 'class="rg-hits" fill="#123456" data-tips="x: {0}"' in out and "opacity" not in out
+    # points of one size: their radius once, on their group (the stylesheet's `.rg-r > circle`)
+    assert '<circle cx="1.2" cy="7.9" data-tip="1"/>' in out and '<circle cx="2.5" cy="3" data-tip="2"/>' in out
+    assert 'class="rg-hits rg-r" fill="#123456" style="r:5.4px" data-tips="x: {0}"' in out and "opacity" not in out
     assert tooltips(out) == ["x: 1", "x: 2"]
+    # points of two sizes keep their own
+    two = chart_svg.inline(
+        svg.replace("M5.4,0A5.4,5.4,0,1,1,-5.4,0A5.4,5.4,0,1,1,5.4,0", "M3,0A3,3,0,1,1,-3,0A3,3,0,1,1,3,0", 1), "p"
+    )
+    assert '<circle cx="1.2" cy="7.9" r="3" data-tip="1"/>' in two and 'r="5.4"' in two and "rg-r" not in two
+
+
+def test_the_stylesheet_gives_a_group_s_points_its_radius() -> None:
+    css = (Path(__file__).resolve().parents[2] / "docs" / "assets" / "report.css").read_text(encoding="utf-8")
+    assert ".rg-svg .rg-r > circle { r: inherit; }" in css
 
 
 def test_the_svg_fits_a_page(drawn):
