@@ -1,11 +1,16 @@
 """The calibration of the verdict with both halves (analysis/calibration_quality.py): the quality half
-decides through the analysis' own rules, and without it the campaigns are calibration.simulate's."""
+decides through the analysis' own rules, and without it the campaigns are calibration.simulate's; the
+documented `scripts/calibrate.py --quality` command runs."""
 
 from __future__ import annotations
 
+import runpy
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from reportgen.analysis import quality
 from reportgen.analysis.calibration import Scenario, sequential_design, simulate
@@ -13,6 +18,7 @@ from reportgen.analysis.calibration_quality import ACCEPTED, WORSE, QualityScena
 
 REF = Scenario(rho=0.5, offset=0.03, candidates=3)
 GPU = sequential_design(3, 12)
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "calibrate.py"
 
 
 def test_without_the_quality_half_the_campaigns_are_the_throughput_calibrations() -> None:
@@ -46,3 +52,12 @@ def test_the_vectorised_rule_is_the_analysis_rule() -> None:
     # a metric without a better direction: two-sided
     assert quality._outcome(0.2, 0.1, 0.3, 0.05, None) == "worse"
     assert quality._outcome(0.0, -0.04, 0.04, 0.05, None) == "not_worse"
+
+
+def test_the_documented_quality_command_runs_in_quick_mode(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.setattr(sys, "argv", [str(SCRIPT), "--quality", "--quick", "--sims", "100"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "### Training quality" in out and "### Throughput cells with the quality half joined" in out
