@@ -233,6 +233,13 @@ def on_page_markdown(markdown, page, config, files):
     return markdown
 
 
+def on_page_content(html, page, config, files):
+    build = _STATE["build"]
+    if page.url in build.kept:  # its anchors, for the links of the pages that are rendered
+        page.present_anchor_ids = html_cache.anchor_ids(build.cache.html(build.keys[page.url]))
+    return html
+
+
 def on_page_context(context, page, config, nav):
     _STATE["build"].current = page.url
     return context

@@ -51,9 +51,16 @@ def _machines(exp: PublishedExperiment) -> str:
     return "one machine" if len(ids) == 1 else f"{len(ids)} machines"
 
 
+def _workload(exp: PublishedExperiment) -> str:
+    """ "workload v2": the version of the trainer that made the runs, when the analysis knows it."""
+    version = exp.analysis.workload.version
+    return f"workload {version}" if version else ""
+
+
 def distinctions(experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
     """For experiments that share a title (the default experiment's GPU profile, made as r2, r3, r4),
-    what tells each apart, in words, from what differs between them: the fewest of the machines its pairs
+    what tells each apart, in words, from what differs between them: the fewest of the workload's
+    version (a v1 showcase's verdict reads otherwise than a v2 one's), the machines its pairs
     came from, its design and pairs, and its date that tell them all apart; the folder's name when
     nothing else does. "" for a title of its own."""
     groups: dict[str, list[PublishedExperiment]] = {}
@@ -65,6 +72,7 @@ def distinctions(experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
             continue
         facts = {
             e.name: {
+                "workload": _workload(e),
                 "machines": _machines(e),
                 "design": _design(e),
                 "date": (e.analysis.experiment.created_utc or "")[:10],
@@ -72,7 +80,7 @@ def distinctions(experiments: Sequence[PublishedExperiment]) -> dict[str, str]:
             for e in group
         }
         keys: list[str] = []  # the fewest facts, in this order, that tell the group apart
-        for k in ("machines", "design", "date"):
+        for k in ("workload", "machines", "design", "date"):
             if len({tuple(f[x] for x in keys) for f in facts.values()}) == len(group):
                 break
             if len({f[k] for f in facts.values()}) > 1:

@@ -71,6 +71,16 @@ def minify(html: str) -> str:
     return "".join(out)
 
 
+_ID = re.compile(r"""\sid=["']?([^"'\s>]+)""")
+
+
+def anchor_ids(html: str) -> set[str]:
+    """The ids a kept page's HTML holds: MkDocs checks links to `page#anchor` against the anchors each
+    page's rendering found, and a kept page is not rendered again, so without them every link into it
+    would be reported as a missing anchor."""
+    return set(_ID.findall(html))
+
+
 def url_of(location: str) -> str:
     """The page a search entry's location belongs to ("reports/x/#answer" -> "reports/x/")."""
     return location.split("#", 1)[0]

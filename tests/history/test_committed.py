@@ -1,5 +1,6 @@
-"""The history of the committed GPU runs: the one-H200 campaigns (r2, r3) and the two-H200 one on
-one recipe page, classes apart, as the machines' health; no absolute flag across leases."""
+"""The history of the committed GPU runs: the one-H200 campaigns (r2-r4), the two-H200 one and the
+one-H100 learning-workload one on one recipe page, classes apart, as the machines' health; no
+absolute flag across leases."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from reportgen.vocab import PEAK_GPU_MEMORY, STEP_TIME
 
 ONE = "1 x NVIDIA H200, driver 580.159.04"
 TWO = "2 x NVIDIA H200, driver 580.159.04"
+H100 = "1 x NVIDIA H100 80GB HBM3, driver 580.159.04"
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +25,7 @@ def series(committed_runs):
 def test_every_arm_metric_and_class_of_the_showcases(series) -> None:
     mine = [s for s in series if s.key.recipe == "grpo-offload-default"]
     classes = {(s.key.profile, s.key.machine_class) for s in mine}
-    assert classes == {("gpu", ONE), ("gpu2", TWO)}
+    assert classes == {("gpu", ONE), ("gpu2", TWO), ("gpu", H100)}
     one = {(s.key.arm, s.key.metric): s for s in mine if s.key.machine_class == ONE}
     base = one[("baseline", "perf/step_resp_token_per_s")]
     assert [c.experiment for c in base.points] == [f"showcase-1xh200-grpo-offload-r{i}" for i in (2, 3, 4)]
@@ -69,14 +71,15 @@ def test_one_history_page_holds_both_showcases_classes_apart(committed_runs) -> 
     page = pages["history/grpo-offload-default/index.md"]
     md = page.markdown
     assert md.index(f"### Health on {ONE}") < md.index(f"### Health on {TWO}")
+    assert f"### Health on {H100}" in md  # the learning workload's campaign: a class of its own
     assert "No paired campaign yet" in md  # the committed campaigns are of one commit each
     for name in ("showcase-1xh200-grpo-offload-r2", "showcase-1xh200-grpo-offload-r3", "showcase-2xh200-grpo-offload"):
         assert f"[{name}](../../reports/{name}/index.md)" in md
-    assert len(page.charts) == 2 and "history.parquet" in page.files
-    spec = page.charts["history-1"]
+    assert len(page.charts) == 3 and "history.parquet" in page.files  # a chart per machine class
+    (spec,) = [c for c in page.charts.values() if "showcase-1xh200-grpo-offload-r2/" in c["datasets"]["history"]]
     assert spec["facet"]["row"]["field"] == "metric" and "href" in spec["spec"]["layer"][-1]["encoding"]
-    assert "../../reports/showcase-1xh200-grpo-offload-r2/" in spec["datasets"]["history"]
     assert "showcase-2xh200" not in spec["datasets"]["history"]  # the two-GPU class is its own chart
+    assert "showcase-1xh100" not in spec["datasets"]["history"]  # and the H100's
     # each section names its fingerprint class and the means a point is made of
     assert "machine class <code>8fbecfa2</code>" in md and "a point is the geometric mean of the campaign's runs" in md
     assert "each run's figure the arithmetic mean of the run's window means" in md

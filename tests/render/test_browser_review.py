@@ -112,10 +112,11 @@ def test_campaigns_of_one_spec_are_told_apart_and_the_decided_showcases_come_fir
     page, watch = _open(browser, served, "reports/", size, shots)
     heads = [h.rstrip("¶").strip() for h in page.locator("article h2").all_inner_texts()]  # less the permalink
     mine = [h for h in heads if "one GPU, GPU-small model, 5 GiB memory cap" in h]
-    assert len(mine) == 3 and len(set(mine)) == 3  # one title, three campaigns told apart
-    assert mine[0].endswith("— 2 machines, sequential, 3 pairs")  # r4 (A3 open on steady-state steps)
-    assert mine[1].endswith("— one machine, sequential, 3 pairs")  # r3
-    assert mine[2].endswith("— one machine, fixed design, 2 pairs")  # r2, undecided
+    assert len(mine) == 4 and len(set(mine)) == 4  # one title, four campaigns told apart
+    assert mine[0].endswith("— workload v2, one machine, sequential, decided after 4 pairs")  # every candidate decided
+    assert mine[1].endswith("— workload v1, 2 machines, sequential, 3 pairs")  # r4 (A3 open on steady-state steps)
+    assert mine[2].endswith("— workload v1, one machine, sequential, 3 pairs")  # r3
+    assert mine[3].endswith("— workload v1, one machine, fixed design, 2 pairs")  # r2, undecided
     assert heads.index(mine[1]) < min(i for i, h in enumerate(heads) if "A/A" in h or "two GPUs" in h)
     assert page.evaluate(WIDE) <= 0 and watch.errors == [] and watch.remote == []
     page.close()
@@ -124,6 +125,7 @@ def test_campaigns_of_one_spec_are_told_apart_and_the_decided_showcases_come_fir
     items = page.locator("#results + ul > li").all_inner_texts()
     order = [next(r for r in R if r in item) for item in items if any(r in item for r in R)]
     assert order == [R[2], R[1], R[0]]
-    assert items[0].startswith("Drop the optimizer CPU-offload trio") and "— 2 machines" in items[0]
+    assert items[0].startswith("Drop the optimizer CPU-offload trio") and "— workload v2" in items[0]
+    assert "— workload v1, 2 machines" in items[1]
     assert page.evaluate(WIDE) <= 0 and watch.errors == [] and watch.remote == []
     page.close()

@@ -18,14 +18,18 @@ def test_the_three_one_h200_campaigns_are_told_apart_and_the_decided_come_first(
     exps = [load_experiment(p) for p in sorted(committed_runs.iterdir()) if (p / "analysis.json").is_file()]
     told = home_page.distinctions(exps)
     assert {k: told[k] for k in SHOWCASES} == {
-        "showcase-1xh200-grpo-offload-r2": "one machine, fixed design, 2 pairs",
-        "showcase-1xh200-grpo-offload-r3": "one machine, sequential, 3 pairs",
-        "showcase-1xh200-grpo-offload-r4": "2 machines, sequential, 3 pairs",
+        "showcase-1xh200-grpo-offload-r2": "workload v1, one machine, fixed design, 2 pairs",
+        "showcase-1xh200-grpo-offload-r3": "workload v1, one machine, sequential, 3 pairs",
+        "showcase-1xh200-grpo-offload-r4": "workload v1, 2 machines, sequential, 3 pairs",
     }
+    # the learning workload's campaign (v2, on one H100) shares their title: its version tells it apart
+    assert told["showcase-1xh100-grpo-learning"] == "workload v2, one machine, sequential, decided after 4 pairs"
     assert "aa-1xh200-grpo" not in told  # a title of its own needs nothing
-    # Under schema 9 no committed v1-workload campaign has every candidate decided (A1's reward is flat at 0,
-    # its quality half cannot be tested): the newest first
+    # The one campaign with every candidate decided (v2: A1 accepted on both halves, A2 failed, A3
+    # rejected) comes first; no committed v1 campaign has every candidate decided (A1's reward is flat
+    # at 0, its quality half cannot be tested): the newest first after it
     assert [e.name for e in home_page.ordered(exps)] == [
+        "showcase-1xh100-grpo-learning",
         "showcase-1xh200-grpo-offload-r4",
         "showcase-1xh200-grpo-offload-r3",
         "showcase-1xh200-grpo-offload-r2",
@@ -33,7 +37,7 @@ def test_the_three_one_h200_campaigns_are_told_apart_and_the_decided_come_first(
         "aa-1xh200-grpo",
     ]
     md = home_page.render(exps).markdown
-    assert "cap) — 2 machines, sequential, 3 pairs](showcase-1xh200-grpo-offload-r4/index.md)" in md
+    assert "cap) — workload v1, 2 machines, sequential, 3 pairs](showcase-1xh200-grpo-offload-r4/index.md)" in md
     results = home_page.results(exps)
     assert results.index("r4/index.md") < results.index("r3/index.md") < results.index("r2/index.md")
 
