@@ -197,3 +197,20 @@ def test_a_chart_compiled_once_per_shape_draws_as_compiled_alone(tmp_path):
         once = chart_svg.numbered(vl_convert.vega_to_svg(chart_svg.to_vega(spec)))  # clip ids counted per chart
         assert once == chart_svg.numbered(vl_convert.vegalite_to_svg(spec))
     assert len(chart_svg._COMPILED) == 2  # one shape per chart kind: the second experiment's reuse them
+
+
+def test_what_changes_nothing_is_left_out_and_the_font_written_once() -> None:
+    svg = (
+        '<svg class="marks" width="10" height="10"><g transform="translate(0,0)"><path class="foreground" d="" '
+        'display="none"/><path d="M0,0" opacity="1" fill-opacity="1"/>'
+        '<text font-family="system-ui, sans-serif" font-size="12px">a</text>'
+        '<text font-family="system-ui, sans-serif" font-size="14px">b</text></g></svg>'
+    )
+    out = chart_svg.shared_once(svg)
+    assert out == (
+        '<svg font-family="system-ui, sans-serif" class="marks" width="10" height="10"><g><path d="M0,0" '
+        'fill-opacity="1"/><text font-size="12px">a</text><text font-size="14px">b</text></g></svg>'
+    )
+    # texts of two fonts keep their own
+    two = svg.replace('font-family="system-ui, sans-serif" font-size="14px"', 'font-family="serif" font-size="14px"')
+    assert chart_svg.shared_once(two).count("font-family") == 2
