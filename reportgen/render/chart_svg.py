@@ -126,7 +126,61 @@ def render(spec: dict, cache: Path | None) -> str:
 def _draw(fixed: dict) -> bytes:
     import vl_convert
 
-    return numbered(vl_convert.vegalite_to_svg(fixed)).encode()
+    return numbered(vl_convert.vega_to_svg(to_vega(fixed))).encode()
+
+
+# Vega specs compiled from Vega-Lite, by the chart's shape (its spec with a placeholder for each data
+# set's values): a process draws many charts of a few shapes (every report's step charts share one),
+# and compiling is an eighth of drawing one. Kept for the process (the build's workers live a build).
+_COMPILED: dict[str, dict] = {}
+_PLACEHOLDER = "\0reportgen-dataset:"
+
+
+def to_vega(fixed: dict) -> dict:
+    """The Vega spec Vega-Lite compiles `fixed` into: what `vl_convert.vegalite_to_vega` gives,
+    compiled once per shape and given this chart's data (Vega-Lite copies a data set's values into
+    the Vega spec as they are, never reading them: the test compares both ways on every chart of the
+    committed reports)."""
+    import vl_convert
+
+    datasets = fixed.get("datasets") or {}
+    if not all(isinstance(v, str) for v in datasets.values()):
+        return vl_convert.vegalite_to_vega(fixed)
+    values: dict[str, Any] = {_PLACEHOLDER + name: text for name, text in datasets.items()}
+    shape = {**fixed, "datasets": {name: _PLACEHOLDER + name for name in datasets}}
+    # A number a chart sets on its shape (the step charts' axis top, `ymax`) becomes a signal's value.
+    params = []
+    for param in fixed.get("params") or []:
+        value = param.get("value") if isinstance(param, dict) and "select" not in param else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[f"{_PLACEHOLDER}param:{param.get('name')}"] = value
+            param = {**param, "value": f"{_PLACEHOLDER}param:{param.get('name')}"}
+        params.append(param)
+    if params:
+        shape["params"] = params
+    shape.pop("usermeta", None)  # notes for the page (render/charts.py): copied as they are, put back below
+    key = json.dumps(shape, sort_keys=True)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = vl_convert.vegalite_to_vega(shape)
+        if key.count(_PLACEHOLDER) != json.dumps(compiled).count(_PLACEHOLDER):
+            return vl_convert.vegalite_to_vega(fixed)  # a placeholder read, not copied: compiled as it is
+        _COMPILED[key] = compiled
+    vega = _filled(compiled, values)
+    if "usermeta" in fixed:
+        vega["usermeta"] = copy.deepcopy(fixed["usermeta"])
+    return vega
+
+
+def _filled(node: Any, values: dict[str, str]) -> Any:
+    """`node` with each placeholder string replaced by its data set's values (copied where it changes)."""
+    if isinstance(node, str):
+        return values.get(node, node)
+    if isinstance(node, dict):
+        return {k: _filled(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_filled(v, values) for v in node]
+    return node
 
 
 _CLIP = re.compile(r'(id="clip|url\(#clip)(\d+)')
@@ -235,7 +289,9 @@ def render_all(jobs: Sequence[tuple[Any, dict]], cache: Path | None, workers: in
 
 # One leaf mark group of Vega's SVG: <g class="mark-TYPE role-ROLE NAME" ...> items </g> (a leaf mark
 # holds no <g>).
-_LEAF = re.compile(r'<g class="mark-(?!group)(\w+) role-([\w-]+)(?: ([^"]*))?"([^>]*)>((?:(?!<g[ >]).)*?)</g>', re.S)
+# The body is written as runs of text without "<" and tags that open no group, so the engine never
+# steps back through it (a lazy `.` checked against "<g" at every character was a fifth of the rewrite).
+_LEAF = re.compile(r'<g class="mark-(?!group)(\w+) role-([\w-]+)(?: ([^"]*))?"([^>]*)>((?:[^<]+|<(?!g[ >]|/g>))*)</g>')
 _ITEM = re.compile(r"<(path|line|rect|text)\b([^>]*?)(/?)>")
 _LABEL = re.compile(r'\saria-label="([^"]*)"')
 _OPACITY = re.compile(r'\sopacity="([\d.]+)"')
@@ -255,24 +311,20 @@ def _tip(label: str) -> str:
     return html.escape("\n".join(rows)).replace("\n", "&#10;")
 
 
-def _decimals(match: re.Match) -> str:
-    """Path coordinates to one decimal (a tenth of a pixel): a third of a chart's bytes."""
-    return re.sub(r"(\d+\.\d)\d+", r"\1", match.group(0))
-
-
 # A point mark's circle as Vega draws it, moved to its place: a path of two arcs.
 _SYMBOL = re.compile(
     r'<path transform="translate\((-?[\d.e-]+),(-?[\d.e-]+)\)" d="M([\d.]+),0A\3,\3,0,1,1,-\3,0A\3,\3,0,1,1,\3,0"'
 )
-_NUMBERS = re.compile(r'\s(?:x|y|x1|x2|y1|y2|width|height|transform)="[^"]*"')
-_NUMBER = re.compile(r"(-?\d+\.\d)\d+")
+# The attributes that hold coordinates (a path's `d` among them), and the digits of a number past its
+# first decimal: removed outright (a look-behind, no group to copy back: the rewrite's hottest loop).
+_NUMBERS = re.compile(r'\s(?:d|x|y|x1|x2|y1|y2|width|height|transform)="[^"]*"')
+_PAST_TENTH = re.compile(r"(?<=\d\.\d)\d+")
 _HIDDEN = re.compile(r' opacity="0\.001"| stroke-width="[\d.]+"(?=[^>]* class="rg-hit")')
 
 
 def lean(svg: str) -> str:
     """Coordinates to a tenth of a pixel (a third of a chart's bytes were digits no screen shows)."""
-    svg = re.sub(r'\sd="[^"]*"', _decimals, svg)
-    return _NUMBERS.sub(lambda m: _NUMBER.sub(r"\1", m.group(0)), svg)
+    return _NUMBERS.sub(lambda m: _PAST_TENTH.sub("", m.group(0)), svg)
 
 
 def lean_items(body: str) -> str:
@@ -354,6 +406,7 @@ def _compiled(template: str) -> Callable[[str], str]:
 _ELEMENT = re.compile(r"<\w+\b[^>]*/>")
 _HIT = ' class="rg-hit"'
 _FILL = re.compile(r' fill="([^"]*)"')
+_RADIUS = re.compile(r' r="([\d.]+)"')
 
 
 def _tip_of(item: str) -> str:
@@ -377,16 +430,24 @@ def _fold(body: str) -> str:
             return "".join(run)
         template, values = folded
         hits = all(_HIT in i for i in run)  # the hidden points: their class once, on the group
+        # Points of one size: their radius once, on the group (`.rg-r > circle { r: inherit }` in
+        # docs/assets/report.css; CSS geometry properties, in every browser since 2020).
+        radii = {m.group(1) if m and i.startswith("<circle ") else None for i in run for m in [_RADIUS.search(i)]}
+        radius = next(iter(radii)) if len(radii) == 1 else None
         inner = []
         for item, value in zip(run, values, strict=True):
             if colour is not None:
                 item = _FILL.sub("", item, 1)
             if hits:
                 item = item.replace(_HIT, "")
+            if radius is not None:
+                item = _RADIUS.sub("", item, 1)
             inner.append(_DATA_TIP.sub(f' data-tip="{value}"'.replace("\\", "\\\\"), item, 1))
         paint = f' fill="{colour}"' if colour is not None else ""
-        kind = ' class="rg-hits"' if hits else ""
-        return f'<g{kind}{paint} data-tips="{template}">{"".join(inner)}</g>'
+        classes = " ".join(c for c, on in (("rg-hits", hits), ("rg-r", radius is not None)) if on)
+        kind = f' class="{classes}"' if classes else ""
+        size = f' style="r:{radius}px"' if radius is not None else ""
+        return f'<g{kind}{paint}{size} data-tips="{template}">{"".join(inner)}</g>'
 
     def colour_of(item: str) -> str | None:
         fill = _FILL.search(item)
@@ -454,7 +515,7 @@ def inline(svg: str, name: str) -> str:
     # stays an xlink:href: Material's instant navigation rewrites every [href] of a page it loads, and an
     # SVG link's href cannot be set (a console error on every history page reached that way).
     svg = svg.replace(f'xlink:href="{VEGA_BASE}', 'xlink:href="')
-    svg = lean(svg)
+    svg = lean(shared_once(svg))
     svg = re.sub(r'\sid="([^"]+)"', lambda m: f' id="rg-{name}-{m.group(1)}"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#rg-{name}-{m.group(1)})", svg)
     width = re.search(r'<svg[^>]*?\swidth="([\d.]+)"', svg)
@@ -464,6 +525,25 @@ def inline(svg: str, name: str) -> str:
     size = f"max-width:{w:g}px;min-width:min({PHONE_MIN}px,{w:g}px)"
     svg = svg.replace('class="marks"', f'class="rg-plot" style="{size}" aria-hidden="true" focusable="false"', 1)
     return re.sub(r"<\?xml[^>]*>\s*", "", svg)
+
+
+_NO_EFFECT = re.compile(r'\sopacity="1"|\stransform="translate\(0,0\)"|<path class="foreground" d="" display="none"/>')
+_FONT = re.compile(r'<text\b[^>]*?( font-family="[^"]*")')
+
+
+def shared_once(svg: str) -> str:
+    """Vega's SVG without what changes nothing (issue 45: 5 % of a report's chart bytes): an
+    opacity of 1 (the initial value; opacity is not inherited), the identity transform, a group's
+    empty foreground path that is not displayed, and the font family every text repeats, written
+    once on the root instead (font-family is inherited)."""
+    svg = _NO_EFFECT.sub("", svg)
+    texts = svg.count("<text")
+    fonts = {m.group(1) for m in _FONT.finditer(svg)}
+    if texts and len(fonts) == 1 and sum(1 for _ in _FONT.finditer(svg)) == texts:
+        font = fonts.pop()
+        svg = svg.replace(font, "")
+        svg = re.sub(r"<svg\b", lambda m: m.group(0) + font, svg, count=1)
+    return svg
 
 
 @functools.cache

@@ -275,16 +275,68 @@ def model_data_section(exp: PublishedExperiment) -> list[str]:
     return out
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _field(line: str) -> tuple[int, str]:
+    """A line of `nvidia-smi -q` by its place in the report: its indentation and its field's name."""
+    return _indent(line), line.split(" : ", 1)[0].strip() if " : " in line else line.strip()
+
+
+def changed_lines(text: str, first: str) -> str | None:
+    """The lines of one `nvidia-smi -q` report that differ from another report of the same layout
+    (`first`), each under the headings it sits in ("GPU 00000000:00:06.0", "Temperature"); "" when
+    none differs, None when the two are not laid out alike (other fields, GPUs): then the report is
+    shown whole. The runs of one machine print the same report but for its timestamp and readings
+    (temperatures, power, clocks, a board of another slot): a twelfth of the text, not all of it again."""
+    lines, base = text.splitlines(), first.splitlines()
+    if len(lines) != len(base) or any(_field(a) != _field(b) for a, b in zip(lines, base, strict=True)):
+        return None
+    shown: dict[int, None] = {}
+    for i, (line, was) in enumerate(zip(lines, base, strict=True)):
+        if line == was:
+            continue
+        heads, depth = [], _indent(line)
+        for j in range(i - 1, -1, -1):
+            if depth == 0:
+                break
+            if lines[j].strip() and _indent(lines[j]) < depth:
+                heads.append(j)
+                depth = _indent(lines[j])
+        shown.update(dict.fromkeys(reversed(heads)))
+        shown[i] = None
+    return "\n".join(lines[i] for i in sorted(shown))
+
+
 def nvidia_smi_section(exp: PublishedExperiment) -> list[str]:
+    """Each run's `nvidia-smi -q`: the first run of each machine's whole, every other run of that
+    machine as the lines that differ from it (`changed_lines`; issue 45: twelve runs' reports were a
+    fifth of a report's pages), or whole where its layout differs."""
     out = ["## nvidia-smi -q\n"]
     found = False
     machines = machines_of(exp)
+    firsts: dict[str | None, tuple[str, str]] = {}  # machine -> (its first run's label, its report)
     for r in exp.formal_runs():
         text = r.provenance.get("nvidia-smi.txt")
-        if text:
-            found = True
-            label = _machine_label(exp, machines, r)
+        if not text:
+            continue
+        found = True
+        label = _machine_label(exp, machines, r)
+        first = firsts.get(r.machine)
+        changed = changed_lines(text, first[1]) if first is not None else None
+        if first is None or changed is None:
+            firsts.setdefault(r.machine, (r.rel, text))
             out.append(f'??? note "{safe.text(label)}"\n' + safe.fence(text, "text", indent="    ") + "\n")
+        elif not changed:
+            out.append(f'??? note "{safe.text(label)}: the same as {safe.text(first[0])}\'s"\n')
+            out.append(f"    Every line as in {safe.code(first[0])}'s report, above.\n")
+        else:
+            out.append(f'??? note "{safe.text(label)}: the lines that differ from {safe.text(first[0])}\'s"\n')
+            out.append(
+                f"    Every other line as in {safe.code(first[0])}'s report, above; each line here under its headings.\n"
+            )
+            out.append(safe.fence(changed, "text", indent="    ") + "\n")
     if not found:
         out.append("Not recorded (no NVIDIA driver on the machine).\n")
     return out

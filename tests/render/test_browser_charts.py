@@ -234,3 +234,6 @@ def test_step_tooltips_carry_the_unit_and_the_raw_value(experiment):
 def test_the_quality_chart_has_a_tooltip(experiment):
     text = _hover(experiment, "#chart-quality", 30)
     assert "metric" in text and "value (as logged)" in text and "run" in text, text
+    # the point under the pointer is drawn at its size, which its group holds (`.rg-r`: its radius once)
+    point = experiment.locator("#chart-quality .rg-r > circle.rg-on")
+    assert point.count() == 1 and point.evaluate("c => c.getBBox().width") > 8

@@ -42,8 +42,12 @@ def test_the_provenance_page_lists_every_machine_with_its_runs(r4) -> None:
     assert "6.18.44-fc-v1147-gpu" in section and "6.18.44-fc-v973-gpu" in section
     smi = "\n".join(provenance_page.nvidia_smi_section(r4))
     commands = "\n".join(provenance_page.commands_section(r4))
+    assert '??? note "A1/1 · machine dcdf3ff6"' in commands and '??? note "A3/3 · machine 8fc00ca9"' in commands
+    # nvidia-smi: each machine's first run whole, every other run as what differs from it, same machine
+    assert '??? note "baseline/1 · machine dcdf3ff6"\n' in smi and '??? note "baseline/2 · machine 8fc00ca9"\n' in smi
+    assert '??? note "A1/1 · machine dcdf3ff6: the lines that differ from baseline/1\'s"' in smi
+    assert '??? note "A3/3 · machine 8fc00ca9: the lines that differ from baseline/2\'s"' in smi
     for text in (smi, commands):
-        assert '??? note "A1/1 · machine dcdf3ff6"' in text and '??? note "A3/3 · machine 8fc00ca9"' in text
         assert text.count("??? note") == 10  # every formal run, each under its machine
 
 

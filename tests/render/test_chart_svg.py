@@ -5,6 +5,7 @@ background and no arm legend (the page's HTML legend lists the arms, in the site
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -102,9 +103,20 @@ def test_points_are_circles_and_coordinates_a_tenth_of_a_pixel() -> None:
         'fill="#123456" opacity="0.001" aria-label="x: 2"/></g></svg>'
     )
     out = chart_svg.inline(svg, "p")
-    assert '<circle cx="1.2" cy="7.9" r="5.4"' in out and '<circle cx="2.5" cy="3" r="5.4"' in out
-    assert 'class="rg-hits" fill="#123456" data-tips="x: {0}"' in out and "opacity" not in out
+    # points of one size: their radius once, on their group (the stylesheet's `.rg-r > circle`)
+    assert '<circle cx="1.2" cy="7.9" data-tip="1"/>' in out and '<circle cx="2.5" cy="3" data-tip="2"/>' in out
+    assert 'class="rg-hits rg-r" fill="#123456" style="r:5.4px" data-tips="x: {0}"' in out and "opacity" not in out
     assert tooltips(out) == ["x: 1", "x: 2"]
+    # points of two sizes keep their own
+    two = chart_svg.inline(
+        svg.replace("M5.4,0A5.4,5.4,0,1,1,-5.4,0A5.4,5.4,0,1,1,5.4,0", "M3,0A3,3,0,1,1,-3,0A3,3,0,1,1,3,0", 1), "p"
+    )
+    assert '<circle cx="1.2" cy="7.9" r="3" data-tip="1"/>' in two and 'r="5.4"' in two and "rg-r" not in two
+
+
+def test_the_stylesheet_gives_a_group_s_points_its_radius() -> None:
+    css = (Path(__file__).resolve().parents[2] / "docs" / "assets" / "report.css").read_text(encoding="utf-8")
+    assert ".rg-svg .rg-r > circle { r: inherit; }" in css
 
 
 def test_the_svg_fits_a_page(drawn):
@@ -157,3 +169,48 @@ def test_a_warm_build_reads_the_rewritten_svg_from_the_cache(tmp_path, monkeypat
     monkeypatch.setattr(chart_svg, "_source_hash", lambda: "edited")
     assert chart_svg.inline_cached(svg, "demo", cache) == first
     assert entries() == 4
+
+
+def test_a_chart_compiled_once_per_shape_draws_as_compiled_alone(tmp_path):
+    """Vega-Lite is compiled once per chart shape (`to_vega`: its data sets and the axis top a step
+    chart sets are filled in after): every chart draws the same SVG as compiled on its own."""
+    import vl_convert
+
+    from reportgen.analyze import analyze_experiment
+    from reportgen.render import charts
+    from reportgen.render.load import load_experiment
+    from tests.analysis.builder import FakeArm, make_experiment
+
+    specs = []
+    for i, speed in enumerate((1.3, 1.1)):
+        path = make_experiment(tmp_path / f"runs{i}", {"baseline": FakeArm(), "A1": FakeArm(speed=speed)}, repeats=2)
+        analyze_experiment(path)
+        exp = load_experiment(path)
+        specs += [
+            charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
+            charts.quality(exp),
+        ]
+    fixed = [chart_svg.static_spec(s) for s in specs if s is not None]
+    assert len(fixed) == 4 and fixed[0]["datasets"] != fixed[2]["datasets"]
+    chart_svg._COMPILED.clear()
+    for spec in fixed:
+        once = chart_svg.numbered(vl_convert.vega_to_svg(chart_svg.to_vega(spec)))  # clip ids counted per chart
+        assert once == chart_svg.numbered(vl_convert.vegalite_to_svg(spec))
+    assert len(chart_svg._COMPILED) == 2  # one shape per chart kind: the second experiment's reuse them
+
+
+def test_what_changes_nothing_is_left_out_and_the_font_written_once() -> None:
+    svg = (
+        '<svg class="marks" width="10" height="10"><g transform="translate(0,0)"><path class="foreground" d="" '
+        'display="none"/><path d="M0,0" opacity="1" fill-opacity="1"/>'
+        '<text font-family="system-ui, sans-serif" font-size="12px">a</text>'
+        '<text font-family="system-ui, sans-serif" font-size="14px">b</text></g></svg>'
+    )
+    out = chart_svg.shared_once(svg)
+    assert out == (
+        '<svg font-family="system-ui, sans-serif" class="marks" width="10" height="10"><g><path d="M0,0" '
+        'fill-opacity="1"/><text font-size="12px">a</text><text font-size="14px">b</text></g></svg>'
+    )
+    # texts of two fonts keep their own
+    two = svg.replace('font-family="system-ui, sans-serif" font-size="14px"', 'font-family="serif" font-size="14px"')
+    assert chart_svg.shared_once(two).count("font-family") == 2

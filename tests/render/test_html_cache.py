@@ -4,6 +4,7 @@ store, the search index put back in page order, and the whitespace a page loses.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -57,3 +58,14 @@ def test_whitespace_runs_with_a_line_break_become_one_outside_verbatim_elements(
         == '<nav>\n<ul>\n<li><a href="x">X</a>\n</li>\n</ul></nav>\n<pre><code>a\n\n    b</code></pre>\n<script>var s = "a\n\n  b";</script>'
     )
     assert html_cache.minify("<p>a  b</p>") == "<p>a  b</p>"  # spaces on a line are the page's own
+
+
+def test_a_code_blocks_whitespace_tokens_lose_their_span_and_keep_their_text() -> None:
+    block = '<pre><span></span><code>python3<span class="w"> </span>-m<span class="w"> </span>x<span class="w"> </span><span class="se">\\</span>\n<span class="w">  </span>--n<span class="w"> </span><span class="m">1</span></code></pre>'
+    out = html_cache.minify(block)
+    assert (
+        out
+        == '<pre><span></span><code>python3 -m x <span class="se">\\</span>\n  --n <span class="m">1</span></code></pre>'
+    )
+    assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", block)  # the same text, copied the same
+    assert html_cache.minify('<p><span class="w"> </span></p>') == '<p><span class="w"> </span></p>'  # only in code

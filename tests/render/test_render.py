@@ -167,6 +167,47 @@ def test_provenance_lists_versions_hashes_and_artifacts(exp):
     assert art.sha256 and art.sha256 in md
 
 
+SMI = """==============NVSMI LOG==============
+Timestamp                 : Thu Dec  3 11:38:56 2026
+Driver Version            : 580.159.04
+GPU 00000000:00:06.0
+    Product Name          : NVIDIA H200
+    Temperature
+        GPU Current Temp  : 35 C
+        Memory Temp       : 39 C
+    Clocks
+        SM                : 345 MHz
+"""
+
+
+def test_nvidia_smi_of_a_machines_other_runs_is_what_differs():
+    later = SMI.replace("11:38:56", "11:48:25").replace("35 C", "39 C")
+    # each changed line under its headings; the rest is the first run's
+    assert provenance_page.changed_lines(later, SMI) == (
+        "Timestamp                 : Thu Dec  3 11:48:25 2026\n"
+        "GPU 00000000:00:06.0\n"
+        "    Temperature\n"
+        "        GPU Current Temp  : 39 C"
+    )
+    assert provenance_page.changed_lines(SMI, SMI) == ""
+    # laid out otherwise (a field more, another GPU): shown whole
+    assert provenance_page.changed_lines(SMI + "    Fan Speed : N/A\n", SMI) is None
+    assert provenance_page.changed_lines(SMI.replace("Memory Temp", "HBM Temp"), SMI) is None
+
+
+def test_provenance_shows_one_nvidia_smi_whole_per_machine(tmp_path):
+    site_fixture.build_experiment(tmp_path)
+    runs = sorted((tmp_path / "grpo-offload").glob("*/*/provenance/nvidia-smi.txt"))
+    for i, path in enumerate(runs):
+        path.write_text(SMI.replace("35 C", f"{35 + i} C"))
+    md = "\n".join(provenance_page.nvidia_smi_section(load_experiment(tmp_path / "grpo-offload")))
+    first = load_experiment(tmp_path / "grpo-offload").formal_runs()[0].rel
+    assert md.count("Product Name") == 1 and md.count("??? note") == len(
+        load_experiment(tmp_path / "grpo-offload").formal_runs()
+    )
+    assert f"the lines that differ from {first}'s" in md and "GPU Current Temp  : 36 C" in md
+
+
 def test_provenance_flags_package_differences(tmp_path):
     site_fixture.build_experiment(tmp_path)
     freeze = tmp_path / "grpo-offload" / "A1" / "1" / "provenance" / "pip-freeze.txt"
