@@ -46,7 +46,8 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path, tmp_path_factor
         assert was in fast, f"scripts/recipes/default.toml changed: update this test's short version ({was!r})"
         fast = fast.replace(was, now)
     (clone / "scripts" / "recipes" / "fast.toml").write_text(fast)  # untracked: read from the working tree
-    env = {**os.environ, "REPORTGEN_ENV": "none", "REPORTGEN_CACHE": str(tmp_path / "cache")}
+    # The session's cache (tests/conftest.py): the warm start the end-to-end pipeline made is read here.
+    env = {**os.environ, "REPORTGEN_ENV": "none"}
     env.pop("PYTHONPATH", None)
     env.pop("REPORTGEN_RUNS", None)
     cli = [sys.executable, "-m", "reportgen"]
