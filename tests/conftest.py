@@ -165,6 +165,28 @@ def _quiet_mkdocs_banners(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISABLE_MKDOCS_2_WARNING", "true")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """REPORTGEN_CACHE of everything the session runs (its processes, Ray's nodes, `mkdocs build`s):
+    one folder the workers share (`session_cache`), never the user's ~/.cache/reportgen. A run's
+    checkouts of throw-away repositories, warm starts, drawn charts and probe answers were left
+    there by every session (112 MB after a day), and the suite's time hung on what an earlier one
+    had left. Shared, a warm start or chart made by one test is read by the next; a test that
+    checks a cache's own behaviour sets one of its own."""
+    cache = session_cache(tmp_path_factory)
+    patch = pytest.MonkeyPatch()
+    patch.setenv("REPORTGEN_CACHE", str(cache))
+    yield cache
+    patch.undo()
+
+
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's REPORTGEN_CACHE (`_session_cache`), made if missing."""
+    cache = shared_root(tmp_path_factory) / "svg-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
 @pytest.fixture(autouse=True)
 def _private_machine_lock(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test its own machine lock (reportgen.store.lock): tests of other checkouts running on

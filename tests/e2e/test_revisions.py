@@ -24,6 +24,9 @@ from tests.helpers import repo_clone
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
 REPO = Path(__file__).resolve().parents[2]
+# The campaign's name, its own: PR mode writes its derived spec to <cache>/specs/<name>.toml, and the
+# session's cache is shared with the other PR-mode tests (tests/e2e/test_quality_real.py's are "pr").
+NAME = "pr-own-history"
 
 
 def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path, tmp_path_factory):
@@ -46,7 +49,8 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path, tmp_path_factor
         assert was in fast, f"scripts/recipes/default.toml changed: update this test's short version ({was!r})"
         fast = fast.replace(was, now)
     (clone / "scripts" / "recipes" / "fast.toml").write_text(fast)  # untracked: read from the working tree
-    env = {**os.environ, "REPORTGEN_ENV": "none", "REPORTGEN_CACHE": str(tmp_path / "cache")}
+    # The session's cache (tests/conftest.py): the warm start the end-to-end pipeline made is read here.
+    env = {**os.environ, "REPORTGEN_ENV": "none"}
     env.pop("PYTHONPATH", None)
     env.pop("REPORTGEN_RUNS", None)
     cli = [sys.executable, "-m", "reportgen"]
@@ -60,7 +64,7 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path, tmp_path_factor
             "--candidate-ref",
             "HEAD",
             "--name",
-            "pr",
+            NAME,
         ],
         cwd=clone,
         env=env,
@@ -69,12 +73,12 @@ def test_a_fresh_clone_runs_pr_mode_on_its_own_history(tmp_path, tmp_path_factor
         timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    doc = parse(read_json(clone / "runs" / "pr" / "analysis.json"), "analysis.json")
+    doc = parse(read_json(clone / "runs" / NAME / "analysis.json"), "analysis.json")
     comp = doc.comparison("candidate")
     head = subprocess.run(["git", "rev-parse", "HEAD", "HEAD~1"], cwd=clone, capture_output=True, text=True).stdout
     cand_sha, base_sha = head.split()
     assert comp is not None and comp.code_change is not None
     assert (comp.code_change.baseline_sha, comp.code_change.candidate_sha) == (base_sha, cand_sha)
-    body = subprocess.run([*cli, "pr-body", "pr"], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+    body = subprocess.run([*cli, "pr-body", NAME], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
     assert body.returncode == 0, body.stderr[-2000:]
     assert f"`candidate` code: `{base_sha[:12]}` → `{cand_sha[:12]}`" in body.stdout

@@ -47,11 +47,10 @@ STEPS, WARMUP = 4, 1
 
 
 def _build(folder: Path) -> None:
-    repo, runs, cache = folder / "repo", folder / "runs", folder / "cache"
+    repo, runs = folder / "repo", folder / "runs"
     good, shas = code_history(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S, steps=STEPS, warmup=WARMUP)
     env = {
-        **os.environ,
-        "REPORTGEN_CACHE": str(cache),
+        **os.environ,  # REPORTGEN_CACHE: the session's (tests/conftest.py), whose warm start the other runs read
         "REPORTGEN_MACHINE_LOCK": str(folder / "machine.lock"),
         "PYTHONPATH": str(PACKAGE.parent),
     }

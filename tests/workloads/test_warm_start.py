@@ -1,14 +1,22 @@
 """The warm start's cache (reportgen.workloads.grpo.warm_start): made once and read back, keyed by
 content, the same bytes from two makes, a damaged or foreign file made again and never unpickled
-freely, two processes making it at once."""
+freely, two processes making it at once.
+
+One warm start is made for the module (`made`); the tests that read it back, damage it or replace
+it start from a copy of its cache folder, so each makes only what it checks is made (a make is
+about 1.7 CPU-seconds of the tiny model; 15 makes were 10)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,40 +25,71 @@ import torch
 from reportgen.workloads.grpo import warm_start
 from reportgen.workloads.grpo.args import parse_args
 from tests.conftest import env_with_repo_on_path
+from tests.workloads.conftest import TINY
 
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
     """One torch thread, as a run on a CPU makes its warm start (OpenMP's spinning threads on a busy
     2-core machine make every step many times slower)."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    with _one_thread():
+        yield
 
 
 def _args(tiny_argv: list[str], cache: Path, *extra: str):
     return parse_args([*tiny_argv, "--warm-start-cache", str(cache), *extra])
 
 
-def test_made_once_then_read_and_keyed_by_content(tiny_argv, tmp_path):
-    cache = tmp_path / "cache"
-    state, first = warm_start.obtain(_args(tiny_argv, cache), CPU)
+@dataclass(frozen=True)
+class Made:
+    """The module's one warm start: its cache folder, what `obtain` said and the weights it gave."""
+
+    cache: Path
+    first: warm_start.Made
+    state: dict[str, torch.Tensor]
+
+    def copy(self, dest: Path) -> tuple[Path, Path]:
+        """The cache folder copied to `dest` (a test writes in its copy): (the copy, its file)."""
+        shutil.copytree(self.cache, dest)
+        return dest, dest / warm_start.SUBDIR / self.first.path.name
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
+    cache = tmp_path_factory.mktemp("warm-start") / "cache"
+    with _one_thread():
+        state, first = warm_start.obtain(_args(list(TINY), cache), CPU)
+    return Made(cache, first, state)
+
+
+def test_made_once_then_read_and_keyed_by_content(tiny_argv, tmp_path, made):
+    first = made.first
     assert first.made and first.outcome is not None and first.path.is_file()
     assert first.sha256 == hashlib.sha256(first.path.read_bytes()).hexdigest()
     assert first.path.with_suffix(".sha256").read_text().strip() == first.sha256
     # the start is controlled: the task learnt, then the answer softened to about the accuracy asked for
     assert first.outcome.learnt_accuracy >= warm_start.KNOW
     assert abs(first.outcome.accuracy - 0.25) < 0.12
+    cache, path = made.copy(tmp_path / "cache")
     again_state, again = warm_start.obtain(_args(tiny_argv, cache), CPU)
-    assert not again.made and again.sha256 == first.sha256 and again.path == first.path
-    assert all(torch.equal(again_state[k], v) for k, v in state.items())
+    assert not again.made and again.sha256 == first.sha256 and again.path == path
+    assert all(torch.equal(again_state[k], v) for k, v in made.state.items())
     # another model config or another recipe is another warm start, beside the first
     wider = warm_start.obtain(_args(tiny_argv, cache, "--ffn-hidden-size", "192"), CPU)[1]
     softer = warm_start.obtain(_args(tiny_argv, cache, "--warm-start-accuracy", "0.4"), CPU)[1]
-    assert wider.made and softer.made and len({first.path, wider.path, softer.path}) == 3
+    assert wider.made and softer.made and len({again.path, wider.path, softer.path}) == 3
     assert len(list((cache / warm_start.SUBDIR).glob("*.pt"))) == 3
     # the per-block seeds never change it: a campaign's blocks all start from the same weights
     assert warm_start.cache_key(
@@ -60,25 +99,23 @@ def test_made_once_then_read_and_keyed_by_content(tiny_argv, tmp_path):
     assert line.startswith(f"warm start: sha256 {first.sha256} read from the cache in ")
 
 
-def test_two_makes_give_the_same_bytes(tiny_argv, tmp_path):
-    a = warm_start.obtain(_args(tiny_argv, tmp_path / "a"), CPU)[1]
-    b = warm_start.obtain(_args(tiny_argv, tmp_path / "b"), CPU)[1]
-    assert a.made and b.made and a.sha256 == b.sha256
+def test_two_makes_give_the_same_bytes(tiny_argv, tmp_path, made):
+    other = warm_start.obtain(_args(tiny_argv, tmp_path / "other"), CPU)[1]
+    assert made.first.made and other.made and other.sha256 == made.first.sha256
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "no-hash-file"])
-def test_a_damaged_file_is_made_again(tiny_argv, tmp_path, damage):
-    args = _args(tiny_argv, tmp_path / "cache")
-    first = warm_start.obtain(args, CPU)[1]
-    data = first.path.read_bytes()
+def test_a_damaged_file_is_made_again(tiny_argv, tmp_path, made, damage):
+    cache, path = made.copy(tmp_path / "cache")
+    data = path.read_bytes()
     if damage == "flip":
-        first.path.write_bytes(data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:])
+        path.write_bytes(data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:])
     elif damage == "truncate":
-        first.path.write_bytes(data[: len(data) // 2])
+        path.write_bytes(data[: len(data) // 2])
     else:
-        first.path.with_suffix(".sha256").unlink()
-    again = warm_start.obtain(args, CPU)[1]
-    assert again.made and again.sha256 == first.sha256 and first.path.read_bytes() == data
+        path.with_suffix(".sha256").unlink()
+    again = warm_start.obtain(_args(tiny_argv, cache), CPU)[1]
+    assert again.made and again.sha256 == made.first.sha256 and path.read_bytes() == data
     if damage != "no-hash-file":
         assert "do not match the hash recorded beside it" in again.note
 
@@ -93,15 +130,14 @@ class _Payload:
         return (Path.touch, (self.marker,))
 
 
-def test_a_file_that_would_run_code_is_refused_never_unpickled(tiny_argv, tmp_path):
-    args = _args(tiny_argv, tmp_path / "cache")
-    path = warm_start.obtain(args, CPU)[1].path
+def test_a_file_that_would_run_code_is_refused_never_unpickled(tiny_argv, tmp_path, made):
+    cache, path = made.copy(tmp_path / "cache")
     marker = tmp_path / "ran"
     buffer = io.BytesIO()
     torch.save({"model.embed_tokens.weight": _Payload(marker)}, buffer, pickle_protocol=2)
     path.write_bytes(buffer.getvalue())  # with a matching hash: only the restricted unpickler stands in the way
     path.with_suffix(".sha256").write_text(hashlib.sha256(buffer.getvalue()).hexdigest() + "\n")
-    again = warm_start.obtain(args, CPU)[1]
+    again = warm_start.obtain(_args(tiny_argv, cache), CPU)[1]
     assert again.made and "not a plain tensor file" in again.note
     assert not marker.exists()
 

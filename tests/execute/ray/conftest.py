@@ -343,22 +343,69 @@ def cluster(
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def ray_session() -> Iterator[Cluster]:
-    """A fresh head and worker node `w0` on 127.0.0.1 (one CPU each), one for the session's worker:
-    the tests that use it carry `xdist_group("ray")` or `xdist_group("ray-2")`, so under
-    pytest-xdist they run as two chains of tests, each chain on one worker sharing its cluster (two
-    chains: one would be the suite's longest); each test's experiments and runs folders are its own.
-    A test that needs nodes of its own (to kill one, or as machines of their own) adds them for its
-    time with `Cluster.added_workers` instead of starting a cluster."""
-    with cluster(head_cpus=1, workers=["w0"], env_extra=FAST_HEALTH_CHECKS) as c:
-        yield c
+class _Chain:
+    """This worker's cluster (`ray_session`): started when a test first asks for it, stopped when the
+    worker's next test needs none (`pytest_runtest_teardown` below), started again should another
+    Ray test come to this worker after that."""
+
+    def __init__(self) -> None:
+        self._stack: contextlib.ExitStack | None = None
+        self.cluster: Cluster | None = None
+
+    def get(self) -> Cluster:
+        if self.cluster is None:
+            stack = contextlib.ExitStack()
+            self.cluster = stack.enter_context(cluster(head_cpus=1, workers=["w0"], env_extra=FAST_HEALTH_CHECKS))
+            self._stack = stack
+        return self.cluster
+
+    def stop(self) -> None:
+        stack, self._stack, self.cluster = self._stack, None, None
+        if stack is not None:
+            stack.close()
+
+
+_CHAIN = _Chain()
 
 
 @pytest.fixture(scope="session")
+def _ray_chain() -> Iterator[_Chain]:
+    """The worker's `_Chain`; whatever cluster it still holds at the end of the session (a run
+    interrupted mid-chain, a test selection that ends on a Ray test) is stopped then."""
+    yield _CHAIN
+    _CHAIN.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_session(_ray_chain: _Chain) -> Cluster:
+    """A head and worker node `w0` on 127.0.0.1 (one CPU each), one for the worker's chain: the
+    tests that use it carry `xdist_group("ray")` or `xdist_group("ray-2")`, so under pytest-xdist
+    they run as two chains of tests, each chain on one worker sharing its cluster (two chains: one
+    would be the suite's longest); each test's experiments and runs folders are its own. A test
+    that needs nodes of its own (to kill one, or as machines of their own) adds them for its time
+    with `Cluster.added_workers` instead of starting a cluster. The cluster is stopped as soon as
+    the chain's last test is done, not at the end of the session: an idle cluster costs about a
+    twentieth of a core (its GCS, raylets, dashboard and agents polling), minutes of it while the
+    worker goes on with other tests."""
+    return _ray_chain.get()
+
+
+@pytest.fixture(scope="module")
 def ray_cluster(ray_session: Cluster) -> str:
-    """The dashboard address of the session's cluster (`ray_session`)."""
+    """The dashboard address of the chain's cluster (`ray_session`)."""
     return ray_session.address
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a test's teardown: stop the chain's cluster when the next test on this worker is in
+    another module and needs none (xdist runs a test only once it knows the next one, so `nextitem`
+    is the worker's real next test; None: the last one)."""
+    yield
+    if _CHAIN.cluster is None or "ray_session" not in item.fixturenames:
+        return
+    if nextitem is None or (nextitem.path != item.path and "ray_session" not in nextitem.fixturenames):
+        _CHAIN.stop()
 
 
 def gated_experiment(root: Path, gate: Path, *, hold_at: int, **kwargs: Any) -> Path:
