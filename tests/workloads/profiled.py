@@ -3,7 +3,7 @@ TensorBoard, a profiler trace of steps 1-2, a memory snapshot, a checkpoint of i
 `ck/`), made once per test session and read by the tests of what it writes:
 tests/workloads/test_console_outputs.py (the formats), tests/traces/test_workload_trace.py (its
 trace, summarised) and tests/execute/test_run_lifecycles.py (runs resumed from its checkpoint). Each real run costs ~5 CPU-s of
-start-up (torch + transformers), whatever its steps: one run, not one per test."""
+start-up (importing torch), whatever its steps: one run, not one per test."""
 
 from __future__ import annotations
 

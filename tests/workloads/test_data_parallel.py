@@ -1,6 +1,6 @@
 """Data parallelism of the embedded workload: 2 CPU processes over gloo, launched by the workload.
 
-The expensive checks (each 2-rank job starts two torch+transformers processes, ~15-30 s on 2 cores)
+The expensive checks (each 2-rank job starts two torch processes, ~15-30 s on 2 cores)
 are `slow`: one `reportgen run` of a tiny 2-rank spec whose two arms do identical training (the
 candidate only drops TensorBoard), and one 1-rank vs 2-rank equivalence job on the same batches.
 """

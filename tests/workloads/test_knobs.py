@@ -154,11 +154,10 @@ def test_dynamic_batch_needs_a_budget_that_fits_a_sample(tiny_argv):
 
 def test_the_vocabulary_states_each_presets_parameter_count():
     # reports name the model by these (reportgen/analysis/workload.py): they must be the model's own
-    from transformers import Qwen3ForCausalLM
-
     from reportgen.vocab import WORKLOADS
     from reportgen.workloads.grpo.args import PRESETS
     from reportgen.workloads.grpo.model import build_config
+    from reportgen.workloads.grpo.qwen3 import Qwen3ForCausalLM
 
     known = WORKLOADS["reportgen.workloads.grpo"]
     assert set(known.presets) == set(PRESETS)

@@ -2,8 +2,8 @@
 
 Run it as `python -m reportgen.workloads.grpo [FLAGS]`. It sits before the reportgen pipeline,
 as the thing a recipe launches: its console lines and TensorBoard scalars are what
-`reportgen.ingest` reads, in the same formats as a Relax run. It needs only torch and
-transformers; nothing else in reportgen imports it.
+`reportgen.ingest` reads, in the same formats as a Relax run. It needs only torch (its Qwen3
+decoder is transformers' written again, qwen3.py); nothing else in reportgen imports it.
 """
 
 # The workload's name and version, printed first in every run's log (`workload: grpo-max v2`) and

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from transformers import Qwen3ForCausalLM
 
-from reportgen.workloads.grpo.model import attention_qkv, restrict_logits
+from reportgen.workloads.grpo.model import Layer, attention_qkv, restrict_logits
+from reportgen.workloads.grpo.qwen3 import Qwen3ForCausalLM
 from reportgen.workloads.grpo.task import EOS_ID, PAD_ID
 
 
@@ -68,7 +68,8 @@ class StaticKVDecoder:
             # A padding query attends to itself only, so it stays finite (and is never a key later).
             own = torch.eye(t, self.max_len, device=self.device, dtype=torch.bool)
             mask = ((self.valid[:, None, :] & causal[None]) | own[None])[:, None]
-        for i, layer in enumerate(inner.layers):
+        layers: list[Layer] = list(inner.layers)
+        for i, layer in enumerate(layers):
             h = layer.input_layernorm(x)
             q, k, v = attention_qkv(layer, h, cos, sin)
             self.k[i].index_copy_(2, slots, k)

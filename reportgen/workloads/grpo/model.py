@@ -1,10 +1,10 @@
-"""The policy model: a transformers Qwen3 decoder built from a config with seeded random init.
+"""The policy model: a Qwen3 decoder built from a config with seeded random init.
 
-The weights and modules are transformers' own `Qwen3ForCausalLM`; the forward pass over packed
-micro-batches is written here (embedding -> decoder layers -> norm -> head) so that activation
-checkpointing can wrap exactly the layers `--recompute-*` names, and so the pass does not depend
-on transformers' cache/mask API, which changes between releases. A test checks it against
-transformers' own forward.
+The modules are transformers' Qwen3 written again in qwen3.py (same parameter names and init,
+without importing transformers); the forward pass over packed micro-batches is written here
+(embedding -> decoder layers -> norm -> head) so that activation checkpointing can wrap exactly
+the layers `--recompute-*` names, and so the pass does not depend on transformers' cache/mask API,
+which changes between releases. A test checks it against transformers' own forward.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
-from transformers import Qwen3Config, Qwen3ForCausalLM
 
+from reportgen.workloads.grpo.qwen3 import Qwen3Config, Qwen3ForCausalLM
 from reportgen.workloads.grpo.task import BOS_ID, EOS_ID, NEVER_SAMPLED, PAD_ID
 
-# One decoder layer of transformers' Qwen3 (Qwen3DecoderLayer). Its submodules are reached by
-# attribute (self_attn.q_proj, mlp, ...), which torch types as `Tensor | Module`: typed loosely.
+# One decoder layer (qwen3.DecoderLayer). Its submodules are reached by attribute
+# (self_attn.q_proj, mlp, ...), which torch types as `Tensor | Module`: typed loosely.
 Layer = Any
 M = TypeVar("M", bound=torch.nn.Module)
 
@@ -44,7 +44,6 @@ def build_config(args: argparse.Namespace) -> Qwen3Config:
         pad_token_id=PAD_ID,
         bos_token_id=BOS_ID,
         eos_token_id=EOS_ID,
-        attn_implementation="sdpa",
     )
 
 

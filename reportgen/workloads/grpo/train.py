@@ -23,7 +23,6 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from transformers import Qwen3ForCausalLM
 
 from reportgen.workloads.grpo import VERSION, WORKLOAD, checkpoint, warm_start
 from reportgen.workloads.grpo.args import format_argument_dump, parse_args
@@ -52,6 +51,7 @@ from reportgen.workloads.grpo.model import (
 )
 from reportgen.workloads.grpo.optim import build_optimizer
 from reportgen.workloads.grpo.profiling import MemoryHistory, StepProfiler
+from reportgen.workloads.grpo.qwen3 import Qwen3ForCausalLM
 from reportgen.workloads.grpo.task import Grade, PromptStream, make_dataset, score
 from reportgen.workloads.grpo.threads import ThreadChoice, available_cores, choose_cpu_threads
 

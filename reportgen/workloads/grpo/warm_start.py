@@ -54,7 +54,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from reportgen.workloads.grpo import VERSION, WORKLOAD, task
+from reportgen.workloads.grpo import VERSION, WORKLOAD, qwen3, task
 from reportgen.workloads.grpo import model as model_mod
 
 KNOW = 0.97  # phase 1 ends once the sampled answer is right this often on the held-out prompts
@@ -124,16 +124,15 @@ def cache_root(explicit: str | None = None, environ: dict[str, str] | None = Non
 
 
 def code_digest() -> str:
-    """SHA-256 of the source that makes a warm start: this module, the model and the task."""
+    """SHA-256 of the source that makes a warm start: this module, the model, its modules and the task."""
     h = hashlib.sha256()
-    for mod in (__file__, model_mod.__file__, task.__file__):
+    for mod in (__file__, model_mod.__file__, qwen3.__file__, task.__file__):
         h.update(Path(mod).read_bytes())
     return h.hexdigest()
 
 
 def cache_key(args: argparse.Namespace, device: torch.device) -> str:
     config = model_mod.build_config(args).to_dict()
-    config.pop("transformers_version", None)
     payload = {
         "workload": f"{WORKLOAD} {VERSION}",
         "config": config,
@@ -220,13 +219,13 @@ def _most_digits(max_prompt_len: int) -> int:
     return min(task.MAX_DIGITS, max_prompt_len - task.PROMPT_OVERHEAD)
 
 
-def _logits(model: torch.nn.Module, batch: _Batch) -> torch.Tensor:
+def _logits(model: qwen3.Qwen3ForCausalLM, batch: _Batch) -> torch.Tensor:
     """[B x T, vocab]: every position's logits, the rows `batch.rows` and `batch.answer_rows` index."""
     logits = model_mod.forward_batch(model, batch.ids, batch.valid)
     return logits.reshape(-1, logits.shape[-1])
 
 
-def sampled_accuracy(model: torch.nn.Module, batch: _Batch, temperature: float) -> float:
+def sampled_accuracy(model: qwen3.Qwen3ForCausalLM, batch: _Batch, temperature: float) -> float:
     """Mean probability, at `temperature`, that the first response token is the right answer: the
     accuracy a rollout would sample, without its sampling noise."""
     with torch.no_grad():
