@@ -309,29 +309,39 @@ def cluster(
     # The nodes' machine and node locks (reportgen.store.lock): the cluster's own, not this machine's.
     env["REPORTGEN_MACHINE_LOCK"] = str(Path(temp_dir) / "machine.lock")
     env.update(env_extra or {})
-    gcs, dashboard = free_port(), free_port()
     sessions: set[int] = set()
     try:
-        _ray(
-            [
-                "start",
-                "--head",
-                f"--port={gcs}",
-                "--dashboard-host=127.0.0.1",
-                f"--dashboard-port={dashboard}",
-                "--include-dashboard=true",
-                f"--temp-dir={temp_dir}",
-                f"--ray-client-server-port={free_port()}",
-                f"--num-cpus={head_cpus}",
-                # No autoscaler monitor: the test cluster has a fixed set of nodes, and the monitor is
-                # a Python process polling the cluster's state every few seconds for nothing.
-                "--no-monitor",
-                *_agent_ports(),
-                *COMMON,
-            ],
-            env,
-            sessions,
-        )
+        for attempt in (1, 2):
+            gcs, dashboard = free_port(), free_port()
+            try:
+                _ray(
+                    [
+                        "start",
+                        "--head",
+                        f"--port={gcs}",
+                        "--dashboard-host=127.0.0.1",
+                        f"--dashboard-port={dashboard}",
+                        "--include-dashboard=true",
+                        f"--temp-dir={temp_dir}",
+                        f"--ray-client-server-port={free_port()}",
+                        f"--num-cpus={head_cpus}",
+                        # No autoscaler monitor: the test cluster has a fixed set of nodes, and the monitor is
+                        # a Python process polling the cluster's state every few seconds for nothing.
+                        "--no-monitor",
+                        *_agent_ports(),
+                        *COMMON,
+                    ],
+                    env,
+                    sessions,
+                )
+                break
+            except _StartFailed as exc:
+                # As a joining node's (`_start_worker`): on a loaded machine, as at the start of the
+                # suite when every worker imports at once, the head's raylet may not hear from its own
+                # GCS in time ("Failed to get node info ... Deadline Exceeded"): stopped, once more.
+                _stop_sessions({exc.session})
+                if attempt == 2 or "Deadline Exceeded" not in str(exc):
+                    raise
         c = Cluster(f"http://127.0.0.1:{dashboard}", {}, gcs, temp_dir, env, sessions)
         for label in workers:
             c._start_worker(label, 1, own_machines)
