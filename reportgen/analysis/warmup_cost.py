@@ -27,7 +27,6 @@ warm-up difference + (N - burn-in) x the steady step time's change.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -86,9 +85,8 @@ def compare(
     mean = float(diffs.mean())
     low = high = None
     if len(diffs) >= 2:
-        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
-        half = inference.t_quantile(confidence, len(diffs) - 1) * se
-        low, high = mean - half, mean + half
+        iv = inference.mean_interval(diffs, confidence)
+        low, high = iv.low, iv.high
     start = min(s for _, s, _ in windows)
     return doc.WarmupCost(
         reference=reference,
