@@ -155,11 +155,6 @@ def _pairs(
     return out
 
 
-def _machines(pairs: Sequence[doc.QualityPair]) -> list[int]:
-    names = list(dict.fromkeys(p.machine or "" for p in pairs))
-    return [names.index(p.machine or "") for p in pairs]
-
-
 def _margin_text(margin: float) -> str:
     return f"{margin:g}"
 
@@ -215,7 +210,7 @@ def judge(
             "the pairs are not independent and no interval can be made (give each block its own seed)"
         )
         return row("not_testable", reason, **means)
-    s, b, dsg = runlevel.paired_look(d, _machines(pairs), design)
+    s, b, dsg = runlevel.paired_look(d, design)
     lo, hi, est = float(b.low[0]), float(b.high[0]), float(s.mean[0])
     finite = math.isfinite(lo) and math.isfinite(hi)
     low, high = (lo, hi) if finite else (None, None)
