@@ -105,15 +105,10 @@ def logged_by_all(runs: Sequence[StoredRun], keys: Sequence[str]) -> str | None:
 
 
 def _figure(r: StoredRun, key: str, windows: Sequence[tuple[str, int, int]]) -> float | None:
-    """The run's figure of `key`: the mean of its window means; None when a window has no finite value."""
-    means = []
-    for _, s, e in windows:
-        v = np.asarray(r.series(key, s, e), dtype=float)
-        v = v[np.isfinite(v)]
-        if not len(v):
-            return None
-        means.append(float(v.mean()))
-    return float(np.mean(means)) if means else None
+    """The run's figure of `key`, as throughput's (evidence.run_figure): the mean of its window
+    means; None when a window has no finite value."""
+    means = r.window_means(key, windows)
+    return float(np.mean(means)) if means is not None else None
 
 
 def _flat(runs: Sequence[StoredRun], key: str, windows: Sequence[tuple[str, int, int]]) -> float | None:

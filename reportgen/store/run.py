@@ -17,7 +17,7 @@ manifest (the `Manifest` model and its sections, `LogEvent`, `parse_utc` for its
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -222,3 +222,17 @@ class StoredRun:
         col = self.steps[key]
         col = col[(col.index >= start) & (col.index <= end)].dropna()
         return [float(v) for v in col.sort_index().to_numpy()]
+
+    def window_means(self, key: str, windows: Sequence[tuple[str, int, int]]) -> tuple[float, ...] | None:
+        """The mean of `key`'s finite values in each window (name, first step, last step), whose
+        mean is the run's figure of the metric for the analysis (throughput's in
+        analysis/evidence.py, a quality metric's in analysis/quality.py); None when a window holds
+        no finite value, or there is no window."""
+        means = []
+        for _, start, end in windows:
+            v = np.asarray(self.series(key, start, end), dtype=float)
+            v = v[np.isfinite(v)]
+            if not len(v):
+                return None
+            means.append(float(v.mean()))
+        return tuple(means) or None

@@ -40,6 +40,14 @@ def test_steps_are_the_metrics_wide_and_added_columns_leave_the_stored_tables() 
     assert list(only_b.steps.columns) == ["b"] and only_b.series("b", 0, 5) == [1.0]
 
 
+def test_window_means_are_over_finite_values_and_none_when_a_window_has_none() -> None:
+    rows = [(s, "r", float(s), "console") for s in range(6)] + [(6, "r", math.nan, "console")]
+    run = StoredRun("A1", 1, metrics=_long(rows))
+    assert run.window_means("r", [("W1", 0, 1), ("W2", 4, 6)]) == (0.5, 4.5)  # step 6's NaN left out
+    assert run.window_means("r", [("W1", 0, 1), ("W2", 6, 9)]) is None  # W2 holds no finite value
+    assert run.window_means("r", []) is None and run.window_means("other", [("W1", 0, 5)]) is None
+
+
 def test_a_run_folder_without_its_files_reads_empty_and_says_which(tmp_path: Path) -> None:
     exp = make_experiment(tmp_path / "runs", {"baseline": FakeArm()}, repeats=1)
     folder = exp / "baseline" / "1"
