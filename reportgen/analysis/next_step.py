@@ -18,7 +18,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
 from reportgen.rounding import fmt_change_interval, fmt_change_supported, fmt_gib, fmt_share
-from reportgen.vocab import MEMORY_CAP_FLAG, Verdicts
+from reportgen.vocab import MEMORY_CAP_FLAG, TOKEN_BUDGET_FLAG, Verdicts
 
 
 def memory_cost(cand: str, m: doc.MemoryUse) -> str:
@@ -35,7 +35,6 @@ def memory_cost(cand: str, m: doc.MemoryUse) -> str:
     )
 
 
-TOKEN_BUDGET_FLAG = "--max-tokens-per-gpu"  # tokens per micro-batch: less memory per step, the same maths
 IGNORE_EOS_FLAG = "--rollout-ignore-eos"  # fixed-length decoding: every response as long as the limit
 SAME_MACHINE = "# on the machine that ran the campaign (a campaign's runs stay on one machine):"
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from reportgen.errors import UserError
 from reportgen.plan.bash import effective_command, flag_occurrences
 from reportgen.store.atomic import AlreadyExists, write_text
-from reportgen.vocab import ID_PATTERN, MATHS_FLAGS
+from reportgen.vocab import ID_PATTERN, MATHS_FLAGS, TOKEN_BUDGET_FLAG
 
 FIXED_WORKLOAD_FLAGS: tuple[str, ...] = (
     # samples per step and their lengths
@@ -80,7 +80,6 @@ FIXED_WORKLOAD_FLAGS: tuple[str, ...] = (
 `reportgen init` lists those a recipe passes in `[workload] flags`, where no candidate may edit them."""
 
 STEPS_FLAG = "--num-rollout"
-TOKEN_BUDGET_FLAG = "--max-tokens-per-gpu"
 OFFLOAD_FLAGS = ("--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer")
 MIN_STEPS = 8
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\S*)\s*(?:#.*)?$")
