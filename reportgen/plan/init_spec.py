@@ -34,6 +34,7 @@ from pathlib import Path
 
 from reportgen.errors import UserError
 from reportgen.plan.bash import effective_command, flag_occurrences
+from reportgen.specfile.model import split_windows, window_toml
 from reportgen.store.atomic import AlreadyExists, write_text
 from reportgen.vocab import ID_PATTERN, MATHS_FLAGS, TOKEN_BUDGET_FLAG
 
@@ -102,8 +103,7 @@ def propose_windows(steps: int) -> tuple[int, list[tuple[str, int, int]]]:
             f"({STEPS_FLAG}), or pass --steps N"
         )
     burn_in = steps // 2
-    half = (steps - burn_in) // 2
-    return burn_in, [("W1", burn_in, burn_in + half - 1), ("W2", burn_in + half, steps - 1)]
+    return burn_in, split_windows(burn_in, steps, 2)
 
 
 def script_defaults(text: str) -> dict[str, str]:
@@ -282,7 +282,7 @@ def spec_text(facts: RecipeFacts, *, name: str, script: str, workdir: str, recip
         "# settle late: on the GPU showcases one did at step 23 of 48), the rest two windows.",
         f"warmup_steps = {burn_in}",
         "windows = [",
-        *(f'  {{ name = "{n}", start = {s}, end = {e} }},' for n, s, e in windows),
+        *(f"  {window_toml(*w)}," for w in windows),
         "]",
         "",
         "[[candidates]]",
