@@ -81,8 +81,8 @@ METRICS: tuple[tuple[str, tuple[str, ...], Direction | None], ...] = (
     ("grad norm", (GRAD_NORM,), None),
 )
 FLAT = "flat at"  # "reward flat at 0 in both arms": a constant says nothing about training
-SAME = 1e-12
-LARGE_MARGIN = 0.5  # a margin of half the baseline's reward figure or more lets most of the reward go unseen  # relative: differences (or values) within this of each other are the same number
+SAME = 1e-12  # relative: differences (or values) within this of each other are the same number
+LARGE_MARGIN = 0.5  # a margin of half the baseline's reward figure or more lets most of the reward go unseen
 # Outcomes of the deciding metrics, worst first: the half takes the first one any of them has.
 PRECEDENCE: tuple[QualityOutcome, ...] = ("worse", "not_testable", "open", "not_worse", "identical")
 
