@@ -456,11 +456,11 @@ def token_budget_effects(
     out = []
     for c in comparisons:
         ref = c.base or c.baseline
-        differ = [f for f in c.changed_flags if (f.base if c.base else f.baseline) != f.candidate]
+        differ = [f for f in c.changed_flags if f.base != f.candidate]  # base: the baseline's when it has none
         if len(differ) != 1 or differ[0].flag != TOKEN_BUDGET_FLAG:
             continue
         f = differ[0]
-        before, after = (f.base if c.base else f.baseline), f.candidate
+        before, after = f.base, f.candidate
         lo, hi = _number(before), _number(after)
         m_ref, m_arm = arms.get(ref), arms.get(c.candidate)
         if lo is None or hi is None or hi >= lo or m_ref is None or m_arm is None:
@@ -534,7 +534,7 @@ def measured_oom_step(
         )
         note = f"# first, in {spec_word},\n# give {cand} a smaller {TOKEN_BUDGET_FLAG} (as {best.arm} did)"
         return doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note))
-    changed = [f for f in comp.changed_flags if (f.base if comp.base else f.baseline) != f.candidate]
+    changed = [f for f in comp.changed_flags if f.base != f.candidate]
     verb = "removes" if changed and all(f.candidate is None for f in changed) else "changes"
     what = f" (it {verb} {', '.join(f.flag for f in changed)})" if changed else ""
     text = (
