@@ -117,7 +117,7 @@ def simulate_joint(
     stop = np.full(sims, blocks, dtype=int)
     sequential = design.mode == "sequential"
     for n in range(1, blocks + 1):
-        if not (n >= runlevel.first_look(design) and n in design.looks and (sequential or n == design.looks[-1])):
+        if n < runlevel.first_look(design) or n not in design.looks:  # a fixed design's one look is its last
             continue
         open_ = final == ""
         if not open_.any():
