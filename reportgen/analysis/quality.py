@@ -49,7 +49,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import runlevel
 from reportgen.rounding import fmt_difference, fmt_difference_interval
 from reportgen.specfile.model import QUALITY_MARGIN_DEFAULT
-from reportgen.store.run import StoredRun
+from reportgen.store.run import StoredRun, by_block
 from reportgen.vocab import (
     ENTROPY,
     GRAD_NORM,
@@ -127,18 +127,19 @@ def _pairs(
     baseline: Sequence[StoredRun], candidate: Sequence[StoredRun], key: str, windows: Sequence[tuple[str, int, int]]
 ) -> list[doc.QualityPair]:
     """The blocks where both arms have a complete run with a figure of `key`, in block order."""
-    ref = {r.repeat: r for r in baseline if r.status == Status.COMPLETE}
-    cand = {r.repeat: r for r in candidate if r.status == Status.COMPLETE}
+    complete = (
+        [r for r in baseline if r.status == Status.COMPLETE],
+        [c for c in candidate if c.status == Status.COMPLETE],
+    )
     out = []
-    for rep in sorted(set(ref) & set(cand)):
-        r, c = ref[rep], cand[rep]
+    for r, c in by_block(*complete):
         rv, cv = _figure(r, key, windows), _figure(c, key, windows)
         if rv is None or cv is None:
             continue
         rm, cm = r.manifest.fingerprint_id, c.manifest.fingerprint_id
         out.append(
             doc.QualityPair(
-                repeat=rep,
+                repeat=c.repeat,
                 reference_run=r.rel,
                 candidate_run=c.rel,
                 reference=rv,

@@ -33,7 +33,7 @@ import numpy as np
 
 from reportgen.analysis import document as doc
 from reportgen.analysis import inference
-from reportgen.store.run import StoredRun
+from reportgen.store.run import StoredRun, by_block
 from reportgen.vocab import STEP_TIME
 
 METHOD = (
@@ -69,12 +69,8 @@ def compare(
     block); None when no pair has step times on both sides."""
     if not windows:
         return None
-    by_block = {r.repeat: r for r in ref}
     pairs = []
-    for c in sorted(cand, key=lambda r: r.repeat):
-        r = by_block.get(c.repeat)
-        if r is None:
-            continue
+    for r, c in by_block(ref, cand):
         rs, cs = run_warmup_s(r, windows), run_warmup_s(c, windows)
         if rs is None or cs is None:
             continue

@@ -236,3 +236,11 @@ class StoredRun:
                 return None
             means.append(float(v.mean()))
         return tuple(means) or None
+
+
+def by_block(reference: Sequence[StoredRun], candidate: Sequence[StoredRun]) -> list[tuple[StoredRun, StoredRun]]:
+    """The pairs of runs of the blocks both arms ran (each block's reference run and candidate run,
+    matched by repeat number), in block order: the unit of evidence, for the figures the analysis
+    makes pair by pair (a quality metric's differences, the warm-up cost, same_maths' first steps)."""
+    mates = {r.repeat: r for r in reference}
+    return [(mates[c.repeat], c) for c in sorted(candidate, key=lambda r: r.repeat) if c.repeat in mates]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.store import layout
-from reportgen.store.run import StoredRun, parse_utc, wide_table
+from reportgen.store.run import StoredRun, by_block, parse_utc, wide_table
 from reportgen.store.run_folder import read_run_folder
 from tests.analysis.builder import FakeArm, make_experiment
 
@@ -46,6 +46,12 @@ def test_window_means_are_over_finite_values_and_none_when_a_window_has_none() -
     assert run.window_means("r", [("W1", 0, 1), ("W2", 4, 6)]) == (0.5, 4.5)  # step 6's NaN left out
     assert run.window_means("r", [("W1", 0, 1), ("W2", 6, 9)]) is None  # W2 holds no finite value
     assert run.window_means("r", []) is None and run.window_means("other", [("W1", 0, 5)]) is None
+
+
+def test_runs_pair_by_block_in_block_order_and_a_run_without_its_mate_is_left_out() -> None:
+    ref = [StoredRun("baseline", rep) for rep in (1, 2, 3)]
+    cand = [StoredRun("A1", rep) for rep in (4, 3, 1)]
+    assert [(r.rel, c.rel) for r, c in by_block(ref, cand)] == [("baseline/1", "A1/1"), ("baseline/3", "A1/3")]
 
 
 def test_a_run_folder_without_its_files_reads_empty_and_says_which(tmp_path: Path) -> None:
