@@ -3,9 +3,15 @@
 Part of reportgen.analysis. A verdict alone leaves the reviewer to work out the next move; the
 report names it: merge (with the candidates the patch builds on), add pairs to the same campaign
 (and the exact command), make the arms do the same work, fix the failure, re-run on one machine,
-or reject. It reads the verdict as decision.py made it (status, basis, cause); it decides nothing.
-For a verdict that is not a plain accept or reject, the cause is said in words with links to the
-evidence by stable ids (document.EvidenceId); the render stage maps them to pages and anchors.
+test training quality where it could not be, or reject. It reads the verdict as decision.py made
+it (status, basis, cause); it decides nothing. For a verdict that is not a plain accept or reject,
+the cause is said in words with links to the evidence by stable ids (document.EvidenceId); the
+render stage maps them to pages and anchors.
+
+An out-of-memory failure's step is made from what the experiment itself measured
+(`revise_oom_steps`, after every comparison is made): a smaller token budget is offered only when
+another candidate that lowered it saved more memory than the failed one lacked, so a next step
+never contradicts the figures on its own page.
 """
 
 from __future__ import annotations

@@ -6,9 +6,12 @@ I/O edge gathered (hashes, diffs, machine, profiler artifacts); returns an `Anal
 partial runs: a failure becomes data (a guardrail, a verdict), not an exception.
 
 For each candidate, in four steps: gather the evidence (evidence.py: runs, failures, guardrails,
-same work), the statistics (runlevel.py: pairs of runs and their repeated interval), the decision
-(decision.py, the one place a verdict is made), then the document's parts (tables.py for the
-descriptive tables, next_step.py for what to do next).
+same work), the statistics (runlevel.py: pairs of runs and their repeated interval; quality.py:
+the training-quality half over the same pairs), the decision (decision.py, the one place a verdict
+is made, of both halves), then the document's parts (tables.py for the descriptive tables,
+warmup_cost.py and warmup.py for the warm-up beside the steady-state verdict, next_step.py for
+what to do next). Over the whole experiment: where each arm settles (warmup.py), the baseline's
+drift, and what the analysis.json this one replaces said (reanalysis.py).
 """
 
 from __future__ import annotations
