@@ -330,6 +330,9 @@ ALLOCATED_MEMORY_KEYS = (MAX_MEMORY_ALLOCATED_GIB,)
 """Keys holding the framework's own peak allocation in GiB, first found wins: what a memory cap bounds."""
 MEMORY_CAP_FLAG = "--gpu-memory-cap-gib"
 """The embedded workload's cap on its own GPU memory (torch.cuda.set_per_process_memory_fraction)."""
+TOKEN_BUDGET_FLAG = "--max-tokens-per-gpu"
+"""Relax's token budget per micro-batch: a smaller one uses less memory per step for the same maths (the
+next step of an out-of-memory failure, the flag `reportgen init`'s example candidate lowers)."""
 
 PRIMARY_DEFAULT = STEP_RESP_TOKEN_PER_S
 """The metric a spec compares arms on unless it names another."""

@@ -20,7 +20,7 @@ import numpy as np
 from reportgen.analysis import document as doc
 from reportgen.analysis import same_work
 from reportgen.analysis.check import NA, PASS, WARN, guardrail
-from reportgen.store.run import StoredRun
+from reportgen.store.run import StoredRun, by_block
 from reportgen.vocab import GRAD_NORM, LOSS
 
 ID = "same_maths"
@@ -104,8 +104,7 @@ def _check_pairs(baseline: Sequence[StoredRun], candidate: Sequence[StoredRun]) 
     the candidate's first steps against the baseline's, within RELATIVE of their magnitude. No
     run-to-run spread widens the bound: the runs of one arm differ by their seeds, not by noise, and
     the same code gave the same first steps to 1e-9 on one GPU (the r4 showcase's repeats)."""
-    mates = {r.repeat: r for r in baseline}
-    pairs = [(mates[c.repeat], c) for c in candidate if c.repeat in mates]
+    pairs = by_block(baseline, candidate)
     compared = 0
     for key in KEYS:
         for b_run, c_run in pairs:

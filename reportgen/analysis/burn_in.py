@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from reportgen.analysis import warmup
 from reportgen.errors import UserError
+from reportgen.specfile.model import split_windows, window_toml
 from reportgen.store.run import StoredRun
 
 MARGIN = 1  # steps past the latest settle point the burn-in adds
@@ -84,7 +85,7 @@ class Proposal:
 
     def toml(self) -> str:
         """The two lines of the spec's [analysis] table."""
-        wins = ", ".join(f'{{ name = "{n}", start = {s}, end = {e} }}' for n, s, e in self.windows)
+        wins = ", ".join(window_toml(*w) for w in self.windows)
         return f"warmup_steps = {self.burn_in}\nwindows = [{wins}]"
 
     def reason(self) -> str:
@@ -148,11 +149,6 @@ def propose(
             f"plan-windows: a burn-in of {burn_in} steps leaves {max(left, 0)} of {steps}, fewer than "
             f"{windows} windows of {MIN_WINDOW}: run longer (more steps) or declare fewer windows"
         )
-    size = left // windows
-    out = []
-    for i in range(windows):
-        start = burn_in + i * size
-        end = steps - 1 if i == windows - 1 else start + size - 1
-        out.append((f"W{i + 1}", start, end))
+    out = split_windows(burn_in, steps, windows)
     unknown = tuple(a for a in wanted if a not in latest)
     return Proposal(steps, burn_in, tuple(out), dict(sorted(latest.items())), unknown, tuple(evidence))

@@ -281,7 +281,7 @@ def simulate(
         (final[:, 1] == runlevel.REJECTED) & (measured >= 0)
     )
     return Result(
-        design=label(design),
+        design=dz.label(design),
         scenario=sc,
         sims=sims,
         counts=counts,
@@ -291,12 +291,6 @@ def simulate(
         false_for_measured=float(wrong.mean()),
         machine_warned=float((warned & np.isin(final[:, 1], (runlevel.ACCEPTED, runlevel.REJECTED))).mean()),
     )
-
-
-def label(design: doc.Design) -> str:
-    if design.mode == "fixed":
-        return f"fixed {design.looks[-1]}"
-    return f"sequential {design.min_pairs}-{design.max_pairs}"
 
 
 def fixed_design(

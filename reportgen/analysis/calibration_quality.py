@@ -35,7 +35,7 @@ import numpy as np
 from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 from reportgen.analysis import quality, runlevel
-from reportgen.analysis.calibration import Scenario, campaign_data, label
+from reportgen.analysis.calibration import Scenario, campaign_data
 from reportgen.vocab import HIGHER, Verdicts
 
 # Final verdicts of the first candidate, as the calibration counts them.
@@ -117,7 +117,7 @@ def simulate_joint(
     stop = np.full(sims, blocks, dtype=int)
     sequential = design.mode == "sequential"
     for n in range(1, blocks + 1):
-        if not (n >= runlevel.first_look(design) and n in design.looks and (sequential or n == design.looks[-1])):
+        if n < runlevel.first_look(design) or n not in design.looks:  # a fixed design's one look is its last
             continue
         open_ = final == ""
         if not open_.any():
@@ -161,7 +161,7 @@ def simulate_joint(
     for v in final.tolist():
         counts[str(v)] = counts.get(str(v), 0) + 1
     return JointResult(
-        design=label(design),
+        design=dz.label(design),
         scenario=sc,
         quality=q,
         sims=sims,

@@ -187,21 +187,28 @@ def decide(e: Evidence) -> doc.Verdict:
     return _statistics(e, e.vs_baseline, against=BASELINE)
 
 
+def _figure_words(rl: doc.RunLevel, *, direction: str, confidence: float) -> tuple[str, str] | None:
+    """A run-level comparison's estimate as a change and what it rests on, as the verdicts' lines say
+    them: ("+19%", "(95% CI 0% to +40%, 3 pairs)"); None before its first pair."""
+    iv = rl.interval
+    if iv.estimate is None:
+        return None
+    n = len(rl.pairs)
+    said_n = f"{n} pair{'s' if n != 1 else ''}"
+    pct = _pct_for(iv, direction)(gain(iv.estimate, direction) - 1)
+    if iv.low is None or iv.high is None:
+        return pct, f"({said_n})"
+    return pct, f"({fmt_level(confidence)} CI {_span(iv, direction)}, {said_n})"
+
+
 def _speed(e: Evidence) -> str:
     """The speed half as it stands, in words: "response tokens/s +19% (95% CI 0% to +40%, 3 pairs)"."""
     rl = e.vs_base if e.vs_base is not None else e.vs_baseline
-    iv = rl.interval
-    n = len(rl.pairs)
-    if iv.estimate is None:
+    words = _figure_words(rl, direction=e.direction, confidence=e.design.confidence)
+    if words is None:
         return f"{e.metric_label}: no figure yet"
-    est = gain(iv.estimate, e.direction) - 1
     vs = "" if rl.reference == BASELINE else f" against {rl.reference}"
-    if iv.low is None or iv.high is None:
-        return f"{e.metric_label} {_pct_for(iv, e.direction)(est)}{vs} ({n} pair{'s' if n != 1 else ''})"
-    return (
-        f"{e.metric_label} {_pct_for(iv, e.direction)(est)}{vs} ({fmt_level(e.design.confidence)} CI "
-        f"{_span(iv, e.direction)}, {n} pair{'s' if n != 1 else ''})"
-    )
+    return f"{e.metric_label} {words[0]}{vs} {words[1]}"
 
 
 SPEED_WORDS: dict[str, str] = {
@@ -217,19 +224,13 @@ SPEED_WORDS: dict[str, str] = {
 
 def speed_half(rl: doc.RunLevel, design: doc.Design, *, direction: str, metric_label: str) -> str:
     """The speed half of a verdict in words, as the answer's and the PR body's first lines say it beside
-    the quality half: "faster: response tokens/s +91% (95% CI +65% to +121%)"; against a base, named."""
-    iv = rl.interval
+    the quality half: "faster: response tokens/s +91% (95% CI +65% to +121%, 4 pairs)"; against a base, named."""
     word = SPEED_WORDS.get(rl.outcome, "speed open")
     vs = "" if rl.reference == BASELINE else f" against {rl.reference}"
-    if iv.estimate is None:
+    words = _figure_words(rl, direction=direction, confidence=design.confidence)
+    if words is None:
         return f"speed: no pair of runs yet{vs}"
-    est = gain(iv.estimate, direction) - 1
-    pct = _pct_for(iv, direction)
-    n = len(rl.pairs)
-    said_n = f"{n} pair{'s' if n != 1 else ''}"
-    if iv.low is None or iv.high is None:
-        return f"{word}{vs}: {metric_label} {pct(est)} ({said_n})"
-    return f"{word}{vs}: {metric_label} {pct(est)} ({fmt_level(design.confidence)} CI {_span(iv, direction)}, {said_n})"
+    return f"{word}{vs}: {metric_label} {words[0]} {words[1]}"
 
 
 def _worse_quality(e: Evidence, q: doc.QualityHalf) -> doc.Verdict:

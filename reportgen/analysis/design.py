@@ -223,6 +223,14 @@ def _normal_boundary(tail: float) -> float:
     return -normal_quantile(tail / 2.0)
 
 
+def label(design: doc.Design) -> str:
+    """The design in a few words: "sequential 2-16" (its first and last look), "fixed 3" (its one
+    look); what the calibration tables and the re-analysis record call it."""
+    if design.mode == "fixed":
+        return f"fixed {design.looks[-1]}"
+    return f"sequential {design.min_pairs}-{design.max_pairs}"
+
+
 def design_key(design: doc.Design) -> str:
     """How a sequential design is named in FIXED_EQUIVALENTS: its looks, level, effect and pool."""
     return (

@@ -88,16 +88,15 @@ def segments(runs: Sequence[StoredRun], key: str, windows: Windows) -> list[list
 def run_figure(r: StoredRun, key: str, windows: Windows) -> runlevel.RunFigure | None:
     """A complete run's figure of `key` (mean of its window means); None when a window has no
     finite value or the figure is not positive (no log ratio exists)."""
-    segs = segments([r], key, windows)[0]
-    means = [float(s[np.isfinite(s)].mean()) if np.isfinite(s).any() else None for s in segs]
-    if not means or any(m is None for m in means):
+    means = r.window_means(key, windows)
+    if means is None:
         return None
-    value = float(np.mean([m for m in means if m is not None]))
+    value = float(np.mean(means))
     if not np.isfinite(value) or value <= 0:
         return None
     fp = r.manifest.fingerprint_id
     return runlevel.RunFigure(
-        r.arm, r.repeat, r.rel, value, tuple(means), r.manifest.started_utc, machine=fp[:12] if fp else None
+        r.arm, r.repeat, r.rel, value, means, r.manifest.started_utc, machine=fp[:12] if fp else None
     )
 
 

@@ -3,9 +3,15 @@
 Part of reportgen.analysis. A verdict alone leaves the reviewer to work out the next move; the
 report names it: merge (with the candidates the patch builds on), add pairs to the same campaign
 (and the exact command), make the arms do the same work, fix the failure, re-run on one machine,
-or reject. It reads the verdict as decision.py made it (status, basis, cause); it decides nothing.
-For a verdict that is not a plain accept or reject, the cause is said in words with links to the
-evidence by stable ids (document.EvidenceId); the render stage maps them to pages and anchors.
+test training quality where it could not be, or reject. It reads the verdict as decision.py made
+it (status, basis, cause); it decides nothing. For a verdict that is not a plain accept or reject,
+the cause is said in words with links to the evidence by stable ids (document.EvidenceId); the
+render stage maps them to pages and anchors.
+
+An out-of-memory failure's step is made from what the experiment itself measured
+(`revise_oom_steps`, after every comparison is made): a smaller token budget is offered only when
+another candidate that lowered it saved more memory than the failed one lacked, so a next step
+never contradicts the figures on its own page.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
 from reportgen.rounding import fmt_change_interval, fmt_change_supported, fmt_gib, fmt_share
-from reportgen.vocab import MEMORY_CAP_FLAG, Verdicts
+from reportgen.vocab import MEMORY_CAP_FLAG, TOKEN_BUDGET_FLAG, Verdicts
 
 
 def memory_cost(cand: str, m: doc.MemoryUse) -> str:
@@ -35,7 +41,6 @@ def memory_cost(cand: str, m: doc.MemoryUse) -> str:
     )
 
 
-TOKEN_BUDGET_FLAG = "--max-tokens-per-gpu"  # tokens per micro-batch: less memory per step, the same maths
 IGNORE_EOS_FLAG = "--rollout-ignore-eos"  # fixed-length decoding: every response as long as the limit
 SAME_MACHINE = "# on the machine that ran the campaign (a campaign's runs stay on one machine):"
 
@@ -457,11 +462,11 @@ def token_budget_effects(
     out = []
     for c in comparisons:
         ref = c.base or c.baseline
-        differ = [f for f in c.changed_flags if (f.base if c.base else f.baseline) != f.candidate]
+        differ = [f for f in c.changed_flags if f.base != f.candidate]  # base: the baseline's when it has none
         if len(differ) != 1 or differ[0].flag != TOKEN_BUDGET_FLAG:
             continue
         f = differ[0]
-        before, after = (f.base if c.base else f.baseline), f.candidate
+        before, after = f.base, f.candidate
         lo, hi = _number(before), _number(after)
         m_ref, m_arm = arms.get(ref), arms.get(c.candidate)
         if lo is None or hi is None or hi >= lo or m_ref is None or m_arm is None:
@@ -535,7 +540,7 @@ def measured_oom_step(
         )
         note = f"# first, in {spec_word},\n# give {cand} a smaller {TOKEN_BUDGET_FLAG} (as {best.arm} did)"
         return doc.NextStep(action="fix_oom", text=text, command=rerun.command(name=folder, note=note))
-    changed = [f for f in comp.changed_flags if (f.base if comp.base else f.baseline) != f.candidate]
+    changed = [f for f in comp.changed_flags if f.base != f.candidate]
     verb = "removes" if changed and all(f.candidate is None for f in changed) else "changes"
     what = f" (it {verb} {', '.join(f.flag for f in changed)})" if changed else ""
     text = (

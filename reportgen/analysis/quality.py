@@ -49,7 +49,7 @@ from reportgen.analysis import document as doc
 from reportgen.analysis import runlevel
 from reportgen.rounding import fmt_difference, fmt_difference_interval
 from reportgen.specfile.model import QUALITY_MARGIN_DEFAULT
-from reportgen.store.run import StoredRun
+from reportgen.store.run import StoredRun, by_block
 from reportgen.vocab import (
     ENTROPY,
     GRAD_NORM,
@@ -81,8 +81,8 @@ METRICS: tuple[tuple[str, tuple[str, ...], Direction | None], ...] = (
     ("grad norm", (GRAD_NORM,), None),
 )
 FLAT = "flat at"  # "reward flat at 0 in both arms": a constant says nothing about training
-SAME = 1e-12
-LARGE_MARGIN = 0.5  # a margin of half the baseline's reward figure or more lets most of the reward go unseen  # relative: differences (or values) within this of each other are the same number
+SAME = 1e-12  # relative: differences (or values) within this of each other are the same number
+LARGE_MARGIN = 0.5  # a margin of half the baseline's reward figure or more lets most of the reward go unseen
 # Outcomes of the deciding metrics, worst first: the half takes the first one any of them has.
 PRECEDENCE: tuple[QualityOutcome, ...] = ("worse", "not_testable", "open", "not_worse", "identical")
 
@@ -105,15 +105,10 @@ def logged_by_all(runs: Sequence[StoredRun], keys: Sequence[str]) -> str | None:
 
 
 def _figure(r: StoredRun, key: str, windows: Sequence[tuple[str, int, int]]) -> float | None:
-    """The run's figure of `key`: the mean of its window means; None when a window has no finite value."""
-    means = []
-    for _, s, e in windows:
-        v = np.asarray(r.series(key, s, e), dtype=float)
-        v = v[np.isfinite(v)]
-        if not len(v):
-            return None
-        means.append(float(v.mean()))
-    return float(np.mean(means)) if means else None
+    """The run's figure of `key`, as throughput's (evidence.run_figure): the mean of its window
+    means; None when a window has no finite value."""
+    means = r.window_means(key, windows)
+    return float(np.mean(means)) if means is not None else None
 
 
 def _flat(runs: Sequence[StoredRun], key: str, windows: Sequence[tuple[str, int, int]]) -> float | None:
@@ -132,18 +127,19 @@ def _pairs(
     baseline: Sequence[StoredRun], candidate: Sequence[StoredRun], key: str, windows: Sequence[tuple[str, int, int]]
 ) -> list[doc.QualityPair]:
     """The blocks where both arms have a complete run with a figure of `key`, in block order."""
-    ref = {r.repeat: r for r in baseline if r.status == Status.COMPLETE}
-    cand = {r.repeat: r for r in candidate if r.status == Status.COMPLETE}
+    complete = (
+        [r for r in baseline if r.status == Status.COMPLETE],
+        [c for c in candidate if c.status == Status.COMPLETE],
+    )
     out = []
-    for rep in sorted(set(ref) & set(cand)):
-        r, c = ref[rep], cand[rep]
+    for r, c in by_block(*complete):
         rv, cv = _figure(r, key, windows), _figure(c, key, windows)
         if rv is None or cv is None:
             continue
         rm, cm = r.manifest.fingerprint_id, c.manifest.fingerprint_id
         out.append(
             doc.QualityPair(
-                repeat=rep,
+                repeat=c.repeat,
                 reference_run=r.rel,
                 candidate_run=c.rel,
                 reference=rv,
@@ -153,11 +149,6 @@ def _pairs(
             )
         )
     return out
-
-
-def _machines(pairs: Sequence[doc.QualityPair]) -> list[int]:
-    names = list(dict.fromkeys(p.machine or "" for p in pairs))
-    return [names.index(p.machine or "") for p in pairs]
 
 
 def _margin_text(margin: float) -> str:
@@ -215,7 +206,7 @@ def judge(
             "the pairs are not independent and no interval can be made (give each block its own seed)"
         )
         return row("not_testable", reason, **means)
-    s, b, dsg = runlevel.paired_look(d, _machines(pairs), design)
+    s, b, dsg = runlevel.paired_look(d, design)
     lo, hi, est = float(b.low[0]), float(b.high[0]), float(s.mean[0])
     finite = math.isfinite(lo) and math.isfinite(hi)
     low, high = (lo, hi) if finite else (None, None)

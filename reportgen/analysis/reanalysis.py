@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reportgen.analysis import design as dz
 from reportgen.analysis import document as doc
 
 RULES: dict[int, tuple[str, ...]] = {
@@ -42,12 +43,6 @@ def rules_between(old: int, new: int) -> list[str]:
     return [rule for v in sorted(RULES) if old < v <= new for rule in RULES[v]]
 
 
-def _design(d: doc.Design | None) -> str:
-    if d is None:
-        return ""
-    return f"{d.mode} {d.min_pairs}-{d.max_pairs}" if d.mode == "sequential" else f"fixed {d.looks[-1]}"
-
-
 def _words(status: str, basis: str | None) -> str:
     return f"{status} ({basis})" if basis and basis not in (status, "interval") else status
 
@@ -74,7 +69,7 @@ def record(
         generated_utc=previous.generated_utc,
         spec_sha256=previous.experiment.spec_sha256,
         windows=list(previous.settings.windows),
-        design=_design(previous.settings.design),
+        design=dz.label(previous.settings.design) if previous.settings.design is not None else "",
         verdicts=[
             doc.PreviousVerdict(
                 candidate=c.candidate,

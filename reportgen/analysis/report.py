@@ -6,9 +6,12 @@ I/O edge gathered (hashes, diffs, machine, profiler artifacts); returns an `Anal
 partial runs: a failure becomes data (a guardrail, a verdict), not an exception.
 
 For each candidate, in four steps: gather the evidence (evidence.py: runs, failures, guardrails,
-same work), the statistics (runlevel.py: pairs of runs and their repeated interval), the decision
-(decision.py, the one place a verdict is made), then the document's parts (tables.py for the
-descriptive tables, next_step.py for what to do next).
+same work), the statistics (runlevel.py: pairs of runs and their repeated interval; quality.py:
+the training-quality half over the same pairs), the decision (decision.py, the one place a verdict
+is made, of both halves), then the document's parts (tables.py for the descriptive tables,
+warmup_cost.py and warmup.py for the warm-up beside the steady-state verdict, next_step.py for
+what to do next). Over the whole experiment: where each arm settles (warmup.py), the baseline's
+drift, and what the analysis.json this one replaces said (reanalysis.py).
 """
 
 from __future__ import annotations
@@ -353,11 +356,14 @@ def _summary(
         comp, metric_label=label_of(a.primary)[0], rerun=rerun, design=design, memory=cand.memory
     )
     deciding = comp.deciding()
+    # The arms whose warm-up bears on the candidate's lines: itself, the arm it is decided against, the baseline.
+    settled = {arm.id: arm.settled_at for arm in (ref, base, cand)}
+    named = dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE])
     speed = speed_half(deciding, design, direction=a.direction, metric_label=label_of(a.primary)[0])
     return doc.CandidateSummary(
         is_pr=comp.candidate == spec.pr_candidate(),
         speed=speed,
-        warmup=warmup_note(comp, settled={arm.id: arm.settled_at for arm in (ref, base, cand)}),
+        warmup=warmup.note([(w.window, w.start, w.end) for w in comp.windows], {a: settled.get(a) for a in named}),
         primary=primary,
         primary_vs_baseline=_primary(spec, base, cand, comp.run_level) if ref.id != BASELINE else None,
         step_time=step,
@@ -367,19 +373,6 @@ def _summary(
         evidence=evidence,
         next_step=step_next,
     )
-
-
-def warmup_note(comp: doc.Comparison, *, settled: Mapping[str, int | None]) -> str | None:
-    """The declared windows that start before the candidate, or an arm it is compared with, settled
-    (arms[].settled_at, MSER on the steps: warmup.py), in words short enough for the answer's first
-    lines: "W1, W2 start inside the warm-up (steady from step: A3 23, A1 12)"; None when none does."""
-    arms = [a for a in dict.fromkeys([comp.candidate, comp.verdict.against, BASELINE]) if settled.get(a) is not None]
-    late = [w.window for w in comp.windows if any((settled[a] or 0) > w.start for a in arms)]
-    if not late:
-        return None
-    first = min(w.start for w in comp.windows if w.window in late)
-    who = ", ".join(f"{a} {settled[a]}" for a in arms if (settled[a] or 0) > first)
-    return f"{', '.join(late)} start{'s' if len(late) == 1 else ''} inside the warm-up (steady from step: {who})"
 
 
 def _cost(

@@ -377,22 +377,19 @@ def pool_of(
 
 def paired_look(
     d: Sequence[float] | np.ndarray,
-    machines: Sequence[int],
     design: doc.Design,
     pool: tuple[float, float] | None = None,
 ) -> tuple[LookStats, Bounds, doc.Design]:
     """One look at the pairs' values `d` (one per pair, in block order; on the scale the interval is
-    built on: log ratios for throughput, differences for a quality metric) from the machines
-    `machines` (integer labels, `machine_groups`, one per value): the statistics, the interval at
-    the design's level for a look at len(d) pairs, and that design. The one place a run-level
-    interval is made, for every half of a verdict. The interval is for the machines measured: each
-    pair cancels its machine's offset, and the pairs' own variance (n - 1 degrees of freedom) holds
-    how the gain differs between those machines, so the machines do not widen it (issue 44); how
-    much they differ is `machine_effect`'s figure beside it."""
+    built on: log ratios for throughput, differences for a quality metric): the statistics, the
+    interval at the design's level for a look at len(d) pairs, and that design. The one place a
+    run-level interval is made, for every half of a verdict. It needs no machine labels: the
+    interval is for the machines measured, each pair cancels its machine's offset, and the pairs'
+    own variance (n - 1 degrees of freedom) holds how the gain differs between those machines, so
+    the machines do not widen it (issue 44); how much they differ is `machine_effect`'s figure
+    beside it."""
     row = np.asarray(d, dtype=float)[None, :]
     n = row.shape[-1]
-    if len(machines) != n:
-        raise ValueError(f"{n} values but {len(machines)} machine labels")
     dsg = dz.at_look(design, n)
     if pool is not None:
         s = look_stats(row, np.array([pool[0]]), np.array([pool[1]]))
@@ -407,7 +404,7 @@ def _look(
     pool: tuple[float, float] | None,
     design: doc.Design,
 ) -> tuple[LookStats, Bounds, doc.Design]:
-    return paired_look(np.log([p.ratio for p in pairs[:n]]), machine_groups(pairs[:n]), design, pool)
+    return paired_look(np.log([p.ratio for p in pairs[:n]]), design, pool)
 
 
 def machine_groups(pairs: Sequence[doc.Pair]) -> list[int]:

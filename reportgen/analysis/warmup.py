@@ -40,7 +40,7 @@ noisy run moves it little). The arm settles at the first kept step (`settled_at`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -151,15 +151,40 @@ def trends(values: Sequence[float] | np.ndarray, dropped: int) -> bool:
     return bool(fit.pvalue < DRIFT_LEVEL and abs(moved) > BAND and np.sign(moved) == np.sign(led))
 
 
-def inside(windows: Sequence[tuple[str, int, int]], settled: dict[str, int | None]) -> list[str]:
-    """One line per window that starts before an arm has settled, naming the arms and their steps."""
+def late(
+    windows: Sequence[tuple[str, int, int]], settled: Mapping[str, int | None]
+) -> list[tuple[str, int, int, dict[str, int]]]:
+    """Each window that starts before an arm of `settled` (arm -> its first steady step, None: not
+    found) has settled, with those arms and their steps: what `inside` warns about and `note` says."""
     out = []
     for name, start, end in windows:
-        late = {arm: s for arm, s in settled.items() if s is not None and start < s}
-        if not late:
-            continue
-        who = ", ".join(f"{arm} at step {s}" for arm, s in late.items())
-        full = [arm for arm, s in late.items() if s > end]
+        arms = {arm: s for arm, s in settled.items() if s is not None and start < s}
+        if arms:
+            out.append((name, start, end, arms))
+    return out
+
+
+def note(windows: Sequence[tuple[str, int, int]], settled: Mapping[str, int | None]) -> str | None:
+    """The windows that start inside the warm-up of an arm of `settled`, in words short enough for
+    the answer's first lines (a comparison's summary.warmup): "W1, W2 start inside the warm-up
+    (steady from step: A3 23, A1 12)", the arms in `settled`'s order; None when every window
+    starts in the steady state."""
+    found = late(windows, settled)
+    if not found:
+        return None
+    first = min(start for _, start, _, _ in found)
+    who = ", ".join(f"{arm} {s}" for arm, s in settled.items() if s is not None and s > first)
+    names = [name for name, *_ in found]
+    return f"{', '.join(names)} start{'s' if len(names) == 1 else ''} inside the warm-up (steady from step: {who})"
+
+
+def inside(windows: Sequence[tuple[str, int, int]], settled: Mapping[str, int | None]) -> list[str]:
+    """One line per window that starts before an arm has settled, naming the arms and their steps
+    (the experiment's warnings, a comparison's warmup_in_windows)."""
+    out = []
+    for name, start, end, late_arms in late(windows, settled):
+        who = ", ".join(f"{arm} at step {s}" for arm, s in late_arms.items())
+        full = [arm for arm, s in late_arms.items() if s > end]
         also = f"; all of {name} is warm-up for {', '.join(full)}" if full else ""
         out.append(
             f"{name} (steps {start}-{end}) starts inside the warm-up: settled {who} (MSER on the steps){also}; "

@@ -27,14 +27,13 @@ warm-up difference + (N - burn-in) x the steady step time's change.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from reportgen.analysis import document as doc
 from reportgen.analysis import inference
-from reportgen.store.run import StoredRun
+from reportgen.store.run import StoredRun, by_block
 from reportgen.vocab import STEP_TIME
 
 METHOD = (
@@ -70,12 +69,8 @@ def compare(
     block); None when no pair has step times on both sides."""
     if not windows:
         return None
-    by_block = {r.repeat: r for r in ref}
     pairs = []
-    for c in sorted(cand, key=lambda r: r.repeat):
-        r = by_block.get(c.repeat)
-        if r is None:
-            continue
+    for r, c in by_block(ref, cand):
         rs, cs = run_warmup_s(r, windows), run_warmup_s(c, windows)
         if rs is None or cs is None:
             continue
@@ -86,9 +81,8 @@ def compare(
     mean = float(diffs.mean())
     low = high = None
     if len(diffs) >= 2:
-        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
-        half = inference.t_quantile(confidence, len(diffs) - 1) * se
-        low, high = mean - half, mean + half
+        iv = inference.mean_interval(diffs, confidence)
+        low, high = iv.low, iv.high
     start = min(s for _, s, _ in windows)
     return doc.WarmupCost(
         reference=reference,

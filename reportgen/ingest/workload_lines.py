@@ -20,6 +20,8 @@ import dataclasses
 import re
 from typing import Any
 
+from reportgen.store.models import WorkloadRecord
+
 NEEDLES = ("workload: ", "warm start: ")
 _WORKLOAD = re.compile(r"\bworkload: (?P<name>[A-Za-z0-9_.-]+) (?P<version>v\d+)\s*$")
 _WARM = re.compile(
@@ -31,28 +33,34 @@ _NONE = re.compile(r"\bwarm start: none\b")
 
 @dataclasses.dataclass
 class WorkloadLines:
+    """The first workload line and the first warm-start line of a log, as they were read."""
+
     name: str | None = None
     version: str | None = None
-    warm_start: dict[str, Any] | None = None  # {"sha256", "made", "seconds"}, or {"sha256": None} for none
+    warm_said: bool = False  # a warm-start line was read (a start's hash, or "none": random init)
+    warm_start_sha256: str | None = None
+    warm_start_made: bool | None = None
+    warm_start_seconds: float | None = None
 
     def push(self, line: str) -> None:
         if self.version is None and (m := _WORKLOAD.search(line)):
             self.name, self.version = m["name"], m["version"]
-        elif self.warm_start is None and (m := _WARM.search(line)):
+        elif not self.warm_said and (m := _WARM.search(line)):
             made = m["made"] is not None
-            self.warm_start = {"sha256": m["sha"], "made": made, "seconds": float(m["made"] if made else m["read"])}
-        elif self.warm_start is None and _NONE.search(line):
-            self.warm_start = {"sha256": None, "made": False, "seconds": None}
+            self.warm_said, self.warm_start_sha256, self.warm_start_made = True, m["sha"], made
+            self.warm_start_seconds = float(m["made"] if made else m["read"])
+        elif not self.warm_said and _NONE.search(line):
+            self.warm_said, self.warm_start_made = True, False
 
     def record(self) -> dict[str, Any] | None:
-        """The manifest's `workload` section (reportgen.store.models.WorkloadRecord), or None."""
-        if self.version is None and self.warm_start is None:
+        """The manifest's `workload` section, through its model (reportgen.store.models.WorkloadRecord),
+        or None when the log said neither."""
+        if self.version is None and not self.warm_said:
             return None
-        ws = self.warm_start or {}
-        return {
-            "name": self.name,
-            "version": self.version,
-            "warm_start_sha256": ws.get("sha256"),
-            "warm_start_made": ws.get("made"),
-            "warm_start_seconds": ws.get("seconds"),
-        }
+        return WorkloadRecord(
+            name=self.name,
+            version=self.version,
+            warm_start_sha256=self.warm_start_sha256,
+            warm_start_made=self.warm_start_made,
+            warm_start_seconds=self.warm_start_seconds,
+        ).model_dump(mode="json")

@@ -34,8 +34,9 @@ from pathlib import Path
 
 from reportgen.errors import UserError
 from reportgen.plan.bash import effective_command, flag_occurrences
+from reportgen.specfile.model import split_windows, window_toml
 from reportgen.store.atomic import AlreadyExists, write_text
-from reportgen.vocab import ID_PATTERN, MATHS_FLAGS
+from reportgen.vocab import ID_PATTERN, MATHS_FLAGS, TOKEN_BUDGET_FLAG
 
 FIXED_WORKLOAD_FLAGS: tuple[str, ...] = (
     # samples per step and their lengths
@@ -80,7 +81,6 @@ FIXED_WORKLOAD_FLAGS: tuple[str, ...] = (
 `reportgen init` lists those a recipe passes in `[workload] flags`, where no candidate may edit them."""
 
 STEPS_FLAG = "--num-rollout"
-TOKEN_BUDGET_FLAG = "--max-tokens-per-gpu"
 OFFLOAD_FLAGS = ("--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer")
 MIN_STEPS = 8
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\S*)\s*(?:#.*)?$")
@@ -103,8 +103,7 @@ def propose_windows(steps: int) -> tuple[int, list[tuple[str, int, int]]]:
             f"({STEPS_FLAG}), or pass --steps N"
         )
     burn_in = steps // 2
-    half = (steps - burn_in) // 2
-    return burn_in, [("W1", burn_in, burn_in + half - 1), ("W2", burn_in + half, steps - 1)]
+    return burn_in, split_windows(burn_in, steps, 2)
 
 
 def script_defaults(text: str) -> dict[str, str]:
@@ -283,7 +282,7 @@ def spec_text(facts: RecipeFacts, *, name: str, script: str, workdir: str, recip
         "# settle late: on the GPU showcases one did at step 23 of 48), the rest two windows.",
         f"warmup_steps = {burn_in}",
         "windows = [",
-        *(f'  {{ name = "{n}", start = {s}, end = {e} }},' for n, s, e in windows),
+        *(f"  {window_toml(*w)}," for w in windows),
         "]",
         "",
         "[[candidates]]",

@@ -212,6 +212,22 @@ class Window(_Model):
         return self
 
 
+def split_windows(first: int, steps: int, count: int) -> list[tuple[str, int, int]]:
+    """Steps `first`..`steps` - 1 as `count` windows W1, W2, ... of equal length, the last one taking
+    what the division leaves: the windows after a burn-in that ends at `first` (`reportgen init` and
+    `reportgen plan-windows` propose them)."""
+    size = (steps - first) // count
+    return [
+        (f"W{i + 1}", first + i * size, steps - 1 if i == count - 1 else first + (i + 1) * size - 1)
+        for i in range(count)
+    ]
+
+
+def window_toml(name: str, start: int, end: int) -> str:
+    """One window as the spec's TOML writes it: `{ name = "W1", start = 24, end = 35 }`."""
+    return f'{{ name = "{name}", start = {start}, end = {end} }}'
+
+
 class AnalysisSpec(_Model):
     primary: str = PRIMARY_DEFAULT
     direction: Direction = HIGHER

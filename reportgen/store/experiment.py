@@ -10,6 +10,7 @@ from typing import Any
 
 from reportgen.errors import UserError
 from reportgen.specfile import Spec, parse_spec
+from reportgen.specfile.model import window_toml
 from reportgen.store import atomic
 from reportgen.store.layout import EXPERIMENT_SPEC
 from reportgen.store.models import ExperimentRecord
@@ -113,7 +114,7 @@ def replace_windows(
     except StopIteration:
         raise UserError(f"{source}: no {header} table to declare the windows in") from None
     end = next((i for i in range(top + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
-    spelled = ", ".join(f'{{ name = "{n}", start = {a}, end = {b} }}' for n, a, b in windows)
+    spelled = ", ".join(window_toml(*w) for w in windows)
     new = [f"warmup_steps = {warmup_steps}\n", f"windows = [{spelled}]\n"]
     body: list[str] = []
     placed = False

@@ -17,7 +17,7 @@ manifest (the `Manifest` model and its sections, `LogEvent`, `parse_utc` for its
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -222,3 +222,25 @@ class StoredRun:
         col = self.steps[key]
         col = col[(col.index >= start) & (col.index <= end)].dropna()
         return [float(v) for v in col.sort_index().to_numpy()]
+
+    def window_means(self, key: str, windows: Sequence[tuple[str, int, int]]) -> tuple[float, ...] | None:
+        """The mean of `key`'s finite values in each window (name, first step, last step), whose
+        mean is the run's figure of the metric for the analysis (throughput's in
+        analysis/evidence.py, a quality metric's in analysis/quality.py); None when a window holds
+        no finite value, or there is no window."""
+        means = []
+        for _, start, end in windows:
+            v = np.asarray(self.series(key, start, end), dtype=float)
+            v = v[np.isfinite(v)]
+            if not len(v):
+                return None
+            means.append(float(v.mean()))
+        return tuple(means) or None
+
+
+def by_block(reference: Sequence[StoredRun], candidate: Sequence[StoredRun]) -> list[tuple[StoredRun, StoredRun]]:
+    """The pairs of runs of the blocks both arms ran (each block's reference run and candidate run,
+    matched by repeat number), in block order: the unit of evidence, for the figures the analysis
+    makes pair by pair (a quality metric's differences, the warm-up cost, same_maths' first steps)."""
+    mates = {r.repeat: r for r in reference}
+    return [(mates[c.repeat], c) for c in sorted(candidate, key=lambda r: r.repeat) if c.repeat in mates]

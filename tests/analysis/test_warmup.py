@@ -53,6 +53,15 @@ def test_the_committed_h200_showcase_settles_where_its_steps_show(committed_runs
     assert lines[1].startswith("W2 (steps 21-33)") and "A3 at step" in lines[1] and len(lines) == 2
 
 
+def test_the_answers_short_note_names_the_windows_and_the_arms_not_yet_steady() -> None:
+    windows = [("W1", 8, 20), ("W2", 21, 33), ("W3", 34, 47)]
+    settled = {"A3": 23, "A1": 12, "baseline": None}
+    assert warmup.note(windows, settled) == "W1, W2 start inside the warm-up (steady from step: A3 23, A1 12)"
+    assert warmup.note(windows[1:], settled) == "W2 starts inside the warm-up (steady from step: A3 23)"
+    assert [w[0] for w in warmup.late(windows, settled)] == ["W1", "W2"]
+    assert warmup.note(windows[2:], settled) is None and warmup.note(windows, {"A1": None}) is None
+
+
 def test_too_few_steps_find_nothing_and_flag_nothing(committed_runs: Path) -> None:
     runs = _arms(committed_runs / "showcase-1xh200-grpo-offload-r3")["baseline"]
     short = list(runs)[:1]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from reportgen.cli import main
 from reportgen.errors import UserError
-from reportgen.specfile import load_spec
+from reportgen.specfile import AnalysisSpec, load_spec
+from reportgen.specfile.model import split_windows, window_toml
 
 RECIPE = "#!/bin/bash\nset -ex\nARGS=(\n   --num-rollout 4\n   --lr 1e-6\n)\npython3 -c pass ${ARGS[@]}\n"
 
@@ -159,3 +161,12 @@ def test_malformed_spec_through_the_cli_exits_2_and_writes_nothing(
 def test_missing_spec_file(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="spec file not found"):
         load_spec(tmp_path / "absent.toml")
+
+
+def test_windows_after_a_burn_in_split_the_steps_left_and_read_back_as_written() -> None:
+    assert split_windows(24, 48, 2) == [("W1", 24, 35), ("W2", 36, 47)]
+    assert split_windows(4, 9, 2) == [("W1", 4, 5), ("W2", 6, 8)]  # the last window takes what is left
+    assert split_windows(10, 47, 3) == [("W1", 10, 21), ("W2", 22, 33), ("W3", 34, 46)]
+    text = f"windows = [{', '.join(window_toml(*w) for w in split_windows(24, 48, 2))}]"
+    analysis = AnalysisSpec.model_validate(tomllib.loads(text))
+    assert [(w.name, w.start, w.end) for w in analysis.windows] == [("W1", 24, 35), ("W2", 36, 47)]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.store import layout
-from reportgen.store.run import StoredRun, parse_utc, wide_table
+from reportgen.store.run import StoredRun, by_block, parse_utc, wide_table
 from reportgen.store.run_folder import read_run_folder
 from tests.analysis.builder import FakeArm, make_experiment
 
@@ -38,6 +38,20 @@ def test_steps_are_the_metrics_wide_and_added_columns_leave_the_stored_tables() 
     # A copy with other metrics derives its steps from them (the history keeps only the keys it plots).
     only_b = dataclasses.replace(added, metrics=metrics[metrics["key"] == "b"])
     assert list(only_b.steps.columns) == ["b"] and only_b.series("b", 0, 5) == [1.0]
+
+
+def test_window_means_are_over_finite_values_and_none_when_a_window_has_none() -> None:
+    rows = [(s, "r", float(s), "console") for s in range(6)] + [(6, "r", math.nan, "console")]
+    run = StoredRun("A1", 1, metrics=_long(rows))
+    assert run.window_means("r", [("W1", 0, 1), ("W2", 4, 6)]) == (0.5, 4.5)  # step 6's NaN left out
+    assert run.window_means("r", [("W1", 0, 1), ("W2", 6, 9)]) is None  # W2 holds no finite value
+    assert run.window_means("r", []) is None and run.window_means("other", [("W1", 0, 5)]) is None
+
+
+def test_runs_pair_by_block_in_block_order_and_a_run_without_its_mate_is_left_out() -> None:
+    ref = [StoredRun("baseline", rep) for rep in (1, 2, 3)]
+    cand = [StoredRun("A1", rep) for rep in (4, 3, 1)]
+    assert [(r.rel, c.rel) for r, c in by_block(ref, cand)] == [("baseline/1", "A1/1"), ("baseline/3", "A1/3")]
 
 
 def test_a_run_folder_without_its_files_reads_empty_and_says_which(tmp_path: Path) -> None:

@@ -139,8 +139,8 @@ class Comparison(Model):
     warmup_in_windows: list[str] = Field(
         default_factory=list,
         description="Where the candidate or the arm its verdict is decided against settles (arms[].settled_at) "
-        "after a window starts: the verdict then averages warm-up steps in; one line per window, for the answer "
-        "(schema 9).",
+        "after a window starts: the verdict then averages warm-up steps in; one line per window, as the "
+        "experiment's warnings say it (the answer's short form is summary.warmup) (schema 9).",
     )
     consistent_direction: bool = Field(default=False, description="Better in every window.")
     guardrails: list[GuardrailResult] = Field(default_factory=list)

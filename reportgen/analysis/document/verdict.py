@@ -121,9 +121,9 @@ class CandidateSummary(Model):
     )
     warmup: str | None = Field(
         default=None,
-        description="A declared window that starts inside the warm-up of the candidate or the arm it is compared "
-        'with (arms[].settled_at), in words: "W1 (steps 8-20) starts inside the warm-up of A3 (steady from step '
-        '23)"; null when every window starts in the steady state (schema 9).',
+        description="The declared windows that start inside the warm-up of the candidate, the arm its verdict is "
+        'decided against or the baseline (arms[].settled_at), in words: "W1, W2 start inside the warm-up (steady '
+        'from step: A3 23, A1 12)"; null when every window starts in the steady state (schema 9).',
     )
     cause: str | None = Field(
         default=None, description="For inconclusive, invalid and failed verdicts: the cause in plain words."

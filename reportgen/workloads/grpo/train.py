@@ -29,6 +29,7 @@ from reportgen.workloads.grpo.args import format_argument_dump, parse_args
 from reportgen.workloads.grpo.batching import micro_batches
 from reportgen.workloads.grpo.console import MetricSink, get_logger
 from reportgen.workloads.grpo.decode import RolloutBatch, StaticKVDecoder
+from reportgen.workloads.grpo.device import cpu_thread_choice, resolve_device
 from reportgen.workloads.grpo.distributed import (
     DistEnv,
     allreduce_grads,
@@ -53,23 +54,7 @@ from reportgen.workloads.grpo.optim import build_optimizer
 from reportgen.workloads.grpo.profiling import MemoryHistory, StepProfiler
 from reportgen.workloads.grpo.qwen3 import Qwen3ForCausalLM
 from reportgen.workloads.grpo.task import Grade, PromptStream, make_dataset, score
-from reportgen.workloads.grpo.threads import ThreadChoice, available_cores, choose_cpu_threads
-
-
-def resolve_device(choice: str) -> torch.device:
-    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
-        if not torch.cuda.is_available():
-            raise SystemExit("--device cuda: no CUDA device is visible to this process")
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
-
-
-def cpu_thread_choice(args: argparse.Namespace, device: torch.device, dist_env: DistEnv) -> ThreadChoice:
-    """This rank's torch CPU threads (reportgen.workloads.grpo.threads): `run_args` resolves it before
-    the argument dump and hands it to the Trainer; a Trainer built directly resolves it itself."""
-    return choose_cpu_threads(
-        args.cpu_threads, device_type=device.type, cores=available_cores(), local_ranks=dist_env.local_world_size
-    )
+from reportgen.workloads.grpo.threads import ThreadChoice
 
 
 def _sync(device: torch.device) -> None:

@@ -468,8 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     for it. Takes the workload's flags (a recipe's, or any subset)."""
     from reportgen.workloads.grpo.args import parse_args
     from reportgen.workloads.grpo.console import get_logger
+    from reportgen.workloads.grpo.device import cpu_thread_choice, resolve_device
     from reportgen.workloads.grpo.distributed import DistEnv
-    from reportgen.workloads.grpo.train import cpu_thread_choice, resolve_device
 
     args = parse_args(argv)
     if args.warm_start_steps == 0:
