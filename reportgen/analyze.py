@@ -140,14 +140,31 @@ def _previous(exp_dir: Path) -> AnalysisDocument | None:
         return None
 
 
-def _amendments(record: ExperimentRecord | None, previous: AnalysisDocument | None) -> tuple[str, ...]:
-    """The spec's amendments made since the previous document was written, in words with their reasons."""
+def _amendments(
+    record: ExperimentRecord | None, previous: AnalysisDocument | None, spec_sha256: str
+) -> tuple[str, ...]:
+    """The spec's amendments made since the previous document was written, in words with their reasons.
+
+    Told by the specs' digests, not by the clock: every amendment names the digest of the spec it
+    replaced and the previous document the digest of the spec it was made from, so walking back from
+    the spec now (`spec_sha256`), the amendments since are those down to the one that replaced the
+    document's spec. Time stamps, to the second, cannot tell an amendment written in the second the
+    document was (`plan-windows --amend` right after `analyze`) from one written before it. An
+    amendment stamped after the document's second is one since whatever the digests say (a spec
+    amended and amended back); where the chain breaks (a record without digests) the time decides."""
     if record is None or previous is None:
         return ()
+    made, made_from = previous.generated_utc, previous.experiment.spec_sha256 or None
+    spec: str | None = spec_sha256
+    since = []
+    for a in reversed(record.amendments):
+        later = a.utc is not None and bool(made) and a.utc > made
+        if not later and (spec is None or made_from is None or spec == made_from):
+            break
+        since.append(a)
+        spec = a.previous_spec_sha256
     out = []
-    for a in record.amendments:
-        if a.utc is not None and previous.generated_utc and a.utc <= previous.generated_utc:
-            continue
+    for a in reversed(since):
         what = "; ".join(f"{k}: {v[0]} -> {v[1]}" for k, v in a.changed.items() if isinstance(v, list) and len(v) == 2)
         out.append(f"{a.utc or 'undated'}: {what}" + (f" ({a.reason})" if a.reason else ""))
     return tuple(out)
@@ -204,7 +221,8 @@ def analyze_experiment(
             # An older document is named, not silently replaced: what it lacked is what changed.
             log(f"{exp_dir / layout.ANALYSIS}: {why} (docs/formats/analysis.md#versions); analysed again")
         previous = _previous(exp_dir)
-        ctx = replace(_context(files), previous=previous, amendments=_amendments(files.record, previous))
+        ctx = _context(files)
+        ctx = replace(ctx, previous=previous, amendments=_amendments(files.record, previous, ctx.spec_sha256))
         doc = build(spec, files.runs, ctx)
         # analysis.json is published with the site: credential flag values (in diffs, argv) never reach it.
         return atomic.write_json(exp_dir / layout.ANALYSIS, redact_published(doc.to_json()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reportgen.analyze import analyze_experiment, plan_windows
 from reportgen.cli import main
 from reportgen.render.load import load_analysis
 from reportgen.store.experiment import read_spec
@@ -62,6 +63,30 @@ def test_amending_a_campaign_records_the_windows_and_the_reanalysis_says_what_mo
     # analysing again under the same rules and spec carries the record forward
     assert main(["analyze", "campaign", "--runs", str(root), "--force"]) == 0
     assert load_analysis(exp).reanalysis == r
+
+
+def test_an_amendment_made_in_the_second_of_the_analysis_is_said_once(tmp_path: Path) -> None:
+    """An amendment written in the very second of the analysis before it (time stamps are to the second:
+    `plan-windows --amend` right after `analyze`, as above) is one made since: the next analysis says it, and
+    the one after a second amendment says that one alone. Told by the specs' digests, not by the clock."""
+    root = tmp_path / "runs"
+    arms = {"baseline": FakeArm(ramp_steps=4, cv=0.01), "A1": FakeArm(ramp_steps=30, cv=0.01)}
+    exp = make_experiment(root, arms, name="campaign", steps=60, warmup=6, windows=2, repeats=2)
+    earlier = make_experiment(root, arms, name="earlier", steps=60, warmup=6, windows=2, repeats=2, seed=2)
+    analyze_experiment(exp)
+    first = load_analysis(exp)
+    plan_windows(exp, [earlier], amend=True, utc=first.generated_utc)  # in the analysis' second
+    analyze_experiment(exp)
+    second = load_analysis(exp)
+    assert second.reanalysis is not None
+    said = second.reanalysis.amendments
+    assert len(said) == 1 and said[0].startswith(first.generated_utc) and "analysis.windows: W1 6-32" in said[0]
+    plan_windows(exp, [earlier], windows=3, amend=True, utc=second.generated_utc)  # again, three windows
+    analyze_experiment(exp)
+    third = load_analysis(exp)
+    assert third.reanalysis is not None and len(read_spec(exp).analysis.windows) == 3
+    said = third.reanalysis.amendments
+    assert len(said) == 1 and said[0].startswith(second.generated_utc) and ", W3 " in said[0], said
 
 
 def test_nothing_to_plan_from_is_one_line(capsys, committed_runs: Path) -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import shared_root
 from tests.helpers import repo_clone
+from tests.render.conftest import committed_site, svg_cache  # noqa: F401 (fixtures, built once per session)
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +31,7 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+@pytest.mark.usefixtures("committed_site")  # the session's chart cache filled first (the module's docstring)
 def test_the_site_step_twice_leaves_a_fresh_clone_clean(tmp_path, tmp_path_factory):
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and this repository's history (not a git checkout)")
