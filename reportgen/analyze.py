@@ -14,11 +14,20 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from reportgen import vocab
 from reportgen.analysis import burn_in
 from reportgen.analysis.check import Span
-from reportgen.analysis.document import AnalysisDocument, Artifact, ChangedFile, CodeChange, ProfilerRun, parse
+from reportgen.analysis.document import (
+    AnalysisDocument,
+    Artifact,
+    ChangedFile,
+    CodeChange,
+    Machine,
+    ProfilerRun,
+    parse,
+)
 from reportgen.analysis.report import SCHEMA_VERSION, Context, build
 from reportgen.capture.redact import redact_published
 from reportgen.errors import UserError
@@ -26,7 +35,7 @@ from reportgen.store import atomic, layout
 from reportgen.store.experiment import amend_windows, prior_looks, read_spec
 from reportgen.store.freshness import stale_reason
 from reportgen.store.lock import hold_for_analysis, in_progress
-from reportgen.store.models import ExperimentRecord, Fingerprint, Manifest, Revisions
+from reportgen.store.models import Campaign, ExperimentRecord, Fingerprint, Manifest, Revisions
 from reportgen.store.run import parse_utc
 from reportgen.store.run_folder import ExperimentFiles, read_experiment
 from reportgen.traces import model as trace_model
@@ -77,12 +86,10 @@ def _summaries(files: ExperimentFiles) -> tuple[RunSummary, ...]:
     return tuple(out)
 
 
-def _context(files: ExperimentFiles) -> Context:
-    exp_dir = files.path
-    record = files.record
-    campaign = files.campaign
+def _machine(campaign: Campaign | None) -> dict[str, Any]:
+    """The analysis' `machine` (doc.Machine's fields) from the campaign's fingerprint."""
     fp = campaign.fingerprint if campaign is not None else Fingerprint()
-    machine = {
+    return {
         "fingerprint_id": campaign.fingerprint_id if campaign is not None else None,
         "hostname": fp.hostname,
         "cpu_model": fp.cpu_model,
@@ -91,6 +98,13 @@ def _context(files: ExperimentFiles) -> Context:
         "driver": fp.driver,
         "cuda": fp.cuda,
     }
+
+
+def _context(files: ExperimentFiles) -> Context:
+    exp_dir = files.path
+    record = files.record
+    campaign = files.campaign
+    machine = _machine(campaign)
     diffs: dict[str, str] = {}
     commit, dirty, repo = None, None, None
     profiler: list[ProfilerRun] = []
@@ -253,8 +267,7 @@ def plan_windows(
     found = []
     for d in sources:
         files = read_experiment(d)
-        fp = files.campaign.fingerprint if files.campaign is not None else Fingerprint()
-        machine = burn_in.machine_class([g.to_dict() for g in fp.gpus], fp.cpu_model)
+        machine = Machine.model_validate(_machine(files.campaign)).class_name() if files.campaign else ""
         found.append(burn_in.evidence_of(d.name, machine, files.runs, key))
     steps = spec.workload.steps if spec is not None else None
     proposal = burn_in.propose(found, steps=steps, arms=spec.arm_ids() if spec is not None else None, windows=windows)

@@ -43,7 +43,9 @@ class Evidence:
     """Where each arm of one earlier campaign settles."""
 
     experiment: str
-    machine: str  # the machine class in words ("1 x NVIDIA H200"), "" when not recorded
+    machine: (
+        str  # the machine class in words (doc.Machine.class_name: "1 x NVIDIA H200, driver ..."), "" when not recorded
+    )
     steps: int | None  # the runs' length (the longest complete formal run's last step + 1)
     settled: Mapping[str, int | None]  # arm -> first steady step (None: drift, or too few steps)
 
@@ -61,15 +63,6 @@ def evidence_of(experiment: str, machine: str, runs: Sequence[StoredRun], key: s
         steps=max(lengths) if lengths else None,
         settled={arm: warmup.settled_at(rs, key) for arm, rs in arms.items()},
     )
-
-
-def machine_class(gpus: Sequence[Mapping[str, object]], cpu_model: str | None) -> str:
-    """ "2 x NVIDIA H200", or the CPU's model without a GPU; "" when neither was recorded."""
-    names = [str(g.get("name") or "GPU") for g in gpus]
-    if names:
-        kinds = sorted(set(names))
-        return " + ".join(f"{names.count(k)} x {k}" for k in kinds)
-    return cpu_model or ""
 
 
 @dataclass(frozen=True)

@@ -10,26 +10,10 @@ commit and machine class are computed once, by `reportgen analyze` (analysis/run
 from __future__ import annotations
 
 from reportgen import vocab
-from reportgen.analysis.document import AnalysisDocument, Machine
+from reportgen.analysis.document import AnalysisDocument
 from reportgen.history.experiment import LoadedExperiment
 from reportgen.history.model import Point, SeriesBase
 from reportgen.vocab import LOWER, STEP_TIME
-
-
-def machine_class(machine: Machine) -> str:
-    """What makes two machines interchangeable for speed: GPU model and count and the driver;
-    without GPUs, the CPU model and its cores. Hostnames and GPU serials are left out: two
-    leases of one kind of machine are one class (their differences are what the history shows)."""
-    gpus = machine.gpus or []
-    if gpus:
-        names: dict[str, int] = {}
-        for g in gpus:
-            name = str(g.get("name") or "unknown GPU")
-            names[name] = names.get(name, 0) + 1
-        text = " + ".join(f"{n} x {name}" for name, n in names.items())
-        return f"{text}, driver {machine.driver}" if machine.driver else text
-    cpu = machine.cpu_model or "unknown CPU"
-    return f"CPU: {cpu}, {machine.cpu_count} cores" if machine.cpu_count else f"CPU: {cpu}"
 
 
 def setup(doc: AnalysisDocument) -> str:
@@ -47,7 +31,7 @@ def series_of(exp: LoadedExperiment, machine_id: str | None) -> SeriesBase:
     return SeriesBase(
         recipe=exp.recipe,
         profile=doc.experiment.profile,
-        machine_class=machine_class(doc.machine),
+        machine_class=doc.machine.class_name(),
         class_id=machine_id,
         setup=setup(doc),
     )

@@ -64,9 +64,3 @@ def test_a_trend_through_the_run_is_drift() -> None:
     assert warmup.trends(y, warmup.mser(y))
     steady = 1 + 0.05 * np.random.default_rng(3).standard_normal(48)
     assert not warmup.trends(steady, warmup.mser(steady))
-
-
-def test_the_machine_class_in_words() -> None:
-    gpus = [{"name": "NVIDIA H200"}, {"name": "NVIDIA H200"}]
-    assert burn_in.machine_class(gpus, "AMD EPYC") == "2 x NVIDIA H200"
-    assert burn_in.machine_class([], "AMD EPYC") == "AMD EPYC" and burn_in.machine_class([], None) == ""

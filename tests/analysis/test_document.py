@@ -137,3 +137,17 @@ def test_keys_restated_from_the_spec_are_fields_of_both_models(given, source, ta
     assert len(set(names)) == len(names)
     assert set(names) <= set(getattr(spec_model, source).model_fields)
     assert set(names) <= set(getattr(doc, target).model_fields)
+
+
+def test_a_machine_class_in_words() -> None:
+    """One rule for the history's series and plan-windows' evidence: GPUs by model and count with the
+    driver; a CPU machine by its model and cores; hostnames left out."""
+    from reportgen.analysis.document import Machine
+
+    two = Machine(
+        hostname="a", gpus=[{"name": "NVIDIA H200"}, {"name": "NVIDIA H200"}], driver="580.1", cpu_model="EPYC"
+    )
+    assert two.class_name() == "2 x NVIDIA H200, driver 580.1"
+    assert Machine(hostname="b", gpus=[{"name": "NVIDIA H100"}]).class_name() == "1 x NVIDIA H100"
+    assert Machine(cpu_model="AMD EPYC", cpu_count=2, gpus=[]).class_name() == "CPU: AMD EPYC, 2 cores"
+    assert Machine().class_name() == "CPU: unknown CPU"

@@ -21,7 +21,7 @@ def test_the_windows_of_r4_from_r2_and_r3(capsys, committed_runs: Path) -> None:
     args = ["plan-windows", f"{R}-r4", "--runs", str(committed_runs), "--from", f"{R}-r2", "--from", f"{R}-r3"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert f"{R}-r2 (1 x NVIDIA H200, 48 steps): settled at baseline 14, A1 12, A3 23" in out
+    assert f"{R}-r2 (1 x NVIDIA H200, driver 580.159.04, 48 steps): settled at baseline 14, A1 12, A3 23" in out
     assert "burn-in: steps 0-23 (the latest settle point + 1); windows W1 24-35, W2 36-47 of 48-step runs" in out
     assert (
         'warmup_steps = 24\nwindows = [{ name = "W1", start = 24, end = 35 }, { name = "W2", start = 36, end = 47 }]'

@@ -132,6 +132,22 @@ class Machine(Model):
     driver: str | None = None
     cuda: str | None = None
 
+    def class_name(self) -> str:
+        """What makes two machines interchangeable for speed, in words: GPU model and count and the
+        driver ("1 x NVIDIA H200, driver 580.159.04"); without GPUs, the CPU model and its cores.
+        Hostnames and GPU serials are left out: two leases of one kind of machine are one class
+        (their differences are what the history shows). The history's series and plan-windows'
+        evidence are grouped by it."""
+        if self.gpus:
+            names: dict[str, int] = {}
+            for g in self.gpus:
+                name = str(g.get("name") or "unknown GPU")
+                names[name] = names.get(name, 0) + 1
+            text = " + ".join(f"{n} x {name}" for name, n in names.items())
+            return f"{text}, driver {self.driver}" if self.driver else text
+        cpu = self.cpu_model or "unknown CPU"
+        return f"CPU: {cpu}, {self.cpu_count} cores" if self.cpu_count else f"CPU: {cpu}"
+
 
 class WorkloadInfo(Model):
     """What ran, in a line a reviewer reads before any number (reportgen/analysis/workload.py)."""
