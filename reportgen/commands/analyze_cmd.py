@@ -6,8 +6,7 @@ from pathlib import Path
 
 import typer
 
-from reportgen.commands.options import RunsOption, optional, runs_root
-from reportgen.errors import UserError
+from reportgen.commands.options import RunsOption, experiment_dir, optional, runs_root
 
 
 def analyze(experiments: list[str], runs: Path, *, wait: bool = False, force: bool = False) -> list[Path]:
@@ -18,7 +17,7 @@ def analyze(experiments: list[str], runs: Path, *, wait: bool = False, force: bo
 
     if not experiments:
         return analyze_all(runs, wait=wait, force=force, log=_say)
-    return [analyze_experiment(_exp_dir(name, runs), wait=wait, force=force, log=_say) for name in experiments]
+    return [analyze_experiment(experiment_dir(name, runs), wait=wait, force=force, log=_say) for name in experiments]
 
 
 def _say(line: str) -> None:
@@ -36,7 +35,7 @@ def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = F
     from reportgen.render.prbody import render_pr_body
     from reportgen.render.site_address import published_address
 
-    exp = _exp_dir(experiment, runs)
+    exp = experiment_dir(experiment, runs)
     if is_stale(exp):
         analyze_experiment(exp, log=_say)
     data = load_experiment(exp)
@@ -48,15 +47,6 @@ def pr_body(experiment: str, runs: Path, site_url: str | None, *, full: bool = F
     return render_pr_body(
         data.analysis, site_url=site_url, runs_dir=str(runs), recipe_dir=recipe_dir_where_it_ran(data), full=full
     )
-
-
-def _exp_dir(name: str, runs: Path) -> Path:
-    p = Path(name)
-    if (p / "experiment.toml").is_file():
-        return p
-    if (runs / name / "experiment.toml").is_file():
-        return runs / name
-    raise UserError(f"{runs / name}: no such experiment (no experiment.toml); see `reportgen ls` or pass --runs")
 
 
 def register(app: typer.Typer) -> None:

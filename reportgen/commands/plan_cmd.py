@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import typer
 
-from reportgen.commands.options import RunsOption, optional, runs_root
+from reportgen.commands.options import RunsOption, experiment_dir, optional, runs_root
 
 
 def plan_power(
@@ -40,10 +40,9 @@ def plan_power(
     """Print the pairs a sequential campaign needs for a change at the shipped error rates, from the
     run-to-run spread a past campaign of the same machine class measured (docs/calibration.md)."""
     from reportgen.analysis.power_plan import plan
-    from reportgen.commands.analyze_cmd import _exp_dir
     from reportgen.render.load import load_analysis
 
-    exp = _exp_dir(experiment, runs_root(runs))
+    exp = experiment_dir(experiment, runs_root(runs))
     result = plan(
         load_analysis(exp),
         str(exp / "analysis.json"),
@@ -80,11 +79,12 @@ def plan_windows(
     """Print where every arm settles in earlier campaigns and the windows whose burn-in covers every
     arm's warm-up (docs/analysis.md#burn-in)."""
     from reportgen.analyze import plan_windows as plan
-    from reportgen.commands.analyze_cmd import _exp_dir
 
     root = runs_root(runs)
-    target = _exp_dir(experiment, root) if experiment is not None else None
-    proposal = plan(target, [_exp_dir(e, root) for e in evidence or []], windows=windows, amend=amend, reason=reason)
+    target = experiment_dir(experiment, root) if experiment is not None else None
+    proposal = plan(
+        target, [experiment_dir(e, root) for e in evidence or []], windows=windows, amend=amend, reason=reason
+    )
     if not evidence:
         typer.echo(f"evidence: {experiment}'s own runs (name earlier campaigns of its class with --from)")
     for line in proposal.lines():
