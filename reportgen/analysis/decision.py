@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reportgen.analysis import check
+from reportgen.analysis import design as designs
 from reportgen.analysis import document as doc
 from reportgen.analysis.check import FAIL, which_runs
 from reportgen.analysis.guardrails import INVALIDATING
@@ -248,11 +249,9 @@ def _accepted_or_not(e: Evidence, summary: str, *, faster: str, against: str, n:
     if q is None or q.status in ("not_worse", "identical", "not_judged"):
         return _verdict(Verdicts.ACCEPTED, "interval", summary, against=against, pairs=n)
     if q.status == "open":
-        d = e.design
-        last = n >= d.max_pairs if d.mode == "sequential" else n >= d.looks[0]
         when = (
-            f"the design's last look ({d.max_pairs if d.mode == 'sequential' else d.looks[0]} pairs) came without it"
-            if last
+            f"the design's last look ({designs.last_look(e.design)} pairs) came without it"
+            if designs.is_last_look(e.design, n)
             else "more pairs may decide it"
         )
         cause = f"faster: {faster}; but {q.summary}: {when}"

@@ -218,6 +218,18 @@ def at_look(design: doc.Design, n: int) -> doc.Design:
     )
 
 
+def last_look(design: doc.Design) -> int:
+    """The pairs of the design's last decision: a sequential design's maximum, a fixed design's
+    planned look (its first: a later one is only a look past the plan, which `at_look` covers)."""
+    return design.max_pairs if design.mode == "sequential" else design.looks[0]
+
+
+def is_last_look(design: doc.Design, n: int) -> bool:
+    """Whether `n` pairs have reached the design's last decision: the verdict's words ("the design's
+    last look came without it") and the next step ("do not merge on this evidence") ask the same."""
+    return n >= last_look(design)
+
+
 def _normal_boundary(tail: float) -> float:
     """The normal-scale constant with the same two-sided tail as a look (shown beside the level)."""
     return -normal_quantile(tail / 2.0)

@@ -20,6 +20,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from reportgen.analysis import design as designs
 from reportgen.analysis import document as doc
 from reportgen.analysis import memory as mem
 from reportgen.analysis.evidence import STILL_RUNNING
@@ -363,7 +364,7 @@ def _inconclusive(comp: doc.Comparison, *, rerun: Rerun, design: doc.Design, met
         )
         links.append(doc.EvidenceLink(label="interval after each pair", id="interval_by_pair"))
         return doc.NextStep(action="reject", text=text), v.cause, links
-    last = design.mode != "sequential" or len(comp.deciding().pairs) >= design.max_pairs
+    last = designs.is_last_look(design, len(comp.deciding().pairs))
     if v.basis == "quality_untestable" or (v.basis == "quality_open" and last):
         return _quality_not_shown(comp, rerun, design)
     if v.basis == "quality_open":
