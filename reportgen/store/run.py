@@ -215,13 +215,28 @@ class StoredRun:
         that saved it. 0 for a run that started from scratch."""
         return self.manifest.start_step
 
+    @cached_property
+    def _columns(self) -> dict[str, tuple[np.ndarray, np.ndarray] | None]:
+        """key -> (its steps, its values): the logged values in step order, filled by `series` as
+        keys are asked for. The analysis asks for the same few keys of a run over and over (each
+        window, each look, each guardrail; the calibration's campaigns thousands of times): a
+        column is sorted once, a window is then two binary searches, not a pass over the table."""
+        return {}
+
     def series(self, key: str, start: int, end: int) -> list[float]:
         """The values of `key` for steps start..end inclusive, in step order."""
-        if key not in self.steps.columns:
+        if key not in self._columns:
+            if key in self.steps.columns:
+                col = self.steps[key].dropna().sort_index()
+                self._columns[key] = (col.index.to_numpy(), col.to_numpy(dtype=float))
+            else:
+                self._columns[key] = None
+        found = self._columns[key]
+        if found is None:
             return []
-        col = self.steps[key]
-        col = col[(col.index >= start) & (col.index <= end)].dropna()
-        return [float(v) for v in col.sort_index().to_numpy()]
+        steps, values = found
+        lo, hi = np.searchsorted(steps, start, side="left"), np.searchsorted(steps, end, side="right")
+        return [float(v) for v in values[lo:hi]]
 
     def window_means(self, key: str, windows: Sequence[tuple[str, int, int]]) -> tuple[float, ...] | None:
         """The mean of `key`'s finite values in each window (name, first step, last step), whose
