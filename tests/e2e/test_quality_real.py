@@ -1,25 +1,18 @@
-"""The verdict's quality half on real runs of the embedded GRPO workload at git revisions (issue 42 point 5):
+"""The verdict's quality half on real runs of the embedded GRPO workload, in PR mode (issue 42 point 5):
 a code change that is faster because it trains less (the backward pass on every other training step) is
-rejected on quality at the default margin, in PR mode; a change that leaves the maths alone is not, and
-an A/A passes quality.
+rejected on quality at the default margin; a change that leaves the maths alone is not; an A/A passes quality.
 
-Each campaign runs in a throw-away repository of its own (tests/git_repos.py) holding a copy of the embedded
-workload and a spec of its own: the CPU demo's runs (scripts/recipes/default.toml: 16 steps of 8 prompts x 8
-samples from the warm start, windows 4-9 and 10-15; half as long where no difference is to be found) and a
-seed per block (`[run] seeds = "per-block"`: the runs of a block share it, every block has another), so the
-pairs vary as new seeds do and an interval over them is honest
-(docs/analysis.md#where-the-variation-comes-from). No quality key: the spec's margin is the default.
-
-The maths-preserving change and the A/A are two candidates of one campaign (the baseline at the first
-commit, one candidate at the change, one at the baseline's own commit): each comparison has its two pairs,
-and the baseline's runs serve both (two campaigns of two arms ran two baseline runs more, about 15 CPU-s)."""
+Each test makes its own throw-away repository (tests/git_repos.py) holding a copy of the embedded workload
+and a spec of its own: the CPU demo's runs (scripts/recipes/default.toml: 16 steps of 8 prompts x 8 samples
+from the warm start, windows 4-9 and 10-15; half as long where no difference is to be found) and a seed per block (`[run] seeds = "per-block"`: both runs of a
+block share it, every block has another), so the pairs vary as new seeds do and an interval over them is
+honest (docs/analysis.md#where-the-variation-comes-from). No quality key: the spec's margin is the default."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
@@ -71,26 +64,16 @@ def _spec(*, steps: int, repeats: int) -> str:
     return SPEC.format(steps=steps, repeats=repeats, warmup=warmup, middle=second - 1, second=second, last=steps - 1)
 
 
-def _at_revisions(spec: str, base: str, candidates: dict[str, str]) -> str:
-    """`spec` with its baseline at commit `base` and its candidates replaced by one per id -> commit."""
-    head, _, _ = spec.partition("[[candidates]]")
-    head = head.replace(
-        'entrypoint = "reportgen.workloads.grpo"\n', f'entrypoint = "reportgen.workloads.grpo"\nref = "{base}"\n'
-    )
-    arms = [
-        f'[[candidates]]\nid = "{cid}"\ntitle = "The code at {sha[:12]}"\nref = "{sha}"\n'
-        for cid, sha in candidates.items()
-    ]
-    return head + "\n".join(arms)
-
-
-def _campaign(tmp_path: Path, change: Callable[[Path], str], *, repeats: int, steps: int = DEMO_STEPS) -> Comparison:
+def _campaign(
+    tmp_path: Path, change: Callable[[Path], str] | None, *, repeats: int, steps: int = DEMO_STEPS
+) -> Comparison:
     """PR mode on a throw-away repository: its first commit (the demo's runs of `steps` steps, a seed per
-    block) against `change` of it (a tests/git_repos.py commit maker), `repeats` pairs."""
+    block) against `change` of it (a tests/git_repos.py commit maker; None: the same commit, an A/A),
+    `repeats` pairs."""
     repo = tmp_path / "repo"
     workload_repo(repo)
     base = commit(repo, "the demo's runs, a seed per block", {"spec.toml": _spec(steps=steps, repeats=repeats)})
-    cand = change(repo)
+    cand = change(repo) if change is not None else base
     runs = tmp_path / "runs"
     argv = ["run", str(repo / "spec.toml"), "--baseline-ref", base, "--candidate-ref", cand, "--runs", str(runs)]
     assert main([*argv, "--name", "pr"]) == 0
@@ -125,35 +108,11 @@ def test_faster_because_it_trains_less_is_rejected_on_quality(tmp_path: Path) ->
     assert comp.summary.next_step.text.startswith("Do not merge candidate: it trains worse")
 
 
-# A difference in the maths shows from the first step on, so the runs of the campaign below are half the
+# A difference in the maths shows from the first step on, so the runs of the two tests below are half the
 # demo's (8 steps, windows 2-4 and 5-7): two blocks with seeds of their own, identical in both.
-class Identical(NamedTuple):
-    same_maths: Comparison
-    aa: Comparison
+def test_a_change_that_keeps_the_maths_trains_identically(tmp_path: Path) -> None:
+    _identical_in_blocks_of_their_own(_campaign(tmp_path, same_maths, repeats=2, steps=8))
 
 
-@pytest.fixture(scope="module")
-def identical(tmp_path_factory: pytest.TempPathFactory) -> Identical:
-    """One campaign of three arms at revisions, two pairs: the baseline at the first commit, `same-maths` at a
-    commit that keeps the maths (tests/git_repos.py same_maths), `aa` at the baseline's own commit."""
-    tmp = tmp_path_factory.mktemp("identical")
-    repo, runs = tmp / "repo", tmp / "runs"
-    workload_repo(repo)
-    base = commit(repo, "the demo's runs, a seed per block", {"spec.toml": _spec(steps=8, repeats=2)})
-    same = same_maths(repo)
-    spec = _at_revisions(_spec(steps=8, repeats=2), base, {"same-maths": same, "aa": base})
-    commit(repo, "the campaign's spec", {"spec.toml": spec})
-    assert main(["run", str(repo / "spec.toml"), "--runs", str(runs), "--name", "identical"]) == 0
-    doc = load_analysis(runs / "identical")
-    comps = Identical(doc.comparison("same-maths"), doc.comparison("aa"))  # type: ignore[arg-type]
-    assert all(c is not None and c.quality is not None for c in comps), [c.candidate for c in doc.comparisons]
-    assert {a.id: a.revision for a in doc.arms} == {"baseline": base, "same-maths": same, "aa": base}
-    return comps
-
-
-def test_a_change_that_keeps_the_maths_trains_identically(identical: Identical) -> None:
-    _identical_in_blocks_of_their_own(identical.same_maths)
-
-
-def test_an_aa_passes_quality(identical: Identical) -> None:
-    _identical_in_blocks_of_their_own(identical.aa)
+def test_an_aa_passes_quality(tmp_path: Path) -> None:
+    _identical_in_blocks_of_their_own(_campaign(tmp_path, None, repeats=2, steps=8))
