@@ -126,7 +126,48 @@ def render(spec: dict, cache: Path | None) -> str:
 def _draw(fixed: dict) -> bytes:
     import vl_convert
 
-    return numbered(vl_convert.vega_to_svg(to_vega(fixed))).encode()
+    return numbered(vl_convert.vega_to_svg(silent(to_vega(fixed)))).encode()
+
+
+_ENCODED_ARIA = ("description", "ariaRoleDescription")
+
+
+def silent(vega: dict) -> dict:
+    """The Vega spec without the descriptions that the page's rewrite (`inline`) throws away: Vega
+    writes every item's description as its ARIA label, and builds it from its data (a format call per
+    field) also for each point of a line, whose path keeps only the first's. Only the items of a mark
+    that carries tooltips (`_TIPPED`, and taking the pointer) keep theirs; the others, the axes, the
+    legends and the title are drawn with `aria: false`. The SVG for the page is the same (a test
+    draws both ways); a step chart is drawn in about a tenth less time."""
+    out = dict(vega)
+    _silence_group(out)
+    return out
+
+
+def _silence_group(group: dict) -> None:
+    for part in ("axes", "legends"):
+        if isinstance(group.get(part), list):
+            group[part] = [{**g, "aria": False} if isinstance(g, dict) else g for g in group[part]]
+    if isinstance(group.get("title"), dict):
+        group["title"] = {**group["title"], "aria": False}
+    marks = group.get("marks")
+    if isinstance(marks, list):
+        group["marks"] = [_silent_mark(m) if isinstance(m, dict) else m for m in marks]
+
+
+def _silent_mark(mark: dict) -> dict:
+    mark = dict(mark)
+    if mark.get("type") == "group":
+        _silence_group(mark)
+    elif mark.get("type") not in _TIPPED or mark.get("interactive") is False:
+        mark["aria"] = False
+        encode = mark.get("encode")
+        if isinstance(encode, dict):
+            mark["encode"] = {
+                k: {n: v for n, v in props.items() if n not in _ENCODED_ARIA} if isinstance(props, dict) else props
+                for k, props in encode.items()
+            }
+    return mark
 
 
 # Vega specs compiled from Vega-Lite, by the chart's shape (its spec with a placeholder for each data
@@ -205,8 +246,9 @@ def _renderer() -> str:
 
 
 def spec_key(fixed: dict) -> str:
-    """The cache key of a chart as `static_spec` gives it: its spec and the renderer's version."""
-    return hashlib.sha256(json.dumps([_renderer(), fixed], sort_keys=True).encode()).hexdigest()
+    """The cache key of a chart as `static_spec` gives it: its spec, the renderer's version and the code
+    that hands the spec to it (`_draw`: what it leaves out changes the SVG Vega writes)."""
+    return hashlib.sha256(json.dumps([_renderer(), _source_hash(), fixed], sort_keys=True).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
