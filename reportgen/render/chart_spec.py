@@ -166,16 +166,19 @@ def repeat_dash(repeats: int) -> alt.StrokeDash:
 def step_crosshair(
     drawn: alt.Chart,
     x: alt.X,
-    y: alt.Y,
-    color: alt.Color,
     ycol: str,
     runs: tuple[str, ...],
     label: str,
     unit: str,
 ) -> list:
-    """A vertical rule at the step nearest the pointer (anywhere in the plot), a dot on each line
-    there, and a tooltip listing, for every run, its drawn value (the rolling mean) and its raw value
-    at that step, with the unit.
+    """A vertical rule at the step nearest the pointer (anywhere in the plot) and a tooltip listing, for
+    every run, its drawn value (the rolling mean) and its raw value at that step, with the unit.
+
+    The page's chart is drawn at build time (render/chart_svg.py): the rule itself is never shown
+    there, its tooltip goes to the step's band (Vega-Lite's Voronoi cell of the `nearest`
+    selection), which the page shades under the pointer. A dot on each line at the hovered step was
+    drawn too, hidden, one per point (half the items of a step chart, a third of its drawing time),
+    and left out of the page: it is no longer drawn.
 
     The rule layer folds raw and drawn values into one row per step (a column per run and kind), so
     its tooltip has only numeric fields: Vega-Lite's Voronoi copy of a tooltip (how `nearest` works)
@@ -209,14 +212,6 @@ def step_crosshair(
         pivoted.mark_rule(color=NEUTRAL, strokeWidth=1)
         .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False), tooltip=tooltip)
         .add_params(hover),
-        # clipped: with the axis cut above the windows' steps, a warm-up dot must not grow the chart
-        drawn.mark_point(filled=True, size=45, clip=True).encode(
-            x=x,
-            y=y,
-            color=color,
-            detail=alt.Detail(field="run", type="nominal"),
-            opacity=alt.condition(hover, alt.value(1.0), alt.value(0.0), empty=False),
-        ),
     ]
 
 
@@ -253,18 +248,13 @@ def hover_points(
 
 def point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: alt.Color, tooltip: list) -> list:
     """For dense series (GPU samples): points along every line, invisible until the pointer is on
-    one, that carry the tooltip (so it shows on the drawn line, not only on its pixels), and a
-    vertical rule at the hovered x."""
+    one, that carry the tooltip (so it shows on the drawn line, not only on its pixels). A vertical
+    rule at the hovered x was drawn too, one per sample, hidden and without a tooltip: the page's
+    chart is drawn at build time and left it out, so it is no longer drawn."""
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
-    hover = alt.selection_point(name="hover", fields=[xfield], on="pointerover, pointerdown", clear=HOVER_CLEAR)
     detail = alt.Detail(field="run", type="nominal")
-    return [
-        base.transform_aggregate(groupby=[xfield, "gpu"])
-        .mark_rule(color=NEUTRAL, strokeWidth=1)
-        .encode(x=x, opacity=alt.condition(hover, alt.value(0.8), alt.value(0.0), empty=False)),
-        hover_points(base, x, y, color, tooltip, size=160, fields=[xfield], detail=detail),
-    ]
+    return [hover_points(base, x, y, color, tooltip, size=160, fields=[xfield], detail=detail)]
 
 
 def set_param(spec: dict, name: str, value: Any) -> None:

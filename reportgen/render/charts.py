@@ -123,7 +123,7 @@ def _step_template(
         )
     else:
         ycol, label = "value", ""
-    layers += step_crosshair(drawn, x, alt.Y(field=ycol, type="quantitative"), color, ycol, runs, label, unit)
+    layers += step_crosshair(drawn, x, ycol, runs, label, unit)
     chart = alt.layer(*layers).properties(width="container", height=260, title=alt.Title(title, anchor="start"))
     spec = to_dict(chart)
     spec.setdefault("params", []).append({"name": "ymax", "value": None})

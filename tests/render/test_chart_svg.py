@@ -214,3 +214,75 @@ def test_what_changes_nothing_is_left_out_and_the_font_written_once() -> None:
     # texts of two fonts keep their own
     two = svg.replace('font-family="system-ui, sans-serif" font-size="14px"', 'font-family="serif" font-size="14px"')
     assert chart_svg.shared_once(two).count("font-family") == 2
+
+
+def test_descriptions_the_page_throws_away_are_not_built(tmp_path):
+    """`silent` drops the ARIA descriptions of the marks, axes, legends and title that the rewrite for
+    the page removes (lines, texts, guides): the page's SVG is the same, Vega builds fewer strings;
+    a mark that carries tooltips keeps them."""
+    import vl_convert
+
+    from reportgen.analyze import analyze_experiment
+    from reportgen.render import charts, machine_charts
+    from reportgen.render.load import load_experiment
+    from tests.analysis.builder import FakeArm, make_experiment
+
+    path = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, repeats=2)
+    analyze_experiment(path)
+    exp = load_experiment(path)
+    specs = [
+        charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
+        charts.quality(exp),
+        machine_charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used", unit="MiB"),
+    ]
+    assert all(s is not None for s in specs)
+    for spec in specs:
+        vega = chart_svg.to_vega(chart_svg.static_spec(spec))
+        loud = chart_svg.numbered(vl_convert.vega_to_svg(vega))
+        quiet = chart_svg.numbered(vl_convert.vega_to_svg(chart_svg.silent(vega)))
+        assert quiet.count("aria-label") < loud.count("aria-label")
+        assert chart_svg.inline(quiet, "c") == chart_svg.inline(loud, "c")
+        assert "data-tip" in chart_svg.inline(quiet, "c")
+
+
+def test_labels_that_cannot_reach_their_limit_are_measured_once(tmp_path):
+    """`uncut` lifts the width limit of labels that cannot reach it (a continuous axis's numbers, an
+    explicit domain of short values): vl_convert measures a limited label twice. The page's SVG is the
+    same; a long domain value keeps its limit (Vega cuts it with an ellipsis)."""
+    import vl_convert
+
+    from reportgen.analyze import analyze_experiment
+    from reportgen.render import charts, machine_charts
+    from reportgen.render.load import load_experiment
+    from tests.analysis.builder import FakeArm, make_experiment
+
+    path = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, repeats=2)
+    analyze_experiment(path)
+    exp = load_experiment(path)
+    specs = [
+        charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
+        charts.quality(exp),
+        charts.breakdown(exp),
+        machine_charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used", unit="MiB"),
+    ]
+    for spec in specs:
+        assert spec is not None
+        vega = chart_svg.silent(chart_svg.to_vega(chart_svg.static_spec(spec)))
+        lifted = chart_svg.uncut(vega)
+        assert any(a.get("labelLimit") == 0 for a in _axes(lifted) if a.get("labels") is not False)
+        drawn = chart_svg.inline(chart_svg.numbered(vl_convert.vega_to_svg(vega)), "c")
+        assert chart_svg.inline(chart_svg.numbered(vl_convert.vega_to_svg(lifted)), "c") == drawn
+    long = {
+        "scales": [{"name": "y", "type": "band", "domain": ["a", "x" * 40], "range": [0, 50]}],
+        "axes": [{"scale": "y", "orient": "left"}],
+    }
+    assert "labelLimit" not in chart_svg.uncut(long)["axes"][0]
+
+
+def _axes(group: dict) -> list[dict]:
+    """Every axis of a Vega spec, in groups too (a faceted chart's cells)."""
+    found = list(group.get("axes", []))
+    for mark in group.get("marks", []):
+        if mark.get("type") == "group":
+            found += _axes(mark)
+    return found
