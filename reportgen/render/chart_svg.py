@@ -595,10 +595,10 @@ def inline(svg: str, name: str) -> str:
         mark, role, mname, rest, body = m.group(1), m.group(2), m.group(3) or "", m.group(4), m.group(5)
         # a mark Vega draws without pointer events had no tooltip (its description only repeats its x)
         tipped = role == "mark" and mark in _TIPPED and 'pointer-events="none"' not in rest
-        if tipped and mname.endswith("_marks"):
+        if tipped and mname.endswith("_marks") and mname[: -len("_marks")] in banded:
+            # hidden rules whose tooltips their bands carry: not drawn
             tips[mname[: -len("_marks")]] = [_tip(x.group(1)) for x in _LABEL.finditer(body)]
-            if mname[: -len("_marks")] in banded:  # hidden rules whose tooltips their bands carry: not drawn
-                return f'<g class="mark-{mark} role-{role} {mname}"{rest}></g>'
+            return f'<g class="mark-{mark} role-{role} {mname}"{rest}></g>'
 
         def item(i: re.Match) -> str:
             tag, attrs, close = i.group(1), i.group(2), i.group(3)
