@@ -202,7 +202,8 @@ _LEGEND_SCALES = ("fill", "stroke", "strokeDash", "shape", "size", "opacity", "s
 def _uncut_guide(guide: Any, kind: str, names: Sequence[Any], scales: dict[str, dict], config: dict) -> Any:
     if not isinstance(guide, dict) or guide.get("labels") is False:
         return guide
-    own = config.get(kind) if isinstance(config.get(kind), dict) else {}
+    found = config.get(kind)
+    own: dict = found if isinstance(found, dict) else {}
     size = float(guide.get("labelFontSize") or own.get("labelFontSize") or 12)
     out = dict(guide)
     used = [scales.get(n) for n in names if isinstance(n, str)]
