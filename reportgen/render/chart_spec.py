@@ -114,20 +114,6 @@ def to_dict(chart: Any) -> dict:
     return spec
 
 
-def legend_toggle(arms: tuple[str, ...]) -> alt.Parameter:
-    """Clicking an arm in the legend hides it (and clicking again brings it back).
-
-    A point selection bound to the legend starts with every arm selected; with `toggle` always on,
-    a click removes the arm from the selection (its legend entry fades, its lines are filtered out).
-    """
-    import altair as alt  # imported on a template-store miss only (about 1 s)
-
-    ids = [a.rsplit("=", 1)[0] for a in arms]
-    return alt.selection_point(
-        name="shown", fields=["arm"], bind="legend", toggle="true", value=[{"arm": a} for a in ids]
-    )
-
-
 def field_ref(name: str) -> str:
     """A data column name as a Vega-Lite field reference (dots and brackets would mean nesting)."""
     return "".join("\\" + ch if ch in ".[]\\" else ch for ch in name)

@@ -203,7 +203,7 @@ def _uncut_guide(guide: Any, kind: str, names: Sequence[Any], scales: dict[str, 
     if not isinstance(guide, dict) or guide.get("labels") is False:
         return guide
     found = config.get(kind)
-    own: dict[str, Any] = found if isinstance(found, dict) else {}
+    own: dict = found if isinstance(found, dict) else {}
     size = float(guide.get("labelFontSize") or own.get("labelFontSize") or 12)
     out = dict(guide)
     used = [scales.get(n) for n in names if isinstance(n, str)]

@@ -32,7 +32,6 @@ from reportgen.render.chart_spec import (
     arm_colors,
     finish,
     hover_points,
-    legend_toggle,
     named,
     repeat_dash,
     set_param,
@@ -68,7 +67,6 @@ def _step_template(
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     main = named("main", STEP_DATA)
-    shown = legend_toggle(arms)
     color = arm_colors(arms)
     repeats = max((int(r.rsplit("/", 1)[1]) for r in runs if r.rsplit("/", 1)[-1].isdigit()), default=1)
     dash = repeat_dash(repeats)
@@ -86,9 +84,8 @@ def _step_template(
             color=color,
             strokeDash=dash,
             detail=alt.Detail(field="run", type="nominal"),
-            opacity=alt.condition(shown, alt.value(0.35 if rolling else 0.9), alt.value(0.0)),
+            opacity=alt.value(0.35 if rolling else 0.9),
         )
-        .add_params(shown)
     )
     layers: list[Any] = []
     if windows:
@@ -106,7 +103,7 @@ def _step_template(
             )
         )
     layers.append(raw)
-    drawn = with_repeat(alt.Chart(main).transform_filter(shown))
+    drawn = with_repeat(alt.Chart(main))
     if rolling:
         drawn = drawn.transform_window(
             rolling="mean(value)", frame=[-(ROLLING - 1), 0], groupby=["run"], sort=[alt.SortField("step")]
@@ -176,22 +173,17 @@ def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...], repeats: int
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     base = with_repeat(alt.Chart(named("main", QUALITY_DATA)))
-    shown = legend_toggle(arms)
     color = arm_colors(arms)
     x = alt.X(field="step", type="quantitative", title="step")
     y = alt.Y(field="value", type="quantitative", title=None, scale=alt.Scale(zero=False))
     detail = alt.Detail(field="run", type="nominal")
-    lines = (
-        base.mark_line(strokeWidth=1.5)
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            strokeDash=repeat_dash(repeats),
-            detail=detail,
-            opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)),
-        )
-        .add_params(shown)
+    lines = base.mark_line(strokeWidth=1.5).encode(
+        x=x,
+        y=y,
+        color=color,
+        strokeDash=repeat_dash(repeats),
+        detail=detail,
+        opacity=alt.value(1.0),
     )
     # Points along each line carry the tooltip (a 1.5-px line is too thin to point at); the one under
     # the pointer (or a finger) is drawn.
@@ -201,7 +193,7 @@ def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...], repeats: int
         alt.Tooltip(field="step", type="quantitative"),
         alt.Tooltip(field="value", type="quantitative", format=".4~g", title="value (as logged)"),
     ]
-    hits = hover_points(base.transform_filter(shown), x, y, color, tooltip, size=120, detail=detail)
+    hits = hover_points(base, x, y, color, tooltip, size=120, detail=detail)
     chart = (
         alt.layer(lines, hits)
         .properties(width=200, height=120)
@@ -299,7 +291,6 @@ def _looks_template(arms: tuple[str, ...], max_pairs: int) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     color = arm_colors(arms)
-    shown = legend_toggle(arms)
     x = alt.X(
         field="pairs",
         type="quantitative",
@@ -308,7 +299,7 @@ def _looks_template(arms: tuple[str, ...], max_pairs: int) -> dict:
         axis=alt.Axis(tickMinStep=1, format="d"),
     )
     y = alt.Y(field="change", type="quantitative", title="change of the primary metric", axis=alt.Axis(format="+.0%"))
-    base = alt.Chart(named("main", LOOKS_DATA)).transform_filter(shown)
+    base = alt.Chart(named("main", LOOKS_DATA))
     # Each candidate's marks are nudged sideways a little so that two intervals at one pair stay apart.
     offset = alt.XOffset(field="arm", type="nominal", scale=alt.Scale(domain=[a.rsplit("=", 1)[0] for a in arms]))
     tooltip = [
@@ -328,11 +319,7 @@ def _looks_template(arms: tuple[str, ...], max_pairs: int) -> dict:
         xOffset=offset,
         tooltip=tooltip,
     )
-    points = (
-        base.mark_point(filled=True, size=60)
-        .encode(x=x, y=y, color=color, xOffset=offset, tooltip=tooltip)
-        .add_params(shown)
-    )
+    points = base.mark_point(filled=True, size=60).encode(x=x, y=y, color=color, xOffset=offset, tooltip=tooltip)
     lines = (
         alt.Chart(named("lines", LINES_DATA))
         .mark_rule(color="#80868b")

@@ -28,7 +28,6 @@ from reportgen.render.chart_spec import (
     arm_colors,
     finish,
     hover_points,
-    legend_toggle,
     named,
     point_crosshair,
     repeat_dash,
@@ -47,20 +46,15 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     base = alt.Chart(named("main", GPU_DATA))
-    shown = legend_toggle(arms)
     color = arm_colors(arms)
     x = alt.X(field="sec", type="quantitative", title="seconds since the run started")
     y = alt.Y(field="value", type="quantitative", title=unit)
-    lines = (
-        base.mark_line(strokeWidth=1.2, interpolate="step-after")
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            detail=alt.Detail(field="run", type="nominal"),
-            opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)),
-        )
-        .add_params(shown)
+    lines = base.mark_line(strokeWidth=1.2, interpolate="step-after").encode(
+        x=x,
+        y=y,
+        color=color,
+        detail=alt.Detail(field="run", type="nominal"),
+        opacity=alt.value(1.0),
     )
     tooltip = [
         alt.Tooltip(field="arm", type="nominal"),
@@ -68,7 +62,7 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
         alt.Tooltip(field="sec", type="quantitative", format=".0f", title="seconds"),
         alt.Tooltip(field="value", type="quantitative", format=".4~g", title=unit),
     ]
-    layers: list[Any] = [lines, *point_crosshair(base.transform_filter(shown), "sec", x, y, color, tooltip)]
+    layers: list[Any] = [lines, *point_crosshair(base, "sec", x, y, color, tooltip)]
     if show_total:
         layers.append(
             base.mark_rule(color=NEUTRAL, strokeDash=[6, 3]).encode(
@@ -138,22 +132,17 @@ def _util_template(arms: tuple[str, ...]) -> dict:
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     base = alt.Chart(named("main", UTIL_DATA))
-    shown = legend_toggle(arms)
     color = arm_colors(arms)
     x = alt.X(field="sec", type="quantitative", title="seconds since the run started")
     y = alt.Y(field="value", type="quantitative", title="GPU utilization (%)", scale=alt.Scale(domain=[0, 100]))
-    lines = (
-        base.mark_line(strokeWidth=2, interpolate="monotone")
-        .encode(x=x, y=y, color=color, opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)))
-        .add_params(shown)
-    )
+    lines = base.mark_line(strokeWidth=2, interpolate="monotone").encode(x=x, y=y, color=color, opacity=alt.value(1.0))
     tooltip = [
         alt.Tooltip(field="arm", type="nominal"),
         alt.Tooltip(field="sec", type="quantitative", format=".0f", title="seconds"),
         alt.Tooltip(field="value", type="quantitative", format=".1f", title="GPU utilization (%)"),
         alt.Tooltip(field="runs", type="quantitative", title="runs averaged"),
     ]
-    hits = hover_points(base.transform_filter(shown), x, y, color, tooltip, size=160, fields=["sec"])
+    hits = hover_points(base, x, y, color, tooltip, size=160, fields=["sec"])
     chart = alt.layer(lines, hits).properties(width="container", height=200)
     return to_dict(chart)
 
@@ -198,27 +187,22 @@ def _allocated_template(arms: tuple[str, ...], runs: tuple[str, ...], limit: boo
     import altair as alt  # imported on a template-store miss only (about 1 s)
 
     main = with_repeat(alt.Chart(named("main", ALLOC_DATA)))
-    shown = legend_toggle(arms)
     color = arm_colors(arms)
     repeats = max((int(r.rsplit("/", 1)[1]) for r in runs if r.rsplit("/", 1)[-1].isdigit()), default=1)
     x = alt.X(field="step", type="quantitative", title="step")
     y = alt.Y(field="value", type="quantitative", title="peak allocated so far (MiB)", scale=alt.Scale(zero=True))
-    lines = (
-        main.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=18, filled=True))
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            strokeDash=repeat_dash(repeats),
-            detail=alt.Detail(field="run", type="nominal"),
-            opacity=alt.condition(shown, alt.value(1.0), alt.value(0.0)),
-            tooltip=[
-                alt.Tooltip(field="run", type="nominal"),
-                alt.Tooltip(field="step", type="quantitative"),
-                alt.Tooltip(field="value", type="quantitative", format=".0f", title="allocated (MiB)"),
-            ],
-        )
-        .add_params(shown)
+    lines = main.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=18, filled=True)).encode(
+        x=x,
+        y=y,
+        color=color,
+        strokeDash=repeat_dash(repeats),
+        detail=alt.Detail(field="run", type="nominal"),
+        opacity=alt.value(1.0),
+        tooltip=[
+            alt.Tooltip(field="run", type="nominal"),
+            alt.Tooltip(field="step", type="quantitative"),
+            alt.Tooltip(field="value", type="quantitative", format=".0f", title="allocated (MiB)"),
+        ],
     )
     layers: list[Any] = [lines]
     if limit:
