@@ -232,17 +232,6 @@ def hover_points(
     )
 
 
-def point_crosshair(base: alt.Chart, xfield: str, x: alt.X, y: alt.Y, color: alt.Color, tooltip: list) -> list:
-    """For dense series (GPU samples): points along every line, invisible until the pointer is on
-    one, that carry the tooltip (so it shows on the drawn line, not only on its pixels). A vertical
-    rule at the hovered x was drawn too, one per sample, hidden and without a tooltip: the page's
-    chart is drawn at build time and left it out, so it is no longer drawn."""
-    import altair as alt  # imported on a template-store miss only (about 1 s)
-
-    detail = alt.Detail(field="run", type="nominal")
-    return [hover_points(base, x, y, color, tooltip, size=160, fields=[xfield], detail=detail)]
-
-
 def set_param(spec: dict, name: str, value: Any) -> None:
     for p in spec.get("params", []):
         if p.get("name") == name:

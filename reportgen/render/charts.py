@@ -183,7 +183,6 @@ def _quality_template(arms: tuple[str, ...], keys: tuple[str, ...], repeats: int
         color=color,
         strokeDash=repeat_dash(repeats),
         detail=detail,
-        opacity=alt.value(1.0),
     )
     # Points along each line carry the tooltip (a 1.5-px line is too thin to point at); the one under
     # the pointer (or a finger) is drawn.

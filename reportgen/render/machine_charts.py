@@ -29,7 +29,6 @@ from reportgen.render.chart_spec import (
     finish,
     hover_points,
     named,
-    point_crosshair,
     repeat_dash,
     template,
     to_dict,
@@ -54,7 +53,6 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
         y=y,
         color=color,
         detail=alt.Detail(field="run", type="nominal"),
-        opacity=alt.value(1.0),
     )
     tooltip = [
         alt.Tooltip(field="arm", type="nominal"),
@@ -62,7 +60,12 @@ def _gpu_template(title: str, unit: str, arms: tuple[str, ...], show_total: bool
         alt.Tooltip(field="sec", type="quantitative", format=".0f", title="seconds"),
         alt.Tooltip(field="value", type="quantitative", format=".4~g", title=unit),
     ]
-    layers: list[Any] = [lines, *point_crosshair(base, "sec", x, y, color, tooltip)]
+    # Points on every line carry the tooltip (so it shows on the drawn line, not only on its pixels); a
+    # hover selects every GPU's sample of that second.
+    hits = hover_points(
+        base, x, y, color, tooltip, size=160, fields=["sec"], detail=alt.Detail(field="run", type="nominal")
+    )
+    layers: list[Any] = [lines, hits]
     if show_total:
         layers.append(
             base.mark_rule(color=NEUTRAL, strokeDash=[6, 3]).encode(
@@ -135,7 +138,7 @@ def _util_template(arms: tuple[str, ...]) -> dict:
     color = arm_colors(arms)
     x = alt.X(field="sec", type="quantitative", title="seconds since the run started")
     y = alt.Y(field="value", type="quantitative", title="GPU utilization (%)", scale=alt.Scale(domain=[0, 100]))
-    lines = base.mark_line(strokeWidth=2, interpolate="monotone").encode(x=x, y=y, color=color, opacity=alt.value(1.0))
+    lines = base.mark_line(strokeWidth=2, interpolate="monotone").encode(x=x, y=y, color=color)
     tooltip = [
         alt.Tooltip(field="arm", type="nominal"),
         alt.Tooltip(field="sec", type="quantitative", format=".0f", title="seconds"),
@@ -197,7 +200,6 @@ def _allocated_template(arms: tuple[str, ...], runs: tuple[str, ...], limit: boo
         color=color,
         strokeDash=repeat_dash(repeats),
         detail=alt.Detail(field="run", type="nominal"),
-        opacity=alt.value(1.0),
         tooltip=[
             alt.Tooltip(field="run", type="nominal"),
             alt.Tooltip(field="step", type="quantitative"),
