@@ -216,12 +216,9 @@ def test_what_changes_nothing_is_left_out_and_the_font_written_once() -> None:
     assert chart_svg.shared_once(two).count("font-family") == 2
 
 
-def test_descriptions_the_page_throws_away_are_not_built(tmp_path):
-    """`silent` drops the ARIA descriptions of the marks, axes, legends and title that the rewrite for
-    the page removes (lines, texts, guides): the page's SVG is the same, Vega builds fewer strings;
-    a mark that carries tooltips keeps them."""
-    import vl_convert
-
+def _fixture_specs(tmp_path, *, breakdown: bool = False) -> list[dict]:
+    """The chart specs of a two-arm fixture experiment: a step chart, the quality chart and a GPU chart
+    (and the breakdown): the kinds of chart the page draws at build time."""
     from reportgen.analyze import analyze_experiment
     from reportgen.render import charts, machine_charts
     from reportgen.render.load import load_experiment
@@ -234,9 +231,19 @@ def test_descriptions_the_page_throws_away_are_not_built(tmp_path):
         charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
         charts.quality(exp),
         machine_charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used", unit="MiB"),
+        *([charts.breakdown(exp)] if breakdown else []),
     ]
     assert all(s is not None for s in specs)
-    for spec in specs:
+    return [s for s in specs if s is not None]
+
+
+def test_descriptions_the_page_throws_away_are_not_built(tmp_path):
+    """`silent` drops the ARIA descriptions of the marks, axes, legends and title that the rewrite for
+    the page removes (lines, texts, guides): the page's SVG is the same, Vega builds fewer strings;
+    a mark that carries tooltips keeps them."""
+    import vl_convert
+
+    for spec in _fixture_specs(tmp_path)[:3]:
         vega = chart_svg.to_vega(chart_svg.static_spec(spec))
         loud = chart_svg.numbered(vl_convert.vega_to_svg(vega))
         quiet = chart_svg.numbered(vl_convert.vega_to_svg(chart_svg.silent(vega)))
@@ -251,22 +258,7 @@ def test_labels_that_cannot_reach_their_limit_are_measured_once(tmp_path):
     same; a long domain value keeps its limit (Vega cuts it with an ellipsis)."""
     import vl_convert
 
-    from reportgen.analyze import analyze_experiment
-    from reportgen.render import charts, machine_charts
-    from reportgen.render.load import load_experiment
-    from tests.analysis.builder import FakeArm, make_experiment
-
-    path = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, repeats=2)
-    analyze_experiment(path)
-    exp = load_experiment(path)
-    specs = [
-        charts.step_metric(exp, "perf/step_time", title="step time", unit="s"),
-        charts.quality(exp),
-        charts.breakdown(exp),
-        machine_charts.gpu_metric(exp, "mem_used_mib", title="GPU memory used", unit="MiB"),
-    ]
-    for spec in specs:
-        assert spec is not None
+    for spec in _fixture_specs(tmp_path, breakdown=True):
         vega = chart_svg.silent(chart_svg.to_vega(chart_svg.static_spec(spec)))
         lifted = chart_svg.uncut(vega)
         assert any(a.get("labelLimit") == 0 for a in _axes(lifted) if a.get("labels") is not False)
