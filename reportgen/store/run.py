@@ -223,8 +223,8 @@ class StoredRun:
         column is sorted once, a window is then two binary searches, not a pass over the table."""
         return {}
 
-    def series(self, key: str, start: int, end: int) -> list[float]:
-        """The values of `key` for steps start..end inclusive, in step order."""
+    def _window(self, key: str, start: int, end: int) -> np.ndarray:
+        """The logged values of `key` for steps start..end inclusive, in step order (a view)."""
         if key not in self._columns:
             if key in self.steps.columns:
                 col = self.steps[key].dropna().sort_index()
@@ -233,10 +233,13 @@ class StoredRun:
                 self._columns[key] = None
         found = self._columns[key]
         if found is None:
-            return []
+            return np.empty(0)
         steps, values = found
-        lo, hi = np.searchsorted(steps, start, side="left"), np.searchsorted(steps, end, side="right")
-        return [float(v) for v in values[lo:hi]]
+        return values[np.searchsorted(steps, start, side="left") : np.searchsorted(steps, end, side="right")]
+
+    def series(self, key: str, start: int, end: int) -> list[float]:
+        """The values of `key` for steps start..end inclusive, in step order."""
+        return [float(v) for v in self._window(key, start, end)]
 
     def window_means(self, key: str, windows: Sequence[tuple[str, int, int]]) -> tuple[float, ...] | None:
         """The mean of `key`'s finite values in each window (name, first step, last step), whose
@@ -245,7 +248,7 @@ class StoredRun:
         no finite value, or there is no window."""
         means = []
         for _, start, end in windows:
-            v = np.asarray(self.series(key, start, end), dtype=float)
+            v = self._window(key, start, end)
             v = v[np.isfinite(v)]
             if not len(v):
                 return None
