@@ -230,10 +230,10 @@ def analyze_experiment(
         # A current document is told from the files' bytes (their digest), without reading the run
         # tables: `reportgen analyze` over a team's runs/ of hundreds of experiments, most unchanged,
         # paid a full read of each only to leave it as it was.
-        if not force and stale_reason(exp_dir, SCHEMA_VERSION) is None:
+        why = stale_reason(exp_dir, SCHEMA_VERSION)
+        if not force and why is None:
             return exp_dir / layout.ANALYSIS
-        files = read_experiment(exp_dir)
-        why = stale_reason(exp_dir, SCHEMA_VERSION, digest=files.digest)
+        files = read_experiment(exp_dir)  # the campaign lock held: the files are the ones just digested
         if log is not None and why is not None and why.startswith("schema "):
             # An older document is named, not silently replaced: what it lacked is what changed.
             log(f"{exp_dir / layout.ANALYSIS}: {why} (docs/formats/analysis.md#versions); analysed again")
