@@ -43,9 +43,7 @@ class Evidence:
     """Where each arm of one earlier campaign settles."""
 
     experiment: str
-    machine: (
-        str  # the machine class in words (doc.Machine.class_name: "1 x NVIDIA H200, driver ..."), "" when not recorded
-    )
+    machine: str  # the machine class in words (doc.Machine.class_name), "" when not recorded
     steps: int | None  # the runs' length (the longest complete formal run's last step + 1)
     settled: Mapping[str, int | None]  # arm -> first steady step (None: drift, or too few steps)
 

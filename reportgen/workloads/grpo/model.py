@@ -22,8 +22,8 @@ from torch.utils.checkpoint import checkpoint
 from reportgen.workloads.grpo.qwen3 import Qwen3Config, Qwen3ForCausalLM
 from reportgen.workloads.grpo.task import BOS_ID, EOS_ID, NEVER_SAMPLED, PAD_ID
 
-# One decoder layer (qwen3.DecoderLayer). Its submodules are reached by attribute
-# (self_attn.q_proj, mlp, ...), which torch types as `Tensor | Module`: typed loosely.
+# One decoder layer (qwen3.DecoderLayer), as a slice of the model's nn.ModuleList hands it out: typed
+# `Module` there, whose attributes torch types as `Tensor | Module`, so typed loosely here.
 Layer = Any
 M = TypeVar("M", bound=torch.nn.Module)
 
