@@ -89,7 +89,10 @@ def _identical_in_blocks_of_their_own(comp: Comparison) -> None:
     reward = q.metrics[0]
     assert reward.label == "reward" and len(reward.pairs) == 2
     assert reward.pairs[0].reference != reward.pairs[1].reference, "the blocks replayed one seed"
-    assert comp.verdict.basis != "quality" and comp.verdict.status != "rejected", comp.verdict.summary
+    # Only the quality half is asked about: these are real timed runs sharing the machine with the rest of
+    # the suite, so the speed half may find a difference the load made (CI once rejected an identical
+    # change as 24 % slower over two pairs); the verdict must just not rest on quality.
+    assert comp.verdict.basis != "quality", comp.verdict.summary
 
 
 def test_faster_because_it_trains_less_is_rejected_on_quality(tmp_path: Path) -> None:
