@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -226,6 +227,20 @@ def read_experiment(exp_dir: Path, *, tables: bool = True, index: RunsIndex | No
     )
 
 
+@dataclass(frozen=True)
+class _Placed:
+    """A run folder of the index with its manifest read (None fields: missing or unreadable)."""
+
+    path: str | None
+    rel: str
+    run_dir: Path
+    sha: str | None
+    manifest: Manifest | None
+    machine: str | None
+    start: datetime | None
+    end: datetime | None
+
+
 class RunsIndex:
     """Every run folder of one runs folder (each experiment's runs and its archived campaigns) and
     their manifests, each listed and read once: the overlap check of every experiment needs them
@@ -237,6 +252,7 @@ class RunsIndex:
         self._experiments: dict[str, Path] | None = None
         self._runs: dict[Path, list[tuple[str | None, str, Path]]] = {}
         self._manifests: dict[Path, tuple[str, Manifest] | None] = {}
+        self._placed: dict[Path, list[_Placed]] = {}
 
     def experiments(self, also: Path) -> dict[str, Path]:
         """name -> folder of every experiment of the root, and `also` (the one being read)."""
@@ -256,6 +272,23 @@ class RunsIndex:
                 found.append((None, m.parent.relative_to(exp_dir).as_posix(), m.parent))
             self._runs[exp_dir] = found
         return self._runs[exp_dir]
+
+    def placed(self, exp_dir: Path) -> list[_Placed]:
+        """Every run of an experiment as the overlap check places it: its paths, and its manifest's
+        digest, machine and times (parsed once for the whole build, not once per experiment that
+        asks: at a few hundred experiments on one machine that was half the site's scan)."""
+        if exp_dir not in self._placed:
+            out = []
+            for path, rel, run_dir in self.runs(exp_dir):
+                got = self.manifest(run_dir)
+                if got is None:
+                    out.append(_Placed(path, rel, run_dir, None, None, None, None, None))
+                    continue
+                sha, m = got
+                start, end = parse_utc(m.started_utc), parse_utc(m.ended_utc)
+                out.append(_Placed(path, rel, run_dir, sha, m, m.fingerprint_id, start, end))
+            self._placed[exp_dir] = out
+        return self._placed[exp_dir]
 
     def manifest(self, run_dir: Path) -> tuple[str, Manifest] | None:
         """(SHA-256 of its bytes, the manifest) of a run folder's manifest.json; None when it is
@@ -291,29 +324,28 @@ def _machine_runs(
     first = min(starts) if starts else None
     last = None if any(e is None for _, e in times) else max((e for _, e in times if e is not None), default=None)
 
-    def during(m: Manifest) -> bool:
-        start, end = parse_utc(m.started_utc), parse_utc(m.ended_utc)
+    def during(start: datetime | None, end: datetime | None) -> bool:
         if first is None or start is None:
             return first is None  # no times to place either: keep (the check says what it could not place)
         # Strictly: times are whole seconds, and the next campaign often starts the second the last ended.
         return (last is None or start < last) and (end is None or end > first)
 
+    own_manifests = {r.run_dir: r.manifest for r in read}
     out: list[MachineRun] = []
     experiments = index.experiments(exp_dir)
     for name in sorted(experiments):
         other = experiments[name]
-        for path, rel, run_dir in index.runs(other):
-            own = other == exp_dir and path is not None  # already read (and hashed) as this experiment's run
-            manifest = next((r.manifest for r in read if r.run_dir == run_dir), None) if own else None
-            if not own:
-                got = index.manifest(run_dir)
-                if got is None:
+        is_self = other == exp_dir
+        prefix = "" if is_self else "../" + other.name + "/"
+        for p in index.placed(other):
+            if is_self and p.path is not None:  # already read (and hashed) as this experiment's run
+                manifest = own_manifests.get(p.run_dir)
+            else:
+                if p.manifest is None or p.machine not in machines or not during(p.start, p.end):
                     continue
-                sha, manifest = got
-                if manifest.fingerprint_id not in machines or not during(manifest):
-                    continue
-                key = ("../" + other.name + "/" if other != exp_dir else "") + f"{rel}/{layout.MANIFEST}"
-                reads.sha256[key] = sha
+                assert p.sha is not None
+                reads.sha256[f"{prefix}{p.rel}/{layout.MANIFEST}"] = p.sha
+                manifest = p.manifest
             if manifest is not None and manifest.fingerprint_id in machines:
-                out.append(MachineRun(other.name, rel, path, run_dir, manifest))
+                out.append(MachineRun(other.name, p.rel, p.path, p.run_dir, manifest))
     return tuple(out)
