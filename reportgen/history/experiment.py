@@ -10,6 +10,7 @@ each run's events.json.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tomllib
@@ -31,10 +32,13 @@ from reportgen.store.run_folder import read_run_folder
 DERIVED = re.compile(r"^# Derived by reportgen from .* \(spec ([A-Za-z0-9._-]+)\):")
 
 
+@functools.lru_cache(maxsize=1024)
 def recipe_name(spec_text: str, fallback: str) -> str:
     """The spec's own `name` (a `--name` renames the folder only), else the folder name. A spec
     derived for a campaign of two revisions (pipeline.derive_revision_spec) is named after its
-    campaign; its header names the spec it came from, and that is its recipe."""
+    campaign; its header names the spec it came from, and that is its recipe. Kept per text: the
+    history and the site ask it of every experiment several times a build (a TOML parse each, a
+    second of a 200-experiment build)."""
     derived = DERIVED.match(spec_text)
     if derived:
         return derived.group(1)
