@@ -9,7 +9,8 @@
 - A page whose inputs did not change is not rendered again (reportgen.render.html_cache): its HTML
   and search entries are kept in the cache folder, keyed by its Markdown, front matter, charts and
   the site around it (configuration, theme, navigation); the hook serves it with a template that
-  renders nothing and hands MkDocs the kept HTML. A page whose build logged a warning is not kept.
+  renders nothing and hands MkDocs the kept HTML (its anchors kept beside it; no Markdown converter
+  is made for its empty source). A page whose build logged a warning is not kept.
 - Every page's whitespace runs with a line break become one line break (`html_cache.minify`: the
   theme indents every line of the navigation, which grows with every report).
 - Provenance pages are left out of the search index (their dumps would dominate it), and the
@@ -23,6 +24,7 @@
   so a checkout without runs/ still builds.
 """
 
+import functools
 import importlib.metadata
 import json
 import logging
@@ -33,6 +35,7 @@ from pathlib import Path
 from jinja2 import ChoiceLoader, DictLoader
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import InclusionLevel
+from mkdocs.structure.toc import get_toc
 
 try:
     from reportgen.render import html_cache
@@ -229,14 +232,25 @@ def on_page_markdown(markdown, page, config, files):
         build.kept.add(page.url)
         page.meta["template"] = html_cache.CACHED_TEMPLATE
         page.meta.setdefault("search", {})["exclude"] = True
+        page.render = functools.partial(_render_empty, page)
         return ""
     return markdown
+
+
+def _render_empty(page, config, files):
+    """What MkDocs' `Page.render` leaves of an empty page, without making the Markdown converter
+    and its extensions for it (a few milliseconds a page, on every kept page of every build)."""
+    page.content = ""
+    page.toc = get_toc([])
+    page._title_from_render = None
+    page.present_anchor_ids = set()
+    page.links_to_anchors = {}
 
 
 def on_page_content(html, page, config, files):
     build = _STATE["build"]
     if page.url in build.kept:  # its anchors, for the links of the pages that are rendered
-        page.present_anchor_ids = html_cache.anchor_ids(build.cache.html(build.keys[page.url]))
+        page.present_anchor_ids = build.cache.anchors(build.keys[page.url])
     return html
 
 

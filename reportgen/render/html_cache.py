@@ -87,35 +87,43 @@ def url_of(location: str) -> str:
 
 
 class HtmlCache:
-    """The pages of one cache folder (`html/`): `<key>.html` and `<key>.search.json` each."""
+    """The pages of one cache folder (`html/`): `<key>.html`, `<key>.ids` (its anchors, one a line)
+    and `<key>.search.json` each."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder) / "html"
 
-    def _paths(self, key: str) -> tuple[Path, Path]:
+    def _paths(self, key: str) -> tuple[Path, Path, Path]:
         base = self.folder / key[:2] / key
-        return base.with_suffix(".html"), base.with_suffix(".search.json")
+        return base.with_suffix(".html"), base.with_suffix(".ids"), base.with_suffix(".search.json")
 
     def has(self, key: str) -> bool:
         return all(p.is_file() for p in self._paths(key))
 
     def html(self, key: str) -> str:
-        page, search = self._paths(key)
-        for p in (page, search):
+        paths = self._paths(key)
+        for p in paths:
             with contextlib.suppress(OSError):  # a read-only cache still serves
                 os.utime(p)
-        return page.read_text(encoding="utf-8")
+        return paths[0].read_text(encoding="utf-8")
+
+    def anchors(self, key: str) -> set[str]:
+        """The anchors of a kept page (`anchor_ids` of its HTML, found when it was kept): read from
+        their own small file, not by searching the page's HTML again on every build."""
+        return set(self._paths(key)[1].read_text(encoding="utf-8").split())
 
     def search(self, key: str) -> list[dict[str, Any]]:
-        entries = json.loads(self._paths(key)[1].read_text(encoding="utf-8"))
+        entries = json.loads(self._paths(key)[2].read_text(encoding="utf-8"))
         return entries if isinstance(entries, list) else []
 
     def put_html(self, key: str, html: str) -> None:
-        """A page's HTML; kept (`has`) once its search entries are written too."""
-        atomic.write_text(self._paths(key)[0], html)
+        """A page's HTML and its anchors; kept (`has`) once its search entries are written too."""
+        page, ids, _ = self._paths(key)
+        atomic.write_text(page, html)
+        atomic.write_text(ids, "".join(f"{a}\n" for a in sorted(anchor_ids(html))))
 
     def put_search(self, key: str, entries: Sequence[Mapping[str, Any]]) -> None:
-        atomic.write_text(self._paths(key)[1], json.dumps(list(entries), ensure_ascii=False, separators=(",", ":")))
+        atomic.write_text(self._paths(key)[2], json.dumps(list(entries), ensure_ascii=False, separators=(",", ":")))
 
     def prune(self, keep: Iterable[str], older_than_days: float = PRUNE_DAYS) -> int:
         """Remove pages not in `keep` and unused for `older_than_days`; returns how many files."""

@@ -26,20 +26,18 @@ def test_a_page_is_kept_by_its_markdown_front_matter_charts_and_site() -> None:
 
 def test_a_page_counts_as_kept_once_its_html_and_search_entries_are(tmp_path: Path) -> None:
     cache = html_cache.HtmlCache(tmp_path)
-    cache.put_html("k1", "<html>x</html>")
+    page = '<html><h2 id="answer">x</h2><a id=top></a></html>'
+    cache.put_html("k1", page)
     assert not cache.has("k1")  # a build that stopped before the index was written keeps nothing
     cache.put_search("k1", [{"location": "x/", "text": "x"}])
-    assert (
-        cache.has("k1")
-        and cache.html("k1") == "<html>x</html>"
-        and cache.search("k1") == [{"location": "x/", "text": "x"}]
-    )
+    assert cache.has("k1") and cache.html("k1") == page and cache.search("k1") == [{"location": "x/", "text": "x"}]
+    assert cache.anchors("k1") == html_cache.anchor_ids(page) == {"answer", "top"}  # kept, not searched again
     cache.put_html("old", "<html>o</html>")
     cache.put_search("old", [])
     past = time.time() - 30 * 86400
     for p in (tmp_path / "html").rglob("old*"):
         os.utime(p, (past, past))
-    assert cache.prune(["k1"]) == 2 and cache.has("k1") and not cache.has("old")
+    assert cache.prune(["k1"]) == 3 and cache.has("k1") and not cache.has("old")
 
 
 def test_the_search_index_is_put_back_in_page_order() -> None:
