@@ -43,7 +43,7 @@ from reportgen.render.drawing import DRAWING
 from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.render.page import Page
 from reportgen.render.paths import PathShortener
-from reportgen.render.site_cache import CachedPage, Entry, PageCache, Scanned, entry_key, light, scan
+from reportgen.render.site_cache import CachedPage, Entry, PageCache, ScanMemo, Scanned, entry_key, light, scan
 from reportgen.render.site_cache import require_current as require_current
 from reportgen.store import layout
 from reportgen.store.run_folder import RunsIndex
@@ -354,7 +354,9 @@ def generate(
     chart_spec.set_template_store(cache / "templates")
     store = PageCache(cache)
     index = RunsIndex(runs_root)
-    scanned = [scan(exp_dir, runs_root, index) for exp_dir in layout.iter_experiments(runs_root)]
+    folders = layout.iter_experiments(runs_root)
+    memo = ScanMemo(cache, folders, index)
+    scanned = [scan(exp_dir, runs_root, index, memo) for exp_dir in folders]
     opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
     # Every experiment as the pages of several read it (no runs): from the cache, else read without
     # tables (on the workers when there are many: a cold build).
@@ -378,6 +380,23 @@ def generate(
         # (docs/performance-history.md), kept while no experiment changed.
         series, paired = store.history(light_keys, lambda: _history(experiments))
         vs_lines = history_page.vs_history_lines(paired, experiments)
+        # The pages made across experiments first: their charts are queued before the reports',
+        # and MkDocs lays out the home page first. Queued last, they kept the build's first page
+        # waiting for every report's charts, then left MkDocs to lay out all the pages alone.
+        shared = history_page.render_all(
+            series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
+        ) + bisect_page.pages(runs_root)
+        history = drawn(shared, cache)
+        home = [home_page.render(experiments)]
+        index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
+        front = (
+            home_page.home(index_md.read_text(encoding="utf-8"), experiments)
+            if index_md and index_md.is_file()
+            else None
+        )
+        if front is not None:
+            home.insert(0, front)
+        home_pages = drawn(home, cache)
         keys, outside = [], []
         for s in scanned:
             line, about = vs_lines.get(s.name, ""), docs.mentions(s.name)
@@ -402,27 +421,15 @@ def generate(
             pages = list(entry.pages) if entry is not None else []
             per_exp.append((s.name, pages))
             written += pages
-        shared = history_page.render_all(
-            series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
-        ) + bisect_page.pages(runs_root)
-        history = drawn(shared, cache)
         written += history
-        home = [home_page.render(experiments)]
-        index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
-        front = (
-            home_page.home(index_md.read_text(encoding="utf-8"), experiments)
-            if index_md and index_md.is_file()
-            else None
-        )
-        if front is not None:
-            home.insert(0, front)
-        written[:0] = drawn(home, cache)
+        written[:0] = home_pages
         refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
         for page in written:
             write_page(page, open_file, svg=options.svg_fallback)
         with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
             fh.write(summary(per_exp, docs.pages, history, months(experiments)))
         store.prune([*keys, *light_keys])
+        memo.prune(folders)
     except BaseException:
         DRAWING.finish()
         raise

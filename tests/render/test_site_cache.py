@@ -14,6 +14,7 @@ import pytest
 from reportgen.errors import UserError
 from reportgen.render import site, site_cache
 from reportgen.render.site_cache import CachedPage, Entry, PageCache
+from reportgen.store import layout
 from reportgen.store.run_folder import RunsIndex
 from tests.render import site_fixture
 
@@ -48,6 +49,55 @@ def test_a_stale_analysis_stops_the_scan_with_the_command_to_run(tmp_path: Path)
     events.write_text(events.read_text().replace('"events"', '"events" ', 1))  # another byte: another input
     with pytest.raises(UserError, match=r"its runs changed since it was written; run `reportgen analyze stale"):
         site_cache.scan(exp, tmp_path / "runs", RunsIndex(tmp_path / "runs"))
+
+
+def _memo_scan(exp: Path, cache: Path) -> str:
+    runs = exp.parent
+    index = RunsIndex(runs)
+    memo = site_cache.ScanMemo(cache, layout.iter_experiments(runs), index)
+    return site_cache.scan(exp, runs, index, memo).digest
+
+
+def test_the_memo_gives_the_scans_digest_and_a_changed_file_is_read_again_whatever_its_mtime(tmp_path: Path) -> None:
+    exp = site_fixture.build_experiment(tmp_path / "runs", "memo", steps=20, with_profile=False)
+    cache = tmp_path / "cache"
+    first = _memo_scan(exp, cache)
+    assert first == _digest_of(exp)  # a content scan's digest
+    assert len(list((cache / "scans").glob("*/*"))) == 1
+    assert _memo_scan(exp, cache) == first  # kept: served by the stat of the files
+    # The same number of bytes and the modification time set back, as a careless copy could leave
+    # it: the file's change time still moved, so the folder is read again and found stale.
+    events = exp / "baseline" / "1" / "events.json"
+    st = events.stat()
+    text = events.read_text()
+    events.write_text(text.replace('"events"', '"EVENTS"', 1))
+    os.utime(events, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert events.stat().st_size == st.st_size and events.stat().st_mtime_ns == st.st_mtime_ns
+    with pytest.raises(UserError, match="its runs changed since it was written"):
+        _memo_scan(exp, cache)
+
+
+def test_the_memo_is_not_used_across_a_new_run_on_the_runs_folder_or_a_symbolic_link(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    exp = site_fixture.build_experiment(runs, "memo", steps=20, with_profile=False)
+    cache = tmp_path / "cache"
+    memo = site_cache.ScanMemo(cache, layout.iter_experiments(runs), RunsIndex(runs))
+    key = memo.key(exp)
+    assert key is not None
+    # Another experiment's run appears: the overlap check reads its manifest, so every key changes.
+    other = runs / "other" / "baseline" / "1"
+    other.mkdir(parents=True)
+    (runs / "other" / "experiment.toml").write_text('name = "other"\n')
+    (other / "manifest.json").write_bytes((exp / "baseline" / "1" / "manifest.json").read_bytes())
+    again = site_cache.ScanMemo(cache, layout.iter_experiments(runs), RunsIndex(runs))
+    assert again.key(exp) not in (None, key)
+    (exp / "notes.md").symlink_to(tmp_path / "elsewhere.md")  # its target could change unseen: never kept
+    linked = site_cache.ScanMemo(cache, layout.iter_experiments(runs), RunsIndex(runs))
+    assert linked.key(exp) is None and linked.get(exp) is None
+
+
+def _digest_of(exp: Path) -> str:
+    return site_cache.scan(exp, exp.parent, RunsIndex(exp.parent)).digest
 
 
 def test_the_key_holds_what_the_pages_show_from_outside_the_folder(runs: Path) -> None:
