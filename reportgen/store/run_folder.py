@@ -25,7 +25,6 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -237,8 +236,8 @@ class _Placed:
     sha: str | None
     manifest: Manifest | None
     machine: str | None
-    start: datetime | None
-    end: datetime | None
+    start: float | None  # seconds (store.run.parse_utc)
+    end: float | None
 
 
 class RunsIndex:
@@ -324,7 +323,7 @@ def _machine_runs(
     first = min(starts) if starts else None
     last = None if any(e is None for _, e in times) else max((e for _, e in times if e is not None), default=None)
 
-    def during(start: datetime | None, end: datetime | None) -> bool:
+    def during(start: float | None, end: float | None) -> bool:
         if first is None or start is None:
             return first is None  # no times to place either: keep (the check says what it could not place)
         # Strictly: times are whole seconds, and the next campaign often starts the second the last ended.
