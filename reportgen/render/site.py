@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -294,6 +294,13 @@ def drawn(pages: Sequence[Page], cache: Path) -> list[CachedPage]:
     return _cached(pages, where)
 
 
+def drawn_now(pages: Sequence[Page], cache: Path) -> list[CachedPage]:
+    """As `drawn`, the charts drawn before it returns, by this process (render/chart_svg.draw_all):
+    for the pages MkDocs lays out first, which must not wait behind the reports' charts."""
+    where = chart_svg.draw_all([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
+    return _cached(pages, where)
+
+
 def _cached(pages: Sequence[Page], where: Mapping[tuple[str, str], chart_svg.Drawn]) -> list[CachedPage]:
     return [
         CachedPage(
@@ -358,35 +365,55 @@ def generate(
     memo = ScanMemo(cache, folders, index)
     scanned = [scan(exp_dir, runs_root, index, memo) for exp_dir in folders]
     opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
-    # Every experiment as the pages of several read it (no runs): from the cache, else read without
-    # tables (on the workers when there are many: a cold build).
+    docs = DocsIndex(options.docs_dir, options.exclude_docs)
+    abouts = [docs.mentions(s.name) for s in scanned]
+    # Every experiment as the pages of several read it (no runs, `light_keys`) and its own pages
+    # (`keys`): from the cache, else made on the workers. Its pages are made without the "vs
+    # history" line (a slot filled when they are written, `_with_history`): the line depends on
+    # every experiment, and the pages can then be rendered while the light entries are not all
+    # there; one read of a changed experiment gives both (a cold build read each one twice).
     light_keys = [_key(s, opts, "experiment") for s in scanned]
+    keys = [_key(s, opts, "pages", about) for s, about in zip(scanned, abouts, strict=True)]
     found = [store.get(k) for k in light_keys]
-    missing = [i for i, e in enumerate(found) if e is None]
-    DRAWING.start(cache, len(missing))
+    entries = [store.get(k) for k in keys]
+    todo = [i for i, e in enumerate(entries) if e is None]
+    light_only = [i for i, e in enumerate(found) if e is None and entries[i] is not None]
+    DRAWING.start(cache, len(todo) + len(light_only))
     try:
+        rendered = DRAWING.map(
+            _render_entry,
+            [scanned[i].path for i in todo],
+            [opts] * len(todo),
+            [abouts[i] for i in todo],
+            [cache] * len(todo),
+            [keys[i] for i in todo],
+            [light_keys[i] for i in todo],
+        )
+        for i, (pages, jobs, light_entry) in zip(todo, rendered, strict=True):
+            DRAWING.draw(jobs)
+            entries[i] = Entry(tuple(pages), None)
+            found[i] = light_entry
         made = DRAWING.map(
             _light_entry,
-            [scanned[i].path for i in missing],
-            [opts] * len(missing),
-            [cache] * len(missing),
-            [light_keys[i] for i in missing],
+            [scanned[i].path for i in light_only],
+            [opts] * len(light_only),
+            [cache] * len(light_only),
+            [light_keys[i] for i in light_only],
         )
-        for i, entry in zip(missing, made, strict=True):
+        for i, entry in zip(light_only, made, strict=True):
             found[i] = entry
         experiments = [_experiment(e) for e in found]
-        docs = DocsIndex(options.docs_dir, options.exclude_docs)
         # The history: its series and change points from what analysis.json stores
         # (docs/performance-history.md), kept while no experiment changed.
         series, paired = store.history(light_keys, lambda: _history(experiments))
         vs_lines = history_page.vs_history_lines(paired, experiments)
-        # The pages made across experiments first: their charts are queued before the reports',
-        # and MkDocs lays out the home page first. Queued last, they kept the build's first page
-        # waiting for every report's charts, then left MkDocs to lay out all the pages alone.
+        # The pages made across experiments are drawn here and now, beside the workers drawing the
+        # reports' charts: MkDocs lays out the home page first, and queued behind every report's
+        # charts it kept the build waiting, then left MkDocs to lay out all the pages alone.
         shared = history_page.render_all(
             series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
         ) + bisect_page.pages(runs_root)
-        history = drawn(shared, cache)
+        history = drawn_now(shared, cache)
         home = [home_page.render(experiments)]
         index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
         front = (
@@ -396,29 +423,12 @@ def generate(
         )
         if front is not None:
             home.insert(0, front)
-        home_pages = drawn(home, cache)
-        keys, outside = [], []
-        for s in scanned:
-            line, about = vs_lines.get(s.name, ""), docs.mentions(s.name)
-            keys.append(_key(s, opts, "pages", line, about))
-            outside.append((line, about))
-        entries = [store.get(k) for k in keys]
-        todo = [i for i, e in enumerate(entries) if e is None]
-        rendered = DRAWING.map(
-            _render_entry,
-            [scanned[i].path for i in todo],
-            [opts] * len(todo),
-            [outside[i] for i in todo],
-            [cache] * len(todo),
-            [keys[i] for i in todo],
-        )
-        for i, (pages, jobs) in zip(todo, rendered, strict=True):
-            DRAWING.draw(jobs)
-            entries[i] = Entry(tuple(pages), None)
+        home_pages = drawn_now(home, cache)
         written: list[CachedPage] = []
         per_exp: list[tuple[str, list[CachedPage]]] = []
         for s, entry in zip(scanned, entries, strict=True):
-            pages = list(entry.pages) if entry is not None else []
+            line = vs_lines.get(s.name, "")
+            pages = [_with_history(p, line) for p in entry.pages] if entry is not None else []
             per_exp.append((s.name, pages))
             written += pages
         written += history
@@ -462,14 +472,31 @@ def _light_entry(path: Path, opts: _Options, cache: Path, key: str) -> Entry:
 
 
 def _render_entry(
-    path: Path, opts: _Options, outside: tuple[str, list[tuple[str, str]]], cache: Path, key: str
-) -> tuple[list[CachedPage], list[chart_svg.DrawJob]]:
-    """One experiment's pages, rendered and kept in the cache (on a worker), and its charts still to
-    draw: the caller hands them to the workers and does not wait."""
-    line, about = outside
+    path: Path, opts: _Options, about: list[tuple[str, str]], cache: Path, key: str, light_key: str
+) -> tuple[list[CachedPage], list[chart_svg.DrawJob], Entry]:
+    """One experiment's pages (with the "vs history" slot, `HISTORY_SLOT`) and the experiment as
+    the other pages read it, from one read, both kept in the cache (on a worker), and its charts
+    still to draw: the caller hands them to the workers and does not wait."""
     exp = load_experiment(path, shorten=opts.shorten)
-    pages = render_experiment(exp, svg=opts.svg_fallback, history=line, docs=about)
+    pages = render_experiment(exp, svg=opts.svg_fallback, history=HISTORY_SLOT, docs=about)
     where, todo = chart_svg.plan([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
     cached = _cached(pages, where)
-    PageCache(cache).put(key, Entry(tuple(cached), None))
-    return cached, todo
+    store = PageCache(cache)
+    store.put(key, Entry(tuple(cached), None))
+    entry = Entry((), light(exp, report_kind(exp)))
+    store.put(light_key, entry)
+    return cached, todo, entry
+
+
+# Where the experiment page's "vs history" line goes: its pages are kept without it (it changes with
+# every other experiment of the recipe) and it is filled in as they are written (`_with_history`).
+HISTORY_SLOT = "<!-- reportgen: the vs-history line -->"
+
+
+def _with_history(page: CachedPage, line: str) -> CachedPage:
+    """The page with its "vs history" slot filled: the line (Markdown, one paragraph) or nothing,
+    the page's Markdown then byte for byte what rendering it with that line gives."""
+    if HISTORY_SLOT not in page.markdown:
+        return page
+    text = page.markdown.replace(HISTORY_SLOT, line) if line else page.markdown.replace(HISTORY_SLOT + "\n", "")
+    return replace(page, markdown=text)

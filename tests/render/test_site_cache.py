@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from reportgen.errors import UserError
-from reportgen.render import site, site_cache
+from reportgen.render import chart_svg, site, site_cache
+from reportgen.render.load import load_experiment
 from reportgen.render.site_cache import CachedPage, Entry, PageCache
 from reportgen.store import layout
 from reportgen.store.run_folder import RunsIndex
@@ -148,3 +149,20 @@ def test_a_large_site_lists_its_reports_by_month_in_parts_of_at_most_nav_flat() 
     lines = nav.splitlines()
     sections = [ln.strip() for ln in lines if ln.strip().startswith("* 20") or ln.strip().startswith("* und")]
     assert sections == ["* 2026-12, 1 of 2", "* 2026-12, 2 of 2", "* 2026-11", "* undated"]  # newest first
+
+
+@pytest.mark.parametrize(
+    "line", ["**vs history** +1.2 % against the last 3 campaigns ([history](../../history/x/)).\n", ""]
+)
+def test_the_pages_kept_without_their_vs_history_line_are_written_as_rendered_with_it(runs: Path, line: str) -> None:
+    exp = load_experiment(runs / "exp-a")
+    with_line = site.render_experiment(exp, history=line)
+    slotted = site.render_experiment(exp, history=site.HISTORY_SLOT)
+    assert site.HISTORY_SLOT in slotted[0].markdown
+    kept = site._cached(slotted, {(p.path, n): _drawn() for p in slotted for n in p.charts})
+    filled = [site._with_history(p, line) for p in kept]
+    assert [p.markdown for p in filled] == [p.markdown for p in with_line]  # byte for byte
+
+
+def _drawn() -> chart_svg.Drawn:
+    return chart_svg.Drawn(svg=Path("/c/vega.svg"), inline=Path("/c/inline.svg"))
