@@ -29,6 +29,10 @@ from reportgen.render.chart_svg import DrawJob
 PROCESSES_FROM = 4  # reports to render, from which worker processes pay their start-up
 
 
+def _cores() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 def _init(cache: Path) -> None:
     chart_spec.set_template_store(cache / "templates")
 
@@ -48,13 +52,21 @@ class Drawing:
     def start(self, cache: Path, reports: int) -> Executor:
         """Workers for `reports` reports to render: processes when there are many, else threads."""
         self.finish()
-        workers = max(1, min(os.cpu_count() or 1, 4))
+        workers = _cores()
         if reports >= PROCESSES_FROM and workers > 1:
             ctx = multiprocessing.get_context("spawn")
             self.executor = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(cache,))
         else:
             self.executor = ThreadPoolExecutor(max(2, workers))
         return self.executor
+
+    def ensure(self, cache: Path, reports: int) -> None:
+        """As `start`, unless workers of the kind `reports` calls for are already running: the
+        build starts them before it knows how many reports it renders (while it reads the runs
+        folder, their start-up is paid beside it) and asks again once it knows."""
+        processes = isinstance(self.executor, ProcessPoolExecutor)
+        if self.executor is None or (not processes and reports >= PROCESSES_FROM and _cores() > 1):
+            self.start(cache, reports)
 
     def map(self, fn: Callable[..., Any], *args: Iterable[Any]) -> Iterable[Any]:
         """`fn` over `args` on the workers, results in order (rendering: what the pages need now)."""

@@ -363,6 +363,28 @@ def generate(
     index = RunsIndex(runs_root)
     folders = layout.iter_experiments(runs_root)
     memo = ScanMemo(cache, folders, index)
+    # Folders the memo does not know are as many reports to render, likely (a cold build, new code):
+    # the workers start now, beside the scan, rather than after it.
+    DRAWING.start(cache, sum(memo.get(f) is None for f in folders))
+    try:
+        return _generate(runs_root, folders, index, memo, open_file, options, shorten, store, cache, wait)
+    except BaseException:
+        DRAWING.finish()
+        raise
+
+
+def _generate(
+    runs_root: Path,
+    folders: list[Path],
+    index: RunsIndex,
+    memo: ScanMemo,
+    open_file: OpenFile,
+    options: SiteOptions,
+    shorten: PathShortener,
+    store: PageCache,
+    cache: Path,
+    wait: bool,
+) -> list[NavPage]:
     scanned = [scan(exp_dir, runs_root, index, memo) for exp_dir in folders]
     opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
     docs = DocsIndex(options.docs_dir, options.exclude_docs)
@@ -378,71 +400,65 @@ def generate(
     entries = [store.get(k) for k in keys]
     todo = [i for i, e in enumerate(entries) if e is None]
     light_only = [i for i, e in enumerate(found) if e is None and entries[i] is not None]
-    DRAWING.start(cache, len(todo) + len(light_only))
-    try:
-        rendered = DRAWING.map(
-            _render_entry,
-            [scanned[i].path for i in todo],
-            [opts] * len(todo),
-            [abouts[i] for i in todo],
-            [cache] * len(todo),
-            [keys[i] for i in todo],
-            [light_keys[i] for i in todo],
-        )
-        for i, (pages, jobs, light_entry) in zip(todo, rendered, strict=True):
-            DRAWING.draw(jobs)
-            entries[i] = Entry(tuple(pages), None)
-            found[i] = light_entry
-        made = DRAWING.map(
-            _light_entry,
-            [scanned[i].path for i in light_only],
-            [opts] * len(light_only),
-            [cache] * len(light_only),
-            [light_keys[i] for i in light_only],
-        )
-        for i, entry in zip(light_only, made, strict=True):
-            found[i] = entry
-        experiments = [_experiment(e) for e in found]
-        # The history: its series and change points from what analysis.json stores
-        # (docs/performance-history.md), kept while no experiment changed.
-        series, paired = store.history(light_keys, lambda: _history(experiments))
-        vs_lines = history_page.vs_history_lines(paired, experiments)
-        # The pages made across experiments are drawn here and now, beside the workers drawing the
-        # reports' charts: MkDocs lays out the home page first, and queued behind every report's
-        # charts it kept the build waiting, then left MkDocs to lay out all the pages alone.
-        shared = history_page.render_all(
-            series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
-        ) + bisect_page.pages(runs_root)
-        history = drawn_now(shared, cache)
-        home = [home_page.render(experiments)]
-        index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
-        front = (
-            home_page.home(index_md.read_text(encoding="utf-8"), experiments)
-            if index_md and index_md.is_file()
-            else None
-        )
-        if front is not None:
-            home.insert(0, front)
-        home_pages = drawn_now(home, cache)
-        written: list[CachedPage] = []
-        per_exp: list[tuple[str, list[CachedPage]]] = []
-        for s, entry in zip(scanned, entries, strict=True):
-            line = vs_lines.get(s.name, "")
-            pages = [_with_history(p, line) for p in entry.pages] if entry is not None else []
-            per_exp.append((s.name, pages))
-            written += pages
-        written += history
-        written[:0] = home_pages
-        refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
-        for page in written:
-            write_page(page, open_file, svg=options.svg_fallback)
-        with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
-            fh.write(summary(per_exp, docs.pages, history, months(experiments)))
-        store.prune([*keys, *light_keys])
-        memo.prune(folders)
-    except BaseException:
-        DRAWING.finish()
-        raise
+    DRAWING.ensure(cache, len(todo) + len(light_only))
+    rendered = DRAWING.map(
+        _render_entry,
+        [scanned[i].path for i in todo],
+        [opts] * len(todo),
+        [abouts[i] for i in todo],
+        [cache] * len(todo),
+        [keys[i] for i in todo],
+        [light_keys[i] for i in todo],
+    )
+    for i, (pages, jobs, light_entry) in zip(todo, rendered, strict=True):
+        DRAWING.draw(jobs)
+        entries[i] = Entry(tuple(pages), None)
+        found[i] = light_entry
+    made = DRAWING.map(
+        _light_entry,
+        [scanned[i].path for i in light_only],
+        [opts] * len(light_only),
+        [cache] * len(light_only),
+        [light_keys[i] for i in light_only],
+    )
+    for i, entry in zip(light_only, made, strict=True):
+        found[i] = entry
+    experiments = [_experiment(e) for e in found]
+    # The history: its series and change points from what analysis.json stores
+    # (docs/performance-history.md), kept while no experiment changed.
+    series, paired = store.history(light_keys, lambda: _history(experiments))
+    vs_lines = history_page.vs_history_lines(paired, experiments)
+    # The pages made across experiments are drawn here and now, beside the workers drawing the
+    # reports' charts: MkDocs lays out the home page first, and queued behind every report's
+    # charts it kept the build waiting, then left MkDocs to lay out all the pages alone.
+    shared = history_page.render_all(
+        series, known={e.name for e in experiments}, svg=options.svg_fallback, paired=paired
+    ) + bisect_page.pages(runs_root)
+    history = drawn_now(shared, cache)
+    home = [home_page.render(experiments)]
+    index_md = Path(options.docs_dir) / "index.md" if options.docs_dir is not None else None
+    front = (
+        home_page.home(index_md.read_text(encoding="utf-8"), experiments) if index_md and index_md.is_file() else None
+    )
+    if front is not None:
+        home.insert(0, front)
+    home_pages = drawn_now(home, cache)
+    written: list[CachedPage] = []
+    per_exp: list[tuple[str, list[CachedPage]]] = []
+    for s, entry in zip(scanned, entries, strict=True):
+        line = vs_lines.get(s.name, "")
+        pages = [_with_history(p, line) for p in entry.pages] if entry is not None else []
+        per_exp.append((s.name, pages))
+        written += pages
+    written += history
+    written[:0] = home_pages
+    refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
+    for page in written:
+        write_page(page, open_file, svg=options.svg_fallback)
+    with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
+        fh.write(summary(per_exp, docs.pages, history, months(experiments)))
+    store.prune([*keys, *light_keys])
+    memo.prune(folders)
     if wait:
         DRAWING.finish()
     return list(written)

@@ -3,6 +3,8 @@ for by path, on threads for a few reports and on processes for many."""
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,20 @@ def test_without_workers_charts_are_drawn_at_once(tmp_path: Path) -> None:
     where, todo = chart_svg.plan([("k", "one", _spec(3.0))], tmp_path)
     Drawing().draw(todo)
     assert where["k"].inline.is_file()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the build never starts worker processes")
+def test_workers_started_before_the_count_is_known_become_processes_when_many_reports_need_them(tmp_path: Path) -> None:
+    drawing = Drawing()
+    drawing.start(tmp_path, 0)  # the scan knew every folder: threads
+    try:
+        assert isinstance(drawing.executor, ThreadPoolExecutor)
+        drawing.ensure(tmp_path, 1)
+        assert isinstance(drawing.executor, ThreadPoolExecutor)  # a few reports: kept as they are
+        drawing.ensure(tmp_path, PROCESSES_FROM)
+        processes = drawing.executor
+        assert isinstance(processes, ProcessPoolExecutor)
+        drawing.ensure(tmp_path, 1)
+        assert drawing.executor is processes  # never back to threads once processes run
+    finally:
+        drawing.finish()
