@@ -1,4 +1,5 @@
-"""reportgen.analyze: a current analysis.json is left as it is, told without reading the run tables."""
+"""reportgen.analyze: a current analysis.json is left as it is, told without reading the run tables, and a
+runs folder's manifests are read once for all its experiments' checks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reportgen import analyze
-from reportgen.store import layout
+from reportgen.store import layout, run_folder
 from tests.analysis.builder import FakeArm, make_experiment
 
 
@@ -32,3 +33,39 @@ def test_a_current_document_is_left_without_reading_the_runs_tables(tmp_path: Pa
     monkeypatch.undo()
     analyze.analyze_experiment(exp)
     assert path.read_bytes() != written
+
+
+def test_analysing_a_runs_folder_reads_its_manifests_once_and_still_sees_what_went_stale(
+    tmp_path: Path, monkeypatch
+) -> None:
+    runs = tmp_path / "runs"
+    # Three experiments on one machine, the second's campaign overlapping the first's: each one's
+    # overlap check reads the others' manifests.
+    exps = [
+        make_experiment(
+            runs, {"baseline": FakeArm(), "A1": FakeArm(speed=1.1)}, name=f"e{i}", t0=1_764_000_000.0 + i * 60
+        )
+        for i in range(3)
+    ]
+    analyze.analyze_all(runs)
+    before = {e: (e / layout.ANALYSIS).read_bytes() for e in exps}
+    indexes = []
+    made = run_folder.RunsIndex.__init__
+
+    def counted(self: run_folder.RunsIndex, root: Path) -> None:
+        indexes.append(root)
+        made(self, root)
+
+    monkeypatch.setattr(run_folder.RunsIndex, "__init__", counted)
+    analyze.analyze_all(runs)
+    assert indexes == [runs]  # one index for the folder, not one per experiment
+    assert {e: (e / layout.ANALYSIS).read_bytes() for e in exps} == before
+    # A run of e1 changes: what each experiment's own check (its own index) calls stale is analysed again.
+    manifest = exps[1] / "A1" / "1" / "manifest.json"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    monkeypatch.undo()
+    stale = {e for e in exps if analyze.is_stale(e)}
+    assert exps[1] in stale
+    analyze.analyze_all(runs)
+    assert {e for e in exps if (e / layout.ANALYSIS).read_bytes() != before[e]} == stale
+    assert not any(analyze.is_stale(e) for e in exps)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reportgen.store import atomic, layout
-from reportgen.store.run_folder import read_experiment
+from reportgen.store.run_folder import RunsIndex, read_experiment
 
 
 def input_files(exp_dir: Path) -> list[Path]:
@@ -25,16 +25,20 @@ def input_files(exp_dir: Path) -> list[Path]:
     return [exp_dir / rel for rel in sorted(read_experiment(exp_dir, tables=False).read_sha256)]
 
 
-def inputs_sha256(exp_dir: Path) -> str:
+def inputs_sha256(exp_dir: Path, index: RunsIndex | None = None) -> str:
     """The digest of every file the analysis reads, as the one reader reads them (relative path and
-    content): what analyze stamps into analysis.json."""
-    return read_experiment(exp_dir, tables=False).digest
+    content): what analyze stamps into analysis.json. `index`: the runs folder's manifests read once
+    for many experiments (store.run_folder.RunsIndex)."""
+    return read_experiment(exp_dir, tables=False, index=index).digest
 
 
-def stale_reason(exp_dir: Path, schema_version: int, *, digest: str | None = None) -> str | None:
+def stale_reason(
+    exp_dir: Path, schema_version: int, *, digest: str | None = None, index: RunsIndex | None = None
+) -> str | None:
     """Why analysis.json is not current ("missing", "schema 1, this reportgen reads 3",
     "its runs changed since it was written"), or None when it is current. `digest`: the inputs'
-    digest when the caller has just read them (analyze, under its lock); else they are read here."""
+    digest when the caller has just read them (the site's scan); else they are read here, through
+    `index` when the caller checks many experiments of one runs folder."""
     path = Path(exp_dir) / layout.ANALYSIS
     if not path.is_file():
         return "missing"
@@ -46,7 +50,7 @@ def stale_reason(exp_dir: Path, schema_version: int, *, digest: str | None = Non
         return "not an analysis document"
     if doc.get("schema_version") != schema_version:
         return f"schema {doc.get('schema_version')}, this reportgen reads {schema_version}"
-    if doc.get("inputs_sha256") != (digest if digest is not None else inputs_sha256(exp_dir)):
+    if doc.get("inputs_sha256") != (digest if digest is not None else inputs_sha256(exp_dir, index)):
         return "its runs changed since it was written"
     return None
 
