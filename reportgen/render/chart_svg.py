@@ -651,7 +651,9 @@ def inline(svg: str, name: str) -> str:
     return re.sub(r"<\?xml[^>]*>\s*", "", svg)
 
 
-_NO_EFFECT = re.compile(r'\sopacity="1"|\stransform="translate\(0,0\)"|<path class="foreground" d="" display="none"/>')
+# What changes nothing: an attribute (with the whitespace before it) or an element, each a literal.
+_NO_EFFECT_ATTRS = (' opacity="1"', ' transform="translate(0,0)"')
+_NO_EFFECT_ELEMENT = '<path class="foreground" d="" display="none"/>'
 _FONT = re.compile(r'<text\b[^>]*?( font-family="[^"]*")')
 
 
@@ -660,14 +662,35 @@ def shared_once(svg: str) -> str:
     opacity of 1 (the initial value; opacity is not inherited), the identity transform, a group's
     empty foreground path that is not displayed, and the font family every text repeats, written
     once on the root instead (font-family is inherited)."""
-    svg = _NO_EFFECT.sub("", svg)
+    for attr in _NO_EFFECT_ATTRS:
+        svg = _without_attr(svg, attr[1:])
+    svg = svg.replace(_NO_EFFECT_ELEMENT, "")
     texts = svg.count("<text")
-    fonts = {m.group(1) for m in _FONT.finditer(svg)}
-    if texts and len(fonts) == 1 and sum(1 for _ in _FONT.finditer(svg)) == texts:
+    found = _FONT.findall(svg)
+    fonts = set(found)
+    if texts and len(fonts) == 1 and len(found) == texts:
         font = fonts.pop()
         svg = svg.replace(font, "")
         svg = re.sub(r"<svg\b", lambda m: m.group(0) + font, svg, count=1)
     return svg
+
+
+def _without_attr(svg: str, attr: str) -> str:
+    """`svg` without every `attr` that follows whitespace, that whitespace character included (what
+    `re.sub(r"\\s" + re.escape(attr), "", svg)` gives): found as a literal, not by a regex that tries
+    every position of a 100-KB chart (a fifth of the rewrite's time)."""
+    if attr not in svg:
+        return svg
+    parts = svg.split(attr)
+    out = [parts[0]]
+    for part in parts[1:]:
+        last = out[-1]
+        if last and last[-1].isspace():
+            out[-1] = last[:-1]
+        else:
+            out.append(attr)
+        out.append(part)
+    return "".join(out)
 
 
 @functools.cache

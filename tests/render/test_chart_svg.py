@@ -4,6 +4,7 @@ background and no arm legend (the page's HTML legend lists the arms, in the site
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
@@ -278,3 +279,16 @@ def _axes(group: dict) -> list[dict]:
         if mark.get("type") == "group":
             found += _axes(mark)
     return found
+
+
+def test_an_attribute_that_changes_nothing_is_removed_as_the_regex_over_every_position_removed_it() -> None:
+    # chart_svg._without_attr finds the attribute as a literal; it must remove exactly what
+    # re.sub(r"\s" + attr) removed: the whitespace character before it included, only after whitespace.
+    attr = 'opacity="1"'
+    slow = re.compile(r"\s" + re.escape(attr))
+    rng = random.Random(45)
+    pieces = [" ", "\n", "\t", "a", '"', "fill-", attr]
+    cases = ["", attr, f"a {attr}", f" {attr} {attr}", f"a {attr}{attr}", f"fill-{attr} {attr}", f"a\u00a0{attr}"]
+    cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(5000)]
+    for text in cases:
+        assert chart_svg._without_attr(text, attr) == slow.sub("", text), repr(text)
