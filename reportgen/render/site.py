@@ -358,8 +358,8 @@ def generate(
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
+    opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
     chart_spec.set_template_store(cache / "templates")
-    store = PageCache(cache)
     index = RunsIndex(runs_root)
     folders = layout.iter_experiments(runs_root)
     memo = ScanMemo(cache, folders, index)
@@ -367,7 +367,7 @@ def generate(
     # the workers start now, beside the scan, rather than after it.
     DRAWING.start(cache, sum(memo.get(f) is None for f in folders))
     try:
-        return _generate(runs_root, folders, index, memo, open_file, options, shorten, store, cache, wait)
+        return _generate(runs_root, folders, index, memo, opts, options, open_file, cache, wait)
     except BaseException:
         DRAWING.finish()
         raise
@@ -378,15 +378,15 @@ def _generate(
     folders: list[Path],
     index: RunsIndex,
     memo: ScanMemo,
-    open_file: OpenFile,
+    opts: _Options,
     options: SiteOptions,
-    shorten: PathShortener,
-    store: PageCache,
+    open_file: OpenFile,
     cache: Path,
     wait: bool,
 ) -> list[NavPage]:
+    """`generate`'s work once its workers are started (it stops them should this raise)."""
+    store = PageCache(cache)
     scanned = [scan(exp_dir, runs_root, index, memo) for exp_dir in folders]
-    opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
     docs = DocsIndex(options.docs_dir, options.exclude_docs)
     abouts = [docs.mentions(s.name) for s in scanned]
     # Every experiment as the pages of several read it (no runs, `light_keys`) and its own pages
