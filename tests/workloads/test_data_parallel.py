@@ -167,7 +167,11 @@ def test_two_ranks_through_reportgen_run(tmp_path):
     for arm in ("baseline", "A1"):
         run_dir = runs / "dp2" / arm / "1"
         manifest = json.loads((run_dir / "manifest.json").read_text())
-        assert manifest["status"] == "complete" and manifest["exit_code"] == 0
+        # On failure, the run's own stderr (which rank exited, its traceback): the run folder is in a
+        # temporary directory that a later pytest session removes.
+        stderr = run_dir / "stderr.log"
+        why = stderr.read_text(errors="replace")[-3000:] if stderr.is_file() else "no stderr.log"
+        assert manifest["status"] == "complete" and manifest["exit_code"] == 0, why
         assert manifest["effective_argv"]["--actor-num-gpus-per-node"] == "2"
         stdout = (run_dir / "stdout.log").read_text()
         lines[arm] = got = _metric_lines(stdout)

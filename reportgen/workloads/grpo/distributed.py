@@ -150,10 +150,16 @@ def init_process_group(dist_env: DistEnv, device_type: str) -> None:
 
 
 def destroy_process_group(dist_env: DistEnv) -> None:
+    """Every rank done with its collectives, then the group torn down. Ranks reaching the teardown
+    at different times (rank 0 still closes its TensorBoard writer) while rank 0 hosts the
+    rendezvous store is a known cause of a gloo job failing at its end; a run of two CPU ranks once
+    ended so on a loaded machine, exit code 1 after all its steps (its log was not kept), so the
+    ranks meet at a barrier first."""
     if dist_env.active:
         import torch.distributed as dist
 
         if dist.is_initialized():
+            dist.barrier()
             dist.destroy_process_group()
 
 
