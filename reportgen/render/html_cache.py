@@ -127,14 +127,20 @@ class HtmlCache:
 
     def prune(self, keep: Iterable[str], older_than_days: float = PRUNE_DAYS) -> int:
         """Remove pages not in `keep` and unused for `older_than_days`; returns how many files."""
-        kept = {p for k in keep for p in self._paths(k)}
-        cutoff = time.time() - older_than_days * 86400
-        removed = 0
-        for path in self.folder.glob("*/*") if self.folder.is_dir() else ():
-            if path not in kept and path.stat().st_mtime < cutoff:
-                path.unlink(missing_ok=True)
-                removed += 1
-        return removed
+        return prune_unused(self.folder, "*/*", {p for k in keep for p in self._paths(k)}, older_than_days)
+
+
+def prune_unused(folder: Path, pattern: str, kept: set[Path], older_than_days: float) -> int:
+    """Remove the files of `folder` matching `pattern` that are not in `kept` and were not used
+    (their modification time: a read touches them) for `older_than_days`; returns how many. The
+    cache folders' one rule (html/, pages/, scans/): an entry another checkout still uses stays."""
+    cutoff = time.time() - older_than_days * 86400
+    removed = 0
+    for path in folder.glob(pattern) if folder.is_dir() else ():
+        if path not in kept and path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def merge_search(

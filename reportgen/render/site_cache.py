@@ -25,7 +25,6 @@ import importlib.metadata
 import os
 import pickle
 import stat
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, TypeVar, cast
 
 from reportgen.analysis.document import SCHEMA_VERSION
 from reportgen.errors import UserError
+from reportgen.render.html_cache import prune_unused
 from reportgen.render.kinds import ReportKind
 from reportgen.render.load import PublishedExperiment
 from reportgen.store import atomic, layout
@@ -204,13 +204,7 @@ class ScanMemo:
     def prune(self, keep: Iterable[Path], older_than_days: float = PRUNE_DAYS) -> int:
         """Remove entries not of `keep` (experiment folders) and unused for `older_than_days`."""
         kept = {self._path(k) for k in (self.key(p) for p in keep) if k is not None}
-        cutoff = time.time() - older_than_days * 86400
-        removed = 0
-        for path in self.folder.glob("*/*") if self.folder.is_dir() else ():
-            if path not in kept and path.stat().st_mtime < cutoff:
-                path.unlink(missing_ok=True)
-                removed += 1
-        return removed
+        return prune_unused(self.folder, "*/*", kept, older_than_days)
 
 
 def _hash_file(h: Any, root: Path, path: Path) -> None:
@@ -302,14 +296,7 @@ class PageCache:
 
     def prune(self, keep: Iterable[str], older_than_days: float = PRUNE_DAYS) -> int:
         """Remove entries not in `keep` and unused for `older_than_days`; returns how many."""
-        kept = {self._path(k) for k in keep}
-        cutoff = time.time() - older_than_days * 86400
-        removed = 0
-        for path in self.folder.glob("*/*.pickle") if self.folder.is_dir() else ():
-            if path not in kept and path.stat().st_mtime < cutoff:
-                path.unlink(missing_ok=True)
-                removed += 1
-        return removed
+        return prune_unused(self.folder, "*/*.pickle", {self._path(k) for k in keep}, older_than_days)
 
 
 def _touch(path: Path) -> None:

@@ -66,6 +66,14 @@ def test_the_memo_gives_the_scans_digest_and_a_changed_file_is_read_again_whatev
     assert first == _digest_of(exp)  # a content scan's digest
     assert len(list((cache / "scans").glob("*/*"))) == 1
     assert _memo_scan(exp, cache) == first  # kept: served by the stat of the files
+    stale_entry = cache / "scans" / "00" / ("0" * 64)  # another folder's, unused for a month
+    stale_entry.parent.mkdir(parents=True, exist_ok=True)
+    stale_entry.write_text(first + "\n")
+    past = time.time() - 30 * 86400
+    for entry in (cache / "scans").glob("*/*"):
+        os.utime(entry, (past, past))
+    memo = site_cache.ScanMemo(cache, layout.iter_experiments(exp.parent), RunsIndex(exp.parent))
+    assert memo.prune([exp]) == 1 and memo.get(exp) == first  # this folder's entry stays, however old
     # The same number of bytes and the modification time set back, as a careless copy could leave
     # it: the file's change time still moved, so the folder is read again and found stale.
     events = exp / "baseline" / "1" / "events.json"
