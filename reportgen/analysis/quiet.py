@@ -23,6 +23,7 @@ The thresholds sit in `THRESHOLDS` (docs/analysis.md#quiet-machine).
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,19 +90,29 @@ class Load:
     cpu_peak: float | None = None
     kinds: tuple[doc.DisturbanceKind, ...] = field(default=KINDS)
 
-    def in_span(self) -> pd.DataFrame:
-        return self.ticks.loc[self.ticks["in_span"].astype(bool).to_numpy()]
+    # The figures below are read several times per run (its disturbances, each comparison's guardrail,
+    # the warnings): each is computed once from the ticks, which nothing changes after `_load`.
+    @functools.cached_property
+    def _span_hits(self) -> np.ndarray:
+        """[ticks in the span, kinds]: which kinds disturbed each tick of the span."""
+        inside = self.ticks["in_span"].astype(bool).to_numpy()
+        return np.column_stack([self.ticks[k].to_numpy(dtype=bool)[inside] for k in self.kinds]).reshape(
+            int(inside.sum()), len(self.kinds)
+        )
+
+    def samples(self) -> int:
+        """Ticks inside the span."""
+        return int(self._span_hits.shape[0])
 
     def counts(self) -> dict[str, int]:
-        span = self.in_span()
-        return {k: int(span[k].sum()) for k in self.kinds if int(span[k].sum())}
+        per_kind = self._span_hits.sum(axis=0)
+        return {k: int(c) for k, c in zip(self.kinds, per_kind, strict=True) if int(c)}
 
     def disturbed(self) -> int:
-        span = self.in_span()
-        return int(span[list(self.kinds)].any(axis=1).sum()) if len(span) else 0
+        return int(self._span_hits.any(axis=1).sum()) if self.samples() else 0
 
     def flagged(self, th: Thresholds = THRESHOLDS) -> list[str]:
-        n = len(self.in_span())
+        n = self.samples()
         return [k for k, c in self.counts().items() if n and c >= th.min_samples and c / n >= th.run_share]
 
 
@@ -281,7 +292,7 @@ def disturbances(
     summary = None
     if ld.sampled:
         summary = doc.RunLoad(
-            samples=len(ld.in_span()),
+            samples=ld.samples(),
             disturbed=ld.disturbed(),
             by_kind=ld.counts(),
             flagged=ld.flagged(th),
@@ -300,7 +311,7 @@ def _share(
         ld = load(r, first, last, th)
         if not ld.sampled:
             continue
-        n += len(ld.in_span())
+        n += ld.samples()
         hit += ld.disturbed()
         for k, c in ld.counts().items():
             kinds[k] = kinds.get(k, 0) + c
@@ -383,7 +394,7 @@ def warnings(runs: Sequence[StoredRun], first: int, last: int, th: Thresholds = 
         fl = ld.flagged(th)
         if not fl:
             continue
-        n = len(ld.in_span())
+        n = ld.samples()
         counts = ld.counts()
         parts = [f"{WORDS[k]} in {counts[k]} of {n} samples" for k in fl]
         worst = [d for d in episodes(ld) if d.in_window and d.kind in fl]
