@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,12 @@ TIPPED = """([fig, n]) => {
   return {x: b.x + b.width / 2, y: b.y + b.height / 2};
 }"""
 TOOLTIP = ".rg-tip"
+# A search result titled with a report's kind (the hook's full titles): "GPU run: ...", "CPU demo: ...".
+REPORT_KINDS = ("GPU run:", "GPU showcase:", "CPU demo:")
+_REPORT_RESULT = (
+    "[...document.querySelectorAll('.md-search-result__item h1')]"
+    f".some(e => {list(REPORT_KINDS)!r}.some(k => e.textContent.trim().startsWith(k)))"
+)
 # Scrolls `sel` to the middle of the window and resolves once the scroll has settled: the page's
 # scroll event (which hides a tooltip, docs/assets/charts.js) is dispatched in the frame after the
 # scroll, so a pointer moved before it shows a tooltip that the event then hides (a CI flake under
@@ -274,6 +281,8 @@ def test_no_version_selector_without_mike(tour):
 def test_search_index_loads_when_the_reader_searches(browser, served):
     """No page downloads the site's search index until the reader reaches for search (the hook's
     LAZY_SEARCH); then search works, and a report is found under a title that names its kind."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     for width in (1300, 390):
         page = browser.new_page(viewport={"width": width, "height": 900})
         watch = Watch(page, served.url)
@@ -289,8 +298,12 @@ def test_search_index_loads_when_the_reader_searches(browser, served):
         page.keyboard.type("grpo-offload")
         page.wait_for_selector(".md-search-result__item", timeout=10_000)
         assert [u for u in requested if u.endswith("search/search_index.json")]
+        # Search runs on every key: on a busy machine the first results shown can be a prefix's ("grpo"
+        # finds the workload's docs page first). Wait for the whole query's, then read them.
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(f"() => {_REPORT_RESULT}", timeout=10_000)
         titles = page.eval_on_selector_all(".md-search-result__item h1", "els => els.map(e => e.textContent.trim())")
-        assert any(t.startswith(("GPU run:", "GPU showcase:", "CPU demo:")) for t in titles), titles
+        assert any(t.startswith(REPORT_KINDS) for t in titles), titles
         assert watch.errors == [] and watch.remote == []
         page.close()
 
