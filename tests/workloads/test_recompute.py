@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import weakref
 
 import pytest
 import torch
@@ -92,6 +93,28 @@ def test_the_recompute_stops_after_the_last_tensor_the_backward_needs():
     assert calls == ["forward", "after the last save", "forward"]
     expected = (x * (x * w).cos()).detach()
     assert torch.equal(w.grad, expected)
+
+
+def test_nothing_the_recompute_made_outlives_the_backward():
+    """While the output lives on (a training loop keeps its loss until the next step), every tensor the
+    recompute made is let go after the backward, as torch's are: a recompute graph kept alive cost the
+    H100 0.7 GiB of peak memory on a step of the baseline (the test fails when the recompute's own
+    graph saves the tensors undetached)."""
+    made: list[weakref.ref[torch.Tensor]] = []
+
+    def fn(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        h = (x @ w).tanh()
+        made.append(weakref.ref(h))
+        return (h @ w).sigmoid()
+
+    for impl in (recomputed, _torch_checkpoint):
+        made.clear()
+        w = torch.randn(16, 16, requires_grad=True)
+        y = impl(fn, w, torch.randn(4, 16))
+        y.sum().backward()
+        assert len(made) == 2, "the forward and its recompute"
+        assert [r() is None for r in made] == [True, True], impl
+        del y
 
 
 def test_a_forward_that_saves_other_tensors_the_second_time_is_an_error():

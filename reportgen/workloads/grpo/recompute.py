@@ -66,10 +66,14 @@ def _recompute(fn: Callable[..., torch.Tensor], args: tuple[Any, ...], holders: 
         nonlocal count
         if count >= len(holders):
             raise RuntimeError("recompute: the forward saved more tensors the second time")
+        # Detached, also as what this throw-away graph saves: the tensor itself, packed by its own node,
+        # would hold that node through its grad_fn, a cycle Python's collector cannot see (each
+        # recompute's graph kept alive: on the H100, 1.41 -> 2.14 GiB peak on the baseline's step).
+        x = x.detach() if x.requires_grad else x
         holder = holders[count]()
         count += 1
         if holder is not None:  # released already: its node's backward ran, or will not
-            holder.value = x.detach() if x.requires_grad else x
+            holder.value = x
         if count == len(holders):
             raise _Stop
         return x
