@@ -109,7 +109,7 @@ class Load:
         return {k: int(c) for k, c in zip(self.kinds, per_kind, strict=True) if int(c)}
 
     def disturbed(self) -> int:
-        return int(self._span_hits.any(axis=1).sum()) if self.samples() else 0
+        return int(self._span_hits.any(axis=1).sum())
 
     def flagged(self, th: Thresholds = THRESHOLDS) -> list[str]:
         n = self.samples()
