@@ -6,6 +6,7 @@ spec -> plan -> execute (+ capture, ingest per run) -> analyze. The CLI only par
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -148,9 +149,13 @@ def derive_revision_spec(
         f"# Derived by reportgen from {Path(spec_path).resolve()} (spec {spec.name}): {base_ref} vs {cand_ref}.\n"
         + toml_text(derived)
     )
-    out = (Path(cache) if cache is not None else default_cache()) / "specs" / f"{name}.toml"
+    # Named by its content too: two campaigns of one name (`--name pr` in two repositories, two
+    # terminals) share the cache, and a file named after the campaign alone was overwritten by the
+    # other's between writing and reading it (a test saw one campaign run the other's spec).
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    out = (Path(cache) if cache is not None else default_cache()) / "specs" / f"{name}-{digest}.toml"
     out.parent.mkdir(parents=True, exist_ok=True)
-    if not out.is_file() or out.read_text("utf-8") != text:
+    if not out.is_file():
         atomic.write_text(out, text)
     load_spec(out)  # the derived spec must load as any spec does
     return out
