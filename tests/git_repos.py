@@ -77,6 +77,7 @@ timeout_s = 240
 
 [analysis]
 warmup_steps = {warmup}
+min_effect = {min_effect}
 windows = [{{ name = "W1", start = {warmup}, end = {last} }}]
 
 [[candidates]]
@@ -86,9 +87,10 @@ remove = ["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-p
 """
 
 
-def workload_repo(repo: Path, *, steps: int = 6, warmup: int = 2) -> str:
+def workload_repo(repo: Path, *, steps: int = 6, warmup: int = 2, min_effect: float = 0.05) -> str:
     """A repository with the embedded workload's code, its recipe and a spec (`spec.toml`) of `steps`
-    CPU-tiny steps; returns its first commit."""
+    CPU-tiny steps and the minimum effect `min_effect` (the spec's default unless given); returns its
+    first commit."""
     init(repo)
     for rel in ("__init__.py", "workloads/__init__.py"):
         (repo / "reportgen" / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +101,9 @@ def workload_repo(repo: Path, *, steps: int = 6, warmup: int = 2) -> str:
         ignore=shutil.ignore_patterns("__pycache__"),
     )
     shutil.copyfile(RECIPE, repo / "recipe.sh")
-    (repo / "spec.toml").write_text(SPEC.format(steps=steps, warmup=warmup, last=steps - 1), encoding="utf-8")
+    (repo / "spec.toml").write_text(
+        SPEC.format(steps=steps, warmup=warmup, last=steps - 1, min_effect=min_effect), encoding="utf-8"
+    )
     return commit(repo, "the embedded workload")
 
 
@@ -113,14 +117,22 @@ def slow_down(repo: Path, seconds: float, message: str | None = None) -> str:
 
 
 def code_history(
-    repo: Path, *, commits: int, slow_at: int, sleep_s: float, steps: int = 6, warmup: int = 2
+    repo: Path,
+    *,
+    commits: int,
+    slow_at: int,
+    sleep_s: float,
+    steps: int = 6,
+    warmup: int = 2,
+    min_effect: float = 0.05,
 ) -> tuple[str, list[str]]:
     """GOOD (`workload_repo`, `steps` steps a run, the first `warmup` left out) and `commits` commits
     that change the workload's code, the one at `slow_at` (0-based) sleeping `sleep_s` in every
-    training step, the others a comment in its argument parser (no change in what runs): the
+    training step, the others a comment in its argument parser (no change in what runs), the spec's
+    minimum effect `min_effect` (see `workload_repo`): the
     bisection's real-run test (tests/history/test_real_bisect.py) and scripts/bisect_cost.py.
     Returns GOOD and the commits."""
-    good = workload_repo(repo, steps=steps, warmup=warmup)
+    good = workload_repo(repo, steps=steps, warmup=warmup, min_effect=min_effect)
     shas = []
     for i in range(commits):
         if i == slow_at:

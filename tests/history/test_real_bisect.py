@@ -44,11 +44,18 @@ SLOW_AT = 1  # position of the slow commit in the range after GOOD (0-based)
 SLEEP_S = 2.0
 # 4 steps a run, the first left out as warm-up: 3 measured steps, each 2 s longer on the slow side.
 STEPS, WARMUP = 4, 1
+# The smallest slowdown the campaigns call a difference: half as long again. Under a whole suite's
+# load a run's steps move 2-3x with the other workers, and with the default 5 % three pairs of the
+# same code were twice decided "differs" at a ratio of 0.62 (the search then named the wrong commit).
+# The sleep makes the slow side 4-20x slower (ratios 0.05-0.26 in passing runs), far past 1.5x.
+MIN_EFFECT = 0.5
 
 
 def _build(folder: Path) -> None:
     repo, runs = folder / "repo", folder / "runs"
-    good, shas = code_history(repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S, steps=STEPS, warmup=WARMUP)
+    good, shas = code_history(
+        repo, commits=COMMITS, slow_at=SLOW_AT, sleep_s=SLEEP_S, steps=STEPS, warmup=WARMUP, min_effect=MIN_EFFECT
+    )
     env = {
         **os.environ,  # REPORTGEN_CACHE: the session's (tests/conftest.py), whose warm start the other runs read
         "REPORTGEN_MACHINE_LOCK": str(folder / "machine.lock"),
