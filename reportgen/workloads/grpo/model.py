@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import torch
 import torch.nn.functional as F
-from torch.utils.checkpoint import checkpoint
 
 from reportgen.workloads.grpo.qwen3 import Qwen3Config, Qwen3ForCausalLM
+from reportgen.workloads.grpo.recompute import recompute
 from reportgen.workloads.grpo.task import BOS_ID, EOS_ID, NEVER_SAMPLED, PAD_ID
 
 # One decoder layer (qwen3.DecoderLayer), as a slice of the model's nn.ModuleList hands it out: typed
@@ -128,7 +128,7 @@ def _layer(
     layer: Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, selective: bool
 ) -> torch.Tensor:
     if selective and torch.is_grad_enabled():
-        x = checkpoint(_attn_block, layer, x, cos, sin, mask, use_reentrant=False)
+        x = recompute(_attn_block, layer, x, cos, sin, mask)
     else:
         x = _attn_block(layer, x, cos, sin, mask)
     return x + layer.mlp(layer.post_attention_layernorm(x))
@@ -166,7 +166,7 @@ def forward_packed(
     for seg in segments:
         chunk = layers[seg.start : seg.end]
         if seg.checkpointed and torch.is_grad_enabled():
-            x = checkpoint(_segment, chunk, x, cos, sin, mask, selective, use_reentrant=False)
+            x = recompute(_segment, chunk, x, cos, sin, mask, selective)
         else:
             x = _segment(chunk, x, cos, sin, mask, selective)
     return restrict_logits(model.lm_head(inner.norm(x))[0])
