@@ -1,7 +1,8 @@
 """The workload's activation recompute (recompute.py) against torch's non-reentrant checkpoint: the
 same gradients bit for bit under every `--recompute-*` plan, the same peak device memory (where a GPU
 is), a run's process without torch._dynamo, and the rule that picks one: the workload's own on the
-CPU, torch's on a GPU (until the peak-memory check below has passed on one)."""
+CPU, torch's on a GPU (what the committed GPU showcases ran). The peak-memory cases need CUDA: on the
+H100 (2026-12-06) all 13 tests passed."""
 
 from __future__ import annotations
 
@@ -144,12 +145,15 @@ def test_peak_device_memory_is_torchs(plan, monkeypatch):
     device = torch.device("cuda")
 
     def peak(torch_s: bool) -> tuple[int, dict[str, torch.Tensor]]:
+        """The peak above what was allocated before: the earlier calls' gradients are still held (the
+        first version of this test counted them, and torch's side, measured last, held one set more)."""
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
         grads, _ = _grads(plan, device, torch.bfloat16, argv, monkeypatch, torch_s=torch_s)
         torch.cuda.synchronize()
-        return torch.cuda.max_memory_allocated(), grads
+        return torch.cuda.max_memory_allocated() - before, grads
 
     _ = peak(True)  # kernels and workspaces allocated once, outside the comparison
     ours, ours_grads = peak(False)

@@ -9,11 +9,12 @@ every run of a recipe that recomputes). Nothing here is compiled. The layers dra
 run under no autocast, so there is no RNG state or autocast state to replay. Tests compare gradients,
 the tensors kept and the peak memory against torch's (tests/workloads/test_recompute.py).
 
-Used on the CPU only (`recompute`): on a GPU the workload calls torch's checkpoint itself, because the
-committed GPU showcases' memory figures were measured with it and this one's peak device memory has
-not yet been checked on a GPU since its fix (its first version kept every recompute's graph: a
-baseline step's peak 1.41 -> 2.14 GiB on the H100). The CPU runs (the demo, the suite's real runs) are
-where the import's second is most of a run's start; a GPU run pays it once in minutes.
+Used on the CPU only (`recompute`): on a GPU the workload calls torch's checkpoint, which the committed
+GPU showcases ran. This one's first version kept every recompute's graph (a baseline step's peak 1.41
+-> 2.14 GiB on the H100); since its fix the H100 gives the same peak allocated bytes and bf16 gradients
+as torch's (the CUDA cases of the tests) and, on the one-H200 showcase's baseline and A1 recipes, the
+same peak memory at every step to the byte (2026-12-06). The CPU runs (the demo, the suite's real
+runs) are where the import's second is most of a run's start; a GPU run pays it once in minutes.
 """
 
 from __future__ import annotations
