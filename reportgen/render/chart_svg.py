@@ -13,10 +13,11 @@ browser), cached by the spec's hash, and rewritten so it reads well inside a Mat
   a phone instead of running off the chart's right edge;
 - the tooltip Vega-Lite writes for a mark (its ARIA description, "field: value; ...") becomes the
   mark's `data-tip`, rows without a value left out (never "null" or "NaN"); docs/assets/charts.js
-  shows it in a box kept inside the window, on a pointer or a tap. On a step chart the plot is cut
-  into one band per step (Vega-Lite's Voronoi cells of its `nearest` selection); a band carries the
-  values of every run at its step and is shaded under the pointer, the crosshair of the old charts
-  (the hidden rules that carried those values in Vega, and other marks never shown, are left out);
+  shows it in a box kept inside the window, on a pointer or a tap. On a step chart (and in each
+  panel of the training-quality chart) the plot is cut into one band per step (Vega-Lite's Voronoi
+  cells of its `nearest` selection); a band carries the values of every run at its step and is
+  shaded under the pointer, the crosshair of the old charts (the hidden rules that carried those
+  values in Vega, and other marks never shown, are left out);
 - ids are prefixed with the chart's name, so two charts of a page do not share a clip path.
 """
 
@@ -589,7 +590,9 @@ def _fold(body: str) -> str:
 
 def inline(svg: str, name: str) -> str:
     """Vega's SVG rewritten for the page (see the module's docstring); `name` prefixes its ids."""
-    tips: dict[str, list[str]] = {}  # a rule's tooltips by mark name, for its Voronoi bands
+    # A rule's tooltips by mark name, for its Voronoi bands: one list per drawing of the mark, in the
+    # SVG's order (a faceted chart draws its rule and bands once per panel, under the same names).
+    tips: dict[str, list[list[str]]] = {}
 
     def items(m: re.Match) -> str:
         mark, role, mname, rest, body = m.group(1), m.group(2), m.group(3) or "", m.group(4), m.group(5)
@@ -597,7 +600,7 @@ def inline(svg: str, name: str) -> str:
         tipped = role == "mark" and mark in _TIPPED and 'pointer-events="none"' not in rest
         if tipped and mname.endswith("_marks") and mname[: -len("_marks")] in banded:
             # hidden rules whose tooltips their bands carry: not drawn
-            tips[mname[: -len("_marks")]] = [_tip(x.group(1)) for x in _LABEL.finditer(body)]
+            tips.setdefault(mname[: -len("_marks")], []).append([_tip(x.group(1)) for x in _LABEL.finditer(body)])
             return f'<g class="mark-{mark} role-{role} {mname}"{rest}></g>'
 
         def item(i: re.Match) -> str:
@@ -623,8 +626,8 @@ def inline(svg: str, name: str) -> str:
     svg = _LEAF.sub(items, svg)
 
     def bands(m: re.Match) -> str:
-        labels = tips.get(m.group(1), [])
-        paths = iter(labels)
+        drawings = tips.get(m.group(1))
+        paths = iter(drawings.pop(0) if drawings else [])
 
         def band(p: re.Match) -> str:
             tip = next(paths, "")

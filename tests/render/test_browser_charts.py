@@ -231,9 +231,17 @@ def test_step_tooltips_carry_the_unit_and_the_raw_value(experiment):
     assert "A1, mean of 10 (tok/s)" in text and "A1, raw (tok/s)" in text, text
 
 
-def test_the_quality_chart_has_a_tooltip(experiment):
-    text = _hover(experiment, "#chart-quality", 30)
-    assert "metric" in text and "value (as logged)" in text and "run" in text, text
-    # the point under the pointer is drawn at its size, which its group holds (`.rg-r`: its radius once)
-    point = experiment.locator("#chart-quality .rg-r > circle.rg-on")
-    assert point.count() == 1 and point.evaluate("c => c.getBBox().width") > 8
+def test_the_quality_chart_has_a_step_tooltip_in_each_panel(experiment):
+    """Each panel of the training-quality chart is cut into step bands, as a step chart is: the band under
+    the pointer is shaded and its tooltip lists every run's value at that step; two panels, two metrics'
+    values (each panel its own bands, not the first panel's repeated)."""
+    panels = experiment.evaluate(
+        """() => Array.from(document.querySelectorAll('#chart-quality [class$="_voronoi"]')).map(g =>
+          Array.from(g.querySelectorAll('.rg-band[data-tip]')).map(b => b.getAttribute('data-tip')).join(';'))"""
+    )
+    assert len(panels) >= 2 and all(panels), panels
+    assert len(set(panels)) == len(panels), "panels share their tooltips"
+    text = _hover(experiment, "#chart-quality")
+    assert "step" in text and "baseline" in text and "A1" in text, text
+    assert "NaN" not in text and "null" not in text, text
+    assert experiment.locator("#chart-quality .rg-band.rg-on").count() == 1

@@ -4,6 +4,7 @@ background and no arm legend (the page's HTML legend lists the arms, in the site
 
 from __future__ import annotations
 
+import html
 import random
 import re
 from pathlib import Path
@@ -292,3 +293,39 @@ def test_an_attribute_that_changes_nothing_is_removed_as_the_regex_over_every_po
     cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(5000)]
     for text in cases:
         assert chart_svg._without_attr(text, attr) == slow.sub("", text), repr(text)
+
+
+def test_each_panel_of_the_quality_chart_has_its_own_step_bands(tmp_path):
+    """The training-quality chart is faceted (a panel per metric), each panel cut into step bands whose
+    tooltips list every run's value at the step as logged: a panel's bands carry its own metric's values
+    (the rewrite pairs each panel's hidden rules with its bands, which share their mark names across
+    panels), and no hidden point per run and step is drawn."""
+    from reportgen.analyze import analyze_experiment
+    from reportgen.render import charts
+    from reportgen.render.chart_data import metric_columns
+    from reportgen.render.load import load_experiment
+    from tests.analysis.builder import FakeArm, make_experiment
+
+    path = make_experiment(tmp_path / "runs", {"baseline": FakeArm(), "A1": FakeArm(speed=1.2)}, repeats=2)
+    analyze_experiment(path)
+    exp = load_experiment(path)
+    spec = charts.quality(exp)
+    assert spec is not None
+    keys = spec["facet"]["sort"]
+    page = chart_svg.inline(chart_svg._draw(chart_svg.static_spec(spec)).decode(), "quality")
+    panels = re.findall(r'_voronoi"[^>]*>(.*?)</g></g>', page, flags=re.S)
+    assert len(panels) == len(keys) >= 2
+    assert "<circle" not in page  # no hidden points
+    assert len(set(panels)) == len(panels)  # the fixture's metrics differ: a panel given another's bands shows
+    for key, panel in zip(keys, panels, strict=True):
+        template = re.search(r'data-tips="([^"]*)"', panel)
+        first = re.search(r'class="rg-band"[^>]*data-tip="([^"]*)"', panel)
+        assert template is not None and first is not None
+        tip = html.unescape(chart_svg.fill_template(template.group(1), first.group(1)))
+        cols = metric_columns(exp, key)
+        at_first = {
+            r: v for r, s, v in zip(cols["run"], cols["step"], cols["value"], strict=True) if s == cols["step"].min()
+        }
+        rows = dict(line.split(": ", 1) for line in tip.split("\n"))
+        assert rows.pop("step") == f"{cols['step'].min():g}", (key, tip)
+        assert rows == {r: f"{v:.4g}" for r, v in at_first.items()}, (key, tip)
