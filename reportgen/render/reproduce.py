@@ -2,8 +2,9 @@
 
 A reader must be able to paste it: the commit (or, when none was recorded, how to find the
 nearest one), the spec exactly as it ran, the `reportgen run` line that re-runs every arm into a
-new folder, and each arm's effective trainer command wrapped one flag per line. Never the
-runner's temporary recipe path (`scripts/recipes/.reportgen...sh`): it does not exist after the
+new folder, the way back to the reader's checkout (whose site shows the re-run beside the report),
+and each arm's effective trainer command wrapped one flag per line. Never the runner's temporary
+recipe path (`scripts/recipes/.reportgen...sh`): it does not exist after the
 run; the patched recipe each run executed is kept next to it as `recipe.sh`.
 """
 
@@ -121,9 +122,10 @@ SAVED = '"${TMPDIR:-/tmp}/{name}.toml"'  # outside the checkout: it survives the
 
 def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
     """(shell lines, notes in words) re-running the whole experiment into a new folder, from the code
-    of the recorded commit. The spec as it ran is in the experiment's folder, which the recorded
-    commit does not hold (the runs were committed after they ran): it is copied out of the reader's
-    checkout first, then put back where its recipe paths resolve."""
+    of the recorded commit, then building the site back at the reader's checkout. The spec as it ran
+    is in the experiment's folder, which the recorded commit does not hold (the runs were committed
+    after they ran): it is copied out of the reader's checkout first, then put back where its recipe
+    paths resolve."""
     stored = f"{inp.runs_dir}/{inp.experiment}/experiment.toml"
     saved = SAVED.replace("{name}", inp.experiment)
     rerun = f"{inp.experiment}-rerun"
@@ -160,7 +162,16 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
         run = wrapped_words(["reportgen", "run", spec, *profile, "--name", rerun])
     else:
         run = wrapped_words(["reportgen", "run", saved, *profile, "--name", rerun], raw=frozenset({2}))
-    lines += [run, "mkdocs build"]
+    # The site is built back at the reader's own checkout: built at the recorded commit it would hold only
+    # the reports committed by then (every newer one gone from it) and need that commit's build
+    # dependencies; here the re-run is analysed and drawn by the same code as this report, beside it.
+    lines += [
+        run,
+        "# back where you were: your reportgen analyses the re-run, builds the site",
+        "git checkout -",
+        "reportgen analyze",
+        "mkdocs build",
+    ]
     if inp.revisions:
         ran = ", ".join(f"{arm} at {sha[:12]}" for arm, sha in inp.revisions)
         notes.append(
@@ -169,8 +180,8 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
             "same code."
         )
     notes.append(
-        f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are) and appears beside "
-        "this report (git checkout - returns to where you were)."
+        f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are), made by the recorded "
+        "commit's code; back at your checkout, its reportgen analyses it and the site shows it beside this report."
     )
     return lines, notes
 

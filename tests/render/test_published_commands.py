@@ -4,7 +4,8 @@ repository, in a temporary folder, as a reader would run it.
 For every committed experiment under runs/ (analysed with this code, rendered with this code):
 
 - Reproduce (the experiment page): from a clone at HEAD; the block checks out the recorded commit
-  itself, so what runs there is that commit's reportgen and `mkdocs build`;
+  itself, so what runs there is that commit's reportgen, then returns to HEAD, whose `reportgen
+  analyze` and `mkdocs build` make the site with the experiment's page;
 - each next step's command (the answer block): from a clone at HEAD; one that adds to a campaign
   says it runs on the machine that ran the campaign, so the clone's campaign.json is made this
   machine's first (as it would be there);
@@ -160,4 +161,9 @@ def test_every_published_command_runs_in_a_fresh_clone(clone, tmp_path, experime
         res = _run(clone, tmp_path, block, svg_cache)
         if res.returncode != 0:
             failed.append(f"{exp} {what}: exit {res.returncode}\n{block}\n{res.stderr[-2000:]}")
+        elif what == "reproduce":  # back where the reader was, with the site built there
+            back = _git(clone, "rev-parse", "HEAD").strip()
+            page = clone / "site" / "reports" / exp / "index.html"
+            if back != head or not page.is_file():
+                failed.append(f"{exp} {what}: ends at {back[:12]} (was {head[:12]}), page built: {page.is_file()}")
     assert not failed, "\n\n".join(failed)
