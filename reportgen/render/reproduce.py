@@ -165,13 +165,8 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
     # The site is built back at the reader's own checkout: built at the recorded commit it would hold only
     # the reports committed by then (every newer one gone from it) and need that commit's build
     # dependencies; here the re-run is analysed and drawn by the same code as this report, beside it.
-    lines += [
-        run,
-        "# back where you were: your reportgen analyses the re-run, builds the site",
-        "git checkout -",
-        "reportgen analyze",
-        "mkdocs build",
-    ]
+    # One line, so a pull request's body (at most 60 lines, render/prbody.py) keeps its next steps.
+    lines += [run, "git checkout - && reportgen analyze && mkdocs build"]
     if inp.revisions:
         ran = ", ".join(f"{arm} at {sha[:12]}" for arm, sha in inp.revisions)
         notes.append(
@@ -181,7 +176,8 @@ def run_commands(inp: ReproduceInputs) -> tuple[list[str], list[str]]:
         )
     notes.append(
         f"The re-run goes into {inp.runs_dir}/{rerun}/ (the committed runs stay as they are), made by the recorded "
-        "commit's code; back at your checkout, its reportgen analyses it and the site shows it beside this report."
+        "commit's code; git checkout - returns to your checkout, whose reportgen analyses it and builds the site "
+        "with it beside this report."
     )
     return lines, notes
 

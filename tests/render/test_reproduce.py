@@ -76,8 +76,7 @@ def test_section_with_a_commit_reruns_into_a_new_folder():
     assert md.index("git checkout abc123") < md.index('cp "${TMPDIR:-/tmp}/exp.toml" scripts/recipes/exp.toml')
     assert "reportgen run scripts/recipes/exp.toml --profile gpu --name exp-rerun" in md
     # then back at the reader's checkout, whose reportgen analyses the re-run and builds the site with it
-    steps = ["--name exp-rerun", "\ngit checkout -\n", "\nreportgen analyze\n", "\nmkdocs build"]
-    assert [md.index(s) for s in steps] == sorted(md.index(s) for s in steps)
+    assert md.index("--name exp-rerun") < md.index("\ngit checkout - && reportgen analyze && mkdocs build\n")
     assert "runs/exp/A1/1/recipe.sh" in md and '=== "A1/1"' in md
     assert ".reportgen." not in md
 
