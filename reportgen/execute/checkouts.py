@@ -31,7 +31,7 @@ from reportgen.capture.tree_stamp import STAMP_NAME, StampError, TreeStamp, file
 from reportgen.errors import UserError
 from reportgen.plan.arms import Arm, Plan
 from reportgen.plan.revisions import code_diff, origin_url
-from reportgen.store import atomic, layout
+from reportgen.store import atomic, layout, untar
 from reportgen.store.models import Revisions
 from reportgen.vocab import BASELINE
 
@@ -51,7 +51,7 @@ def _export(repo: Path, sha: str, dest: Path) -> None:
         why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit {proc.returncode}"])[0]
         raise UserError(f"revision {sha[:12]}: git archive failed in {repo}: {why}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+        untar.extract_data(tar, dest)
 
 
 def _digests(root: Path) -> dict[str, str]:

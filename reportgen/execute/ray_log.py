@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.execute import ray_node
+from reportgen.store import untar
 
 
 class LogDemux:
@@ -108,4 +109,4 @@ def extract_into(blob: bytes, run_dir: Path) -> None:
     """Put the node's provenance/, gpu.jsonl, tensorboard/, traces/ into the run folder."""
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
         members = [m for m in tar.getmembers() if m.name != ray_node.RESULT_FILE]
-        tar.extractall(run_dir, members=members, filter="data")
+        untar.extract_data(tar, run_dir, members)
