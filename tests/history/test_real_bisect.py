@@ -9,7 +9,8 @@ campaigns at each step: BAD first, then the halves, the first commit found the s
 second different (a search that has to move its range both ways, and whose culprit is neither end).
 The campaign of GOOD against the slow commit must reject it with the same work and the same maths on
 both sides, and the bisection's campaigns must be points of the paired history. The campaigns are
-made once for the module (one build, three tests): 3 campaigns of 3 pairs, 18 runs of 4 steps.
+made once for the module (one build, three tests): 3 campaigns of at most 4 pairs, most of them
+decided at 2 or 3 (16-18 runs of 4 steps).
 
 The paired history's alarm at a slow commit, and `reportgen history` offering the bisect command
 for it, are checked on a history of every commit against GOOD: tests/history/test_real_history.py
@@ -33,8 +34,12 @@ from reportgen.store.atomic import read_json
 from tests.conftest import built_once
 from tests.git_repos import PACKAGE, code_history
 
-# 3 campaigns of 3 pairs: 18 short CPU runs in one `reportgen bisect`, made once by the worker that
-# runs the module's tests (another worker waiting on the build would sit idle for minutes).
+# 3 campaigns of at most 4 pairs: 16-18 short CPU runs in one `reportgen bisect` where none needs a 4th
+# pair, made once by the worker that runs the module's tests (another worker waiting on the build would
+# sit idle for minutes). A 4th pair: the slow commit's campaign once ended "inconclusive" at its third
+# (-93 %, 95 % CI -100 % to +39 %: one pair's GOOD run slowed by the suite's load); with a 4th look
+# such a pair no longer holds the interval across 0.
+PAIRS = 4
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-bisect")]
 
 # The fewest commits whose bisection moves its range both ways with a culprit inside the range:
@@ -62,7 +67,7 @@ def _build(folder: Path) -> None:
         "PYTHONPATH": str(PACKAGE.parent),
     }
     cmd = [sys.executable, "-m", "reportgen", "bisect", good, shas[-1], str(repo / "spec.toml")]
-    cmd += ["--repo", str(repo), "--runs", str(runs), "--pairs", "3", "--json"]
+    cmd += ["--repo", str(repo), "--runs", str(runs), "--pairs", str(PAIRS), "--json"]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
     assert res.returncode == 0, res.stderr[-3000:]
     (folder / "bisect.json").write_text(res.stdout)
@@ -84,7 +89,7 @@ def test_bisection_names_the_commit_that_slowed_every_step(made: Path) -> None:
     assert [s["call"] for s in out["steps"]] == ["differs", "same", "differs"], out["steps"]
     # 1 pair: a step stopped at its first pair when the analysis found the machine disturbed (an
     # invalid verdict is final); the search classes it by its estimate.
-    assert all(1 <= s["pairs"] <= 3 for s in out["steps"])
+    assert all(1 <= s["pairs"] <= PAIRS for s in out["steps"])
     slow = next(s for s in out["steps"] if s["sha"] == culprit)
     assert slow["call"] == "differs" and slow["ratio"] < 0.7
     record = BisectRecord.read(Path(out["record"]))
