@@ -226,7 +226,12 @@ def test_two_ranks_train_as_one_on_the_same_batches(tmp_path, monkeypatch):
     assert launch(argv, 2, module="tests.workloads.dp_equivalence") == 0
     got = json.loads(out.read_text())
     assert got["max_param_moved"] > 1e-3  # training did change the parameters ...
-    assert got["max_param_diff"] < 1e-5  # ... and the same way with 2 ranks as with 1
+    # ... and the same way with 2 ranks as with 1, up to float32's rounding: the ranks' halves summed
+    # by the all-reduce add in another order than one process's micro-batches, and Adam divides each
+    # gradient by its own running size, so where a sum nearly cancels its last bits move a parameter
+    # by a visible part of a step. Measured: 1.26e-5 of a largest move of 1.2e-2 (a thousandth) on a
+    # 2-core AVX2 EPYC, under 1e-5 on earlier VMs; ranks that skip the all-reduce: 2.2e-2, 1.8 times it.
+    assert got["max_param_diff"] < 1e-2 * got["max_param_moved"], got["max_param_diff"]
     assert [(k, s) for k, s, _ in got["dp"]] == [(k, s) for k, s, _ in got["single"]]
     assert sum(k == "step" for k, _, _ in got["dp"]) == 4
     for (_, _, dp), (_, _, one) in zip(got["dp"], got["single"], strict=False):
