@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,21 +58,3 @@ class PathShortener:
         if isinstance(obj, (list, tuple)):
             return type(obj)(self.deep(v) for v in obj)
         return obj
-
-
-@dataclass(frozen=True)
-class RootsSeen(PathShortener):
-    """A shortener that notes which of its roots the strings it shortened held: what it made is the
-    same wherever those roots are (render/site.py keeps an experiment's pages by that, so another
-    clone of the same runs reads them)."""
-
-    seen: set[tuple[str, str]] = field(default_factory=set, compare=False, repr=False)
-
-    @classmethod
-    def of(cls, shorten: PathShortener) -> RootsSeen:
-        return cls(enabled=shorten.enabled, roots=shorten.roots)
-
-    def __call__(self, s: str) -> str:
-        if self.enabled and "/" in s:
-            self.seen.update(root for root in self.roots if root[0] in s)
-        return super().__call__(s)

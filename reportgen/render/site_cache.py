@@ -247,9 +247,6 @@ class Entry:
 
     pages: tuple[CachedPage, ...]
     experiment: PublishedExperiment | None
-    # The path shortener's roots (prefix, name) that the experiment's strings held when it was read:
-    # the entry is what a build whose shortener has those roots makes (render/site.py `_valid`).
-    roots: tuple[tuple[str, str], ...] = ()
 
 
 class PageCache:
@@ -280,10 +277,6 @@ class PageCache:
 
     def put(self, key: str, entry: Entry) -> None:
         atomic.write_bytes(self._path(key), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
-
-    def empty(self) -> bool:
-        """No entry kept at all (a first build in this cache folder)."""
-        return not any(self.folder.glob("*/*.pickle"))
 
     def history(self, keys: Sequence[str], make: Callable[[], H]) -> H:
         """The history of the experiments of `keys` (their experiment entries' keys), made by `make`
