@@ -110,10 +110,11 @@ print(int((time.process_time() - t) * 1e6))' 2>/dev/null)" || continue
   done
   local pick=0
   for i in "${!cands[@]}"; do
-    [ -n "${best[$i]}" ] && [ -n "${best[$pick]}" ] || continue
-    if [ $((best[i] * 10)) -lt $((best[pick] * 9)) ]; then pick="$i"; fi
+    [ -n "${best[$i]}" ] || continue
+    # One that could not run the loop is never kept over one that could.
+    if [ -z "${best[$pick]}" ] || [ $((best[i] * 10)) -lt $((best[pick] * 9)) ]; then pick="$i"; fi
   done
-  if [ "$pick" != 0 ]; then
+  if [ "$pick" != 0 ] && [ -n "${best[0]}" ]; then
     echo "using ${cands[$pick]} for the venv: $((100 - 100 * best[pick] / best[0])) % faster than ${cands[0]} on a pure-Python loop (PYTHON_BOOTSTRAP chooses another)" >&2
   fi
   echo "${cands[$pick]}"

@@ -53,3 +53,13 @@ def test_what_cannot_make_a_venv_is_passed_over(tmp_path: Path) -> None:
     res = _pick("", str(old), str(tmp_path / "missing"), sys.executable)
     assert res.stdout.strip() == sys.executable
     assert _pick("", str(tmp_path / "missing")).stdout.strip() == "python3"  # nothing found: PATH's, as before
+
+
+def test_one_that_cannot_run_the_loop_is_not_kept_first(tmp_path: Path) -> None:
+    broken = tmp_path / "broken-python3"  # passes the version check, fails every other command
+    broken.write_text(
+        f'#!/bin/sh\ncase "$*" in *ensurepip*) exec "{sys.executable}" "$@";; esac\nexit 1\n', encoding="utf-8"
+    )
+    broken.chmod(0o755)
+    res = _pick("", str(broken), sys.executable)
+    assert res.stdout.strip() == sys.executable and res.stderr == ""
