@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +59,45 @@ class PathShortener:
         if isinstance(obj, (list, tuple)):
             return type(obj)(self.deep(v) for v in obj)
         return obj
+
+
+# An absolute path as it stands in a string: from a slash to the next blank or quote, the ends of
+# the path the shortener's patterns see (a root is replaced where it is followed by one of them).
+_PATH_TOKEN = re.compile(r"/[^\s'\"]*")
+
+
+@dataclass(frozen=True)
+class RootsSeen(PathShortener):
+    """A shortener that keeps every absolute path of the strings it shortens (`paths`): what it
+    made is the same for any shortener that finds the same roots in them (`roots_in`).
+    render/site.py keeps an experiment's pages by that, so another clone of the same runs reads
+    them, and a clone whose root those runs name (they were recorded inside it) renders them again."""
+
+    paths: set[str] = field(default_factory=set, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, shorten: PathShortener) -> RootsSeen:
+        return cls(enabled=shorten.enabled, roots=shorten.roots)
+
+    def __call__(self, s: str) -> str:
+        if self.enabled and "/" in s:
+            self.paths.update(_PATH_TOKEN.findall(s))
+        return super().__call__(s)
+
+
+def roots_in(shorten: PathShortener, paths: Iterable[str]) -> frozenset[tuple[str, str]] | None:
+    """The roots of `shorten` that it would replace in strings holding `paths` (absolute paths as
+    `RootsSeen` keeps them); None when that cannot be told from them: a root with a blank or a
+    quote in it spans more than one."""
+    if not shorten.enabled:
+        return frozenset()
+    found = set()
+    for prefix, name in shorten.roots:
+        if not prefix or prefix == "/":
+            continue
+        if _PATH_TOKEN.fullmatch(prefix) is None:
+            return None
+        pattern = re.compile(re.escape(prefix) + r"(?=/|$)")
+        if any(pattern.search(p) for p in paths):
+            found.add((prefix, name))
+    return frozenset(found)

@@ -42,7 +42,7 @@ from reportgen.render.common import report_kind
 from reportgen.render.drawing import DRAWING
 from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.render.page import Page
-from reportgen.render.paths import PathShortener
+from reportgen.render.paths import PathShortener, RootsSeen, roots_in
 from reportgen.render.site_cache import CachedPage, Entry, PageCache, ScanMemo, Scanned, entry_key, light, scan
 from reportgen.render.site_cache import require_current as require_current
 from reportgen.store import layout
@@ -301,7 +301,11 @@ def drawn_now(pages: Sequence[Page], cache: Path) -> list[CachedPage]:
     return _cached(pages, where)
 
 
-def _cached(pages: Sequence[Page], where: Mapping[tuple[str, str], chart_svg.Drawn]) -> list[CachedPage]:
+def _cached(
+    pages: Sequence[Page], where: Mapping[tuple[str, str], chart_svg.Drawn], runs_root: Path | None = None
+) -> list[CachedPage]:
+    """The pages as the cache keeps them; the run files copied next to a page are named relative to
+    `runs_root` (`_kept_copy`), so that the same runs in another clone read the same entry."""
     return [
         CachedPage(
             path=p.path,
@@ -310,15 +314,26 @@ def _cached(pages: Sequence[Page], where: Mapping[tuple[str, str], chart_svg.Dra
             markdown=p.markdown,
             charts={n: (str(where[(p.path, n)].inline), str(where[(p.path, n)].svg)) for n in p.charts},
             files=dict(p.files),
-            copies={name: str(path) for name, path in p.copies.items()},
+            copies={name: _kept_copy(path, runs_root) for name, path in p.copies.items()},
         )
         for p in pages
     ]
 
 
-def write_page(page: CachedPage, open_file: OpenFile, *, svg: bool) -> None:
-    """The page's Markdown, the sidecar naming its drawn charts, its files and copies and, with
-    `svg`, each chart as a standalone SVG file next to it."""
+def _kept_copy(path: Path, runs_root: Path | None) -> str:
+    """A copied file's source as a cache entry keeps it: relative to the runs folder where it lies in
+    it (read from the runs folder of the build that writes the page, `write_page`), else absolute."""
+    if runs_root is not None:
+        try:
+            return Path(path).resolve().relative_to(runs_root).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def write_page(page: CachedPage, open_file: OpenFile, *, svg: bool, runs_root: Path | None = None) -> None:
+    """The page's Markdown, the sidecar naming its drawn charts, its files and copies (a relative
+    source: under `runs_root`) and, with `svg`, each chart as a standalone SVG file next to it."""
     folder = page.path.rsplit("/", 1)[0]
     with open_file(page.path, "w", encoding="utf-8") as fh:
         # The full title (it names the experiment) for the browser tab and search results; the
@@ -331,7 +346,8 @@ def write_page(page: CachedPage, open_file: OpenFile, *, svg: bool) -> None:
         with open_file(f"{folder}/{name}", "wb") as fh:
             fh.write(data)
     for name, source in page.copies.items():
-        with open_file(f"{folder}/{name}", "wb") as fh, open(source, "rb") as src:
+        source_path = Path(source) if runs_root is None else Path(runs_root) / source
+        with open_file(f"{folder}/{name}", "wb") as fh, open(source_path, "rb") as src:
             shutil.copyfileobj(src, fh)
     if svg:
         DRAWING.wait(inline for inline, _ in page.charts.values())
@@ -342,11 +358,26 @@ def write_page(page: CachedPage, open_file: OpenFile, *, svg: bool) -> None:
 
 @dataclass(frozen=True)
 class _Options:
-    """What of the site's options and inputs every experiment's pages depend on (a cache key part)."""
+    """The site's options an experiment's pages depend on, and where the runs folder is.
+
+    The cache key holds no path (`__repr__`): the pages show none of the runs folder's or the
+    repository's except where `shorten_paths` replaced one in the experiment's strings. An entry
+    keeps every absolute path its strings held and the shortener's roots found in them
+    (`Entry.paths`, `Entry.roots`); a build that finds other roots of its own in those paths (runs
+    recorded inside its checkout, first built from a copy elsewhere) renders it again (`_valid`).
+    The files copied next to a page are kept relative to the runs folder (`_kept_copy`), and a kept
+    experiment is given its folder here. So another clone or a copy of the same runs, built with
+    the same cache folder, reads the pages the first one rendered (a CI workspace at another path,
+    a second checkout, the test suite's fresh clones). A root that the kept paths cannot answer for
+    (a blank or a quote in it, `roots_in`) puts the roots back into the key."""
 
     svg_fallback: bool
     shorten: PathShortener
-    runs_root: str
+    runs_root: Path = field(compare=False)
+
+    def __repr__(self) -> str:  # the key part
+        roots = "" if roots_in(self.shorten, ()) is not None else f", roots={self.shorten.roots!r}"
+        return f"_Options(svg_fallback={self.svg_fallback!r}, shorten_paths={self.shorten.enabled!r}{roots})"
 
 
 def generate(
@@ -358,14 +389,16 @@ def generate(
     runs_root = Path(runs_root)
     cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
-    opts = _Options(options.svg_fallback, shorten, str(runs_root.resolve()))
+    opts = _Options(options.svg_fallback, shorten, runs_root.resolve())
     chart_spec.set_template_store(cache / "templates")
     index = RunsIndex(runs_root)
     folders = layout.iter_experiments(runs_root)
     memo = ScanMemo(cache, folders, index)
-    # Folders the memo does not know are as many reports to render, likely (a cold build, new code):
-    # the workers start now, beside the scan, rather than after it.
-    DRAWING.start(cache, sum(memo.get(f) is None for f in folders))
+    # A cache folder that holds no pages (a first build): every report is to render, and the workers
+    # start now, beside the scan, rather than after it. Otherwise the scan decides (`_generate`):
+    # folders the memo does not know (another clone, a copy) may well be kept pages all the same.
+    if PageCache(cache).empty():
+        DRAWING.start(cache, len(folders))
     try:
         return _generate(runs_root, folders, index, memo, opts, options, open_file, cache, wait)
     except BaseException:
@@ -396,8 +429,8 @@ def _generate(
     # there; one read of a changed experiment gives both (a cold build read each one twice).
     light_keys = [_key(s, opts, "experiment") for s in scanned]
     keys = [_key(s, opts, "pages", about) for s, about in zip(scanned, abouts, strict=True)]
-    found = [store.get(k) for k in light_keys]
-    entries = [store.get(k) for k in keys]
+    found = [_valid(store.get(k), s.path, opts) for k, s in zip(light_keys, scanned, strict=True)]
+    entries = [_valid(store.get(k), s.path, opts) for k, s in zip(keys, scanned, strict=True)]
     todo = [i for i, e in enumerate(entries) if e is None]
     light_only = [i for i, e in enumerate(found) if e is None and entries[i] is not None]
     DRAWING.ensure(cache, len(todo) + len(light_only))
@@ -426,7 +459,8 @@ def _generate(
     experiments = [_experiment(e) for e in found]
     # The history: its series and change points from what analysis.json stores
     # (docs/performance-history.md), kept while no experiment changed.
-    series, paired = store.history(light_keys, lambda: _history(experiments))
+    history_keys = [f"{k}\0{e.roots!r}" for k, e in zip(light_keys, found, strict=True) if e is not None]
+    series, paired = store.history(history_keys, lambda: _history(experiments))
     vs_lines = history_page.vs_history_lines(paired, experiments)
     # The pages made across experiments are drawn here and now, beside the workers drawing the
     # reports' charts: MkDocs lays out the home page first, and queued behind every report's
@@ -454,7 +488,7 @@ def _generate(
     written[:0] = home_pages
     refuse_hidden_docs(written, options.docs_dir, extends=[front.path] if front is not None else [])
     for page in written:
-        write_page(page, open_file, svg=options.svg_fallback)
+        write_page(page, open_file, svg=options.svg_fallback, runs_root=opts.runs_root)
     with open_file("SUMMARY.md", "w", encoding="utf-8") as fh:
         fh.write(summary(per_exp, docs.pages, history, months(experiments)))
     store.prune([*keys, *light_keys])
@@ -472,6 +506,21 @@ def _history(experiments: Sequence[PublishedExperiment]) -> tuple[list[Series], 
     return history_page.history_of(experiments), history_page.paired_of(experiments)
 
 
+def _valid(entry: Entry | None, folder: Path, opts: _Options) -> Entry | None:
+    """A kept entry as this build may use it: None when this build's shortener finds other roots
+    in the paths its experiment's strings held than the build that made it (a path of this
+    checkout recorded in the runs: shortened here, not there); else with its experiment's folder
+    where this build reads it (the key holds no path, `_Options`)."""
+    if entry is None:
+        return None
+    found = roots_in(opts.shorten, entry.paths)
+    if found is not None and found != frozenset(entry.roots):
+        return None
+    if entry.experiment is None or entry.experiment.path == folder:
+        return entry
+    return replace(entry, experiment=replace(entry.experiment, path=folder))
+
+
 def _experiment(entry: Entry | None) -> PublishedExperiment:
     if entry is None or entry.experiment is None:
         raise ValueError("a page entry where an experiment entry belongs")
@@ -481,10 +530,18 @@ def _experiment(entry: Entry | None) -> PublishedExperiment:
 def _light_entry(path: Path, opts: _Options, cache: Path, key: str) -> Entry:
     """The experiment as the home page, the reports list and the history read it (no runs), read
     without its tables and kept in the cache (on a worker)."""
-    exp = load_experiment(path, shorten=opts.shorten, tables=False)
-    entry = Entry((), light(exp, report_kind(exp)))
+    shorten = RootsSeen.of(opts.shorten)
+    exp = load_experiment(path, shorten=shorten, tables=False)
+    entry = Entry((), light(exp, report_kind(exp)), *_where(shorten))
     PageCache(cache).put(key, entry)
     return entry
+
+
+def _where(shorten: RootsSeen) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """What an entry keeps of where it was made (`Entry.roots`, `Entry.paths`): the roots the
+    shortener found in the experiment's strings, and every absolute path in them."""
+    paths = tuple(sorted(shorten.paths))
+    return tuple(sorted(roots_in(shorten, paths) or ())), paths
 
 
 def _render_entry(
@@ -493,13 +550,15 @@ def _render_entry(
     """One experiment's pages (with the "vs history" slot, `HISTORY_SLOT`) and the experiment as
     the other pages read it, from one read, both kept in the cache (on a worker), and its charts
     still to draw: the caller hands them to the workers and does not wait."""
-    exp = load_experiment(path, shorten=opts.shorten)
+    shorten = RootsSeen.of(opts.shorten)
+    exp = load_experiment(path, shorten=shorten)
     pages = render_experiment(exp, svg=opts.svg_fallback, history=HISTORY_SLOT, docs=about)
     where, todo = chart_svg.plan([((p.path, n), n, spec) for p in pages for n, spec in p.charts.items()], cache)
-    cached = _cached(pages, where)
+    cached = _cached(pages, where, opts.runs_root)
+    where_from = _where(shorten)
     store = PageCache(cache)
-    store.put(key, Entry(tuple(cached), None))
-    entry = Entry((), light(exp, report_kind(exp)))
+    store.put(key, Entry(tuple(cached), None, *where_from))
+    entry = Entry((), light(exp, report_kind(exp)), *where_from)
     store.put(light_key, entry)
     return cached, todo, entry
 

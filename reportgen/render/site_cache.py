@@ -247,6 +247,10 @@ class Entry:
 
     pages: tuple[CachedPage, ...]
     experiment: PublishedExperiment | None
+    # Where it was made, as far as its pages can tell (render/site.py `_valid`): the path shortener's
+    # roots (prefix, name) found in the experiment's strings, and every absolute path they held.
+    roots: tuple[tuple[str, str], ...] = ()
+    paths: tuple[str, ...] = ()
 
 
 class PageCache:
@@ -277,6 +281,10 @@ class PageCache:
 
     def put(self, key: str, entry: Entry) -> None:
         atomic.write_bytes(self._path(key), pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def empty(self) -> bool:
+        """No entry kept at all (a first build in this cache folder)."""
+        return not any(self.folder.glob("*/*.pickle"))
 
     def history(self, keys: Sequence[str], make: Callable[[], H]) -> H:
         """The history of the experiments of `keys` (their experiment entries' keys), made by `make`

@@ -5,6 +5,7 @@ page that shows it is rendered again (docs/site.md#incremental-builds)."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from tests.render import site_fixture
 from tests.render.conftest import build_env, make_project, tree_snapshot
+from tests.render.test_time_section import _run as profiled_run
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +65,75 @@ def test_a_rebuild_renders_only_what_changed(tmp_path: Path) -> None:
         and b"Python 3.13.1" in after["reports/exp-b/provenance/index.html"]
     )
     assert not [p for p in changed if p.endswith(".html") and p != "reports/exp-b/provenance/index.html"], changed
+
+
+def test_a_copy_at_another_path_builds_from_the_pages_kept_for_the_first(tmp_path: Path) -> None:
+    """Another clone or a copy of the project (a second checkout, CI's workspace, the suite's fresh
+    clones) reads what a build of the first rendered into the same cache folder, with the project's
+    `shorten_paths` on: no experiment page rendered again, every page's HTML kept, the same site;
+    the run files copied next to a page (its profiler traces) come from the copy's own runs folder,
+    the first project moved away."""
+    first = make_project(tmp_path / "first")
+    exp = site_fixture.build_experiment(first / "runs", "exp-a", steps=20, with_profile=False)
+    for arm, offload in (("baseline", True), ("A1", False)):  # profiler runs: traces copied next to its page
+        profiled_run(exp, arm, offload=offload)
+    site_fixture.restat_traces(exp)
+    cache = tmp_path / "cache"
+    kept, pages = _build(first, cache, "site")
+    assert kept == 0
+    built = tree_snapshot(first / "site")
+    assert any(p.startswith("reports/exp-a/traces/") for p in built), sorted(built)
+    entries = sorted((cache / "pages").rglob("*.pickle"))
+    second = tmp_path / "elsewhere" / "second"
+    shutil.copytree(first, second, symlinks=True, ignore=shutil.ignore_patterns("site"))
+    first.rename(
+        tmp_path / "gone"
+    )  # not shutil.rmtree: its dir_fd opens of `runs` look like the repository's to the runs guard
+    kept, again = _build(second, cache, "site")
+    assert (kept, again) == (pages, pages)
+    assert sorted((cache / "pages").rglob("*.pickle")) == entries  # nothing rendered again
+    assert tree_snapshot(second / "site") == built
+
+
+def test_pages_whose_strings_held_the_first_projects_path_are_rendered_again_for_the_copy(tmp_path: Path) -> None:
+    """The exception: an experiment recorded inside the first project (its paths under the
+    repository, which `shorten_paths` shows as `<repo>`) reads differently from another path, so
+    the copy renders its pages again instead of showing the first project's shortening."""
+    first = make_project(tmp_path / "first")
+    site_fixture.build_experiment(first / "runs", "exp-a", steps=20, with_profile=False, home=str(first / "work"))
+    cache = tmp_path / "cache"
+    _build(first, cache, "site")
+    shown = "reports/exp-a/provenance/index.html"
+    assert b"&lt;repo&gt;/work" in tree_snapshot(first / "site")[shown]
+    entries = set((cache / "pages").rglob("*.pickle"))
+    second = tmp_path / "elsewhere" / "second"
+    shutil.copytree(first, second, symlinks=True, ignore=shutil.ignore_patterns("site"))
+    _build(second, cache, "site")
+    assert set((cache / "pages").rglob("*.pickle")) - entries  # rendered again
+    page = tree_snapshot(second / "site")[shown]
+    assert b"&lt;repo&gt;/work" not in page and b"/work/" in page  # the recorded path, not the copy's root
+
+
+def test_runs_recorded_inside_a_checkout_show_its_root_shortened_after_a_copy_elsewhere_was_built_first(
+    tmp_path: Path,
+) -> None:
+    """The other way round: runs recorded inside checkout B, a copy of which (at A) is built first into
+    the same cache folder. A's build finds none of its roots in the runs' paths; B's finds its own, so
+    B renders the pages again and shows its recorded paths as `<repo>`, not as A's build left them."""
+    b = make_project(tmp_path / "b")
+    site_fixture.build_experiment(b / "runs", "exp-a", steps=20, with_profile=False, home=str(b / "work"))
+    a = tmp_path / "elsewhere" / "a"
+    shutil.copytree(b, a, symlinks=True)
+    cache = tmp_path / "cache"
+    _build(a, cache, "site")
+    shown = "reports/exp-a/provenance/index.html"
+    at_a = tree_snapshot(a / "site")[shown]
+    assert b"&lt;repo&gt;/work" not in at_a and b"/b/work/models/" in at_a  # B's path, as recorded
+    entries = set((cache / "pages").rglob("*.pickle"))
+    _build(b, cache, "site")
+    assert set((cache / "pages").rglob("*.pickle")) - entries  # rendered again
+    at_b = tree_snapshot(b / "site")[shown]
+    assert b"&lt;repo&gt;/work/models/" in at_b and b"/b/work/models/" not in at_b
 
 
 def test_a_page_whose_build_warned_is_rendered_again_so_a_strict_build_keeps_failing(tmp_path: Path) -> None:
