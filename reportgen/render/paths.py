@@ -85,18 +85,23 @@ class RootsSeen(PathShortener):
         return super().__call__(s)
 
 
+def roots_answerable(shorten: PathShortener) -> bool:
+    """Whether kept paths (`RootsSeen.paths`) can tell which of `shorten`'s roots a string held: not
+    for a root with a blank or a quote in it, which a kept path never spans."""
+    return all(_PATH_TOKEN.fullmatch(prefix) is not None for prefix, _ in shorten.roots if prefix and prefix != "/")
+
+
 def roots_in(shorten: PathShortener, paths: Iterable[str]) -> frozenset[tuple[str, str]] | None:
     """The roots of `shorten` that it would replace in strings holding `paths` (absolute paths as
-    `RootsSeen` keeps them); None when that cannot be told from them: a root with a blank or a
-    quote in it spans more than one."""
+    `RootsSeen` keeps them); None when that cannot be told from them (`roots_answerable`)."""
     if not shorten.enabled:
         return frozenset()
+    if not roots_answerable(shorten):
+        return None
     found = set()
     for prefix, name in shorten.roots:
         if not prefix or prefix == "/":
             continue
-        if _PATH_TOKEN.fullmatch(prefix) is None:
-            return None
         pattern = re.compile(re.escape(prefix) + r"(?=/|$)")
         if any(pattern.search(p) for p in paths):
             found.add((prefix, name))

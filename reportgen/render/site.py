@@ -42,7 +42,7 @@ from reportgen.render.common import report_kind
 from reportgen.render.drawing import DRAWING
 from reportgen.render.load import PublishedExperiment, load_experiment
 from reportgen.render.page import Page
-from reportgen.render.paths import PathShortener, RootsSeen, roots_in
+from reportgen.render.paths import PathShortener, RootsSeen, roots_answerable, roots_in
 from reportgen.render.site_cache import CachedPage, Entry, PageCache, ScanMemo, Scanned, entry_key, light, scan
 from reportgen.render.site_cache import require_current as require_current
 from reportgen.store import layout
@@ -376,7 +376,8 @@ class _Options:
     runs_root: Path = field(compare=False)
 
     def __repr__(self) -> str:  # the key part
-        roots = "" if roots_in(self.shorten, ()) is not None else f", roots={self.shorten.roots!r}"
+        answerable = not self.shorten.enabled or roots_answerable(self.shorten)
+        roots = "" if answerable else f", roots={self.shorten.roots!r}"
         return f"_Options(svg_fallback={self.svg_fallback!r}, shorten_paths={self.shorten.enabled!r}{roots})"
 
 

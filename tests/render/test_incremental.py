@@ -95,22 +95,31 @@ def test_a_copy_at_another_path_builds_from_the_pages_kept_for_the_first(tmp_pat
     assert tree_snapshot(second / "site") == built
 
 
+SHOWN = "reports/exp-a/provenance/index.html"  # shows the model folder the runs recorded
+
+
+def _recorded_inside(tmp_path: Path) -> tuple[Path, Path]:
+    """A project whose runs were recorded inside it (their paths under its root, which
+    `shorten_paths` shows as `<repo>`), and a copy of it at another path, neither built yet."""
+    inside = make_project(tmp_path / "first")
+    site_fixture.build_experiment(inside / "runs", "exp-a", steps=20, with_profile=False, home=str(inside / "work"))
+    copy = tmp_path / "elsewhere" / "second"
+    shutil.copytree(inside, copy, symlinks=True)
+    return inside, copy
+
+
 def test_pages_whose_strings_held_the_first_projects_path_are_rendered_again_for_the_copy(tmp_path: Path) -> None:
     """The exception: an experiment recorded inside the first project (its paths under the
     repository, which `shorten_paths` shows as `<repo>`) reads differently from another path, so
     the copy renders its pages again instead of showing the first project's shortening."""
-    first = make_project(tmp_path / "first")
-    site_fixture.build_experiment(first / "runs", "exp-a", steps=20, with_profile=False, home=str(first / "work"))
+    first, second = _recorded_inside(tmp_path)
     cache = tmp_path / "cache"
     _build(first, cache, "site")
-    shown = "reports/exp-a/provenance/index.html"
-    assert b"&lt;repo&gt;/work" in tree_snapshot(first / "site")[shown]
+    assert b"&lt;repo&gt;/work" in tree_snapshot(first / "site")[SHOWN]
     entries = set((cache / "pages").rglob("*.pickle"))
-    second = tmp_path / "elsewhere" / "second"
-    shutil.copytree(first, second, symlinks=True, ignore=shutil.ignore_patterns("site"))
     _build(second, cache, "site")
     assert set((cache / "pages").rglob("*.pickle")) - entries  # rendered again
-    page = tree_snapshot(second / "site")[shown]
+    page = tree_snapshot(second / "site")[SHOWN]
     assert b"&lt;repo&gt;/work" not in page and b"/work/" in page  # the recorded path, not the copy's root
 
 
@@ -120,20 +129,16 @@ def test_runs_recorded_inside_a_checkout_show_its_root_shortened_after_a_copy_el
     """The other way round: runs recorded inside checkout B, a copy of which (at A) is built first into
     the same cache folder. A's build finds none of its roots in the runs' paths; B's finds its own, so
     B renders the pages again and shows its recorded paths as `<repo>`, not as A's build left them."""
-    b = make_project(tmp_path / "b")
-    site_fixture.build_experiment(b / "runs", "exp-a", steps=20, with_profile=False, home=str(b / "work"))
-    a = tmp_path / "elsewhere" / "a"
-    shutil.copytree(b, a, symlinks=True)
+    b, a = _recorded_inside(tmp_path)
     cache = tmp_path / "cache"
     _build(a, cache, "site")
-    shown = "reports/exp-a/provenance/index.html"
-    at_a = tree_snapshot(a / "site")[shown]
-    assert b"&lt;repo&gt;/work" not in at_a and b"/b/work/models/" in at_a  # B's path, as recorded
+    at_a = tree_snapshot(a / "site")[SHOWN]
+    assert b"&lt;repo&gt;/work" not in at_a and b"/first/work/models/" in at_a  # B's path, as recorded
     entries = set((cache / "pages").rglob("*.pickle"))
     _build(b, cache, "site")
     assert set((cache / "pages").rglob("*.pickle")) - entries  # rendered again
-    at_b = tree_snapshot(b / "site")[shown]
-    assert b"&lt;repo&gt;/work/models/" in at_b and b"/b/work/models/" not in at_b
+    at_b = tree_snapshot(b / "site")[SHOWN]
+    assert b"&lt;repo&gt;/work/models/" in at_b and b"/first/work/models/" not in at_b
 
 
 def test_a_page_whose_build_warned_is_rendered_again_so_a_strict_build_keeps_failing(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from reportgen.render import safe
 from reportgen.render.format import fmt_change, fmt_num
 from reportgen.render.patch import reverse_patch
-from reportgen.render.paths import PathShortener
+from reportgen.render.paths import PathShortener, RootsSeen, roots_in
 
 EXTS = ["tables", "attr_list", "md_in_html", "admonition", "pymdownx.superfences"]
 
@@ -100,3 +100,17 @@ def test_flags_in_a_sentence_become_code_that_does_not_wrap():
         '(<code class="rg-flag">--gpu-memory-cap-gib</code> 5)'
     )
     assert prose("no flag -- here; a-b-c stays") == "no flag -- here; a-b-c stays"
+
+
+def test_kept_paths_tell_which_roots_a_build_would_replace() -> None:
+    """What the page cache keeps of an experiment's strings (every absolute path in them) answers
+    for any build's shortener as the strings would: a root counts where the shortener replaces it
+    (followed by a slash, a blank, a quote or the end), not inside a longer folder name."""
+    seen = RootsSeen.of(PathShortener(roots=(("/tmp/a", "<repo>"),)))
+    seen("cd '/tmp/a/runs' && ls /tmp/ab/x")
+    assert seen.paths == {"/tmp/a/runs", "/tmp/ab/x"}
+    assert roots_in(PathShortener(roots=(("/tmp/a", "<repo>"),)), seen.paths) == {("/tmp/a", "<repo>")}
+    assert roots_in(PathShortener(roots=(("/tmp/b", "<repo>"),)), seen.paths) == frozenset()
+    assert roots_in(PathShortener(roots=(("/tmp/a/ru", "<repo>"),)), seen.paths) == frozenset()
+    assert roots_in(PathShortener(roots=(("/tmp/my repo", "<repo>"),)), seen.paths) is None  # not answerable
+    assert roots_in(PathShortener(enabled=False, roots=(("/tmp/my repo", "<repo>"),)), seen.paths) == frozenset()
