@@ -71,6 +71,22 @@ def svg_cache(tmp_path_factory) -> Path:
     return cache
 
 
+# The folders of REPORTGEN_CACHE that hold what a build draws, keyed by what is drawn (chart_svg.plan,
+# chart_spec's template store): a build with a cache of its own may read them from the session's.
+DRAWN = ("svg", "inline", "templates")
+
+
+def own_page_cache(folder: Path, svg_cache: Path) -> Path:
+    """A REPORTGEN_CACHE of a test's own for what it counts (kept pages, their HTML, the scans),
+    whose drawn charts are the session's (`svg_cache`, linked): a chart drawn once a session, as the
+    suite's other builds draw theirs. Returns `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in DRAWN:
+        (svg_cache / name).mkdir(exist_ok=True)
+        (folder / name).symlink_to(svg_cache / name, target_is_directory=True)
+    return folder
+
+
 def tree_snapshot(root: Path) -> dict[str, bytes]:
     """Every file under `root` (relative path -> bytes): equal snapshots mean a byte-identical tree."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.render import site_fixture
-from tests.render.conftest import build_env, make_project, tree_snapshot
+from tests.render.conftest import build_env, make_project, own_page_cache, tree_snapshot
 from tests.render.test_time_section import _run as profiled_run
 
 pytestmark = pytest.mark.slow
@@ -38,11 +38,12 @@ def _build(project: Path, cache: Path, out: str) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def test_a_rebuild_renders_only_what_changed(tmp_path: Path) -> None:
+def test_a_rebuild_renders_only_what_changed(tmp_path: Path, svg_cache: Path) -> None:
     project = make_project(tmp_path / "project")
     site_fixture.build_experiment(project / "runs", "exp-a", steps=20, with_profile=False)
     site_fixture.build_experiment(project / "runs", "exp-b", steps=20, seed=1, with_profile=False, t0=1_764_500_000.0)
-    cache = tmp_path / "cache"  # this test's own: the session's shared cache would keep pages of other builds
+    # This test's own pages: the session's would keep pages of other builds (its charts are the session's).
+    cache = own_page_cache(tmp_path / "cache", svg_cache)
     kept, pages = _build(project, cache, "site-1")
     assert kept == 0 and pages > 20
     kept, again = _build(project, cache, "site-2")
@@ -67,7 +68,7 @@ def test_a_rebuild_renders_only_what_changed(tmp_path: Path) -> None:
     assert not [p for p in changed if p.endswith(".html") and p != "reports/exp-b/provenance/index.html"], changed
 
 
-def test_a_copy_at_another_path_builds_from_the_pages_kept_for_the_first(tmp_path: Path) -> None:
+def test_a_copy_at_another_path_builds_from_the_pages_kept_for_the_first(tmp_path: Path, svg_cache: Path) -> None:
     """Another clone or a copy of the project (a second checkout, CI's workspace, the suite's fresh
     clones) reads what a build of the first rendered into the same cache folder, with the project's
     `shorten_paths` on: no experiment page rendered again, every page's HTML kept, the same site;
@@ -78,7 +79,7 @@ def test_a_copy_at_another_path_builds_from_the_pages_kept_for_the_first(tmp_pat
     for arm, offload in (("baseline", True), ("A1", False)):  # profiler runs: traces copied next to its page
         profiled_run(exp, arm, offload=offload)
     site_fixture.restat_traces(exp)
-    cache = tmp_path / "cache"
+    cache = own_page_cache(tmp_path / "cache", svg_cache)
     kept, pages = _build(first, cache, "site")
     assert kept == 0
     built = tree_snapshot(first / "site")
@@ -108,12 +109,14 @@ def _recorded_inside(tmp_path: Path) -> tuple[Path, Path]:
     return inside, copy
 
 
-def test_pages_whose_strings_held_the_first_projects_path_are_rendered_again_for_the_copy(tmp_path: Path) -> None:
+def test_pages_whose_strings_held_the_first_projects_path_are_rendered_again_for_the_copy(
+    tmp_path: Path, svg_cache: Path
+) -> None:
     """The exception: an experiment recorded inside the first project (its paths under the
     repository, which `shorten_paths` shows as `<repo>`) reads differently from another path, so
     the copy renders its pages again instead of showing the first project's shortening."""
     first, second = _recorded_inside(tmp_path)
-    cache = tmp_path / "cache"
+    cache = own_page_cache(tmp_path / "cache", svg_cache)
     _build(first, cache, "site")
     assert b"&lt;repo&gt;/work" in tree_snapshot(first / "site")[SHOWN]
     entries = set((cache / "pages").rglob("*.pickle"))
@@ -124,13 +127,13 @@ def test_pages_whose_strings_held_the_first_projects_path_are_rendered_again_for
 
 
 def test_runs_recorded_inside_a_checkout_show_its_root_shortened_after_a_copy_elsewhere_was_built_first(
-    tmp_path: Path,
+    tmp_path: Path, svg_cache: Path
 ) -> None:
     """The other way round: runs recorded inside checkout B, a copy of which (at A) is built first into
     the same cache folder. A's build finds none of its roots in the runs' paths; B's finds its own, so
     B renders the pages again and shows its recorded paths as `<repo>`, not as A's build left them."""
     b, a = _recorded_inside(tmp_path)
-    cache = tmp_path / "cache"
+    cache = own_page_cache(tmp_path / "cache", svg_cache)
     _build(a, cache, "site")
     at_a = tree_snapshot(a / "site")[SHOWN]
     assert b"&lt;repo&gt;/work" not in at_a and b"/first/work/models/" in at_a  # B's path, as recorded
@@ -141,11 +144,13 @@ def test_runs_recorded_inside_a_checkout_show_its_root_shortened_after_a_copy_el
     assert b"&lt;repo&gt;/work/models/" in at_b and b"/first/work/models/" not in at_b
 
 
-def test_a_page_whose_build_warned_is_rendered_again_so_a_strict_build_keeps_failing(tmp_path: Path) -> None:
+def test_a_page_whose_build_warned_is_rendered_again_so_a_strict_build_keeps_failing(
+    tmp_path: Path, svg_cache: Path
+) -> None:
     project = make_project(tmp_path / "project")
     (project / "runs").mkdir()
     (project / "docs" / "broken.md").write_text("# Broken\n\nSee [the missing page](missing.md).\n")
-    cache = tmp_path / "cache"
+    cache = own_page_cache(tmp_path / "cache", svg_cache)
     for out in ("site-1", "site-2"):
         proc = subprocess.run(
             [sys.executable, "-m", "mkdocs", "build", "-d", out],
