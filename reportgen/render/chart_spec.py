@@ -35,6 +35,10 @@ _TEMPLATE_STORE: list[Path | None] = [None]
 CHART_SOURCES = ("chart_spec.py", "chart_data.py", "palette.py", "charts.py", "machine_charts.py")
 
 
+# A cache folder's subfolder of chart templates (`set_template_store`).
+TEMPLATE_FOLDER = "templates"
+
+
 def set_template_store(folder: Path | None) -> None:
     _TEMPLATE_STORE[0] = Path(folder) if folder is not None else None
 

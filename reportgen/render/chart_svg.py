@@ -367,6 +367,11 @@ class DrawJob:
         atomic.write_bytes(self.drawn.inline, inline(text.decode(), self.name).encode())
 
 
+# The cache folder's subfolders of drawn charts, each file named by what it holds (`plan`): a cache
+# folder of another's may link them and draw nothing twice (the suite's incremental-build tests do).
+SVG_FOLDER, INLINE_FOLDER = "svg", "inline"
+
+
 def plan(jobs: Sequence[tuple[Any, str, dict]], cache: Path) -> tuple[dict[Any, Drawn], list[DrawJob]]:
     """Where each (key, name, spec)'s drawn files go in `cache`, both kept by content, and the
     charts still to draw (one job per file: two pages of one chart share it). The page's copy is
@@ -379,7 +384,8 @@ def plan(jobs: Sequence[tuple[Any, str, dict]], cache: Path) -> tuple[dict[Any, 
         svg_key = spec_key(fixed)
         inline_key = hashlib.sha256(b"\0".join((_source_hash().encode(), name.encode(), svg_key.encode()))).hexdigest()
         drawn = Drawn(
-            cache / "svg" / svg_key[:2] / f"{svg_key}.svg", cache / "inline" / inline_key[:2] / f"{inline_key}.svg"
+            cache / SVG_FOLDER / svg_key[:2] / f"{svg_key}.svg",
+            cache / INLINE_FOLDER / inline_key[:2] / f"{inline_key}.svg",
         )
         where[key] = drawn
         if drawn.inline not in todo and not drawn.inline.is_file():

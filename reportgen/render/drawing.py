@@ -34,7 +34,7 @@ def _cores() -> int:
 
 
 def _init(cache: Path) -> None:
-    chart_spec.set_template_store(cache / "templates")
+    chart_spec.set_template_store(cache / chart_spec.TEMPLATE_FOLDER)
 
 
 def _make(jobs: Sequence[DrawJob]) -> None:

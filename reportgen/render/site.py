@@ -391,7 +391,7 @@ def generate(
     cache = options.cache_dir if options.cache_dir is not None else layout.default_cache()
     shorten = PathShortener.for_repo(options.repo_root, enabled=options.shorten_paths)
     opts = _Options(options.svg_fallback, shorten, runs_root.resolve())
-    chart_spec.set_template_store(cache / "templates")
+    chart_spec.set_template_store(cache / chart_spec.TEMPLATE_FOLDER)
     index = RunsIndex(runs_root)
     folders = layout.iter_experiments(runs_root)
     memo = ScanMemo(cache, folders, index)

@@ -18,6 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
+from reportgen.render import chart_spec, chart_svg  # noqa: E402
 from tests.conftest import built_once, shared_root  # noqa: E402
 from tests.helpers import copy_committed_runs  # noqa: E402
 from tests.render import site_fixture  # noqa: E402 (after REPO, which it does not need)
@@ -71,9 +72,9 @@ def svg_cache(tmp_path_factory) -> Path:
     return cache
 
 
-# The folders of REPORTGEN_CACHE that hold what a build draws, keyed by what is drawn (chart_svg.plan,
+# The folders of REPORTGEN_CACHE that hold what a build draws, named by what they hold (chart_svg.plan,
 # chart_spec's template store): a build with a cache of its own may read them from the session's.
-DRAWN = ("svg", "inline", "templates")
+DRAWN = (chart_svg.SVG_FOLDER, chart_svg.INLINE_FOLDER, chart_spec.TEMPLATE_FOLDER)
 
 
 def own_page_cache(folder: Path, svg_cache: Path) -> Path:
