@@ -23,15 +23,18 @@ def window_span(run: StoredRun, first: int, last: int) -> tuple[float, float] | 
     end = parse_utc(run.manifest.ended_utc)
     if end is None or STEP_TIME not in run.steps.columns:
         return None
-    st = run.steps[STEP_TIME].sort_index()
-    st = st[np.isfinite(st)]
-    if st.empty:
+    col = run.steps[STEP_TIME].sort_index()
+    values = col.to_numpy(dtype=float)
+    finite = np.isfinite(values)
+    st, steps = values[finite], col.index.to_numpy()[finite]
+    if not len(st):
         return None
-    # Cumulative time from each step's start to the end of the last logged step.
-    tail = st[::-1].cumsum()[::-1]
+    # Cumulative time from each step's start to the end of the last logged step (numpy arrays, not
+    # Series: the analysis asks this for every run several times, and the sum is the same sequential one).
+    tail = np.cumsum(st[::-1])[::-1]
     ends = end - (tail - st)
     starts = ends - st
-    inside = (st.index >= first) & (st.index <= last)
+    inside = (steps >= first) & (steps <= last)
     if not inside.any():
         return None
     return float(starts[inside].min()), float(ends[inside].max())

@@ -138,64 +138,73 @@ def load(run: StoredRun, first: int, last: int, th: Thresholds = THRESHOLDS) -> 
 
 
 def _load(run: StoredRun, first: int, last: int, th: Thresholds) -> Load:
+    # Built as numpy columns and made a frame once: assigning into a frame by labels, column by
+    # column, was most of an analysis' time per run.
     host = run.host if not run.host.empty else None
     gpu = run.gpu if not run.gpu.empty else None
     has_gpu_cols = gpu is not None and ("other_procs" in gpu or "throttle" in gpu)
-    times = (
-        pd.concat([f["t"] for f in (host, gpu) if f is not None], ignore_index=True).dropna()
-        if (host is not None or gpu is not None)
-        else pd.Series([], dtype=float)
-    )
-    ts = np.unique(times.to_numpy(dtype=float))
-    empty = pd.DataFrame(columns=["in_span", *KINDS, "cpu_other"])
+    times = [f["t"].to_numpy(dtype=float) for f in (host, gpu) if f is not None]
+    ts = np.unique(np.concatenate(times)) if times else np.empty(0)
+    ts = ts[~np.isnan(ts)]
     if not len(ts):
-        return Load(None, 1.0, empty, sampled=False)
+        return Load(None, 1.0, pd.DataFrame(columns=["in_span", *KINDS, "cpu_other"]), sampled=False)
     interval = float(np.median(np.diff(ts))) if len(ts) > 1 else 1.0
-    ticks = pd.DataFrame(index=pd.Index(ts, name="t"))
     span = window_span(run, first, last)
-    ticks["in_span"] = True if span is None else (ticks.index >= span[0] - interval / 2) & (ticks.index <= span[1])
-    for k in KINDS:
-        ticks[k] = False
-        ticks[f"{k}:detail"] = None
-    ticks["cpu_other"] = np.nan
+    in_span = np.ones(len(ts), dtype=bool) if span is None else (ts >= span[0] - interval / 2) & (ts <= span[1])
+    hit: dict[str, np.ndarray] = {k: np.zeros(len(ts), dtype=bool) for k in KINDS}
+    detail: dict[str, np.ndarray] = {k: np.full(len(ts), None, dtype=object) for k in KINDS}
+    cpu_other = np.full(len(ts), np.nan)
     peak = None
     if host is not None and "cpu_other" in host:
-        h = host.dropna(subset=["cpu_other"]).drop_duplicates("t").set_index("t")
-        count = h["cpu_count"].astype(float).fillna(1.0) if "cpu_count" in h else pd.Series(1.0, index=h.index)
-        limit = np.maximum(th.cpu_cores, th.cpu_machine_share * count)
-        hit = h["cpu_other"] >= limit
-        ticks.loc[h.index, "cpu_other"] = h["cpu_other"]
-        ticks.loc[h.index[hit.to_numpy()], CPU] = True
-        hits = h.loc[hit.to_numpy()]
-        tops = hits["top_other"] if "top_other" in hits else pd.Series(None, index=hits.index, dtype=object)
-        # One assignment for all ticks, not one per tick: an hour of 1 Hz samples is thousands of them.
-        ticks.loc[hits.index, f"{CPU}:detail"] = [
+        other = host["cpu_other"].to_numpy(dtype=float)
+        t = host["t"].to_numpy(dtype=float)
+        rows = np.flatnonzero(~np.isnan(other) & ~np.isnan(t))
+        _, first_of = np.unique(t[rows], return_index=True)  # a tick's first row, as the sampler wrote it
+        rows = rows[np.sort(first_of)]
+        count = host["cpu_count"].to_numpy(dtype=float)[rows] if "cpu_count" in host else np.ones(len(rows))
+        busy = other[rows] >= np.maximum(th.cpu_cores, th.cpu_machine_share * np.where(np.isnan(count), 1.0, count))
+        at = np.searchsorted(ts, t[rows])
+        cpu_other[at] = other[rows]
+        hit[CPU][at[busy]] = True
+        tops = host["top_other"].to_numpy(dtype=object)[rows[busy]] if "top_other" in host else [None] * int(busy.sum())
+        detail[CPU][at[busy]] = [
             f"{cores:.2f} cores busy outside the run{_heaviest_named(top)}"
-            for cores, top in zip(hits["cpu_other"], tops, strict=True)
+            for cores, top in zip(other[rows[busy]], tops, strict=True)
         ]
-        peak = float(h["cpu_other"].max()) if len(h) else None
+        peak = float(other[rows].max()) if len(rows) else None
     if gpu is not None and has_gpu_cols:
         visible = _visible(run)
         g = gpu if visible is None else gpu[gpu["index"].isin(visible)]
+        g = g[g["t"].notna()]
+        at = np.searchsorted(ts, g["t"].to_numpy(dtype=float))
+        gpu_index = g["index"].to_numpy()
         if "other_procs" in g:
-            busy = g[g["other_procs"].fillna(0) > 0]
-            descs = busy["other_desc"] if "other_desc" in busy else pd.Series(None, index=busy.index, dtype=object)
+            procs = g["other_procs"].to_numpy(dtype=object)
+            busy = np.nan_to_num(g["other_procs"].to_numpy(dtype=float), nan=0.0) > 0
+            descs = g["other_desc"].to_numpy(dtype=object) if "other_desc" in g else np.full(len(g), None, dtype=object)
             _mark(
-                ticks,
-                GPU_PROCESS,
-                busy["t"],
+                hit[GPU_PROCESS],
+                detail[GPU_PROCESS],
+                at[busy],
                 [
                     f"GPU {int(i)}: {d or str(int(n)) + ' process(es)'}"
-                    for i, d, n in zip(busy["index"], descs, busy["other_procs"], strict=True)
+                    for i, d, n in zip(gpu_index[busy], descs[busy], procs[busy], strict=True)
                 ],
             )
         if "throttle" in g:
-            masks = g["throttle"].fillna(0).astype("int64") & THROTTLE_MASK
-            held = g[masks > 0]
+            masks = g["throttle"].fillna(0).astype("int64").to_numpy() & THROTTLE_MASK
+            held = masks > 0
             words = [
-                f"GPU {int(i)}: {throttle_words(int(m))}" for i, m in zip(held["index"], masks[masks > 0], strict=True)
+                f"GPU {int(i)}: {throttle_words(int(m))}" for i, m in zip(gpu_index[held], masks[held], strict=True)
             ]
-            _mark(ticks, THROTTLE, held["t"], words)
+            _mark(hit[THROTTLE], detail[THROTTLE], at[held], words)
+    index = pd.Index(ts, name="t")
+    columns: dict[str, np.ndarray | pd.Series] = {"in_span": in_span}
+    for k in KINDS:
+        columns[k] = hit[k]
+        columns[f"{k}:detail"] = pd.Series(detail[k], index=index, dtype=object)  # None where none: not a str column
+    columns["cpu_other"] = cpu_other
+    ticks = pd.DataFrame(columns, index=index)
     return Load(float(ts[0]), interval, ticks, sampled=host is not None or has_gpu_cols, cpu_peak=peak)
 
 
@@ -204,14 +213,15 @@ def _heaviest_named(top: object) -> str:
     return f"; heaviest: {top}" if isinstance(top, str) and not top.startswith("not ") else ""
 
 
-def _mark(ticks: pd.DataFrame, kind: str, times: pd.Series, details: list[str]) -> None:
-    """Mark the ticks at `times` as disturbed by `kind`, each tick's detail its rows' details joined
-    in row order (one row per GPU), in one assignment."""
-    if not details:
-        return
-    joined = pd.Series(details, index=times.to_numpy()).groupby(level=0, sort=True).agg("; ".join)
-    ticks.loc[joined.index, kind] = True
-    ticks.loc[joined.index, f"{kind}:detail"] = joined.to_numpy()
+def _mark(hit: np.ndarray, detail: np.ndarray, at: np.ndarray, details: list[str]) -> None:
+    """Mark the ticks at positions `at` as disturbed (`hit`), each tick's `detail` its rows' details
+    joined in row order (one row per GPU)."""
+    joined: dict[int, list[str]] = {}
+    for pos, text in zip(at.tolist(), details, strict=True):
+        joined.setdefault(pos, []).append(text)
+    for pos, texts in joined.items():
+        hit[pos] = True
+        detail[pos] = "; ".join(texts)
 
 
 def episodes(ld: Load) -> list[doc.Disturbance]:
