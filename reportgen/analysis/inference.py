@@ -3,7 +3,8 @@ reportgen computes (part of reportgen.analysis; pure).
 
 The analysis (interval.py's bootstrap and batch-means intervals, design.py's boundaries and its
 simulation of the per-look level, a run's within-run interval in run_figures.py, the warm-up cost's
-interval, runlevel.py's pooling test and machine effect, power_plan.py's bound of a spread) and the history
+interval, runlevel.py's pooling test and machine effect, power_plan.py's bound of a spread, warmup.py's
+test of the kept steps' slope) and the history
 (a campaign's interval over its runs, the change-point test, the paired history's standard errors
 and its test across a bridge) call these functions; none computes a quantile of its own. Scalars
 or arrays alike where the callers batch (the design's simulations). scipy.special's distribution
@@ -102,6 +103,39 @@ def f_sf(x: np.ndarray | float, dfn: float, dfd: float) -> np.ndarray:
     from scipy.special import fdtrc
 
     return np.asarray(fdtrc(dfn, dfd, x), dtype=float)
+
+
+@dataclass(frozen=True)
+class Slope:
+    """A least-squares line's slope and the two-sided p-value of a zero slope (Student's t on n - 2
+    degrees of freedom)."""
+
+    slope: float
+    p: float
+
+
+# scipy.stats.linregress's guard against r = +-1 in its t statistic.
+_R_GUARD = 1.0e-20
+
+
+def slope_test(x: np.ndarray, y: np.ndarray) -> Slope:
+    """The slope of y on x and the p-value of a zero slope, computed as scipy.stats.linregress computes
+    them (the same operations, so the same numbers to the last digit: tests/analysis/test_inference.py)
+    without importing scipy.stats (about half a CPU-second of every process that analyses). At least
+    three points; a constant y gives slope 0 and p NaN or 1, as linregress does."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n = len(x)
+    if n < 3:
+        raise ValueError(f"a slope test needs at least 3 points, got {n}")
+    cov = np.cov(x, y, bias=True)
+    ssxm, ssxym, ssym = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
+    if ssxm == 0.0 or ssym == 0.0:
+        r = math.nan if ssxym == 0 else 0.0
+    else:
+        r = min(1.0, max(-1.0, ssxym / math.sqrt(ssxm * ssym)))
+    df = n - 2
+    t = r * math.sqrt(df / ((1.0 - r + _R_GUARD) * (1.0 + r + _R_GUARD)))
+    return Slope(ssxym / ssxm, float(t_two_sided_p(t, df)))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from reportgen.analysis import document as doc
+from reportgen.analysis import inference
 from reportgen.analysis.stats import change
 from reportgen.store.run import StoredRun
 
@@ -137,18 +138,16 @@ def trends(values: Sequence[float] | np.ndarray, dropped: int) -> bool:
     """Whether a series from which MSER drops `dropped` values trends through the run rather than
     warming up: MSER stopped at the end of its search, or the kept values still move the way the
     dropped ones led (slope significant at DRIFT_LEVEL and worth more than BAND over them)."""
-    from scipy.stats import linregress
-
     y = np.asarray(values, dtype=float)
     if dropped >= search_limit(len(y)):
         return True
     tail = y[dropped:]
     if dropped == 0 or len(tail) < 4 or float(tail.mean()) == 0.0:
         return False
-    fit = linregress(np.arange(len(tail), dtype=float), tail)
-    moved = float(fit.slope) * (len(tail) - 1) / float(tail.mean())
+    fit = inference.slope_test(np.arange(len(tail), dtype=float), tail)
+    moved = fit.slope * (len(tail) - 1) / float(tail.mean())
     led = float(tail.mean()) - float(y[:dropped].mean())
-    return bool(fit.pvalue < DRIFT_LEVEL and abs(moved) > BAND and np.sign(moved) == np.sign(led))
+    return bool(fit.p < DRIFT_LEVEL and abs(moved) > BAND and np.sign(moved) == np.sign(led))
 
 
 def late(

@@ -56,3 +56,18 @@ def test_the_standard_error_behind_a_ratios_interval() -> None:
     low, high = math.exp(0.1 - t * se), math.exp(0.1 + t * se)
     assert inference.se_of_interval(low, high, df, 0.95) == pytest.approx(se)
     assert math.isnan(inference.se_of_interval(1.0, 1.0, df, 0.95))
+
+
+def test_the_slope_test_is_linregress_to_the_last_digit() -> None:
+    """The warm-up's drift check (analysis/warmup.py) asks for a slope's p-value; computed here as
+    scipy.stats.linregress computes it, without importing scipy.stats in every analysing process."""
+    rng = np.random.default_rng(4)
+    series = [rng.normal(size=n) + rng.normal() * np.arange(n) * 0.01 for n in (3, 4, 7, 20, 37, 48)]
+    series += [np.ones(9), 2.0 * np.arange(6.0) + 1.0, -np.arange(5.0), np.array([1.0, 1.0, 2.0])]
+    series += [1.0 + 0.001 * rng.standard_t(3, size=40) for _ in range(20)]
+    for y in series:
+        x = np.arange(len(y), dtype=float)
+        got, want = inference.slope_test(x, y), stats.linregress(x, y)
+        assert got.slope == want.slope and (got.p == want.pvalue or (math.isnan(got.p) and math.isnan(want.pvalue)))
+    with pytest.raises(ValueError, match="at least 3 points"):
+        inference.slope_test(np.arange(2.0), np.arange(2.0))

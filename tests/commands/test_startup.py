@@ -9,7 +9,9 @@ help wait seconds for it and fails here by name.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import typer.main
@@ -33,10 +35,11 @@ HEAVY = (
     "pydantic",
 )
 COMMANDS = sorted(typer.main.get_group(app).commands)
+EXPERIMENT = "showcase-1xh200-grpo-offload-r4"  # committed: its warm-up is found (A3 settles at step 23)
 
 
-def imported_packages(args: list[str]) -> set[str]:
-    """Top-level package of every module `python -m reportgen ARGS` imports (from -X importtime)."""
+def imported_modules(args: list[str]) -> tuple[list[str], str]:
+    """Every module `python -m reportgen ARGS` imports, in order (from -X importtime), and its stdout."""
     res = subprocess.run(
         [python_exe(), "-X", "importtime", "-m", "reportgen", *args],
         cwd=REPO,
@@ -46,10 +49,16 @@ def imported_packages(args: list[str]) -> set[str]:
         timeout=60,
     )
     assert res.returncode == 0, res.stderr[-2000:]
-    assert "Usage: reportgen" in res.stdout
     # Lines read "import time: <self us> | <cumulative us> | <indent><module>".
     names = [line.rsplit("|", 1)[1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")]
-    return {n.split(".")[0] for n in names[1:]}  # the first line is the header
+    return names[1:], res.stdout  # the first line is the header
+
+
+def imported_packages(args: list[str]) -> set[str]:
+    """Top-level package of every module `python -m reportgen ARGS --help` imports."""
+    names, out = imported_modules(args)
+    assert "Usage: reportgen" in out
+    return {n.split(".")[0] for n in names}
 
 
 def test_the_commands_are_read_from_the_app() -> None:
@@ -61,3 +70,14 @@ def test_help_imports_no_heavy_library(args: list[str]) -> None:
     loaded = imported_packages(args)
     assert "reportgen" in loaded and "typer" in loaded  # the log was read
     assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_an_analysis_imports_scipy_special_but_not_scipy_stats(tmp_path: Path) -> None:
+    """`reportgen analyze` (and every `reportgen run` that analyses) computes its quantiles, p-values and
+    the warm-up's slope test with scipy.special (analysis/inference.py): scipy.stats computes the same
+    numbers but costs about half a CPU-second more to import in every analysing process."""
+    runs = tmp_path / "runs"
+    shutil.copytree(REPO / "runs" / EXPERIMENT, runs / EXPERIMENT)
+    names, _ = imported_modules(["analyze", EXPERIMENT, "--runs", str(runs), "--force"])
+    assert "reportgen.analysis.warmup" in names and "scipy.special" in names  # it analysed
+    assert not [n for n in names if n == "scipy.stats" or n.startswith("scipy.stats.")]
