@@ -64,9 +64,10 @@ def wide_table(long_df: pd.DataFrame, priority: tuple[str, ...] = SOURCE_PRIORIT
     time): every run the analysis, the history or a site build reads is turned wide once."""
     if len(long_df) == 0:
         return pd.DataFrame(index=pd.Index([], dtype="int64", name="step"), dtype="float64")
-    key_codes, keys = pd.factorize(long_df["key"], sort=True)  # codes in the keys' sorted order
-    source_codes, sources = pd.factorize(long_df["source"])
-    rank = np.array([source_rank(str(s), priority) for s in sources], dtype=np.int64)[source_codes]
+    # Codes in the keys' sorted order; a missing key or source is a value of its own, as pandas' pivot had it.
+    key_codes, keys = pd.factorize(long_df["key"], sort=True, use_na_sentinel=False)
+    source_codes, sources = pd.factorize(long_df["source"], use_na_sentinel=False)
+    rank = np.array([source_rank(s, priority) for s in sources], dtype=np.int64)[source_codes]
     step_all = long_df["step"].to_numpy(dtype=np.int64)
     # Sorted by step, key, then the source's rank (np.lexsort is stable: equal ranks keep row order);
     # the first row of each (step, key) is the one kept.
@@ -76,10 +77,9 @@ def wide_table(long_df: pd.DataFrame, priority: tuple[str, ...] = SOURCE_PRIORIT
     first[1:] = (step[1:] != step[:-1]) | (key[1:] != key[:-1])
     step, key, values = step[first], key[first], long_df["value"].to_numpy(dtype=np.float64)[order][first]
     index, row = np.unique(step, return_inverse=True)
-    used = np.unique(key)  # keys that kept a row (all of them: a key comes from some row)
-    grid = np.full((len(index), len(used)), np.nan)
-    grid[row, np.searchsorted(used, key)] = values
-    wide = pd.DataFrame(grid, index=pd.Index(index, dtype="int64", name="step"), columns=keys[used])
+    grid = np.full((len(index), len(keys)), np.nan)  # every key kept a row: its first
+    grid[row, key] = values
+    wide = pd.DataFrame(grid, index=pd.Index(index, dtype="int64", name="step"), columns=keys)
     wide.columns.name = None
     return wide
 
