@@ -26,6 +26,26 @@ def test_wide_table_prefers_console_values() -> None:
     assert wide.loc[0, "t"] == 9.0 and wide.loc[1, "t"] == 3.0
 
 
+def test_wide_table_breaks_ties_by_row_order_and_ranks_a_missing_source_as_an_unlisted_one() -> None:
+    """Sources not in the priority, and a row without one, all rank after the listed ones; among equal
+    ranks the first row logged wins. Steps come sorted, keys in sorted order, a key missing at a step is NaN."""
+    rows = [
+        (3, "b", 1.0, "other"),
+        (3, "b", 2.0, None),
+        (3, "b", 3.0, "tensorboard"),
+        (1, "a", 4.0, None),
+        (1, "a", 5.0, "zzz"),
+        (1, "b", 6.0, "zzz"),
+        (1, "b", 7.0, None),
+        (5, "a", 8.0, "console"),  # a listed source seen last: a missing source must not take its rank
+    ]
+    wide = wide_table(_long(rows))  # type: ignore[arg-type]
+    assert list(wide.index) == [1, 3, 5] and list(wide.columns) == ["a", "b"] and wide.index.dtype == "int64"
+    assert wide.loc[3, "b"] == 3.0  # tensorboard is listed: it beats both unlisted rows before it
+    assert wide.loc[1, "a"] == 4.0 and wide.loc[1, "b"] == 6.0  # unlisted or missing alike: the first row
+    assert math.isnan(wide.loc[3, "a"])
+
+
 def test_steps_are_the_metrics_wide_and_added_columns_leave_the_stored_tables() -> None:
     metrics = _long([(1, "b", 1.0, "console"), (0, "a", math.nan, "console"), (1, "a", math.inf, "tensorboard")])
     run = StoredRun("A1", 2, metrics=metrics)
