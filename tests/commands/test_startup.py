@@ -72,12 +72,12 @@ def test_help_imports_no_heavy_library(args: list[str]) -> None:
     assert sorted(loaded & set(HEAVY)) == []
 
 
-def test_an_analysis_imports_scipy_special_but_not_scipy_stats(tmp_path: Path) -> None:
+def test_an_analysis_imports_scipy_special_but_not_scipy_stats(tmp_path: Path, committed_runs: Path) -> None:
     """`reportgen analyze` (and every `reportgen run` that analyses) computes its quantiles, p-values and
     the warm-up's slope test with scipy.special (analysis/inference.py): scipy.stats computes the same
     numbers but costs about half a CPU-second more to import in every analysing process."""
     runs = tmp_path / "runs"
-    shutil.copytree(REPO / "runs" / EXPERIMENT, runs / EXPERIMENT)
+    shutil.copytree(committed_runs / EXPERIMENT, runs / EXPERIMENT)  # analysed again: a copy of the committed one
     names, _ = imported_modules(["analyze", EXPERIMENT, "--runs", str(runs), "--force"])
     assert "reportgen.analysis.warmup" in names and "scipy.special" in names  # it analysed
     assert not [n for n in names if n == "scipy.stats" or n.startswith("scipy.stats.")]
