@@ -122,13 +122,15 @@ def slope_test(x: np.ndarray, y: np.ndarray) -> Slope:
     """The slope of y on x and the p-value of a zero slope, computed as scipy.stats.linregress computes
     them (the same operations, so the same numbers to the last digit: tests/analysis/test_inference.py)
     without importing scipy.stats (about half a CPU-second of every process that analyses). At least
-    three points; a constant y gives slope 0 and p NaN or 1, as linregress does."""
+    three points and two x values; a constant y gives slope 0 and p NaN or 1, as linregress does."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n = len(x)
     if n < 3:
         raise ValueError(f"a slope test needs at least 3 points, got {n}")
     cov = np.cov(x, y, bias=True)
     ssxm, ssxym, ssym = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
+    if ssxm == 0.0:  # as linregress refuses it (a float division by zero would raise a bare ZeroDivisionError)
+        raise ValueError("a slope test needs x values that are not all identical")
     if ssxm == 0.0 or ssym == 0.0:
         r = math.nan if ssxym == 0 else 0.0
     else:

@@ -179,8 +179,8 @@ def _load(run: StoredRun, first: int, last: int, th: Thresholds) -> Load:
         at = np.searchsorted(ts, g["t"].to_numpy(dtype=float))
         gpu_index = g["index"].to_numpy()
         if "other_procs" in g:
-            procs = g["other_procs"].to_numpy(dtype=object)
-            busy = np.nan_to_num(g["other_procs"].to_numpy(dtype=float), nan=0.0) > 0
+            procs = g["other_procs"].to_numpy(dtype=float)
+            busy = np.nan_to_num(procs, nan=0.0) > 0
             descs = g["other_desc"].to_numpy(dtype=object) if "other_desc" in g else np.full(len(g), None, dtype=object)
             _mark(
                 hit[GPU_PROCESS],

@@ -71,3 +71,5 @@ def test_the_slope_test_is_linregress_to_the_last_digit() -> None:
         assert got.slope == want.slope and (got.p == want.pvalue or (math.isnan(got.p) and math.isnan(want.pvalue)))
     with pytest.raises(ValueError, match="at least 3 points"):
         inference.slope_test(np.arange(2.0), np.arange(2.0))
+    with pytest.raises(ValueError, match="not all identical"):  # linregress refuses it too
+        inference.slope_test(np.ones(5), np.arange(5.0))
