@@ -229,12 +229,22 @@ def test_two_ranks_train_as_one_on_the_same_batches(tmp_path, monkeypatch):
     # ... and the same way with 2 ranks as with 1, up to float32's rounding: the ranks' halves summed
     # by the all-reduce add in another order than one process's micro-batches, and Adam divides each
     # gradient by its own running size, so where a sum nearly cancels its last bits move a parameter
-    # by a visible part of a step. Measured: 1.26e-5 of a largest move of 1.2e-2 (a thousandth) on a
-    # 2-core AVX2 EPYC, under 1e-5 on earlier VMs; ranks that skip the all-reduce: 2.2e-2, 1.8 times it.
-    assert got["max_param_diff"] < 1e-2 * got["max_param_moved"], got["max_param_diff"]
+    # by a visible part of a step. Measured (largest parameter difference / largest move): 1e-3 on a
+    # 2-core AVX2 EPYC, 6.1e-3 on another 2-core EPYC (7.3e-5 of 1.2e-2); ranks that skip the
+    # all-reduce: 1.8. The bound sits between them, a factor of about 16 from each.
+    assert got["max_param_diff"] < 0.1 * got["max_param_moved"], got["max_param_diff"]
     assert [(k, s) for k, s, _ in got["dp"]] == [(k, s) for k, s, _ in got["single"]]
     assert sum(k == "step" for k, _, _ in got["dp"]) == 4
-    for (_, _, dp), (_, _, one) in zip(got["dp"], got["single"], strict=False):
+    # The first step trains the same parameters on the same batch: its figures agree to rounding.
+    # Later steps start from parameters that differ as above, and a loss near 0 (the policy-gradient
+    # term is minus the mean advantage, about 0 under group normalisation) then moves by a larger
+    # part of itself: on the second EPYC train/loss differed by 2.6e-6 (2.8e-4 of it), every figure
+    # by at most 4.8e-4 of itself or 3.3e-5 (grad_norm, 1.2). Ranks that skip the all-reduce differ
+    # by 1.6 % (grad_norm) to 40 % (loss) at the second step already, 0.27 in step 0's grad_norm.
+    first_step = True
+    for (kind, _, dp), (_, _, one) in zip(got["dp"], got["single"], strict=False):
         assert dp.keys() == one.keys()
+        rel, tol = (1e-4, 1e-6) if first_step else (2e-3, 1e-5)
         for key in dp:
-            assert dp[key] == pytest.approx(one[key], rel=1e-4, abs=1e-6), key
+            assert dp[key] == pytest.approx(one[key], rel=rel, abs=tol), key
+        first_step = first_step and kind != "step"
