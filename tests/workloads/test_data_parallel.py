@@ -230,7 +230,7 @@ def test_two_ranks_train_as_one_on_the_same_batches(tmp_path, monkeypatch):
     # by the all-reduce add in another order than one process's micro-batches, and Adam divides each
     # gradient by its own running size, so where a sum nearly cancels its last bits move a parameter
     # by a visible part of a step. Measured (largest parameter difference / largest move): 1e-3 on a
-    # 2-core AVX2 EPYC, 6.1e-3 on another 2-core EPYC (7.3e-5 of 1.2e-2); ranks that skip the
+    # 2-core AVX2 EPYC, 6.1e-3 on a 2-core AVX-512 EPYC (7.3e-5 of 1.2e-2); ranks that skip the
     # all-reduce: 1.8. The bound sits between them, a factor of about 16 from each.
     assert got["max_param_diff"] < 0.1 * got["max_param_moved"], got["max_param_diff"]
     assert [(k, s) for k, s, _ in got["dp"]] == [(k, s) for k, s, _ in got["single"]]
@@ -238,7 +238,7 @@ def test_two_ranks_train_as_one_on_the_same_batches(tmp_path, monkeypatch):
     # The first step trains the same parameters on the same batch: its figures agree to rounding.
     # Later steps start from parameters that differ as above, and a loss near 0 (the policy-gradient
     # term is minus the mean advantage, about 0 under group normalisation) then moves by a larger
-    # part of itself: on the second EPYC train/loss differed by 2.6e-6 (2.8e-4 of it), every figure
+    # part of itself: on the AVX-512 EPYC train/loss differed by 2.6e-6 (2.8e-4 of it), every figure
     # by at most 4.8e-4 of itself or 3.3e-5 (grad_norm, 1.2). Ranks that skip the all-reduce differ
     # by 1.6 % (grad_norm) to 40 % (loss) at the second step already, 0.27 in step 0's grad_norm.
     first_step = True
