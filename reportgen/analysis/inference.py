@@ -131,7 +131,7 @@ def slope_test(x: np.ndarray, y: np.ndarray) -> Slope:
     ssxm, ssxym, ssym = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
     if ssxm == 0.0:  # as linregress refuses it (a float division by zero would raise a bare ZeroDivisionError)
         raise ValueError("a slope test needs x values that are not all identical")
-    if ssxm == 0.0 or ssym == 0.0:
+    if ssym == 0.0:
         r = math.nan if ssxym == 0 else 0.0
     else:
         r = min(1.0, max(-1.0, ssxym / math.sqrt(ssxm * ssym)))
